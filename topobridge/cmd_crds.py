@@ -1,0 +1,16 @@
+"""`topobridge crds`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("crds", help="(not yet available)")
+    p.set_defaults(handler=_handle)
+
+
+def _handle(args: argparse.Namespace) -> int:
+    print("topobridge crds: not implemented yet", file=sys.stderr)
+    return 2

@@ -1,0 +1,16 @@
+"""`topobridge simulate`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("simulate", help="(not yet available)")
+    p.set_defaults(handler=_handle)
+
+
+def _handle(args: argparse.Namespace) -> int:
+    print("topobridge simulate: not implemented yet", file=sys.stderr)
+    return 2

@@ -1,0 +1,235 @@
+"""Lean typed views of core Kubernetes objects: Pod, Node, PriorityClass, PodDisruptionBudget.
+
+One way across the project: pure code and the controller both read Pods and Nodes through
+these models (the controller turns API responses into plain dicts first). Only what
+scheduling and translation need is typed; everything else rides along as extra fields.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import ClassVar, Literal
+
+from pydantic import Field
+
+from translations._base import KubeModel, LabelSelector, TypedObject
+from translations.quantity import Quantity, to_scheduler_units
+
+ResourceList = dict[str, Quantity]
+
+
+class ResourceRequirements(KubeModel):
+    """Compute resources of one container."""
+
+    requests: ResourceList | None = None
+    """Minimum resources the container needs."""
+    limits: ResourceList | None = None
+    """Maximum resources the container may use."""
+
+
+class Container(KubeModel):
+    """A container; only its name and resources matter here."""
+
+    name: str = ""
+    """Container name."""
+    resources: ResourceRequirements | None = None
+    """Requested and limited compute resources."""
+    restart_policy: str | None = None
+    """`Always` on an init container makes it a sidecar (Kubernetes >= 1.28)."""
+
+
+class Toleration(KubeModel):
+    """Lets a pod land on nodes with a matching taint."""
+
+    key: str | None = None
+    operator: str | None = None
+    value: str | None = None
+    effect: str | None = None
+    toleration_seconds: int | None = None
+
+
+class Taint(KubeModel):
+    """Repels pods that do not tolerate it."""
+
+    key: str
+    value: str | None = None
+    effect: str
+    time_added: str | None = None
+
+
+class NodeSelectorRequirement(KubeModel):
+    key: str
+    operator: str
+    values: list[str] | None = None
+
+
+class NodeSelectorTerm(KubeModel):
+    match_expressions: list[NodeSelectorRequirement] | None = None
+    match_fields: list[NodeSelectorRequirement] | None = None
+
+
+class NodeSelector(KubeModel):
+    node_selector_terms: list[NodeSelectorTerm] = Field(default_factory=list)
+
+
+class NodeAffinity(KubeModel):
+    required_during_scheduling_ignored_during_execution: NodeSelector | None = None
+
+
+class Affinity(KubeModel):
+    node_affinity: NodeAffinity | None = None
+
+
+class PodSpec(KubeModel):
+    """The parts of a pod spec that decide where it may run."""
+
+    node_name: str | None = None
+    scheduler_name: str | None = None
+    priority: int | None = None
+    priority_class_name: str | None = None
+    preemption_policy: str | None = None
+    node_selector: dict[str, str] | None = None
+    affinity: Affinity | None = None
+    tolerations: list[Toleration] | None = None
+    containers: list[Container] = Field(default_factory=list)
+    init_containers: list[Container] | None = None
+    overhead: ResourceList | None = None
+    termination_grace_period_seconds: int | None = None
+
+
+class PodCondition(KubeModel):
+    type: str
+    status: str
+    reason: str | None = None
+    message: str | None = None
+    last_transition_time: str | None = None
+    last_probe_time: str | None = None
+
+
+class PodStatus(KubeModel):
+    phase: str | None = None
+    conditions: list[PodCondition] | None = None
+    nominated_node_name: str | None = None
+
+
+class PodTemplateSpec(KubeModel):
+    """A pod template: metadata plus spec."""
+
+    metadata: dict[str, object] | None = None
+    spec: PodSpec = Field(default_factory=PodSpec)
+
+
+class Pod(TypedObject):
+    api_version: str | None = "v1"
+    kind: str | None = "Pod"
+    spec: PodSpec = Field(default_factory=PodSpec)
+    status: PodStatus | None = None
+
+    @property
+    def bound(self) -> bool:
+        return bool(self.spec.node_name)
+
+    @property
+    def terminal(self) -> bool:
+        return (self.status.phase if self.status else None) in ("Succeeded", "Failed")
+
+
+def effective_requests(spec: PodSpec) -> dict[str, int]:
+    """A pod's request as kube-scheduler computes it, in scheduler units.
+
+    Per container a limit stands in for a missing request; the pod needs the larger of the
+    sum over regular containers (plus sidecars) and the largest single init container, plus
+    the pod overhead.
+    """
+    def container_req(c: Container, idx: str) -> dict[str, int]:
+        res = c.resources or ResourceRequirements()
+        merged: dict[str, Quantity] = dict(res.limits or {})
+        merged.update(res.requests or {})
+        return {
+            name: to_scheduler_units(name, q, field=f"spec.{idx}.resources.requests[{name}]")
+            for name, q in merged.items()
+        }
+
+    total: dict[str, int] = defaultdict(int)
+    for i, c in enumerate(spec.containers):
+        for name, v in container_req(c, f"containers[{i}]").items():
+            total[name] += v
+    sidecars: dict[str, int] = defaultdict(int)
+    init_peak: dict[str, int] = defaultdict(int)
+    for i, c in enumerate(spec.init_containers or []):
+        req = container_req(c, f"initContainers[{i}]")
+        if c.restart_policy == "Always":
+            for name, v in req.items():
+                sidecars[name] += v
+            for name, v in req.items():
+                init_peak[name] = max(init_peak[name], sidecars[name])
+        else:
+            for name, v in req.items():
+                init_peak[name] = max(init_peak[name], v + sidecars[name])
+    for name, v in sidecars.items():
+        total[name] += v
+    for name, v in init_peak.items():
+        total[name] = max(total[name], v)
+    for name, q in (spec.overhead or {}).items():
+        total[name] += to_scheduler_units(name, q, field=f"spec.overhead[{name}]")
+    return {k: v for k, v in total.items() if v}
+
+
+class NodeSpec(KubeModel):
+    unschedulable: bool | None = None
+    taints: list[Taint] | None = None
+
+
+class NodeStatus(KubeModel):
+    allocatable: ResourceList | None = None
+    capacity: ResourceList | None = None
+    conditions: list[dict[str, object]] | None = None
+
+
+class Node(TypedObject):
+    api_version: str | None = "v1"
+    kind: str | None = "Node"
+    spec: NodeSpec = Field(default_factory=NodeSpec)
+    status: NodeStatus | None = None
+
+    DEFAULT_MAX_PODS: ClassVar[int] = 110
+
+    def allocatable(self) -> dict[str, int]:
+        """Allocatable in scheduler units; a node that states no `pods` gets 110."""
+        st = self.status or NodeStatus()
+        raw = st.allocatable if st.allocatable is not None else (st.capacity or {})
+        out = {
+            name: to_scheduler_units(name, q, field=f"status.allocatable[{name}]")
+            for name, q in raw.items()
+        }
+        out.setdefault("pods", self.DEFAULT_MAX_PODS)
+        return out
+
+
+class PriorityClass(TypedObject):
+    api_version: str | None = "scheduling.k8s.io/v1"
+    kind: str | None = "PriorityClass"
+    value: int = 0
+    global_default: bool | None = None
+    preemption_policy: Literal["PreemptLowerPriority", "Never"] | None = None
+    description: str | None = None
+
+
+class PodDisruptionBudgetSpec(KubeModel):
+    selector: LabelSelector | None = None
+    min_available: int | str | None = None
+    max_unavailable: int | str | None = None
+
+
+class PodDisruptionBudgetStatus(KubeModel):
+    disruptions_allowed: int | None = None
+    current_healthy: int | None = None
+    desired_healthy: int | None = None
+    expected_pods: int | None = None
+
+
+class PodDisruptionBudget(TypedObject):
+    api_version: str | None = "policy/v1"
+    kind: str | None = "PodDisruptionBudget"
+    spec: PodDisruptionBudgetSpec = Field(default_factory=PodDisruptionBudgetSpec)
+    status: PodDisruptionBudgetStatus | None = None

@@ -1,0 +1,204 @@
+"""Volcano's PodGroup (`scheduling.volcano.sh/v1beta1`) and HyperNode (`topology.volcano.sh/v1alpha1`).
+
+Field names, enums, minimums and defaults follow upstream. Defaults are declared as
+`json_schema_extra` so they reach the generated CRDs, while a parsed object still dumps
+exactly what it was given.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from translations._base import KubeModel, LabelSelector, TypedObject
+from translations.quantity import Quantity
+
+PODGROUP_GROUP = "scheduling.volcano.sh"
+PODGROUP_API_VERSION = f"{PODGROUP_GROUP}/v1beta1"
+HYPERNODE_GROUP = "topology.volcano.sh"
+HYPERNODE_API_VERSION = f"{HYPERNODE_GROUP}/v1alpha1"
+
+GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
+"""A pod joins a Volcano PodGroup through this annotation."""
+POD_TOPOLOGY_MODE_ANNOTATION = "volcano.sh/network-topology-mode"
+POD_TOPOLOGY_TIER_ANNOTATION = "volcano.sh/network-topology-highest-tier"
+
+NetworkTopologyMode = Literal["hard", "soft"]
+DNS1123_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+
+
+class NetworkTopologySpec(KubeModel):
+    """How tightly a job's pods must gather in the HyperNode tree."""
+
+    mode: NetworkTopologyMode | None = Field(default=None, json_schema_extra={"default": "hard"})
+    """`hard`: never exceed the tier limit; `soft`: prefer the lowest tier that fits."""
+    highest_tier_allowed: int | None = Field(default=None, ge=0)
+    """The widest tier the job may span (1 = the level right above nodes, 0 = one node)."""
+    highest_tier_name: str | None = Field(default=None, max_length=253)
+    """The widest tier by its HyperNode `tierName`; exclusive with highestTierAllowed."""
+
+    @property
+    def effective_mode(self) -> NetworkTopologyMode:
+        return self.mode or "hard"
+
+
+class SubGroupPolicy(KubeModel):
+    """A group of pods inside a job that gathers under its own constraint."""
+
+    name: str | None = Field(default=None, max_length=253)
+    """Name of the subgroup policy."""
+    network_topology: NetworkTopologySpec | None = None
+    """Topology constraint for each subgroup."""
+    sub_group_size: int | None = Field(default=None, ge=1, json_schema_extra={"default": 1, "format": "int32"})
+    """Pods per subgroup."""
+    min_sub_groups: int | None = Field(default=None, ge=0, json_schema_extra={"default": 0, "format": "int32"})
+    """Subgroups that must be schedulable for the job to start."""
+    label_selector: LabelSelector | None = None
+    """Pods this policy applies to."""
+    match_label_keys: list[str] | None = None
+    """Pods with equal values for these label keys form one subgroup."""
+
+
+class PodGroupSpec(KubeModel):
+    """Volcano PodGroup spec."""
+
+    min_member: int | None = Field(default=None, ge=0, json_schema_extra={"format": "int32"})
+    """Pods that must be schedulable together before any is bound."""
+    min_task_member: dict[str, int] | None = None
+    """Minimum pods per task name."""
+    queue: str | None = Field(default=None, max_length=253, pattern=DNS1123_SUBDOMAIN, json_schema_extra={"default": "default"})
+    """Volcano queue the job is admitted through."""
+    priority_class_name: str | None = Field(default=None, max_length=253)
+    """Priority of the whole group."""
+    min_resources: dict[str, Quantity] | None = None
+    """Resources the whole gang needs to start."""
+    network_topology: NetworkTopologySpec | None = None
+    """Topology constraint of the whole job."""
+    sub_group_policy: list[SubGroupPolicy] | None = None
+    """Constraints on groups of pods inside the job."""
+
+
+class PodGroupCondition(KubeModel):
+    """One observation of a PodGroup's scheduling state."""
+
+    type: str | None = None
+    """Unschedulable or Scheduled."""
+    status: str | None = None
+    """True, False or Unknown."""
+    transition_id: str | None = Field(default=None, alias="transitionID")
+    """The scheduling session that produced this condition."""
+    last_transition_time: str | None = Field(default=None, json_schema_extra={"format": "date-time"})
+    """When the condition last changed."""
+    reason: str | None = None
+    """Machine-readable reason."""
+    message: str | None = None
+    """Human-readable explanation."""
+
+
+class PodGroupStatus(KubeModel):
+    """Observed state of a PodGroup."""
+
+    phase: Literal["Pending", "Running", "Unknown", "Inqueue", "Completed"] | None = None
+    """Lifecycle phase of the group."""
+    conditions: list[PodGroupCondition] | None = None
+    """Latest observations."""
+    running: int | None = Field(default=None, ge=0, json_schema_extra={"format": "int32"})
+    """Running pods."""
+    succeeded: int | None = Field(default=None, ge=0, json_schema_extra={"format": "int32"})
+    """Succeeded pods."""
+    failed: int | None = Field(default=None, ge=0, json_schema_extra={"format": "int32"})
+    """Failed pods."""
+
+
+class PodGroup(TypedObject):
+    """A Volcano gang: pods that are scheduled all together or not at all."""
+
+    api_version: str | None = PODGROUP_API_VERSION
+    kind: str | None = "PodGroup"
+    spec: PodGroupSpec = Field(default_factory=PodGroupSpec)
+    """Desired behaviour of the group."""
+    status: PodGroupStatus | None = None
+    """Observed state of the group."""
+
+
+class ExactMatch(KubeModel):
+    """Selects one member by its exact name."""
+
+    name: str = Field(max_length=253, pattern=DNS1123_SUBDOMAIN)
+    """Name of the Node or HyperNode."""
+
+
+class RegexMatch(KubeModel):
+    """Selects members whose name matches a regular expression."""
+
+    pattern: str
+    """The regular expression."""
+
+
+class MemberSelector(KubeModel):
+    """How a member is found; exactly one of the three."""
+
+    exact_match: ExactMatch | None = None
+    """Match one name."""
+    regex_match: RegexMatch | None = None
+    """Match names by regular expression."""
+    label_match: LabelSelector | None = None
+    """Match Nodes by label (Node members only)."""
+
+
+class MemberSpec(KubeModel):
+    """A child of a HyperNode: Nodes or lower HyperNodes."""
+
+    type: Literal["Node", "HyperNode"]
+    """Kind of the member."""
+    selector: MemberSelector = Field(default_factory=MemberSelector)
+    """How the member is selected."""
+
+
+class HyperNodeSpec(KubeModel):
+    """A network domain and its members."""
+
+    tier: int = Field(ge=0)
+    """Level in the tree; 1 is the level right above nodes."""
+    tier_name: str | None = Field(default=None, max_length=253)
+    """Human name of the tier, e.g. `block`."""
+    members: list[MemberSpec] = Field(min_length=1)
+    """Nodes or HyperNodes inside this domain."""
+
+
+class HyperNodeCondition(KubeModel):
+    """A standard condition on a HyperNode."""
+
+    type: str
+    """Condition type."""
+    status: Literal["True", "False", "Unknown"]
+    """Condition status."""
+    observed_generation: int | None = Field(default=None, ge=0)
+    """Generation the condition was computed for."""
+    last_transition_time: str = Field(json_schema_extra={"format": "date-time"})
+    """When the condition last changed."""
+    reason: str
+    """Machine-readable reason."""
+    message: str = Field(max_length=32768)
+    """Human-readable explanation."""
+
+
+class HyperNodeStatus(KubeModel):
+    """Observed state of a HyperNode."""
+
+    conditions: list[HyperNodeCondition] | None = None
+    """Latest observations."""
+    node_count: int | None = Field(default=None, ge=0)
+    """Nodes under this domain."""
+
+
+class HyperNode(TypedObject):
+    """A Volcano network-topology domain (cluster-scoped)."""
+
+    api_version: str | None = HYPERNODE_API_VERSION
+    kind: str | None = "HyperNode"
+    spec: HyperNodeSpec
+    """Tier and members of the domain."""
+    status: HyperNodeStatus | None = None
+    """Observed state of the domain."""
