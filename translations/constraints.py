@@ -1,0 +1,146 @@
+"""One constraint model for every dialect.
+
+`hard` at tier T: every pod of the gang inside one domain of tier <= T (T = 0: one node).
+`soft`: the lowest-tier domain that fits, else spread over the fewest domains; a tier, when
+given, is where the preference stops (it never makes a soft gang unschedulable).
+
+Each dialect maps onto `TopologyConstraint` here, so the placer, the translations and the
+validators agree on what a spec means.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from translations import koordinator as koord
+from translations import lws as lwsmod
+from translations import volcano
+from translations.errors import InvalidSpecError, NotExpressibleError
+from translations.topology import TopologyTree
+
+Mode = Literal["hard", "soft"]
+
+
+@dataclass(frozen=True, slots=True)
+class TopologyConstraint:
+    """Where a gang (or a subgroup of it) must gather."""
+
+    mode: Mode
+    highest_tier: int | None
+    """None: no tier given (hard without a tier binds nothing; soft prefers the lowest fit)."""
+
+    @property
+    def binds(self) -> bool:
+        """True when placement must fail rather than exceed the tier."""
+        return self.mode == "hard" and self.highest_tier is not None
+
+
+@dataclass(frozen=True, slots=True)
+class SubGroupConstraint:
+    """Pods of a gang, `size` at a time, that gather more tightly inside the gang's domain."""
+
+    name: str
+    size: int
+    constraint: TopologyConstraint
+    match_label_keys: tuple[str, ...] = ()
+    """Pods with equal values for these labels form one subgroup; empty: consecutive ranks."""
+
+
+def resolve_tier(
+    *, tier: int | None, tier_name: str | None, tree: TopologyTree | None, field: str
+) -> int | None:
+    """A tier given by number or by HyperNode tierName, as a number."""
+    if tier is not None and tier_name is not None:
+        raise InvalidSpecError(
+            field, tier_name, "Forbidden: must not specify 'highestTierAllowed' and 'highestTierName' simultaneously"
+        )
+    if tier_name is None:
+        return tier
+    resolved = tree.tier_of_name(tier_name) if tree is not None else None
+    if resolved is None:
+        known = sorted(set((tree.tier_names if tree else {}).values()))
+        raise InvalidSpecError(
+            f"{field}.highestTierName", tier_name,
+            f'Not found: "{tier_name}": no HyperNode tier has this tierName (known: {", ".join(known) or "none"})',
+        )
+    return resolved
+
+
+def from_volcano(
+    spec: volcano.NetworkTopologySpec | None, tree: TopologyTree | None, *, field: str = "spec.networkTopology"
+) -> TopologyConstraint | None:
+    if spec is None:
+        return None
+    tier = resolve_tier(tier=spec.highest_tier_allowed, tier_name=spec.highest_tier_name, tree=tree, field=field)
+    return TopologyConstraint(spec.effective_mode, tier)
+
+
+def from_lws(
+    spec: lwsmod.NetworkTopology | None, tree: TopologyTree | None, *, field: str = "spec.networkTopology"
+) -> TopologyConstraint | None:
+    """LWS networkTopology; an unspecified mode is `hard`, as the LWS+Volcano plan says."""
+    if spec is None:
+        return None
+    tier = resolve_tier(tier=spec.highest_tier_allowed, tier_name=spec.highest_tier_name, tree=tree, field=field)
+    return TopologyConstraint(spec.mode or "hard", tier)
+
+
+def layer_tiers(tree: TopologyTree | None, cnt: koord.ClusterNetworkTopology | None) -> dict[str, int]:
+    """Koordinator layer name -> tier: from the ClusterNetworkTopology chain when given,
+    else from the tree's tier names (HyperNode tierName equal to the layer name)."""
+    if cnt is not None:
+        chain = cnt.layers_bottom_up()
+        out = {layer.topology_layer: i + 1 for i, layer in enumerate(chain)}
+        out[koord.NODE_LAYER] = 0
+        return out
+    out = {name: tier for tier, name in (tree.tier_names if tree else {}).items()}
+    out[koord.NODE_LAYER] = 0
+    return out
+
+
+def from_koordinator(
+    spec: koord.NetworkTopologyGatherSpec | None, tiers: dict[str, int]
+) -> TopologyConstraint | None:
+    """The deepest MustGather layer gives hard at its tier; PreferGather alone gives soft at
+    the highest listed layer's tier. Unknown layers raise InvalidSpecError."""
+    if spec is None or not spec.gather_strategy:
+        return None
+    field = koord.annotation_path(koord.NETWORK_TOPOLOGY_SPEC)
+    must: list[int] = []
+    prefer: list[int] = []
+    for i, g in enumerate(spec.gather_strategy):
+        if g.layer not in tiers:
+            known = ", ".join(f'"{k}"' for k in sorted(tiers, key=lambda k: tiers[k]))
+            raise InvalidSpecError(
+                f"{field}.gatherStrategy[{i}].layer", g.layer,
+                f'Not found: "{g.layer}": no such layer in ClusterNetworkTopology "default" (layers: {known})',
+            )
+        (must if g.strategy == "MustGather" else prefer).append(tiers[g.layer])
+    if must:
+        return TopologyConstraint("hard", min(must))
+    return TopologyConstraint("soft", max(prefer))
+
+
+def to_volcano(constraint: TopologyConstraint) -> volcano.NetworkTopologySpec:
+    return volcano.NetworkTopologySpec(mode=constraint.mode, highest_tier_allowed=constraint.highest_tier)
+
+
+def to_koordinator(constraint: TopologyConstraint, layer_of_tier: dict[int, str]) -> koord.NetworkTopologyGatherSpec:
+    """hard tier T -> MustGather at layer(T); soft -> PreferGather at every layer up to layer(T)."""
+    if constraint.highest_tier is None:
+        raise NotExpressibleError(
+            "spec.networkTopology.highestTierAllowed", None, "a gather strategy needs a layer; no tier was given",
+            target="Koordinator",
+        )
+    t = constraint.highest_tier
+    if t not in layer_of_tier:
+        raise NotExpressibleError(
+            "spec.networkTopology.highestTierAllowed", t, f"tier {t} has no Koordinator layer", target="Koordinator"
+        )
+    if constraint.mode == "hard":
+        return koord.NetworkTopologyGatherSpec((koord.GatherStrategy(layer_of_tier[t], "MustGather"),))
+    prefs = tuple(
+        koord.GatherStrategy(layer_of_tier[tier], "PreferGather") for tier in sorted(layer_of_tier) if 0 < tier <= t
+    )
+    return koord.NetworkTopologyGatherSpec(prefs)
