@@ -123,11 +123,20 @@ def from_koordinator(
 
 
 def to_volcano(constraint: TopologyConstraint) -> volcano.NetworkTopologySpec:
+    # Leave the tier unset rather than null: the CRD types it as an integer.
+    if constraint.highest_tier is None:
+        return volcano.NetworkTopologySpec(mode=constraint.mode)
     return volcano.NetworkTopologySpec(mode=constraint.mode, highest_tier_allowed=constraint.highest_tier)
 
 
 def to_koordinator(constraint: TopologyConstraint, layer_of_tier: dict[int, str]) -> koord.NetworkTopologyGatherSpec:
-    """hard tier T -> MustGather at layer(T); soft -> PreferGather at every layer up to layer(T)."""
+    """hard tier T -> MustGather at layer(T); soft -> PreferGather at every layer up to layer(T).
+
+    Soft without a tier prefers the lowest fit with no ceiling: PreferGather at every layer.
+    Soft at tier 0 is PreferGather at NodeTopologyLayer alone.
+    """
+    if constraint.highest_tier is None and constraint.mode == "soft" and any(t > 0 for t in layer_of_tier):
+        return to_koordinator(TopologyConstraint("soft", max(layer_of_tier)), layer_of_tier)
     if constraint.highest_tier is None:
         raise NotExpressibleError(
             "spec.networkTopology.highestTierAllowed", None, "a gather strategy needs a layer; no tier was given",
@@ -141,6 +150,8 @@ def to_koordinator(constraint: TopologyConstraint, layer_of_tier: dict[int, str]
     if constraint.mode == "hard":
         return koord.NetworkTopologyGatherSpec((koord.GatherStrategy(layer_of_tier[t], "MustGather"),))
     prefs = tuple(
-        koord.GatherStrategy(layer_of_tier[tier], "PreferGather") for tier in sorted(layer_of_tier) if 0 < tier <= t
+        koord.GatherStrategy(layer_of_tier[tier], "PreferGather")
+        for tier in sorted(layer_of_tier)
+        if 0 < tier <= t or tier == t
     )
     return koord.NetworkTopologyGatherSpec(prefs)

@@ -69,3 +69,47 @@ def to_scheduler_units(resource: str, value: Quantity, *, field: str = "quantity
     if resource == "cpu":
         exact = exact * 1000
     return int(math.ceil(exact))
+
+
+_BINARY_SUFFIXES = ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
+_DECIMAL_UP = ((18, "E"), (15, "P"), (12, "T"), (9, "G"), (6, "M"), (3, "k"))
+_DECIMAL_DOWN = ((-3, "m"), (-6, "u"), (-9, "n"))
+
+
+def is_binary(value: Quantity) -> bool:
+    """True when a quantity is written with a power-of-two suffix (Kubernetes' BinarySI)."""
+    return isinstance(value, str) and value.endswith(_BINARY_SUFFIXES)
+
+
+def format_quantity(value: Decimal, *, binary: bool = False) -> str:
+    """The canonical string Kubernetes prints for `value` (e.g. `8`, `500m`, `128Gi`, `2k`).
+
+    BinarySI applies only to whole numbers of at least 1024 that a power of 1024 divides;
+    anything else is printed in DecimalSI, as apimachinery's Quantity.String does.
+    Fractions below a nano are rounded up, like the apiserver.
+    """
+    sign = "-" if value < 0 else ""
+    v = abs(value)
+    if binary and v == v.to_integral_value() and v >= 1024:
+        n, i = int(v), 0
+        while i < len(_BINARY_SUFFIXES) and n % 1024 == 0:
+            n //= 1024
+            i += 1
+        return f"{sign}{n}{_BINARY_SUFFIXES[i - 1] if i else ''}"
+    if v == v.to_integral_value():
+        n = int(v)
+        for exp, suffix in _DECIMAL_UP:
+            if n and n % (10**exp) == 0:
+                return f"{sign}{n // 10**exp}{suffix}"
+        return f"{sign}{n}"
+    for exp, suffix in _DECIMAL_DOWN:
+        scaled = v * (Decimal(10) ** -exp)
+        if scaled == scaled.to_integral_value() or exp == -9:
+            return f"{sign}{int(math.ceil(scaled))}{suffix}"
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def from_scheduler_units(resource: str, units: int, *, binary: bool = False) -> str:
+    """Inverse of to_scheduler_units: millicores back to cores for cpu, then canonical form."""
+    value = Decimal(units) / 1000 if resource == "cpu" else Decimal(units)
+    return format_quantity(value, binary=binary)
