@@ -1,0 +1,367 @@
+"""The one I/O seam to the Kubernetes API: generic verbs over `Resource`s, plain dicts in and out.
+
+Built on kubernetes_asyncio's ApiClient (kubeconfig or in-cluster credentials, TLS, token
+refresh) but only its transport is used: every call goes through `_request`, which maps
+ApiException and aiohttp errors to `controller.errors` at the boundary, applies the
+client-side QPS limit, enforces a per-request timeout, and records (group, resource, verb)
+so the generated ClusterRole can be checked against what the code really calls.
+
+Objects come back as plain dicts; pure code parses them once with the `translations` models.
+
+Write verbs:
+* `create`, `replace` (PUT, optimistic through metadata.resourceVersion), `delete`.
+* `merge_patch`: `application/merge-patch+json` (lists are replaced whole), for CRDs and status.
+* `strategic_patch`: `application/strategic-merge-patch+json`, for built-in kinds whose lists
+  merge by key (a pod's status.conditions merge by `type`).
+* `apply`: server-side apply (`application/apply-patch+yaml`, `fieldManager`, `force`);
+  beta and on by default since Kubernetes 1.16, GA in 1.22, so fine on 1.20.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import aiohttp
+import structlog
+from kubernetes_asyncio import client as k8s_client
+from kubernetes_asyncio import config as k8s_config
+from kubernetes_asyncio.client.exceptions import ApiException
+
+from controller.errors import ConfigError, GoneError, TransportError, api_error
+from controller.resources import PODS, Resource
+from controller.workqueue import BucketRateLimiter
+
+log = structlog.get_logger(__name__)
+
+JsonDict = dict[str, Any]
+FIELD_MANAGER = "topobridge"
+Verb = Literal["get", "list", "watch", "create", "update", "patch", "delete"]
+
+MERGE_PATCH = "application/merge-patch+json"
+STRATEGIC_PATCH = "application/strategic-merge-patch+json"
+APPLY_PATCH = "application/apply-patch+yaml"
+
+
+@dataclass(frozen=True, slots=True)
+class CallRecord:
+    """One kind of call the code made: what RBAC must allow."""
+
+    group: str
+    resource: str
+    """Plural, with `/subresource` when one was used."""
+    verb: Verb
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectList:
+    """A complete (all pages) list and the resourceVersion to watch from."""
+
+    items: list[JsonDict]
+    resource_version: str
+
+
+@dataclass(frozen=True, slots=True)
+class WatchEvent:
+    type: Literal["ADDED", "MODIFIED", "DELETED", "BOOKMARK"]
+    object: JsonDict
+
+
+@dataclass
+class KubeSettings:
+    """How the client talks to the API server."""
+
+    request_timeout: float = 30.0
+    """Seconds one request may take; leader election lowers it below the renew deadline."""
+    qps: float = 50.0
+    """Client-side request rate (kube-scheduler's default), watches excluded."""
+    burst: int = 100
+    """Requests that may go out at once before the rate applies."""
+    connection_pool: int = 64
+    """Open connections at most; every watch holds one."""
+    impersonate: str | None = None
+    """Act as this user (e.g. a ServiceAccount) so RBAC is checked as for the deployment."""
+
+
+@dataclass
+class Kube:
+    """Async Kubernetes client: generic verbs, typed errors, plain dicts."""
+
+    api: Any
+    """kubernetes_asyncio ApiClient."""
+    settings: KubeSettings = field(default_factory=KubeSettings)
+    calls: set[CallRecord] = field(default_factory=set)
+    """Every (group, resource, verb) used so far (feeds the RBAC coverage test)."""
+    owns_api: bool = True
+
+    def __post_init__(self) -> None:
+        self._throttle: BucketRateLimiter[None] = BucketRateLimiter(self.settings.qps, self.settings.burst)
+
+    # --- construction ----------------------------------------------------------------
+
+    @classmethod
+    async def connect(cls, *, kubeconfig: str | None = None, context: str | None = None,
+                      settings: KubeSettings | None = None) -> Kube:
+        """From a kubeconfig file (the argument, then $KUBECONFIG, then ~/.kube/config), or
+        in-cluster credentials when running in a pod and no kubeconfig is given."""
+        settings = settings or KubeSettings()
+        conf = k8s_client.Configuration()
+        path = kubeconfig or os.environ.get("KUBECONFIG")
+        in_cluster = path is None and "KUBERNETES_SERVICE_HOST" in os.environ
+        try:
+            if in_cluster:
+                k8s_config.load_incluster_config(client_configuration=conf)  # type: ignore[no-untyped-call]
+            else:
+                await k8s_config.load_kube_config(config_file=path, context=context, client_configuration=conf,
+                                                  persist_config=False)
+        except (k8s_config.ConfigException, OSError) as exc:
+            where = "in-cluster service account" if in_cluster else f"kubeconfig {path or '~/.kube/config'}"
+            raise ConfigError(f"cannot load the {where}: {exc}") from exc
+        conf.connection_pool_maxsize = settings.connection_pool
+        api = k8s_client.ApiClient(configuration=conf)
+        return cls(api=api, settings=settings)
+
+    @classmethod
+    def from_api_client(cls, api: Any, *, settings: KubeSettings | None = None) -> Kube:
+        """Wrap an ApiClient someone else owns (closing this Kube leaves it open)."""
+        return cls(api=api, settings=settings or KubeSettings(), owns_api=False)
+
+    async def close(self) -> None:
+        if self.owns_api:
+            await self.api.close()
+
+    async def __aenter__(self) -> Kube:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # --- the transport ---------------------------------------------------------------
+
+    def _record(self, res: Resource, verb: Verb, subresource: str | None) -> None:
+        self.calls.add(CallRecord(res.group, f"{res.plural}/{subresource}" if subresource else res.plural, verb))
+
+    async def _request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, str | int | bool] | None = None,
+        body: Any = None,
+        content_type: str = "application/json",
+        timeout: float | None = None,
+    ) -> JsonDict:
+        delay = self._throttle.when(None)
+        if delay > 0:
+            await asyncio.sleep(delay)
+        headers = {"Accept": "application/json", "Content-Type": content_type}
+        if self.settings.impersonate:
+            headers["Impersonate-User"] = self.settings.impersonate
+        q = [(k, _qv(v)) for k, v in (query or {}).items()]
+        try:
+            resp = await self.api.call_api(
+                path, method, query_params=q, header_params=headers, body=body,
+                auth_settings=["BearerToken"], _preload_content=False,
+                _request_timeout=timeout or self.settings.request_timeout,
+            )
+            async with resp:
+                raw = await resp.read()
+                status = resp.status
+        except ApiException as exc:  # kubernetes_asyncio's type stops here
+            raise api_error(exc.status or 0, exc.body, fallback_reason=exc.reason or "") from exc
+        except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+            raise TransportError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
+        if not 200 <= status <= 299:
+            raise api_error(status, raw)
+        if not raw:
+            return {}
+        try:
+            out: JsonDict = json.loads(raw)
+        except ValueError as exc:
+            raise TransportError(f"{method} {path}: response is not JSON: {raw[:200]!r}") from exc
+        return out
+
+    # --- reads -----------------------------------------------------------------------
+
+    async def get(self, res: Resource, name: str, *, namespace: str | None = None,
+                  subresource: str | None = None) -> JsonDict:
+        self._record(res, "get", subresource)
+        return await self._request("GET", res.path(namespace=namespace, name=name, subresource=subresource))
+
+    async def list(
+        self, res: Resource, *, namespace: str | None = None, label_selector: str | None = None,
+        field_selector: str | None = None, page_size: int = 500,
+    ) -> ObjectList:
+        """All pages; a GoneError mid-pagination (expired continue token) propagates."""
+        self._record(res, "list", None)
+        items: list[JsonDict] = []
+        query: dict[str, str | int | bool] = {"limit": page_size}
+        if label_selector:
+            query["labelSelector"] = label_selector
+        if field_selector:
+            query["fieldSelector"] = field_selector
+        path = res.path(namespace=namespace)
+        while True:
+            page = await self._request("GET", path, query=query)
+            kind = res.kind
+            for item in page.get("items") or []:
+                # Lists omit each item's apiVersion/kind; put them back so items look like GETs.
+                item.setdefault("apiVersion", res.api_version)
+                item.setdefault("kind", kind)
+                items.append(item)
+            meta = page.get("metadata") or {}
+            cont = meta.get("continue")
+            if not cont:
+                return ObjectList(items=items, resource_version=str(meta.get("resourceVersion", "")))
+            query["continue"] = cont
+
+    async def watch(
+        self, res: Resource, *, resource_version: str, namespace: str | None = None,
+        label_selector: str | None = None, field_selector: str | None = None, timeout_seconds: int = 300,
+    ) -> AsyncIterator[WatchEvent]:
+        """Events after `resource_version` until the server ends the watch (about
+        `timeout_seconds`). Raises GoneError when the version is too old (re-list)."""
+        self._record(res, "watch", None)
+        query: list[tuple[str, str]] = [
+            ("watch", "true"), ("allowWatchBookmarks", "true"),
+            ("resourceVersion", resource_version), ("timeoutSeconds", str(timeout_seconds)),
+        ]
+        if label_selector:
+            query.append(("labelSelector", label_selector))
+        if field_selector:
+            query.append(("fieldSelector", field_selector))
+        headers = {"Accept": "application/json"}
+        if self.settings.impersonate:
+            headers["Impersonate-User"] = self.settings.impersonate
+        path = res.path(namespace=namespace)
+        # No total timeout: the server ends the watch; a silent connection is cut by sock_read.
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=self.settings.request_timeout,
+                                        sock_read=timeout_seconds + 30)
+        try:
+            resp = await self.api.call_api(
+                path, "GET", query_params=query, header_params=headers, auth_settings=["BearerToken"],
+                _preload_content=False, _request_timeout=timeout,
+            )
+        except ApiException as exc:
+            raise api_error(exc.status or 0, exc.body, fallback_reason=exc.reason or "") from exc
+        except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+            raise TransportError(f"WATCH {path}: {type(exc).__name__}: {exc}") from exc
+        async with resp:
+            if resp.status != 200:
+                raise api_error(resp.status, await resp.read())
+            while True:
+                try:
+                    line = await resp.content.readline()
+                except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+                    raise TransportError(f"WATCH {path}: {type(exc).__name__}: {exc}") from exc
+                if not line:
+                    return
+                line = line.strip()
+                if not line:
+                    continue
+                try:
+                    event = json.loads(line)
+                except ValueError as exc:
+                    raise TransportError(f"WATCH {path}: undecodable event {line[:200]!r}") from exc
+                etype = event.get("type")
+                obj = event.get("object") or {}
+                if etype == "ERROR":
+                    err = api_error(int(obj.get("code") or 500), obj)
+                    if err.status == 410 or isinstance(err, GoneError):
+                        raise GoneError(err.message, status=410, reason=err.reason or "Expired")
+                    raise err
+                obj.setdefault("apiVersion", res.api_version)
+                obj.setdefault("kind", res.kind)
+                yield WatchEvent(type=etype, object=obj)
+
+    # --- writes ----------------------------------------------------------------------
+
+    async def create(self, res: Resource, body: JsonDict, *, namespace: str | None = None,
+                     subresource: str | None = None, name: str | None = None) -> JsonDict:
+        self._record(res, "create", subresource)
+        ns = namespace or (body.get("metadata") or {}).get("namespace")
+        return await self._request("POST", res.path(namespace=ns, name=name, subresource=subresource), body=body)
+
+    async def replace(self, res: Resource, body: JsonDict, *, subresource: str | None = None) -> JsonDict:
+        """PUT the whole object; the server rejects it with ConflictError if
+        metadata.resourceVersion is stale (optimistic concurrency)."""
+        self._record(res, "update", subresource)
+        meta = body.get("metadata") or {}
+        return await self._request(
+            "PUT", res.path(namespace=meta.get("namespace"), name=meta["name"], subresource=subresource), body=body
+        )
+
+    async def merge_patch(self, res: Resource, name: str, patch: JsonDict, *, namespace: str | None = None,
+                          subresource: str | None = None) -> JsonDict:
+        self._record(res, "patch", subresource)
+        return await self._request("PATCH", res.path(namespace=namespace, name=name, subresource=subresource),
+                                   body=patch, content_type=MERGE_PATCH)
+
+    async def strategic_patch(self, res: Resource, name: str, patch: JsonDict, *, namespace: str | None = None,
+                              subresource: str | None = None) -> JsonDict:
+        """Only for built-in kinds: lists with a merge key merge element-wise."""
+        if res.group not in ("", "apps", "coordination.k8s.io", "scheduling.k8s.io"):
+            raise ValueError(f"strategic merge patch is not supported for {res}; use merge_patch or apply")
+        self._record(res, "patch", subresource)
+        return await self._request("PATCH", res.path(namespace=namespace, name=name, subresource=subresource),
+                                   body=patch, content_type=STRATEGIC_PATCH)
+
+    async def apply(self, res: Resource, body: JsonDict, *, field_manager: str = FIELD_MANAGER, force: bool = True,
+                    subresource: str | None = None) -> JsonDict:
+        """Server-side apply: the server merges `body` as the fields `field_manager` owns,
+        creating the object when missing; `force` takes over fields others set."""
+        self._record(res, "patch", subresource)
+        meta = body.get("metadata") or {}
+        body = {"apiVersion": res.api_version, "kind": res.kind, **body}
+        return await self._request(
+            "PATCH", res.path(namespace=meta.get("namespace"), name=meta["name"], subresource=subresource),
+            query={"fieldManager": field_manager, "force": force}, body=body, content_type=APPLY_PATCH,
+        )
+
+    async def delete(
+        self, res: Resource, name: str, *, namespace: str | None = None, grace_period_seconds: int | None = None,
+        uid: str | None = None, resource_version: str | None = None, propagation: str | None = None,
+    ) -> JsonDict:
+        """Delete; `uid`/`resource_version` are preconditions (ConflictError if they moved)."""
+        self._record(res, "delete", None)
+        opts: JsonDict = {"kind": "DeleteOptions", "apiVersion": "v1"}
+        if grace_period_seconds is not None:
+            opts["gracePeriodSeconds"] = grace_period_seconds
+        pre: JsonDict = {}
+        if uid:
+            pre["uid"] = uid
+        if resource_version:
+            pre["resourceVersion"] = resource_version
+        if pre:
+            opts["preconditions"] = pre
+        if propagation:
+            opts["propagationPolicy"] = propagation
+        return await self._request("DELETE", res.path(namespace=namespace, name=name), body=opts)
+
+    # --- pods ------------------------------------------------------------------------
+
+    async def bind(self, *, namespace: str, pod: str, node: str, pod_uid: str | None = None) -> None:
+        """Bind through the `pods/binding` subresource, as a scheduler does."""
+        binding: JsonDict = {
+            "apiVersion": "v1", "kind": "Binding",
+            "metadata": {"name": pod, "namespace": namespace, **({"uid": pod_uid} if pod_uid else {})},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+        }
+        await self.create(PODS, binding, namespace=namespace, name=pod, subresource="binding")
+
+    async def patch_pod_status(self, *, namespace: str, pod: str, patch: JsonDict) -> JsonDict:
+        """Strategic merge on pods/status: conditions merge by type, other fields stay."""
+        return await self.strategic_patch(PODS, pod, {"status": patch}, namespace=namespace, subresource="status")
+
+    async def set_pod_condition(self, *, namespace: str, pod: str, condition: JsonDict) -> JsonDict:
+        return await self.patch_pod_status(namespace=namespace, pod=pod, patch={"conditions": [condition]})
+
+
+def _qv(value: str | int | bool) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

@@ -1,0 +1,65 @@
+"""Every API resource the controller touches, named once: group, version, plural, scope.
+
+`controller.kube` builds URLs from these; `controller.rbac` derives the ClusterRole from the
+same table, so a resource cannot be used without the role knowing about it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from translations import koordinator, lws, volcano
+
+
+@dataclass(frozen=True, slots=True)
+class Resource:
+    """One REST resource of the Kubernetes API."""
+
+    group: str
+    """API group; empty for the core group."""
+    version: str
+    plural: str
+    kind: str
+    namespaced: bool
+    status_subresource: bool = False
+    """Whether status is written through `/status` (else through the object itself)."""
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    def path(self, *, namespace: str | None = None, name: str | None = None, subresource: str | None = None) -> str:
+        base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        if self.namespaced and namespace:
+            base += f"/namespaces/{namespace}"
+        base += f"/{self.plural}"
+        if name:
+            base += f"/{name}"
+            if subresource:
+                base += f"/{subresource}"
+        return base
+
+    def __str__(self) -> str:
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+
+PODS = Resource("", "v1", "pods", "Pod", namespaced=True, status_subresource=True)
+NODES = Resource("", "v1", "nodes", "Node", namespaced=False, status_subresource=True)
+EVENTS = Resource("", "v1", "events", "Event", namespaced=True)
+LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease", namespaced=True)
+DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", namespaced=True, status_subresource=True)
+CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", namespaced=False)
+PRIORITY_CLASSES = Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", namespaced=False)
+
+VOLCANO_PODGROUPS = Resource(volcano.PODGROUP_GROUP, "v1beta1", "podgroups", "PodGroup", namespaced=True)
+"""Upstream's PodGroup CRD has no status subresource: status is written through the object."""
+HYPERNODES = Resource(volcano.HYPERNODE_GROUP, "v1alpha1", "hypernodes", "HyperNode", namespaced=False, status_subresource=True)
+LEADERWORKERSETS = Resource(lws.GROUP, "v1", "leaderworkersets", "LeaderWorkerSet", namespaced=True, status_subresource=True)
+CLUSTER_NETWORK_TOPOLOGIES = Resource(
+    koordinator.GROUP, "v1alpha1", "clusternetworktopologies", "ClusterNetworkTopology",
+    namespaced=False, status_subresource=True,
+)
+SIGS_PODGROUPS = Resource(koordinator.SIGS_GROUP, "v1alpha1", "podgroups", "PodGroup", namespaced=True)
+
+VOLCANO_CRD_NAMES = (f"podgroups.{volcano.PODGROUP_GROUP}", f"hypernodes.{volcano.HYPERNODE_GROUP}")
+"""The CRDs whose presence (with a ready volcano-scheduler) means Volcano schedules."""
