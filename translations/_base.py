@@ -7,14 +7,26 @@ Field docstrings become the descriptions in the generated CRDs.
 
 from __future__ import annotations
 
-from typing import Any, Self
+import re
+import types
+from typing import Annotated, Any, Self, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
+from pydantic_core import ErrorDetails
 
-from translations.errors import InvalidSpecError
+from translations.errors import InvalidSpecError, render_value
 
 JsonDict = dict[str, Any]
+
+DNS1123_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+DNS1123_SUBDOMAIN_MESSAGE = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+    "and must start and end with an alphanumeric character (e.g. 'example.com', regex used for "
+    "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+)
+"""Kubernetes' own wording for a name that is not a DNS-1123 subdomain."""
+_PATTERN_MESSAGES = {DNS1123_SUBDOMAIN: DNS1123_SUBDOMAIN_MESSAGE}
 
 
 class KubeModel(BaseModel):
@@ -30,44 +42,159 @@ class KubeModel(BaseModel):
     )
 
     @classmethod
-    def parse(cls, raw: Any, *, path: str = "") -> Self:
-        """Validate a raw dict at the edge; errors name the first bad field and its value."""
+    def parse(cls, raw: Any, *, path: str = "", strict: bool = False) -> Self:
+        """Validate a raw dict at the edge; errors name the bad field and its value.
+
+        The raised InvalidSpecError is the first problem; `.more` holds the rest. `strict`
+        refuses what the API server's schema check refuses (`"2"` or `2.0` for an integer,
+        `1` for a string); leave it off for objects that already passed the API server.
+        """
         try:
-            return cls.model_validate(raw)
+            return cls.model_validate(raw, strict=strict)
         except ValidationError as exc:
-            raise invalid_from_pydantic(exc, raw, prefix=path) from None
+            raise invalid_from_pydantic(exc, raw, prefix=path, model=cls) from None
 
     def to_dict(self) -> JsonDict:
         """The object as the API server would print it: aliases, only what was set."""
         return self.model_dump(by_alias=True, exclude_unset=True, mode="json")
 
 
-def invalid_from_pydantic(exc: ValidationError, raw: Any, *, prefix: str = "") -> InvalidSpecError:
-    err = exc.errors(include_url=False)[0]
-    parts = [str(p) for p in err["loc"]]
-    field = ".".join(p for p in ([prefix] if prefix else []) + parts)
-    value = _dig(raw, err["loc"])
-    return InvalidSpecError(field or "<root>", value, f"Invalid value: {_render(value)}: {err['msg']}")
+def invalid_from_pydantic(
+    exc: ValidationError, raw: Any, *, prefix: str = "", model: type[BaseModel] | None = None
+) -> InvalidSpecError:
+    """Every problem pydantic found, as Kubernetes-style field errors (first one raised, rest in `.more`)."""
+    problems = spec_errors_from_pydantic(exc, raw, prefix=prefix, model=model)
+    return InvalidSpecError(problems[0].field_path, problems[0].value, problems[0].detail, more=problems[1:])
 
 
-def _dig(raw: Any, loc: tuple[int | str, ...]) -> Any:
+def spec_errors_from_pydantic(
+    exc: ValidationError, raw: Any, *, prefix: str = "", model: type[BaseModel] | None = None
+) -> list[InvalidSpecError]:
+    # A union (`int | str`) fails once per member at the same place; group by place first.
+    by_place: dict[str, list[tuple[ErrorDetails, Any]]] = {}
+    for err in exc.errors(include_url=False):
+        path, keys = _field_path(model, err["loc"], prefix)
+        by_place.setdefault(path, []).append((err, _dig(raw, keys)))
+    return [_one_problem(path, errs) for path, errs in by_place.items()]
+
+
+_TYPE_NAMES = {
+    "int_type": "integer", "int_parsing": "integer", "int_from_float": "integer",
+    "float_type": "number", "float_parsing": "number", "finite_number": "number",
+    "string_type": "string", "bool_type": "boolean", "bool_parsing": "boolean",
+    "dict_type": "object", "model_type": "object", "model_attributes_type": "object",
+    "list_type": "array", "tuple_type": "array", "none_required": "null",
+}
+
+
+def _one_problem(path: str, errs: list[tuple[ErrorDetails, Any]]) -> InvalidSpecError:
+    value = errs[0][1]
+    type_errors = [e for e, _ in errs if e["type"] in _TYPE_NAMES]
+    others = [e for e, _ in errs if e["type"] not in _TYPE_NAMES]
+    if not others:
+        names = list(dict.fromkeys(_TYPE_NAMES[e["type"]] for e in type_errors))
+        wanted = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+        return InvalidSpecError(path, value, f"Invalid value: {render_value(value)}: must be of type {wanted}")
+    return InvalidSpecError(path, value, _detail(others[0], value))
+
+
+def _detail(err: ErrorDetails, value: Any) -> str:
+    kind, ctx = err["type"], err.get("ctx") or {}
+    shown = render_value(value)
+    match kind:
+        case "missing":
+            return "Required value"
+        case "literal_error":
+            allowed = re.findall(r"'((?:[^'\\]|\\.)*)'", str(ctx.get("expected", "")))
+            return f"Unsupported value: {shown}: supported values: " + ", ".join(f'"{a}"' for a in allowed)
+        case "greater_than_equal":
+            return f"Invalid value: {shown}: must be greater than or equal to {ctx['ge']}"
+        case "greater_than":
+            return f"Invalid value: {shown}: must be greater than {ctx['gt']}"
+        case "less_than_equal":
+            return f"Invalid value: {shown}: must be less than or equal to {ctx['le']}"
+        case "less_than":
+            return f"Invalid value: {shown}: must be less than {ctx['lt']}"
+        case "string_too_long":
+            n = ctx["max_length"]
+            return f"Too long: may not be more than {n} character{'s' if n != 1 else ''}"
+        case "string_too_short":
+            n = ctx["min_length"]
+            return "Required value" if n == 1 else f"Invalid value: {shown}: must be at least {n} characters"
+        case "too_short":
+            n = ctx["min_length"]
+            return f"Required value: must have at least {n} item{'s' if n != 1 else ''}"
+        case "too_long":
+            n = ctx["max_length"]
+            return f"Too many: {ctx.get('actual_length', '')}: must have at most {n} item{'s' if n != 1 else ''}"
+        case "string_pattern_mismatch":
+            pattern = str(ctx.get("pattern", ""))
+            return f"Invalid value: {shown}: " + _PATTERN_MESSAGES.get(
+                pattern, f"must match the regular expression '{pattern}'"
+            )
+    return f"Invalid value: {shown}: {err['msg']}"
+
+
+def _field_path(model: type[BaseModel] | None, loc: tuple[int | str, ...], prefix: str) -> tuple[str, list[int | str]]:
+    """pydantic's loc as a Kubernetes field path (`spec.minResources[cpu]`, `members[0]`), and
+    the keys that lead to the value in the raw input (union member tags dropped)."""
+    path = prefix
+    keys: list[int | str] = []
+    ann: Any = model
+    for item in loc:
+        ann = _unwrap(ann)
+        if _is_union(ann):  # the item names the union member that failed, not a key
+            ann = None
+            continue
+        keys.append(item)
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            field = next(
+                (f for name, f in ann.model_fields.items() if item in (name, f.alias)), None
+            )
+            path += f".{item}" if path else str(item)
+            ann = field.annotation if field is not None else None
+        elif get_origin(ann) is dict or (ann is None and isinstance(item, str) and not _IDENT.match(item)):
+            path += f"[{item}]"
+            ann = get_args(ann)[1] if get_origin(ann) is dict else None
+        elif isinstance(item, int):
+            path += f"[{item}]"
+            args = get_args(ann)
+            ann = args[0] if args else None
+        else:
+            path += f".{item}" if path else str(item)
+            ann = None
+    return path or "<root>", keys
+
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _unwrap(ann: Any) -> Any:
+    while True:
+        if get_origin(ann) is Annotated:
+            ann = get_args(ann)[0]
+        elif _is_union(ann):
+            members = [a for a in get_args(ann) if a is not type(None)]
+            if len(members) != 1:
+                return ann
+            ann = members[0]
+        else:
+            return ann
+
+
+def _is_union(ann: Any) -> bool:
+    origin = get_origin(ann)
+    return origin is Union or origin is types.UnionType
+
+
+def _dig(raw: Any, keys: list[int | str]) -> Any:
     cur = raw
-    for key in loc:
+    for key in keys:
         try:
             cur = cur[key]
         except (KeyError, IndexError, TypeError):
             return None
     return cur
-
-
-def _render(value: Any) -> str:
-    import json
-
-    try:
-        text = json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= 120 else text[:117] + "..."
 
 
 class OwnerReference(KubeModel):

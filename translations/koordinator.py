@@ -17,8 +17,8 @@ from typing import Any, Literal
 import jsonschema
 from pydantic import Field
 
-from translations._base import KubeModel, TypedObject
-from translations.errors import InvalidSpecError
+from translations._base import DNS1123_SUBDOMAIN, DNS1123_SUBDOMAIN_MESSAGE, KubeModel, TypedObject
+from translations.errors import InvalidSpecError, render_value
 from translations.quantity import Quantity
 
 GROUP = "scheduling.koordinator.sh"
@@ -112,38 +112,85 @@ class ClusterNetworkTopology(TypedObject):
     def layers_bottom_up(self) -> list[NetworkTopologyLayerSpec]:
         """The layers from just above nodes to the top, following parentTopologyLayer.
 
-        Raises InvalidSpecError when the layers do not form one chain from NodeTopologyLayer.
+        Raises InvalidSpecError (every problem, first one raised) when the layers do not
+        form one chain from NodeTopologyLayer.
         """
-        by_name: dict[str, NetworkTopologyLayerSpec] = {}
-        for i, layer in enumerate(self.spec.network_topology_spec):
-            if layer.topology_layer in by_name:
-                raise InvalidSpecError(
-                    f"spec.networkTopologySpec[{i}].topologyLayer", layer.topology_layer,
-                    f'Duplicate value: "{layer.topology_layer}"',
-                )
-            by_name[layer.topology_layer] = layer
-        if NODE_LAYER not in by_name:
-            raise InvalidSpecError("spec.networkTopologySpec", None, f'Required value: a layer named "{NODE_LAYER}"')
+        problems = self.chain_problems()
+        if problems:
+            raise InvalidSpecError(problems[0].field_path, problems[0].value, problems[0].detail, more=problems[1:])
+        by_name = {layer.topology_layer: layer for layer in self.spec.network_topology_spec}
         chain: list[NetworkTopologyLayerSpec] = []
-        seen = {NODE_LAYER}
         parent = by_name[NODE_LAYER].parent_topology_layer
-        while parent:
-            if parent in seen:
-                raise InvalidSpecError("spec.networkTopologySpec", parent, f'Invalid value: "{parent}": layers form a cycle')
-            if parent not in by_name:
-                raise InvalidSpecError(
-                    "spec.networkTopologySpec", parent, f'Not found: "{parent}": parentTopologyLayer names no layer'
-                )
-            seen.add(parent)
+        while parent and parent != CLUSTER_LAYER:
             chain.append(by_name[parent])
             parent = by_name[parent].parent_topology_layer
-        orphans = sorted(set(by_name) - seen)
-        if orphans:
-            raise InvalidSpecError(
-                "spec.networkTopologySpec", orphans,
-                f"Invalid value: {json.dumps(orphans)}: layers not on the chain up from {NODE_LAYER}",
-            )
         return chain
+
+    def chain_problems(self) -> list[InvalidSpecError]:
+        """Why the layers are not one chain up from NodeTopologyLayer (empty when they are).
+
+        A top layer may name `ClusterTopologyLayer` as its parent or leave the parent unset:
+        both end the chain at the implicit cluster root.
+        """
+        base = "spec.networkTopologySpec"
+        out: list[InvalidSpecError] = []
+        by_name: dict[str, int] = {}
+        for i, layer in enumerate(self.spec.network_topology_spec):
+            name, here = layer.topology_layer, f"{base}[{i}].topologyLayer"
+            if not name:
+                out.append(InvalidSpecError(here, name, "Required value"))
+            elif name == CLUSTER_LAYER:
+                out.append(InvalidSpecError(
+                    here, name, f"Invalid value: {render_value(name)}: is the implicit root of the tree and cannot be declared"
+                ))
+            elif name in by_name:
+                out.append(InvalidSpecError(here, name, f"Duplicate value: {render_value(name)}"))
+            else:
+                by_name[name] = i
+        if NODE_LAYER not in by_name:
+            out.append(InvalidSpecError(base, None, f'Required value: a layer named "{NODE_LAYER}"'))
+            return out
+        layers = self.spec.network_topology_spec
+        seen = [NODE_LAYER]
+        complete = False
+        while True:
+            i = by_name[seen[-1]]
+            parent = layers[i].parent_topology_layer
+            here = f"{base}[{i}].parentTopologyLayer"
+            if not parent or parent == CLUSTER_LAYER:
+                complete = True
+                break
+            if parent in seen:
+                cycle = " -> ".join([*seen[seen.index(parent):], parent])
+                out.append(InvalidSpecError(here, parent, f"Invalid value: {render_value(parent)}: layers form a cycle: {cycle}"))
+                break
+            if parent not in by_name:
+                out.append(InvalidSpecError(here, parent, f"Not found: {render_value(parent)}: no layer has this topologyLayer"))
+                break
+            seen.append(parent)
+        if complete:
+            for name, i in by_name.items():
+                if name not in seen:
+                    out.append(InvalidSpecError(
+                        f"{base}[{i}].topologyLayer", name,
+                        f"Invalid value: {render_value(name)}: not on the parentTopologyLayer chain up from {NODE_LAYER}",
+                    ))
+        return out
+
+    def problems(self) -> list[InvalidSpecError]:
+        """Everything Koordinator needs of the object: the chain, and a node label key for
+        every layer above the nodes (without one no node can be placed in that layer)."""
+        out = self.chain_problems()
+        for i, layer in enumerate(self.spec.network_topology_spec):
+            if layer.topology_layer == NODE_LAYER:
+                continue
+            here = f"spec.networkTopologySpec[{i}].labelKey"
+            if not layer.label_key:
+                out.append(InvalidSpecError(here, layer.label_key, f"Required value: every layer above {NODE_LAYER} needs a node label key"))
+            for j, key in enumerate(layer.label_key or []):
+                if not key:
+                    out.append(InvalidSpecError(f"{here}[{j}]", key, "Required value"))
+        return out
 
 
 # --- PodGroup scheduling.sigs.k8s.io/v1alpha1 ---------------------------------------------
@@ -205,7 +252,7 @@ NETWORK_TOPOLOGY_SPEC_SCHEMA: dict[str, Any] = {
                 "properties": {
                     "layer": {"type": "string", "minLength": 1},
                     "strategy": {"enum": list(GATHER_STRATEGIES)},
-                    "podCountMultiple": {"type": "integer", "minimum": 1},
+                    "podCountMultiple": {"type": "integer", "minimum": 1, "maximum": 2**31 - 1},
                 },
                 "required": ["layer", "strategy"],
             },
@@ -213,7 +260,14 @@ NETWORK_TOPOLOGY_SPEC_SCHEMA: dict[str, Any] = {
     },
     "required": ["gatherStrategy"],
 }
-_SPEC_VALIDATOR = jsonschema.Draft202012Validator(NETWORK_TOPOLOGY_SPEC_SCHEMA)
+# Koordinator decodes the annotation with Go's encoding/json: 2.0 does not fit an int there,
+# although JSON Schema calls it an integer.
+_STRICT_TYPES = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
+    "integer", lambda _checker, v: isinstance(v, int) and not isinstance(v, bool)
+)
+_SPEC_VALIDATOR = jsonschema.validators.extend(jsonschema.Draft202012Validator, type_checker=_STRICT_TYPES)(
+    NETWORK_TOPOLOGY_SPEC_SCHEMA
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,30 +304,87 @@ def _json_path(error: jsonschema.ValidationError) -> str:
     return out
 
 
-def parse_network_topology_spec(raw: str) -> NetworkTopologyGatherSpec:
-    """Parse and check the `network-topology-spec` annotation (JSON Schema, then duplicates)."""
-    field = annotation_path(NETWORK_TOPOLOGY_SPEC)
+def _load_json(field: str, raw: str) -> tuple[Any, InvalidSpecError | None]:
+    """JSON as Go reads it: no NaN or Infinity; numbers too long to handle are refused."""
     try:
-        data = json.loads(raw)
-    except (json.JSONDecodeError, RecursionError) as exc:
-        detail = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
-        raise InvalidSpecError(field, raw, f"Invalid value: {_quote(raw)}: not valid JSON: {detail}") from None
-    errors = sorted(_SPEC_VALIDATOR.iter_errors(data), key=lambda e: (list(e.absolute_path), e.message))
-    if errors:
-        err = errors[0]
-        raise InvalidSpecError(
-            field + _json_path(err), err.instance, f"Invalid value: {_render(err.instance)}: {err.message}"
-        )
-    strategies: list[GatherStrategy] = []
-    seen: set[str] = set()
-    for i, item in enumerate(data["gatherStrategy"]):
-        if item["layer"] in seen:
-            raise InvalidSpecError(
-                f"{field}.gatherStrategy[{i}].layer", item["layer"], f"Duplicate value: {_render(item['layer'])}"
-            )
-        seen.add(item["layer"])
-        strategies.append(GatherStrategy(item["layer"], item["strategy"], item.get("podCountMultiple")))
-    return NetworkTopologyGatherSpec(tuple(strategies))
+        return json.loads(raw, parse_constant=_no_constant), None
+    except json.JSONDecodeError as exc:
+        detail = f"{exc.msg} (at offset {exc.pos})"
+    except RecursionError:
+        detail = "nested too deeply"
+    except ValueError as exc:
+        detail = str(exc)
+    return None, InvalidSpecError(field, raw, f"Invalid value: {render_value(raw)}: not valid JSON: {detail}")
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def _schema_problem(field: str, err: jsonschema.ValidationError) -> list[InvalidSpecError]:
+    here, value, shown = field + _json_path(err), err.instance, render_value(err.instance)
+    match err.validator:
+        case "type":
+            return [InvalidSpecError(here, value, f"Invalid value: {shown}: must be of type {err.validator_value}")]
+        case "enum":
+            supported = ", ".join(render_value(v) for v in err.validator_value)
+            return [InvalidSpecError(here, value, f"Unsupported value: {shown}: supported values: {supported}")]
+        case "required":
+            return [
+                InvalidSpecError(f"{here}.{prop}", None, "Required value")
+                for prop in err.validator_value if isinstance(value, dict) and prop not in value
+            ]
+        case "minLength":
+            return [InvalidSpecError(here, value, "Required value")]
+        case "minimum":
+            return [InvalidSpecError(here, value, f"Invalid value: {shown}: must be greater than or equal to {err.validator_value}")]
+        case "maximum":
+            return [InvalidSpecError(here, value, f"Invalid value: {shown}: must be less than or equal to {err.validator_value}")]
+    return [InvalidSpecError(here, value, f"Invalid value: {shown}: {err.message}")]
+
+
+def check_network_topology_spec(raw: str) -> tuple[NetworkTopologyGatherSpec | None, list[InvalidSpecError]]:
+    """The `network-topology-spec` annotation parsed, or every reason it cannot be (JSON,
+    then the JSON Schema, then duplicate layers)."""
+    field = annotation_path(NETWORK_TOPOLOGY_SPEC)
+    data, bad_json = _load_json(field, raw)
+    if bad_json is not None:
+        return None, [bad_json]
+    problems: list[InvalidSpecError] = []
+    seen_places: set[str] = set()
+    for err in sorted(_SPEC_VALIDATOR.iter_errors(data), key=lambda e: (list(map(str, e.absolute_path)), e.message)):
+        for p in _schema_problem(field, err):
+            if p.field_path not in seen_places:
+                seen_places.add(p.field_path)
+                problems.append(p)
+    items = data.get("gatherStrategy") if isinstance(data, dict) else None
+    layers_seen: set[str] = set()
+    for i, item in enumerate(items if isinstance(items, list) else []):
+        layer = item.get("layer") if isinstance(item, dict) else None
+        if isinstance(layer, str) and layer:
+            if layer in layers_seen:
+                problems.append(InvalidSpecError(f"{field}.gatherStrategy[{i}].layer", layer, f"Duplicate value: {render_value(layer)}"))
+            layers_seen.add(layer)
+    if problems:
+        return None, problems
+    assert isinstance(items, list)
+    return NetworkTopologyGatherSpec(
+        tuple(GatherStrategy(g["layer"], g["strategy"], g.get("podCountMultiple")) for g in items)
+    ), []
+
+
+def parse_network_topology_spec(raw: str) -> NetworkTopologyGatherSpec:
+    """Parse and check the `network-topology-spec` annotation; raises every problem at once."""
+    spec, problems = check_network_topology_spec(raw)
+    _raise_all(problems)
+    assert spec is not None
+    return spec
+
+
+def _raise_all(problems: list[InvalidSpecError]) -> None:
+    if problems:
+        first = problems[0]
+        raise InvalidSpecError(first.field_path, first.value, first.detail, more=problems[1:])
 
 
 _DECIMAL = re.compile(r"^(0|[1-9][0-9]*)$")
@@ -283,51 +394,73 @@ def parse_non_negative_int(key: str, raw: str) -> int:
     """A decimal integer annotation (index, min-available, total-number)."""
     if not _DECIMAL.match(raw) or len(raw) > 10 or int(raw) > 2**31 - 1:
         raise InvalidSpecError(
-            annotation_path(key), raw, f"Invalid value: {_quote(raw)}: must be a non-negative decimal integer (at most 2147483647)"
+            annotation_path(key), raw,
+            f"Invalid value: {render_value(raw)}: must be a non-negative decimal integer (at most 2147483647)",
         )
     return int(raw)
 
 
 def parse_groups(raw: str) -> tuple[str, ...]:
-    """The `groups` annotation: a JSON array of "namespace/name" strings."""
+    """The `groups` annotation: a JSON array of distinct "namespace/name" strings."""
     field = annotation_path(GANG_GROUPS)
-    try:
-        data = json.loads(raw)
-    except (json.JSONDecodeError, RecursionError):
-        raise InvalidSpecError(field, raw, f"Invalid value: {_quote(raw)}: not a JSON array") from None
+    data, bad_json = _load_json(field, raw)
+    if bad_json is not None:
+        raise bad_json
     if not isinstance(data, list):
-        raise InvalidSpecError(field, raw, f"Invalid value: {_quote(raw)}: must be a JSON array of \"namespace/name\" strings")
+        raise InvalidSpecError(
+            field, raw, f'Invalid value: {render_value(raw)}: must be a JSON array of "namespace/name" strings'
+        )
     out: list[str] = []
+    problems: list[InvalidSpecError] = []
     for i, item in enumerate(data):
         if not isinstance(item, str) or not _GANG_ID.match(item):
-            raise InvalidSpecError(
-                f"{field}[{i}]", item, f'Invalid value: {_render(item)}: must be "namespace/name"'
-            )
-        out.append(item)
+            problems.append(InvalidSpecError(f"{field}[{i}]", item, f'Invalid value: {render_value(item)}: must be "namespace/name"'))
+        elif item in out:
+            problems.append(InvalidSpecError(f"{field}[{i}]", item, f"Duplicate value: {render_value(item)}"))
+        else:
+            out.append(item)
+    _raise_all(problems)
     return tuple(out)
 
 
 _GANG_ID = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
-_DURATION = re.compile(r"^(?:0|(?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|ms|s|m|h))(?:(?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|ms|s|m|h))*$")
-_UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+_DURATION_UNITS = r"(?:ns|us|µs|μs|ms|s|m|h)"
+_DURATION = re.compile(rf"^(?:0|(?:(?:\d+(?:\.\d*)?|\.\d+){_DURATION_UNITS})+)$")
+_UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+_MAX_DURATION_SECONDS = (2**63 - 1) / 1e9  # Go's time.Duration is int64 nanoseconds
 
 
 def parse_duration(key: str, raw: str) -> float:
-    """A Go duration (`300s`, `1h30m`) in seconds."""
+    """A non-negative Go duration (`300s`, `1h30m`) in seconds."""
     if not raw or not _DURATION.match(raw):
         raise InvalidSpecError(
-            annotation_path(key), raw, f'Invalid value: {_quote(raw)}: must be a duration such as "300s" or "1h30m"'
+            annotation_path(key), raw, f'Invalid value: {render_value(raw)}: must be a duration such as "300s" or "1h30m"'
         )
     total = 0.0
-    for number, unit in re.findall(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)", raw):
+    for number, unit in re.findall(rf"(\d+(?:\.\d*)?|\.\d+)({_DURATION_UNITS})", raw):
         total += float(number) * _UNIT_SECONDS[unit]
+    if total > _MAX_DURATION_SECONDS:
+        raise InvalidSpecError(
+            annotation_path(key), raw, f"Invalid value: {render_value(raw)}: must be at most 2562047h47m16.854775807s"
+        )
     return total
 
 
 def parse_enum(key: str, raw: str, allowed: tuple[str, ...]) -> str:
     if raw not in allowed:
         supported = ", ".join(f'"{a}"' for a in allowed)
-        raise InvalidSpecError(annotation_path(key), raw, f"Unsupported value: {_quote(raw)}: supported values: {supported}")
+        raise InvalidSpecError(annotation_path(key), raw, f"Unsupported value: {render_value(raw)}: supported values: {supported}")
+    return raw
+
+
+def parse_gang_name(raw: str) -> str:
+    """The gang (PodGroup) name: a DNS-1123 subdomain, as every PodGroup name is."""
+    if not raw:
+        raise InvalidSpecError(annotation_path(GANG_NAME), raw, "Required value")
+    if len(raw) > 253:
+        raise InvalidSpecError(annotation_path(GANG_NAME), raw, "Too long: may not be more than 253 characters")
+    if not re.match(DNS1123_SUBDOMAIN, raw):
+        raise InvalidSpecError(annotation_path(GANG_NAME), raw, f"Invalid value: {render_value(raw)}: {DNS1123_SUBDOMAIN_MESSAGE}")
     return raw
 
 
@@ -346,35 +479,49 @@ class GangAnnotations:
     network_topology_index: int | None = None
 
 
-def parse_gang_annotations(annotations: dict[str, str] | None) -> GangAnnotations:
-    """Parse all gang annotations; the first malformed one raises InvalidSpecError."""
+def check_gang_annotations(annotations: dict[str, str] | None) -> tuple[GangAnnotations, list[InvalidSpecError]]:
+    """Parse every gang annotation; a malformed one is None in the result and its problems
+    are listed (all of them, in annotation order)."""
     a = annotations or {}
-    min_available = parse_non_negative_int(GANG_MIN_AVAILABLE, a[GANG_MIN_AVAILABLE]) if GANG_MIN_AVAILABLE in a else None
-    total = parse_non_negative_int(GANG_TOTAL_NUMBER, a[GANG_TOTAL_NUMBER]) if GANG_TOTAL_NUMBER in a else None
+    problems: list[InvalidSpecError] = []
+
+    def attempt(key: str, parse: Any) -> Any:
+        if key not in a:
+            return None
+        try:
+            return parse(a[key])
+        except InvalidSpecError as exc:
+            problems.extend(exc.all)
+            return None
+
+    def number(key: str) -> Any:
+        return attempt(key, lambda raw: parse_non_negative_int(key, raw))
+
+    name = attempt(GANG_NAME, parse_gang_name)
+    min_available = number(GANG_MIN_AVAILABLE)
+    total = number(GANG_TOTAL_NUMBER)
     if min_available is not None and total is not None and total < min_available:
-        raise InvalidSpecError(
+        problems.append(InvalidSpecError(
             annotation_path(GANG_TOTAL_NUMBER), a[GANG_TOTAL_NUMBER],
             f'Invalid value: "{a[GANG_TOTAL_NUMBER]}": must be greater than or equal to {GANG_MIN_AVAILABLE} ({min_available})',
-        )
-    return GangAnnotations(
-        name=a.get(GANG_NAME),
+        ))
+        total = None
+    parsed = GangAnnotations(
+        name=name,
         min_available=min_available,
         total_number=total,
-        mode=parse_enum(GANG_MODE, a[GANG_MODE], GANG_MODES) if GANG_MODE in a else None,
-        waiting_time_seconds=parse_duration(GANG_WAITING_TIME, a[GANG_WAITING_TIME]) if GANG_WAITING_TIME in a else None,
-        groups=parse_groups(a[GANG_GROUPS]) if GANG_GROUPS in a else None,
-        match_policy=parse_enum(GANG_MATCH_POLICY, a[GANG_MATCH_POLICY], MATCH_POLICIES) if GANG_MATCH_POLICY in a else None,
-        network_topology=parse_network_topology_spec(a[NETWORK_TOPOLOGY_SPEC]) if NETWORK_TOPOLOGY_SPEC in a else None,
-        network_topology_index=(
-            parse_non_negative_int(NETWORK_TOPOLOGY_INDEX, a[NETWORK_TOPOLOGY_INDEX]) if NETWORK_TOPOLOGY_INDEX in a else None
-        ),
+        mode=attempt(GANG_MODE, lambda raw: parse_enum(GANG_MODE, raw, GANG_MODES)),
+        waiting_time_seconds=attempt(GANG_WAITING_TIME, lambda raw: parse_duration(GANG_WAITING_TIME, raw)),
+        groups=attempt(GANG_GROUPS, parse_groups),
+        match_policy=attempt(GANG_MATCH_POLICY, lambda raw: parse_enum(GANG_MATCH_POLICY, raw, MATCH_POLICIES)),
+        network_topology=attempt(NETWORK_TOPOLOGY_SPEC, parse_network_topology_spec),
+        network_topology_index=number(NETWORK_TOPOLOGY_INDEX),
     )
+    return parsed, problems
 
 
-def _quote(raw: str) -> str:
-    return json.dumps(raw if len(raw) <= 120 else raw[:117] + "...", ensure_ascii=False)
-
-
-def _render(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 120 else text[:117] + "..."
+def parse_gang_annotations(annotations: dict[str, str] | None) -> GangAnnotations:
+    """Parse all gang annotations; raises InvalidSpecError with every problem (first one raised)."""
+    parsed, problems = check_gang_annotations(annotations)
+    _raise_all(problems)
+    return parsed

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from translations._base import KubeModel, LabelSelector, TypedObject
+from translations._base import DNS1123_SUBDOMAIN, KubeModel, LabelSelector, TypedObject
 from translations.quantity import Quantity
 
 PODGROUP_GROUP = "scheduling.volcano.sh"
@@ -25,7 +25,6 @@ POD_TOPOLOGY_MODE_ANNOTATION = "volcano.sh/network-topology-mode"
 POD_TOPOLOGY_TIER_ANNOTATION = "volcano.sh/network-topology-highest-tier"
 
 NetworkTopologyMode = Literal["hard", "soft"]
-DNS1123_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 
 
 class NetworkTopologySpec(KubeModel):
