@@ -1,0 +1,102 @@
+"""Pieces every rule shares: strict parsing into the models, integer bounds, and the
+networkTopology checks that LWS and Volcano have in common."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+from translations._base import KubeModel
+from translations.errors import InvalidSpecError, render_value
+from webhooks.rules import fielderrors as fe
+from webhooks.rules.cluster_state import ClusterState
+from webhooks.rules.fielderrors import FieldError
+
+INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
+
+M = TypeVar("M", bound=KubeModel)
+
+
+@dataclass
+class Findings:
+    """Errors and warnings collected while checking one object."""
+
+    errors: list[FieldError] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def parse_strict(model: type[M], obj: Any) -> tuple[M | None, list[FieldError]]:
+    """The object as `model`, refusing what the API server's schema check refuses."""
+    if not isinstance(obj, dict):
+        return None, [fe.invalid("<root>", obj, "must be of type object")]
+    try:
+        return model.parse(obj, strict=True), []
+    except InvalidSpecError as exc:
+        return None, fe.from_spec_errors(exc)
+
+
+def at_most(path: str, value: int | None, maximum: int) -> list[FieldError]:
+    """Integers beyond int32/int64 parse in Python but not in the Go that reads them."""
+    if value is not None and value > maximum:
+        return [fe.invalid(path, value, f"must be less than or equal to {maximum}")]
+    return []
+
+
+class TopologySpec(Protocol):
+    """LWS's and Volcano's networkTopology share these fields."""
+
+    @property
+    def mode(self) -> str | None: ...
+    @property
+    def highest_tier_allowed(self) -> int | None: ...
+    @property
+    def highest_tier_name(self) -> str | None: ...
+
+
+def check_network_topology(spec: TopologySpec | None, path: str, state: ClusterState, out: Findings) -> None:
+    """Tier and tierName exclusive, tier in range; warnings for tier 0 and for tiers or tier
+    names the cluster's HyperNodes do not have."""
+    if spec is None:
+        return
+    tier, name = spec.highest_tier_allowed, spec.highest_tier_name
+    out.errors += at_most(f"{path}.highestTierAllowed", tier, INT64_MAX)
+    if tier is not None and name is not None:
+        out.errors.append(
+            fe.forbidden(path, "must not specify 'highestTierAllowed' and 'highestTierName' simultaneously")
+        )
+        return
+    if tier == 0:
+        out.warnings.append(f"{path}.highestTierAllowed: 0 confines every pod of the gang to a single node")
+    if not state.known:
+        return
+    if tier is not None and tier > 0:
+        if state.max_tier is None:
+            out.warnings.append(
+                f"{path}.highestTierAllowed: no HyperNode exists yet, so no tier-{tier} domain can hold the gang"
+            )
+        elif tier > state.max_tier:
+            out.warnings.append(
+                f"{path}.highestTierAllowed: {tier} is above the highest HyperNode tier in the cluster ({state.max_tier})"
+            )
+    if name is not None and name not in state.tier_names:
+        out.warnings.append(f"{path}.highestTierName: {render_value(name)} matches no HyperNode tierName ({_known(state)})")
+
+
+def _known(state: ClusterState) -> str:
+    names = sorted(state.tier_names)
+    return "known: " + ", ".join(render_value(n) for n in names) if names else "no HyperNode has a tierName"
+
+
+def resolved_tier(spec: TopologySpec | None, state: ClusterState) -> int | None:
+    """The tier a spec names, by number or by a tierName the cluster maps to one tier."""
+    if spec is None:
+        return None
+    if spec.highest_tier_allowed is not None:
+        return spec.highest_tier_allowed
+    if spec.highest_tier_name is not None and state.known:
+        tiers: Sequence[int] = state.tier_names.get(spec.highest_tier_name, ())
+        if len(tiers) == 1:
+            return tiers[0]
+    return None

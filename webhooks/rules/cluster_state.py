@@ -1,0 +1,245 @@
+"""What the rules may know about the cluster: a frozen, pure view.
+
+The admission server keeps one up to date from a cache (fed by watches); the CLI builds one
+from `--cluster-state FILE`. Rules never call the API: whatever they need is here.
+
+* HyperNodes: tier, tierName and HyperNode members (exact names and regex patterns), from
+  which parents, the widest tier and the known tier names follow.
+* The layers of the ClusterNetworkTopology named `default` (None when there is none).
+* Koordinator gangs: the pods holding each network-topology index.
+
+`known=False` means "no view at all" (no file given, cache not synced yet): rules then skip
+every check that needs the cluster rather than warn about an empty one.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from types import MappingProxyType
+from typing import Any
+
+import re2
+
+from translations import koordinator as koord
+from translations import schedplugins
+from translations._base import ObjectMeta
+from translations.core import Pod
+from translations.errors import InvalidSpecError
+from translations.volcano import HYPERNODE_GROUP, HyperNode
+
+GangKey = str
+"""`namespace/name` of a Koordinator gang."""
+
+
+@dataclass(frozen=True, slots=True)
+class HyperNodeFacts:
+    """The parts of one HyperNode the tree rules need."""
+
+    name: str
+    tier: int
+    tier_name: str | None = None
+    member_hypernodes: tuple[str, ...] = ()
+    """exactMatch names of its HyperNode members."""
+    member_patterns: tuple[str, ...] = ()
+    """regexMatch patterns of its HyperNode members."""
+
+    @classmethod
+    def of(cls, hn: HyperNode) -> HyperNodeFacts:
+        exact: list[str] = []
+        patterns: list[str] = []
+        for m in hn.spec.members:
+            if m.type != "HyperNode":
+                continue
+            if m.selector.exact_match is not None:
+                exact.append(m.selector.exact_match.name)
+            elif m.selector.regex_match is not None:
+                patterns.append(m.selector.regex_match.pattern)
+        return cls(hn.name, hn.spec.tier, hn.spec.tier_name, tuple(exact), tuple(patterns))
+
+
+def gang_of(meta: ObjectMeta) -> str | None:
+    """The Koordinator gang a pod belongs to: the gang-name annotation, else a PodGroup label."""
+    return (
+        meta.annotation(koord.GANG_NAME)
+        or meta.label(koord.SIGS_POD_GROUP_LABEL)
+        or meta.label(schedplugins.POD_GROUP_LABEL)
+        or None
+    )
+
+
+@functools.lru_cache(maxsize=1024)
+def compile_go_regex(pattern: str) -> Any:
+    """A Go (RE2) regular expression; raises re2.error when it does not compile."""
+    options = re2.Options()
+    options.log_errors = False
+    return re2.compile(pattern, options)
+
+
+def regex_matches(pattern: str, names: Iterable[str]) -> list[str]:
+    """Names the pattern matches the way Volcano matches (Go MatchString: a search, unanchored)."""
+    try:
+        rx = compile_go_regex(pattern)
+    except re2.error:
+        return []
+    return [n for n in names if rx.search(n)]
+
+
+def _frozen(mapping: Mapping[Any, Any]) -> Mapping[Any, Any]:
+    return MappingProxyType(dict(mapping))
+
+
+@dataclass(frozen=True, eq=False)
+class ClusterState:
+    """A snapshot of the cluster as far as the rules are concerned."""
+
+    known: bool = False
+    hypernodes: Mapping[str, HyperNodeFacts] = field(default_factory=lambda: _frozen({}))
+    cnt_layers: frozenset[str] | None = None
+    """Layers of ClusterNetworkTopology `default`, ClusterTopologyLayer included; None: none exists."""
+    gang_indices: Mapping[GangKey, Mapping[int, tuple[str, ...]]] = field(default_factory=lambda: _frozen({}))
+    """gang -> network-topology index -> the pods (`namespace/name`) that carry it."""
+
+    @classmethod
+    def unknown(cls) -> ClusterState:
+        return cls(known=False)
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        hypernodes: Iterable[HyperNodeFacts] = (),
+        cnt_layers: Iterable[str] | None = None,
+        pod_indices: Iterable[tuple[GangKey, int, str]] = (),
+    ) -> ClusterState:
+        """A known state from facts (the cache's path: it keeps facts, not whole objects)."""
+        indices: dict[GangKey, dict[int, list[str]]] = defaultdict(lambda: defaultdict(list))
+        for gang, index, pod in pod_indices:
+            indices[gang][index].append(pod)
+        return cls(
+            known=True,
+            hypernodes=_frozen({h.name: h for h in hypernodes}),
+            cnt_layers=None if cnt_layers is None else frozenset([*cnt_layers, koord.CLUSTER_LAYER]),
+            gang_indices=_frozen({
+                g: _frozen({i: tuple(sorted(p)) for i, p in by_index.items()}) for g, by_index in indices.items()
+            }),
+        )
+
+    @classmethod
+    def from_objects(cls, objects: Iterable[Any]) -> tuple[ClusterState, list[str]]:
+        """A known state from raw HyperNodes, ClusterNetworkTopologies and Pods (anything else
+        is ignored). Objects that do not parse are left out and described in the second value."""
+        facts = StateFacts()
+        problems: list[str] = []
+        for obj in objects:
+            problem = facts.add(obj)
+            if problem:
+                problems.append(problem)
+        return facts.state(), problems
+
+    # --- derived views ------------------------------------------------------------------
+
+    @cached_property
+    def max_tier(self) -> int | None:
+        """The widest HyperNode tier, None without HyperNodes."""
+        return max((h.tier for h in self.hypernodes.values()), default=None)
+
+    @cached_property
+    def tier_names(self) -> Mapping[str, tuple[int, ...]]:
+        """tierName -> the tiers of the HyperNodes that carry it."""
+        out: dict[str, set[int]] = defaultdict(set)
+        for h in self.hypernodes.values():
+            if h.tier_name:
+                out[h.tier_name].add(h.tier)
+        return _frozen({name: tuple(sorted(tiers)) for name, tiers in out.items()})
+
+    @cached_property
+    def _children(self) -> Mapping[str, tuple[str, ...]]:
+        names = sorted(self.hypernodes)
+        out: dict[str, tuple[str, ...]] = {}
+        for h in self.hypernodes.values():
+            kids = set(h.member_hypernodes)
+            for pattern in h.member_patterns:
+                kids.update(regex_matches(pattern, names))
+            kids.discard(h.name)
+            out[h.name] = tuple(sorted(kids))
+        return _frozen(out)
+
+    @cached_property
+    def _parents(self) -> Mapping[str, tuple[str, ...]]:
+        out: dict[str, list[str]] = defaultdict(list)
+        for parent, kids in self._children.items():
+            for kid in kids:
+                out[kid].append(parent)
+        return _frozen({k: tuple(sorted(v)) for k, v in out.items()})
+
+    def children_of(self, name: str) -> tuple[str, ...]:
+        return self._children.get(name, ())
+
+    def parents_of(self, name: str, *, excluding: str | None = None) -> tuple[str, ...]:
+        """HyperNodes that list `name` as a member (other than `excluding`)."""
+        return tuple(p for p in self._parents.get(name, ()) if p != excluding)
+
+    def ancestors(self, name: str) -> list[str]:
+        """Parents upward from `name` (first parent at each step), stopping at a repeat."""
+        out: list[str] = []
+        cur = name
+        while True:
+            parents = self.parents_of(cur)
+            if not parents or parents[0] in out or parents[0] == name:
+                return out
+            cur = parents[0]
+            out.append(cur)
+
+
+class StateFacts:
+    """Mutable builder of a ClusterState: keeps the facts of each object by key."""
+
+    def __init__(self) -> None:
+        self.hypernodes: dict[str, HyperNodeFacts] = {}
+        self.cnt_layers: tuple[str, ...] | None = None
+        self.pod_indices: dict[str, tuple[GangKey, int]] = {}
+        """pod `namespace/name` -> (gang, index)."""
+
+    def add(self, obj: Any) -> str | None:
+        """Record one object; returns why it was left out, or None."""
+        if not isinstance(obj, dict):
+            return f"not an object: {type(obj).__name__}"
+        kind, group = obj.get("kind"), str(obj.get("apiVersion") or "").rpartition("/")[0]
+        try:
+            if kind == "HyperNode" and group in (HYPERNODE_GROUP, ""):
+                hn = HyperNode.parse(obj)
+                self.hypernodes[hn.name] = HyperNodeFacts.of(hn)
+            elif kind == "ClusterNetworkTopology" and group in (koord.GROUP, ""):
+                cnt = koord.ClusterNetworkTopology.parse(obj)
+                if cnt.name == koord.CNT_DEFAULT_NAME:
+                    self.cnt_layers = tuple(layer.topology_layer for layer in cnt.spec.network_topology_spec)
+            elif kind == "Pod" and group == "":
+                self.add_pod(Pod.parse(obj))
+        except InvalidSpecError as exc:
+            name = obj.get("metadata", {}).get("name") if isinstance(obj.get("metadata"), dict) else None
+            return f"{kind} {name or '<unnamed>'} left out: {exc}"
+        return None
+
+    def add_pod(self, pod: Pod) -> None:
+        key = f"{pod.namespace}/{pod.name}"
+        self.pod_indices.pop(key, None)
+        raw_index = pod.metadata.annotation(koord.NETWORK_TOPOLOGY_INDEX)
+        gang = gang_of(pod.metadata)
+        if raw_index is None or gang is None or pod.terminal:
+            return
+        try:
+            index = koord.parse_non_negative_int(koord.NETWORK_TOPOLOGY_INDEX, raw_index)
+        except InvalidSpecError:
+            return
+        self.pod_indices[key] = (f"{pod.namespace}/{gang}", index)
+
+    def state(self) -> ClusterState:
+        return ClusterState.build(
+            hypernodes=self.hypernodes.values(),
+            cnt_layers=self.cnt_layers,
+            pod_indices=((gang, index, pod) for pod, (gang, index) in self.pod_indices.items()),
+        )

@@ -1,0 +1,42 @@
+"""What a rule says about one object: allowed or denied, why, and what the user should know."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from webhooks.rules.fielderrors import FieldError, aggregate
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The verdict of a rule.
+
+    Denied exactly when there are errors. Warnings travel either way (they reach `kubectl`
+    through AdmissionResponse.warnings). `patch` is a JSON patch for mutating use; the
+    validating rules leave it None.
+    """
+
+    errors: tuple[FieldError, ...] = ()
+    warnings: tuple[str, ...] = ()
+    patch: list[dict[str, Any]] | None = field(default=None, compare=False)
+
+    @property
+    def allowed(self) -> bool:
+        return not self.errors
+
+    @property
+    def message(self) -> str:
+        """The denial message: every error, aggregated like apimachinery does ('' when allowed)."""
+        return aggregate(self.errors) if self.errors else ""
+
+    @classmethod
+    def of(cls, errors: Iterable[FieldError] = (), warnings: Iterable[str] = ()) -> Decision:
+        return cls(tuple(errors), tuple(dict.fromkeys(warnings)))
+
+    def merged(self, other: Decision) -> Decision:
+        return Decision.of((*self.errors, *other.errors), (*self.warnings, *other.warnings))
+
+
+ALLOW = Decision()

@@ -1,0 +1,136 @@
+"""Volcano HyperNode (`topology.volcano.sh`): members and the place in the tree.
+
+These stand in for Volcano's CEL rules, which kube-apiserver < 1.25 ignores, plus the tree
+rules Volcano only enforces at scheduling time:
+* each member selects by exactly one of exactMatch, regexMatch, labelMatch; a regex is Go
+  (RE2) syntax and compiles; labelMatch only on Node members; exactMatch names are DNS-1123
+  subdomains (the model's pattern); tier >= 0;
+* a HyperNode member sits at a lower tier than its parent, a HyperNode is not its own member,
+  members are not listed twice;
+* with the cluster in view: no HyperNode gets a second parent, no cycle forms.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import re2
+
+from translations.errors import render_value
+from translations.volcano import HyperNode, MemberSpec
+from webhooks.rules import fielderrors as fe
+from webhooks.rules._common import INT64_MAX, Findings, at_most, parse_strict
+from webhooks.rules.cluster_state import ClusterState, compile_go_regex, regex_matches
+from webhooks.rules.decision import Decision
+
+LABEL_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+
+
+def validate(obj: Any, state: ClusterState) -> Decision:
+    hn, errors = parse_strict(HyperNode, obj)
+    if hn is None:
+        return Decision.of(errors)
+    out = Findings()
+    out.errors += at_most("spec.tier", hn.spec.tier, INT64_MAX)
+    seen: set[tuple[str, str]] = set()
+    for i, member in enumerate(hn.spec.members):
+        _check_member(hn, i, member, out)
+        sel = member.selector
+        if sel.exact_match is not None:
+            path, value = f"spec.members[{i}].selector.exactMatch.name", sel.exact_match.name
+        elif sel.regex_match is not None:
+            path, value = f"spec.members[{i}].selector.regexMatch.pattern", sel.regex_match.pattern
+        else:
+            continue
+        if (member.type, path.rsplit(".", 1)[1] + value) in seen:
+            out.errors.append(fe.duplicate(path, value))
+        seen.add((member.type, path.rsplit(".", 1)[1] + value))
+    if state.known and not out.errors:
+        _check_tree(hn, state, out)
+    return Decision.of(out.errors, out.warnings)
+
+
+def _check_member(hn: HyperNode, i: int, member: MemberSpec, out: Findings) -> None:
+    base = f"spec.members[{i}].selector"
+    sel = member.selector
+    chosen = [n for n, v in (("exactMatch", sel.exact_match), ("regexMatch", sel.regex_match), ("labelMatch", sel.label_match)) if v is not None]
+    if not chosen:
+        out.errors.append(fe.required(base, "exactly one of exactMatch, regexMatch or labelMatch"))
+        return
+    if len(chosen) > 1:
+        out.errors.append(fe.forbidden(base, f"only one of exactMatch, regexMatch or labelMatch may be given, not {' and '.join(chosen)}"))
+        return
+    if sel.regex_match is not None:
+        pattern = sel.regex_match.pattern
+        if not pattern:
+            out.errors.append(fe.required(f"{base}.regexMatch.pattern"))
+        else:
+            try:
+                compile_go_regex(pattern)
+            except re2.error as exc:
+                reason = exc.args[0].decode(errors="replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+                out.errors.append(fe.invalid(f"{base}.regexMatch.pattern", pattern, f"must be a valid regular expression: {reason}"))
+    if sel.label_match is not None:
+        if member.type != "Node":
+            out.errors.append(fe.forbidden(f"{base}.labelMatch", "selects Nodes only; this member's type is HyperNode"))
+        for j, req in enumerate(sel.label_match.match_expressions or []):
+            path = f"{base}.labelMatch.matchExpressions[{j}]"
+            if req.operator not in LABEL_OPERATORS:
+                out.errors.append(fe.not_supported(f"{path}.operator", req.operator, LABEL_OPERATORS))
+            elif req.operator in ("In", "NotIn") and not req.values:
+                out.errors.append(fe.required(f"{path}.values", "must be specified when `operator` is 'In' or 'NotIn'"))
+            elif req.operator in ("Exists", "DoesNotExist") and req.values:
+                out.errors.append(fe.forbidden(f"{path}.values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
+        if member.type == "Node" and not sel.label_match.match_labels and not sel.label_match.match_expressions:
+            out.warnings.append(f"{base}.labelMatch: an empty selector makes every node in the cluster a member")
+    if member.type == "HyperNode":
+        if sel.exact_match is not None and sel.exact_match.name == hn.name:
+            out.errors.append(fe.invalid(f"{base}.exactMatch.name", hn.name, "a HyperNode cannot be its own member"))
+        elif hn.spec.tier == 0:
+            out.errors.append(fe.invalid(
+                f"spec.members[{i}].type", member.type, "a tier-0 HyperNode cannot hold HyperNodes: members sit at a lower tier"
+            ))
+
+
+def _check_tree(hn: HyperNode, state: ClusterState, out: Findings) -> None:
+    me, tier = hn.name, hn.spec.tier
+    for parent in state.parents_of(me, excluding=me):
+        facts = state.hypernodes[parent]
+        if facts.tier <= tier:
+            out.errors.append(fe.invalid(
+                "spec.tier", tier, f"must be lower than the tier of parent HyperNode {render_value(parent)} ({facts.tier})"
+            ))
+    # Every HyperNode above this one: a member among them would close a cycle.
+    above = state.ancestors(me)
+    others = sorted(n for n in state.hypernodes if n != me)
+    for i, member in enumerate(hn.spec.members):
+        if member.type != "HyperNode":
+            continue
+        sel = member.selector
+        if sel.exact_match is not None:
+            path, value, kids = f"spec.members[{i}].selector.exactMatch.name", sel.exact_match.name, [sel.exact_match.name]
+        elif sel.regex_match is not None:
+            path, value = f"spec.members[{i}].selector.regexMatch.pattern", sel.regex_match.pattern
+            kids = regex_matches(value, others)
+        else:
+            continue
+        for kid in kids:
+            kid_facts = state.hypernodes.get(kid)
+            if kid_facts is None:
+                out.warnings.append(f"{path}: HyperNode {render_value(kid)} does not exist (yet)")
+                continue
+            if kid in above:
+                chain = " -> ".join([kid, *reversed(above[: above.index(kid)]), me, kid])
+                out.errors.append(fe.invalid(path, value, f"would form a cycle: {chain}"))
+                continue
+            if kid_facts.tier >= tier:
+                out.errors.append(fe.invalid(
+                    path, value, f"member HyperNode {render_value(kid)} has tier {kid_facts.tier}; members must sit below tier {tier}"
+                ))
+            other_parents = state.parents_of(kid, excluding=me)
+            if other_parents:
+                out.errors.append(fe.invalid(
+                    path, value,
+                    f"HyperNode {render_value(kid)} already has parent {render_value(other_parents[0])}; "
+                    "a HyperNode has at most one parent",
+                ))

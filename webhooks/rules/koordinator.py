@@ -1,0 +1,125 @@
+"""Koordinator gangs: the gang annotations on Pods and on PodGroups of both groups
+(`scheduling.sigs.k8s.io`, `scheduling.x-k8s.io`).
+
+Koordinator itself replaces a malformed annotation with a default without a word; here the
+object is refused instead. With the cluster in view: gather layers must exist in
+ClusterNetworkTopology `default` (a warning while none exists), and two pods of one gang
+should not share a network-topology index (a warning).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from translations import koordinator as koord
+from translations._base import ObjectMeta, TypedObject
+from translations.core import Pod
+from translations.errors import render_value
+from translations.koordinator import SigsPodGroup
+from translations.schedplugins import XPodGroup
+from webhooks.rules import fielderrors as fe
+from webhooks.rules._common import INT32_MAX, Findings, at_most, parse_strict
+from webhooks.rules.cluster_state import ClusterState, gang_of
+from webhooks.rules.decision import ALLOW, Decision
+
+SPEC_PATH = koord.annotation_path(koord.NETWORK_TOPOLOGY_SPEC)
+INDEX_PATH = koord.annotation_path(koord.NETWORK_TOPOLOGY_INDEX)
+GROUPS_PATH = koord.annotation_path(koord.GANG_GROUPS)
+
+
+def validate_pod(obj: Any, state: ClusterState) -> Decision:
+    if not _has_gang_annotation(obj):  # the common case: a pod that is no Koordinator gang member
+        return ALLOW
+    pod, errors = parse_strict(Pod, obj)
+    if pod is None:
+        return Decision.of(errors)
+    gang = gang_of(pod.metadata)
+    out = _check_annotations(pod, f"{pod.namespace}/{gang}" if gang else None, state)
+    if gang is None:
+        out.warnings.append(
+            "metadata.annotations: the gang annotations have no effect: the pod names no gang "
+            f"({koord.GANG_NAME} annotation or {koord.SIGS_POD_GROUP_LABEL} label)"
+        )
+    else:
+        _check_index(pod, f"{pod.namespace}/{gang}", state, out)
+    return Decision.of(out.errors, out.warnings)
+
+
+def validate_sigs_podgroup(obj: Any, state: ClusterState) -> Decision:
+    pg, errors = parse_strict(SigsPodGroup, obj)
+    if pg is None:
+        return Decision.of(errors)
+    out = _check_annotations(pg, f"{pg.namespace}/{pg.name}" if pg.name else None, state)
+    if pg.spec.min_member is not None and pg.spec.min_member < 0:
+        out.errors.append(fe.invalid("spec.minMember", pg.spec.min_member, "must be greater than or equal to 0"))
+    out.errors += at_most("spec.minMember", pg.spec.min_member, INT32_MAX)
+    out.errors += _timeout(pg.spec.schedule_timeout_seconds)
+    return Decision.of(out.errors, out.warnings)
+
+
+def validate_x_podgroup(obj: Any, state: ClusterState) -> Decision:
+    pg, errors = parse_strict(XPodGroup, obj)
+    if pg is None:
+        return Decision.of(errors)
+    out = _check_annotations(pg, f"{pg.namespace}/{pg.name}" if pg.name else None, state)
+    out.errors += at_most("spec.minMember", pg.spec.min_member, INT32_MAX)
+    out.errors += _timeout(pg.spec.schedule_timeout_seconds)
+    return Decision.of(out.errors, out.warnings)
+
+
+def _timeout(seconds: int | None) -> list[fe.FieldError]:
+    path = "spec.scheduleTimeoutSeconds"
+    if seconds is not None and seconds < 0:
+        return [fe.invalid(path, seconds, "must be greater than or equal to 0")]
+    return at_most(path, seconds, INT32_MAX)
+
+
+def _has_gang_annotation(obj: Any) -> bool:
+    """True when there is something to check (or something the parser must refuse)."""
+    if not isinstance(obj, dict):
+        return True
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        return meta is not None
+    annotations = meta.get("annotations")
+    if not isinstance(annotations, dict):
+        return annotations is not None
+    return any(isinstance(k, str) and k.startswith(koord.GANG_PREFIX) for k in annotations)
+
+
+def _check_annotations(obj: TypedObject, self_gang: str | None, state: ClusterState) -> Findings:
+    out = Findings()
+    meta: ObjectMeta = obj.metadata
+    parsed, problems = koord.check_gang_annotations(meta.annotations)
+    out.errors += [fe.from_spec_error(p) for p in problems]
+    if parsed.groups is not None and self_gang is not None and self_gang not in parsed.groups:
+        out.errors.append(fe.invalid(
+            GROUPS_PATH, meta.annotation(koord.GANG_GROUPS), f"must include this gang {render_value(self_gang)}"
+        ))
+    if parsed.network_topology is not None and state.known:
+        if state.cnt_layers is None:
+            out.warnings.append(
+                f'{SPEC_PATH}: no ClusterNetworkTopology "default" exists yet; '
+                "Koordinator ignores the gather strategy until one does"
+            )
+        else:
+            known = ", ".join(render_value(n) for n in sorted(state.cnt_layers - {koord.CLUSTER_LAYER}))
+            for i, g in enumerate(parsed.network_topology.gather_strategy):
+                if g.layer not in state.cnt_layers:
+                    out.errors.append(fe.not_found(
+                        f"{SPEC_PATH}.gatherStrategy[{i}].layer", g.layer,
+                        f'no such layer in ClusterNetworkTopology "default" (layers: {known})',
+                    ))
+    return out
+
+
+def _check_index(pod: Pod, gang: str, state: ClusterState, out: Findings) -> None:
+    raw = pod.metadata.annotation(koord.NETWORK_TOPOLOGY_INDEX)
+    if raw is None or not state.known or any(e.field == INDEX_PATH for e in out.errors):
+        return
+    index = int(raw)
+    me = f"{pod.namespace}/{pod.name}"
+    others = [p for p in state.gang_indices.get(gang, {}).get(index, ()) if p != me]
+    if others:
+        shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+        out.warnings.append(f"{INDEX_PATH}: index {index} is already held by pod {shown} of gang {gang}")
