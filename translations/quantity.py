@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import math
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
-from translations.errors import InvalidSpecError
+from translations.errors import InvalidSpecError, render_value
 
 _SUFFIX: dict[str, Decimal] = {
     "": Decimal(1),
@@ -38,19 +38,19 @@ Quantity = int | float | str
 def parse_quantity(value: Quantity, *, field: str = "quantity") -> Decimal:
     """Exact value of a quantity; raises InvalidSpecError naming `field` when malformed."""
     if isinstance(value, bool):
-        raise InvalidSpecError(field, value, f'Invalid value: {value!r}: quantities must match the regular expression "{_QUANTITY.pattern}"')
+        raise InvalidSpecError(field, value, f"Invalid value: {render_value(value)}: must be a quantity string or number")
     if isinstance(value, int):
         return Decimal(value)
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise InvalidSpecError(field, value, f"Invalid value: {value!r}: must be a finite number")
+            raise InvalidSpecError(field, value, f"Invalid value: {render_value(value)}: must be a finite number")
         return Decimal(str(value))
     if not isinstance(value, str):
-        raise InvalidSpecError(field, value, f"Invalid value: {value!r}: must be a quantity string or number")
+        raise InvalidSpecError(field, value, f"Invalid value: {render_value(value)}: must be a quantity string or number")
     m = _QUANTITY.match(value.strip())
     if not m or value != value.strip():
         raise InvalidSpecError(
-            field, value, f'Invalid value: "{value}": quantities must match the regular expression '
+            field, value, f'Invalid value: {render_value(value)}: quantities must match the regular expression '
             f"'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
         )
     number, exponent, suffix = m.groups()
@@ -59,8 +59,8 @@ def parse_quantity(value: Quantity, *, field: str = "quantity") -> Decimal:
         if exponent:
             return base * (Decimal(10) ** int(exponent[1:]))
         return base * _SUFFIX[suffix or ""]
-    except (InvalidOperation, OverflowError):
-        raise InvalidSpecError(field, value, f'Invalid value: "{value}": out of range') from None
+    except (ArithmeticError, ValueError):  # decimal.Overflow; exponents past int()'s digit limit
+        raise InvalidSpecError(field, value, f'Invalid value: {render_value(value)}: out of range') from None
 
 
 def to_scheduler_units(resource: str, value: Quantity, *, field: str = "quantity") -> int:
