@@ -1,0 +1,455 @@
+"""LeaderWorkerSet -> one Volcano PodGroup per group, as LWS's own Volcano provider makes it,
+plus the topology LWS leaves out.
+
+Phases: `group_revisions` (which groups exist and their revision hash), `gang_spec` (what
+every group shares: minMember, minResources, queue, priority, topology, subgroups), then
+`pod_group` per group (name, labels, owner).
+
+* Name `<lws>-<group-index>-<revision>`: the revision is the leader pod's
+  `leaderworkerset.sigs.k8s.io/template-revision-hash` label. LWS computes it with a Go object
+  hash nothing else can reproduce, so it comes from the leader pods (or is given).
+* `minMember` = size (1 with startupPolicy LeaderReady); `minResources` = leader requests +
+  (size-1) x worker requests, each a pod's effective request as the scheduler computes it.
+* Topology from `spec.networkTopology` (mode `hard` when unset, as the LWS+Volcano plan says;
+  tier 0 means one node), else from the `volcano.sh/network-topology-mode` /
+  `volcano.sh/network-topology-highest-tier` annotations of the LWS.
+* `subGroupPolicy` -> one Volcano subGroupPolicy entry: pods with equal group-index and
+  subgroup-index labels form a subgroup. Its topology comes from the LWS annotations
+  `topobridge.io/subgroup-network-topology-mode` / `-highest-tier` (upstream LWS has no field
+  for it, and an annotation survives an API server that prunes unknown fields).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from translations import lws as lwsmod
+from translations import volcano
+from translations._base import JsonDict
+from translations.core import Pod, PodSpec, PodTemplateSpec, effective_requests
+from translations.errors import InvalidSpecError, MissingInputError
+from translations.quantity import Quantity, from_scheduler_units, is_binary
+from translations.report import TranslationReport
+
+SUBGROUP_MODE_ANNOTATION = "topobridge.io/subgroup-network-topology-mode"
+SUBGROUP_TIER_ANNOTATION = "topobridge.io/subgroup-network-topology-highest-tier"
+SUBGROUP_POLICY_NAME = "subgroup"
+_MODES = ("hard", "soft")
+_DECIMAL = re.compile(r"^(0|[1-9][0-9]{0,9})$")
+
+
+@dataclass(frozen=True)
+class LwsPodGroups:
+    """The PodGroups of one LeaderWorkerSet, by group index, and what was done to get them."""
+
+    pod_groups: tuple[volcano.PodGroup, ...]
+    report: TranslationReport
+
+
+def pod_group_name(lws_name: str, group_index: int, revision: str) -> str:
+    """Exactly LWS's own name, so topobridge and LWS never make two PodGroups for one group."""
+    return f"{lws_name}-{group_index}-{revision}"
+
+
+def translate(
+    lws: lwsmod.LeaderWorkerSet, *, pods: Iterable[Pod] = (), revision: str | None = None
+) -> LwsPodGroups:
+    """Every group's PodGroup. Groups come from the leader pods among `pods`; with `revision`,
+    also every group in `0..replicas-1` whose leader was not given."""
+    report = TranslationReport(f"LeaderWorkerSet {lws.key}", "Volcano")
+    revisions, leaders = group_revisions(lws, pods, revision, report)
+    spec = gang_spec(lws, report)
+    groups = tuple(
+        pod_group(lws, index, rev, spec, leader_pod=leaders.get(index), report=report)
+        for index, rev in sorted(revisions.items())
+    )
+    return LwsPodGroups(groups, report)
+
+
+def translate_leader(
+    lws: lwsmod.LeaderWorkerSet, leader_pod: Pod
+) -> tuple[volcano.PodGroup, TranslationReport]:
+    """The PodGroup of the group `leader_pod` leads (the controller's entry point)."""
+    result = translate(lws, pods=[leader_pod])
+    if not result.pod_groups:
+        raise MissingInputError(
+            f"Pod {leader_pod.key}",
+            "a leader pod of LeaderWorkerSet " + lws.key,
+            f"labels {lwsmod.NAME_LABEL}={lws.name} and {lwsmod.WORKER_INDEX_LABEL}=0 are required",
+        )
+    return result.pod_groups[0], result.report
+
+
+# --- which groups --------------------------------------------------------------------------
+
+
+def leader_pods(lws: lwsmod.LeaderWorkerSet, pods: Iterable[Pod]) -> dict[int, Pod]:
+    """Leader pods of `lws` by group index (worker-index 0, same namespace, same set name)."""
+    out: dict[int, Pod] = {}
+    for pod in pods:
+        labels = pod.metadata.labels or {}
+        if labels.get(lwsmod.NAME_LABEL) != lws.name:
+            continue
+        if lws.namespace and pod.namespace and pod.namespace != lws.namespace:
+            continue
+        if labels.get(lwsmod.WORKER_INDEX_LABEL, "0") != "0":
+            continue
+        raw = labels.get(lwsmod.GROUP_INDEX_LABEL)
+        if raw is None:
+            continue
+        if not _DECIMAL.match(raw):
+            raise InvalidSpecError(
+                f"Pod {pod.key}: metadata.labels[{lwsmod.GROUP_INDEX_LABEL}]",
+                raw,
+                f'Invalid value: "{raw}": must be a non-negative decimal integer',
+            )
+        out[int(raw)] = pod
+    return out
+
+
+def group_revisions(
+    lws: lwsmod.LeaderWorkerSet, pods: Iterable[Pod], revision: str | None, report: TranslationReport
+) -> tuple[dict[int, str], dict[int, Pod]]:
+    leaders = leader_pods(lws, pods)
+    revisions: dict[int, str] = {}
+    for index, pod in sorted(leaders.items()):
+        rev = (pod.metadata.labels or {}).get(lwsmod.REVISION_LABEL) or revision
+        if not rev:
+            raise MissingInputError(
+                f"LeaderWorkerSet {lws.key} group {index}",
+                f"the {lwsmod.REVISION_LABEL} label of leader pod {pod.name}",
+                "LWS sets it on every pod it creates; give the pod as LWS made it, or pass --revision HASH",
+            )
+        revisions[index] = rev
+        report.carry(f"group {index}: revision {rev} from leader pod {pod.name}")
+    replicas = 1 if lws.spec.replicas is None else lws.spec.replicas
+    missing = [i for i in range(replicas) if i not in revisions]
+    if missing and revision:
+        for i in missing:
+            revisions[i] = revision
+        report.carry(f"groups {_ranges(missing)}: revision {revision} as given (no leader pod in the input)")
+    elif missing and not leaders:
+        raise MissingInputError(
+            f"LeaderWorkerSet {lws.key}",
+            f"the {lwsmod.REVISION_LABEL} of its leader pods",
+            "PodGroup names end in LWS's template revision hash, which only LWS can compute: "
+            "add the leader pods (kubectl get pods -l leaderworkerset.sigs.k8s.io/name="
+            f"{lws.name} -o yaml) to the input, or pass --revision HASH",
+        )
+    elif missing:
+        report.refuse(f"groups {_ranges(missing)}: no leader pod in the input yet, so no PodGroup")
+    if replicas == 0:
+        report.carry("spec.replicas = 0: no groups, no PodGroups")
+    return revisions, leaders
+
+
+# --- what every group shares ---------------------------------------------------------------
+
+
+def gang_spec(lws: lwsmod.LeaderWorkerSet, report: TranslationReport) -> JsonDict:
+    """The PodGroup spec every group of `lws` shares."""
+    tmpl = lws.spec.leader_worker_template
+    size = lws.size
+    spec: JsonDict = {}
+    if lws.spec.startup_policy == "LeaderReady":
+        spec["minMember"] = 1
+        report.carry("minMember = 1: startupPolicy LeaderReady schedules the leader before its workers")
+    else:
+        spec["minMember"] = size
+        report.carry(f"minMember = {size} (leaderWorkerTemplate.size)")
+    resources = min_resources(tmpl)
+    if resources:
+        spec["minResources"] = resources
+        shown = ", ".join(f"{k}: {v}" for k, v in resources.items())
+        report.carry(f"minResources = {{{shown}}} (leader + {size - 1} x worker effective requests)")
+    queue = lws.metadata.annotation(lwsmod.QUEUE_ANNOTATION)
+    if queue is not None:
+        try:
+            volcano.PodGroupSpec.parse({"queue": queue})
+        except InvalidSpecError as exc:
+            raise InvalidSpecError(
+                f"metadata.annotations[{lwsmod.QUEUE_ANNOTATION}]", queue, exc.detail
+            ) from None
+        spec["queue"] = queue
+        report.carry(f"queue = {queue} (annotation {lwsmod.QUEUE_ANNOTATION})")
+    else:
+        report.default("queue unset: Volcano puts the PodGroup in queue `default`")
+    priority = _priority_class(tmpl, report)
+    if priority:
+        spec["priorityClassName"] = priority
+    topology = job_topology(lws, report)
+    if topology is not None:
+        spec["networkTopology"] = topology
+    subgroups = subgroup_policy(lws, topology, report)
+    if subgroups is not None:
+        spec["subGroupPolicy"] = [subgroups]
+    return spec
+
+
+def min_resources(tmpl: lwsmod.LeaderWorkerTemplate) -> dict[str, str]:
+    """Leader + (size-1) x worker effective requests, in canonical quantity strings."""
+    leader = tmpl.leader_template or tmpl.worker_template
+    leader_path = "spec.leaderWorkerTemplate." + (
+        "leaderTemplate" if tmpl.leader_template else "workerTemplate"
+    )
+    totals = dict(_requests(leader.spec, leader_path))
+    workers = max(tmpl.effective_size - 1, 0)
+    if workers:
+        for name, units in _requests(
+            tmpl.worker_template.spec, "spec.leaderWorkerTemplate.workerTemplate"
+        ).items():
+            totals[name] = totals.get(name, 0) + workers * units
+    binary = {**_binary_formats(tmpl.worker_template), **_binary_formats(leader)}
+    return {
+        name: from_scheduler_units(name, units, binary=binary.get(name, False))
+        for name, units in sorted(totals.items())
+    }
+
+
+def _requests(spec: PodSpec, path: str) -> dict[str, int]:
+    try:
+        return effective_requests(spec)
+    except InvalidSpecError as exc:
+        raise InvalidSpecError(f"{path}.{exc.field_path}", exc.value, exc.detail) from None
+
+
+def _binary_formats(template: PodTemplateSpec) -> dict[str, bool]:
+    """Per resource, whether the first quantity written for it uses a power-of-two suffix:
+    Kubernetes keeps the first operand's format when it adds quantities."""
+    out: dict[str, bool] = {}
+    spec = template.spec
+
+    def see(items: Mapping[str, Quantity] | None) -> None:
+        for name, q in (items or {}).items():
+            out.setdefault(name, is_binary(q))
+
+    for c in [*spec.containers, *(spec.init_containers or [])]:
+        if c.resources is not None:
+            see(c.resources.requests)
+            see(c.resources.limits)
+    see(spec.overhead)
+    return out
+
+
+def _priority_class(tmpl: lwsmod.LeaderWorkerTemplate, report: TranslationReport) -> str | None:
+    leader = tmpl.leader_template.spec.priority_class_name if tmpl.leader_template else None
+    worker = tmpl.worker_template.spec.priority_class_name
+    chosen = leader or worker
+    if chosen:
+        source = "leaderTemplate" if leader else "workerTemplate"
+        report.carry(f"priorityClassName = {chosen} (from the {source})")
+    if leader and worker and leader != worker:
+        report.refuse(
+            f"workerTemplate priorityClassName {worker}: a PodGroup has one priority; it carries the leader's ({leader})"
+        )
+    return chosen
+
+
+def job_topology(lws: lwsmod.LeaderWorkerSet, report: TranslationReport) -> JsonDict | None:
+    """spec.networkTopology, else the Volcano topology annotations on the LWS."""
+    nt = lws.spec.network_topology
+    from_annotations = _annotation_topology(
+        lws.metadata.annotations or {},
+        volcano.POD_TOPOLOGY_MODE_ANNOTATION,
+        volcano.POD_TOPOLOGY_TIER_ANNOTATION,
+    )
+    if nt is None:
+        if from_annotations is not None:
+            report.carry(
+                f"networkTopology = {_show(from_annotations)} (annotations {volcano.POD_TOPOLOGY_MODE_ANNOTATION}, "
+                f"{volcano.POD_TOPOLOGY_TIER_ANNOTATION})"
+            )
+        return from_annotations
+    if nt.highest_tier_allowed is not None and nt.highest_tier_name is not None:
+        raise InvalidSpecError(
+            "spec.networkTopology",
+            nt.highest_tier_name,
+            "Forbidden: must not specify 'highestTierAllowed' and 'highestTierName' simultaneously",
+        )
+    out: JsonDict = {"mode": nt.mode or "hard"}
+    if nt.mode is None:
+        report.default("networkTopology.mode unset: hard, as the LWS+Volcano plan defines it")
+    if nt.highest_tier_allowed is not None:
+        out["highestTierAllowed"] = nt.highest_tier_allowed
+    if nt.highest_tier_name is not None:
+        out["highestTierName"] = nt.highest_tier_name
+    report.carry(f"networkTopology = {_show(out)} (spec.networkTopology)")
+    if nt.highest_tier_allowed == 0:
+        report.carry("highestTierAllowed 0: every pod of a group on one node")
+    if from_annotations is not None and from_annotations != out:
+        report.refuse(
+            f"topology annotations {_show(from_annotations)}: spec.networkTopology takes precedence"
+        )
+    return out
+
+
+def _annotation_topology(annotations: Mapping[str, str], mode_key: str, tier_key: str) -> JsonDict | None:
+    mode, tier = annotations.get(mode_key), annotations.get(tier_key)
+    if mode is None and tier is None:
+        return None
+    out: JsonDict = {}
+    if mode is not None and mode not in _MODES:
+        raise InvalidSpecError(
+            f"metadata.annotations[{mode_key}]",
+            mode,
+            f'Unsupported value: "{mode}": supported values: "hard", "soft"',
+        )
+    out["mode"] = mode or "hard"
+    if tier is not None:
+        if not _DECIMAL.match(tier) or int(tier) > 2**31 - 1:
+            raise InvalidSpecError(
+                f"metadata.annotations[{tier_key}]",
+                tier,
+                f'Invalid value: "{tier}": must be a non-negative decimal integer',
+            )
+        out["highestTierAllowed"] = int(tier)
+    return out
+
+
+def subgroup_policy(
+    lws: lwsmod.LeaderWorkerSet, job: JsonDict | None, report: TranslationReport
+) -> JsonDict | None:
+    """LWS subGroupPolicy -> one Volcano entry; pods with equal group and subgroup index gather."""
+    annotations = lws.metadata.annotations or {}
+    topology = _annotation_topology(annotations, SUBGROUP_MODE_ANNOTATION, SUBGROUP_TIER_ANNOTATION)
+    policy = lws.spec.leader_worker_template.sub_group_policy
+    if policy is None or policy.sub_group_size is None:
+        if topology is not None:
+            raise InvalidSpecError(
+                f"metadata.annotations[{SUBGROUP_MODE_ANNOTATION if SUBGROUP_MODE_ANNOTATION in annotations else SUBGROUP_TIER_ANNOTATION}]",
+                annotations.get(SUBGROUP_MODE_ANNOTATION) or annotations.get(SUBGROUP_TIER_ANNOTATION),
+                "Invalid value: a subgroup topology needs spec.leaderWorkerTemplate.subGroupPolicy.subGroupSize",
+            )
+        if policy is not None:
+            report.refuse(
+                "subGroupPolicy without subGroupSize: LWS makes no subgroups, so neither does Volcano"
+            )
+        return None
+    size, sgs = lws.size, policy.sub_group_size
+    kind = policy.sub_group_policy_type or "LeaderWorker"
+    count = _subgroup_count(size, sgs, kind)
+    entry: JsonDict = {
+        "name": SUBGROUP_POLICY_NAME,
+        "subGroupSize": sgs,
+        "labelSelector": {
+            "matchLabels": {lwsmod.NAME_LABEL: lws.name},
+            "matchExpressions": [{"key": lwsmod.SUBGROUP_INDEX_LABEL, "operator": "Exists"}],
+        },
+        "matchLabelKeys": [lwsmod.GROUP_INDEX_LABEL, lwsmod.SUBGROUP_INDEX_LABEL],
+    }
+    if lws.spec.startup_policy != "LeaderReady":
+        entry["minSubGroups"] = count
+    report.carry(
+        f"subGroupPolicy: {count} subgroups of {sgs} pods per group ({kind}), keyed on group and subgroup index"
+    )
+    if kind == "LeaderWorker" and (size - 1) % sgs == 0 and size > 1:
+        report.carry(
+            f"subgroup 0 holds the leader and {sgs} workers ({sgs + 1} pods); subGroupSize counts {sgs}"
+        )
+    if kind == "LeaderExcluded":
+        report.carry("the leader carries no subgroup-index label, so it belongs to no subgroup")
+    if topology is not None:
+        _check_subgroup_tier(topology, job)
+        entry["networkTopology"] = topology
+        report.carry(
+            f"subgroup networkTopology = {_show(topology)} (annotations {SUBGROUP_MODE_ANNOTATION}, "
+            f"{SUBGROUP_TIER_ANNOTATION})"
+        )
+    return entry
+
+
+def _subgroup_count(size: int, sgs: int, kind: str) -> int:
+    field = "spec.leaderWorkerTemplate.subGroupPolicy.subGroupSize"
+    if sgs < 1:
+        raise InvalidSpecError(
+            field, sgs, f"Invalid value: {sgs}: subGroupSize must be equal or greater than 1"
+        )
+    if sgs > size:
+        raise InvalidSpecError(field, sgs, f"Invalid value: {sgs}: subGroupSize cannot be larger than size")
+    if kind == "LeaderExcluded":
+        if (size - 1) % sgs:
+            raise InvalidSpecError(
+                field,
+                sgs,
+                f"Invalid value: {sgs}: size-1 must be divisible by subGroupSize when using LeaderExcluded",
+            )
+        return (size - 1) // sgs
+    if (size - 1) % sgs == 0:
+        return max((size - 1) // sgs, 1)
+    if size % sgs == 0:
+        return size // sgs
+    raise InvalidSpecError(
+        field, sgs, f"Invalid value: {sgs}: size or size - 1 must be divisible by subGroupSize"
+    )
+
+
+def _check_subgroup_tier(sub: JsonDict, job: JsonDict | None) -> None:
+    sub_tier, job_tier = sub.get("highestTierAllowed"), (job or {}).get("highestTierAllowed")
+    if isinstance(sub_tier, int) and isinstance(job_tier, int) and sub_tier > job_tier:
+        raise InvalidSpecError(
+            f"metadata.annotations[{SUBGROUP_TIER_ANNOTATION}]",
+            str(sub_tier),
+            f'Invalid value: "{sub_tier}": a subgroup may not span a wider tier than its group ({job_tier})',
+        )
+
+
+# --- one group -------------------------------------------------------------------------------
+
+
+def pod_group(
+    lws: lwsmod.LeaderWorkerSet,
+    group_index: int,
+    revision: str,
+    spec: JsonDict,
+    *,
+    leader_pod: Pod | None,
+    report: TranslationReport,
+) -> volcano.PodGroup:
+    meta: JsonDict = {
+        "name": pod_group_name(lws.name, group_index, revision),
+        "labels": {
+            lwsmod.NAME_LABEL: lws.name,
+            lwsmod.GROUP_INDEX_LABEL: str(group_index),
+            lwsmod.REVISION_LABEL: revision,
+        },
+    }
+    if lws.namespace:
+        meta["namespace"] = lws.namespace
+    if leader_pod is not None and leader_pod.metadata.uid:
+        # LWS's provider makes the leader pod the controller owner: the group's PodGroup goes
+        # when its leader goes (a recreated group gets a fresh one).
+        meta["ownerReferences"] = [
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "name": leader_pod.name,
+                "uid": leader_pod.metadata.uid,
+                "controller": True,
+                "blockOwnerDeletion": True,
+            }
+        ]
+    else:
+        why = "leader pod has no uid" if leader_pod is not None else "leader pod not given"
+        report.default(
+            f"group {group_index}: no ownerReference ({why}); the PodGroup outlives its group until deleted"
+        )
+    raw: dict[str, Any] = {
+        "apiVersion": volcano.PODGROUP_API_VERSION,
+        "kind": "PodGroup",
+        "metadata": meta,
+        "spec": dict(spec),
+    }
+    return volcano.PodGroup.parse(raw)
+
+
+def _show(d: Mapping[str, Any]) -> str:
+    return "{" + ", ".join(f"{k}: {v}" for k, v in d.items()) + "}"
+
+
+def _ranges(indices: list[int]) -> str:
+    if len(indices) <= 3:
+        return ", ".join(map(str, indices))
+    return f"{indices[0]}..{indices[-1]}"
