@@ -88,7 +88,9 @@ def cache_root() -> Path:
 
 
 def default_bin_dir() -> Path:
-    return cache_root() / f"k8s-{K8S_VERSION}" / "bin"
+    """Where hack/install-control-plane.sh puts the binaries ($TOPOBRIDGE_BIN_DIR overrides)."""
+    override = os.environ.get("TOPOBRIDGE_BIN_DIR")
+    return Path(override) if override else cache_root() / f"k8s-{K8S_VERSION}" / "bin"
 
 
 class ControlPlaneError(TopobridgeError):
