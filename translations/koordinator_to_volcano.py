@@ -388,7 +388,7 @@ def _pod_patches(
         )
     if patches:
         report.carry(
-            f"{len(patches)} member pods: annotation {volcano.GROUP_NAME_ANNOTATION}={pg_name}, schedulerName "
+            f"{_pods(len(patches))}: annotation {volcano.GROUP_NAME_ANNOTATION}={pg_name}, schedulerName "
             f"{scheduler_name} (schedulerName is immutable: applies at admission or to recreated pods)"
         )
     else:
@@ -544,7 +544,7 @@ def translate_group(
                 )
             patches.append(patch)
     report.carry(
-        f"{len(patches)} member pods join {name}: annotation {volcano.GROUP_NAME_ANNOTATION}, schedulerName {scheduler_name}"
+        f"{_pods(len(patches))} join {name}: annotation {volcano.GROUP_NAME_ANNOTATION}, schedulerName {scheduler_name}"
         if patches
         else f"no member pods given: they join with annotation {volcano.GROUP_NAME_ANNOTATION}={name}"
     )
@@ -587,6 +587,29 @@ def _same_group(first: KoordGang, other: KoordGang) -> None:
 # --- everything at once ----------------------------------------------------------------------
 
 
+def group_gangs(gangs: Iterable[KoordGang]) -> list[list[KoordGang]]:
+    """Gangs to translate together: each GangGroup's members (as far as given), else one."""
+    gang_list = sorted(gangs, key=lambda g: g.id)
+    out: list[list[KoordGang]] = []
+    done: set[str] = set()
+    for gang in gang_list:
+        if gang.id in done:
+            continue
+        ids = group_members(gang)
+        out.append([g for g in gang_list if g.id in ids] if len(ids) > 1 else [gang])
+        done.update(ids)
+    return out
+
+
+def translate_gangs(
+    gangs: Sequence[KoordGang], *, layers: Layers, scheduler_name: str = DEFAULT_SCHEDULER
+) -> VolcanoGang:
+    """One entry of `group_gangs`: a lone gang or a GangGroup."""
+    if len(group_members(gangs[0])) > 1:
+        return translate_group(gangs, layers=layers, scheduler_name=scheduler_name)
+    return translate(gangs[0], layers=layers, scheduler_name=scheduler_name)
+
+
 def translate_all(
     pod_groups: Iterable[KoordPodGroup],
     pods: Iterable[Pod] = (),
@@ -595,26 +618,17 @@ def translate_all(
     tree: TopologyTree | None = None,
     scheduler_name: str = DEFAULT_SCHEDULER,
 ) -> list[VolcanoGang]:
-    """Every gang among the PodGroups and annotated pods; GangGroups folded into one each."""
+    """Every gang among the PodGroups and annotated pods; GangGroups folded into one each.
+    The first gang that cannot be translated raises."""
     pod_list = list(pods)
     gangs = [gang_from_pod_group(pg, pod_list) for pg in pod_groups]
     known = {g.id for g in gangs}
     gangs += [g for g in gangs_from_pods(pod_list) if g.id not in known]
     layers = Layers.of(cnt, tree)
-    out: list[VolcanoGang] = []
-    done: set[str] = set()
-    for gang in sorted(gangs, key=lambda g: g.id):
-        if gang.id in done:
-            continue
-        ids = group_members(gang)
-        if len(ids) > 1:
-            out.append(
-                translate_group(
-                    [g for g in gangs if g.id in ids], layers=layers, scheduler_name=scheduler_name
-                )
-            )
-            done.update(ids)
-        else:
-            out.append(translate(gang, layers=layers, scheduler_name=scheduler_name))
-            done.add(gang.id)
-    return out
+    return [
+        translate_gangs(group, layers=layers, scheduler_name=scheduler_name) for group in group_gangs(gangs)
+    ]
+
+
+def _pods(n: int) -> str:
+    return f"{n} member pod{'' if n == 1 else 's'}"

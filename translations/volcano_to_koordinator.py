@@ -90,7 +90,7 @@ def translate(
         and (not pg.namespace or not p.namespace or p.namespace == pg.namespace)
     )
     report.carry(
-        f"{len(patches)} member pods: label {koord.SIGS_POD_GROUP_LABEL}={pg.name}, schedulerName {scheduler_name}"
+        f"{len(patches)} member pod{'' if len(patches) == 1 else 's'}: label {koord.SIGS_POD_GROUP_LABEL}={pg.name}, schedulerName {scheduler_name}"
         if patches
         else f"member pods join with label {koord.SIGS_POD_GROUP_LABEL}={pg.name}"
     )
