@@ -352,7 +352,12 @@ def check_network_topology_spec(raw: str) -> tuple[NetworkTopologyGatherSpec | N
         return None, [bad_json]
     problems: list[InvalidSpecError] = []
     seen_places: set[str] = set()
-    for err in sorted(_SPEC_VALIDATOR.iter_errors(data), key=lambda e: (list(map(str, e.absolute_path)), e.message)):
+    # One problem per place; a wrong type says more than the bounds it then also breaks.
+    by_place = sorted(
+        _SPEC_VALIDATOR.iter_errors(data),
+        key=lambda e: (list(map(str, e.absolute_path)), e.validator != "type", e.message),
+    )
+    for err in by_place:
         for p in _schema_problem(field, err):
             if p.field_path not in seen_places:
                 seen_places.add(p.field_path)
