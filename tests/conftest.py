@@ -72,12 +72,20 @@ def control_plane(request: pytest.FixtureRequest) -> Iterator[LocalControlPlane]
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    counts: dict[str, int] = {}
+    for outcome in ("passed", "failed", "error"):
+        for report in terminalreporter.stats.get(outcome, []):
+            if getattr(report, "when", None) == "call" and "integration" in getattr(report, "keywords", {}):
+                counts[outcome] = counts.get(outcome, 0) + 1
     figures = config.stash.get(_STARTUP_KEY, None)
     if figures:
         terminalreporter.write_line(
             f"local control plane: ready in {figures['seconds']:.1f}s, "
             f"{figures['rss_mib']:.0f} MiB RSS at start"
         )
+    if counts:
+        summary = ", ".join(f"{n} {outcome}" for outcome, n in counts.items())
+        terminalreporter.write_line(f"integration tests run against the real kube-apiserver: {summary}")
 
 
 @pytest.fixture

@@ -1,0 +1,42 @@
+# topobridge developer entry points. `make demo` and `make test` are the two set-up commands
+# the README starts with; both create the virtualenv and install what they need.
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+PYTEST_ARGS ?=
+
+.PHONY: demo demo-down test venv control-plane lint crds
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+control-plane:
+	bash hack/install-control-plane.sh
+
+# The built-in demo: the 12-node spine/block cluster through the seed's examples.
+demo: venv
+	$(VENV)/bin/topobridge simulate
+
+demo-down: venv
+	$(VENV)/bin/topobridge dev-cluster down
+
+lint: venv
+	$(VENV)/bin/lint-imports
+
+crds: venv
+	$(VENV)/bin/topobridge crds
+
+# Integration tests run against a real kube-apiserver: the control plane is installed first.
+# pytest exit 5 (nothing collected) is a failure here, never a pass.
+test: venv control-plane
+	$(VENV)/bin/lint-imports
+	@$(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests (exit 5)" >&2; fi; \
+	exit $$rc
