@@ -141,7 +141,7 @@ def hypernode_names(tree: TopologyTree) -> dict[DomainId, str]:
     for d in tree.domains.values():
         level = (d.tier_name or f"tier{d.tier}").rsplit("/", 1)[-1]
         value = d.label_value if d.label_value is not None else d.id.rsplit("/", 1)[-1]
-        base[d.id] = _dns1123(f"{level}-{value}")
+        base[d.id] = _dns1123(f"{_dns1123(level)}-{_dns1123(value)}")
     counts: dict[str, int] = defaultdict(int)
     for name in base.values():
         counts[name] += 1
