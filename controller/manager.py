@@ -26,7 +26,15 @@ from controller.kube import Kube
 from controller.leaderelection import KubeLeaseLock, LeaderElectionConfig, LeaderElector
 from controller.reconcile import Controller
 from controller.reporting import EventRecorder
-from controller.resources import LEADERWORKERSETS, PODS, VOLCANO_PODGROUPS, Resource
+from controller.resources import (
+    CLUSTER_NETWORK_TOPOLOGIES,
+    HYPERNODES,
+    LEADERWORKERSETS,
+    NODES,
+    PODS,
+    VOLCANO_PODGROUPS,
+    Resource,
+)
 from controller.volcano import VolcanoDetectionConfig, VolcanoDetector
 
 log = structlog.get_logger(__name__)
@@ -145,6 +153,17 @@ class Manager:
             )
             ctl = Controller(lws_rec, workers=opts.workers, clock=self.clock)
             lws_rec.wire(ctl.enqueue)
+            scope.controllers.append(ctl)
+
+        if opts.reconcile_hypernodes:
+            from controller.reconcilers.hypernodes import HyperNodeReconciler
+
+            hn_rec = HyperNodeReconciler(
+                self.kube, cnts=informers.of(CLUSTER_NETWORK_TOPOLOGIES), nodes=informers.of(NODES),
+                hypernodes=informers.of(HYPERNODES), recorder=recorder,
+            )
+            ctl = Controller(hn_rec, workers=1, clock=self.clock)  # one key: one worker is all it can use
+            hn_rec.wire(ctl.enqueue)
             scope.controllers.append(ctl)
 
         for extra in _extra_parts(scope):

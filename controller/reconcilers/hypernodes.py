@@ -1,0 +1,204 @@
+"""ClusterNetworkTopology `default` + node labels -> Volcano HyperNodes, and the CNT's status.
+
+The desired set is `translations.hypernodes.from_cluster_network_topology`. HyperNodes
+topobridge owns carry `app.kubernetes.io/managed-by=topobridge` and
+`topobridge.io/topology-source=koordinator`; only those are ever updated or deleted. A
+desired name already taken by a HyperNode someone else owns is refused (reported), never
+overwritten. Deleting the ClusterNetworkTopology deletes the owned HyperNodes only.
+
+When Koordinator is absent (no ready koord-scheduler Deployment), `status.detailStatus` is
+written as Koordinator would; when it runs, it owns that status and topobridge keeps out.
+
+One key (`default`) covers everything: a node label change can move a node between
+domains, and the tree is rebuilt whole (it is cheap next to the API writes).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import ClassVar
+
+import structlog
+
+from controller.errors import AlreadyExistsError, ControllerError, InvalidError, NotFoundError
+from controller.informer import FuncHandler, Informer
+from controller.kube import JsonDict, Kube
+from controller.reconcile import Done, Outcome, Requeue
+from controller.reconcilers.common import is_subset, summarize
+from controller.reporting import EventRecorder
+from controller.resources import CLUSTER_NETWORK_TOPOLOGIES, DEPLOYMENTS, HYPERNODES
+from translations import hypernodes as hntr
+from translations import koordinator as koord
+from translations.core import Node
+from translations.errors import InvalidSpecError
+
+log = structlog.get_logger(__name__)
+
+KEY = koord.CNT_DEFAULT_NAME
+SOURCE = "koordinator"
+
+
+def owned(hn: JsonDict) -> bool:
+    labels = (hn.get("metadata") or {}).get("labels") or {}
+    return labels.get(hntr.MANAGED_BY_LABEL) == hntr.MANAGED_BY and labels.get(hntr.SOURCE_LABEL) == SOURCE
+
+
+class NodeLabelHandler:
+    """Enqueue only when a node appears, goes, or changes labels (not on status heartbeats)."""
+
+    def __init__(self, enqueue: Callable[[str], None]) -> None:
+        self.enqueue = enqueue
+
+    def on_add(self, obj: JsonDict) -> None:
+        self.enqueue(KEY)
+
+    def on_update(self, old: JsonDict, new: JsonDict) -> None:
+        if (old.get("metadata") or {}).get("labels") != (new.get("metadata") or {}).get("labels"):
+            self.enqueue(KEY)
+
+    def on_delete(self, obj: JsonDict) -> None:
+        self.enqueue(KEY)
+
+
+class HyperNodeReconciler:
+    kind: ClassVar[str] = "ClusterNetworkTopology"
+
+    def __init__(
+        self, kube: Kube, *, cnts: Informer, nodes: Informer, hypernodes: Informer, recorder: EventRecorder,
+        koordinator_namespace: str = "koordinator-system", koordinator_deployment: str = "koord-scheduler",
+        write_status: bool | None = None,
+    ) -> None:
+        self.kube = kube
+        self.cnts = cnts
+        self.nodes = nodes
+        self.hypernodes = hypernodes
+        self.recorder = recorder
+        self.koordinator = (koordinator_namespace, koordinator_deployment)
+        self.write_status = write_status
+        """None: write CNT status only while Koordinator is absent; True/False: always/never."""
+        self._koord_checked = (0.0, False)
+        self._last_report: str | None = None
+
+    def wire(self, enqueue: Callable[[str], None]) -> None:
+        self.cnts.add_handler(FuncHandler(lambda _o: enqueue(KEY)))
+        self.nodes.add_handler(NodeLabelHandler(enqueue))
+        def on_hypernode(obj: JsonDict) -> None:
+            if owned(obj):
+                enqueue(KEY)
+
+        self.hypernodes.add_handler(FuncHandler(on_hypernode, on_resync=False))
+
+    async def reconcile(self, key: str) -> Outcome:
+        if key != KEY:
+            return Done()  # only `default` is read, as Koordinator does
+        for inf in (self.cnts, self.nodes, self.hypernodes):
+            if not inf.synced.is_set():
+                return Requeue(after=0.5)
+        ours = {hn["metadata"]["name"]: hn for hn in self.hypernodes.items() if owned(hn)}
+        raw = self.cnts.get(KEY)
+        if raw is None or (raw.get("metadata") or {}).get("deletionTimestamp"):
+            for name, hn in sorted(ours.items()):
+                await self._delete(name, hn)
+            self._last_report = None
+            return Done()
+        nodes = [Node.parse(n) for n in self.nodes.items()]
+        try:
+            cnt = koord.ClusterNetworkTopology.parse(raw)
+            result = hntr.from_cluster_network_topology(cnt, nodes)
+        except InvalidSpecError as exc:
+            await self._report_once(raw, "Warning", "TranslationFailed", f"no HyperNodes: {exc}")
+            return Done()
+
+        created, updated, deleted, refused = [], [], [], []
+        desired = {hn.name: hn.to_dict() for hn in result.hypernodes}
+        for name, body in desired.items():
+            current = self.hypernodes.get(name)
+            if current is not None and not owned(current):
+                refused.append(name)
+                continue
+            if current is None:
+                try:
+                    await self.kube.create(HYPERNODES, body)
+                    created.append(name)
+                except AlreadyExistsError:
+                    return Requeue(after=0.5)  # our cache is behind; look again
+                continue
+            if self._differs(body, current):
+                meta = body["metadata"]
+                await self.kube.merge_patch(HYPERNODES, name, {
+                    "metadata": {"labels": meta.get("labels"), "annotations": meta.get("annotations"),
+                                 "resourceVersion": current["metadata"]["resourceVersion"]},
+                    "spec": body["spec"],
+                })
+                updated.append(name)
+        for name, hn in sorted(ours.items()):
+            if name not in desired:
+                await self._delete(name, hn)
+                deleted.append(name)
+
+        if created or updated or deleted:
+            parts = [f"{verb} {', '.join(names)}" for verb, names in
+                     (("created", created), ("updated", updated), ("deleted", deleted)) if names]
+            await self.recorder.event(raw, "Normal", "HyperNodesSynced", "HyperNodes " + "; ".join(parts))
+        if refused:
+            await self._report_once(raw, "Warning", "HyperNodeNotOwned",
+                                    f"HyperNodes {', '.join(refused)} exist and are not managed by topobridge: left untouched")
+        else:
+            await self._report_once(raw, "Normal", "Translated", summarize(result.report))
+        if await self._should_write_status():
+            await self._write_status(raw, cnt, nodes)
+        return Done()
+
+    @staticmethod
+    def _differs(body: JsonDict, current: JsonDict) -> bool:
+        """Spec, labels or annotations we set are not what the object has (server defaults
+        in the object are not drift; a member list of another length is)."""
+        spec, cur_spec = body["spec"], current.get("spec") or {}
+        meta, cur_meta = body["metadata"], current.get("metadata") or {}
+        same_spec = is_subset(spec, cur_spec)  # lists compare element-wise and by length
+        same_meta = is_subset(meta.get("labels") or {}, cur_meta.get("labels") or {}) and is_subset(
+            meta.get("annotations") or {}, cur_meta.get("annotations") or {}
+        )
+        return not (same_spec and same_meta)
+
+    async def _delete(self, name: str, hn: JsonDict) -> None:
+        try:
+            await self.kube.delete(HYPERNODES, name, uid=hn["metadata"].get("uid"))
+            log.info("hypernode.deleted", name=name)
+        except NotFoundError:
+            pass
+
+    async def _report_once(self, raw: JsonDict, type_: str, reason: str, message: str) -> None:
+        """Report a verdict only when it changes, so resyncs do not repeat it."""
+        key = f"{type_}/{reason}/{message}"
+        if key == self._last_report:
+            return
+        self._last_report = key
+        await self.recorder.event(raw, type_, reason, message)  # type: ignore[arg-type]
+
+    async def _should_write_status(self) -> bool:
+        if self.write_status is not None:
+            return self.write_status
+        checked_at, present = self._koord_checked
+        if time.monotonic() - checked_at > 30.0:
+            ns, name = self.koordinator
+            try:
+                dep = await self.kube.get(DEPLOYMENTS, name, namespace=ns)
+                present = int((dep.get("status") or {}).get("readyReplicas") or 0) >= 1
+            except NotFoundError:
+                present = False
+            except ControllerError:
+                return False  # unsure: do not write what Koordinator may own
+            self._koord_checked = (time.monotonic(), present)
+        return not present
+
+    async def _write_status(self, raw: JsonDict, cnt: koord.ClusterNetworkTopology, nodes: list[Node]) -> None:
+        status = hntr.detail_status(cnt, nodes).to_dict()
+        if (raw.get("status") or {}).get("detailStatus") == status.get("detailStatus"):
+            return
+        try:
+            await self.kube.merge_patch(CLUSTER_NETWORK_TOPOLOGIES, KEY, {"status": status}, subresource="status")
+        except InvalidError as exc:
+            # The server refuses the status itself: retrying the same body cannot help.
+            await self._report_once(raw, "Warning", "StatusRejected", f"status.detailStatus not written: {exc}")
