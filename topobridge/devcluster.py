@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import ctypes
 import datetime as dt
 import ipaddress
 import json
@@ -39,7 +40,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -338,13 +339,23 @@ class ManagedProcess:
             return "(no log)"
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    """Ask the kernel to SIGTERM the child if the test runner dies without tearing down."""
-    import ctypes
+def _die_with_parent_hook() -> Callable[[], None] | None:
+    """A preexec hook asking the kernel to SIGTERM the child when its parent dies.
 
+    It keeps a crashed test run from leaving etcd and kube-apiserver behind. libc is loaded
+    here, in the parent: between fork and exec the child may only make the system call.
+    The kernel ties this to the spawning *thread*, so start() belongs on a long-lived thread.
+    """
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
     pr_set_pdeathsig = 1
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+    def hook() -> None:  # pragma: no cover - runs in the child
+        prctl(pr_set_pdeathsig, int(signal.SIGTERM))
+
+    return hook
 
 
 # --- the control plane --------------------------------------------------------------------------
@@ -631,7 +642,7 @@ class LocalControlPlane:
                 stderr=subprocess.STDOUT,
                 cwd=str(logs),
                 start_new_session=True,  # Ctrl-C on the terminal is for us, not for etcd
-                preexec_fn=None if self._detach else _die_with_parent,
+                preexec_fn=None if self._detach else _die_with_parent_hook(),
             )
         proc = ManagedProcess(name, popen.pid, _start_ticks(popen.pid), str(log_path), popen)
         self.processes.append(proc)
