@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import secrets
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cryptography import x509
@@ -210,3 +213,47 @@ def test_dev_cluster_up_then_down_leaves_nothing_behind(tmp_path: Path) -> None:
         assert not Path(directory).exists(), directory
     after = _cli("dev-cluster", "status", env=env)
     assert after.returncode == 3 and "not running" in after.stdout
+
+
+# --- the session control plane behaves like a cluster where tests need it -------------------------
+
+
+async def test_priority_class_resolves_and_pods_need_no_service_account(kube: Any, namespace: str) -> None:
+    from kubernetes_asyncio.client import CoreV1Api, SchedulingV1Api
+
+    name = f"tb-high-{secrets.token_hex(3)}"
+    await SchedulingV1Api(kube).create_priority_class({"metadata": {"name": name}, "value": 1000})
+    try:
+        pod = await CoreV1Api(kube).create_namespaced_pod(
+            namespace,
+            {
+                "metadata": {"name": "p"},
+                "spec": {"priorityClassName": name, "containers": [{"name": "c", "image": "i"}]},
+            },
+        )
+        assert pod.spec.priority == 1000  # Priority admission is on
+        assert not pod.spec.volumes  # ServiceAccount admission is off: no token volume injected
+    finally:
+        await SchedulingV1Api(kube).delete_priority_class(name)
+
+
+async def test_garbage_collector_runs(kube: Any, namespace: str) -> None:
+    from kubernetes_asyncio.client import CoreV1Api
+    from kubernetes_asyncio.client.exceptions import ApiException
+
+    core = CoreV1Api(kube)
+    owner = await core.create_namespaced_config_map(namespace, {"metadata": {"name": "owner"}})
+    ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner.metadata.uid}
+    await core.create_namespaced_config_map(
+        namespace, {"metadata": {"name": "dependent", "ownerReferences": [ref]}}
+    )
+    await core.delete_namespaced_config_map("owner", namespace, propagation_policy="Background")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            await core.read_namespaced_config_map("dependent", namespace)
+        except ApiException as exc:
+            assert exc.status == 404
+            return
+        await asyncio.sleep(0.2)
+    pytest.fail("kube-controller-manager's garbage collector did not delete the dependent within 60s")
