@@ -121,6 +121,12 @@ def _node(crd_kind: type[TypedObject], dotted: str) -> dict[str, Any]:
         ),
         pytest.param(
             crdgen.lws.LeaderWorkerSet,
+            "spec.replicas",
+            {"type": "integer", "format": "int32", "default": 1, "minimum": 0, "maximum": 1_000_000},
+            id="lws-replicas",
+        ),
+        pytest.param(
+            crdgen.lws.LeaderWorkerSet,
             "spec.networkTopology.mode",
             {"type": "string", "enum": ["hard", "soft"]},
             id="lws-networkTopology",
