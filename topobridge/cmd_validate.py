@@ -1,6 +1,7 @@
 """`topobridge validate FILE... [--cluster-state FILE]`: the admission rules, offline.
 
-Each FILE holds YAML documents (or a `kind: List`); `-` reads standard input. Every object of
+Each FILE holds YAML documents (objects, a `kind: List`, or a list of objects); `-` reads
+standard input. Every object of
 a kind topobridge validates goes through the same rule the admission webhook runs. Errors and
 warnings go to stderr, naming the object; one verdict line per object goes to stdout.
 Exit status: 0 all valid, 1 some object invalid, 2 a file could not be read.
@@ -60,7 +61,7 @@ class Located:
 
 
 def load_objects(path: str, stdin: TextIO | None = None) -> Iterator[Located]:
-    """Every object in a YAML file: documents, with `kind: List` (and `*List`) flattened."""
+    """Every object in a YAML file: documents, with `kind: List` (`*List`) and bare YAML lists flattened."""
     try:
         if path == "-":
             text = (stdin or sys.stdin).read()
@@ -77,13 +78,19 @@ def load_objects(path: str, stdin: TextIO | None = None) -> Iterator[Located]:
         where = f"{path} document {n}"
         if doc is None:
             continue
-        if not isinstance(doc, dict):
-            raise UnreadableError(f"{where}: not a Kubernetes object (a {type(doc).__name__})")
-        if str(doc.get("kind", "")).endswith("List") and isinstance(doc.get("items"), list):
-            for i, item in enumerate(doc["items"]):
-                yield Located(item, f"{where} item {i}")
-        else:
+        if isinstance(doc, list):  # a bare YAML list of objects
+            items: list[Any] = doc
+        elif isinstance(doc, dict) and str(doc.get("kind", "")).endswith("List") and isinstance(doc.get("items"), list):
+            items = doc["items"]
+        elif isinstance(doc, dict):
             yield Located(doc, where)
+            continue
+        else:
+            raise UnreadableError(f"{where}: not a Kubernetes object (a {type(doc).__name__})")
+        for i, item in enumerate(items):
+            if not isinstance(item, dict):
+                raise UnreadableError(f"{where} item {i}: not a Kubernetes object (a {type(item).__name__})")
+            yield Located(item, f"{where} item {i}")
 
 
 def describe(obj: Any) -> str:

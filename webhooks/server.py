@@ -1,0 +1,228 @@
+"""The admission server: HTTPS only (TLS 1.2+), one path per validated kind, plus /healthz
+and /readyz; Prometheus /metrics on a separate plain-HTTP port.
+
+It only parses, calls the rule, and serialises (kopf's split between the webhook function
+and the server). A malformed review is the caller's error: HTTP 400 with the reason. Bodies
+are capped (3 MiB by default, the API server's own request limit: 413 beyond) and must
+arrive within `read_timeout` (408), so no request can hang a handler.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import ssl
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import structlog
+from aiohttp import web
+
+from webhooks.admission import MalformedReview, Review, object_with_namespace, parse_review, response_body
+from webhooks.metrics import CONTENT_TYPE, WebhookMetrics
+from webhooks.rules.decision import Decision
+from webhooks.rules.fielderrors import ErrorType, FieldError
+from webhooks.rules.registry import KINDS, Kind
+from webhooks.state import ClusterStateSource, InMemoryStateSource
+from webhooks.tls import ReloadingCertificate, generate_self_signed
+
+log = structlog.get_logger("topobridge.webhooks")
+
+MAX_REQUEST_BYTES = 3 * 1024 * 1024
+
+
+@dataclass
+class ServerSettings:
+    """How the admission server listens and where its certificate comes from."""
+
+    host: str = "0.0.0.0"
+    port: int = 9443
+    """HTTPS port of the webhooks (0: any free port)."""
+    metrics_host: str = "0.0.0.0"
+    metrics_port: int = 9090
+    """Plain-HTTP port of /metrics (0: any free port; None: no metrics listener)."""
+    cert_file: str | None = None
+    key_file: str | None = None
+    """Serving pair; when both are unset a CA and a certificate are made at start-up."""
+    self_signed_hosts: Sequence[str] = ("localhost", "127.0.0.1")
+    """SANs of a made-up certificate, e.g. `topobridge-webhook.topobridge-system.svc`."""
+    reload_interval: float = 10.0
+    """Seconds between checks of the certificate files for rotation."""
+    max_request_bytes: int = MAX_REQUEST_BYTES
+    read_timeout: float = 10.0
+    """Seconds a client may take to send its body."""
+    kinds: Sequence[Kind] = field(default_factory=lambda: KINDS)
+
+
+class WebhookServer:
+    """Runs the HTTPS admission app and the metrics app until stopped."""
+
+    def __init__(
+        self, settings: ServerSettings, state: ClusterStateSource | None = None, *, metrics: WebhookMetrics | None = None
+    ) -> None:
+        self.settings = settings
+        self.state: ClusterStateSource = state if state is not None else InMemoryStateSource()
+        self.metrics = metrics or WebhookMetrics()
+        self.ca_bundle: bytes | None = None
+        """PEM CA of a certificate made at start-up (for the webhook configuration's caBundle)."""
+        self.certificate: ReloadingCertificate | None = None
+        self.port = settings.port
+        self.metrics_port = settings.metrics_port
+        self._runners: list[web.AppRunner] = []
+        self._watch: asyncio.Task[None] | None = None
+        self._ready = False
+
+    # --- apps ------------------------------------------------------------------------------
+
+    def admission_app(self) -> web.Application:
+        app = web.Application(client_max_size=self.settings.max_request_bytes)
+        for kind in self.settings.kinds:
+            app.router.add_post(kind.path, self._handler(kind))
+        app.router.add_get("/healthz", self._healthz)
+        app.router.add_get("/readyz", self._readyz)
+        return app
+
+    def metrics_app(self) -> web.Application:
+        app = web.Application()
+        app.router.add_get("/metrics", self._metrics)
+        app.router.add_get("/healthz", self._healthz)
+        app.router.add_get("/readyz", self._readyz)
+        return app
+
+    # --- lifecycle ----------------------------------------------------------------------------
+
+    def load_certificate(self) -> ssl.SSLContext:
+        s = self.settings
+        if s.cert_file and s.key_file:
+            cert, key = Path(s.cert_file), Path(s.key_file)
+        elif s.cert_file or s.key_file:
+            raise ValueError("give both cert_file and key_file, or neither (a certificate is then made at start-up)")
+        else:
+            made = generate_self_signed(list(s.self_signed_hosts))
+            cert, key = made.write()
+            self.ca_bundle = made.ca_pem
+            log.info("tls.self_signed", hosts=list(s.self_signed_hosts))
+        self.certificate = ReloadingCertificate(cert, key)
+        return self.certificate.context
+
+    async def start(self) -> None:
+        ctx = self.load_certificate()
+        self.port = await self._serve(self.admission_app(), self.settings.host, self.settings.port, ctx)
+        if self.settings.metrics_port is not None:
+            self.metrics_port = await self._serve(
+                self.metrics_app(), self.settings.metrics_host, self.settings.metrics_port, None
+            )
+        if self.settings.cert_file and self.certificate is not None:
+            self._watch = asyncio.create_task(
+                self.certificate.watch(self.settings.reload_interval), name="webhook-certificate-watch"
+            )
+        self._ready = True
+        log.info("webhook.started", port=self.port, metrics_port=self.metrics_port)
+
+    async def _serve(self, app: web.Application, host: str, port: int, ctx: ssl.SSLContext | None) -> int:
+        # lingering_time=0: after refusing a body we do not keep reading the rest of it.
+        runner = web.AppRunner(app, access_log=None, handle_signals=False, lingering_time=0, shutdown_timeout=5)
+        await runner.setup()
+        self._runners.append(runner)
+        sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(1024)
+        sock.setblocking(False)
+        await web.SockSite(runner, sock, ssl_context=ctx).start()
+        bound: int = sock.getsockname()[1]
+        return bound
+
+    async def stop(self) -> None:
+        self._ready = False
+        if self._watch is not None:
+            self._watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watch
+            self._watch = None
+        for runner in reversed(self._runners):
+            await runner.cleanup()
+        self._runners.clear()
+
+    async def __aenter__(self) -> WebhookServer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    # --- handlers ---------------------------------------------------------------------------
+
+    def _handler(self, kind: Kind) -> Callable[[web.Request], Awaitable[web.Response]]:
+        async def handle(request: web.Request) -> web.Response:
+            return await self._admit(kind, request)
+
+        return handle
+
+    def _refuse(self, status: int, reason: str) -> web.Response:
+        self.metrics.rejected.labels(str(status)).inc()
+        log.warning("admission.refused", status=status, reason=reason)
+        return web.Response(status=status, text=reason + "\n")
+
+    async def _admit(self, kind: Kind, request: web.Request) -> web.Response:
+        started = time.perf_counter()
+        limit = self.settings.max_request_bytes
+        if request.content_length is not None and request.content_length > limit:
+            return self._refuse(413, f"request body of {request.content_length} bytes exceeds the limit of {limit}")
+        try:
+            async with asyncio.timeout(self.settings.read_timeout):
+                body = await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            return self._refuse(413, f"request body exceeds the limit of {limit} bytes")
+        except TimeoutError:
+            return self._refuse(408, f"request body not received within {self.settings.read_timeout:g}s")
+        try:
+            review = parse_review(body)
+        except MalformedReview as exc:
+            return self._refuse(400, f"malformed AdmissionReview: {exc}")
+        if (review.group, review.kind) != (kind.group, kind.kind):
+            return self._refuse(
+                400, f"{kind.path} validates {kind.kind}.{kind.group or 'core'}, not {review.kind}.{review.group or 'core'}"
+            )
+        if review.operation not in ("CREATE", "UPDATE"):
+            decision, code = Decision(), 200
+        else:
+            decision, code = self._decide(kind, review)
+        body_out = response_body(review, decision, code=code)
+        self._record(kind, review.operation, decision, time.perf_counter() - started)
+        if not decision.allowed:
+            log.info("admission.denied", kind=kind.kind, namespace=review.namespace, name=review.name,
+                     uid=review.uid, message=decision.message)
+        return web.Response(body=body_out, content_type="application/json")
+
+    def _decide(self, kind: Kind, review: Review) -> tuple[Decision, int]:
+        try:
+            return kind.rule(object_with_namespace(review), self.state.snapshot()), 422
+        except Exception:  # a bug of ours must still get an answer, not a dropped connection
+            log.exception("admission.rule_failed", kind=kind.kind, namespace=review.namespace, name=review.name)
+            failed = FieldError(ErrorType.INVALID, "<root>", "Internal error: the validating rule failed")
+            return Decision.of([failed]), 500
+
+    def _record(self, kind: Kind, operation: str, decision: Decision, seconds: float) -> None:
+        m = self.metrics
+        m.requests.labels(kind.display, operation, "allowed" if decision.allowed else "denied").inc()
+        if not decision.allowed:
+            m.denials.labels(kind.display).inc()
+        if decision.warnings:
+            m.warnings.labels(kind.display).inc(len(decision.warnings))
+        m.latency.labels(kind.display).observe(seconds)
+
+    async def _healthz(self, _request: web.Request) -> web.Response:
+        return web.Response(text="ok\n")
+
+    async def _readyz(self, _request: web.Request) -> web.Response:
+        state = "synced" if self.state.synced else "not synced (cluster checks skipped)"
+        if not self._ready:
+            return web.Response(status=503, text=f"not serving yet; cluster state {state}\n")
+        return web.Response(text=f"ok; cluster state {state}\n")
+
+    async def _metrics(self, _request: web.Request) -> web.Response:
+        return web.Response(body=self.metrics.render(), headers={"Content-Type": CONTENT_TYPE})
