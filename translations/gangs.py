@@ -1,0 +1,456 @@
+"""Gang discovery: which pods are scheduled together, from every dialect, as one `Gang` model.
+
+A pod's gang is decided by the first of these that applies:
+
+1. Volcano: annotation `scheduling.k8s.io/group-name` -> PodGroup `scheduling.volcano.sh`.
+2. Koordinator's coscheduling: label `pod-group.scheduling.sigs.k8s.io` -> PodGroup
+   `scheduling.sigs.k8s.io` (its annotations may carry `network-topology-spec` and `groups`).
+3. scheduler-plugins: label `scheduling.x-k8s.io/pod-group` -> PodGroup `scheduling.x-k8s.io`.
+4. Koordinator's annotations on the pods: `gang.scheduling.koordinator.sh/name` (+ `min-available`).
+5. Nothing: a gang of one, keyed by the pod.
+
+A Koordinator GangGroup (`gang.scheduling.koordinator.sh/groups`, on a PodGroup or on pods) merges
+the gangs it lists into one gang that is placed all together.
+
+Priority is `spec.priority` when set, else the value of `spec.priorityClassName`, else the
+`globalDefault` PriorityClass, else 0. A gang's priority is its PodGroup's priorityClassName
+when set, else the lowest of its members' (a gang never evicts pods at or above any of its own).
+
+The topology constraint goes through `translations.constraints`, so every dialect means the same.
+A gang whose objects cannot be used as written carries `error` instead of failing discovery: the
+rest of the cluster still schedules. The controller calls this same function on its cache.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, NewType
+
+from translations import constraints as cons
+from translations import koordinator as koord
+from translations import lws as lwsmod
+from translations import schedplugins, volcano
+from translations.constraints import TopologyConstraint
+from translations.core import Pod, PriorityClass, effective_requests
+from translations.errors import InvalidSpecError
+from translations.topology import TopologyTree, natural_key
+
+GangKey = NewType("GangKey", str)
+PreemptionPolicy = Literal["PreemptLowerPriority", "Never"]
+GangSource = Literal["volcano", "koordinator", "scheduler-plugins", "koordinator-annotations", "none"]
+
+
+@dataclass(frozen=True, slots=True)
+class GangPod:
+    """One member of a gang, with what the placer needs already resolved."""
+
+    pod: Pod
+    key: str
+    """`namespace/name`."""
+    rank: int | None
+    """`gang.scheduling.koordinator.sh/network-topology-index`, else the LWS worker index."""
+    priority: int
+    preemption_policy: PreemptionPolicy
+    requests: Mapping[str, int]
+    """Effective requests in scheduler units, plus `pods: 1`."""
+
+    @property
+    def bound(self) -> bool:
+        return self.pod.bound
+
+    @property
+    def node_name(self) -> str | None:
+        return self.pod.spec.node_name
+
+
+@dataclass(frozen=True, slots=True)
+class SubGroup:
+    """Pods of a gang that gather more tightly inside the gang's domain."""
+
+    name: str
+    pods: tuple[str, ...]
+    """Member pod keys, rank order."""
+    constraint: TopologyConstraint
+
+
+@dataclass(frozen=True)
+class Gang:
+    """Pods that are placed all together or not at all."""
+
+    key: GangKey
+    pods: tuple[GangPod, ...]
+    """Every non-terminal member, pending and bound, in rank order."""
+    min_member: int
+    priority: int
+    preemption_policy: PreemptionPolicy
+    constraint: TopologyConstraint | None
+    subgroups: tuple[SubGroup, ...] = ()
+    source: GangSource = "none"
+    scheduler_name: str = ""
+    error: str | None = None
+    """Why the gang cannot be scheduled as written (a bad annotation, a missing PodGroup)."""
+    all_or_nothing: bool = False
+    """True for GangGroups: every pending member at once, never a partial count."""
+    creation: str = field(default="", compare=False)
+
+    @property
+    def namespace(self) -> str:
+        return self.key.split("/", 1)[0]
+
+    @property
+    def pending(self) -> tuple[GangPod, ...]:
+        return tuple(p for p in self.pods if not p.bound)
+
+    @property
+    def bound(self) -> tuple[GangPod, ...]:
+        return tuple(p for p in self.pods if p.bound)
+
+
+@dataclass(frozen=True)
+class PodGroups:
+    """Every PodGroup of the snapshot, by dialect."""
+
+    volcano: Sequence[volcano.PodGroup] = ()
+    koordinator: Sequence[koord.SigsPodGroup] = ()
+    scheduler_plugins: Sequence[schedplugins.XPodGroup] = ()
+
+
+# --- priority -------------------------------------------------------------------------------
+
+
+def resolve_priority(pod: Pod, classes: Mapping[str, PriorityClass]) -> tuple[int, PreemptionPolicy]:
+    """The pod's priority and preemption policy as the API server's admission would set them."""
+    spec = pod.spec
+    name = spec.priority_class_name
+    pc = classes.get(name) if name else _global_default(classes)
+    value = spec.priority if spec.priority is not None else (pc.value if pc is not None else 0)
+    policy_raw = spec.preemption_policy or (pc.preemption_policy if pc is not None else None)
+    policy: PreemptionPolicy = "Never" if policy_raw == "Never" else "PreemptLowerPriority"
+    return value, policy
+
+
+def _global_default(classes: Mapping[str, PriorityClass]) -> PriorityClass | None:
+    defaults = sorted((c for c in classes.values() if c.global_default), key=lambda c: (-c.value, c.name))
+    return defaults[0] if defaults else None
+
+
+def class_priority(name: str | None, classes: Mapping[str, PriorityClass]) -> int | None:
+    if not name:
+        return None
+    pc = classes.get(name)
+    return pc.value if pc is not None else None
+
+
+# --- discovery -------------------------------------------------------------------------------
+
+
+class _Located(Exception):
+    """A spec error with the object it was found on in front: `pod ns/x: field: detail`."""
+
+
+@dataclass
+class _Draft:
+    key: GangKey
+    source: GangSource
+    members: list[Pod] = field(default_factory=list)
+    min_member: int | None = None
+    constraint: TopologyConstraint | None = None
+    pg_priority: int | None = None
+    error: str | None = None
+    groups: tuple[str, ...] = ()
+    gather_spec: koord.NetworkTopologyGatherSpec | None = None
+    volcano_policies: Sequence[volcano.SubGroupPolicy] = ()
+    creation: str = ""
+
+
+def discover_gangs(
+    pods: Iterable[Pod],
+    *,
+    podgroups: PodGroups | None = None,
+    priority_classes: Iterable[PriorityClass] = (),
+    tree: TopologyTree | None = None,
+    cnt: koord.ClusterNetworkTopology | None = None,
+) -> list[Gang]:
+    """Group pods into gangs. Terminal pods are left out; every other pod is in exactly one gang.
+
+    Gangs come back sorted by key (natural order) so callers iterate deterministically.
+    """
+    groups_in = podgroups or PodGroups()
+    classes = {c.name: c for c in priority_classes}
+    tables = _Tables(
+        volcano={pg.key: pg for pg in groups_in.volcano},
+        koordinator={pg.key: pg for pg in groups_in.koordinator},
+        scheduler_plugins={pg.key: pg for pg in groups_in.scheduler_plugins},
+    )
+    drafts: dict[GangKey, _Draft] = {}
+    for pod in sorted(pods, key=lambda p: natural_key(p.key)):
+        if pod.terminal:
+            continue
+        key, source = _membership(pod)
+        drafts.setdefault(key, _Draft(key=key, source=source)).members.append(pod)
+
+    for d in drafts.values():
+        try:
+            _resolve_source(d, tables, classes, tree)
+        except _Located as exc:
+            d.error = str(exc)
+        except InvalidSpecError as exc:
+            d.error = f"PodGroup {d.key}: {exc}"
+
+    tiers = cons.layer_tiers(tree, cnt)
+    gangs = [_finish(group, classes, tiers, tree) for group in _merge_gang_groups(list(drafts.values()))]
+    return sorted(gangs, key=lambda g: natural_key(g.key))
+
+
+def _membership(pod: Pod) -> tuple[GangKey, GangSource]:
+    ns = pod.namespace
+    ann = pod.metadata.annotations or {}
+    labels = pod.metadata.labels or {}
+    if volcano.GROUP_NAME_ANNOTATION in ann:
+        return GangKey(f"{ns}/{ann[volcano.GROUP_NAME_ANNOTATION]}"), "volcano"
+    if koord.SIGS_POD_GROUP_LABEL in labels:
+        return GangKey(f"{ns}/{labels[koord.SIGS_POD_GROUP_LABEL]}"), "koordinator"
+    if schedplugins.POD_GROUP_LABEL in labels:
+        return GangKey(f"{ns}/{labels[schedplugins.POD_GROUP_LABEL]}"), "scheduler-plugins"
+    if koord.GANG_NAME in ann:
+        return GangKey(f"{ns}/{ann[koord.GANG_NAME]}"), "koordinator-annotations"
+    return GangKey(pod.key), "none"
+
+
+@dataclass(frozen=True)
+class _Tables:
+    volcano: Mapping[str, volcano.PodGroup]
+    koordinator: Mapping[str, koord.SigsPodGroup]
+    scheduler_plugins: Mapping[str, schedplugins.XPodGroup]
+
+
+def _resolve_source(
+    d: _Draft, tables: _Tables, classes: Mapping[str, PriorityClass], tree: TopologyTree | None
+) -> None:
+    first = d.members[0]
+    if d.source == "none":
+        d.min_member = 1
+        d.creation = first.metadata.creation_timestamp or ""
+        return
+    if d.source == "volcano":
+        pg = tables.volcano.get(d.key)
+        if pg is None:
+            d.error = f"PodGroup {d.key} ({volcano.PODGROUP_GROUP}) not found: its pods wait until it exists"
+            return
+        d.creation = pg.metadata.creation_timestamp or ""
+        d.min_member = pg.spec.min_member if pg.spec.min_member is not None else 1
+        d.pg_priority = class_priority(pg.spec.priority_class_name, classes)
+        d.constraint = cons.from_volcano(pg.spec.network_topology, tree)
+        if d.constraint is None:
+            d.constraint = _volcano_pod_constraint(d.members)
+        d.volcano_policies = pg.spec.sub_group_policy or ()
+        return
+    if d.source in ("koordinator", "scheduler-plugins"):
+        pgx: koord.SigsPodGroup | schedplugins.XPodGroup | None
+        if d.source == "koordinator":
+            pgx, group = tables.koordinator.get(d.key), koord.SIGS_GROUP
+        else:
+            pgx, group = tables.scheduler_plugins.get(d.key), schedplugins.GROUP
+        if pgx is None:
+            d.error = f"PodGroup {d.key} ({group}) not found: its pods wait until it exists"
+            return
+        d.creation = pgx.metadata.creation_timestamp or ""
+        d.min_member = pgx.spec.min_member if pgx.spec.min_member is not None else 1
+        ga = _annotations(pgx.metadata.annotations, f"PodGroup {d.key}")
+        d.groups = ga.groups or ()
+        d.gather_spec = ga.network_topology
+        return
+    # Koordinator annotations on the pods themselves: the first member that states a value wins.
+    parsed = [_annotations(p.metadata.annotations, f"pod {p.key}") for p in d.members]
+    d.creation = min((p.metadata.creation_timestamp or "" for p in d.members), default="")
+    mins = [ga.min_available for ga in parsed if ga.min_available is not None]
+    totals = [ga.total_number for ga in parsed if ga.total_number is not None]
+    d.min_member = mins[0] if mins else (totals[0] if totals else len(d.members))
+    d.groups = next((ga.groups for ga in parsed if ga.groups), ())
+    d.gather_spec = next((ga.network_topology for ga in parsed if ga.network_topology is not None), None)
+
+
+def _annotations(annotations: dict[str, str] | None, where: str) -> koord.GangAnnotations:
+    try:
+        return koord.parse_gang_annotations(annotations)
+    except InvalidSpecError as exc:
+        raise _Located(f"{where}: {exc}") from None
+
+
+def _volcano_pod_constraint(members: Sequence[Pod]) -> TopologyConstraint | None:
+    """Volcano's pod-level annotations, read from the first member that has them."""
+    for pod in members:
+        ann = pod.metadata.annotations or {}
+        mode = ann.get(volcano.POD_TOPOLOGY_MODE_ANNOTATION)
+        tier = ann.get(volcano.POD_TOPOLOGY_TIER_ANNOTATION)
+        if mode is None and tier is None:
+            continue
+        if mode is not None and mode not in ("hard", "soft"):
+            raise _Located(
+                f"pod {pod.key}: metadata.annotations[{volcano.POD_TOPOLOGY_MODE_ANNOTATION}]: "
+                f'Unsupported value: "{mode}": supported values: "hard", "soft"'
+            )
+        tier_value: int | None = None
+        if tier is not None:
+            try:
+                tier_value = koord.parse_non_negative_int(volcano.POD_TOPOLOGY_TIER_ANNOTATION, tier)
+            except InvalidSpecError as exc:
+                raise _Located(f"pod {pod.key}: {exc}") from None
+        return TopologyConstraint("soft" if mode == "soft" else "hard", tier_value)
+    return None
+
+
+def _merge_gang_groups(drafts: list[_Draft]) -> list[list[_Draft]]:
+    """Union the gangs a `groups` annotation lists; a listed gang that does not exist is ignored."""
+    parent = {d.key: d.key for d in drafts}
+
+    def find(k: GangKey) -> GangKey:
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    for d in drafts:
+        for other in d.groups:
+            ok = GangKey(other)
+            if ok in parent and ok != d.key:
+                a, b = find(d.key), find(ok)
+                if a != b:
+                    first, second = sorted((a, b), key=natural_key)
+                    parent[second] = first
+    groups: dict[GangKey, list[_Draft]] = defaultdict(list)
+    for d in drafts:
+        groups[find(d.key)].append(d)
+    return [sorted(g, key=lambda d: natural_key(d.key)) for g in groups.values()]
+
+
+def _finish(
+    group: list[_Draft],
+    classes: Mapping[str, PriorityClass],
+    tiers: dict[str, int],
+    tree: TopologyTree | None,
+) -> Gang:
+    head = group[0]
+    error = next((d.error for d in group if d.error), None)
+    constraint = next((d.constraint for d in group if d.constraint is not None), None)
+    gather = next((d.gather_spec for d in group if d.gather_spec is not None), None)
+    members: list[GangPod] = []
+    for d in group:
+        pods, pod_error = _gang_pods(d.members, classes)
+        members.extend(pods)
+        error = error or pod_error
+    members.sort(key=_rank_key)
+    subgroups: list[SubGroup] = []
+    if gather is not None and error is None:
+        try:
+            constraint = cons.from_koordinator(gather, tiers)
+            subgroups.extend(_pod_count_multiples(gather, tiers, members))
+        except InvalidSpecError as exc:
+            error = f"gang {head.key}: {exc}"
+    for d in group:
+        if error is not None:
+            break
+        try:
+            subgroups.extend(_volcano_subgroups(d.volcano_policies, members, tree))
+        except InvalidSpecError as exc:
+            error = f"PodGroup {d.key}: {exc}"
+    pg_prios = [d.pg_priority for d in group if d.pg_priority is not None]
+    pending = [m for m in members if not m.bound] or members
+    never = any(m.preemption_policy == "Never" for m in pending)
+    return Gang(
+        key=head.key,
+        pods=tuple(members),
+        min_member=sum(d.min_member or 0 for d in group),
+        priority=min(pg_prios) if pg_prios else min(m.priority for m in pending),
+        preemption_policy="Never" if never else "PreemptLowerPriority",
+        constraint=constraint,
+        subgroups=tuple(subgroups),
+        source=head.source,
+        scheduler_name=next((m.pod.spec.scheduler_name or "" for m in pending), ""),
+        error=error,
+        all_or_nothing=len(group) > 1,
+        creation=min((d.creation for d in group), default=""),
+    )
+
+
+def _gang_pods(pods: Sequence[Pod], classes: Mapping[str, PriorityClass]) -> tuple[list[GangPod], str | None]:
+    """The members, and the first error that makes the gang unusable (a bad request or index)."""
+    out: list[GangPod] = []
+    error: str | None = None
+    for pod in pods:
+        prio, policy = resolve_priority(pod, classes)
+        req: dict[str, int] = {}
+        rank: int | None = None
+        try:
+            req = dict(effective_requests(pod.spec))
+            rank = _rank(pod)
+        except InvalidSpecError as exc:
+            error = error or f"pod {pod.key}: {exc}"
+        req["pods"] = 1
+        out.append(GangPod(pod, pod.key, rank, prio, policy, req))
+    return out, error
+
+
+def _rank(pod: Pod) -> int | None:
+    ann = pod.metadata.annotations or {}
+    raw = ann.get(koord.NETWORK_TOPOLOGY_INDEX)
+    if raw is not None:
+        return koord.parse_non_negative_int(koord.NETWORK_TOPOLOGY_INDEX, raw)
+    worker = (pod.metadata.labels or {}).get(lwsmod.WORKER_INDEX_LABEL)
+    if worker is not None and worker.isdigit():
+        return int(worker)
+    return None
+
+
+def _rank_key(p: GangPod) -> tuple[int, int, tuple[tuple[int, int | str], ...]]:
+    """Ranked pods first by rank; unranked after them by name (natural order)."""
+    return (0, p.rank, natural_key(p.key)) if p.rank is not None else (1, 0, natural_key(p.key))
+
+
+def _pod_count_multiples(
+    spec: koord.NetworkTopologyGatherSpec, tiers: dict[str, int], members: Sequence[GangPod]
+) -> list[SubGroup]:
+    """`podCountMultiple: N` at layer L: every L domain holds a multiple of N of the gang's pods,
+    which consecutive ranks in chunks of N, each inside one L domain, satisfy."""
+    out: list[SubGroup] = []
+    keys = [m.key for m in members]
+    for g in spec.gather_strategy:
+        n = g.pod_count_multiple
+        if n is None or n <= 1:
+            continue
+        hard = TopologyConstraint("hard", tiers[g.layer])
+        for i in range(0, len(keys), n):
+            out.append(SubGroup(f"{g.layer}x{n}-{i // n}", tuple(keys[i : i + n]), hard))
+    return out
+
+
+def _volcano_subgroups(
+    policies: Sequence[volcano.SubGroupPolicy], members: Sequence[GangPod], tree: TopologyTree | None
+) -> list[SubGroup]:
+    """Volcano subGroupPolicy: pods matching the selector, grouped by matchLabelKeys values,
+    else chunked `subGroupSize` at a time in rank order."""
+    out: list[SubGroup] = []
+    for i, pol in enumerate(policies):
+        field_path = f"spec.subGroupPolicy[{i}].networkTopology"
+        constraint = cons.from_volcano(pol.network_topology, tree, field=field_path)
+        if constraint is None or constraint.highest_tier is None:
+            continue
+        sel = pol.label_selector
+        chosen = [m for m in members if sel is None or sel.matches(m.pod.metadata.labels or {})]
+        name = pol.name or f"policy-{i}"
+        if pol.match_label_keys:
+            by_value: dict[tuple[str, ...], list[str]] = defaultdict(list)
+            for m in chosen:
+                labels = m.pod.metadata.labels or {}
+                by_value[tuple(labels.get(k, "") for k in pol.match_label_keys)].append(m.key)
+            for value, keys in sorted(by_value.items()):
+                out.append(SubGroup(f"{name}/{json.dumps(list(value))}", tuple(keys), constraint))
+        else:
+            size = pol.sub_group_size or 1
+            keys = [m.key for m in chosen]
+            for j in range(0, len(keys), size):
+                out.append(SubGroup(f"{name}-{j // size}", tuple(keys[j : j + size]), constraint))
+    return out
