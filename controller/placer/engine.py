@@ -1,0 +1,280 @@
+"""The fallback gang placer: one scheduling attempt for one gang, in kube-scheduler's phases.
+
+Plan of an attempt (`schedule`):
+
+1. prefilter: the gang is usable (no spec error), has at least minMember pods, has pending
+   pods; its demand is built (shape classes, rank order, subgroups, bound members as anchors).
+   A gang waiting for its victims to terminate stops here with `Wait`: it does not preempt
+   again while a lower-priority pod is still terminating on one of its nominated nodes.
+2. filter: each class's static node mask (taints, selectors, affinity, unschedulable). A class
+   with no node at all is `Unresolvable`.
+3. score: offer slots per node, per domain and for the cluster on the free capacity (minus what
+   other gangs' nominations hold).
+4. select: the lowest level that holds the gang, binpack, then the descent and rank layout. A
+   gang that was nominated and still fits on its nominated nodes goes there. When all pending
+   pods do not fit but minMember allows fewer, the largest rank prefix that fits is placed.
+   All or nothing: never fewer than minMember.
+5. postfilter (preempt): when nothing fits, `Unresolvable` if the gang would not fit even with
+   every lower-priority pod gone; `Unschedulable` if preemption is not allowed or finds no plan;
+   else `Wait` with the plan (victims, their DisruptionTarget condition, nominations).
+
+The engine never mutates the snapshot; the caller (the simulator, the controller) applies a
+`Success` or a plan and runs the next attempt.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from controller.placer.demand import GangDemand, build_demand, sub_demand
+from controller.placer.offer import Offers, evaluate
+from controller.placer.preempt import Budget, PreemptionPlan, plan_preemption
+from controller.placer.select import Placement, Where, hard_limit_tier, place_in, select
+from controller.placer.snapshot import CLUSTER, I64, ClusterIndex, Snapshot
+from translations.gangs import Gang
+from translations.topology import natural_key
+
+
+class Code(enum.Enum):
+    SUCCESS = "Success"
+    UNSCHEDULABLE = "Unschedulable"
+    """Does not fit now; evicting something might change that."""
+    UNRESOLVABLE = "Unresolvable"
+    """Preemption cannot help (a spec error, too few members, no node passes the filters, too
+    big even with every lower-priority pod gone)."""
+    WAIT = "Wait"
+    """Victims are terminating; the gang holds its nominated nodes."""
+
+
+@dataclass(frozen=True)
+class GangPlacement:
+    """Where every placed pod goes, and the lowest domain holding them all."""
+
+    pods: tuple[tuple[str, str], ...]
+    """(pod key, node name), rank order."""
+    domain: str
+    tier: int
+
+
+@dataclass(frozen=True)
+class Verdict:
+    code: Code
+    message: str = ""
+    step: str = ""
+    """The phase that decided: prefilter, filter, select, preempt."""
+    placement: GangPlacement | None = None
+    plan: PreemptionPlan | None = None
+    exclusions: Mapping[str, int] = field(default_factory=dict)
+
+
+NOT_ELIGIBLE_TERMINATING = "not eligible due to terminating pod on the nominated node."
+NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
+NO_VICTIMS = "no set of lower-priority pods whose eviction lets the whole gang fit."
+
+
+def schedule(gang: Gang, snap: Snapshot, *, budgets: Sequence[Budget] = ()) -> Verdict:
+    """One attempt for `gang` on `snap` (see the module docstring for the phases)."""
+    index = snap.index
+    # --- prefilter ---
+    if gang.error:
+        return Verdict(Code.UNRESOLVABLE, gang.error, "prefilter")
+    if len(gang.pods) < gang.min_member:
+        return Verdict(
+            Code.UNRESOLVABLE,
+            f"gang {gang.key} has {len(gang.pods)} pod(s), fewer than its minMember {gang.min_member}",
+            "prefilter",
+        )
+    pending = gang.pending
+    if not pending:
+        return Verdict(Code.SUCCESS, "", "prefilter", placement=GangPlacement((), "", 0))
+    demand = build_demand(gang, index)
+    free = snap.free(gang.key, gang.priority)
+    waiting = _terminating_on_nominated(gang, snap)
+    if waiting:
+        offers = evaluate(free, demand, index)
+        core = _fit_message(demand, offers, index, free)
+        return Verdict(Code.WAIT, _compose(index, core, NOT_ELIGIBLE_TERMINATING), "prefilter")
+    # --- filter ---
+    exclusions = _exclusions(demand)
+    if demand.unknown_resource is not None:
+        msg = (
+            f"0/{index.n_nodes} nodes are available: {index.n_nodes} Insufficient {demand.unknown_resource}."
+        )
+        return Verdict(Code.UNRESOLVABLE, msg, "filter", exclusions=exclusions)
+    if any(not c.mask.any() for c in demand.classes):
+        parts = ", ".join(f"{k} {v}" for v, k in sorted((v, k) for k, v in exclusions.items()))
+        msg = f"0/{index.n_nodes} nodes are available: {parts or 'no nodes'}."
+        return Verdict(Code.UNRESOLVABLE, msg, "filter", exclusions=exclusions)
+    # --- score + select ---
+    offers = evaluate(free, demand, index)
+    placed = _nominated_fit(gang, demand, snap, free) or select(demand, free, index, offers)
+    required = max(0, gang.min_member - len(gang.bound))
+    if placed is None and not gang.all_or_nothing and required < demand.n:
+        placed, demand = _largest_prefix(demand, free, index, max(required, 1))
+    if placed is not None:
+        return Verdict(Code.SUCCESS, "", "select", placement=_gang_placement(placed, demand, gang, index))
+    # --- postfilter: preemption ---
+    core = _fit_message(demand, offers, index, free)
+    if gang.preemption_policy == "Never":
+        return Verdict(
+            Code.UNSCHEDULABLE, _compose(index, core, NOT_ELIGIBLE_NEVER), "preempt", exclusions=exclusions
+        )
+    if not _fits_without_lower(demand, snap, free):
+        return Verdict(Code.UNRESOLVABLE, _compose(index, core, NO_VICTIMS), "preempt", exclusions=exclusions)
+    plan = plan_preemption(demand, snap, free, budgets, scheduler=gang.scheduler_name or "topobridge")
+    if plan is None:
+        return Verdict(
+            Code.UNSCHEDULABLE, _compose(index, core, NO_VICTIMS), "preempt", exclusions=exclusions
+        )
+    # The gang waits for its victims; this is what its pods say meanwhile.
+    msg = _compose(index, core, NOT_ELIGIBLE_TERMINATING)
+    return Verdict(Code.WAIT, msg, "preempt", plan=plan, exclusions=exclusions)
+
+
+def _terminating_on_nominated(gang: Gang, snap: Snapshot) -> bool:
+    nominated = {n.node for n in snap.nominations.values() if n.gang == gang.key}
+    if not nominated:
+        return False
+    return any(
+        p.terminating and p.node in nominated and p.priority < gang.priority for p in snap.pods.values()
+    )
+
+
+def _nominated_fit(gang: Gang, demand: GangDemand, snap: Snapshot, free: I64) -> Placement | None:
+    """kube-scheduler tries a pod's nominated node first; a gang takes its nominated nodes when
+    every pending pod has one and they all still fit."""
+    noms = {k: n for k, n in snap.nominations.items() if n.gang == gang.key}
+    if not noms or any(p.key not in noms for p in demand.pods):
+        return None
+    work = free.copy()
+    out: list[tuple[int, int]] = []
+    for pos, p in enumerate(demand.pods):
+        node = noms[p.key].node
+        cls = next(c for c in demand.classes if pos in c.pods)
+        if not cls.mask[node]:
+            return None
+        work[node] -= cls.req
+        if (work[node] < 0).any():
+            return None
+        out.append((pos, node))
+    return Placement(tuple(out), Where("node", out[0][1]))
+
+
+def _largest_prefix(
+    demand: GangDemand, free: I64, index: ClusterIndex, required: int
+) -> tuple[Placement | None, GangDemand]:
+    """Fewer pods than all, never fewer than `required`: the longest rank prefix that fits
+    (feasibility only shrinks as pods are added, so a binary search finds it)."""
+    lo, hi = required, demand.n - 1
+    best: tuple[Placement | None, GangDemand] = (None, demand)
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        d = sub_demand(demand, range(mid), index)
+        got = select(d, free, index)
+        if got is not None:
+            best = (got, d)
+            lo = mid + 1
+        else:
+            hi = mid - 1
+    return best
+
+
+def _gang_placement(placed: Placement, demand: GangDemand, gang: Gang, index: ClusterIndex) -> GangPlacement:
+    pods = tuple((demand.pods[pos].key, index.node_names[node]) for pos, node in placed.assignments)
+    nodes = {node for _, node in placed.assignments}
+    nodes |= {int(a) for a in demand.anchors}
+    domain, tier = lowest_common(index, nodes)
+    return GangPlacement(pods=pods, domain=domain, tier=tier)
+
+
+def lowest_common(index: ClusterIndex, nodes: set[int]) -> tuple[str, int]:
+    """The lowest place holding every node: the node itself, a domain, or the cluster."""
+    if len(nodes) == 1:
+        v = next(iter(nodes))
+        return index.node_names[v], 0
+    common: list[int] | None = None
+    for v in nodes:
+        chain = [int(d) for d in index.node_anc[v] if d >= 0]
+        common = chain if common is None else [d for d in common if d in set(chain)]
+        if not common:
+            return CLUSTER, index.max_tier + 1
+    if not common:
+        return CLUSTER, index.max_tier + 1
+    d = common[0]
+    return index.domain_label(d), int(index.dom_tier[d])
+
+
+def _fits_without_lower(demand: GangDemand, snap: Snapshot, free: I64) -> bool:
+    """Would the gang fit if every lower-priority, not yet terminating pod were gone?"""
+    arrays = snap.arrays()
+    lower = (arrays.priority < demand.priority) & ~arrays.terminating
+    if not lower.any():
+        return False
+    optimistic = free.copy()
+    np.add.at(optimistic, arrays.node[lower], arrays.req[lower])
+    offers = evaluate(optimistic, demand, snap.index)
+    if demand.exact:
+        return select(demand, optimistic, snap.index, offers) is not None
+    # Greedy shapes: a placement attempt is the only honest answer.
+    return select(demand, optimistic, snap.index, offers) is not None or _any_candidate(
+        demand, offers, snap.index, optimistic
+    )
+
+
+def _any_candidate(demand: GangDemand, offers: Offers, index: ClusterIndex, free: I64) -> bool:
+    if offers.total_fit and (demand.constraint is None or not demand.constraint.binds):
+        return place_in(Where("cluster", -1), demand, free, index) is not None
+    return False
+
+
+def _exclusions(demand: GangDemand) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for c in demand.classes:
+        for k, v in c.exclusions.items():
+            out[k] = max(out.get(k, 0), v)
+    return out
+
+
+def _fit_message(demand: GangDemand, offers: Offers, index: ClusterIndex, free: I64) -> str:
+    """Koordinator's wording when a topology binds the gang; kube-scheduler's otherwise."""
+    exclusions = _exclusions(demand)
+    extra = [f"{v} {k}" for k, v in sorted(exclusions.items(), key=lambda kv: (-kv[1], kv[0]))]
+    c = demand.constraint
+    if c is not None and (c.binds or c.mode == "soft") and index.n_domains:
+        tier = hard_limit_tier(demand, index) if c.binds else (c.highest_tier or index.max_tier)
+        if tier:
+            doms = sorted(
+                index.tier_domains.get(tier, np.zeros(0, np.int64)).tolist(),
+                key=lambda d: natural_key(index.domain_label(d)),
+            )
+            listing = ";".join(
+                f"topology topologyNode {index.domain_label(d)}: {int(offers.dom_offer[d])}" for d in doms
+            )
+        else:
+            listing = ";".join(
+                f"topology topologyNode {index.node_names[v]}: {int(offers.node_offer[v])}"
+                for v in range(index.n_nodes)
+            )
+        core = f"no candidate topology nodes can accommodate job, desiredOfferSlot: {demand.n}, {listing}"
+        return ", ".join([core, *extra])
+    insufficient = _insufficient(demand, free, index)
+    head = f"desiredOfferSlot: {demand.n}, offerSlot: {offers.total_offer}"
+    return ", ".join([head, *extra, *insufficient])
+
+
+def _insufficient(demand: GangDemand, free: I64, index: ClusterIndex) -> list[str]:
+    """kube's `N Insufficient <resource>`: nodes that pass the filters but lack room for one pod."""
+    cls = demand.classes[0]
+    short = (free < cls.req) & cls.mask[:, None]
+    counts = short.sum(axis=0)
+    return [f"{int(counts[r])} Insufficient {index.resources[r]}" for r in np.flatnonzero(counts)]
+
+
+def _compose(index: ClusterIndex, core: str, why: str) -> str:
+    # kube-scheduler's FitError text, then the PostFilter's, each closed by a period: the
+    # double period at the end is what kube (and the seed's Koordinator output) prints.
+    return f"0/{index.n_nodes} nodes are available: {core}. preemption: {why}."

@@ -1,0 +1,378 @@
+"""Simulation: a cluster snapshot given as plain Kubernetes objects, run to quiescence.
+
+Input is what `kubectl get -o yaml` prints: multi-document YAML or a `kind: List`, holding
+Nodes, Pods (bound ones have `spec.nodeName`), PodGroups of any of the three groups, HyperNodes
+or a ClusterNetworkTopology (`default`), PriorityClasses and PodDisruptionBudgets. Other kinds
+are skipped with a warning. An object that cannot be read raises `ScenarioError` naming the
+document, the object and the field.
+
+The run repeats rounds until nothing changes: gangs with pending pods whose schedulerName is
+served go in order of priority (highest first), then age, then name; a placed gang is bound;
+a preempting gang marks its victims terminating (DisruptionTarget), nominates its pods, and is
+tried once more while they terminate (that attempt's message is what its pods show meanwhile);
+between rounds terminating pods finish. Pending pods stay pending when nothing fits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import yaml
+
+from controller.placer.engine import Code, Verdict, lowest_common, schedule
+from controller.placer.preempt import budgets_from
+from controller.placer.snapshot import BoundPod, ClusterIndex, Nomination, Snapshot
+from translations import koordinator as koord
+from translations import schedplugins, volcano
+from translations._base import KubeModel
+from translations.core import Node, Pod, PodDisruptionBudget, PriorityClass
+from translations.errors import InvalidSpecError, ScenarioError
+from translations.gangs import Gang, PodGroups, discover_gangs
+from translations.topology import TopologyTree, from_cluster_network_topology, from_hypernodes, natural_key
+
+DEFAULT_SCHEDULERS = ("volcano", "koord-scheduler", "topobridge")
+MAX_ROUNDS = 1000
+
+
+# --- reading ----------------------------------------------------------------------------------
+
+
+def read_documents(text: str, *, source: str = "<input>") -> list[dict[str, Any]]:
+    """Objects from multi-document YAML (or JSON), `kind: List` flattened. Empty documents skip."""
+    try:
+        docs = list(yaml.safe_load_all(text))
+    except yaml.YAMLError as exc:
+        where = ""
+        mark = getattr(exc, "problem_mark", None)
+        if mark is not None:
+            where = f" (line {mark.line + 1}, column {mark.column + 1})"
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ScenarioError(f"{source}: not valid YAML{where}: {problem}") from None
+    out: list[dict[str, Any]] = []
+
+    def add(obj: Any, where: str) -> None:
+        if obj is None:
+            return
+        if not isinstance(obj, dict):
+            raise ScenarioError(
+                f"{source}: {where}: expected a Kubernetes object (a mapping), got {type(obj).__name__}"
+            )
+        kind = obj.get("kind")
+        if not isinstance(kind, str) or not kind:
+            raise ScenarioError(f"{source}: {where}: kind: Required value: every object needs a kind")
+        if kind == "List" or (kind.endswith("List") and isinstance(obj.get("items"), list)):
+            for j, item in enumerate(obj.get("items") or []):
+                add(item, f"{where} items[{j}]")
+            return
+        out.append(obj)
+
+    for i, doc in enumerate(docs):
+        add(doc, f"document {i + 1}")
+    return out
+
+
+@dataclass
+class Scenario:
+    """Typed objects of one snapshot."""
+
+    nodes: list[Node] = field(default_factory=list)
+    pods: list[Pod] = field(default_factory=list)
+    podgroups: PodGroups = field(default_factory=PodGroups)
+    hypernodes: list[volcano.HyperNode] = field(default_factory=list)
+    cnt: koord.ClusterNetworkTopology | None = None
+    priority_classes: list[PriorityClass] = field(default_factory=list)
+    pdbs: list[PodDisruptionBudget] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def load_scenario(objects: Sequence[Mapping[str, Any]], *, source: str = "<input>") -> Scenario:
+    """Parse every object at the edge; the first bad one raises ScenarioError."""
+    sc = Scenario()
+    vpg: list[volcano.PodGroup] = []
+    spg: list[koord.SigsPodGroup] = []
+    xpg: list[schedplugins.XPodGroup] = []
+    seen: dict[tuple[str, str, str], int] = {}
+    for i, raw in enumerate(objects):
+        kind = str(raw.get("kind"))
+        api = str(raw.get("apiVersion") or "")
+        group = api.split("/", 1)[0] if "/" in api else ""
+        raw_meta = raw.get("metadata")
+        meta: Mapping[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
+        name = str(meta.get("name") or "")
+        ns = str(meta.get("namespace") or "")
+        label = f"{source}: object {i + 1} ({kind} {ns + '/' if ns else ''}{name or '<no name>'})"
+        if not name:
+            raise ScenarioError(f"{label}: metadata.name: Required value")
+        ident = (kind if kind != "PodGroup" else f"PodGroup.{group}", ns, name)
+        if ident in seen:
+            raise ScenarioError(f"{label}: Duplicate value: the same object is object {seen[ident]} too")
+        seen[ident] = i + 1
+        try:
+            if kind == "Node":
+                sc.nodes.append(_parse(Node, raw, label))
+            elif kind == "Pod":
+                pod = _parse(Pod, raw, label)
+                if not pod.namespace:
+                    pod.metadata.namespace = "default"
+                sc.pods.append(pod)
+            elif kind == "PodGroup" and group == volcano.PODGROUP_GROUP:
+                vpg.append(_namespaced(_parse(volcano.PodGroup, raw, label)))
+            elif kind == "PodGroup" and group == koord.SIGS_GROUP:
+                spg.append(_namespaced(_parse(koord.SigsPodGroup, raw, label)))
+            elif kind == "PodGroup" and group == schedplugins.GROUP:
+                xpg.append(_namespaced(_parse(schedplugins.XPodGroup, raw, label)))
+            elif kind == "PodGroup":
+                raise ScenarioError(
+                    f"{label}: apiVersion: Unsupported value: {api!r}: supported groups: "
+                    f"{volcano.PODGROUP_GROUP}, {koord.SIGS_GROUP}, {schedplugins.GROUP}"
+                )
+            elif kind == "HyperNode":
+                sc.hypernodes.append(_parse(volcano.HyperNode, raw, label))
+            elif kind == "ClusterNetworkTopology":
+                cnt = _parse(koord.ClusterNetworkTopology, raw, label)
+                if cnt.name == koord.CNT_DEFAULT_NAME:
+                    sc.cnt = cnt
+                else:
+                    sc.warnings.append(
+                        f'{label}: ignored: only the ClusterNetworkTopology named "default" is read'
+                    )
+            elif kind == "PriorityClass":
+                sc.priority_classes.append(_parse(PriorityClass, raw, label))
+            elif kind == "PodDisruptionBudget":
+                pdb = _parse(PodDisruptionBudget, raw, label)
+                if not pdb.namespace:
+                    pdb.metadata.namespace = "default"
+                sc.pdbs.append(pdb)
+            else:
+                sc.warnings.append(f"{label}: skipped: kind {kind} plays no part in placement")
+        except InvalidSpecError as exc:
+            raise ScenarioError(f"{label}: {exc}") from None
+    sc.podgroups = PodGroups(volcano=vpg, koordinator=spg, scheduler_plugins=xpg)
+    return sc
+
+
+M = TypeVar("M", bound=KubeModel)
+PG = TypeVar("PG", volcano.PodGroup, koord.SigsPodGroup, schedplugins.XPodGroup)
+
+
+def _parse(model: type[M], raw: Mapping[str, Any], label: str) -> M:
+    del label  # the caller prefixes errors with it
+    return model.parse(raw)
+
+
+def _namespaced(pg: PG) -> PG:
+    if not pg.namespace:
+        pg.metadata.namespace = "default"
+    return pg
+
+
+def topology_of(sc: Scenario) -> TopologyTree:
+    """HyperNodes when there are any, else the ClusterNetworkTopology, else no tree."""
+    if sc.hypernodes:
+        return from_hypernodes(sc.hypernodes, sc.nodes)
+    if sc.cnt is not None:
+        try:
+            return from_cluster_network_topology(sc.cnt, sc.nodes)
+        except InvalidSpecError as exc:
+            raise ScenarioError(f"ClusterNetworkTopology default: {exc}") from None
+    return TopologyTree.empty()
+
+
+# --- running ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Event:
+    round: int
+    gang: str
+    what: str
+    """placed, preempting, waiting, unschedulable"""
+    message: str
+
+
+@dataclass
+class SimulationResult:
+    bound: dict[str, str] = field(default_factory=dict)
+    nominated: dict[str, str] = field(default_factory=dict)
+    evicted: list[str] = field(default_factory=list)
+    unschedulable: dict[str, str] = field(default_factory=dict)
+    gangs: dict[str, tuple[str, int]] = field(default_factory=dict)
+    conditions: dict[str, Mapping[str, str]] = field(default_factory=dict)
+    """Victim -> the DisruptionTarget condition it got."""
+    waiting: dict[str, str] = field(default_factory=dict)
+    """Gang -> the message its pods showed while its victims terminated."""
+    events: list[Event] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    index: ClusterIndex | None = None
+    final_pods: dict[str, str] = field(default_factory=dict)
+    """Every pod on a node at the end: pod -> node."""
+    initial_pods: dict[str, str] = field(default_factory=dict)
+
+    def contract(self) -> dict[str, Any]:
+        """The `--output json` object: exactly these five keys."""
+        return {
+            "bound": dict(sorted(self.bound.items(), key=lambda kv: natural_key(kv[0]))),
+            "nominated": dict(sorted(self.nominated.items(), key=lambda kv: natural_key(kv[0]))),
+            "evicted": sorted(self.evicted, key=natural_key),
+            "unschedulable": dict(sorted(self.unschedulable.items(), key=lambda kv: natural_key(kv[0]))),
+            "gangs": {
+                k: {"domain": d, "tier": t}
+                for k, (d, t) in sorted(self.gangs.items(), key=lambda kv: natural_key(kv[0]))
+            },
+        }
+
+
+def simulate(sc: Scenario, *, schedulers: Iterable[str] = DEFAULT_SCHEDULERS) -> SimulationResult:
+    served = set(schedulers)
+    tree = topology_of(sc)
+    res = SimulationResult(warnings=[*sc.warnings, *tree.warnings])
+    node_names = {n.name for n in sc.nodes}
+    pods: dict[str, Pod] = {}
+    for p in sc.pods:
+        if p.terminal:
+            continue
+        if p.bound and p.spec.node_name not in node_names:
+            res.warnings.append(
+                f"pod {p.key}: left out: bound to node {p.spec.node_name}, which is not in the snapshot"
+            )
+            continue
+        pods[p.key] = p
+
+    def gangs_now() -> list[Gang]:
+        return discover_gangs(
+            pods.values(), podgroups=sc.podgroups, priority_classes=sc.priority_classes, tree=tree, cnt=sc.cnt
+        )
+
+    gangs = gangs_now()
+    resources = {r for g in gangs for gp in g.pods for r in gp.requests}
+    index = ClusterIndex.build(sc.nodes, tree, resources=resources)
+    res.index = index
+    snap = _snapshot(index, gangs, pods)
+    res.initial_pods = {k: index.node_names[p.node] for k, p in snap.pods.items()}
+    for gang in gangs:
+        for gp in gang.pending:
+            st = gp.pod.status
+            nominated = st.nominated_node_name if st is not None else None
+            if nominated is not None and nominated in index.node_pos:
+                vec = index.vector(gp.requests)
+                if vec is not None:
+                    snap.nominate(Nomination(gp.key, gang.key, index.node_pos[nominated], vec, gang.priority))
+    last: dict[str, Verdict] = {}
+    for rnd in range(1, MAX_ROUNDS + 1):
+        changed = False
+        gangs = gangs_now()
+        order = sorted(
+            (g for g in gangs if g.pending and g.scheduler_name in served),
+            key=lambda g: (-g.priority, g.creation, natural_key(g.key)),
+        )
+        budgets = budgets_from(sc.pdbs, snap)
+        by_key = {g.key: g for g in gangs}
+        for gang in order:
+            gang = by_key[gang.key]
+            verdict = schedule(gang, snap, budgets=budgets)
+            last[gang.key] = verdict
+            if verdict.code is Code.SUCCESS and verdict.placement is not None and verdict.placement.pods:
+                _bind(verdict, gang, snap, pods, res, rnd)
+                changed = True
+                gangs = gangs_now()
+                by_key = {g.key: g for g in gangs}
+            elif verdict.code is Code.WAIT and verdict.plan is not None:
+                plan = verdict.plan
+                snap.clear_nominations(gang.key)
+                for victim in plan.victims:
+                    snap.mark_terminating(victim.pod)
+                    res.conditions[victim.pod] = victim.condition
+                    if victim.pod not in res.evicted:
+                        res.evicted.append(victim.pod)
+                reqs = {gp.key: gp for gp in gang.pending}
+                for pod_key, node in plan.nominated:
+                    vec = index.vector(reqs[pod_key].requests)
+                    assert vec is not None
+                    snap.nominate(Nomination(pod_key, gang.key, index.node_pos[node], vec, gang.priority))
+                    res.nominated[pod_key] = node
+                victims = ", ".join(v.pod for v in plan.victims)
+                res.events.append(Event(rnd, gang.key, "preempting", f"in {plan.domain}: evicting {victims}"))
+                again = schedule(gang, snap, budgets=budgets)
+                last[gang.key] = again
+                res.waiting[gang.key] = again.message
+                res.events.append(Event(rnd, gang.key, "waiting", again.message))
+                changed = True
+        # Terminating pods finish between rounds.
+        for key in [k for k, p in snap.pods.items() if p.terminating]:
+            snap.evict(key)
+            pods.pop(key, None)
+            changed = True
+        if not changed:
+            break
+    for gang in gangs_now():
+        if gang.pending and gang.scheduler_name in served:
+            v = last.get(gang.key)
+            msg = v.message if v is not None else "not attempted"
+            res.unschedulable[gang.key] = msg
+            res.events.append(Event(0, gang.key, "unschedulable", msg))
+    res.final_pods = {k: index.node_names[p.node] for k, p in snap.pods.items()}
+    return res
+
+
+def _snapshot(index: ClusterIndex, gangs: Sequence[Gang], pods: Mapping[str, Pod]) -> Snapshot:
+    bound: list[BoundPod] = []
+    gang_min: dict[str, int] = {}
+    for g in gangs:
+        gang_min[g.key] = g.min_member
+        for gp in g.bound:
+            vec = index.vector(gp.requests)
+            if vec is None or gp.node_name is None or gp.node_name not in index.node_pos:
+                continue
+            pod = pods[gp.key]
+            bound.append(
+                BoundPod(
+                    key=gp.key,
+                    namespace=pod.namespace,
+                    node=index.node_pos[gp.node_name],
+                    req=vec,
+                    priority=gp.priority,
+                    gang=g.key,
+                    labels=pod.metadata.labels or {},
+                    terminating=pod.metadata.deletion_timestamp is not None,
+                )
+            )
+    return Snapshot.build(index, bound, gang_min)
+
+
+def _bind(
+    verdict: Verdict, gang: Gang, snap: Snapshot, pods: dict[str, Pod], res: SimulationResult, rnd: int
+) -> None:
+    assert verdict.placement is not None
+    index = snap.index
+    members = {gp.key: gp for gp in gang.pods}
+    for pod_key, node in verdict.placement.pods:
+        gp = members[pod_key]
+        vec = index.vector(gp.requests)
+        assert vec is not None
+        pod = pods[pod_key]
+        snap.bind(
+            BoundPod(
+                pod_key,
+                pod.namespace,
+                index.node_pos[node],
+                vec,
+                gp.priority,
+                gang.key,
+                pod.metadata.labels or {},
+            )
+        )
+        updated = pod.model_copy(deep=True)
+        updated.spec.node_name = node
+        pods[pod_key] = updated
+        res.bound[pod_key] = node
+    snap.gang_min[gang.key] = gang.min_member
+    nodes = {
+        index.node_pos[n]
+        for n in (pods[gp.key].spec.node_name for gp in gang.pods)
+        if n is not None and n in index.node_pos
+    }
+    res.gangs[gang.key] = lowest_common(index, nodes)
+    where = f"{verdict.placement.domain} (tier {verdict.placement.tier})"
+    res.events.append(Event(rnd, gang.key, "placed", f"{len(verdict.placement.pods)} pod(s) in {where}"))

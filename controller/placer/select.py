@@ -1,0 +1,368 @@
+"""Select: choose where a gang goes and which pod lands on which node.
+
+1. Levels, lowest first: single nodes (tier 0), then each domain tier up to the constraint's
+   tier (hard: the limit; soft: where the preference stops; none: the top), then for soft and
+   unconstrained gangs the whole cluster (spread over the fewest domains).
+2. Candidates at the lowest level where anything fits, ordered by: more already-bound members
+   of the gang inside (Koordinator's ExistingPodNum), fewest leftover slots (binpack), then the
+   parent's leftover, the grandparent's, ... (keeps larger free domains intact), then name.
+3. Descent: inside the chosen domain, children with the most slots are taken first so the gang
+   spans as few lower domains as possible; the child that completes the gang is swapped for the
+   smallest one that still completes it (binpack). The leader's node, when there is one, is
+   pinned first so the leader sits with its workers.
+4. Layout: pods in rank order fill the chosen nodes in tree order, so consecutive ranks share a
+   node, then a block, then a spine. The rank (network-topology-index) decides the mapping;
+   names only break ties between unranked pods.
+
+Subgroups are placed first, each at the lowest tier inside the gang's domain that holds it,
+then the rest of the gang. That part is greedy: it never breaks a constraint but may miss a
+packing that exists, so candidates are tried in order until one works.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from controller.placer.demand import GangDemand, sub_demand, without_subgroups
+from controller.placer.offer import BIG, Offers, class_slots, evaluate
+from controller.placer.snapshot import CLUSTER, I64, Bool, ClusterIndex
+
+MAX_TRIES = 64
+"""Candidates tried per level when a placement may fail after the offer check (mixed, subgroups)."""
+
+
+@dataclass(frozen=True)
+class Where:
+    """A place that may hold a gang: one node, one domain, or the whole cluster."""
+
+    kind: str
+    """"node", "domain" or "cluster"."""
+    idx: int
+
+    def range(self, index: ClusterIndex) -> tuple[int, int]:
+        if self.kind == "node":
+            return self.idx, self.idx + 1
+        if self.kind == "domain":
+            return int(index.dom_start[self.idx]), int(index.dom_end[self.idx])
+        return 0, index.n_nodes
+
+    def label(self, index: ClusterIndex) -> str:
+        if self.kind == "node":
+            return index.node_names[self.idx]
+        if self.kind == "domain":
+            return index.domain_label(self.idx)
+        return CLUSTER
+
+    def tier(self, index: ClusterIndex) -> int:
+        if self.kind == "node":
+            return 0
+        if self.kind == "domain":
+            return int(index.dom_tier[self.idx])
+        return index.max_tier + 1
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Every pod of the demand on a node."""
+
+    assignments: tuple[tuple[int, int], ...]
+    """(position in demand.pods, node index), rank order."""
+    chosen: Where
+    """The candidate the selection settled on."""
+
+
+def levels(demand: GangDemand, index: ClusterIndex) -> list[int | str]:
+    """Tiers to try, lowest first: 0 means single nodes; "cluster" the whole cluster."""
+    c = demand.constraint
+    out: list[int | str] = [0]
+    if c is not None and c.binds:
+        limit = c.highest_tier if c.highest_tier is not None else 0
+        out += [t for t in index.tiers if 0 < t <= limit]
+        return out
+    limit = (
+        c.highest_tier
+        if (c is not None and c.mode == "soft" and c.highest_tier is not None)
+        else index.max_tier
+    )
+    out += [t for t in index.tiers if 0 < t <= limit]
+    out.append(CLUSTER)
+    return out
+
+
+def hard_limit_tier(demand: GangDemand, index: ClusterIndex) -> int | None:
+    """The tier whose domains bound a hard gang (the widest present tier <= its limit)."""
+    c = demand.constraint
+    if c is None or not c.binds or c.highest_tier is None:
+        return None
+    present = [t for t in index.tiers if 0 < t <= c.highest_tier]
+    return present[-1] if present else 0
+
+
+def _anchor_ok(lo: I64, hi: I64, demand: GangDemand) -> Bool:
+    if len(demand.anchors) == 0:
+        return np.ones(len(lo), dtype=np.bool_)
+    amin, amax = int(demand.anchors[0]), int(demand.anchors[-1])
+    return (lo <= amin) & (hi > amax)
+
+
+def candidates(
+    level: int | str, offers: Offers, index: ClusterIndex, within: tuple[int, int] | None = None
+) -> list[Where]:
+    """Fitting candidates at one level, best first."""
+    demand = offers.demand
+    n = demand.n
+    hard = demand.constraint is not None and demand.constraint.binds
+    if level == CLUSTER:
+        return [Where("cluster", -1)] if offers.total_fit else []
+    existing_node = np.zeros(index.n_nodes, dtype=np.int64)
+    if len(demand.anchors):
+        np.add.at(existing_node, demand.anchors, 1)
+    if level == 0:
+        idx = np.flatnonzero(offers.node_fit)
+        if within is not None:
+            idx = idx[(idx >= within[0]) & (idx < within[1])]
+        if hard and len(demand.anchors):
+            idx = idx[_anchor_ok(idx, idx + 1, demand)]
+        if len(idx) == 0:
+            return []
+        leftover = offers.raw_slots[idx] - n if demand.kind == "uniform" else offers.node_offer[idx] - n
+        anc = index.node_anc[idx]
+        keys = _ancestor_keys(anc, offers, n)
+        order = np.lexsort((index.node_name_rank[idx], *reversed(keys), leftover, -existing_node[idx]))
+        return [Where("node", int(i)) for i in idx[order]]
+    doms = index.tier_domains.get(int(level), np.zeros(0, np.int64))
+    doms = doms[offers.dom_fit[doms]]
+    if within is not None:
+        doms = doms[(index.dom_start[doms] >= within[0]) & (index.dom_end[doms] <= within[1])]
+    if hard and len(demand.anchors):
+        doms = doms[_anchor_ok(index.dom_start[doms], index.dom_end[doms], demand)]
+    if len(doms) == 0:
+        return []
+    cs = np.zeros(index.n_nodes + 1, dtype=np.int64)
+    np.cumsum(existing_node, out=cs[1:])
+    existing = cs[index.dom_end[doms]] - cs[index.dom_start[doms]]
+    leftover = offers.dom_offer[doms] - n
+    keys = _ancestor_keys(index.dom_anc[doms], offers, n)
+    order = np.lexsort((index.dom_name_rank[doms], *reversed(keys), leftover, -existing))
+    return [Where("domain", int(d)) for d in doms[order]]
+
+
+def _ancestor_keys(anc: I64, offers: Offers, n: int) -> list[I64]:
+    """Leftover slots of each enclosing domain, innermost first (0 past the top)."""
+    keys: list[I64] = []
+    for k in range(anc.shape[1]):
+        col = anc[:, k]
+        keys.append(np.where(col >= 0, offers.dom_offer[np.maximum(col, 0)] - n, 0))
+    return keys
+
+
+def select(
+    demand: GangDemand, free: I64, index: ClusterIndex, offers: Offers | None = None
+) -> Placement | None:
+    """The placement of the whole demand, or None when no allowed place holds it."""
+    offers = offers if offers is not None else evaluate(free, demand, index)
+    for level in levels(demand, index):
+        cands = candidates(level, offers, index)
+        tries = 1 if demand.exact else MAX_TRIES
+        for where in cands[:tries]:
+            placed = place_in(where, demand, free, index, offers)
+            if placed is not None:
+                return placed
+    return None
+
+
+def place_in(
+    where: Where, demand: GangDemand, free: I64, index: ClusterIndex, offers: Offers | None = None
+) -> Placement | None:
+    """Place every pod of `demand` inside `where` (subgroups first), or None."""
+    if not demand.subgroups:
+        got = _place_plain(where, demand, free, index, offers)
+        return Placement(tuple(got), where) if got is not None else None
+    work = free.copy()
+    out: dict[int, int] = {}
+    lo, hi = where.range(index)
+    for sg, members in demand.subgroups:
+        sd = without_subgroups(sub_demand(demand, members, index))
+        sub_offers = evaluate(work, sd, index)
+        got = None
+        sub_levels = [
+            lv for lv in levels(sd, index) if isinstance(lv, int) and lv <= (sg.constraint.highest_tier or 0)
+        ]
+        for level in sub_levels:
+            for cand in candidates(level, sub_offers, index, within=(lo, hi))[:MAX_TRIES]:
+                got = _place_plain(cand, sd, work, index, sub_offers)
+                if got is not None:
+                    break
+            if got is not None:
+                break
+        if got is None and sg.constraint.mode == "soft":
+            got = _place_plain(where, sd, work, index, None)
+        if got is None:
+            return None
+        for pos, node in got:
+            out[members[pos]] = node
+            work[node] -= _req_of(sd, pos)
+    rest = [i for i in range(demand.n) if i not in out]
+    if rest:
+        rd = without_subgroups(sub_demand(demand, rest, index))
+        got = _place_plain(where, rd, work, index, None)
+        if got is None:
+            return None
+        for pos, node in got:
+            out[rest[pos]] = node
+    return Placement(tuple(sorted(out.items())), where)
+
+
+def _req_of(demand: GangDemand, pos: int) -> I64:
+    for c in demand.classes:
+        if pos in c.pods:
+            return c.req
+    raise KeyError(pos)
+
+
+def _place_plain(
+    where: Where, demand: GangDemand, free: I64, index: ClusterIndex, offers: Offers | None
+) -> list[tuple[int, int]] | None:
+    """Place a demand without subgroups inside `where`; (position, node) pairs or None."""
+    lo, hi = where.range(index)
+    if demand.kind == "uniform":
+        o = offers if offers is not None else evaluate(free, demand, index)
+        if _inside_sum(where, o.slots, o.dom_slots, index) < demand.n:
+            return None
+        counts = _distribute(where, demand.n, o.slots, o.dom_slots, index, pin=None)
+        return _layout(demand.classes[0].pods, counts)
+    if demand.kind == "leader":
+        o = offers if offers is not None else evaluate(free, demand, index)
+        assert o.leader is not None
+        lead = o.leader
+        nb = demand.classes[0].count
+        seg = lead.delta[lo:hi]
+        if len(seg) == 0 or int(seg.min()) >= BIG:
+            return None
+        # The leader goes where it costs the fewest worker slots; ties: more slots left, tree order.
+        cand = np.flatnonzero(seg == seg.min()) + lo
+        v = int(cand[np.lexsort((cand, -lead.after[cand]))][0])
+        slots = o.slots.copy()
+        slots[v] = lead.after[v]
+        dom_slots = o.dom_slots.copy()
+        chain = index.node_anc[v]
+        chain = chain[chain >= 0]
+        dom_slots[chain] -= int(o.slots[v] - lead.after[v])
+        if _inside_sum(where, slots, dom_slots, index) < nb:
+            return None
+        counts = _distribute(where, nb, slots, dom_slots, index, pin=v)
+        out = [(demand.classes[1].pods[0], v)]
+        out += _layout(demand.classes[0].pods, counts)
+        return sorted(out)
+    # mixed: class by class on a private copy of free capacity, most numerous class first.
+    work = free.copy()
+    out_m: list[tuple[int, int]] = []
+    for c in demand.classes:
+        s = class_slots(work, c, cap=c.count)
+        s[:lo] = 0
+        s[hi:] = 0
+        ds = _dom_sums(s, index)
+        if _inside_sum(where, s, ds, index) < c.count:
+            return None
+        counts = _distribute(where, c.count, s, ds, index, pin=None)
+        for node, k in counts:
+            work[node] -= c.req * k
+        out_m += _layout(c.pods, counts)
+    return sorted(out_m)
+
+
+def _dom_sums(values: I64, index: ClusterIndex) -> I64:
+    cs = np.zeros(len(values) + 1, dtype=np.int64)
+    np.cumsum(values, out=cs[1:])
+    return cs[index.dom_end] - cs[index.dom_start]
+
+
+def _inside_sum(where: Where, slots: I64, dom_slots: I64, index: ClusterIndex) -> int:
+    if where.kind == "node":
+        return int(slots[where.idx])
+    if where.kind == "domain":
+        return int(dom_slots[where.idx])
+    return int(slots.sum())
+
+
+def _layout(pods: Sequence[int], counts: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Pods (rank order) onto nodes (layout order), filling each node before the next."""
+    out: list[tuple[int, int]] = []
+    it = iter(pods)
+    for node, k in counts:
+        for _ in range(k):
+            out.append((next(it), node))
+    return out
+
+
+def _children(where: Where, index: ClusterIndex) -> Iterator[tuple[str, int]]:
+    if where.kind == "domain":
+        d = where.idx
+        for v in range(int(index.dom_start[d]), int(index.dom_direct_end[d])):
+            yield "node", v
+        for c in index.dom_children[d]:
+            yield "domain", c
+    else:
+        for r in index.roots:
+            yield "domain", r
+        for v in range(*index.loose):
+            yield "node", v
+
+
+def _distribute(
+    where: Where, n: int, slots: I64, dom_slots: I64, index: ClusterIndex, *, pin: int | None
+) -> list[tuple[int, int]]:
+    """(node, count) in layout order: as few children as possible, best fit for the last one."""
+    if where.kind == "node":
+        return [(where.idx, n)] if n > 0 else []
+    kids = list(_children(where, index))
+    if not kids or n <= 0:
+        return []
+    kinds = np.array([k == "domain" for k, _ in kids], dtype=np.bool_)
+    ids = np.array([i for _, i in kids], dtype=np.int64)
+    dom_ids = ids[kinds]
+    caps = slots[np.where(kinds, 0, ids)]
+    caps[kinds] = dom_slots[dom_ids]
+    caps = np.minimum(caps, n)
+    start = ids.copy()
+    end = ids + 1
+    start[kinds] = index.dom_start[dom_ids]
+    end[kinds] = index.dom_end[dom_ids]
+    take = np.zeros(len(kids), dtype=np.int64)
+    remaining = n
+    pinned = -1
+    if pin is not None:
+        hits = np.flatnonzero((start <= pin) & (end > pin))
+        if len(hits):
+            pinned = int(hits[0])
+            take[pinned] = min(int(caps[pinned]), remaining)
+            remaining -= int(take[pinned])
+    if remaining > 0:
+        free_kids = np.flatnonzero((take == 0) & (caps > 0) & (np.arange(len(kids)) != pinned))
+        order = free_kids[np.lexsort((start[free_kids], -caps[free_kids]))]
+        for j in order:
+            if remaining <= 0:
+                break
+            if caps[j] >= remaining:
+                # This child completes the gang: take instead the smallest untaken child that does.
+                pool = np.flatnonzero((take == 0) & (caps >= remaining) & (np.arange(len(kids)) != pinned))
+                best = pool[np.lexsort((start[pool], caps[pool]))][0]
+                take[best] = remaining
+                remaining = 0
+                break
+            take[j] = caps[j]
+            remaining -= int(caps[j])
+    if remaining > 0:
+        raise AssertionError("distribute called on a place that does not hold the gang")
+    # Layout: the pinned child first (the leader's), then tree order.
+    chosen = sorted(np.flatnonzero(take > 0).tolist(), key=lambda j: (j != pinned, int(start[j])))
+    out: list[tuple[int, int]] = []
+    for j in chosen:
+        if kinds[j]:
+            out += _distribute(Where("domain", int(ids[j])), int(take[j]), slots, dom_slots, index, pin=pin)
+        else:
+            out.append((int(ids[j]), int(take[j])))
+    return out

@@ -1,0 +1,419 @@
+"""The placer's view of a cluster: a static index built once per node-set generation, and cheap
+per-cycle state on top of it.
+
+`ClusterIndex` (static, shared, never mutated):
+* nodes in depth-first tree order (roots, children and nodes in natural name order; nodes in no
+  domain last), so every domain covers one contiguous range `[start, end)` of node indexes and
+  any per-domain sum is two lookups in a prefix sum;
+* domains as dense arrays: tier, parent, range, children, ancestors;
+* allocatable as an int64 matrix [node, resource] over one resource axis;
+* label and taint indexes that let filters run as array operations.
+
+`Snapshot` (one per cycle, safe to mutate, `clone()` copies only the arrays): `used` [node,
+resource], the bound pods with their priority and gang (for preemption), and nominations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+import numpy.typing as npt
+
+from translations.core import Node, Taint
+from translations.topology import DomainId, TopologyTree, natural_key
+
+I64 = npt.NDArray[np.int64]
+Bool = npt.NDArray[np.bool_]
+
+FIRST_RESOURCES = ("cpu", "memory", "pods")
+CLUSTER = "cluster"
+"""The implicit root above every domain and every node."""
+UNSCHEDULABLE_TAINT = ("node.kubernetes.io/unschedulable", "", "NoSchedule")
+
+TaintTuple = tuple[str, str, str]
+
+
+@dataclass(frozen=True)
+class ClusterIndex:
+    """Static structure: rebuilt only when nodes, their labels/taints or the tree change."""
+
+    node_names: tuple[str, ...]
+    node_pos: Mapping[str, int]
+    resources: tuple[str, ...]
+    res_pos: Mapping[str, int]
+    alloc: I64
+    """[node, resource] allocatable in scheduler units."""
+    labels: tuple[Mapping[str, str], ...]
+    taint_group: I64
+    """Per node: index into `taint_sets` (NoSchedule/NoExecute taints, unschedulable as a taint)."""
+    taint_sets: tuple[tuple[TaintTuple, ...], ...]
+    unschedulable: Bool
+    tree: TopologyTree
+    dom_ids: tuple[DomainId, ...]
+    dom_pos: Mapping[DomainId, int]
+    dom_tier: I64
+    dom_parent: I64
+    dom_start: I64
+    dom_end: I64
+    dom_direct_end: I64
+    """Nodes held directly by a domain are `[start, direct_end)`; its child domains follow."""
+    dom_children: tuple[tuple[int, ...], ...]
+    node_dom: I64
+    """Innermost domain of each node, -1 for nodes in no domain."""
+    tiers: tuple[int, ...]
+    """Distinct domain tiers, ascending."""
+    tier_domains: Mapping[int, I64]
+    """tier -> its domain indexes, ordered by range start (disjoint, ascending)."""
+    roots: tuple[int, ...]
+    loose: tuple[int, int]
+    """Range of nodes that belong to no domain (at the end of the order)."""
+    node_anc: I64
+    """[node, k]: k-th enclosing domain of the node (0 = innermost), -1 past the top."""
+    dom_anc: I64
+    """[domain, k]: k-th ancestor (0 = parent), -1 past the top."""
+    node_name_rank: I64
+    dom_name_rank: I64
+    _label_cache: dict[str, npt.NDArray[np.object_]] = field(default_factory=dict, compare=False, repr=False)
+    cache: dict[object, object] = field(default_factory=dict, compare=False, repr=False)
+    """Results that depend only on the static index (filters by pod spec), kept per generation."""
+
+    @property
+    def n_nodes(self) -> int:
+        return len(self.node_names)
+
+    @property
+    def n_domains(self) -> int:
+        return len(self.dom_ids)
+
+    @classmethod
+    def build(
+        cls, nodes: Sequence[Node], tree: TopologyTree, *, resources: Iterable[str] = ()
+    ) -> ClusterIndex:
+        """Index `nodes` under `tree`. Tree nodes that are not in `nodes` are ignored."""
+        by_name = {n.name: n for n in nodes}
+        order: list[str] = []
+        dom_ids: list[DomainId] = []
+        starts: list[int] = []
+        ends: list[int] = []
+        direct_ends: list[int] = []
+        parents: list[int] = []
+        tiers: list[int] = []
+        children: list[list[int]] = []
+        dom_pos: dict[DomainId, int] = {}
+
+        def walk(did: DomainId, parent: int) -> None:
+            dom = tree.domains[did]
+            idx = len(dom_ids)
+            dom_pos[did] = idx
+            dom_ids.append(did)
+            parents.append(parent)
+            tiers.append(dom.tier)
+            children.append([])
+            starts.append(len(order))
+            order.extend(n for n in sorted(dom.nodes, key=natural_key) if n in by_name)
+            direct_ends.append(len(order))
+            ends.append(-1)
+            if parent >= 0:
+                children[parent].append(idx)
+            for child in sorted(dom.children, key=natural_key):
+                walk(child, idx)
+            ends[idx] = len(order)
+
+        roots = list(tree.roots)
+        for root in roots:
+            walk(root, -1)
+        placed = set(order)
+        loose_start = len(order)
+        order.extend(sorted((n for n in by_name if n not in placed), key=natural_key))
+
+        res_names = {r for n in nodes for r in n.allocatable()} | set(resources)
+        axis = FIRST_RESOURCES + tuple(sorted(res_names - set(FIRST_RESOURCES)))
+        res_pos = {r: i for i, r in enumerate(axis)}
+        alloc = np.zeros((len(order), len(axis)), dtype=np.int64)
+        taint_sets: dict[tuple[TaintTuple, ...], int] = {(): 0}
+        taint_group = np.zeros(len(order), dtype=np.int64)
+        unsched = np.zeros(len(order), dtype=np.bool_)
+        labels: list[Mapping[str, str]] = []
+        for i, name in enumerate(order):
+            node = by_name[name]
+            for r, v in node.allocatable().items():
+                alloc[i, res_pos[r]] = v
+            taints = _hard_taints(node.spec.taints or [])
+            if node.spec.unschedulable:
+                unsched[i] = True
+                taints = tuple(sorted({*taints, UNSCHEDULABLE_TAINT}))
+            taint_group[i] = taint_sets.setdefault(taints, len(taint_sets))
+            labels.append(node.metadata.labels or {})
+
+        node_pos = {n: i for i, n in enumerate(order)}
+        node_dom = np.full(len(order), -1, dtype=np.int64)
+        for d in range(len(dom_ids)):
+            node_dom[starts[d] : direct_ends[d]] = d
+        parent_arr = np.asarray(parents, dtype=np.int64)
+        depth = _max_depth(parents)
+        dom_anc = np.full((len(dom_ids), max(depth, 1)), -1, dtype=np.int64)
+        for d in range(len(dom_ids)):
+            p, k = parents[d], 0
+            while p >= 0:
+                dom_anc[d, k] = p
+                p, k = parents[p], k + 1
+        node_anc = np.full((len(order), depth + 1), -1, dtype=np.int64)
+        node_anc[:, 0] = node_dom
+        has = node_dom >= 0
+        if len(dom_ids):
+            node_anc[has, 1:] = dom_anc[node_dom[has], :depth]
+        tier_arr = np.asarray(tiers, dtype=np.int64)
+        start_arr = np.asarray(starts, dtype=np.int64)
+        tier_domains = {
+            t: np.asarray(
+                sorted((d for d in range(len(dom_ids)) if tiers[d] == t), key=lambda d: starts[d]),
+                dtype=np.int64,
+            )
+            for t in sorted(set(tiers))
+        }
+        return cls(
+            node_names=tuple(order),
+            node_pos=node_pos,
+            resources=axis,
+            res_pos=res_pos,
+            alloc=alloc,
+            labels=tuple(labels),
+            taint_group=taint_group,
+            taint_sets=tuple(sorted(taint_sets, key=lambda t: taint_sets[t])),
+            unschedulable=unsched,
+            tree=tree,
+            dom_ids=tuple(dom_ids),
+            dom_pos=dom_pos,
+            dom_tier=tier_arr,
+            dom_parent=parent_arr,
+            dom_start=start_arr,
+            dom_end=np.asarray(ends, dtype=np.int64),
+            dom_direct_end=np.asarray(direct_ends, dtype=np.int64),
+            dom_children=tuple(tuple(c) for c in children),
+            node_dom=node_dom,
+            tiers=tuple(sorted(set(tiers))),
+            tier_domains=tier_domains,
+            roots=tuple(dom_pos[r] for r in roots),
+            loose=(loose_start, len(order)),
+            node_anc=node_anc,
+            dom_anc=dom_anc,
+            node_name_rank=_name_ranks(order),
+            dom_name_rank=_name_ranks([str(d) for d in dom_ids]),
+        )
+
+    def label_values(self, key: str) -> npt.NDArray[np.object_]:
+        """Per node: the value of label `key`, or None."""
+        arr = self._label_cache.get(key)
+        if arr is None:
+            arr = np.array([lab.get(key) for lab in self.labels], dtype=object)
+            self._label_cache[key] = arr
+        return arr
+
+    def vector(self, requests: Mapping[str, int]) -> I64 | None:
+        """A request as a row over the resource axis; None when it names a resource no node has."""
+        out = np.zeros(len(self.resources), dtype=np.int64)
+        for r, v in requests.items():
+            if v <= 0:
+                continue
+            pos = self.res_pos.get(r)
+            if pos is None:
+                return None
+            out[pos] = v
+        return out
+
+    def domain_label(self, d: int) -> str:
+        return str(self.dom_ids[d])
+
+    @cached_property
+    def max_tier(self) -> int:
+        return self.tiers[-1] if self.tiers else 0
+
+
+def _hard_taints(taints: Iterable[Taint]) -> tuple[TaintTuple, ...]:
+    """Only NoSchedule and NoExecute keep pods off a node; PreferNoSchedule is a score."""
+    return tuple(
+        sorted({(t.key, t.value or "", t.effect) for t in taints if t.effect in ("NoSchedule", "NoExecute")})
+    )
+
+
+def _max_depth(parents: Sequence[int]) -> int:
+    best = 0
+    for d in range(len(parents)):
+        k, p = 0, parents[d]
+        while p >= 0:
+            k, p = k + 1, parents[p]
+        best = max(best, k)
+    return best
+
+
+def _name_ranks(names: Sequence[str]) -> I64:
+    order = sorted(range(len(names)), key=lambda i: natural_key(names[i]))
+    ranks = np.empty(len(names), dtype=np.int64)
+    ranks[np.asarray(order, dtype=np.int64)] = np.arange(len(names), dtype=np.int64)
+    return ranks
+
+
+# --- per-cycle state ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class BoundPod:
+    """A pod holding resources on a node: what preemption needs to know about it."""
+
+    key: str
+    namespace: str
+    node: int
+    req: I64
+    priority: int
+    gang: str
+    labels: Mapping[str, str]
+    terminating: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Nomination:
+    """A pending pod's claim on a node while its victims terminate."""
+
+    pod: str
+    gang: str
+    node: int
+    req: I64
+    priority: int
+
+
+@dataclass
+class PodArrays:
+    """Bound pods as parallel arrays, for vectorised preemption."""
+
+    keys: list[str]
+    node: I64
+    req: I64
+    priority: I64
+    terminating: Bool
+
+
+@dataclass
+class Snapshot:
+    """One cycle's state. The runner mutates it through `bind`, `evict` and `nominate`."""
+
+    index: ClusterIndex
+    used: I64
+    pods: dict[str, BoundPod]
+    gang_min: dict[str, int]
+    """Bound gangs' minMember: evicting below it takes the whole gang."""
+    nominations: dict[str, Nomination] = field(default_factory=dict)
+    _arrays: PodArrays | None = field(default=None, repr=False)
+    _on_node: list[list[str]] | None = field(default=None, repr=False)
+    _gang_pods: dict[str, list[str]] | None = field(default=None, repr=False)
+
+    @classmethod
+    def build(cls, index: ClusterIndex, pods: Iterable[BoundPod], gang_min: Mapping[str, int]) -> Snapshot:
+        plist = list(pods)
+        used = np.zeros_like(index.alloc)
+        if plist:
+            nodes = np.fromiter((p.node for p in plist), dtype=np.int64, count=len(plist))
+            reqs = np.stack([p.req for p in plist])
+            for r in range(reqs.shape[1]):
+                used[:, r] = np.bincount(nodes, weights=reqs[:, r], minlength=index.n_nodes).astype(np.int64)
+        return cls(index=index, used=used, pods={p.key: p for p in plist}, gang_min=dict(gang_min))
+
+    def clone(self) -> Snapshot:
+        return Snapshot(
+            index=self.index,
+            used=self.used.copy(),
+            pods=dict(self.pods),
+            gang_min=dict(self.gang_min),
+            nominations=dict(self.nominations),
+        )
+
+    def _changed(self) -> None:
+        self._arrays = None
+        self._on_node = None
+        self._gang_pods = None
+
+    def bind(self, pod: BoundPod) -> None:
+        self.pods[pod.key] = pod
+        self.used[pod.node] += pod.req
+        self.nominations.pop(pod.key, None)
+        self._changed()
+
+    def evict(self, key: str) -> None:
+        """The pod is gone (terminated): its resources are free again."""
+        pod = self.pods.pop(key)
+        self.used[pod.node] -= pod.req
+        self._changed()
+
+    def mark_terminating(self, key: str) -> None:
+        pod = self.pods[key]
+        self.pods[key] = BoundPod(
+            pod.key, pod.namespace, pod.node, pod.req, pod.priority, pod.gang, pod.labels, terminating=True
+        )
+        self._changed()
+
+    def nominate(self, nom: Nomination) -> None:
+        self.nominations[nom.pod] = nom
+
+    def clear_nominations(self, gang: str) -> None:
+        for k in [k for k, n in self.nominations.items() if n.gang == gang]:
+            del self.nominations[k]
+
+    def arrays(self) -> PodArrays:
+        if self._arrays is None:
+            keys = list(self.pods)
+            r = len(self.index.resources)
+            if keys:
+                plist = [self.pods[k] for k in keys]
+                self._arrays = PodArrays(
+                    keys=keys,
+                    node=np.fromiter((p.node for p in plist), dtype=np.int64, count=len(plist)),
+                    req=np.stack([p.req for p in plist]),
+                    priority=np.fromiter((p.priority for p in plist), dtype=np.int64, count=len(plist)),
+                    terminating=np.fromiter((p.terminating for p in plist), dtype=np.bool_, count=len(plist)),
+                )
+            else:
+                self._arrays = PodArrays(
+                    [],
+                    np.zeros(0, np.int64),
+                    np.zeros((0, r), np.int64),
+                    np.zeros(0, np.int64),
+                    np.zeros(0, np.bool_),
+                )
+        return self._arrays
+
+    def pods_on_node(self, node: int) -> list[str]:
+        if self._on_node is None:
+            on: list[list[str]] = [[] for _ in range(self.index.n_nodes)]
+            for p in self.pods.values():
+                on[p.node].append(p.key)
+            self._on_node = on
+        return self._on_node[node]
+
+    def gang_pods(self, gang: str) -> list[str]:
+        """Bound members of `gang` (terminating ones included)."""
+        if self._gang_pods is None:
+            by: dict[str, list[str]] = {}
+            for p in self.pods.values():
+                by.setdefault(p.gang, []).append(p.key)
+            self._gang_pods = by
+        return self._gang_pods.get(gang, [])
+
+    def reserved_for(self, gang: str, priority: int) -> I64 | None:
+        """Resources other gangs' nominations hold against `gang` (those of equal or higher
+        priority, as kube-scheduler counts nominated pods); None when there are none."""
+        noms = [n for n in self.nominations.values() if n.gang != gang and n.priority >= priority]
+        if not noms:
+            return None
+        out = np.zeros_like(self.used)
+        for n in noms:
+            out[n.node] += n.req
+        return out
+
+    def free(self, gang: str = "", priority: int = 0) -> I64:
+        free = self.index.alloc - self.used
+        reserved = self.reserved_for(gang, priority)
+        if reserved is not None:
+            free -= reserved
+        return free
