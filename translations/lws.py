@@ -122,7 +122,7 @@ class NetworkConfig(KubeModel):
 class LeaderWorkerSetSpec(KubeModel):
     """Desired state of a LeaderWorkerSet."""
 
-    replicas: int | None = Field(default=None, ge=0, le=1_000_000, json_schema_extra={"default": 1, "format": "int32"})
+    replicas: int | None = Field(default=None, ge=0, json_schema_extra={"default": 1, "format": "int32"})
     """Number of groups."""
     leader_worker_template: LeaderWorkerTemplate
     """Template of every group."""
