@@ -40,7 +40,9 @@ def cluster_network_topology() -> ClusterNetworkTopology:
         specs.append(spec)
         parent = layer
     specs.append({"topologyLayer": "NodeTopologyLayer", "parentTopologyLayer": parent})
-    return ClusterNetworkTopology.parse({"metadata": {"name": "default"}, "spec": {"networkTopologySpec": specs}})
+    return ClusterNetworkTopology.parse(
+        {"metadata": {"name": "default"}, "spec": {"networkTopologySpec": specs}}
+    )
 
 
 def raw_nodes(count: int) -> list[dict[str, Any]]:
@@ -51,30 +53,32 @@ def raw_nodes(count: int) -> list[dict[str, Any]]:
         block = accel // LEVELS[2][2]
         spine = block // LEVELS[1][2]
         dc = spine // LEVELS[0][2]
-        out.append({
-            "apiVersion": "v1",
-            "kind": "Node",
-            "metadata": {
-                "name": f"gpu-node-{i:05d}",
-                "uid": f"00000000-0000-0000-0000-{i:012d}",
-                "resourceVersion": str(1000 + i),
-                "labels": {
-                    "kubernetes.io/hostname": f"gpu-node-{i:05d}",
-                    "kubernetes.io/os": "linux",
-                    "node.kubernetes.io/instance-type": "gpu.8x",
-                    LEVELS[0][1]: f"dc-{dc}",
-                    LEVELS[1][1]: f"spine-{spine}",
-                    LEVELS[2][1]: f"block-{block}",
-                    LEVELS[3][1]: f"nvl-{accel}",
+        out.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {
+                    "name": f"gpu-node-{i:05d}",
+                    "uid": f"00000000-0000-0000-0000-{i:012d}",
+                    "resourceVersion": str(1000 + i),
+                    "labels": {
+                        "kubernetes.io/hostname": f"gpu-node-{i:05d}",
+                        "kubernetes.io/os": "linux",
+                        "node.kubernetes.io/instance-type": "gpu.8x",
+                        LEVELS[0][1]: f"dc-{dc}",
+                        LEVELS[1][1]: f"spine-{spine}",
+                        LEVELS[2][1]: f"block-{block}",
+                        LEVELS[3][1]: f"nvl-{accel}",
+                    },
                 },
-            },
-            "spec": {"taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]},
-            "status": {
-                "allocatable": {"cpu": "96", "memory": "1536Gi", "nvidia.com/gpu": "8", "pods": "110"},
-                "capacity": {"cpu": "96", "memory": "1536Gi", "nvidia.com/gpu": "8", "pods": "110"},
-                "conditions": [{"type": "Ready", "status": "True"}],
-            },
-        })
+                "spec": {"taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]},
+                "status": {
+                    "allocatable": {"cpu": "96", "memory": "1536Gi", "nvidia.com/gpu": "8", "pods": "110"},
+                    "capacity": {"cpu": "96", "memory": "1536Gi", "nvidia.com/gpu": "8", "pods": "110"},
+                    "conditions": [{"type": "Ready", "status": "True"}],
+                },
+            }
+        )
     return out
 
 
@@ -101,8 +105,10 @@ def main() -> int:
     parse = median_seconds(lambda: [Node.parse(r) for r in raws], args.runs)
     translate = median_seconds(lambda: hypernodes.from_cluster_network_topology(cnt, nodes), args.runs)
     per_tier = {t: sum(1 for h in result.hypernodes if h.spec.tier == t) for t in range(1, len(LEVELS) + 1)}
-    print(f"cluster: {args.nodes} nodes, {len(LEVELS)} tiers, {len(result.hypernodes)} HyperNodes "
-          f"({', '.join(f'tier {t}: {n}' for t, n in per_tier.items())})")
+    print(
+        f"cluster: {args.nodes} nodes, {len(LEVELS)} tiers, {len(result.hypernodes)} HyperNodes "
+        f"({', '.join(f'tier {t}: {n}' for t, n in per_tier.items())})"
+    )
     print(f"parse the Node objects alone:          {parse * 1000:8.1f} ms (median of {args.runs})")
     print(f"ClusterNetworkTopology -> HyperNodes:  {translate * 1000:8.1f} ms (median of {args.runs})")
     print(f"ratio translate / parse:               {translate / parse:8.2f}")

@@ -22,6 +22,7 @@ Exit status: 0 everything translated, 1 some object could not be (the error name
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -215,7 +216,7 @@ def _to_volcano(inputs: Inputs, revision: str | None, outcome: Outcome) -> None:
         )
     for topo in inputs.kueue_topologies:
         outcome.attempt(
-            f"Topology {topo.name}", lambda t=topo: emit_hypernodes(hn.from_kueue_topology(t, inputs.nodes))
+            f"Topology {topo.name}", functools.partial(_kueue_hypernodes, topo, inputs.nodes, emit_hypernodes)
         )
     if cnt is None and not inputs.kueue_topologies and _has_topograph_labels(inputs.nodes):
         outcome.attempt(
@@ -237,9 +238,7 @@ def _to_volcano(inputs: Inputs, revision: str | None, outcome: Outcome) -> None:
 
     gangs: list[k2v.KoordGang] = []
     for pg in inputs.koord_pod_groups:
-        outcome.attempt(
-            f"PodGroup {pg.key}", lambda pg=pg: gangs.append(k2v.gang_from_pod_group(pg, inputs.pods))
-        )
+        outcome.attempt(f"PodGroup {pg.key}", functools.partial(_append_gang, gangs, pg, inputs.pods))
     annotated: list[k2v.KoordGang] = []
     outcome.attempt(
         "Koordinator gang annotations on pods", lambda: annotated.extend(k2v.gangs_from_pods(inputs.pods))
@@ -280,7 +279,8 @@ def _to_koordinator(inputs: Inputs, revision: str | None, outcome: Outcome) -> N
             outcome.report_lines.extend(result.report.render())
             if cnt is not None:
                 outcome.report_lines.append(
-                    "ClusterNetworkTopology default: the input's own is replaced by the one made from the HyperNodes"
+                    "ClusterNetworkTopology default: the input's own is replaced by the one made "
+                    "from the HyperNodes"
                 )
             cnt, tree = result.cluster_network_topology, result.tree
             outcome.objects.append(_with_status(cnt, inputs.nodes))
@@ -328,6 +328,18 @@ def _to_koordinator(inputs: Inputs, revision: str | None, outcome: Outcome) -> N
 
         outcome.attempt(who, one_group)
     outcome.objects.extend(patched.values())
+
+
+def _kueue_hypernodes(topo: Any, nodes: list[Any], emit: Callable[[Any], None]) -> None:
+    from translations import hypernodes as hn
+
+    emit(hn.from_kueue_topology(topo, nodes))
+
+
+def _append_gang(gangs: list[Any], pg: Any, pods: list[Any]) -> None:
+    from translations import koordinator_to_volcano as k2v
+
+    gangs.append(k2v.gang_from_pod_group(pg, pods))
 
 
 def _with_status(cnt: Any, nodes: list[Any]) -> dict[str, Any]:

@@ -80,7 +80,8 @@ def from_cluster_network_topology(cnt: koord.ClusterNetworkTopology, nodes: Iter
             raise InvalidSpecError(
                 f"spec.networkTopologySpec[{cnt.spec.network_topology_spec.index(layer)}].labelKey",
                 None,
-                f'Required value: layer "{layer.topology_layer}" names no node label, so no node can be placed in it',
+                f'Required value: layer "{layer.topology_layer}" names no node label, so no node '
+                "can be placed in it",
             )
         report.carry(
             f"layer {layer.topology_layer} (labels {', '.join(layer.label_key)}) -> HyperNode tier {i + 1}"
@@ -126,7 +127,8 @@ def _from_levels(
             labels = node.metadata.labels or {}
             if node.name in tree.node_domain and not any(k in labels for k in lowest.label_keys):
                 report.default(
-                    f"node {node.name} has no {lowest.name} label: a stand-in {lowest.name} domain holds it alone"
+                    f"node {node.name} has no {lowest.name} label: a stand-in {lowest.name} domain "
+                    "holds it alone"
                 )
     for warning in tree.warnings:
         report.refuse(warning)

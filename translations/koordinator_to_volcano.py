@@ -250,13 +250,15 @@ def _job_topology(
     by_tier = {t: name for name, t in layers.tiers.items()}
     report.carry(
         f"networkTopology = {{mode: {out['mode']}, highestTierAllowed: {out.get('highestTierAllowed')}}} "
-        f"from [{listed}] ({by_tier.get(constraint.highest_tier or 0, '?')} is tier {constraint.highest_tier})"
+        f"from [{listed}] ({by_tier.get(constraint.highest_tier or 0, '?')} is tier "
+        f"{constraint.highest_tier})"
     )
     if constraint.mode == "hard":
         for g in spec.gather_strategy:
             if g.strategy == "PreferGather":
                 report.refuse(
-                    f"PreferGather {g.layer} (tier {layers.tiers[g.layer]}): Volcano holds one constraint per job; "
+                    f"PreferGather {g.layer} (tier {layers.tiers[g.layer]}): Volcano holds one "
+                    "constraint per job; "
                     f"the hard tier {constraint.highest_tier} of the MustGather layer is kept"
                 )
             elif layers.tiers[g.layer] != constraint.highest_tier:
@@ -276,7 +278,8 @@ def _topology_by_tier_name(
         raise MissingInputError(
             field_path,
             "the ClusterNetworkTopology `default` (or the HyperNodes)",
-            f"layers {', '.join(deciding)} can only be ordered by the cluster's layer chain; add it to the input",
+            f"layers {', '.join(deciding)} can only be ordered by the cluster's layer chain; add it "
+            "to the input",
         )
     layer = deciding[0]
     if layer == koord.NODE_LAYER:
@@ -290,7 +293,8 @@ def _topology_by_tier_name(
         for g in spec.gather_strategy:
             if g.strategy == "PreferGather":
                 report.refuse(
-                    f"PreferGather {g.layer}: Volcano holds one constraint per job; MustGather {layer} is kept"
+                    f"PreferGather {g.layer}: Volcano holds one constraint per job; MustGather "
+                    f"{layer} is kept"
                 )
     return out
 
@@ -311,7 +315,8 @@ def _multiple_subgroup(
         raise NotExpressibleError(
             where,
             n,
-            f"minMember {gang.min_member} is not a multiple of {n}: Volcano subgroups of {n} would leave one short",
+            f"minMember {gang.min_member} is not a multiple of {n}: Volcano subgroups of {n} would "
+            "leave one short",
             target="Volcano",
         )
     if layers.known:
@@ -319,7 +324,8 @@ def _multiple_subgroup(
         job_tier = job.get("highestTierAllowed")
         if job.get("mode") == "hard" and isinstance(job_tier, int) and tier >= job_tier:
             report.carry(
-                f"podCountMultiple {n} at {rule.layer}: implied, every pod already shares one tier-{job_tier} "
+                f"podCountMultiple {n} at {rule.layer}: implied, every pod already shares one "
+                f"tier-{job_tier} "
                 f"domain and minMember is a multiple of {n}"
             )
             return None
@@ -338,7 +344,8 @@ def _multiple_subgroup(
     if gang.min_member:
         entry["minSubGroups"] = gang.min_member // n
     report.carry(
-        f"podCountMultiple {n} at {rule.layer} -> subGroupPolicy: groups of {n} pods (label {SUBGROUP_INDEX_LABEL} "
+        f"podCountMultiple {n} at {rule.layer} -> subGroupPolicy: groups of {n} pods (label "
+        f"{SUBGROUP_INDEX_LABEL} "
         f"= network-topology-index // {n}), each hard within {rule.layer}"
     )
     return entry
@@ -499,7 +506,8 @@ def translate_group(
         raise NotExpressibleError(
             f"{first.source}: {koord.annotation_path(koord.GANG_GROUPS)}",
             list(ids),
-            f"members span namespaces {', '.join(namespaces)}; a Volcano PodGroup and its pods share one namespace",
+            f"members span namespaces {', '.join(namespaces)}; a Volcano PodGroup and its pods "
+            "share one namespace",
             target="Volcano",
         )
     multiples = [
@@ -511,7 +519,8 @@ def translate_group(
         raise NotExpressibleError(
             f"{first.source}: {koord.annotation_path(koord.NETWORK_TOPOLOGY_SPEC)}",
             multiples[0].pod_count_multiple,
-            "podCountMultiple on a GangGroup: each member gang already is a Volcano subgroup, and a pod belongs "
+            "podCountMultiple on a GangGroup: each member gang already is a Volcano subgroup, and a "
+            "pod belongs "
             "to at most one",
             target="Volcano",
         )
@@ -544,7 +553,8 @@ def translate_group(
                 )
             patches.append(patch)
     report.carry(
-        f"{_pods(len(patches))} join {name}: annotation {volcano.GROUP_NAME_ANNOTATION}, schedulerName {scheduler_name}"
+        f"{_pods(len(patches))} join {name}: annotation {volcano.GROUP_NAME_ANNOTATION}, "
+        f"schedulerName {scheduler_name}"
         if patches
         else f"no member pods given: they join with annotation {volcano.GROUP_NAME_ANNOTATION}={name}"
     )
@@ -572,7 +582,8 @@ def _same_group(first: KoordGang, other: KoordGang) -> None:
         raise InvalidSpecError(
             f"{other.source}: {koord.annotation_path(koord.GANG_GROUPS)}",
             list(other.annotations.groups or ()),
-            f"Invalid value: lists {', '.join(group_members(other))}, but {first.id} lists {', '.join(group_members(first))}",
+            f"Invalid value: lists {', '.join(group_members(other))}, but {first.id} lists "
+            f"{', '.join(group_members(first))}",
         )
     if other.annotations.network_topology != first.annotations.network_topology:
         raise InvalidSpecError(
@@ -580,7 +591,8 @@ def _same_group(first: KoordGang, other: KoordGang) -> None:
             other.annotations.network_topology.to_annotation()
             if other.annotations.network_topology
             else None,
-            f"Invalid value: every member of a GangGroup must carry the same network-topology-spec as {first.id}",
+            "Invalid value: every member of a GangGroup must carry the same network-topology-spec "
+            f"as {first.id}",
         )
 
 

@@ -17,7 +17,10 @@ GROUP = "kueue.x-k8s.io"
 API_VERSION = f"{GROUP}/v1beta1"
 API_VERSIONS = (API_VERSION, f"{GROUP}/v1beta2")
 HOSTNAME_LABEL = "kubernetes.io/hostname"
-NODE_LABEL_PATTERN = r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$"
+NODE_LABEL_PATTERN = (
+    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"  # optional DNS-1123 prefix
+    r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$"
+)
 
 
 class TopologyLevel(KubeModel):
@@ -59,7 +62,8 @@ def label_levels(topology: Topology) -> list[LabelLevel]:
             raise InvalidSpecError(
                 f"spec.levels[{i}].nodeLabel",
                 key,
-                f'Invalid value: "{key}": the kubernetes.io/hostname label can only be used at the lowest level of topology',
+                f'Invalid value: "{key}": the kubernetes.io/hostname label can only be used at the '
+                "lowest level of topology",
             )
     domains = [k for k in keys if k != HOSTNAME_LABEL]
     return [LabelLevel(key, (key,)) for key in reversed(domains)]

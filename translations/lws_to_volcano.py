@@ -243,7 +243,8 @@ def _priority_class(tmpl: lwsmod.LeaderWorkerTemplate, report: TranslationReport
         report.carry(f"priorityClassName = {chosen} (from the {source})")
     if leader and worker and leader != worker:
         report.refuse(
-            f"workerTemplate priorityClassName {worker}: a PodGroup has one priority; it carries the leader's ({leader})"
+            f"workerTemplate priorityClassName {worker}: a PodGroup has one priority; it carries "
+            f"the leader's ({leader})"
         )
     return chosen
 
@@ -259,7 +260,8 @@ def job_topology(lws: lwsmod.LeaderWorkerSet, report: TranslationReport) -> Json
     if nt is None:
         if from_annotations is not None:
             report.carry(
-                f"networkTopology = {_show(from_annotations)} (annotations {volcano.POD_TOPOLOGY_MODE_ANNOTATION}, "
+                f"networkTopology = {_show(from_annotations)} (annotations "
+                f"{volcano.POD_TOPOLOGY_MODE_ANNOTATION}, "
                 f"{volcano.POD_TOPOLOGY_TIER_ANNOTATION})"
             )
         return from_annotations
@@ -318,10 +320,16 @@ def subgroup_policy(
     policy = lws.spec.leader_worker_template.sub_group_policy
     if policy is None or policy.sub_group_size is None:
         if topology is not None:
+            given = (
+                SUBGROUP_MODE_ANNOTATION
+                if SUBGROUP_MODE_ANNOTATION in annotations
+                else SUBGROUP_TIER_ANNOTATION
+            )
             raise InvalidSpecError(
-                f"metadata.annotations[{SUBGROUP_MODE_ANNOTATION if SUBGROUP_MODE_ANNOTATION in annotations else SUBGROUP_TIER_ANNOTATION}]",
+                f"metadata.annotations[{given}]",
                 annotations.get(SUBGROUP_MODE_ANNOTATION) or annotations.get(SUBGROUP_TIER_ANNOTATION),
-                "Invalid value: a subgroup topology needs spec.leaderWorkerTemplate.subGroupPolicy.subGroupSize",
+                "Invalid value: a subgroup topology needs "
+                "spec.leaderWorkerTemplate.subGroupPolicy.subGroupSize",
             )
         if policy is not None:
             report.refuse(
@@ -343,7 +351,8 @@ def subgroup_policy(
     if lws.spec.startup_policy != "LeaderReady":
         entry["minSubGroups"] = count
     report.carry(
-        f"subGroupPolicy: {count} subgroups of {sgs} pods per group ({kind}), keyed on group and subgroup index"
+        f"subGroupPolicy: {count} subgroups of {sgs} pods per group ({kind}), keyed on group and "
+        "subgroup index"
     )
     if kind == "LeaderWorker" and (size - 1) % sgs == 0 and size > 1:
         report.carry(

@@ -90,7 +90,8 @@ def translate(
         and (not pg.namespace or not p.namespace or p.namespace == pg.namespace)
     )
     report.carry(
-        f"{len(patches)} member pod{'' if len(patches) == 1 else 's'}: label {koord.SIGS_POD_GROUP_LABEL}={pg.name}, schedulerName {scheduler_name}"
+        f"{len(patches)} member pod{'' if len(patches) == 1 else 's'}: label "
+        f"{koord.SIGS_POD_GROUP_LABEL}={pg.name}, schedulerName {scheduler_name}"
         if patches
         else f"member pods join with label {koord.SIGS_POD_GROUP_LABEL}={pg.name}"
     )
@@ -128,7 +129,7 @@ def _gather(
         raise NotExpressibleError(
             "spec.networkTopology.highestTierAllowed",
             tier,
-            f"tier {tier} has no layer (layers: {', '.join(f'{t}: {n}' for t, n in sorted(layer_of.items()))})",
+            f"tier {tier} has no layer (layers: {_layer_list(layer_of)})",
             target="Koordinator",
         )
     spec = constraints.to_koordinator(constraint, layer_of)
@@ -185,3 +186,7 @@ def _with_multiple(
         report.default(f"PreferGather {layer} added to carry podCountMultiple {n}")
     report.carry(f"subgroups of {n} hard within {layer} -> podCountMultiple {n} at {layer}")
     return koord.NetworkTopologyGatherSpec(tuple(rules))
+
+
+def _layer_list(layer_of: dict[int, str]) -> str:
+    return ", ".join(f"{t}: {n}" for t, n in sorted(layer_of.items()))

@@ -25,11 +25,18 @@ def write(tmp_path: Path, name: str, docs: list[JsonDict], *, as_list: bool = Fa
     return str(path)
 
 
-def translate(*files: str, to: str = "volcano", revision: str | None = None, stdin: str | None = None
-              ) -> tuple[int, list[JsonDict], str]:
+def translate(
+    *files: str, to: str = "volcano", revision: str | None = None, stdin: str | None = None
+) -> tuple[int, list[JsonDict], str]:
     out, err = io.StringIO(), io.StringIO()
-    code = run(list(files), to=to, revision=revision, out=out, err=err,
-               stdin=io.StringIO(stdin) if stdin is not None else None)
+    code = run(
+        list(files),
+        to=to,
+        revision=revision,
+        out=out,
+        err=err,
+        stdin=io.StringIO(stdin) if stdin is not None else None,
+    )
     return code, [d for d in yaml.safe_load_all(out.getvalue()) if d], err.getvalue()
 
 
@@ -42,12 +49,25 @@ def test_seed_cluster_and_gangs_to_volcano(tmp_path: Path) -> None:
     gangs = write(tmp_path, "gangs.yaml", [*seed_pod_groups(), *seed_member_pods()])
     code, docs, err = translate(cluster, gangs)
     assert code == 0, err
-    assert kinds(docs)[:8] == [("HyperNode", n) for n in (
-        "spinelayer-spine-0", "blocklayer-block-0", "blocklayer-block-1", "spinelayer-spine-1",
-        "blocklayer-block-2", "blocklayer-block-3", "spinelayer-spine-2", "blocklayer-block-4")]
+    assert kinds(docs)[:8] == [
+        ("HyperNode", n)
+        for n in (
+            "spinelayer-spine-0",
+            "blocklayer-block-0",
+            "blocklayer-block-1",
+            "spinelayer-spine-1",
+            "blocklayer-block-2",
+            "blocklayer-block-3",
+            "spinelayer-spine-2",
+            "blocklayer-block-4",
+        )
+    ]
     groups = {d["metadata"]["name"]: d for d in docs if d["kind"] == "PodGroup"}
     assert groups["high-priority-training"]["apiVersion"] == "scheduling.volcano.sh/v1beta1"
-    assert groups["high-priority-training"]["spec"]["networkTopology"] == {"mode": "hard", "highestTierAllowed": 2}
+    assert groups["high-priority-training"]["spec"]["networkTopology"] == {
+        "mode": "hard",
+        "highestTierAllowed": 2,
+    }
     pods = [d for d in docs if d["kind"] == "Pod"]
     assert len(pods) == 10
     assert all(p["spec"]["schedulerName"] == "volcano" for p in pods)
@@ -66,29 +86,44 @@ def test_round_trip_through_the_cli_back_to_koordinator(tmp_path: Path) -> None:
     assert code == 0, err
     cnt = docs[0]
     assert cnt["kind"] == "ClusterNetworkTopology"
-    assert cnt["spec"] == seed_cnt()["spec"] | {"networkTopologySpec": [
-        {"topologyLayer": "SpineLayer", "labelKey": ["network.topology.nvidia.com/spine"]},
-        {"topologyLayer": "BlockLayer", "parentTopologyLayer": "SpineLayer",
-         "labelKey": ["network.topology.nvidia.com/block"]},
-        {"topologyLayer": "NodeTopologyLayer", "parentTopologyLayer": "BlockLayer"}]}
+    assert cnt["spec"] == seed_cnt()["spec"] | {
+        "networkTopologySpec": [
+            {"topologyLayer": "SpineLayer", "labelKey": ["network.topology.nvidia.com/spine"]},
+            {
+                "topologyLayer": "BlockLayer",
+                "parentTopologyLayer": "SpineLayer",
+                "labelKey": ["network.topology.nvidia.com/block"],
+            },
+            {"topologyLayer": "NodeTopologyLayer", "parentTopologyLayer": "BlockLayer"},
+        ]
+    }
     assert cnt["status"]["detailStatus"][0]["nodeNum"] == 12
     groups = {d["metadata"]["name"]: d for d in docs if d["kind"] == "PodGroup"}
     assert groups["high-priority-training"]["apiVersion"] == "scheduling.sigs.k8s.io/v1alpha1"
     assert groups["high-priority-training"]["metadata"]["annotations"] == {
         "gang.scheduling.koordinator.sh/network-topology-spec": '{"gatherStrategy":[{"layer":"SpineLayer",'
-                                                                '"strategy":"MustGather"}]}'}
+        '"strategy":"MustGather"}]}'
+    }
     assert not [d for d in docs if d["kind"] == "Node"]  # already labelled: nothing to change
 
 
 def test_lws_needs_leader_pods_or_a_revision(tmp_path: Path) -> None:
-    lws = {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
-           "metadata": {"name": "llm", "namespace": "default"},
-           "spec": {"replicas": 2, "leaderWorkerTemplate": {"size": 2, "workerTemplate": {"spec": {"containers": []}}},
-                    "networkTopology": {"highestTierAllowed": 1}}}
+    lws = {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": "llm", "namespace": "default"},
+        "spec": {
+            "replicas": 2,
+            "leaderWorkerTemplate": {"size": 2, "workerTemplate": {"spec": {"containers": []}}},
+            "networkTopology": {"highestTierAllowed": 1},
+        },
+    }
     path = write(tmp_path, "lws.yaml", [lws])
     code, docs, err = translate(path)
     assert code == 1 and docs == []
-    assert err.startswith("error: LeaderWorkerSet default/llm: needs the leaderworkerset.sigs.k8s.io/template-revision-hash")
+    assert err.startswith(
+        "error: LeaderWorkerSet default/llm: needs the leaderworkerset.sigs.k8s.io/template-revision-hash"
+    )
     code, docs, err = translate(path, revision="abc")
     assert code == 0
     assert kinds(docs) == [("PodGroup", "llm-0-abc"), ("PodGroup", "llm-1-abc")]
@@ -96,21 +131,34 @@ def test_lws_needs_leader_pods_or_a_revision(tmp_path: Path) -> None:
 
 def test_one_bad_object_does_not_stop_the_others(tmp_path: Path) -> None:
     good = seed_pod_groups()[2]
-    bad = dict(seed_pod_groups()[0], metadata={"name": "bad", "namespace": "default", "annotations": {
-        "gang.scheduling.koordinator.sh/network-topology-spec": "{nope"}})
-    path = write(tmp_path, "mixed.yaml", [bad, good, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}])
+    bad = dict(
+        seed_pod_groups()[0],
+        metadata={
+            "name": "bad",
+            "namespace": "default",
+            "annotations": {"gang.scheduling.koordinator.sh/network-topology-spec": "{nope"},
+        },
+    )
+    path = write(
+        tmp_path,
+        "mixed.yaml",
+        [bad, good, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}],
+    )
     code, docs, err = translate(path)
     assert code == 1
     assert kinds(docs) == [("PodGroup", "hp-training-job")]
-    assert ("error: PodGroup default/bad: metadata.annotations[gang.scheduling.koordinator.sh/network-topology-spec]: "
-            'Invalid value: "{nope": not valid JSON') in err
+    assert (
+        "error: PodGroup default/bad: "
+        "metadata.annotations[gang.scheduling.koordinator.sh/network-topology-spec]: "
+        'Invalid value: "{nope": not valid JSON'
+    ) in err
     assert "ConfigMap c: skipped (nothing to translate into Volcano)" in err
 
 
 def test_standard_input_and_unreadable_files(tmp_path: Path) -> None:
     code, docs, _ = translate("-", stdin=yaml.safe_dump(seed_pod_groups()[2]))
     assert code == 0 and kinds(docs) == [("PodGroup", "hp-training-job")]
-    for content, phrase in (("a: [\n", "not valid YAML"), ("- 1\n- 2\n", "not a Kubernetes object (a list)")):
+    for content, phrase in (("a: [\n", "not valid YAML"), ("- 1\n- 2\n", "not a Kubernetes object")):
         (tmp_path / "bad.yaml").write_text(content)
         code, docs, err = translate(str(tmp_path / "bad.yaml"))
         assert (code, docs) == (2, [])
@@ -132,7 +180,12 @@ def test_patched_pods_keep_everything_they_had(tmp_path: Path) -> None:
 
 def test_the_console_script_exits_2_without_a_traceback(tmp_path: Path) -> None:
     (tmp_path / "bad.yaml").write_text("kind: [")
-    proc = subprocess.run([sys.executable, "-m", "topobridge.cli", "translate", str(tmp_path / "bad.yaml")],
-                          capture_output=True, text=True, timeout=120, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "topobridge.cli", "translate", str(tmp_path / "bad.yaml")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert proc.returncode == 2
     assert "not valid YAML" in proc.stderr and "Traceback" not in proc.stderr

@@ -30,8 +30,17 @@ DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0
 OURS = {"app.kubernetes.io/managed-by": "topobridge", "topobridge.io/topology-source": "koordinator"}
 
 
-def expected(name: str, tier: int, tier_name: str, key: str, value: str, *, nodes: tuple[str, ...] = (),
-             children: tuple[str, ...] = (), source: str = "koordinator") -> JsonDict:
+def expected(
+    name: str,
+    tier: int,
+    tier_name: str,
+    key: str,
+    value: str,
+    *,
+    nodes: tuple[str, ...] = (),
+    children: tuple[str, ...] = (),
+    source: str = "koordinator",
+) -> JsonDict:
     members = [{"type": "Node", "selector": {"exactMatch": {"name": n}}} for n in nodes]
     members += [{"type": "HyperNode", "selector": {"exactMatch": {"name": c}}} for c in children]
     return {
@@ -47,16 +56,32 @@ def expected(name: str, tier: int, tier_name: str, key: str, value: str, *, node
 
 
 SEED_HYPERNODES = [
-    expected("spinelayer-spine-0", 2, "SpineLayer", SPINE_KEY, "spine-0",
-             children=("blocklayer-block-0", "blocklayer-block-1")),
-    expected("blocklayer-block-0", 1, "BlockLayer", BLOCK_KEY, "block-0", nodes=("node-0", "node-1", "node-2")),
+    expected(
+        "spinelayer-spine-0",
+        2,
+        "SpineLayer",
+        SPINE_KEY,
+        "spine-0",
+        children=("blocklayer-block-0", "blocklayer-block-1"),
+    ),
+    expected(
+        "blocklayer-block-0", 1, "BlockLayer", BLOCK_KEY, "block-0", nodes=("node-0", "node-1", "node-2")
+    ),
     expected("blocklayer-block-1", 1, "BlockLayer", BLOCK_KEY, "block-1", nodes=("node-3", "node-4")),
-    expected("spinelayer-spine-1", 2, "SpineLayer", SPINE_KEY, "spine-1",
-             children=("blocklayer-block-2", "blocklayer-block-3")),
+    expected(
+        "spinelayer-spine-1",
+        2,
+        "SpineLayer",
+        SPINE_KEY,
+        "spine-1",
+        children=("blocklayer-block-2", "blocklayer-block-3"),
+    ),
     expected("blocklayer-block-2", 1, "BlockLayer", BLOCK_KEY, "block-2", nodes=("node-5", "node-6")),
     expected("blocklayer-block-3", 1, "BlockLayer", BLOCK_KEY, "block-3", nodes=("node-7", "node-8")),
     expected("spinelayer-spine-2", 2, "SpineLayer", SPINE_KEY, "spine-2", children=("blocklayer-block-4",)),
-    expected("blocklayer-block-4", 1, "BlockLayer", BLOCK_KEY, "block-4", nodes=("node-9", "node-10", "node-11")),
+    expected(
+        "blocklayer-block-4", 1, "BlockLayer", BLOCK_KEY, "block-4", nodes=("node-9", "node-10", "node-11")
+    ),
 ]
 
 
@@ -90,9 +115,15 @@ def _two_node_cnt(*layers: str) -> JsonDict:
             spec["parentTopologyLayer"] = parent
         specs.append(spec)
         parent = layer
-    specs.append({"topologyLayer": "NodeTopologyLayer", **({"parentTopologyLayer": parent} if parent else {})})
-    return {"apiVersion": "scheduling.koordinator.sh/v1alpha1", "kind": "ClusterNetworkTopology",
-            "metadata": {"name": "default"}, "spec": {"networkTopologySpec": specs}}
+    specs.append(
+        {"topologyLayer": "NodeTopologyLayer", **({"parentTopologyLayer": parent} if parent else {})}
+    )
+    return {
+        "apiVersion": "scheduling.koordinator.sh/v1alpha1",
+        "kind": "ClusterNetworkTopology",
+        "metadata": {"name": "default"},
+        "spec": {"networkTopologySpec": specs},
+    }
 
 
 def test_preemption_cluster_under_the_spine_block_layers_has_no_domains_and_says_why() -> None:
@@ -101,18 +132,34 @@ def test_preemption_cluster_under_the_spine_block_layers_has_no_domains_and_says
     result = hn.from_cluster_network_topology(cnt(), parse_nodes(preemption_nodes()))
     assert dump(result) == []
     assert result.report.refused == [
-        f"node cn-beijing.1 left out of the topology: no label for BlockLayer, SpineLayer (keys {BLOCK_KEY}, {SPINE_KEY})",
-        f"node cn-beijing.2 left out of the topology: no label for BlockLayer, SpineLayer (keys {BLOCK_KEY}, {SPINE_KEY})",
+        "node cn-beijing.1 left out of the topology: no label for BlockLayer, SpineLayer (keys "
+        f"{BLOCK_KEY}, {SPINE_KEY})",
+        "node cn-beijing.2 left out of the topology: no label for BlockLayer, SpineLayer (keys "
+        f"{BLOCK_KEY}, {SPINE_KEY})",
     ]
 
 
 def test_preemption_cluster_under_one_block_layer_gets_a_stand_in_domain_per_node() -> None:
-    result = hn.from_cluster_network_topology(cnt(_two_node_cnt("BlockLayer")), parse_nodes(preemption_nodes()))
+    result = hn.from_cluster_network_topology(
+        cnt(_two_node_cnt("BlockLayer")), parse_nodes(preemption_nodes())
+    )
     assert dump(result) == [
-        expected("blocklayer-cn-beijing.1", 1, "BlockLayer", "example.com/blocklayer", "cn-beijing.1",
-                 nodes=("cn-beijing.1",)),
-        expected("blocklayer-cn-beijing.2", 1, "BlockLayer", "example.com/blocklayer", "cn-beijing.2",
-                 nodes=("cn-beijing.2",)),
+        expected(
+            "blocklayer-cn-beijing.1",
+            1,
+            "BlockLayer",
+            "example.com/blocklayer",
+            "cn-beijing.1",
+            nodes=("cn-beijing.1",),
+        ),
+        expected(
+            "blocklayer-cn-beijing.2",
+            1,
+            "BlockLayer",
+            "example.com/blocklayer",
+            "cn-beijing.2",
+            nodes=("cn-beijing.2",),
+        ),
     ]
     assert result.report.defaulted == [
         "node cn-beijing.1 has no BlockLayer label: a stand-in BlockLayer domain holds it alone",
@@ -134,24 +181,63 @@ def _info(layer: str, name: str) -> JsonDict:
 
 
 SEED_DETAIL_STATUS = [
-    {"childTopologyLayer": "SpineLayer", "childTopologyNames": ["spine-0", "spine-1", "spine-2"], "nodeNum": 12,
-     "topologyInfo": _info("ClusterTopologyLayer", "")},
-    {"childTopologyLayer": "BlockLayer", "childTopologyNames": ["block-0", "block-1"], "nodeNum": 5,
-     "parentTopologyInfo": _info("ClusterTopologyLayer", ""), "topologyInfo": _info("SpineLayer", "spine-0")},
-    {"childTopologyLayer": "NodeTopologyLayer", "nodeNum": 3,
-     "parentTopologyInfo": _info("SpineLayer", "spine-0"), "topologyInfo": _info("BlockLayer", "block-0")},
-    {"childTopologyLayer": "NodeTopologyLayer", "nodeNum": 2,
-     "parentTopologyInfo": _info("SpineLayer", "spine-0"), "topologyInfo": _info("BlockLayer", "block-1")},
-    {"childTopologyLayer": "BlockLayer", "childTopologyNames": ["block-2", "block-3"], "nodeNum": 4,
-     "parentTopologyInfo": _info("ClusterTopologyLayer", ""), "topologyInfo": _info("SpineLayer", "spine-1")},
-    {"childTopologyLayer": "NodeTopologyLayer", "nodeNum": 2,
-     "parentTopologyInfo": _info("SpineLayer", "spine-1"), "topologyInfo": _info("BlockLayer", "block-2")},
-    {"childTopologyLayer": "NodeTopologyLayer", "nodeNum": 2,
-     "parentTopologyInfo": _info("SpineLayer", "spine-1"), "topologyInfo": _info("BlockLayer", "block-3")},
-    {"childTopologyLayer": "BlockLayer", "childTopologyNames": ["block-4"], "nodeNum": 3,
-     "parentTopologyInfo": _info("ClusterTopologyLayer", ""), "topologyInfo": _info("SpineLayer", "spine-2")},
-    {"childTopologyLayer": "NodeTopologyLayer", "nodeNum": 3,
-     "parentTopologyInfo": _info("SpineLayer", "spine-2"), "topologyInfo": _info("BlockLayer", "block-4")},
+    {
+        "childTopologyLayer": "SpineLayer",
+        "childTopologyNames": ["spine-0", "spine-1", "spine-2"],
+        "nodeNum": 12,
+        "topologyInfo": _info("ClusterTopologyLayer", ""),
+    },
+    {
+        "childTopologyLayer": "BlockLayer",
+        "childTopologyNames": ["block-0", "block-1"],
+        "nodeNum": 5,
+        "parentTopologyInfo": _info("ClusterTopologyLayer", ""),
+        "topologyInfo": _info("SpineLayer", "spine-0"),
+    },
+    {
+        "childTopologyLayer": "NodeTopologyLayer",
+        "nodeNum": 3,
+        "parentTopologyInfo": _info("SpineLayer", "spine-0"),
+        "topologyInfo": _info("BlockLayer", "block-0"),
+    },
+    {
+        "childTopologyLayer": "NodeTopologyLayer",
+        "nodeNum": 2,
+        "parentTopologyInfo": _info("SpineLayer", "spine-0"),
+        "topologyInfo": _info("BlockLayer", "block-1"),
+    },
+    {
+        "childTopologyLayer": "BlockLayer",
+        "childTopologyNames": ["block-2", "block-3"],
+        "nodeNum": 4,
+        "parentTopologyInfo": _info("ClusterTopologyLayer", ""),
+        "topologyInfo": _info("SpineLayer", "spine-1"),
+    },
+    {
+        "childTopologyLayer": "NodeTopologyLayer",
+        "nodeNum": 2,
+        "parentTopologyInfo": _info("SpineLayer", "spine-1"),
+        "topologyInfo": _info("BlockLayer", "block-2"),
+    },
+    {
+        "childTopologyLayer": "NodeTopologyLayer",
+        "nodeNum": 2,
+        "parentTopologyInfo": _info("SpineLayer", "spine-1"),
+        "topologyInfo": _info("BlockLayer", "block-3"),
+    },
+    {
+        "childTopologyLayer": "BlockLayer",
+        "childTopologyNames": ["block-4"],
+        "nodeNum": 3,
+        "parentTopologyInfo": _info("ClusterTopologyLayer", ""),
+        "topologyInfo": _info("SpineLayer", "spine-2"),
+    },
+    {
+        "childTopologyLayer": "NodeTopologyLayer",
+        "nodeNum": 3,
+        "parentTopologyInfo": _info("SpineLayer", "spine-2"),
+        "topologyInfo": _info("BlockLayer", "block-4"),
+    },
 ]
 
 
@@ -172,13 +258,25 @@ def test_detail_status_is_exactly_what_koordinator_writes_for_the_seed_cluster()
 
 def test_detail_status_counts_nodes_when_there_are_no_layers_and_skips_unlabelled_nodes() -> None:
     only_nodes = hn.detail_status(cnt(_two_node_cnt()), parse_nodes(preemption_nodes())).to_dict()
-    assert only_nodes == {"detailStatus": [
-        {"topologyInfo": _info("ClusterTopologyLayer", ""), "childTopologyLayer": "NodeTopologyLayer", "nodeNum": 2},
-    ]}
+    assert only_nodes == {
+        "detailStatus": [
+            {
+                "topologyInfo": _info("ClusterTopologyLayer", ""),
+                "childTopologyLayer": "NodeTopologyLayer",
+                "nodeNum": 2,
+            },
+        ]
+    }
     unlabelled = hn.detail_status(cnt(), parse_nodes(preemption_nodes())).to_dict()
-    assert unlabelled == {"detailStatus": [
-        {"topologyInfo": _info("ClusterTopologyLayer", ""), "childTopologyLayer": "SpineLayer", "nodeNum": 0},
-    ]}
+    assert unlabelled == {
+        "detailStatus": [
+            {
+                "topologyInfo": _info("ClusterTopologyLayer", ""),
+                "childTopologyLayer": "SpineLayer",
+                "nodeNum": 0,
+            },
+        ]
+    }
 
 
 # --- names ----------------------------------------------------------------------------------------
@@ -199,8 +297,12 @@ def test_a_value_under_two_parents_is_two_hypernodes_with_stable_hashed_names() 
     assert all(re.fullmatch(r"blocklayer-b0-[0-9a-f]{8}", n) for n in b0)
     assert "blocklayer-b1" in names  # unique values keep the plain name
     by_name = {h.name: h for h in first.hypernodes}
-    parents = {m.selector.exact_match.name: h.name for h in first.hypernodes for m in h.spec.members
-               if m.type == "HyperNode" and m.selector.exact_match}
+    parents = {
+        m.selector.exact_match.name: h.name
+        for h in first.hypernodes
+        for m in h.spec.members
+        if m.type == "HyperNode" and m.selector.exact_match
+    }
     assert {parents[n] for n in b0} == {"spinelayer-s1", "spinelayer-s2"}
     assert {by_name[n].metadata.annotation(hn.LABEL_VALUE_ANNOTATION) for n in b0} == {"b0"}
 
@@ -228,52 +330,109 @@ def test_values_that_sanitize_alike_get_distinct_names_and_every_name_is_dns1123
 def test_topograph_labels_skip_levels_no_node_carries() -> None:
     result = hn.from_topograph_labels(parse_nodes(seed_nodes()))
     assert [(h.name, h.spec.tier, h.spec.tier_name) for h in result.hypernodes] == [
-        ("spine-spine-0", 2, "spine"), ("block-block-0", 1, "block"), ("block-block-1", 1, "block"),
-        ("spine-spine-1", 2, "spine"), ("block-block-2", 1, "block"), ("block-block-3", 1, "block"),
-        ("spine-spine-2", 2, "spine"), ("block-block-4", 1, "block"),
+        ("spine-spine-0", 2, "spine"),
+        ("block-block-0", 1, "block"),
+        ("block-block-1", 1, "block"),
+        ("spine-spine-1", 2, "spine"),
+        ("block-block-2", 1, "block"),
+        ("block-block-3", 1, "block"),
+        ("spine-spine-2", 2, "spine"),
+        ("block-block-4", 1, "block"),
     ]
     assert result.report.carried[0] == "levels block -> tier 1, spine -> tier 2"
 
 
 def test_topograph_accelerator_and_datacenter_levels_and_the_kubernetes_io_prefix() -> None:
     nodes = [
-        node("n0", {"network.topology.nvidia.com/accelerator": "nvl1", BLOCK_KEY: "b1",
-                    "network.topology.nvidia.com/datacenter": "dc1"}),
-        node("n1", {"network.topology.nvidia.com/accelerator": "nvl1", BLOCK_KEY: "b1",
-                    "network.topology.nvidia.com/datacenter": "dc1"}),
+        node(
+            "n0",
+            {
+                "network.topology.nvidia.com/accelerator": "nvl1",
+                BLOCK_KEY: "b1",
+                "network.topology.nvidia.com/datacenter": "dc1",
+            },
+        ),
+        node(
+            "n1",
+            {
+                "network.topology.nvidia.com/accelerator": "nvl1",
+                BLOCK_KEY: "b1",
+                "network.topology.nvidia.com/datacenter": "dc1",
+            },
+        ),
         # Only the kubernetes.io spelling, and no accelerator: a stand-in NVLink domain.
-        node("n2", {"network.topology.kubernetes.io/block": "b1", "network.topology.kubernetes.io/datacenter": "dc1"}),
+        node(
+            "n2",
+            {
+                "network.topology.kubernetes.io/block": "b1",
+                "network.topology.kubernetes.io/datacenter": "dc1",
+            },
+        ),
     ]
     result = hn.from_topograph_labels(parse_nodes(nodes))
-    got = {h.name: (h.spec.tier, sorted(m.selector.exact_match.name for m in h.spec.members if m.selector.exact_match))
-           for h in result.hypernodes}
+    got = {
+        h.name: (
+            h.spec.tier,
+            sorted(m.selector.exact_match.name for m in h.spec.members if m.selector.exact_match),
+        )
+        for h in result.hypernodes
+    }
     assert got == {
         "datacenter-dc1": (3, ["block-b1"]),
         "block-b1": (2, ["accelerator-n2", "accelerator-nvl1"]),
         "accelerator-nvl1": (1, ["n0", "n1"]),
         "accelerator-n2": (1, ["n2"]),
     }
-    assert result.report.defaulted == ["node n2 has no accelerator label: a stand-in accelerator domain holds it alone"]
+    assert result.report.defaulted == [
+        "node n2 has no accelerator label: a stand-in accelerator domain holds it alone"
+    ]
 
 
 def test_kueue_topology_levels_become_tiers_and_hostname_is_the_nodes() -> None:
-    topo = kueue.Topology.parse({
-        "apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "Topology", "metadata": {"name": "default"},
-        "spec": {"levels": [{"nodeLabel": "cloud.example.com/block"}, {"nodeLabel": "cloud.example.com/rack"},
-                            {"nodeLabel": "kubernetes.io/hostname"}]},
-    })
-    nodes = [node(f"n{i}", {"cloud.example.com/block": "b1", "cloud.example.com/rack": f"r{i // 2}"}) for i in range(4)]
+    topo = kueue.Topology.parse(
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta1",
+            "kind": "Topology",
+            "metadata": {"name": "default"},
+            "spec": {
+                "levels": [
+                    {"nodeLabel": "cloud.example.com/block"},
+                    {"nodeLabel": "cloud.example.com/rack"},
+                    {"nodeLabel": "kubernetes.io/hostname"},
+                ]
+            },
+        }
+    )
+    nodes = [
+        node(f"n{i}", {"cloud.example.com/block": "b1", "cloud.example.com/rack": f"r{i // 2}"})
+        for i in range(4)
+    ]
     result = hn.from_kueue_topology(topo, parse_nodes(nodes))
     assert [h.to_dict()["spec"] for h in result.hypernodes] == [
-        {"tier": 2, "tierName": "cloud.example.com/block", "members": [
-            {"type": "HyperNode", "selector": {"exactMatch": {"name": "rack-r0"}}},
-            {"type": "HyperNode", "selector": {"exactMatch": {"name": "rack-r1"}}}]},
-        {"tier": 1, "tierName": "cloud.example.com/rack", "members": [
-            {"type": "Node", "selector": {"exactMatch": {"name": "n0"}}},
-            {"type": "Node", "selector": {"exactMatch": {"name": "n1"}}}]},
-        {"tier": 1, "tierName": "cloud.example.com/rack", "members": [
-            {"type": "Node", "selector": {"exactMatch": {"name": "n2"}}},
-            {"type": "Node", "selector": {"exactMatch": {"name": "n3"}}}]},
+        {
+            "tier": 2,
+            "tierName": "cloud.example.com/block",
+            "members": [
+                {"type": "HyperNode", "selector": {"exactMatch": {"name": "rack-r0"}}},
+                {"type": "HyperNode", "selector": {"exactMatch": {"name": "rack-r1"}}},
+            ],
+        },
+        {
+            "tier": 1,
+            "tierName": "cloud.example.com/rack",
+            "members": [
+                {"type": "Node", "selector": {"exactMatch": {"name": "n0"}}},
+                {"type": "Node", "selector": {"exactMatch": {"name": "n1"}}},
+            ],
+        },
+        {
+            "tier": 1,
+            "tierName": "cloud.example.com/rack",
+            "members": [
+                {"type": "Node", "selector": {"exactMatch": {"name": "n2"}}},
+                {"type": "Node", "selector": {"exactMatch": {"name": "n3"}}},
+            ],
+        },
     ]
     assert [h.name for h in result.hypernodes] == ["block-b1", "rack-r0", "rack-r1"]
     assert {h.metadata.label(hn.SOURCE_LABEL) for h in result.hypernodes} == {"kueue"}
@@ -282,15 +441,27 @@ def test_kueue_topology_levels_become_tiers_and_hostname_is_the_nodes() -> None:
 @pytest.mark.parametrize(
     ("levels", "field", "detail"),
     [
-        (["kubernetes.io/hostname", "example.com/rack"], "spec.levels[0].nodeLabel",
-         'Invalid value: "kubernetes.io/hostname": the kubernetes.io/hostname label can only be used at the lowest '
-         "level of topology"),
-        (["example.com/rack", "example.com/rack"], "spec.levels[1].nodeLabel", 'Duplicate value: "example.com/rack"'),
+        (
+            ["kubernetes.io/hostname", "example.com/rack"],
+            "spec.levels[0].nodeLabel",
+            'Invalid value: "kubernetes.io/hostname": the kubernetes.io/hostname label can only be '
+            "used at the lowest "
+            "level of topology",
+        ),
+        (
+            ["example.com/rack", "example.com/rack"],
+            "spec.levels[1].nodeLabel",
+            'Duplicate value: "example.com/rack"',
+        ),
     ],
     ids=["hostname-not-lowest", "duplicate-level"],
 )
-def test_kueue_topology_rules_old_apiservers_do_not_enforce(levels: list[str], field: str, detail: str) -> None:
-    topo = kueue.Topology.parse({"metadata": {"name": "t"}, "spec": {"levels": [{"nodeLabel": k} for k in levels]}})
+def test_kueue_topology_rules_old_apiservers_do_not_enforce(
+    levels: list[str], field: str, detail: str
+) -> None:
+    topo = kueue.Topology.parse(
+        {"metadata": {"name": "t"}, "spec": {"levels": [{"nodeLabel": k} for k in levels]}}
+    )
     with pytest.raises(InvalidSpecError) as exc:
         hn.from_kueue_topology(topo, [])
     assert (exc.value.field_path, exc.value.detail) == (field, detail)
@@ -311,11 +482,15 @@ def test_a_layer_without_label_keys_is_refused_naming_it() -> None:
 def test_seed_hypernodes_give_back_the_seed_layers_and_need_no_relabelling() -> None:
     hypernodes = [HyperNode.parse(h) for h in SEED_HYPERNODES]
     result = hn.to_cluster_network_topology(hypernodes, parse_nodes(seed_nodes()))
-    assert result.cluster_network_topology.to_dict() == seed_cnt() | {"spec": {"networkTopologySpec": [
-        {"topologyLayer": "SpineLayer", "labelKey": [SPINE_KEY]},
-        {"topologyLayer": "BlockLayer", "parentTopologyLayer": "SpineLayer", "labelKey": [BLOCK_KEY]},
-        {"topologyLayer": "NodeTopologyLayer", "parentTopologyLayer": "BlockLayer"},
-    ]}}
+    assert result.cluster_network_topology.to_dict() == seed_cnt() | {
+        "spec": {
+            "networkTopologySpec": [
+                {"topologyLayer": "SpineLayer", "labelKey": [SPINE_KEY]},
+                {"topologyLayer": "BlockLayer", "parentTopologyLayer": "SpineLayer", "labelKey": [BLOCK_KEY]},
+                {"topologyLayer": "NodeTopologyLayer", "parentTopologyLayer": "BlockLayer"},
+            ]
+        }
+    }
     assert result.node_patches == ()
 
 
@@ -331,14 +506,26 @@ def test_unlabelled_nodes_get_the_labels_that_rebuild_the_tree_and_stale_ones_go
     assert patches["node-11"] == {"metadata": {"labels": {SPINE_KEY: "spine-2", BLOCK_KEY: "block-4"}}}
     assert patches["node-12"] == {"metadata": {"labels": {SPINE_KEY: None}}}
     assert len(patches) == 13
-    relabelled = parse_nodes([p.apply(n) for p, n in zip(
-        sorted(result.node_patches, key=lambda p: int(p.node.split("-")[1])), nodes, strict=True)])
+    relabelled = parse_nodes(
+        [
+            p.apply(n)
+            for p, n in zip(
+                sorted(result.node_patches, key=lambda p: int(p.node.split("-")[1])), nodes, strict=True
+            )
+        ]
+    )
     again = hn.from_cluster_network_topology(result.cluster_network_topology, relabelled)
     assert dump(again) == SEED_HYPERNODES
 
 
-def _hn(name: str, tier: int, *, nodes: tuple[str, ...] = (), children: tuple[str, ...] = (),
-        tier_name: str | None = None) -> HyperNode:
+def _hn(
+    name: str,
+    tier: int,
+    *,
+    nodes: tuple[str, ...] = (),
+    children: tuple[str, ...] = (),
+    tier_name: str | None = None,
+) -> HyperNode:
     members = [{"type": "Node", "selector": {"exactMatch": {"name": n}}} for n in nodes]
     members += [{"type": "HyperNode", "selector": {"exactMatch": {"name": c}}} for c in children]
     spec: JsonDict = {"tier": tier, "members": members}
@@ -370,13 +557,18 @@ def test_skipped_tiers_and_short_branches_get_stand_in_labels_that_keep_every_ti
         {"topologyLayer": "rack", "parentTopologyLayer": "row", "labelKey": [f"{t}1"]},
         {"topologyLayer": "NodeTopologyLayer", "parentTopologyLayer": "rack"},
     ]
-    assert "4 stand-in labels where a branch skips a tier or ends below the top tier" in result.report.defaulted
+    assert (
+        "4 stand-in labels where a branch skips a tier or ends below the top tier" in result.report.defaulted
+    )
     assert "1 nodes in no HyperNode stay unlabelled (in no domain, as in Volcano)" in result.report.carried
 
 
 def test_tiers_without_a_shared_tier_name_get_numbered_layers() -> None:
-    hypernodes = [_hn("top", 2, children=("a", "b")), _hn("a", 1, nodes=("n1",), tier_name="x"),
-                  _hn("b", 1, nodes=("n2",), tier_name="y")]
+    hypernodes = [
+        _hn("top", 2, children=("a", "b")),
+        _hn("a", 1, nodes=("n1",), tier_name="x"),
+        _hn("b", 1, nodes=("n2",), tier_name="y"),
+    ]
     result = hn.to_cluster_network_topology(hypernodes, [])
     layers = [s.topology_layer for s in result.cluster_network_topology.spec.network_topology_spec]
     assert layers == ["Tier2Layer", "Tier1Layer", "NodeTopologyLayer"]

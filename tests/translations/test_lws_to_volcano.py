@@ -22,13 +22,24 @@ NAME, GROUP, WORKER, REV = (
 SUBGROUP = "leaderworkerset.sigs.k8s.io/subgroup-index"
 
 
-def lws(name: str = "lws-hard-topology", *, replicas: int = 2, size: int = 4, topology: JsonDict | None = None,
-        annotations: dict[str, str] | None = None, **template: Any) -> JsonDict:
+def lws(
+    name: str = "lws-hard-topology",
+    *,
+    replicas: int = 2,
+    size: int = 4,
+    topology: JsonDict | None = None,
+    annotations: dict[str, str] | None = None,
+    **template: Any,
+) -> JsonDict:
     """The seed plan's Example 1 by default (nginx workers, no requests)."""
     body: JsonDict = {
         "apiVersion": "leaderworkerset.x-k8s.io/v1",
         "kind": "LeaderWorkerSet",
-        "metadata": {"name": name, "namespace": "default", **({"annotations": annotations} if annotations else {})},
+        "metadata": {
+            "name": name,
+            "namespace": "default",
+            **({"annotations": annotations} if annotations else {}),
+        },
         "spec": {
             "replicas": replicas,
             "leaderWorkerTemplate": {
@@ -43,8 +54,14 @@ def lws(name: str = "lws-hard-topology", *, replicas: int = 2, size: int = 4, to
     return body
 
 
-def leader(lws_name: str, group: int, revision: str | None = "5d8f7c6b9", *, uid: str | None = "uid-",
-           worker_index: str = "0") -> Pod:
+def leader(
+    lws_name: str,
+    group: int,
+    revision: str | None = "5d8f7c6b9",
+    *,
+    uid: str | None = "uid-",
+    worker_index: str = "0",
+) -> Pod:
     labels = {NAME: lws_name, GROUP: str(group), WORKER: worker_index}
     if revision:
         labels[REV] = revision
@@ -67,8 +84,10 @@ def spec_of(raw: JsonDict, **kw: Any) -> JsonDict:
 
 
 def test_seed_example_1_hard_topology_gives_one_podgroup_per_group_named_like_lws() -> None:
-    result = translate(lws(topology={"mode": "hard", "highestTierAllowed": 2}),
-                       pods=[leader("lws-hard-topology", 0), leader("lws-hard-topology", 1)])
+    result = translate(
+        lws(topology={"mode": "hard", "highestTierAllowed": 2}),
+        pods=[leader("lws-hard-topology", 0), leader("lws-hard-topology", 1)],
+    )
     assert [pg.to_dict() for pg in result.pod_groups] == [
         {
             "apiVersion": "scheduling.volcano.sh/v1beta1",
@@ -77,28 +96,48 @@ def test_seed_example_1_hard_topology_gives_one_podgroup_per_group_named_like_lw
                 "name": f"lws-hard-topology-{i}-5d8f7c6b9",
                 "labels": {NAME: "lws-hard-topology", GROUP: str(i), REV: "5d8f7c6b9"},
                 "namespace": "default",
-                "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": f"lws-hard-topology-{i}",
-                                     "uid": f"uid-{i}", "controller": True, "blockOwnerDeletion": True}],
+                "ownerReferences": [
+                    {
+                        "apiVersion": "v1",
+                        "kind": "Pod",
+                        "name": f"lws-hard-topology-{i}",
+                        "uid": f"uid-{i}",
+                        "controller": True,
+                        "blockOwnerDeletion": True,
+                    }
+                ],
             },
             "spec": {"minMember": 4, "networkTopology": {"mode": "hard", "highestTierAllowed": 2}},
         }
         for i in (0, 1)
     ]
-    assert "networkTopology = {mode: hard, highestTierAllowed: 2} (spec.networkTopology)" in result.report.carried
+    assert (
+        "networkTopology = {mode: hard, highestTierAllowed: 2} (spec.networkTopology)"
+        in result.report.carried
+    )
 
 
 def test_seed_example_2_soft_topology_with_a_given_revision() -> None:
-    result = translate(lws("lws-soft-topology", replicas=1, size=8, topology={"mode": "soft", "highestTierAllowed": 1}),
-                       revision="abc12")
-    assert [pg.to_dict() for pg in result.pod_groups] == [{
-        "apiVersion": "scheduling.volcano.sh/v1beta1",
-        "kind": "PodGroup",
-        "metadata": {"name": "lws-soft-topology-0-abc12",
-                     "labels": {NAME: "lws-soft-topology", GROUP: "0", REV: "abc12"}, "namespace": "default"},
-        "spec": {"minMember": 8, "networkTopology": {"mode": "soft", "highestTierAllowed": 1}},
-    }]
-    assert "group 0: no ownerReference (leader pod not given); the PodGroup outlives its group until deleted" \
+    result = translate(
+        lws("lws-soft-topology", replicas=1, size=8, topology={"mode": "soft", "highestTierAllowed": 1}),
+        revision="abc12",
+    )
+    assert [pg.to_dict() for pg in result.pod_groups] == [
+        {
+            "apiVersion": "scheduling.volcano.sh/v1beta1",
+            "kind": "PodGroup",
+            "metadata": {
+                "name": "lws-soft-topology-0-abc12",
+                "labels": {NAME: "lws-soft-topology", GROUP: "0", REV: "abc12"},
+                "namespace": "default",
+            },
+            "spec": {"minMember": 8, "networkTopology": {"mode": "soft", "highestTierAllowed": 1}},
+        }
+    ]
+    assert (
+        "group 0: no ownerReference (leader pod not given); the PodGroup outlives its group until deleted"
         in result.report.defaulted
+    )
 
 
 # --- topology --------------------------------------------------------------------------------------
@@ -106,21 +145,28 @@ def test_seed_example_2_soft_topology_with_a_given_revision() -> None:
 
 def test_unset_mode_is_hard_and_tier_zero_is_kept() -> None:
     result = translate(lws(topology={"highestTierAllowed": 0}), revision="r1")
-    assert result.pod_groups[0].to_dict()["spec"]["networkTopology"] == {"mode": "hard", "highestTierAllowed": 0}
+    assert result.pod_groups[0].to_dict()["spec"]["networkTopology"] == {
+        "mode": "hard",
+        "highestTierAllowed": 0,
+    }
     assert "networkTopology.mode unset: hard, as the LWS+Volcano plan defines it" in result.report.defaulted
     assert "highestTierAllowed 0: every pod of a group on one node" in result.report.carried
 
 
 def test_tier_name_is_carried_as_volcano_highest_tier_name() -> None:
     assert spec_of(lws(topology={"mode": "soft", "highestTierName": "SpineLayer"}))["networkTopology"] == {
-        "mode": "soft", "highestTierName": "SpineLayer"}
+        "mode": "soft",
+        "highestTierName": "SpineLayer",
+    }
 
 
 def test_tier_and_tier_name_together_are_refused() -> None:
     with pytest.raises(InvalidSpecError) as exc:
         translate(lws(topology={"highestTierAllowed": 1, "highestTierName": "x"}), revision="r1")
-    assert str(exc.value) == ("spec.networkTopology: Forbidden: must not specify 'highestTierAllowed' and "
-                              "'highestTierName' simultaneously")
+    assert str(exc.value) == (
+        "spec.networkTopology: Forbidden: must not specify 'highestTierAllowed' and "
+        "'highestTierName' simultaneously"
+    )
 
 
 def test_volcano_annotations_on_the_lws_give_the_topology() -> None:
@@ -132,27 +178,44 @@ def test_volcano_annotations_on_the_lws_give_the_topology() -> None:
 
 def test_spec_network_topology_wins_over_annotations_and_says_so() -> None:
     ann = {"volcano.sh/network-topology-mode": "soft"}
-    result = translate(lws(annotations=ann, topology={"mode": "hard", "highestTierAllowed": 2}), revision="r1")
-    assert result.pod_groups[0].to_dict()["spec"]["networkTopology"] == {"mode": "hard", "highestTierAllowed": 2}
-    assert result.report.refused == ["topology annotations {mode: soft}: spec.networkTopology takes precedence"]
+    result = translate(
+        lws(annotations=ann, topology={"mode": "hard", "highestTierAllowed": 2}), revision="r1"
+    )
+    assert result.pod_groups[0].to_dict()["spec"]["networkTopology"] == {
+        "mode": "hard",
+        "highestTierAllowed": 2,
+    }
+    assert result.report.refused == [
+        "topology annotations {mode: soft}: spec.networkTopology takes precedence"
+    ]
 
 
 @pytest.mark.parametrize(
     ("annotations", "message"),
     [
-        ({"volcano.sh/network-topology-mode": "hrad"},
-         'metadata.annotations[volcano.sh/network-topology-mode]: Unsupported value: "hrad": supported values: '
-         '"hard", "soft"'),
-        ({"volcano.sh/network-topology-highest-tier": "-1"},
-         'metadata.annotations[volcano.sh/network-topology-highest-tier]: Invalid value: "-1": must be a '
-         "non-negative decimal integer"),
-        ({"volcano.sh/network-topology-highest-tier": "99999999999"},
-         'metadata.annotations[volcano.sh/network-topology-highest-tier]: Invalid value: "99999999999": must be a '
-         "non-negative decimal integer"),
+        (
+            {"volcano.sh/network-topology-mode": "hrad"},
+            'metadata.annotations[volcano.sh/network-topology-mode]: Unsupported value: "hrad": '
+            "supported values: "
+            '"hard", "soft"',
+        ),
+        (
+            {"volcano.sh/network-topology-highest-tier": "-1"},
+            'metadata.annotations[volcano.sh/network-topology-highest-tier]: Invalid value: "-1": must be a '
+            "non-negative decimal integer",
+        ),
+        (
+            {"volcano.sh/network-topology-highest-tier": "99999999999"},
+            "metadata.annotations[volcano.sh/network-topology-highest-tier]: Invalid value: "
+            '"99999999999": must be a '
+            "non-negative decimal integer",
+        ),
     ],
     ids=["bad-mode", "negative-tier", "huge-tier"],
 )
-def test_bad_topology_annotations_are_refused_naming_the_annotation(annotations: dict[str, str], message: str) -> None:
+def test_bad_topology_annotations_are_refused_naming_the_annotation(
+    annotations: dict[str, str], message: str
+) -> None:
     with pytest.raises(InvalidSpecError) as exc:
         translate(lws(annotations=annotations), revision="r1")
     assert str(exc.value) == message
@@ -166,21 +229,38 @@ def test_leader_ready_gangs_only_the_leader() -> None:
     raw["spec"]["startupPolicy"] = "LeaderReady"
     result = translate(raw, revision="r1")
     assert result.pod_groups[0].spec.min_member == 1
-    assert "minMember = 1: startupPolicy LeaderReady schedules the leader before its workers" in result.report.carried
+    assert (
+        "minMember = 1: startupPolicy LeaderReady schedules the leader before its workers"
+        in result.report.carried
+    )
 
 
 def test_min_resources_are_leader_plus_workers_effective_requests_in_canonical_form() -> None:
-    raw = lws(size=3, leaderTemplate={"spec": {
-        "containers": [{"name": "l", "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}}}],
-        # An init container larger than the containers decides; the overhead adds on top.
-        "initContainers": [{"name": "warm", "resources": {"requests": {"cpu": "2", "memory": "512Mi"}}}],
-        "overhead": {"cpu": "100m", "memory": "64Mi"},
-    }})
+    raw = lws(
+        size=3,
+        leaderTemplate={
+            "spec": {
+                "containers": [{"name": "l", "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}}}],
+                # An init container larger than the containers decides; the overhead adds on top.
+                "initContainers": [
+                    {"name": "warm", "resources": {"requests": {"cpu": "2", "memory": "512Mi"}}}
+                ],
+                "overhead": {"cpu": "100m", "memory": "64Mi"},
+            }
+        },
+    )
     raw["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"] = {
         # No request: the limit stands in. A sidecar (init, restartPolicy Always) adds to the containers.
-        "containers": [{"name": "w", "resources": {"limits": {"cpu": "1", "memory": "2Gi", "nvidia.com/gpu": "8"}}}],
-        "initContainers": [{"name": "proxy", "restartPolicy": "Always",
-                            "resources": {"requests": {"cpu": "250m", "memory": "128Mi"}}}],
+        "containers": [
+            {"name": "w", "resources": {"limits": {"cpu": "1", "memory": "2Gi", "nvidia.com/gpu": "8"}}}
+        ],
+        "initContainers": [
+            {
+                "name": "proxy",
+                "restartPolicy": "Always",
+                "resources": {"requests": {"cpu": "250m", "memory": "128Mi"}},
+            }
+        ],
     }
     assert spec_of(raw)["minResources"] == {
         # leader: max(500m, 2) + 100m = 2100m; workers: 2 x (1 + 250m) = 2500m
@@ -194,28 +274,36 @@ def test_min_resources_are_leader_plus_workers_effective_requests_in_canonical_f
 def test_decimal_quantities_stay_decimal() -> None:
     raw = lws(size=3)
     raw["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]["resources"] = {
-        "requests": {"memory": "1G", "cpu": "1"}}
+        "requests": {"memory": "1G", "cpu": "1"}
+    }
     assert spec_of(raw)["minResources"] == {"cpu": "3", "memory": "3G"}
 
 
 def test_a_malformed_quantity_is_refused_naming_the_template_field() -> None:
     raw = lws()
     raw["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]["resources"] = {
-        "requests": {"cpu": "lots"}}
+        "requests": {"cpu": "lots"}
+    }
     with pytest.raises(InvalidSpecError) as exc:
         translate(raw, revision="r1")
-    assert exc.value.field_path == "spec.leaderWorkerTemplate.workerTemplate.spec.containers[0].resources.requests[cpu]"
+    assert (
+        exc.value.field_path
+        == "spec.leaderWorkerTemplate.workerTemplate.spec.containers[0].resources.requests[cpu]"
+    )
 
 
 def test_queue_annotation_and_priority_class_from_the_templates() -> None:
-    raw = lws(annotations={"scheduling.volcano.sh/queue-name": "training"},
-              leaderTemplate={"spec": {"priorityClassName": "high", "containers": [{"name": "l"}]}})
+    raw = lws(
+        annotations={"scheduling.volcano.sh/queue-name": "training"},
+        leaderTemplate={"spec": {"priorityClassName": "high", "containers": [{"name": "l"}]}},
+    )
     raw["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["priorityClassName"] = "low"
     result = translate(raw, revision="r1")
     spec = result.pod_groups[0].to_dict()["spec"]
     assert (spec["queue"], spec["priorityClassName"]) == ("training", "high")
     assert result.report.refused == [
-        "workerTemplate priorityClassName low: a PodGroup has one priority; it carries the leader's (high)"]
+        "workerTemplate priorityClassName low: a PodGroup has one priority; it carries the leader's (high)"
+    ]
 
 
 def test_an_invalid_queue_name_is_refused_naming_the_annotation() -> None:
@@ -233,21 +321,29 @@ def _subgroup_entry(size: int, count: int, **extra: Any) -> JsonDict:
         "name": "subgroup",
         "subGroupSize": size,
         "minSubGroups": count,
-        "labelSelector": {"matchLabels": {NAME: "lws-hard-topology"},
-                          "matchExpressions": [{"key": SUBGROUP, "operator": "Exists"}]},
+        "labelSelector": {
+            "matchLabels": {NAME: "lws-hard-topology"},
+            "matchExpressions": [{"key": SUBGROUP, "operator": "Exists"}],
+        },
         "matchLabelKeys": [GROUP, SUBGROUP],
         **extra,
     }
 
 
 def test_leader_worker_subgroups_key_on_group_and_subgroup_index() -> None:
-    raw = lws(size=5, topology={"mode": "hard", "highestTierAllowed": 2},
-              subGroupPolicy={"subGroupSize": 2},
-              annotations={"topobridge.io/subgroup-network-topology-highest-tier": "1"})
+    raw = lws(
+        size=5,
+        topology={"mode": "hard", "highestTierAllowed": 2},
+        subGroupPolicy={"subGroupSize": 2},
+        annotations={"topobridge.io/subgroup-network-topology-highest-tier": "1"},
+    )
     result = translate(raw, revision="r1")
     assert result.pod_groups[0].to_dict()["spec"]["subGroupPolicy"] == [
-        _subgroup_entry(2, 2, networkTopology={"mode": "hard", "highestTierAllowed": 1})]
-    assert "subgroup 0 holds the leader and 2 workers (3 pods); subGroupSize counts 2" in result.report.carried
+        _subgroup_entry(2, 2, networkTopology={"mode": "hard", "highestTierAllowed": 1})
+    ]
+    assert (
+        "subgroup 0 holds the leader and 2 workers (3 pods); subGroupSize counts 2" in result.report.carried
+    )
 
 
 def test_leader_excluded_and_size_divisible_subgroups() -> None:
@@ -260,8 +356,11 @@ def test_leader_excluded_and_size_divisible_subgroups() -> None:
 @pytest.mark.parametrize(
     ("size", "policy", "message"),
     [
-        (4, {"subGroupSize": 2, "subGroupPolicyType": "LeaderExcluded"},
-         "size-1 must be divisible by subGroupSize when using LeaderExcluded"),
+        (
+            4,
+            {"subGroupSize": 2, "subGroupPolicyType": "LeaderExcluded"},
+            "size-1 must be divisible by subGroupSize when using LeaderExcluded",
+        ),
         (5, {"subGroupSize": 3}, "size or size - 1 must be divisible by subGroupSize"),
         (2, {"subGroupSize": 3}, "subGroupSize cannot be larger than size"),
     ],
@@ -275,8 +374,12 @@ def test_subgroup_sizes_lws_itself_rejects(size: int, policy: JsonDict, message:
 
 
 def test_a_subgroup_wider_than_its_group_is_refused() -> None:
-    raw = lws(size=5, topology={"highestTierAllowed": 1}, subGroupPolicy={"subGroupSize": 2},
-              annotations={"topobridge.io/subgroup-network-topology-highest-tier": "2"})
+    raw = lws(
+        size=5,
+        topology={"highestTierAllowed": 1},
+        subGroupPolicy={"subGroupSize": 2},
+        annotations={"topobridge.io/subgroup-network-topology-highest-tier": "2"},
+    )
     with pytest.raises(InvalidSpecError) as exc:
         translate(raw, revision="r1")
     assert "a subgroup may not span a wider tier than its group (1)" in str(exc.value)
@@ -298,10 +401,17 @@ def test_leader_ready_subgroups_require_no_subgroup_up_front() -> None:
 
 
 def test_only_leader_pods_of_this_lws_count() -> None:
-    pods = [leader("lws-hard-topology", 0), leader("lws-hard-topology", 0, worker_index="1"),
-            leader("other", 1), leader("lws-hard-topology", 1, revision="newrev")]
+    pods = [
+        leader("lws-hard-topology", 0),
+        leader("lws-hard-topology", 0, worker_index="1"),
+        leader("other", 1),
+        leader("lws-hard-topology", 1, revision="newrev"),
+    ]
     result = translate(lws(), pods=pods)
-    assert [pg.name for pg in result.pod_groups] == ["lws-hard-topology-0-5d8f7c6b9", "lws-hard-topology-1-newrev"]
+    assert [pg.name for pg in result.pod_groups] == [
+        "lws-hard-topology-0-5d8f7c6b9",
+        "lws-hard-topology-1-newrev",
+    ]
 
 
 def test_without_leader_pods_or_a_revision_the_missing_input_is_named() -> None:
@@ -314,16 +424,20 @@ def test_without_leader_pods_or_a_revision_the_missing_input_is_named() -> None:
 def test_a_leader_without_its_revision_label_is_named() -> None:
     with pytest.raises(MissingInputError) as exc:
         translate(lws(), pods=[leader("lws-hard-topology", 0, revision=None)])
-    assert str(exc.value).startswith("LeaderWorkerSet default/lws-hard-topology group 0: needs the "
-                                     "leaderworkerset.sigs.k8s.io/template-revision-hash label of leader pod")
+    assert str(exc.value).startswith(
+        "LeaderWorkerSet default/lws-hard-topology group 0: needs the "
+        "leaderworkerset.sigs.k8s.io/template-revision-hash label of leader pod"
+    )
 
 
 def test_groups_whose_leader_is_missing_are_reported_not_invented() -> None:
     result = translate(lws(replicas=3), pods=[leader("lws-hard-topology", 0, uid=None)])
     assert [pg.name for pg in result.pod_groups] == ["lws-hard-topology-0-5d8f7c6b9"]
     assert "groups 1, 2: no leader pod in the input yet, so no PodGroup" in result.report.refused
-    assert "group 0: no ownerReference (leader pod has no uid); the PodGroup outlives its group until deleted" \
+    assert (
+        "group 0: no ownerReference (leader pod has no uid); the PodGroup outlives its group until deleted"
         in result.report.defaulted
+    )
 
 
 def test_zero_replicas_make_no_podgroups() -> None:
@@ -333,7 +447,7 @@ def test_zero_replicas_make_no_podgroups() -> None:
 
 
 def test_translate_leader_is_one_group() -> None:
-    pg, report = l2v.translate_leader(LeaderWorkerSet.parse(lws(replicas=4)), leader("lws-hard-topology", 3))
+    pg, _ = l2v.translate_leader(LeaderWorkerSet.parse(lws(replicas=4)), leader("lws-hard-topology", 3))
     assert pg.name == "lws-hard-topology-3-5d8f7c6b9"
     with pytest.raises(MissingInputError):
         l2v.translate_leader(LeaderWorkerSet.parse(lws()), leader("other", 0))

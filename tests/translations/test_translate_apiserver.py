@@ -34,22 +34,41 @@ JsonDict = dict[str, Any]
 
 
 def lws_with_subgroups(name: str = "llm") -> LeaderWorkerSet:
-    return LeaderWorkerSet.parse({
-        "apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
-        "metadata": {"name": name, "namespace": "default", "annotations": {
-            "scheduling.volcano.sh/queue-name": "training",
-            "topobridge.io/subgroup-network-topology-highest-tier": "1"}},
-        "spec": {
-            "replicas": 2,
-            "leaderWorkerTemplate": {
-                "size": 5,
-                "subGroupPolicy": {"subGroupSize": 2},
-                "workerTemplate": {"spec": {"priorityClassName": "high-priority", "containers": [
-                    {"name": "w", "resources": {"requests": {"cpu": "8", "memory": "32Gi", "nvidia.com/gpu": "8"}}}]}},
+    return LeaderWorkerSet.parse(
+        {
+            "apiVersion": "leaderworkerset.x-k8s.io/v1",
+            "kind": "LeaderWorkerSet",
+            "metadata": {
+                "name": name,
+                "namespace": "default",
+                "annotations": {
+                    "scheduling.volcano.sh/queue-name": "training",
+                    "topobridge.io/subgroup-network-topology-highest-tier": "1",
+                },
             },
-            "networkTopology": {"mode": "hard", "highestTierAllowed": 2},
-        },
-    })
+            "spec": {
+                "replicas": 2,
+                "leaderWorkerTemplate": {
+                    "size": 5,
+                    "subGroupPolicy": {"subGroupSize": 2},
+                    "workerTemplate": {
+                        "spec": {
+                            "priorityClassName": "high-priority",
+                            "containers": [
+                                {
+                                    "name": "w",
+                                    "resources": {
+                                        "requests": {"cpu": "8", "memory": "32Gi", "nvidia.com/gpu": "8"}
+                                    },
+                                }
+                            ],
+                        }
+                    },
+                },
+                "networkTopology": {"mode": "hard", "highestTierAllowed": 2},
+            },
+        }
+    )
 
 
 def translated_objects(layer_prefix: str = "") -> dict[str, list[JsonDict]]:
@@ -69,8 +88,17 @@ def translated_objects(layer_prefix: str = "") -> dict[str, list[JsonDict]]:
     )
     tp = k2v.translate(
         k2v.gang_from_pod_group(
-            koord.SigsPodGroup.parse(sigs_pod_group("tp", 4, {koord.NETWORK_TOPOLOGY_SPEC: gather(
-                ("BlockLayer", "PreferGather", 2), ("SpineLayer", "MustGather"))})),
+            koord.SigsPodGroup.parse(
+                sigs_pod_group(
+                    "tp",
+                    4,
+                    {
+                        koord.NETWORK_TOPOLOGY_SPEC: gather(
+                            ("BlockLayer", "PreferGather", 2), ("SpineLayer", "MustGather")
+                        )
+                    },
+                )
+            ),
             parse_pods([member_pod(f"tp-{i}", "tp", index=i) for i in range(4)]),
         ),
         layers=layers,
@@ -79,9 +107,15 @@ def translated_objects(layer_prefix: str = "") -> dict[str, list[JsonDict]]:
     volcano_groups += [pg.to_dict() for pg in l2v.translate(lws_with_subgroups(), revision="7f9c").pod_groups]
     back = hn.to_cluster_network_topology(topo.hypernodes, nodes)
     koordinator_groups = [v2k.translate(g.pod_group, cnt=cnt()).pod_group.to_dict() for g in [*gangs, tp]]
-    patched_pods = [p.apply(raw) for g in gangs for p, raw in zip(
-        g.pod_patches, [r for r in seed_member_pods() if r["metadata"]["name"] in {x.name for x in g.pod_patches}],
-        strict=True)]
+    patched_pods = [
+        p.apply(raw)
+        for g in gangs
+        for p, raw in zip(
+            g.pod_patches,
+            [r for r in seed_member_pods() if r["metadata"]["name"] in {x.name for x in g.pod_patches}],
+            strict=True,
+        )
+    ]
     return {
         "HyperNode": hypernodes,
         "PodGroup.volcano": volcano_groups,
@@ -120,7 +154,9 @@ def test_the_admission_rules_do_catch_a_broken_translation() -> None:
 # --- the real API server ----------------------------------------------------------------------------
 
 
-async def test_translated_hypernodes_and_pod_groups_are_stored_by_the_api_server(kube: Any, namespace: str) -> None:
+async def test_translated_hypernodes_and_pod_groups_are_stored_by_the_api_server(
+    kube: Any, namespace: str
+) -> None:
     from kubernetes_asyncio.client import CustomObjectsApi
     from kubernetes_asyncio.client.exceptions import ApiException
 
@@ -132,23 +168,30 @@ async def test_translated_hypernodes_and_pod_groups_are_stored_by_the_api_server
             got = await api.create_cluster_custom_object("topology.volcano.sh", "v1alpha1", "hypernodes", h)
             created_hypernodes.append(h["metadata"]["name"])
             assert got["spec"]["members"] == h["spec"]["members"]
-            assert (got["spec"]["tier"], got["spec"]["tierName"]) == (h["spec"]["tier"], h["spec"]["tierName"])
+            assert (got["spec"]["tier"], got["spec"]["tierName"]) == (
+                h["spec"]["tier"],
+                h["spec"]["tierName"],
+            )
 
         for pg in made["PodGroup.volcano"]:
             body = dict(pg, metadata=dict(pg["metadata"], namespace=namespace))
-            got = await api.create_namespaced_custom_object("scheduling.volcano.sh", "v1beta1", namespace,
-                                                            "podgroups", body)
+            got = await api.create_namespaced_custom_object(
+                "scheduling.volcano.sh", "v1beta1", namespace, "podgroups", body
+            )
             for key, value in pg["spec"].items():
                 if key == "subGroupPolicy":
                     for sent, stored in zip(value, got["spec"][key], strict=True):
-                        assert {k: stored[k] for k in sent} == sent  # the server may add defaults, not change ours
+                        assert {
+                            k: stored[k] for k in sent
+                        } == sent  # the server may add defaults, not change ours
                 else:
                     assert got["spec"][key] == value, key
 
         for pg in made["PodGroup.sigs"]:
             body = dict(pg, metadata=dict(pg["metadata"], namespace=namespace))
-            got = await api.create_namespaced_custom_object("scheduling.sigs.k8s.io", "v1alpha1", namespace,
-                                                            "podgroups", body)
+            got = await api.create_namespaced_custom_object(
+                "scheduling.sigs.k8s.io", "v1alpha1", namespace, "podgroups", body
+            )
             assert got["metadata"].get("annotations") == pg["metadata"].get("annotations")
 
         # The schema is really enforced: a HyperNode with a negative tier is refused.

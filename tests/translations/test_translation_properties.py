@@ -51,7 +51,10 @@ def build_tree(tiers: int, n_nodes: int, seed: int, named: list[bool], repeated_
     hypernodes = []
     for (t, j), names in members.items():
         kind = "Node" if t == 1 else "HyperNode"
-        spec: JsonDict = {"tier": t, "members": [{"type": kind, "selector": {"exactMatch": {"name": n}}} for n in names]}
+        spec: JsonDict = {
+            "tier": t,
+            "members": [{"type": kind, "selector": {"exactMatch": {"name": n}}} for n in names],
+        }
         if tier_names[t]:
             spec["tierName"] = tier_names[t]
         meta: JsonDict = {"name": f"t{t}-{j}"}
@@ -78,15 +81,25 @@ def random_trees(draw: st.DrawFn) -> RandomTree:
 def canonical(hypernodes: list[HyperNode], tier_names: dict[int, str | None]) -> frozenset[Any]:
     """The forest without HyperNode names: each root as (tier, tierName, nodes, children)."""
     by_name = {h.name: h for h in hypernodes}
-    children = {m.selector.exact_match.name for h in hypernodes for m in h.spec.members
-                if m.type == "HyperNode" and m.selector.exact_match is not None}
+    children = {
+        m.selector.exact_match.name
+        for h in hypernodes
+        for m in h.spec.members
+        if m.type == "HyperNode" and m.selector.exact_match is not None
+    }
 
     def canon(name: str) -> Any:
         h = by_name[name]
-        nodes = frozenset(m.selector.exact_match.name for m in h.spec.members
-                          if m.type == "Node" and m.selector.exact_match is not None)
-        kids = frozenset(canon(m.selector.exact_match.name) for m in h.spec.members
-                         if m.type == "HyperNode" and m.selector.exact_match is not None)
+        nodes = frozenset(
+            m.selector.exact_match.name
+            for m in h.spec.members
+            if m.type == "Node" and m.selector.exact_match is not None
+        )
+        kids = frozenset(
+            canon(m.selector.exact_match.name)
+            for m in h.spec.members
+            if m.type == "HyperNode" and m.selector.exact_match is not None
+        )
         tier_name = h.spec.tier_name if tier_names.get(h.spec.tier) else None
         return (h.spec.tier, tier_name, nodes, kids)
 
@@ -98,14 +111,18 @@ def relabel(nodes: list[Node], patches: tuple[NodeLabelPatch, ...]) -> list[Node
     return [Node.parse(by_node[n.name].apply(n.to_dict())) if n.name in by_node else n for n in nodes]
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 @given(random_trees())
 @example(build_tree(5, 5000, 1, [True] * 5, repeated_values=True))
 @example(build_tree(1, 1, 2, [False], repeated_values=False))
 def test_hypernodes_to_koordinator_and_back_is_the_identity_up_to_names(tree: RandomTree) -> None:
     there = hn.to_cluster_network_topology(tree.hypernodes, tree.nodes)
     assert there.report.refused == []
-    back = hn.from_cluster_network_topology(there.cluster_network_topology, relabel(tree.nodes, there.node_patches))
+    back = hn.from_cluster_network_topology(
+        there.cluster_network_topology, relabel(tree.nodes, there.node_patches)
+    )
     assert back.report.refused == []
     assert canonical(list(back.hypernodes), tree.tier_names) == canonical(tree.hypernodes, tree.tier_names)
     assert len(back.tree.node_domain) == len(tree.nodes)
@@ -117,8 +134,11 @@ def test_hypernodes_to_koordinator_and_back_is_the_identity_up_to_names(tree: Ra
     again = hn.to_cluster_network_topology(back.hypernodes, relabel(tree.nodes, there.node_patches))
     assert again.node_patches == ()
     assert again.cluster_network_topology == there.cluster_network_topology
-    assert [h.to_dict() for h in hn.from_cluster_network_topology(
-        again.cluster_network_topology, relabel(tree.nodes, there.node_patches)).hypernodes
+    assert [
+        h.to_dict()
+        for h in hn.from_cluster_network_topology(
+            again.cluster_network_topology, relabel(tree.nodes, there.node_patches)
+        ).hypernodes
     ] == [h.to_dict() for h in back.hypernodes]
 
 
@@ -136,8 +156,12 @@ def gather_specs(draw: st.DrawFn) -> tuple[koord.ClusterNetworkTopology, str]:
             spec["parentTopologyLayer"] = layers[t]
         specs.append(spec)
     specs.append({"topologyLayer": koord.NODE_LAYER, "parentTopologyLayer": layers[0]})
-    cnt = koord.ClusterNetworkTopology.parse({"metadata": {"name": "default"}, "spec": {"networkTopologySpec": specs}})
-    chosen = draw(st.lists(st.sampled_from([koord.NODE_LAYER, *layers]), min_size=1, max_size=depth + 1, unique=True))
+    cnt = koord.ClusterNetworkTopology.parse(
+        {"metadata": {"name": "default"}, "spec": {"networkTopologySpec": specs}}
+    )
+    chosen = draw(
+        st.lists(st.sampled_from([koord.NODE_LAYER, *layers]), min_size=1, max_size=depth + 1, unique=True)
+    )
     rules = [{"layer": layer, "strategy": draw(st.sampled_from(koord.GATHER_STRATEGIES))} for layer in chosen]
     return cnt, json.dumps({"gatherStrategy": rules})
 
@@ -151,14 +175,22 @@ def test_koordinator_to_volcano_and_back_keeps_the_hard_or_soft_tier(
     tiers = constraints.layer_tiers(None, cnt)
     original = constraints.from_koordinator(koord.parse_network_topology_spec(annotation), tiers)
     assert original is not None
-    source = koord.SigsPodGroup.parse({
-        "metadata": {"name": "job", "namespace": "default", "annotations": {koord.NETWORK_TOPOLOGY_SPEC: annotation}},
-        "spec": {"minMember": min_member},
-    })
+    source = koord.SigsPodGroup.parse(
+        {
+            "metadata": {
+                "name": "job",
+                "namespace": "default",
+                "annotations": {koord.NETWORK_TOPOLOGY_SPEC: annotation},
+            },
+            "spec": {"minMember": min_member},
+        }
+    )
     volcano = k2v.translate_all([source], cnt=cnt)[0].pod_group
     assert volcano.spec.network_topology is not None
     assert (volcano.spec.network_topology.mode, volcano.spec.network_topology.highest_tier_allowed) == (
-        original.mode, original.highest_tier)
+        original.mode,
+        original.highest_tier,
+    )
     back = v2k.translate(volcano, cnt=cnt).pod_group
     raw = back.metadata.annotation(koord.NETWORK_TOPOLOGY_SPEC)
     assert raw is not None

@@ -19,8 +19,14 @@ JsonDict = dict[str, Any]
 
 
 def pg(spec: JsonDict, name: str = "job") -> PodGroup:
-    return PodGroup.parse({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
-                           "metadata": {"name": name, "namespace": "default"}, "spec": spec})
+    return PodGroup.parse(
+        {
+            "apiVersion": "scheduling.volcano.sh/v1beta1",
+            "kind": "PodGroup",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": spec,
+        }
+    )
 
 
 def rules(result: v2k.KoordinatorGang) -> list[JsonDict] | None:
@@ -33,17 +39,46 @@ def rules(result: v2k.KoordinatorGang) -> list[JsonDict] | None:
     [
         ({"mode": "hard", "highestTierAllowed": 2}, [{"layer": "SpineLayer", "strategy": "MustGather"}]),
         ({"mode": "hard", "highestTierAllowed": 1}, [{"layer": "BlockLayer", "strategy": "MustGather"}]),
-        ({"mode": "hard", "highestTierAllowed": 0}, [{"layer": "NodeTopologyLayer", "strategy": "MustGather"}]),
+        (
+            {"mode": "hard", "highestTierAllowed": 0},
+            [{"layer": "NodeTopologyLayer", "strategy": "MustGather"}],
+        ),
         ({"highestTierAllowed": 1}, [{"layer": "BlockLayer", "strategy": "MustGather"}]),
-        ({"mode": "soft", "highestTierAllowed": 2},
-         [{"layer": "BlockLayer", "strategy": "PreferGather"}, {"layer": "SpineLayer", "strategy": "PreferGather"}]),
-        ({"mode": "soft", "highestTierAllowed": 0}, [{"layer": "NodeTopologyLayer", "strategy": "PreferGather"}]),
-        ({"mode": "soft"},
-         [{"layer": "BlockLayer", "strategy": "PreferGather"}, {"layer": "SpineLayer", "strategy": "PreferGather"}]),
-        ({"mode": "hard", "highestTierName": "BlockLayer"}, [{"layer": "BlockLayer", "strategy": "MustGather"}]),
+        (
+            {"mode": "soft", "highestTierAllowed": 2},
+            [
+                {"layer": "BlockLayer", "strategy": "PreferGather"},
+                {"layer": "SpineLayer", "strategy": "PreferGather"},
+            ],
+        ),
+        (
+            {"mode": "soft", "highestTierAllowed": 0},
+            [{"layer": "NodeTopologyLayer", "strategy": "PreferGather"}],
+        ),
+        (
+            {"mode": "soft"},
+            [
+                {"layer": "BlockLayer", "strategy": "PreferGather"},
+                {"layer": "SpineLayer", "strategy": "PreferGather"},
+            ],
+        ),
+        (
+            {"mode": "hard", "highestTierName": "BlockLayer"},
+            [{"layer": "BlockLayer", "strategy": "MustGather"}],
+        ),
         ({"mode": "hard"}, None),
     ],
-    ids=["hard-2", "hard-1", "hard-0", "default-mode", "soft-2", "soft-0", "soft-no-tier", "tier-name", "hard-no-tier"],
+    ids=[
+        "hard-2",
+        "hard-1",
+        "hard-0",
+        "default-mode",
+        "soft-2",
+        "soft-0",
+        "soft-no-tier",
+        "tier-name",
+        "hard-no-tier",
+    ],
 )
 def test_volcano_topology_becomes_gather_rules(topology: JsonDict, expected: list[JsonDict] | None) -> None:
     result = v2k.translate(pg({"minMember": 4, "networkTopology": topology}), cnt=cnt())
@@ -72,31 +107,56 @@ def test_a_tier_number_needs_the_layers() -> None:
 
 
 def test_fields_koordinator_lacks_are_refused_in_the_report() -> None:
-    result = v2k.translate(pg({"minMember": 2, "queue": "q", "priorityClassName": "high",
-                               "minResources": {"cpu": "4"}}), cnt=cnt())
+    result = v2k.translate(
+        pg({"minMember": 2, "queue": "q", "priorityClassName": "high", "minResources": {"cpu": "4"}}),
+        cnt=cnt(),
+    )
     assert result.pod_group.to_dict()["spec"] == {"minMember": 2, "minResources": {"cpu": "4"}}
     assert result.report.refused == [
         "queue q: Koordinator's PodGroup has no such field",
-        "priorityClassName high: Koordinator's PodGroup has no such field; the member pods' own priorityClassName "
+        "priorityClassName high: Koordinator's PodGroup has no such field; the member pods' own "
+        "priorityClassName "
         "decides",
     ]
 
 
 def test_a_hard_subgroup_cannot_be_said_in_koordinator_but_a_soft_one_is_reported() -> None:
-    lws_like = {"name": "subgroup", "subGroupSize": 2, "matchLabelKeys": ["a", "b"],
-                "networkTopology": {"mode": "hard", "highestTierAllowed": 1}}
+    lws_like = {
+        "name": "subgroup",
+        "subGroupSize": 2,
+        "matchLabelKeys": ["a", "b"],
+        "networkTopology": {"mode": "hard", "highestTierAllowed": 1},
+    }
     with pytest.raises(NotExpressibleError) as exc:
         v2k.translate(pg({"minMember": 4, "subGroupPolicy": [lws_like]}), cnt=cnt())
     assert exc.value.field_path == "spec.subGroupPolicy[0].networkTopology"
     soft = {**lws_like, "networkTopology": {"mode": "soft", "highestTierAllowed": 1}}
     result = v2k.translate(pg({"minMember": 4, "subGroupPolicy": [soft]}), cnt=cnt())
-    assert result.report.refused == ["spec.subGroupPolicy[0] (subgroup): Koordinator has no subgroups; its soft "
-                                     "topology is dropped"]
+    assert result.report.refused == [
+        "spec.subGroupPolicy[0] (subgroup): Koordinator has no subgroups; its soft topology is dropped"
+    ]
 
 
 def test_member_pods_get_the_pod_group_label_and_koord_scheduler() -> None:
-    pods = [Pod.parse({"metadata": {"name": n, "namespace": "default", "annotations": {
-        "scheduling.k8s.io/group-name": g}}}) for n, g in (("p0", "job"), ("p1", "other"))]
+    pods = [
+        Pod.parse(
+            {
+                "metadata": {
+                    "name": n,
+                    "namespace": "default",
+                    "annotations": {"scheduling.k8s.io/group-name": g},
+                }
+            }
+        )
+        for n, g in (("p0", "job"), ("p1", "other"))
+    ]
     result = v2k.translate(pg({"minMember": 1}), pods=pods)
     assert [(p.name, p.merge_patch()) for p in result.pod_patches] == [
-        ("p0", {"metadata": {"labels": {koord.SIGS_POD_GROUP_LABEL: "job"}}, "spec": {"schedulerName": "koord-scheduler"}})]
+        (
+            "p0",
+            {
+                "metadata": {"labels": {koord.SIGS_POD_GROUP_LABEL: "job"}},
+                "spec": {"schedulerName": "koord-scheduler"},
+            },
+        )
+    ]

@@ -30,7 +30,9 @@ SEED_LAYOUT: dict[str, tuple[str, str]] = {
 }
 
 
-def node(name: str, labels: dict[str, str] | None = None, *, cpu: str = "8", memory: str = "32Gi") -> JsonDict:
+def node(
+    name: str, labels: dict[str, str] | None = None, *, cpu: str = "8", memory: str = "32Gi"
+) -> JsonDict:
     return {
         "apiVersion": "v1",
         "kind": "Node",
@@ -80,7 +82,9 @@ def gather(*rules: tuple[str, str] | tuple[str, str, int]) -> str:
     return json.dumps({"gatherStrategy": items}, indent=2)
 
 
-def sigs_pod_group(name: str, min_member: int, annotations: dict[str, str] | None = None, **spec: Any) -> JsonDict:
+def sigs_pod_group(
+    name: str, min_member: int, annotations: dict[str, str] | None = None, **spec: Any
+) -> JsonDict:
     meta: JsonDict = {"name": name, "namespace": "default"}
     if annotations:
         meta["annotations"] = annotations
@@ -97,12 +101,18 @@ def seed_pod_groups() -> list[JsonDict]:
     job-level preemption guide's plain gang."""
     return [
         sigs_pod_group(
-            "topology-demo-job", 4,
-            {koord.NETWORK_TOPOLOGY_SPEC: gather(("BlockLayer", "PreferGather"), ("SpineLayer", "PreferGather"))},
+            "topology-demo-job",
+            4,
+            {
+                koord.NETWORK_TOPOLOGY_SPEC: gather(
+                    ("BlockLayer", "PreferGather"), ("SpineLayer", "PreferGather")
+                )
+            },
             scheduleTimeoutSeconds=300,
         ),
         sigs_pod_group(
-            "high-priority-training", 4,
+            "high-priority-training",
+            4,
             {koord.NETWORK_TOPOLOGY_SPEC: gather(("SpineLayer", "MustGather"))},
             scheduleTimeoutSeconds=300,
         ),
@@ -123,11 +133,16 @@ def member_pod(
     annotations = {koord.NETWORK_TOPOLOGY_INDEX: str(index)} if index is not None else {}
     spec: JsonDict = {
         "schedulerName": "koord-scheduler",
-        "containers": [{
-            "name": "curlimage",
-            "image": "busybox",
-            "resources": {"requests": {"cpu": cpu, "memory": memory}, "limits": {"cpu": cpu, "memory": memory}},
-        }],
+        "containers": [
+            {
+                "name": "curlimage",
+                "image": "busybox",
+                "resources": {
+                    "requests": {"cpu": cpu, "memory": memory},
+                    "limits": {"cpu": cpu, "memory": memory},
+                },
+            }
+        ],
     }
     if priority_class:
         spec["priorityClassName"] = priority_class
@@ -135,7 +150,12 @@ def member_pod(
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default", "labels": {label_key: group}, "annotations": annotations},
+        "metadata": {
+            "name": name,
+            "namespace": "default",
+            "labels": {label_key: group},
+            "annotations": annotations,
+        },
         "spec": spec,
     }
 
@@ -143,10 +163,18 @@ def member_pod(
 def seed_member_pods() -> list[JsonDict]:
     return [
         *(member_pod(f"training-pod-{i}", "topology-demo-job", index=i) for i in range(4)),
-        *(member_pod(f"hp-training-pod-{i}", "high-priority-training", index=i, priority_class="high-priority")
-          for i in range(4)),
-        *(member_pod(f"hp-worker-{i}", "hp-training-job", priority_class="high-priority", cpu="3", memory="40Mi")
-          for i in (1, 2)),
+        *(
+            member_pod(
+                f"hp-training-pod-{i}", "high-priority-training", index=i, priority_class="high-priority"
+            )
+            for i in range(4)
+        ),
+        *(
+            member_pod(
+                f"hp-worker-{i}", "hp-training-job", priority_class="high-priority", cpu="3", memory="40Mi"
+            )
+            for i in (1, 2)
+        ),
     ]
 
 
