@@ -58,6 +58,8 @@ class GangPlacement:
     """(pod key, node name), rank order."""
     domain: str
     tier: int
+    chosen_tier: int = 0
+    """The level selection settled on (its lowest fitting level); `tier` can only be lower."""
 
 
 @dataclass(frozen=True)
@@ -161,7 +163,7 @@ def _nominated_fit(gang: Gang, demand: GangDemand, snap: Snapshot, free: I64) ->
         if (work[node] < 0).any():
             return None
         out.append((pos, node))
-    return Placement(tuple(out), Where("node", out[0][1]))
+    return Placement(tuple(out), Where("node", out[0][1]), nominated=True)
 
 
 def _largest_prefix(
@@ -188,7 +190,8 @@ def _gang_placement(placed: Placement, demand: GangDemand, gang: Gang, index: Cl
     nodes = {node for _, node in placed.assignments}
     nodes |= {int(a) for a in demand.anchors}
     domain, tier = lowest_common(index, nodes)
-    return GangPlacement(pods=pods, domain=domain, tier=tier)
+    chosen_tier = tier if placed.nominated else placed.chosen.tier(index)
+    return GangPlacement(pods=pods, domain=domain, tier=tier, chosen_tier=chosen_tier)
 
 
 def lowest_common(index: ClusterIndex, nodes: set[int]) -> tuple[str, int]:

@@ -224,33 +224,47 @@ class SimulationResult:
         }
 
 
-def simulate(sc: Scenario, *, schedulers: Iterable[str] = DEFAULT_SCHEDULERS) -> SimulationResult:
-    served = set(schedulers)
+@dataclass
+class Prepared:
+    """A scenario turned into the engine's inputs."""
+
+    tree: TopologyTree
+    index: ClusterIndex
+    snapshot: Snapshot
+    pods: dict[str, Pod]
+    """Non-terminal pods on known nodes (or pending), by key."""
+    warnings: list[str]
+
+    def gangs(self, sc: Scenario) -> list[Gang]:
+        """Gangs as the pods stand now (the simulator rebinds pods as it goes)."""
+        return _discover(sc, self.pods, self.tree)
+
+
+def _discover(sc: Scenario, pods: Mapping[str, Pod], tree: TopologyTree) -> list[Gang]:
+    return discover_gangs(
+        pods.values(), podgroups=sc.podgroups, priority_classes=sc.priority_classes, tree=tree, cnt=sc.cnt
+    )
+
+
+def prepare(sc: Scenario) -> Prepared:
+    """Tree, static index and snapshot (bound pods, terminating ones, existing nominations)."""
     tree = topology_of(sc)
-    res = SimulationResult(warnings=[*sc.warnings, *tree.warnings])
+    warnings = [*sc.warnings, *tree.warnings]
     node_names = {n.name for n in sc.nodes}
     pods: dict[str, Pod] = {}
     for p in sc.pods:
         if p.terminal:
             continue
         if p.bound and p.spec.node_name not in node_names:
-            res.warnings.append(
+            warnings.append(
                 f"pod {p.key}: left out: bound to node {p.spec.node_name}, which is not in the snapshot"
             )
             continue
         pods[p.key] = p
-
-    def gangs_now() -> list[Gang]:
-        return discover_gangs(
-            pods.values(), podgroups=sc.podgroups, priority_classes=sc.priority_classes, tree=tree, cnt=sc.cnt
-        )
-
-    gangs = gangs_now()
+    gangs = _discover(sc, pods, tree)
     resources = {r for g in gangs for gp in g.pods for r in gp.requests}
     index = ClusterIndex.build(sc.nodes, tree, resources=resources)
-    res.index = index
     snap = _snapshot(index, gangs, pods)
-    res.initial_pods = {k: index.node_names[p.node] for k, p in snap.pods.items()}
     for gang in gangs:
         for gp in gang.pending:
             st = gp.pod.status
@@ -259,6 +273,19 @@ def simulate(sc: Scenario, *, schedulers: Iterable[str] = DEFAULT_SCHEDULERS) ->
                 vec = index.vector(gp.requests)
                 if vec is not None:
                     snap.nominate(Nomination(gp.key, gang.key, index.node_pos[nominated], vec, gang.priority))
+    return Prepared(tree, index, snap, pods, warnings)
+
+
+def simulate(sc: Scenario, *, schedulers: Iterable[str] = DEFAULT_SCHEDULERS) -> SimulationResult:
+    served = set(schedulers)
+    prep = prepare(sc)
+    index, snap, pods = prep.index, prep.snapshot, prep.pods
+    res = SimulationResult(warnings=prep.warnings, index=index)
+
+    def gangs_now() -> list[Gang]:
+        return prep.gangs(sc)
+
+    res.initial_pods = {k: index.node_names[p.node] for k, p in snap.pods.items()}
     last: dict[str, Verdict] = {}
     for rnd in range(1, MAX_ROUNDS + 1):
         changed = False

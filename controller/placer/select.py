@@ -72,6 +72,8 @@ class Placement:
     """(position in demand.pods, node index), rank order."""
     chosen: Where
     """The candidate the selection settled on."""
+    nominated: bool = False
+    """True when the gang simply took the nodes it had been nominated to."""
 
 
 def levels(demand: GangDemand, index: ClusterIndex) -> list[int | str]:
@@ -153,6 +155,8 @@ def candidates(
 def _ancestor_keys(anc: I64, offers: Offers, n: int) -> list[I64]:
     """Leftover slots of each enclosing domain, innermost first (0 past the top)."""
     keys: list[I64] = []
+    if len(offers.dom_offer) == 0:
+        return keys
     for k in range(anc.shape[1]):
         col = anc[:, k]
         keys.append(np.where(col >= 0, offers.dom_offer[np.maximum(col, 0)] - n, 0))

@@ -1,0 +1,160 @@
+"""The engine against the brute-force oracle on random small clusters.
+
+Each example builds Kubernetes objects, runs them through the real scenario loader, gang
+discovery and engine, and asks the oracle the same question. Asserted on every example:
+feasibility agrees (and the engine settles on the lowest feasible tier), placements respect
+capacity, filters and the hard constraint, no gang is placed partially, and when the gang does
+not fit the engine's preemption plan exists exactly when one does and is as cheap as the
+cheapest (PDB violations, highest victim priority, victim count), with a valid victim set.
+The counts are asserted at the end, so a shrunken run cannot pass quietly.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from hypothesis import HealthCheck, given, settings
+
+from controller.placer.demand import build_demand
+from controller.placer.engine import Code, schedule
+from controller.placer.oracle import (
+    OracleCase,
+    allowed,
+    cheapest_preemption,
+    cost,
+    free_after,
+    lowest_place,
+    places,
+    valid_victims,
+)
+from controller.placer.preempt import budgets_from
+from placer_cases import Case, cases
+
+SETTINGS = settings(
+    max_examples=1200,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+)
+
+
+def _check_assignment(oc: OracleCase, removed: frozenset[str], assignment: dict[str, str]) -> None:
+    """Every pod placed on an allowed node with room, all inside one allowed place (hard)."""
+    pods = {p.key: p for p in oc.gang}
+    assert set(assignment) == set(pods), "partial gang"
+    nodes = {n.name: n for n in oc.nodes}
+    free = free_after(oc, removed)
+    for key, node in assignment.items():
+        assert allowed(pods[key], nodes[node]), f"{key} on {node} breaks its filters"
+        for r, v in pods[key].req.items():
+            free[node][r] = free[node].get(r, 0) - v
+    for node, left in free.items():
+        if any(n == node for n in assignment.values()):
+            assert min(left.values()) >= 0, f"{node} overcommitted: {left}"
+    used = frozenset(assignment.values())
+    if oc.mode == "hard" and oc.tier is not None:
+        assert any(used <= ns for _, ns in places(oc)), f"hard constraint broken: {sorted(used)}"
+
+
+def _run(case: Case, stats: Counter[str], *, exact_shapes: bool) -> None:
+    sc, prep, gang = case.prepared()
+    demand = build_demand(gang, prep.index)
+    exact = demand.exact
+    budgets = budgets_from(sc.pdbs, prep.snapshot)
+    verdict = schedule(gang, prep.snapshot, budgets=budgets)
+    oc = case.oracle()
+    stats["examples"] += 1
+    stats[f"kind:{demand.kind}"] += 1
+    lowest = lowest_place(oc)
+    if verdict.code is Code.SUCCESS:
+        assert verdict.placement is not None
+        assignment = dict(verdict.placement.pods)
+        _check_assignment(oc, frozenset(), assignment)
+        assert lowest is not None, "engine placed a gang the oracle cannot place"
+        if exact:
+            assert verdict.placement.chosen_tier == lowest, (verdict.placement, lowest)
+        stats["placed"] += 1
+        return
+    assert verdict.plan is None or verdict.code is Code.WAIT
+    if exact:
+        assert lowest is None, (
+            f"oracle places it at tier {lowest}; engine said {verdict.code}: {verdict.message}"
+        )
+    elif lowest is not None:
+        stats["mixed:missed placement"] += 1
+        return
+    stats["not placed"] += 1
+    if case.never:
+        assert verdict.plan is None, "preemptionPolicy Never preempted"
+        stats["never"] += 1
+        return
+    best = cheapest_preemption(oc)
+    plan = verdict.plan
+    if best is None:
+        if exact_shapes or exact:
+            assert plan is None, f"engine evicts {[v.pod for v in plan.victims]} but no victim set helps"
+        stats["no plan"] += 1
+        return
+    if exact:
+        assert plan is not None, (
+            f"oracle preempts {sorted(best[1])} at cost {best[0]}; engine: {verdict.message}"
+        )
+    if plan is None:
+        stats["mixed:missed plan"] += 1
+        return
+    victims = frozenset(v.pod for v in plan.victims)
+    assert valid_victims(oc, victims), f"invalid victim set {sorted(victims)}"
+    assert cost(oc, victims) == plan.cost, (cost(oc, victims), plan.cost)
+    assert all(v.condition["reason"] == "PreemptionByScheduler" for v in plan.victims)
+    _check_assignment(oc, victims, dict(plan.nominated))
+    if exact:
+        assert plan.optimal, "search budget ran out on a tiny cluster"
+        assert plan.cost == best[0], f"engine cost {plan.cost} > oracle {best[0]} ({sorted(best[1])})"
+    stats["preempted"] += 1
+    stats[f"victims:{len(victims)}"] += 1
+
+
+def test_engine_agrees_with_oracle_on_random_clusters() -> None:
+    stats: Counter[str] = Counter()
+
+    @SETTINGS
+    @given(case=cases())
+    def check(case: Case) -> None:
+        _run(case, stats, exact_shapes=True)
+
+    check()
+    print("placement/preemption vs oracle:", dict(sorted(stats.items())))
+    assert stats["examples"] >= 1000
+    assert stats["placed"] >= 200 and stats["preempted"] >= 50 and stats["not placed"] >= 100
+
+
+def test_preemption_agrees_with_oracle_on_crowded_clusters() -> None:
+    """Busy clusters and high-priority gangs: most examples exercise the preemptor."""
+    stats: Counter[str] = Counter()
+
+    @SETTINGS
+    @given(case=cases(crowded=True))
+    def check(case: Case) -> None:
+        case.priority = 5000
+        case.never = False
+        _run(case, stats, exact_shapes=True)
+
+    check()
+    print("crowded preemption vs oracle:", dict(sorted(stats.items())))
+    assert stats["examples"] >= 1000
+    assert stats["preempted"] >= 200
+
+
+def test_mixed_shapes_are_sound() -> None:
+    """Three or more shapes are placed greedily: never wrong, and rarely short of the oracle."""
+    stats: Counter[str] = Counter()
+
+    @settings(SETTINGS, max_examples=300)
+    @given(case=cases(shapes=("mixed",)))
+    def check(case: Case) -> None:
+        _run(case, stats, exact_shapes=False)
+
+    check()
+    print("mixed shapes vs oracle:", dict(sorted(stats.items())))
+    assert stats["examples"] >= 300
