@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import Counter
 
 from hypothesis import HealthCheck, given, settings
+from placer_cases import Case, cases
 
 from controller.placer.demand import build_demand
 from controller.placer.engine import Code, schedule
@@ -28,7 +29,6 @@ from controller.placer.oracle import (
     valid_victims,
 )
 from controller.placer.preempt import budgets_from
-from placer_cases import Case, cases
 
 SETTINGS = settings(
     max_examples=1200,
