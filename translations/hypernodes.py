@@ -305,15 +305,27 @@ def _layer_names(tree: TopologyTree, report: TranslationReport) -> dict[int, str
     return names
 
 
+def _remembered_label(hn: volcano.HyperNode | None) -> tuple[str | None, str | None]:
+    """The node label (key, value) a HyperNode stands for, when it says: topobridge's
+    annotations, or Volcano's label discovery (tierName is the label key, and the HyperNode
+    carries that label with the domain's value)."""
+    if hn is None:
+        return None, None
+    key = hn.metadata.annotation(LABEL_KEY_ANNOTATION)
+    if key is not None:
+        return key, hn.metadata.annotation(LABEL_VALUE_ANNOTATION)
+    tier_name = hn.spec.tier_name
+    if tier_name and hn.metadata.label(tier_name) is not None:
+        return tier_name, hn.metadata.label(tier_name)
+    return None, hn.metadata.annotation(LABEL_VALUE_ANNOTATION)
+
+
 def _label_keys(
     tree: TopologyTree, by_name: Mapping[str, volcano.HyperNode], max_tier: int, report: TranslationReport
 ) -> dict[int, str]:
     keys: dict[int, str] = {}
     for t in range(1, max_tier + 1):
-        found = {
-            (by_name[d].metadata.annotation(LABEL_KEY_ANNOTATION) if d in by_name else None)
-            for d in tree.domains_at_tier(t)
-        }
+        found = {_remembered_label(by_name.get(d))[0] for d in tree.domains_at_tier(t)}
         key = next(iter(found)) if len(found) == 1 else None
         if key is None or key in keys.values():
             key = f"{TIER_LABEL_PREFIX}{t}"
@@ -323,12 +335,12 @@ def _label_keys(
 
 
 def _domain_values(tree: TopologyTree, by_name: Mapping[str, volcano.HyperNode]) -> dict[DomainId, str]:
-    """A label value per domain: the remembered one when valid, else the HyperNode name; a
-    value repeated among siblings (which would merge them) gets a hash of the name."""
+    """A label value per domain: the remembered one (ours, or Volcano label discovery's) when
+    valid, else the HyperNode name; a value repeated among siblings (which would merge them)
+    gets a hash of the name."""
     out: dict[DomainId, str] = {}
     for d in tree.domains.values():
-        hn = by_name.get(d.id)
-        remembered = hn.metadata.annotation(LABEL_VALUE_ANNOTATION) if hn is not None else None
+        remembered = _remembered_label(by_name.get(d.id))[1]
         out[d.id] = (
             remembered if remembered is not None and _valid_label_value(remembered) else _label_value(d.id)
         )

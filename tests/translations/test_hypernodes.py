@@ -581,3 +581,56 @@ def test_hypernode_tree_problems_are_reported_not_raised() -> None:
     hypernodes = [_hn("a", 1, nodes=("n1",), tier_name="rack"), _hn("b", 1, nodes=("n1",), tier_name="rack")]
     result = hn.to_cluster_network_topology(hypernodes, [])
     assert result.report.refused == ["node n1 has two parents (a, b); kept a"]
+
+
+def test_hypernodes_from_volcano_label_discovery_keep_their_node_labels() -> None:
+    # Volcano's label discoverer names the tier after the node label and puts that label,
+    # with the domain's value, on the HyperNode (its names end in a random suffix).
+    def discovered(name: str, tier: int, key: str, value: str, members: list[tuple[str, str]]) -> HyperNode:
+        return HyperNode.parse(
+            {
+                "metadata": {
+                    "name": name,
+                    "labels": {"volcano.sh/network-topology-source": "label", key: value},
+                },
+                "spec": {
+                    "tier": tier,
+                    "tierName": key,
+                    "members": [
+                        {"type": kind, "selector": {"exactMatch": {"name": n}}} for kind, n in members
+                    ],
+                },
+            }
+        )
+
+    hypernodes = [
+        discovered(
+            "hypernode-x7k2p",
+            2,
+            "volcano.sh/hypercluster",
+            "s4",
+            [("HyperNode", "hypernode-a1b2c"), ("HyperNode", "hypernode-d3e4f")],
+        ),
+        discovered(
+            "hypernode-a1b2c", 1, "volcano.sh/hypernode", "s0", [("Node", "node0"), ("Node", "node1")]
+        ),
+        discovered("hypernode-d3e4f", 1, "volcano.sh/hypernode", "s1", [("Node", "node2")]),
+    ]
+    nodes = [
+        node("node0", {"volcano.sh/hypernode": "s0", "volcano.sh/hypercluster": "s4"}),
+        node("node1", {"volcano.sh/hypernode": "s0", "volcano.sh/hypercluster": "s4"}),
+        node("node2", {"volcano.sh/hypernode": "s1"}),  # missing its hypercluster label
+    ]
+    result = hn.to_cluster_network_topology(hypernodes, parse_nodes(nodes))
+    assert [s.to_dict() for s in result.cluster_network_topology.spec.network_topology_spec] == [
+        {"topologyLayer": "volcano.sh/hypercluster", "labelKey": ["volcano.sh/hypercluster"]},
+        {
+            "topologyLayer": "volcano.sh/hypernode",
+            "parentTopologyLayer": "volcano.sh/hypercluster",
+            "labelKey": ["volcano.sh/hypernode"],
+        },
+        {"topologyLayer": "NodeTopologyLayer", "parentTopologyLayer": "volcano.sh/hypernode"},
+    ]
+    assert [(p.node, dict(p.set), p.remove) for p in result.node_patches] == [
+        ("node2", {"volcano.sh/hypercluster": "s4"}, ())
+    ]
