@@ -64,6 +64,8 @@ class ControllerOptions:
     """None: lead unconditionally (single replica, development)."""
     identity: str = ""
     """Reported in Events; the lease identity when leader election is on."""
+    scheduler_tuning: dict[str, Any] = field(default_factory=dict)
+    """Extra SchedulerConfig fields (period, grace, bind_retry_deadline...)."""
 
 
 class Informers:
@@ -102,6 +104,8 @@ class LeaderScope:
     recorder: EventRecorder
     detector: VolcanoDetector
     controllers: list[Controller] = field(default_factory=list)
+    scheduler: Any = None
+    """The GangScheduler while the fallback scheduler is on (for tests and metrics)."""
 
 
 class Manager:
@@ -165,6 +169,20 @@ class Manager:
             ctl = Controller(hn_rec, workers=1, clock=self.clock)  # one key: one worker is all it can use
             hn_rec.wire(ctl.enqueue)
             scope.controllers.append(ctl)
+
+        if opts.fallback_scheduler:
+            from controller.runtime.scheduler import GangScheduler, SchedulerConfig, supervise
+
+            # Status and Events get a request budget of their own, as kube-scheduler gives its
+            # event client one: reporting never slows binding.
+            status_kube = Kube.from_api_client(self.kube.api, settings=self.kube.settings)
+            sched = GangScheduler(
+                self.kube, status_kube, SchedulerConfig(scheduler_names=opts.scheduler_names, **opts.scheduler_tuning),
+                recorder=EventRecorder(status_kube, instance=self.identity, clock=self.clock),
+            )
+            watched = sched.attach(informers.of)
+            scope.scheduler = sched
+            roots["scheduler"] = supervise(sched, detector, lambda: all(i.synced.is_set() for i in watched))
 
         for extra in _extra_parts(scope):
             roots.update(extra)

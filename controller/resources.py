@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from translations import koordinator, lws, volcano
+from translations import koordinator, lws, schedplugins, volcano
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +50,8 @@ LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease", namespaced=Tru
 DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", namespaced=True, status_subresource=True)
 CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", namespaced=False)
 PRIORITY_CLASSES = Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", namespaced=False)
+PDBS = Resource("policy", "v1beta1", "poddisruptionbudgets", "PodDisruptionBudget", namespaced=True)
+"""policy/v1beta1: the version Kubernetes 1.20 serves (policy/v1 arrived in 1.21)."""
 
 VOLCANO_PODGROUPS = Resource(volcano.PODGROUP_GROUP, "v1beta1", "podgroups", "PodGroup", namespaced=True)
 """Upstream's PodGroup CRD has no status subresource: status is written through the object."""
@@ -60,6 +62,7 @@ CLUSTER_NETWORK_TOPOLOGIES = Resource(
     namespaced=False, status_subresource=True,
 )
 SIGS_PODGROUPS = Resource(koordinator.SIGS_GROUP, "v1alpha1", "podgroups", "PodGroup", namespaced=True)
+X_PODGROUPS = Resource(schedplugins.GROUP, "v1alpha1", "podgroups", "PodGroup", namespaced=True, status_subresource=True)
 
 VOLCANO_CRD_NAMES = (f"podgroups.{volcano.PODGROUP_GROUP}", f"hypernodes.{volcano.HYPERNODE_GROUP}")
 """The CRDs whose presence (with a ready volcano-scheduler) means Volcano schedules."""

@@ -49,10 +49,14 @@ def node_body(name: str, *, labels: dict[str, str] | None = None, cpu: str = "8"
 
 
 async def create_node(kube: Kube, name: str, **kw: Any) -> JsonDict:
-    """Create a Node object; its status (allocatable, Ready) is written through nodes/status."""
+    """Create a Node object as a kubelet would leave it once Ready: status (allocatable,
+    Ready) written through nodes/status, and without the `node.kubernetes.io/not-ready`
+    taint that admission (TaintNodesByCondition) puts on every new node and that only the
+    node lifecycle controller, which cannot run without kubelets, would remove."""
     body = node_body(name, **kw)
     created = await kube.create(NODES, {k: v for k, v in body.items() if k != "status"})
-    return await kube.merge_patch(NODES, name, {"status": body["status"]}, subresource="status") or created
+    await kube.merge_patch(NODES, name, {"status": body["status"]}, subresource="status")
+    return await kube.merge_patch(NODES, name, {"spec": {"taints": None}}) or created
 
 
 async def delete_nodes(kube: Kube, names: list[str]) -> None:

@@ -1,0 +1,189 @@
+"""Bind a placed gang through `pods/binding`, all or nothing.
+
+The choice: **retry to completion; roll back only when completion is impossible.**
+
+A binding cannot be undone: the only way back is deleting the pod, which costs the pod (its
+owner recreates it; a bare pod is gone for good) and the work it started. Most bind failures
+are transient (a timeout, a 5xx or 429, the API server restarting, a leader change), and
+those complete on retry. A retry is safe: a binding that did land while its response was
+lost comes back as 409 "already assigned" naming *our* node, which is success. So each pod
+is retried with backoff until `retry_deadline`.
+
+Completion is impossible only when a member can never be bound where it was planned: it was
+deleted (404), replaced by a new pod of the same name (uid precondition fails), bound
+elsewhere by someone else, or the server refuses the binding itself (400/403/422). Then, if
+the gang has fewer than minMember members bound, every bound member is deleted (uid
+precondition, its own grace period) so no member runs alone; their owners recreate them
+and the gang is scheduled again as a whole.
+
+If the deadline passes on transient errors only (the API server is unreachable), nothing can
+be written either way: the job ends `incomplete` and the next cycle finishes the gang,
+because the engine treats bound members as anchors and places the rest around them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import structlog
+
+from controller import metrics
+from controller.errors import ApiError, ConflictError, NotFoundError, TransportError, is_retryable
+from controller.kube import Kube
+from controller.resources import PODS
+from controller.runtime.cache import ClusterCache
+
+log = structlog.get_logger(__name__)
+
+Result = Literal["complete", "incomplete", "rolled-back"]
+
+
+@dataclass
+class BindOutcome:
+    """What one bind job did (also the record the atomicity tests check)."""
+
+    gang: str
+    planned: tuple[tuple[str, str], ...]
+    min_member: int
+    already_bound: tuple[str, ...]
+    bound: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)
+    """pod -> why it could not be bound as planned (permanent failures only)."""
+    unfinished: list[str] = field(default_factory=list)
+    """Pods still failing transiently at the deadline."""
+    rolled_back: list[str] = field(default_factory=list)
+    result: Result = "complete"
+    seconds: float = 0.0
+
+
+class _Permanent(Exception):
+    pass
+
+
+class Binder:
+    def __init__(self, kube: Kube, cache: ClusterCache, *, concurrency: int = 32, retry_deadline: float = 30.0,
+                 backoff_initial: float = 0.05, backoff_max: float = 2.0) -> None:
+        self.kube = kube
+        self.cache = cache
+        self.retry_deadline = retry_deadline
+        self.backoff_initial = backoff_initial
+        self.backoff_max = backoff_max
+        self._slots = asyncio.Semaphore(concurrency)
+        self._rng = random.Random()
+        self.outcomes: list[BindOutcome] = []
+        """Every job's outcome, newest last (bounded)."""
+
+    async def bind_gang(self, gang: str, placement: Sequence[tuple[str, str]], *, min_member: int,
+                        already_bound: Sequence[str] = ()) -> BindOutcome:
+        started = time.perf_counter()
+        out = BindOutcome(gang, tuple(placement), min_member, tuple(already_bound))
+        results = await asyncio.gather(*(self._bind_one(pod, node) for pod, node in placement))
+        for (pod, _node), (status, detail) in zip(placement, results, strict=True):
+            if status == "bound":
+                out.bound.append(pod)
+            elif status == "permanent":
+                out.failed[pod] = detail
+            else:
+                out.unfinished.append(pod)
+            if status != "bound":
+                self.cache.forget(pod)
+        bound_total = len(out.bound) + len(out.already_bound)
+        if not out.failed and not out.unfinished:
+            out.result = "complete"
+        elif bound_total >= min_member and not out.unfinished:
+            out.result = "complete"  # minMember holds; the rest are retried as pending pods
+        elif out.failed and bound_total < min_member:
+            out.rolled_back = await self._roll_back([*out.already_bound, *out.bound])
+            out.result = "rolled-back"
+            metrics.GANGS_ROLLED_BACK.inc()
+        else:
+            out.result = "incomplete"
+        out.seconds = time.perf_counter() - started
+        metrics.PODS_BOUND.inc(len(out.bound))
+        log.log(20 if out.result == "complete" else 30, "bind.gang_" + out.result.replace("-", "_"), gang=gang,
+                bound=len(out.bound), planned=len(placement), failed=out.failed or None,
+                unfinished=out.unfinished or None, seconds=round(out.seconds, 3))
+        self.outcomes.append(out)
+        del self.outcomes[:-1000]
+        return out
+
+    async def _bind_one(self, key: str, node: str) -> tuple[str, str]:
+        namespace, _, name = key.partition("/")
+        pod = self.cache.pods.items.get(key)
+        uid = pod.metadata.uid if pod is not None else None
+        deadline = time.monotonic() + self.retry_deadline
+        attempt = 0
+        while True:
+            try:
+                async with self._slots:
+                    await self.kube.bind(namespace=namespace, pod=name, node=node, pod_uid=uid)
+                return "bound", ""
+            except NotFoundError:
+                return "permanent", "pod no longer exists"
+            except ConflictError as exc:
+                try:
+                    verdict = await self._after_conflict(namespace, name, node, uid, exc)
+                except _Permanent as why:
+                    return "permanent", str(why)
+                except (TransportError, ApiError) as exc2:
+                    if not is_retryable(exc2):
+                        return "permanent", str(exc2)
+                    verdict = None
+                if verdict is not None:
+                    return verdict
+            except ApiError as exc:
+                if not is_retryable(exc):
+                    return "permanent", str(exc)
+            except TransportError:
+                pass
+            attempt += 1
+            if time.monotonic() >= deadline:
+                return "transient", "retry deadline passed"
+            delay = min(self.backoff_max, self.backoff_initial * 2 ** min(attempt, 10)) * (0.5 + self._rng.random() / 2)
+            await asyncio.sleep(delay)
+
+    async def _after_conflict(self, namespace: str, name: str, node: str, uid: str | None,
+                              exc: ConflictError) -> tuple[str, str] | None:
+        """A 409 on bind: the pod is already bound (maybe by our own lost request) or replaced."""
+        try:
+            current = await self.kube.get(PODS, name, namespace=namespace)
+        except NotFoundError:
+            raise _Permanent("pod no longer exists") from None
+        meta, spec = current.get("metadata") or {}, current.get("spec") or {}
+        if uid and meta.get("uid") != uid:
+            raise _Permanent("pod was replaced by a new one of the same name")
+        assigned = spec.get("nodeName")
+        if assigned == node:
+            return "bound", "already bound here (an earlier attempt landed)"
+        if assigned:
+            raise _Permanent(f"pod is bound to {assigned} by someone else")
+        return None  # a transient conflict: try again
+
+    async def _roll_back(self, pods: Sequence[str]) -> list[str]:
+        """Delete bound members so none runs alone; their owners recreate them."""
+        deleted: list[str] = []
+        for key in pods:
+            namespace, _, name = key.partition("/")
+            pod = self.cache.pods.items.get(key)
+            uid = pod.metadata.uid if pod is not None else None
+            for attempt in range(20):
+                try:
+                    await self.kube.delete(PODS, name, namespace=namespace, uid=uid)
+                    deleted.append(key)
+                    break
+                except NotFoundError:
+                    deleted.append(key)
+                    break
+                except ConflictError:
+                    break  # uid moved: that is a new pod, not the one we bound
+                except (TransportError, ApiError) as exc:
+                    if not is_retryable(exc):
+                        log.warning("bind.rollback_failed", pod=key, error=str(exc))
+                        break
+                    await asyncio.sleep(min(2.0, 0.1 * 2**attempt))
+        return deleted

@@ -1,0 +1,66 @@
+"""Carry out a preemption plan the engine chose (PostFilter: evict only after choosing).
+
+Order matters, as in kube-scheduler: each victim first gets the `DisruptionTarget`
+condition (so its owner and its users learn why it goes), then is deleted with a uid
+precondition and its own grace period; then the gang's pods are nominated to their planned
+nodes (`status.nominatedNodeName`), which keeps other gangs of lower or equal priority off
+that room while the victims terminate. Binding happens in a later cycle, once the victims
+are gone and the engine places the gang on its nominated nodes.
+"""
+
+from __future__ import annotations
+
+import structlog
+
+from controller import metrics
+from controller.errors import ConflictError, ControllerError, NotFoundError
+from controller.kube import Kube
+from controller.placer.preempt import PreemptionPlan
+from controller.reporting import EventRecorder, now_rfc3339
+from controller.resources import PODS
+from controller.runtime.cache import ClusterCache
+from controller.runtime.status import StatusWriter
+
+log = structlog.get_logger(__name__)
+
+
+class Preemptor:
+    def __init__(self, kube: Kube, cache: ClusterCache, status: StatusWriter, recorder: EventRecorder | None) -> None:
+        self.kube = kube
+        self.cache = cache
+        self.status = status
+        self.recorder = recorder
+        self.evicted: list[str] = []
+        """Every victim deleted, oldest first (bounded)."""
+
+    async def carry_out(self, plan: PreemptionPlan, message: str) -> None:
+        metrics.PREEMPTIONS.inc()
+        glog = log.bind(gang=plan.gang, domain=plan.domain)
+        for victim in plan.victims:
+            namespace, _, name = victim.pod.partition("/")
+            pod = self.cache.pods.items.get(victim.pod)
+            uid = pod.metadata.uid if pod is not None else None
+            condition = {**victim.condition, "lastTransitionTime": now_rfc3339()}
+            try:
+                await self.kube.set_pod_condition(namespace=namespace, pod=name, condition=condition)
+                # No grace override: the victim's own terminationGracePeriodSeconds applies.
+                await self.kube.delete(PODS, name, namespace=namespace, uid=uid)
+            except NotFoundError:
+                continue
+            except ConflictError:
+                glog.info("preempt.victim_replaced", victim=victim.pod)
+                continue
+            except ControllerError as exc:
+                glog.warning("preempt.victim_failed", victim=victim.pod, error=str(exc))
+                raise
+            metrics.PREEMPTION_VICTIMS.inc()
+            self.evicted.append(victim.pod)
+            del self.evicted[:-10000]
+            glog.info("preempt.victim_deleted", victim=victim.pod, node=victim.node)
+            if self.recorder is not None and pod is not None:
+                preemptor = next((p for p, n in plan.nominated if n == victim.node), plan.gang)
+                await self.recorder.event(
+                    {"apiVersion": "v1", "kind": "Pod", "metadata": pod.metadata.to_dict()}, "Normal", "Preempted",
+                    f"Preempted by {preemptor} (gang {plan.gang}) on node {victim.node}",
+                )
+        await self.status.nominate(plan.nominated, message)

@@ -1,0 +1,286 @@
+"""The fallback gang scheduler: a loop over scheduling cycles, and a supervisor that runs it
+only while Volcano is absent.
+
+A cycle (`run_cycle`), in kube-scheduler's terms:
+1. snapshot: build the view (tree, index, snapshot, gangs) from the cache;
+2. for each gang whose pods ask for a scheduler we serve, has pending pods and no job in
+   flight, highest priority first: run the engine (`controller.placer.engine.schedule`);
+3. reserve: a `Success` is applied to the snapshot and the pods are assumed in the cache, so
+   the gangs after it see the room taken; `Wait` with a plan marks the victims terminating
+   and nominates, so no later gang takes that room either;
+4. bind / preempt: each decision becomes a job (a task per gang) that writes to the API
+   server while the loop goes on; a gang is never planned again while its job runs;
+5. report: `Unschedulable`/`Unresolvable`/`Wait` messages go to the pods' PodScheduled
+   condition and the Volcano PodGroup, only when they change.
+
+The loop wakes on cache changes (debounced) and every `period` seconds (waiting gangs,
+victims gone). Stopping (Volcano appeared, leadership lost, SIGTERM) stops planning at once
+but lets jobs in flight finish within `grace`: a gang is finished or rolled back, never
+left half-bound by us.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+
+from controller import metrics
+from controller.aiotasks import spawn
+from controller.informer import Informer
+from controller.kube import Kube
+from controller.placer.engine import Code, Verdict, schedule
+from controller.placer.snapshot import BoundPod, Nomination
+from controller.reporting import EventRecorder
+from controller.resources import (
+    CLUSTER_NETWORK_TOPOLOGIES,
+    HYPERNODES,
+    NODES,
+    PDBS,
+    PODS,
+    PRIORITY_CLASSES,
+    SIGS_PODGROUPS,
+    VOLCANO_PODGROUPS,
+    X_PODGROUPS,
+    Resource,
+)
+from controller.runtime.binder import Binder, BindOutcome
+from controller.runtime.cache import ClusterCache
+from controller.runtime.preemptor import Preemptor
+from controller.runtime.status import StatusWriter
+from controller.runtime.view import View, ViewBuilder, _vector, ordered
+from controller.volcano import VolcanoDetector
+from translations.gangs import Gang
+
+log = structlog.get_logger(__name__)
+
+WATCHED: tuple[Resource, ...] = (
+    PODS, NODES, PRIORITY_CLASSES, PDBS, VOLCANO_PODGROUPS, SIGS_PODGROUPS, X_PODGROUPS, HYPERNODES,
+    CLUSTER_NETWORK_TOPOLOGIES,
+)
+
+
+@dataclass
+class SchedulerConfig:
+    scheduler_names: tuple[str, ...] = ("topobridge",)
+    """Pods whose spec.schedulerName is one of these are ours to place."""
+    period: float = 2.0
+    """Seconds between cycles when nothing changes."""
+    debounce: float = 0.02
+    """Seconds to gather a burst of changes into one cycle."""
+    min_interval: float = 0.1
+    """Shortest time from one cycle's start to the next one's."""
+    grace: float = 20.0
+    """Seconds jobs in flight may take to finish when the scheduler stops."""
+    bind_retry_deadline: float = 30.0
+    bind_concurrency: int = 32
+
+
+@dataclass
+class GangScheduler:
+    """One scheduler instance: cache, view builder, binder, preemptor, status writer, loop."""
+
+    kube: Kube
+    status_kube: Kube
+    config: SchedulerConfig
+    recorder: EventRecorder | None = None
+    cache: ClusterCache = field(init=False)
+    cycles: int = 0
+    _wake: asyncio.Event = field(init=False)
+    _jobs: dict[str, asyncio.Task[None]] = field(init=False, default_factory=dict)
+    _ready_since: dict[str, float] = field(init=False, default_factory=dict)
+    _reported: dict[str, tuple[Code, str]] = field(init=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._wake = asyncio.Event()
+        self.cache = ClusterCache(on_change=self._wake.set)
+        self.views = ViewBuilder(self.cache)
+        self.status = StatusWriter(self.status_kube, self.cache)
+        self.binder = Binder(self.kube, self.cache, concurrency=self.config.bind_concurrency,
+                             retry_deadline=self.config.bind_retry_deadline)
+        self.preemptor = Preemptor(self.kube, self.cache, self.status, self.recorder)
+        self.stopping = False
+
+    # --- wiring ----------------------------------------------------------------------
+
+    def attach(self, informer_of: Callable[[Resource], Informer]) -> list[Informer]:
+        c = self.cache
+        c.attach_pods(informer_of(PODS))
+        c.attach_nodes(informer_of(NODES))
+        c.attach(informer_of(PRIORITY_CLASSES), c.priority_classes)
+        c.attach(informer_of(PDBS), c.pdbs)
+        c.attach(informer_of(VOLCANO_PODGROUPS), c.volcano_pgs)
+        c.attach(informer_of(SIGS_PODGROUPS), c.sigs_pgs)
+        c.attach(informer_of(X_PODGROUPS), c.x_pgs)
+        c.attach(informer_of(HYPERNODES), c.hypernodes, topology=True)
+        c.attach(informer_of(CLUSTER_NETWORK_TOPOLOGIES), c.cnts, topology=True)
+        return [informer_of(r) for r in WATCHED]
+
+    # --- the loop --------------------------------------------------------------------
+
+    async def run(self, synced: Callable[[], bool]) -> None:
+        """Cycle until cancelled; then let jobs in flight finish (within `grace`)."""
+        try:
+            while not synced():
+                await asyncio.sleep(0.05)
+            while True:
+                try:
+                    await asyncio.wait_for(self._wake.wait(), self.config.period)
+                    await asyncio.sleep(self.config.debounce)
+                except TimeoutError:
+                    pass
+                self._wake.clear()
+                started = time.monotonic()
+                await self.run_cycle()
+                # A busy cluster wakes us constantly; leave the event loop room for the binds.
+                await asyncio.sleep(max(0.0, self.config.min_interval - (time.monotonic() - started)))
+        finally:
+            self.stopping = True
+            await asyncio.shield(self.drain())
+
+    async def drain(self) -> None:
+        jobs = [t for t in self._jobs.values() if not t.done()]
+        if not jobs:
+            return
+        log.info("scheduler.draining", jobs=len(jobs), grace=self.config.grace)
+        _, pending = await asyncio.wait(jobs, timeout=self.config.grace)
+        for t in pending:
+            log.warning("scheduler.job_abandoned", job=t.get_name())
+            t.cancel()
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
+
+    def served(self, gang: Gang) -> bool:
+        return gang.scheduler_name in self.config.scheduler_names
+
+    async def run_cycle(self) -> None:
+        self.cycles += 1
+        view = self.views.build()
+        now = time.monotonic()
+        live = {g.key for g in view.gangs}
+        for table in (self._ready_since, self._reported):
+            for k in [k for k in table if k not in live]:
+                del table[k]
+        for gang in ordered(view.gangs):
+            if self.stopping:
+                return
+            if not self.served(gang) or not gang.pending or gang.key in self._jobs:
+                continue
+            self._ready_since.setdefault(gang.key, now)
+            verdict = schedule(gang, view.snapshot, budgets=view.budgets)
+            metrics.SCHEDULING_ATTEMPTS.labels(verdict.code.value).inc()
+            self._apply(gang, verdict, view)
+            await asyncio.sleep(0)  # let bind jobs and informers breathe between gangs
+
+    # --- decisions -------------------------------------------------------------------
+
+    def _apply(self, gang: Gang, verdict: Verdict, view: View) -> None:
+        if verdict.code is Code.SUCCESS:
+            placement = verdict.placement
+            if placement is None or not placement.pods:
+                return
+            members = {m.key: m for m in gang.pods}
+            for key, node in placement.pods:
+                m = members[key]
+                pos = view.index.node_pos[node]
+                view.snapshot.bind(BoundPod(key, m.pod.namespace, pos, _vector(view.index, m.requests), m.priority,
+                                            gang.key, dict(m.pod.metadata.labels or {})))
+                self.cache.assume(key, node)
+            already = [m.key for m in gang.bound]
+            self._start(gang.key, self._bind_job(gang, list(placement.pods), already, placement.domain,
+                                                 placement.tier))
+        elif verdict.code is Code.WAIT and verdict.plan is not None:
+            plan = verdict.plan
+            for v in plan.victims:
+                if v.pod in view.snapshot.pods:
+                    view.snapshot.mark_terminating(v.pod)
+            members = {m.key: m for m in gang.pods}
+            for key, node in plan.nominated:
+                m = members[key]
+                view.snapshot.nominate(Nomination(key, gang.key, view.index.node_pos[node],
+                                                  _vector(view.index, m.requests), m.priority))
+            self._start(gang.key, self._preempt_job(gang, verdict))
+        elif self._reported.get(gang.key) != (verdict.code, verdict.message):
+            # Only a changed verdict is written: an unschedulable gang costs nothing per cycle.
+            self._reported[gang.key] = (verdict.code, verdict.message)
+            self._start(gang.key, self._report_job(gang, verdict, "Unschedulable"), wake=False)
+
+    def _start(self, key: str, coro: Coroutine[Any, Any, None], *, wake: bool = True) -> None:
+        task = spawn(f"gang:{key}", coro, forever=False)
+        self._jobs[key] = task
+
+        def done(t: asyncio.Task[None]) -> None:
+            if self._jobs.get(key) is t:
+                del self._jobs[key]
+            if wake:
+                self._wake.set()  # what the job changed may let another gang go
+
+        task.add_done_callback(done)
+
+    async def _bind_job(self, gang: Gang, placement: list[tuple[str, str]], already: list[str], domain: str,
+                        tier: int) -> None:
+        out: BindOutcome = await self.binder.bind_gang(gang.key, placement, min_member=gang.min_member,
+                                                        already_bound=already)
+        if out.result == "complete":
+            metrics.GANGS_PLACED.inc()
+            since = self._ready_since.pop(gang.key, None)
+            if since is not None:
+                metrics.SCHEDULING_LATENCY.observe(time.monotonic() - since)
+            for key in out.bound:
+                await self.status.clear_nomination(key)
+            where = f"node {domain}" if tier == 0 else f"{domain} (tier {tier})"
+            await self.status.pod_group(gang, phase="Running", condition="Scheduled", ok=True, reason="Scheduled",
+                                        message=f"{len(out.bound) + len(already)} pods bound in {where}")
+            if self.recorder is not None:
+                await self._event_on_group(gang, "Normal", "Scheduled",
+                                           f"gang {gang.key}: {len(out.bound)} pods bound in {where}")
+        elif out.result == "rolled-back":
+            why = "; ".join(f"{k}: {v}" for k, v in sorted(out.failed.items()))
+            await self._event_on_group(gang, "Warning", "GangRolledBack",
+                                       f"gang {gang.key}: binding could not complete ({why}); "
+                                       f"deleted {len(out.rolled_back)} bound member(s) for their owners to recreate")
+
+    async def _preempt_job(self, gang: Gang, verdict: Verdict) -> None:
+        assert verdict.plan is not None
+        await self.preemptor.carry_out(verdict.plan, verdict.message)
+        await self.status.pod_group(gang, phase="Pending", condition="Unschedulable", ok=False,
+                                    reason="Preempting", message=verdict.message)
+
+    async def _report_job(self, gang: Gang, verdict: Verdict, reason: str) -> None:
+        await self.status.pods_unschedulable(gang, verdict.message, reason=reason)
+        await self.status.pod_group(gang, phase="Pending", condition="Unschedulable", ok=False,
+                                    reason=verdict.code.value, message=verdict.message)
+
+    async def _event_on_group(self, gang: Gang, type_: str, reason: str, message: str) -> None:
+        if self.recorder is None:
+            return
+        pg = self.cache.volcano_pgs.items.get(gang.key) if gang.source == "volcano" else None
+        if pg is not None:
+            obj = pg.to_dict()
+        else:
+            first = gang.pods[0].pod
+            obj = {"apiVersion": "v1", "kind": "Pod", "metadata": first.metadata.to_dict()}
+        await self.recorder.event(obj, type_, reason, message)  # type: ignore[arg-type]
+
+
+async def supervise(scheduler: GangScheduler, detector: VolcanoDetector, synced: Callable[[], bool]) -> None:
+    """Run the scheduler only while Volcano is absent; stop it (jobs finished) when it appears."""
+    while True:
+        await detector.wait_for(False)
+        log.info("scheduler.started", reason=detector.reason, names=list(scheduler.config.scheduler_names))
+        scheduler.stopping = False
+        loop = spawn("scheduler-loop", scheduler.run(synced), forever=False)
+        present = asyncio.ensure_future(detector.wait_for(True))
+        try:
+            await asyncio.wait({loop, present}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for t in (loop, present):
+                t.cancel()
+            await asyncio.gather(loop, present, return_exceptions=True)
+        if loop.done() and not loop.cancelled() and loop.exception() is not None:
+            raise loop.exception()  # type: ignore[misc]
+        log.info("scheduler.stopped", reason=detector.reason)
