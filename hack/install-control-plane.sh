@@ -18,8 +18,13 @@ if [[ "${1:-}" == "--with-scheduler" ]]; then WANT+=(kube-scheduler); fi
 say() { printf '[install-control-plane] %s\n' "$*" >&2; }
 sudo_() { if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi; }
 
+# A binary's recipe number goes up when a source patch below changes it; a cached binary
+# built by an older recipe (no stamp means 1) is rebuilt.
+declare -A RECIPE=([kube-apiserver]=2 [kube-controller-manager]=1 [kubectl]=1 [kube-scheduler]=1)
+current() { [[ -x "$BIN/$1" ]] && [[ "$(cat "$BIN/.$1.recipe" 2>/dev/null || echo 1)" == "${RECIPE[$1]}" ]]; }
+
 missing=()
-for b in "${WANT[@]}"; do [[ -x "$BIN/$b" ]] || missing+=("$b"); done
+for b in "${WANT[@]}"; do current "$b" || missing+=("$b"); done
 need_etcd=0
 command -v etcd >/dev/null 2>&1 || need_etcd=1
 
@@ -81,6 +86,15 @@ if [[ ! -f "$TREE/.topobridge-prepared" ]]; then
   touch "$TREE/.topobridge-prepared"
 fi
 
+# go-openapi's type validator (vendored twice) takes a value for null when
+# reflect.DeepEqual(reflect.Zero(T), reflect.ValueOf(v)); since Go 1.19 an empty string in an
+# interface and reflect.Zero(string) point at the same runtime zero buffer, so every "" inside a
+# custom resource is refused as "must be of type string: null". Only nil is null.
+for f in vendor/k8s.io/kube-openapi/pkg/validation/validate/type.go vendor/github.com/go-openapi/validate/type.go; do
+  sed -i 's/if data == nil || reflect.DeepEqual(reflect.Zero(reflect.TypeOf(data)), reflect.ValueOf(data)) {/if data == nil {/' "$TREE/$f"
+  if grep -q 'DeepEqual(reflect.Zero(reflect.TypeOf(data))' "$TREE/$f"; then say "could not patch $f"; exit 1; fi
+done
+
 cd "$TREE"
 what=""
 for b in "${missing[@]}"; do what+="cmd/$b "; done
@@ -94,6 +108,8 @@ GOPATH="$TREE/.go" CGO_ENABLED=0 GOFLAGS=-buildvcs=false make WHAT="${what% }" >
 for b in "${missing[@]}"; do
   out=$(find "$TREE/_output" -type f -name "$b" -perm -u+x | head -n1)
   [[ -n "$out" ]] || { say "built, but $b not found under _output"; exit 1; }
-  install -m 0755 "$out" "$BIN/$b"
+  # Rename into place: a control plane starting meanwhile never sees a half-copied binary.
+  install -m 0755 "$out" "$BIN/.$b.new" && mv -f "$BIN/.$b.new" "$BIN/$b"
+  echo "${RECIPE[$b]}" >"$BIN/.$b.recipe"
 done
 say "built ${missing[*]} in $(( $(date +%s) - start ))s into $BIN"

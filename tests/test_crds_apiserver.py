@@ -318,3 +318,28 @@ async def test_status_subresource_takes_merge_patches(objects: Objects, kube: An
     stored = await objects.get(crd, hn["metadata"]["name"])
     assert stored["status"] == {"nodeCount": 3}
     assert crdgen.volcano.HyperNode.parse(stored).status is not None
+
+
+async def test_empty_strings_are_values_not_null(objects: Objects, kube: Any) -> None:
+    # Koordinator names the cluster root "" in ClusterNetworkTopology status. A kube-apiserver
+    # built with Go >= 1.19 and unpatched go-openapi took "" for null and refused it.
+    from kubernetes_asyncio.client import CustomObjectsApi
+
+    cnt = await objects.create(
+        {
+            "apiVersion": "scheduling.koordinator.sh/v1alpha1",
+            "kind": "ClusterNetworkTopology",
+            "metadata": {"name": "empty-strings"},
+            "spec": {
+                "networkTopologySpec": [{"topologyLayer": "NodeTopologyLayer", "parentTopologyLayer": ""}]
+            },
+        }
+    )
+    assert cnt["spec"]["networkTopologySpec"][0]["parentTopologyLayer"] == ""
+    crd = _crd_for(cnt)
+    root = {"topologyInfo": {"topologyLayer": "ClusterTopologyLayer", "topologyName": ""}, "nodeNum": 12}
+    patched = await CustomObjectsApi(kube).patch_cluster_custom_object_status(
+        crd.group, crd.version, crd.plural, cnt["metadata"]["name"], {"status": {"detailStatus": [root]}},
+        _content_type="application/merge-patch+json",
+    )  # fmt: skip
+    assert patched["status"]["detailStatus"] == [root]
