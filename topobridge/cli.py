@@ -19,6 +19,7 @@ SUBCOMMANDS = (
     "simulate",
     "run",
     "crds",
+    "manifests",
     "dev_cluster",
 )
 
