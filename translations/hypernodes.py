@@ -19,10 +19,12 @@ which lets the way back reproduce the original labels exactly.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from translations import koordinator as koord
@@ -120,7 +122,9 @@ def from_kueue_topology(topology: kueue.Topology, nodes: Iterable[Node]) -> Hype
 def _from_levels(
     levels: Sequence[LabelLevel], nodes: list[Node], *, source: str, report: TranslationReport
 ) -> HyperNodeSet:
-    tree = from_label_levels(levels, nodes, source="labels" if source != "koordinator" else "koordinator")
+    with _gc_paused():
+        tree = from_label_levels(levels, nodes, source="labels" if source != "koordinator" else "koordinator")
+        hypernodes = hypernodes_from_tree(tree, source=source)
     if levels:
         lowest = levels[0]
         for node in nodes:
@@ -132,9 +136,26 @@ def _from_levels(
                 )
     for warning in tree.warnings:
         report.refuse(warning)
-    hypernodes = hypernodes_from_tree(tree, source=source)
     report.carry(f"{len(hypernodes)} HyperNodes over {len(tree.node_domain)} nodes")
     return HyperNodeSet(hypernodes, tree, report)
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a tree is built.
+
+    Building 10,000 nodes' worth of domains and HyperNodes allocates ~100k small objects,
+    which triggers collections that rescan every long-lived object (the caller's parsed
+    Nodes): measured at half the total time. Nothing built here is cyclic, so reference
+    counting frees it all the same; the collector is restored as it was.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def hypernode_names(tree: TopologyTree) -> dict[DomainId, str]:
@@ -232,7 +253,8 @@ def to_cluster_network_topology(
     node_list = list(nodes)
     hn_list = list(hypernodes)
     report = TranslationReport(f"{len(hn_list)} HyperNodes", "Koordinator")
-    tree = from_hypernodes(hn_list, node_list)
+    with _gc_paused():
+        tree = from_hypernodes(hn_list, node_list)
     for warning in tree.warnings:
         report.refuse(warning)
     by_name = {h.name: h for h in hn_list}
