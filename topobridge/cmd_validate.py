@@ -32,7 +32,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("files", nargs="+", metavar="FILE", help="YAML file(s) of objects; - for standard input")
     p.add_argument(
-        "--cluster-state", metavar="FILE",
+        "--cluster-state",
+        metavar="FILE",
         help="YAML HyperNodes, ClusterNetworkTopology and Pods standing in for the cluster",
     )
     p.set_defaults(handler=_handle)
@@ -71,7 +72,7 @@ def load_objects(path: str, stdin: TextIO | None = None) -> Iterator[Located]:
     except (OSError, UnicodeDecodeError) as exc:
         raise UnreadableError(f"{path}: cannot read: {exc}") from None
     try:
-        documents = list(yaml.load_all(text, Loader=_Loader))  # noqa: S506 - a SafeLoader subclass
+        documents = list(yaml.load_all(text, Loader=_Loader))
     except yaml.YAMLError as exc:
         raise UnreadableError(f"{path}: not valid YAML: {exc}") from None
     for n, doc in enumerate(documents, start=1):
@@ -80,7 +81,11 @@ def load_objects(path: str, stdin: TextIO | None = None) -> Iterator[Located]:
             continue
         if isinstance(doc, list):  # a bare YAML list of objects
             items: list[Any] = doc
-        elif isinstance(doc, dict) and str(doc.get("kind", "")).endswith("List") and isinstance(doc.get("items"), list):
+        elif (
+            isinstance(doc, dict)
+            and str(doc.get("kind", "")).endswith("List")
+            and isinstance(doc.get("items"), list)
+        ):
             items = doc["items"]
         elif isinstance(doc, dict):
             yield Located(doc, where)
@@ -97,7 +102,8 @@ def describe(obj: Any) -> str:
     """`Kind namespace/name` (or `Kind name`) of a raw object, robust to any shape."""
     if not isinstance(obj, dict):
         return f"<{type(obj).__name__}>"
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    raw_meta = obj.get("metadata")
+    meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
     name = meta.get("name") or meta.get("generateName") or "<unnamed>"
     ns = meta.get("namespace")
     kind = obj.get("kind") or "<no kind>"
@@ -108,7 +114,9 @@ def _handle(args: argparse.Namespace) -> int:
     return run(args.files, cluster_state=args.cluster_state, out=sys.stdout, err=sys.stderr)
 
 
-def run(files: list[str], *, cluster_state: str | None, out: TextIO, err: TextIO, stdin: TextIO | None = None) -> int:
+def run(
+    files: list[str], *, cluster_state: str | None, out: TextIO, err: TextIO, stdin: TextIO | None = None
+) -> int:
     from webhooks.rules.cluster_state import ClusterState
     from webhooks.rules.registry import validate_object
 

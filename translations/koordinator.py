@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -346,6 +347,20 @@ def _schema_problem(field: str, err: jsonschema.ValidationError) -> list[Invalid
 def check_network_topology_spec(raw: str) -> tuple[NetworkTopologyGatherSpec | None, list[InvalidSpecError]]:
     """The `network-topology-spec` annotation parsed, or every reason it cannot be (JSON,
     then the JSON Schema, then duplicate layers)."""
+    # Every pod of a gang carries the same spec: remember short ones (JSON Schema is slow).
+    if len(raw) <= 4096:
+        spec, problems = _check_network_topology_spec_cached(raw)
+        return spec, list(problems)
+    return _check_network_topology_spec(raw)
+
+
+@functools.lru_cache(maxsize=512)
+def _check_network_topology_spec_cached(raw: str) -> tuple[NetworkTopologyGatherSpec | None, tuple[InvalidSpecError, ...]]:
+    spec, problems = _check_network_topology_spec(raw)
+    return spec, tuple(problems)
+
+
+def _check_network_topology_spec(raw: str) -> tuple[NetworkTopologyGatherSpec | None, list[InvalidSpecError]]:
     field = annotation_path(NETWORK_TOPOLOGY_SPEC)
     data, bad_json = _load_json(field, raw)
     if bad_json is not None:

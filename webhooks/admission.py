@@ -38,7 +38,9 @@ def _str(value: Any, where: str, *, required: bool = False) -> str:
     if value is None and not required:
         return ""
     if not isinstance(value, str) or (required and not value):
-        raise MalformedReview(f"{where} must be a non-empty string" if required else f"{where} must be a string")
+        raise MalformedReview(
+            f"{where} must be a non-empty string" if required else f"{where} must be a string"
+        )
     return value
 
 
@@ -53,7 +55,9 @@ def parse_review(body: bytes) -> Review:
         raise MalformedReview(f"kind must be AdmissionReview, not {json.dumps(doc.get('kind'))[:100]}")
     version = doc.get("apiVersion")
     if version not in VERSIONS:
-        raise MalformedReview(f"apiVersion must be one of {', '.join(VERSIONS)}, not {json.dumps(version)[:100]}")
+        raise MalformedReview(
+            f"apiVersion must be one of {', '.join(VERSIONS)}, not {json.dumps(version)[:100]}"
+        )
     req = doc.get("request")
     if not isinstance(req, dict):
         raise MalformedReview("request must be an object")
@@ -109,7 +113,11 @@ def response_body(review: Review, decision: Decision, *, code: int = 422) -> byt
                 "name": review.name,
                 "group": review.group,
                 "kind": review.kind,
-                "causes": [{"reason": e.type.reason, "message": e.body, "field": e.field} for e in decision.errors],
+                "causes": [
+                    {"reason": e.type.reason, "message": e.body, "field": e.field} for e in decision.errors
+                ],
             },
         }
-    return json.dumps({"apiVersion": review.api_version, "kind": "AdmissionReview", "response": response}).encode()
+    return json.dumps(
+        {"apiVersion": review.api_version, "kind": "AdmissionReview", "response": response}
+    ).encode()

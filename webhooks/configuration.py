@@ -40,12 +40,19 @@ class ServiceRef:
     port: int = 443
 
 
-def _client_config(kind: Kind, ca_bundle: bytes, url: str | None, service: ServiceRef | None) -> dict[str, Any]:
+def _client_config(
+    kind: Kind, ca_bundle: bytes, url: str | None, service: ServiceRef | None
+) -> dict[str, Any]:
     cfg: dict[str, Any] = {"caBundle": base64.b64encode(ca_bundle).decode()}
     if url is not None:
         cfg["url"] = url.rstrip("/") + kind.path
     elif service is not None:
-        cfg["service"] = {"namespace": service.namespace, "name": service.name, "path": kind.path, "port": service.port}
+        cfg["service"] = {
+            "namespace": service.namespace,
+            "name": service.name,
+            "path": kind.path,
+            "port": service.port,
+        }
     else:
         raise ValueError("give the server's url or its service")
     return cfg
@@ -58,11 +65,25 @@ def _pod_selectors(mode: Literal["labelled", "all"]) -> list[tuple[str, dict[str
     absent = {"operator": "DoesNotExist"}
     return [
         ("pods-sigs", {"matchExpressions": [{"key": SIGS_POD_GROUP_LABEL, **exists}]}),
-        ("pods-x", {"matchExpressions": [{"key": X_POD_GROUP_LABEL, **exists}, {"key": SIGS_POD_GROUP_LABEL, **absent}]}),
-        ("pods-opt-in", {"matchExpressions": [
-            {"key": OPT_IN_POD_LABEL, "operator": "In", "values": ["true"]},
-            {"key": SIGS_POD_GROUP_LABEL, **absent}, {"key": X_POD_GROUP_LABEL, **absent},
-        ]}),
+        (
+            "pods-x",
+            {
+                "matchExpressions": [
+                    {"key": X_POD_GROUP_LABEL, **exists},
+                    {"key": SIGS_POD_GROUP_LABEL, **absent},
+                ]
+            },
+        ),
+        (
+            "pods-opt-in",
+            {
+                "matchExpressions": [
+                    {"key": OPT_IN_POD_LABEL, "operator": "In", "values": ["true"]},
+                    {"key": SIGS_POD_GROUP_LABEL, **absent},
+                    {"key": X_POD_GROUP_LABEL, **absent},
+                ]
+            },
+        ),
     ]
 
 
@@ -83,26 +104,35 @@ def validating_webhook_configuration(
     `url` is the server's base URL (`https://127.0.0.1:9443`) for a server outside the
     cluster; otherwise `service` names the Service in front of it.
     """
-    namespace_selector = {"matchExpressions": [
-        {"key": OPT_OUT_NAMESPACE_LABEL, "operator": "NotIn", "values": ["disabled"]},
-        *([{"key": NAMESPACE_NAME_LABEL, "operator": "NotIn", "values": list(exclude_namespaces)}]
-          if exclude_namespaces else []),
-    ]}
+    namespace_selector = {
+        "matchExpressions": [
+            {"key": OPT_OUT_NAMESPACE_LABEL, "operator": "NotIn", "values": ["disabled"]},
+            *(
+                [{"key": NAMESPACE_NAME_LABEL, "operator": "NotIn", "values": list(exclude_namespaces)}]
+                if exclude_namespaces
+                else []
+            ),
+        ]
+    }
     webhooks: list[dict[str, Any]] = []
     for kind in kinds:
-        selectors = _pod_selectors(pod_selection) if kind.selects_objects else [(kind.path.rsplit("/", 1)[1], None)]
+        selectors = (
+            _pod_selectors(pod_selection) if kind.selects_objects else [(kind.path.rsplit("/", 1)[1], None)]
+        )
         for slug, object_selector in selectors:
             hook: dict[str, Any] = {
                 "name": f"{slug}.validate.topobridge.io",
                 "admissionReviewVersions": ["v1", "v1beta1"],
                 "clientConfig": _client_config(kind, ca_bundle, url, service),
-                "rules": [{
-                    "apiGroups": [kind.group],
-                    "apiVersions": list(kind.versions),
-                    "operations": ["CREATE", "UPDATE"],
-                    "resources": [kind.resource],
-                    "scope": kind.scope,
-                }],
+                "rules": [
+                    {
+                        "apiGroups": [kind.group],
+                        "apiVersions": list(kind.versions),
+                        "operations": ["CREATE", "UPDATE"],
+                        "resources": [kind.resource],
+                        "scope": kind.scope,
+                    }
+                ],
                 "failurePolicy": failure_policy,
                 "matchPolicy": "Equivalent",
                 "sideEffects": "None",

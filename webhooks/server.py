@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import socket
 import ssl
 import time
@@ -61,7 +62,11 @@ class WebhookServer:
     """Runs the HTTPS admission app and the metrics app until stopped."""
 
     def __init__(
-        self, settings: ServerSettings, state: ClusterStateSource | None = None, *, metrics: WebhookMetrics | None = None
+        self,
+        settings: ServerSettings,
+        state: ClusterStateSource | None = None,
+        *,
+        metrics: WebhookMetrics | None = None,
     ) -> None:
         self.settings = settings
         self.state: ClusterStateSource = state if state is not None else InMemoryStateSource()
@@ -99,7 +104,9 @@ class WebhookServer:
         if s.cert_file and s.key_file:
             cert, key = Path(s.cert_file), Path(s.key_file)
         elif s.cert_file or s.key_file:
-            raise ValueError("give both cert_file and key_file, or neither (a certificate is then made at start-up)")
+            raise ValueError(
+                "give both cert_file and key_file, or neither (a certificate is then made at start-up)"
+            )
         else:
             made = generate_self_signed(list(s.self_signed_hosts))
             cert, key = made.write()
@@ -119,12 +126,17 @@ class WebhookServer:
             self._watch = asyncio.create_task(
                 self.certificate.watch(self.settings.reload_interval), name="webhook-certificate-watch"
             )
+        # Start-up objects live as long as the process: keep the collector from rescanning them.
+        gc.collect()
+        gc.freeze()
         self._ready = True
         log.info("webhook.started", port=self.port, metrics_port=self.metrics_port)
 
     async def _serve(self, app: web.Application, host: str, port: int, ctx: ssl.SSLContext | None) -> int:
         # lingering_time=0: after refusing a body we do not keep reading the rest of it.
-        runner = web.AppRunner(app, access_log=None, handle_signals=False, lingering_time=0, shutdown_timeout=5)
+        runner = web.AppRunner(
+            app, access_log=None, handle_signals=False, lingering_time=0, shutdown_timeout=5
+        )
         await runner.setup()
         self._runners.append(runner)
         sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
@@ -171,7 +183,9 @@ class WebhookServer:
         started = time.perf_counter()
         limit = self.settings.max_request_bytes
         if request.content_length is not None and request.content_length > limit:
-            return self._refuse(413, f"request body of {request.content_length} bytes exceeds the limit of {limit}")
+            return self._refuse(
+                413, f"request body of {request.content_length} bytes exceeds the limit of {limit}"
+            )
         try:
             async with asyncio.timeout(self.settings.read_timeout):
                 body = await request.read()
@@ -185,7 +199,9 @@ class WebhookServer:
             return self._refuse(400, f"malformed AdmissionReview: {exc}")
         if (review.group, review.kind) != (kind.group, kind.kind):
             return self._refuse(
-                400, f"{kind.path} validates {kind.kind}.{kind.group or 'core'}, not {review.kind}.{review.group or 'core'}"
+                400,
+                f"{kind.path} validates {kind.kind}.{kind.group or 'core'}, "
+                f"not {review.kind}.{review.group or 'core'}",
             )
         if review.operation not in ("CREATE", "UPDATE"):
             decision, code = Decision(), 200
@@ -194,15 +210,23 @@ class WebhookServer:
         body_out = response_body(review, decision, code=code)
         self._record(kind, review.operation, decision, time.perf_counter() - started)
         if not decision.allowed:
-            log.info("admission.denied", kind=kind.kind, namespace=review.namespace, name=review.name,
-                     uid=review.uid, message=decision.message)
+            log.info(
+                "admission.denied",
+                kind=kind.kind,
+                namespace=review.namespace,
+                name=review.name,
+                uid=review.uid,
+                message=decision.message,
+            )
         return web.Response(body=body_out, content_type="application/json")
 
     def _decide(self, kind: Kind, review: Review) -> tuple[Decision, int]:
         try:
             return kind.rule(object_with_namespace(review), self.state.snapshot()), 422
         except Exception:  # a bug of ours must still get an answer, not a dropped connection
-            log.exception("admission.rule_failed", kind=kind.kind, namespace=review.namespace, name=review.name)
+            log.exception(
+                "admission.rule_failed", kind=kind.kind, namespace=review.namespace, name=review.name
+            )
             failed = FieldError(ErrorType.INVALID, "<root>", "Internal error: the validating rule failed")
             return Decision.of([failed]), 500
 

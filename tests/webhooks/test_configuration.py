@@ -31,35 +31,59 @@ def test_every_kind_routed_with_the_fixed_settings() -> None:
 
 
 def test_service_reference_and_failure_policy() -> None:
-    cfg = validating_webhook_configuration(ca_bundle=b"x", service=ServiceRef("topobridge-system", "topobridge-webhook"),
-                                           failure_policy="Ignore")
+    cfg = validating_webhook_configuration(
+        ca_bundle=b"x", service=ServiceRef("topobridge-system", "topobridge-webhook"), failure_policy="Ignore"
+    )
     hook = cfg["webhooks"][0]
-    assert hook["clientConfig"]["service"] == {"namespace": "topobridge-system", "name": "topobridge-webhook",
-                                               "path": "/validate/leaderworkersets", "port": 443}
+    assert hook["clientConfig"]["service"] == {
+        "namespace": "topobridge-system",
+        "name": "topobridge-webhook",
+        "path": "/validate/leaderworkersets",
+        "port": 443,
+    }
     assert hook["failurePolicy"] == "Ignore"
     with pytest.raises(ValueError, match="url or its service"):
         validating_webhook_configuration(ca_bundle=b"x")
 
 
-@pytest.mark.parametrize(("labels", "expected"), [
-    ({}, 0),
-    ({"app": "web"}, 0),
-    ({"pod-group.scheduling.sigs.k8s.io": "train"}, 1),
-    ({"scheduling.x-k8s.io/pod-group": "train"}, 1),
-    ({"topobridge.io/validate": "true"}, 1),
-    ({"topobridge.io/validate": "false"}, 0),
-    ({"pod-group.scheduling.sigs.k8s.io": "a", "scheduling.x-k8s.io/pod-group": "b", "topobridge.io/validate": "true"}, 1),
-], ids=["no-labels", "unrelated", "sigs-label", "x-label", "opt-in", "opt-in-false", "all-three"])
+@pytest.mark.parametrize(
+    ("labels", "expected"),
+    [
+        ({}, 0),
+        ({"app": "web"}, 0),
+        ({"pod-group.scheduling.sigs.k8s.io": "train"}, 1),
+        ({"scheduling.x-k8s.io/pod-group": "train"}, 1),
+        ({"topobridge.io/validate": "true"}, 1),
+        ({"topobridge.io/validate": "false"}, 0),
+        (
+            {
+                "pod-group.scheduling.sigs.k8s.io": "a",
+                "scheduling.x-k8s.io/pod-group": "b",
+                "topobridge.io/validate": "true",
+            },
+            1,
+        ),
+    ],
+    ids=["no-labels", "unrelated", "sigs-label", "x-label", "opt-in", "opt-in-false", "all-three"],
+)
 def test_each_pod_reaches_at_most_one_pod_webhook(labels: dict[str, str], expected: int) -> None:
-    hooks = [h for h in validating_webhook_configuration(ca_bundle=b"x", url="https://h")["webhooks"]
-             if h["rules"][0]["resources"] == ["pods"]]
+    hooks = [
+        h
+        for h in validating_webhook_configuration(ca_bundle=b"x", url="https://h")["webhooks"]
+        if h["rules"][0]["resources"] == ["pods"]
+    ]
     assert len(hooks) == 3
     assert sum(LabelSelector.model_validate(h["objectSelector"]).matches(labels) for h in hooks) == expected
 
 
 def test_all_pods_mode_has_one_unselective_pod_webhook() -> None:
-    hooks = [h for h in validating_webhook_configuration(ca_bundle=b"x", url="https://h", pod_selection="all")["webhooks"]
-             if h["rules"][0]["resources"] == ["pods"]]
+    hooks = [
+        h
+        for h in validating_webhook_configuration(ca_bundle=b"x", url="https://h", pod_selection="all")[
+            "webhooks"
+        ]
+        if h["rules"][0]["resources"] == ["pods"]
+    ]
     assert len(hooks) == 1 and "objectSelector" not in hooks[0]
 
 

@@ -22,8 +22,10 @@ def _rule(case: Case) -> registry.Rule:
         return entry.rule
     # Not even an object: route by the case's name, as the server routes by URL path.
     prefix = case.id.split("-", 1)[0]
-    return {"lws": registry.for_path("/validate/leaderworkersets"),
-            "hn": registry.for_path("/validate/hypernodes")}[prefix].rule  # type: ignore[union-attr]
+    return {
+        "lws": registry.for_path("/validate/leaderworkersets"),
+        "hn": registry.for_path("/validate/hypernodes"),
+    }[prefix].rule  # type: ignore[union-attr]
 
 
 def test_corpus_is_big_and_ids_unique() -> None:

@@ -58,13 +58,17 @@ class Harness:
             obj["metadata"]["namespace"] = self.namespace
         try:
             if group == "":
-                _, status, headers = await CoreV1Api(self.api).create_namespaced_pod_with_http_info(self.namespace, obj)
+                _, status, headers = await CoreV1Api(self.api).create_namespaced_pod_with_http_info(
+                    self.namespace, obj
+                )
             elif namespaced:
-                _, status, headers = await CustomObjectsApi(self.api).create_namespaced_custom_object_with_http_info(
-                    group, version, self.namespace, plural, obj)
+                _, status, headers = await CustomObjectsApi(
+                    self.api
+                ).create_namespaced_custom_object_with_http_info(group, version, self.namespace, plural, obj)
             else:
-                _, status, headers = await CustomObjectsApi(self.api).create_cluster_custom_object_with_http_info(
-                    group, version, plural, obj)
+                _, status, headers = await CustomObjectsApi(
+                    self.api
+                ).create_cluster_custom_object_with_http_info(group, version, plural, obj)
                 self.created_cluster_scoped.append((group, version, plural, obj["metadata"]["name"]))
         except ApiException as exc:
             return exc.status, [], json.loads(exc.body)["message"]
@@ -86,27 +90,41 @@ async def _unregister(api: Any, name: str) -> None:
 def _narrowed(cfg: dict[str, Any], token: str) -> dict[str, Any]:
     for hook in cfg["webhooks"]:
         if "namespaceSelector" in hook:
-            hook["namespaceSelector"]["matchExpressions"].append({"key": TEST_LABEL, "operator": "In", "values": [token]})
+            hook["namespaceSelector"]["matchExpressions"].append(
+                {"key": TEST_LABEL, "operator": "In", "values": [token]}
+            )
         else:
             hook["objectSelector"] = {"matchLabels": {TEST_LABEL: token}}
     return cfg
 
 
 @pytest.fixture
-async def harness_factory(kube: Any, make_namespace: Callable[..., Awaitable[str]]) -> AsyncIterator[Callable[..., Awaitable[Harness]]]:
+async def harness_factory(
+    kube: Any, make_namespace: Callable[..., Awaitable[str]]
+) -> AsyncIterator[Callable[..., Awaitable[Harness]]]:
     from kubernetes_asyncio.client import CustomObjectsApi
 
     made: list[Harness] = []
 
-    async def make(*, review_versions: list[str] | None = None, state_objects: list[Any] = CLUSTER_OBJECTS) -> Harness:
+    async def make(
+        *, review_versions: list[str] | None = None, state_objects: list[Any] = CLUSTER_OBJECTS
+    ) -> Harness:
         token = secrets.token_hex(4)
         namespace = await make_namespace(labels={TEST_LABEL: token})
-        server = WebhookServer(ServerSettings(host="127.0.0.1", port=0, metrics_port=None, self_signed_hosts=["127.0.0.1"]),
-                               InMemoryStateSource(state_objects, synced=True))
+        server = WebhookServer(
+            ServerSettings(host="127.0.0.1", port=0, metrics_port=None, self_signed_hosts=["127.0.0.1"]),
+            InMemoryStateSource(state_objects, synced=True),
+        )
         await server.start()
         assert server.ca_bundle is not None
-        cfg = _narrowed(validating_webhook_configuration(
-            ca_bundle=server.ca_bundle, url=f"https://127.0.0.1:{server.port}", name=f"topobridge-test-{token}"), token)
+        cfg = _narrowed(
+            validating_webhook_configuration(
+                ca_bundle=server.ca_bundle,
+                url=f"https://127.0.0.1:{server.port}",
+                name=f"topobridge-test-{token}",
+            ),
+            token,
+        )
         if review_versions is not None:
             for hook in cfg["webhooks"]:
                 hook["admissionReviewVersions"] = review_versions
@@ -116,7 +134,11 @@ async def harness_factory(kube: Any, make_namespace: Callable[..., Awaitable[str
         # The API server picks new configurations up from a watch: wait until ours answers.
         # The probe is valid to the CRD schema (1.20 drops its CEL rules) but not to us.
         for attempt in range(100):
-            probe = hn(f"probe-{token}-{attempt}", 1, [{"type": "Node", "selector": {"regexMatch": {"pattern": "("}}}])
+            probe = hn(
+                f"probe-{token}-{attempt}",
+                1,
+                [{"type": "Node", "selector": {"regexMatch": {"pattern": "("}}}],
+            )
             status, _, message = await h.create(probe)
             if "denied the request" in message:
                 break
@@ -147,47 +169,92 @@ def warning(text: str) -> str:
 async def test_leaderworkerset_and_volcano(harness_factory: Callable[..., Awaitable[Harness]]) -> None:
     h = await harness_factory()
     status, _, message = await h.create(lws({"highestTierAllowed": 1, "highestTierName": "block"}))
-    assert (status, message) == (422, denied("leaderworkersets", "spec.networkTopology: Forbidden: must not specify "
-                                                                 "'highestTierAllowed' and 'highestTierName' simultaneously"))
+    assert (status, message) == (
+        422,
+        denied(
+            "leaderworkersets",
+            "spec.networkTopology: Forbidden: must not specify "
+            "'highestTierAllowed' and 'highestTierName' simultaneously",
+        ),
+    )
     status, _, message = await h.create(lws(size=8, sub_group_policy={"subGroupSize": 3}))
-    assert message == denied("leaderworkersets", "spec.leaderWorkerTemplate.subGroupPolicy.subGroupSize: Invalid value: "
-                                                 "3: size (8) or size-1 (7) must be divisible by subGroupSize")
+    assert message == denied(
+        "leaderworkersets",
+        "spec.leaderWorkerTemplate.subGroupPolicy.subGroupSize: Invalid value: "
+        "3: size (8) or size-1 (7) must be divisible by subGroupSize",
+    )
     status, warnings, message = await h.create(lws({"mode": "hard", "highestTierAllowed": 0}))
     assert (status, message) == (201, "")
-    assert warnings == [warning("spec.networkTopology.highestTierAllowed: 0 confines every pod of the gang to a single node")]
+    assert warnings == [
+        warning("spec.networkTopology.highestTierAllowed: 0 confines every pod of the gang to a single node")
+    ]
     other = lws({"mode": "soft", "highestTierName": "rack"})
     other["metadata"]["name"] = "serve"
     status, warnings, _ = await h.create(other)
     assert status == 201
-    assert warnings == [warning('spec.networkTopology.highestTierName: \\"rack\\" matches no HyperNode tierName '
-                                '(known: \\"block\\", \\"spine\\")')]
+    assert warnings == [
+        warning(
+            'spec.networkTopology.highestTierName: \\"rack\\" matches no HyperNode tierName '
+            '(known: \\"block\\", \\"spine\\")'
+        )
+    ]
 
-    status, _, message = await h.create(vpg({"networkTopology": {"highestTierAllowed": 1},
-                                             "subGroupPolicy": [{"name": "sg", "networkTopology": {"highestTierAllowed": 2}}]}))
-    assert message == denied("volcano-podgroups", "spec.subGroupPolicy[0].networkTopology.highestTierAllowed: Invalid "
-                                                  "value: 2: must be less than or equal to the job's tier "
-                                                  "(spec.networkTopology: 1)")
-    status, _, message = await h.create(vpg({"minMember": 4, "networkTopology": {"mode": "hard", "highestTierAllowed": 2},
-                                             "minResources": {"cpu": "8", "nvidia.com/gpu": 8}}))
+    status, _, message = await h.create(
+        vpg(
+            {
+                "networkTopology": {"highestTierAllowed": 1},
+                "subGroupPolicy": [{"name": "sg", "networkTopology": {"highestTierAllowed": 2}}],
+            }
+        )
+    )
+    assert message == denied(
+        "volcano-podgroups",
+        "spec.subGroupPolicy[0].networkTopology.highestTierAllowed: Invalid "
+        "value: 2: must be less than or equal to the job's tier "
+        "(spec.networkTopology: 1)",
+    )
+    status, _, message = await h.create(
+        vpg(
+            {
+                "minMember": 4,
+                "networkTopology": {"mode": "hard", "highestTierAllowed": 2},
+                "minResources": {"cpu": "8", "nvidia.com/gpu": 8},
+            }
+        )
+    )
     assert (status, message) == (201, "")
 
 
 async def test_koordinator_pods_and_podgroups(harness_factory: Callable[..., Awaitable[Harness]]) -> None:
     h = await harness_factory()
     status, _, message = await h.create(pod({f"{A}network-topology-index": "-1"}))
-    assert (status, message) == (422, denied("pods-sigs", f'metadata.annotations[{A}network-topology-index]: Invalid '
-                                                          'value: "-1": must be a non-negative decimal integer (at most '
-                                                          "2147483647)"))
-    status, _, message = await h.create(pod({f"{A}network-topology-spec": gather({"layer": "RackLayer",
-                                                                                 "strategy": "MustGather"})}))
-    assert message == denied("pods-sigs", f'metadata.annotations[{A}network-topology-spec].gatherStrategy[0].layer: '
-                                          'Not found: "RackLayer": no such layer in ClusterNetworkTopology "default" '
-                                          '(layers: "BlockLayer", "NodeTopologyLayer", "SpineLayer")')
+    assert (status, message) == (
+        422,
+        denied(
+            "pods-sigs",
+            f"metadata.annotations[{A}network-topology-index]: Invalid "
+            'value: "-1": must be a non-negative decimal integer (at most '
+            "2147483647)",
+        ),
+    )
+    status, _, message = await h.create(
+        pod({f"{A}network-topology-spec": gather({"layer": "RackLayer", "strategy": "MustGather"})})
+    )
+    assert message == denied(
+        "pods-sigs",
+        f"metadata.annotations[{A}network-topology-spec].gatherStrategy[0].layer: "
+        'Not found: "RackLayer": no such layer in ClusterNetworkTopology "default" '
+        '(layers: "BlockLayer", "NodeTopologyLayer", "SpineLayer")',
+    )
     # Through the opt-in label: the gang is named by annotation only.
-    status, _, message = await h.create(pod({f"{A}name": "train", f"{A}mode": "strict"},
-                                            labels={"topobridge.io/validate": "true"}))
-    assert message == denied("pods-opt-in", f'metadata.annotations[{A}mode]: Unsupported value: "strict": supported '
-                                            'values: "Strict", "NonStrict"')
+    status, _, message = await h.create(
+        pod({f"{A}name": "train", f"{A}mode": "strict"}, labels={"topobridge.io/validate": "true"})
+    )
+    assert message == denied(
+        "pods-opt-in",
+        f'metadata.annotations[{A}mode]: Unsupported value: "strict": supported '
+        'values: "Strict", "NonStrict"',
+    )
     # Not selected at all: a pod of no gang never reaches the webhook, whatever it carries.
     status, _, message = await h.create(pod({f"{A}mode": "strict"}, labels=None, name="outsider"))
     assert (status, message) == (201, "")
@@ -197,46 +264,97 @@ async def test_koordinator_pods_and_podgroups(harness_factory: Callable[..., Awa
     assert isinstance(h.server.state, InMemoryStateSource) and h.server.state.upsert(peer) is None
     status, warnings, message = await h.create(pod({f"{A}network-topology-index": "0"}, name="worker-9"))
     assert (status, message) == (201, "")
-    assert warnings == [warning(f"metadata.annotations[{A}network-topology-index]: index 0 is already held by pod "
-                                f"{h.namespace}/worker-0 of gang {h.namespace}/train")]
+    assert warnings == [
+        warning(
+            f"metadata.annotations[{A}network-topology-index]: index 0 is already held by pod "
+            f"{h.namespace}/worker-0 of gang {h.namespace}/train"
+        )
+    ]
 
     status, _, message = await h.create(spg({f"{A}groups": '["default/llm-master"]'}))
-    assert message == denied("sigs-podgroups", f'metadata.annotations[{A}groups]: Invalid value: '
-                                               f'"[\\"default/llm-master\\"]": must include this gang "{h.namespace}/train"')
-    status, _, message = await h.create(xpg({f"{A}network-topology-spec": gather({"layer": "BlockLayer",
-                                                                                  "strategy": "MustGather"})},
-                                            {"minMember": 2}))
+    assert message == denied(
+        "sigs-podgroups",
+        f"metadata.annotations[{A}groups]: Invalid value: "
+        f'"[\\"default/llm-master\\"]": must include this gang "{h.namespace}/train"',
+    )
+    status, _, message = await h.create(
+        xpg(
+            {f"{A}network-topology-spec": gather({"layer": "BlockLayer", "strategy": "MustGather"})},
+            {"minMember": 2},
+        )
+    )
     assert (status, message) == (201, "")
 
 
-async def test_hypernode_and_cluster_network_topology(harness_factory: Callable[..., Awaitable[Harness]]) -> None:
+async def test_hypernode_and_cluster_network_topology(
+    harness_factory: Callable[..., Awaitable[Harness]],
+) -> None:
     h = await harness_factory()
     t = h.token
-    status, _, message = await h.create(hn(f"block-{t}", 1, [{"type": "Node", "selector": {"regexMatch": {"pattern": "node-(?=1)"}}}]))
-    assert (status, message) == (422, denied("hypernodes", 'spec.members[0].selector.regexMatch.pattern: Invalid value: '
-                                                           '"node-(?=1)": must be a valid regular expression: invalid '
-                                                           "perl operator: (?="))
-    status, _, message = await h.create(hn(f"block-{t}", 1, [{"type": "Node", "selector": {
-        "exactMatch": {"name": "node-1"}, "regexMatch": {"pattern": "node-1"}}}]))
-    assert message == denied("hypernodes", "spec.members[0].selector: Forbidden: only one of exactMatch, regexMatch or "
-                                           "labelMatch may be given, not exactMatch and regexMatch")
-    status, _, message = await h.create(hn(f"spine-{t}", 2, [{"type": "HyperNode", "selector": {"exactMatch": {"name": "block-0"}}}]))
-    assert message == denied("hypernodes", 'spec.members[0].selector.exactMatch.name: Invalid value: "block-0": HyperNode '
-                                           '"block-0" already has parent "spine-0"; a HyperNode has at most one parent')
-    status, warnings, message = await h.create(hn(f"block-{t}", 1, [{"type": "Node", "selector": {"labelMatch": {}}}]))
+    status, _, message = await h.create(
+        hn(f"block-{t}", 1, [{"type": "Node", "selector": {"regexMatch": {"pattern": "node-(?=1)"}}}])
+    )
+    assert (status, message) == (
+        422,
+        denied(
+            "hypernodes",
+            "spec.members[0].selector.regexMatch.pattern: Invalid value: "
+            '"node-(?=1)": must be a valid regular expression: invalid '
+            "perl operator: (?=",
+        ),
+    )
+    status, _, message = await h.create(
+        hn(
+            f"block-{t}",
+            1,
+            [
+                {
+                    "type": "Node",
+                    "selector": {"exactMatch": {"name": "node-1"}, "regexMatch": {"pattern": "node-1"}},
+                }
+            ],
+        )
+    )
+    assert message == denied(
+        "hypernodes",
+        "spec.members[0].selector: Forbidden: only one of exactMatch, regexMatch or "
+        "labelMatch may be given, not exactMatch and regexMatch",
+    )
+    status, _, message = await h.create(
+        hn(f"spine-{t}", 2, [{"type": "HyperNode", "selector": {"exactMatch": {"name": "block-0"}}}])
+    )
+    assert message == denied(
+        "hypernodes",
+        'spec.members[0].selector.exactMatch.name: Invalid value: "block-0": HyperNode '
+        '"block-0" already has parent "spine-0"; a HyperNode has at most one parent',
+    )
+    status, warnings, message = await h.create(
+        hn(f"block-{t}", 1, [{"type": "Node", "selector": {"labelMatch": {}}}])
+    )
     assert (status, message) == (201, "")
-    assert warnings == [warning("spec.members[0].selector.labelMatch: an empty selector makes every node in the cluster "
-                                "a member")]
+    assert warnings == [
+        warning(
+            "spec.members[0].selector.labelMatch: an empty selector makes every node in the cluster a member"
+        )
+    ]
 
     status, _, message = await h.create(cnt([{"topologyLayer": "NodeTopologyLayer"}], name=f"prod-{t}"))
-    assert message == denied("clusternetworktopologies", f'metadata.name: Unsupported value: "prod-{t}": supported '
-                                                         'values: "default"')
+    assert message == denied(
+        "clusternetworktopologies",
+        f'metadata.name: Unsupported value: "prod-{t}": supported values: "default"',
+    )
 
 
 async def test_admission_review_v1beta1(harness_factory: Callable[..., Awaitable[Harness]]) -> None:
     h = await harness_factory(review_versions=["v1beta1"])
     status, _, message = await h.create(lws({"highestTierAllowed": 1, "highestTierName": "block"}))
-    assert (status, message) == (422, denied("leaderworkersets", "spec.networkTopology: Forbidden: must not specify "
-                                                                 "'highestTierAllowed' and 'highestTierName' simultaneously"))
+    assert (status, message) == (
+        422,
+        denied(
+            "leaderworkersets",
+            "spec.networkTopology: Forbidden: must not specify "
+            "'highestTierAllowed' and 'highestTierName' simultaneously",
+        ),
+    )
     status, warnings, _ = await h.create(lws({"highestTierAllowed": 0}))
     assert status == 201 and len(warnings) == 1

@@ -25,18 +25,37 @@ from webhooks.tls import generate_self_signed
 A = "gang.scheduling.koordinator.sh/"
 
 
-def review(obj: Any, *, version: str = "admission.k8s.io/v1", group: str = "leaderworkerset.x-k8s.io",
-           kind: str = "LeaderWorkerSet", operation: str = "CREATE", namespace: str = "default") -> dict[str, Any]:
-    return {"apiVersion": version, "kind": "AdmissionReview", "request": {
-        "uid": "3c6b4f1e-0000-4000-8000-000000000001", "kind": {"group": group, "version": "v1", "kind": kind},
-        "resource": {"group": group, "version": "v1", "resource": "x"}, "operation": operation,
-        "namespace": namespace, "name": "train", "object": obj, "userInfo": {"username": "admin"}}}
+def review(
+    obj: Any,
+    *,
+    version: str = "admission.k8s.io/v1",
+    group: str = "leaderworkerset.x-k8s.io",
+    kind: str = "LeaderWorkerSet",
+    operation: str = "CREATE",
+    namespace: str = "default",
+) -> dict[str, Any]:
+    return {
+        "apiVersion": version,
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "3c6b4f1e-0000-4000-8000-000000000001",
+            "kind": {"group": group, "version": "v1", "kind": kind},
+            "resource": {"group": group, "version": "v1", "resource": "x"},
+            "operation": operation,
+            "namespace": namespace,
+            "name": "train",
+            "object": obj,
+            "userInfo": {"username": "admin"},
+        },
+    }
 
 
 async def settle() -> None:
     """Let connections the server closed on its own (413, 408) finish their TLS goodbye."""
     for _ in range(50):
-        if not [t for t in asyncio.all_tasks() if "RequestHandler.start" in repr(t.get_coro()) and not t.done()]:
+        if not [
+            t for t in asyncio.all_tasks() if "RequestHandler.start" in repr(t.get_coro()) and not t.done()
+        ]:
             return
         await asyncio.sleep(0.01)
 
@@ -48,7 +67,9 @@ def client_context(ca_pem: bytes) -> ssl.SSLContext:
 
 @pytest.fixture
 async def server() -> AsyncIterator[WebhookServer]:
-    settings = ServerSettings(host="127.0.0.1", port=0, metrics_host="127.0.0.1", metrics_port=0, read_timeout=0.5)
+    settings = ServerSettings(
+        host="127.0.0.1", port=0, metrics_host="127.0.0.1", metrics_port=0, read_timeout=0.5
+    )
     srv = WebhookServer(settings, InMemoryStateSource(CLUSTER_OBJECTS, synced=True))
     await srv.start()
     try:
@@ -86,19 +107,25 @@ async def test_denies_with_every_field_error(http: aiohttp.ClientSession) -> Non
     assert resp["status"]["code"] == 422
     assert resp["status"]["reason"] == "Invalid"
     assert resp["status"]["message"] == (
-        '[spec.leaderWorkerTemplate.size: Invalid value: 0: must be greater than or equal to 1, '
+        "[spec.leaderWorkerTemplate.size: Invalid value: 0: must be greater than or equal to 1, "
         'spec.networkTopology.mode: Unsupported value: "hrad": supported values: "hard", "soft"]'
     ) or resp["status"]["message"] == (
         'spec.networkTopology.mode: Unsupported value: "hrad": supported values: "hard", "soft"'
     )
     causes = resp["status"]["details"]["causes"]
-    assert {"reason": "FieldValueNotSupported", "field": "spec.networkTopology.mode",
-            "message": 'Unsupported value: "hrad": supported values: "hard", "soft"'} in causes
+    assert {
+        "reason": "FieldValueNotSupported",
+        "field": "spec.networkTopology.mode",
+        "message": 'Unsupported value: "hrad": supported values: "hard", "soft"',
+    } in causes
 
 
 async def test_allows_with_warnings_in_v1beta1(http: aiohttp.ClientSession) -> None:
-    status, body = await post(http, "/validate/leaderworkersets",
-                              review(lws({"mode": "hard", "highestTierAllowed": 0}), version="admission.k8s.io/v1beta1"))
+    status, body = await post(
+        http,
+        "/validate/leaderworkersets",
+        review(lws({"mode": "hard", "highestTierAllowed": 0}), version="admission.k8s.io/v1beta1"),
+    )
     assert status == 200
     assert body["apiVersion"] == "admission.k8s.io/v1beta1"
     assert body["response"]["allowed"] is True
@@ -114,39 +141,76 @@ async def test_cluster_state_reaches_the_rules(http: aiohttp.ClientSession) -> N
     status, body = await post(http, "/validate/pods", review(obj, group="", kind="Pod"))
     assert status == 200
     assert body["response"]["warnings"] == [
-        f"metadata.annotations[{A}network-topology-index]: index 1 is already held by pod default/worker-1 of gang "
-        "default/train"
+        f"metadata.annotations[{A}network-topology-index]: "
+        "index 1 is already held by pod default/worker-1 of gang default/train"
     ]
 
 
 async def test_delete_is_allowed_without_an_object(http: aiohttp.ClientSession) -> None:
-    status, body = await post(http, "/validate/hypernodes",
-                              review(None, group="topology.volcano.sh", kind="HyperNode", operation="DELETE"))
+    status, body = await post(
+        http,
+        "/validate/hypernodes",
+        review(None, group="topology.volcano.sh", kind="HyperNode", operation="DELETE"),
+    )
     assert (status, body["response"]["allowed"]) == (200, True)
 
 
-@pytest.mark.parametrize(("body", "reason"), [
-    (b"{not json", "malformed AdmissionReview: request body is not JSON: Expecting property name"),
-    (b"\xff\xfe", "malformed AdmissionReview: request body is not JSON"),
-    (b"[]", "malformed AdmissionReview: request body is not a JSON object"),
-    (b"", "malformed AdmissionReview: request body is not JSON"),
-    (json.dumps({"kind": "AdmissionReview", "apiVersion": "v1"}).encode(),
-     "malformed AdmissionReview: apiVersion must be one of admission.k8s.io/v1, admission.k8s.io/v1beta1"),
-    (json.dumps({"kind": "Review", "apiVersion": "admission.k8s.io/v1"}).encode(),
-     'malformed AdmissionReview: kind must be AdmissionReview, not "Review"'),
-    (json.dumps({**review({}), "request": None}).encode(), "malformed AdmissionReview: request must be an object"),
-    (json.dumps({**review({}), "request": {**review({})["request"], "uid": ""}}).encode(),
-     "malformed AdmissionReview: request.uid must be a non-empty string"),
-    (json.dumps({**review({}), "request": {**review({})["request"], "operation": "PATCH"}}).encode(),
-     "malformed AdmissionReview: request.operation must be one of CREATE, UPDATE, DELETE, CONNECT"),
-    (json.dumps(review("not an object")).encode(), "malformed AdmissionReview: request.object must be an object for CREATE"),
-    (json.dumps(review({}, group="", kind="Pod")).encode(),
-     "/validate/leaderworkersets validates LeaderWorkerSet.leaderworkerset.x-k8s.io, not Pod.core"),
-    (b"[" * 100_000, "malformed AdmissionReview: request body is not JSON"),
-], ids=["not-json", "not-utf8", "array", "empty", "wrong-api-version", "wrong-kind", "request-null", "uid-empty",
-        "operation-unknown", "object-not-object", "kind-mismatch", "deep-nesting"])
-async def test_malformed_review_is_a_400_with_reason(http: aiohttp.ClientSession, server: WebhookServer,
-                                                     body: bytes, reason: str) -> None:
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (b"{not json", "malformed AdmissionReview: request body is not JSON: Expecting property name"),
+        (b"\xff\xfe", "malformed AdmissionReview: request body is not JSON"),
+        (b"[]", "malformed AdmissionReview: request body is not a JSON object"),
+        (b"", "malformed AdmissionReview: request body is not JSON"),
+        (
+            json.dumps({"kind": "AdmissionReview", "apiVersion": "v1"}).encode(),
+            "malformed AdmissionReview: apiVersion must be one of "
+            "admission.k8s.io/v1, admission.k8s.io/v1beta1",
+        ),
+        (
+            json.dumps({"kind": "Review", "apiVersion": "admission.k8s.io/v1"}).encode(),
+            'malformed AdmissionReview: kind must be AdmissionReview, not "Review"',
+        ),
+        (
+            json.dumps({**review({}), "request": None}).encode(),
+            "malformed AdmissionReview: request must be an object",
+        ),
+        (
+            json.dumps({**review({}), "request": {**review({})["request"], "uid": ""}}).encode(),
+            "malformed AdmissionReview: request.uid must be a non-empty string",
+        ),
+        (
+            json.dumps({**review({}), "request": {**review({})["request"], "operation": "PATCH"}}).encode(),
+            "malformed AdmissionReview: request.operation must be one of CREATE, UPDATE, DELETE, CONNECT",
+        ),
+        (
+            json.dumps(review("not an object")).encode(),
+            "malformed AdmissionReview: request.object must be an object for CREATE",
+        ),
+        (
+            json.dumps(review({}, group="", kind="Pod")).encode(),
+            "/validate/leaderworkersets validates LeaderWorkerSet.leaderworkerset.x-k8s.io, not Pod.core",
+        ),
+        (b"[" * 100_000, "malformed AdmissionReview: request body is not JSON"),
+    ],
+    ids=[
+        "not-json",
+        "not-utf8",
+        "array",
+        "empty",
+        "wrong-api-version",
+        "wrong-kind",
+        "request-null",
+        "uid-empty",
+        "operation-unknown",
+        "object-not-object",
+        "kind-mismatch",
+        "deep-nesting",
+    ],
+)
+async def test_malformed_review_is_a_400_with_reason(
+    http: aiohttp.ClientSession, server: WebhookServer, body: bytes, reason: str
+) -> None:
     status, text = await post(http, "/validate/leaderworkersets", body)
     assert status == 400
     assert isinstance(text, str) and text.startswith(reason)
@@ -176,9 +240,10 @@ async def test_body_just_under_the_limit_is_answered(http: aiohttp.ClientSession
 
 async def test_slow_body_times_out_with_408(server: WebhookServer) -> None:
     assert server.ca_bundle is not None
-    reader, writer = await asyncio.open_connection("127.0.0.1", server.port, ssl=client_context(server.ca_bundle),
-                                                   server_hostname="127.0.0.1")
-    writer.write(b"POST /validate/hypernodes HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"kind\"")
+    reader, writer = await asyncio.open_connection(
+        "127.0.0.1", server.port, ssl=client_context(server.ca_bundle), server_hostname="127.0.0.1"
+    )
+    writer.write(b'POST /validate/hypernodes HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"kind"')
     await writer.drain()
     status_line = await asyncio.wait_for(reader.readline(), timeout=5)
     writer.close()
@@ -207,10 +272,10 @@ async def test_health_and_metrics(http: aiohttp.ClientSession, server: WebhookSe
     await post(http, "/validate/leaderworkersets", review(lws({"mode": "hrad"})))
     await post(http, "/validate/leaderworkersets", review(lws({"highestTierAllowed": 0})))
     await post(http, "/validate/leaderworkersets", b"nope")
-    async with aiohttp.ClientSession() as plain:
-        async with plain.get(f"http://127.0.0.1:{server.metrics_port}/metrics") as r:
-            assert r.status == 200
-            text = await r.text()
+    metrics_url = f"http://127.0.0.1:{server.metrics_port}/metrics"
+    async with aiohttp.ClientSession() as plain, plain.get(metrics_url) as r:
+        assert r.status == 200
+        text = await r.text()
     kind = 'kind="leaderworkersets.leaderworkerset.x-k8s.io"'
     assert f'topobridge_webhook_requests_total{{{kind},operation="CREATE",outcome="denied"}} 1.0' in text
     assert f'topobridge_webhook_requests_total{{{kind},operation="CREATE",outcome="allowed"}} 1.0' in text
@@ -221,12 +286,14 @@ async def test_health_and_metrics(http: aiohttp.ClientSession, server: WebhookSe
 
 
 async def test_unsynced_state_skips_cluster_checks() -> None:
-    srv = WebhookServer(ServerSettings(host="127.0.0.1", port=0, metrics_port=None), InMemoryStateSource(CLUSTER_OBJECTS))
+    srv = WebhookServer(
+        ServerSettings(host="127.0.0.1", port=0, metrics_port=None), InMemoryStateSource(CLUSTER_OBJECTS)
+    )
     async with srv:
         assert srv.ca_bundle is not None
         conn = aiohttp.TCPConnector(ssl=client_context(srv.ca_bundle))
         async with aiohttp.ClientSession(connector=conn, base_url=f"https://127.0.0.1:{srv.port}") as s:
-            status, body = await post(s, "/validate/leaderworkersets", review(lws({"highestTierAllowed": 5})))
+            _, body = await post(s, "/validate/leaderworkersets", review(lws({"highestTierAllowed": 5})))
             assert body["response"] == {"uid": "3c6b4f1e-0000-4000-8000-000000000001", "allowed": True}
             async with s.get("/readyz") as r:
                 assert await r.text() == "ok; cluster state not synced (cluster checks skipped)\n"
@@ -239,13 +306,16 @@ async def test_a_failing_rule_still_gets_an_answer() -> None:
     real = registry.for_path("/validate/hypernodes")
     assert real is not None
     kind = Kind(real.group, real.versions, real.kind, real.resource, real.namespaced, real.path, broken)
-    srv = WebhookServer(ServerSettings(host="127.0.0.1", port=0, metrics_port=None, kinds=[kind]),
-                        metrics=WebhookMetrics())
+    srv = WebhookServer(
+        ServerSettings(host="127.0.0.1", port=0, metrics_port=None, kinds=[kind]), metrics=WebhookMetrics()
+    )
     async with srv:
         assert srv.ca_bundle is not None
         conn = aiohttp.TCPConnector(ssl=client_context(srv.ca_bundle))
         async with aiohttp.ClientSession(connector=conn, base_url=f"https://127.0.0.1:{srv.port}") as s:
-            status, body = await post(s, "/validate/hypernodes", review({}, group="topology.volcano.sh", kind="HyperNode"))
+            status, body = await post(
+                s, "/validate/hypernodes", review({}, group="topology.volcano.sh", kind="HyperNode")
+            )
     assert status == 200
     assert body["response"]["allowed"] is False
     assert body["response"]["status"]["code"] == 500
@@ -255,12 +325,23 @@ async def test_a_failing_rule_still_gets_an_answer() -> None:
 async def test_certificate_rotation_without_restart(tmp_path: Any) -> None:
     first, second = generate_self_signed(["127.0.0.1"]), generate_self_signed(["127.0.0.1"])
     cert, key = first.write(tmp_path)
-    srv = WebhookServer(ServerSettings(host="127.0.0.1", port=0, metrics_port=None, cert_file=str(cert),
-                                       key_file=str(key), reload_interval=0.05))
+    srv = WebhookServer(
+        ServerSettings(
+            host="127.0.0.1",
+            port=0,
+            metrics_port=None,
+            cert_file=str(cert),
+            key_file=str(key),
+            reload_interval=0.05,
+        )
+    )
 
     async def healthz(ca: bytes) -> int:
         conn = aiohttp.TCPConnector(ssl=client_context(ca), force_close=True)
-        async with aiohttp.ClientSession(connector=conn) as s, s.get(f"https://127.0.0.1:{srv.port}/healthz") as r:
+        async with (
+            aiohttp.ClientSession(connector=conn) as s,
+            s.get(f"https://127.0.0.1:{srv.port}/healthz") as r,
+        ):
             return r.status
 
     async with srv:

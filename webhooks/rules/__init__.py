@@ -10,4 +10,13 @@ from webhooks.rules.decision import Decision
 from webhooks.rules.fielderrors import ErrorType, FieldError
 from webhooks.rules.registry import KINDS, Kind, validate_object
 
-__all__ = ["KINDS", "ClusterState", "Decision", "ErrorType", "FieldError", "HyperNodeFacts", "Kind", "validate_object"]
+__all__ = [
+    "KINDS",
+    "ClusterState",
+    "Decision",
+    "ErrorType",
+    "FieldError",
+    "HyperNodeFacts",
+    "Kind",
+    "validate_object",
+]

@@ -74,14 +74,18 @@ def check_network_topology(spec: TopologySpec | None, path: str, state: ClusterS
     if tier is not None and tier > 0:
         if state.max_tier is None:
             out.warnings.append(
-                f"{path}.highestTierAllowed: no HyperNode exists yet, so no tier-{tier} domain can hold the gang"
+                f"{path}.highestTierAllowed: no HyperNode exists yet, "
+                f"so no tier-{tier} domain can hold the gang"
             )
         elif tier > state.max_tier:
             out.warnings.append(
-                f"{path}.highestTierAllowed: {tier} is above the highest HyperNode tier in the cluster ({state.max_tier})"
+                f"{path}.highestTierAllowed: {tier} is above the highest HyperNode tier "
+                f"in the cluster ({state.max_tier})"
             )
     if name is not None and name not in state.tier_names:
-        out.warnings.append(f"{path}.highestTierName: {render_value(name)} matches no HyperNode tierName ({_known(state)})")
+        out.warnings.append(
+            f"{path}.highestTierName: {render_value(name)} matches no HyperNode tierName ({_known(state)})"
+        )
 
 
 def _known(state: ClusterState) -> str:

@@ -123,9 +123,12 @@ class ClusterState:
             known=True,
             hypernodes=_frozen({h.name: h for h in hypernodes}),
             cnt_layers=None if cnt_layers is None else frozenset([*cnt_layers, koord.CLUSTER_LAYER]),
-            gang_indices=_frozen({
-                g: _frozen({i: tuple(sorted(p)) for i, p in by_index.items()}) for g, by_index in indices.items()
-            }),
+            gang_indices=_frozen(
+                {
+                    g: _frozen({i: tuple(sorted(p)) for i, p in by_index.items()})
+                    for g, by_index in indices.items()
+                }
+            ),
         )
 
     @classmethod

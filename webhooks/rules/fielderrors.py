@@ -39,7 +39,13 @@ class ErrorType(enum.Enum):
         return self.value[1]
 
 
-_VALUE_SHOWN = {ErrorType.NOT_FOUND, ErrorType.DUPLICATE, ErrorType.INVALID, ErrorType.NOT_SUPPORTED, ErrorType.TOO_MANY}
+_VALUE_SHOWN = {
+    ErrorType.NOT_FOUND,
+    ErrorType.DUPLICATE,
+    ErrorType.INVALID,
+    ErrorType.NOT_SUPPORTED,
+    ErrorType.TOO_MANY,
+}
 
 
 @dataclass(frozen=True, slots=True)

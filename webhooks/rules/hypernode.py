@@ -53,12 +53,25 @@ def validate(obj: Any, state: ClusterState) -> Decision:
 def _check_member(hn: HyperNode, i: int, member: MemberSpec, out: Findings) -> None:
     base = f"spec.members[{i}].selector"
     sel = member.selector
-    chosen = [n for n, v in (("exactMatch", sel.exact_match), ("regexMatch", sel.regex_match), ("labelMatch", sel.label_match)) if v is not None]
+    chosen = [
+        n
+        for n, v in (
+            ("exactMatch", sel.exact_match),
+            ("regexMatch", sel.regex_match),
+            ("labelMatch", sel.label_match),
+        )
+        if v is not None
+    ]
     if not chosen:
         out.errors.append(fe.required(base, "exactly one of exactMatch, regexMatch or labelMatch"))
         return
     if len(chosen) > 1:
-        out.errors.append(fe.forbidden(base, f"only one of exactMatch, regexMatch or labelMatch may be given, not {' and '.join(chosen)}"))
+        out.errors.append(
+            fe.forbidden(
+                base,
+                f"only one of exactMatch, regexMatch or labelMatch may be given, not {' and '.join(chosen)}",
+            )
+        )
         return
     if sel.regex_match is not None:
         pattern = sel.regex_match.pattern
@@ -68,28 +81,56 @@ def _check_member(hn: HyperNode, i: int, member: MemberSpec, out: Findings) -> N
             try:
                 compile_go_regex(pattern)
             except re2.error as exc:
-                reason = exc.args[0].decode(errors="replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
-                out.errors.append(fe.invalid(f"{base}.regexMatch.pattern", pattern, f"must be a valid regular expression: {reason}"))
+                reason = (
+                    exc.args[0].decode(errors="replace")
+                    if exc.args and isinstance(exc.args[0], bytes)
+                    else str(exc)
+                )
+                out.errors.append(
+                    fe.invalid(
+                        f"{base}.regexMatch.pattern", pattern, f"must be a valid regular expression: {reason}"
+                    )
+                )
     if sel.label_match is not None:
         if member.type != "Node":
-            out.errors.append(fe.forbidden(f"{base}.labelMatch", "selects Nodes only; this member's type is HyperNode"))
+            out.errors.append(
+                fe.forbidden(f"{base}.labelMatch", "selects Nodes only; this member's type is HyperNode")
+            )
         for j, req in enumerate(sel.label_match.match_expressions or []):
             path = f"{base}.labelMatch.matchExpressions[{j}]"
             if req.operator not in LABEL_OPERATORS:
                 out.errors.append(fe.not_supported(f"{path}.operator", req.operator, LABEL_OPERATORS))
             elif req.operator in ("In", "NotIn") and not req.values:
-                out.errors.append(fe.required(f"{path}.values", "must be specified when `operator` is 'In' or 'NotIn'"))
+                out.errors.append(
+                    fe.required(f"{path}.values", "must be specified when `operator` is 'In' or 'NotIn'")
+                )
             elif req.operator in ("Exists", "DoesNotExist") and req.values:
-                out.errors.append(fe.forbidden(f"{path}.values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
-        if member.type == "Node" and not sel.label_match.match_labels and not sel.label_match.match_expressions:
-            out.warnings.append(f"{base}.labelMatch: an empty selector makes every node in the cluster a member")
+                out.errors.append(
+                    fe.forbidden(
+                        f"{path}.values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
+                    )
+                )
+        if (
+            member.type == "Node"
+            and not sel.label_match.match_labels
+            and not sel.label_match.match_expressions
+        ):
+            out.warnings.append(
+                f"{base}.labelMatch: an empty selector makes every node in the cluster a member"
+            )
     if member.type == "HyperNode":
         if sel.exact_match is not None and sel.exact_match.name == hn.name:
-            out.errors.append(fe.invalid(f"{base}.exactMatch.name", hn.name, "a HyperNode cannot be its own member"))
+            out.errors.append(
+                fe.invalid(f"{base}.exactMatch.name", hn.name, "a HyperNode cannot be its own member")
+            )
         elif hn.spec.tier == 0:
-            out.errors.append(fe.invalid(
-                f"spec.members[{i}].type", member.type, "a tier-0 HyperNode cannot hold HyperNodes: members sit at a lower tier"
-            ))
+            out.errors.append(
+                fe.invalid(
+                    f"spec.members[{i}].type",
+                    member.type,
+                    "a tier-0 HyperNode cannot hold HyperNodes: members sit at a lower tier",
+                )
+            )
 
 
 def _check_tree(hn: HyperNode, state: ClusterState, out: Findings) -> None:
@@ -97,9 +138,13 @@ def _check_tree(hn: HyperNode, state: ClusterState, out: Findings) -> None:
     for parent in state.parents_of(me, excluding=me):
         facts = state.hypernodes[parent]
         if facts.tier <= tier:
-            out.errors.append(fe.invalid(
-                "spec.tier", tier, f"must be lower than the tier of parent HyperNode {render_value(parent)} ({facts.tier})"
-            ))
+            out.errors.append(
+                fe.invalid(
+                    "spec.tier",
+                    tier,
+                    f"must be lower than the tier of parent HyperNode {render_value(parent)} ({facts.tier})",
+                )
+            )
     # Every HyperNode above this one: a member among them would close a cycle.
     above = state.ancestors(me)
     others = sorted(n for n in state.hypernodes if n != me)
@@ -108,7 +153,11 @@ def _check_tree(hn: HyperNode, state: ClusterState, out: Findings) -> None:
             continue
         sel = member.selector
         if sel.exact_match is not None:
-            path, value, kids = f"spec.members[{i}].selector.exactMatch.name", sel.exact_match.name, [sel.exact_match.name]
+            path, value, kids = (
+                f"spec.members[{i}].selector.exactMatch.name",
+                sel.exact_match.name,
+                [sel.exact_match.name],
+            )
         elif sel.regex_match is not None:
             path, value = f"spec.members[{i}].selector.regexMatch.pattern", sel.regex_match.pattern
             kids = regex_matches(value, others)
@@ -124,13 +173,21 @@ def _check_tree(hn: HyperNode, state: ClusterState, out: Findings) -> None:
                 out.errors.append(fe.invalid(path, value, f"would form a cycle: {chain}"))
                 continue
             if kid_facts.tier >= tier:
-                out.errors.append(fe.invalid(
-                    path, value, f"member HyperNode {render_value(kid)} has tier {kid_facts.tier}; members must sit below tier {tier}"
-                ))
+                out.errors.append(
+                    fe.invalid(
+                        path,
+                        value,
+                        f"member HyperNode {render_value(kid)} has tier {kid_facts.tier}; "
+                        f"members must sit below tier {tier}",
+                    )
+                )
             other_parents = state.parents_of(kid, excluding=me)
             if other_parents:
-                out.errors.append(fe.invalid(
-                    path, value,
-                    f"HyperNode {render_value(kid)} already has parent {render_value(other_parents[0])}; "
-                    "a HyperNode has at most one parent",
-                ))
+                out.errors.append(
+                    fe.invalid(
+                        path,
+                        value,
+                        f"HyperNode {render_value(kid)} already has parent {render_value(other_parents[0])}; "
+                        "a HyperNode has at most one parent",
+                    )
+                )

@@ -13,7 +13,6 @@ from typing import Any
 
 from translations import koordinator as koord
 from translations._base import ObjectMeta, TypedObject
-from translations.core import Pod
 from translations.errors import render_value
 from translations.koordinator import SigsPodGroup
 from translations.schedplugins import XPodGroup
@@ -30,7 +29,10 @@ GROUPS_PATH = koord.annotation_path(koord.GANG_GROUPS)
 def validate_pod(obj: Any, state: ClusterState) -> Decision:
     if not _has_gang_annotation(obj):  # the common case: a pod that is no Koordinator gang member
         return ALLOW
-    pod, errors = parse_strict(Pod, obj)
+    # Only the metadata concerns us; the API server validates the rest of a pod itself.
+    pod, errors = parse_strict(
+        PodMetadata, {"metadata": obj.get("metadata")} if isinstance(obj, dict) else obj
+    )
     if pod is None:
         return Decision.of(errors)
     gang = gang_of(pod.metadata)
@@ -51,7 +53,9 @@ def validate_sigs_podgroup(obj: Any, state: ClusterState) -> Decision:
         return Decision.of(errors)
     out = _check_annotations(pg, f"{pg.namespace}/{pg.name}" if pg.name else None, state)
     if pg.spec.min_member is not None and pg.spec.min_member < 0:
-        out.errors.append(fe.invalid("spec.minMember", pg.spec.min_member, "must be greater than or equal to 0"))
+        out.errors.append(
+            fe.invalid("spec.minMember", pg.spec.min_member, "must be greater than or equal to 0")
+        )
     out.errors += at_most("spec.minMember", pg.spec.min_member, INT32_MAX)
     out.errors += _timeout(pg.spec.schedule_timeout_seconds)
     return Decision.of(out.errors, out.warnings)
@@ -93,9 +97,13 @@ def _check_annotations(obj: TypedObject, self_gang: str | None, state: ClusterSt
     parsed, problems = koord.check_gang_annotations(meta.annotations)
     out.errors += [fe.from_spec_error(p) for p in problems]
     if parsed.groups is not None and self_gang is not None and self_gang not in parsed.groups:
-        out.errors.append(fe.invalid(
-            GROUPS_PATH, meta.annotation(koord.GANG_GROUPS), f"must include this gang {render_value(self_gang)}"
-        ))
+        out.errors.append(
+            fe.invalid(
+                GROUPS_PATH,
+                meta.annotation(koord.GANG_GROUPS),
+                f"must include this gang {render_value(self_gang)}",
+            )
+        )
     if parsed.network_topology is not None and state.known:
         if state.cnt_layers is None:
             out.warnings.append(
@@ -106,14 +114,21 @@ def _check_annotations(obj: TypedObject, self_gang: str | None, state: ClusterSt
             known = ", ".join(render_value(n) for n in sorted(state.cnt_layers - {koord.CLUSTER_LAYER}))
             for i, g in enumerate(parsed.network_topology.gather_strategy):
                 if g.layer not in state.cnt_layers:
-                    out.errors.append(fe.not_found(
-                        f"{SPEC_PATH}.gatherStrategy[{i}].layer", g.layer,
-                        f'no such layer in ClusterNetworkTopology "default" (layers: {known})',
-                    ))
+                    out.errors.append(
+                        fe.not_found(
+                            f"{SPEC_PATH}.gatherStrategy[{i}].layer",
+                            g.layer,
+                            f'no such layer in ClusterNetworkTopology "default" (layers: {known})',
+                        )
+                    )
     return out
 
 
-def _check_index(pod: Pod, gang: str, state: ClusterState, out: Findings) -> None:
+class PodMetadata(TypedObject):
+    """A pod as far as gang validation reads it: its metadata."""
+
+
+def _check_index(pod: TypedObject, gang: str, state: ClusterState, out: Findings) -> None:
     raw = pod.metadata.annotation(koord.NETWORK_TOPOLOGY_INDEX)
     if raw is None or not state.known or any(e.field == INDEX_PATH for e in out.errors):
         return

@@ -40,7 +40,9 @@ def _check_group_shape(lws: LeaderWorkerSet, out: Findings) -> None:
         return
     if replicas <= INT32_MAX and replicas * size > INT32_MAX:
         out.errors.append(
-            fe.invalid("spec.replicas", replicas, f"the product of replicas and size must not exceed {INT32_MAX}")
+            fe.invalid(
+                "spec.replicas", replicas, f"the product of replicas and size must not exceed {INT32_MAX}"
+            )
         )
     policy = tpl.sub_group_policy
     if policy is None:
@@ -56,7 +58,11 @@ def _check_group_shape(lws: LeaderWorkerSet, out: Findings) -> None:
     elif policy.sub_group_policy_type == "LeaderExcluded":
         if (size - 1) % sub:
             out.errors.append(
-                fe.invalid(path, sub, f"size-1 ({size - 1}) must be divisible by subGroupSize with LeaderExcluded")
+                fe.invalid(
+                    path, sub, f"size-1 ({size - 1}) must be divisible by subGroupSize with LeaderExcluded"
+                )
             )
     elif size % sub and (size - 1) % sub:
-        out.errors.append(fe.invalid(path, sub, f"size ({size}) or size-1 ({size - 1}) must be divisible by subGroupSize"))
+        out.errors.append(
+            fe.invalid(path, sub, f"size ({size}) or size-1 ({size - 1}) must be divisible by subGroupSize")
+        )

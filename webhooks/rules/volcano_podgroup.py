@@ -13,7 +13,14 @@ from translations.errors import InvalidSpecError
 from translations.quantity import parse_quantity
 from translations.volcano import PodGroup
 from webhooks.rules import fielderrors as fe
-from webhooks.rules._common import INT32_MAX, Findings, at_most, check_network_topology, parse_strict, resolved_tier
+from webhooks.rules._common import (
+    INT32_MAX,
+    Findings,
+    at_most,
+    check_network_topology,
+    parse_strict,
+    resolved_tier,
+)
 from webhooks.rules.cluster_state import ClusterState
 from webhooks.rules.decision import Decision
 
@@ -52,16 +59,28 @@ def validate(obj: Any, state: ClusterState) -> Decision:
         before = len(out.errors)
         check_network_topology(nt, f"{base}.networkTopology", state, out)
         sub_tier = resolved_tier(nt, state)
-        if nt is None or len(out.errors) > before or job_tier is None or sub_tier is None or sub_tier <= job_tier:
+        if (
+            nt is None
+            or len(out.errors) > before
+            or job_tier is None
+            or sub_tier is None
+            or sub_tier <= job_tier
+        ):
             continue
         if nt.highest_tier_allowed is not None:
-            out.errors.append(fe.invalid(
-                f"{base}.networkTopology.highestTierAllowed", sub_tier,
-                f"must be less than or equal to the job's tier (spec.networkTopology: {job_tier})",
-            ))
+            out.errors.append(
+                fe.invalid(
+                    f"{base}.networkTopology.highestTierAllowed",
+                    sub_tier,
+                    f"must be less than or equal to the job's tier (spec.networkTopology: {job_tier})",
+                )
+            )
         else:
-            out.errors.append(fe.invalid(
-                f"{base}.networkTopology.highestTierName", nt.highest_tier_name,
-                f"names tier {sub_tier}, above the job's tier (spec.networkTopology: {job_tier})",
-            ))
+            out.errors.append(
+                fe.invalid(
+                    f"{base}.networkTopology.highestTierName",
+                    nt.highest_tier_name,
+                    f"names tier {sub_tier}, above the job's tier (spec.networkTopology: {job_tier})",
+                )
+            )
     return Decision.of(out.errors, out.warnings)
