@@ -32,19 +32,21 @@ def validate(obj: Any, state: ClusterState) -> Decision:
         return Decision.of(errors)
     out = Findings()
     out.errors += at_most("spec.tier", hn.spec.tier, INT64_MAX)
-    seen: set[tuple[str, str]] = set()
+    seen: set[tuple[str, str, str]] = set()  # (member type, selector, name or pattern)
     for i, member in enumerate(hn.spec.members):
         _check_member(hn, i, member, out)
         sel = member.selector
         if sel.exact_match is not None:
-            path, value = f"spec.members[{i}].selector.exactMatch.name", sel.exact_match.name
+            selector, value = "exactMatch", sel.exact_match.name
+            path = f"spec.members[{i}].selector.exactMatch.name"
         elif sel.regex_match is not None:
-            path, value = f"spec.members[{i}].selector.regexMatch.pattern", sel.regex_match.pattern
+            selector, value = "regexMatch", sel.regex_match.pattern
+            path = f"spec.members[{i}].selector.regexMatch.pattern"
         else:
             continue
-        if (member.type, path.rsplit(".", 1)[1] + value) in seen:
+        if (member.type, selector, value) in seen:
             out.errors.append(fe.duplicate(path, value))
-        seen.add((member.type, path.rsplit(".", 1)[1] + value))
+        seen.add((member.type, selector, value))
     if state.known and not out.errors:
         _check_tree(hn, state, out)
     return Decision.of(out.errors, out.warnings)
