@@ -23,7 +23,7 @@ ROLE_NAME = "topobridge"
 
 USES: dict[tuple[r.Resource, str | None], frozenset[Verb]] = {
     # informers (list+watch), leader pods and placement
-    (r.PODS, None): frozenset({"list", "watch", "get", "delete", "patch"}),
+    (r.PODS, None): frozenset({"list", "watch", "get", "delete"}),
     (r.PODS, "binding"): frozenset({"create"}),
     (r.PODS, "status"): frozenset({"patch"}),
     (r.NODES, None): frozenset({"list", "watch"}),
@@ -43,6 +43,9 @@ USES: dict[tuple[r.Resource, str | None], frozenset[Verb]] = {
     (r.CLUSTER_NETWORK_TOPOLOGIES, None): frozenset({"list", "watch"}),
     (r.CLUSTER_NETWORK_TOPOLOGIES, "status"): frozenset({"patch"}),
     (r.SIGS_PODGROUPS, None): frozenset({"list", "watch"}),
+    # the fallback scheduler's view: gangs of every dialect, disruption budgets
+    (r.X_PODGROUPS, None): frozenset({"list", "watch"}),
+    (r.PDBS, None): frozenset({"list", "watch"}),
 }
 
 

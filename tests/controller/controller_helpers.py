@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
 from controller.errors import ConflictError, NotFoundError
-from controller.kube import JsonDict, Kube
+from controller.kube import JsonDict, Kube, KubeSettings
 from controller.manager import ControllerOptions, Manager
 from controller.resources import NODES, PODS
 
@@ -111,9 +111,12 @@ async def running(coro: Awaitable[Any], name: str = "background") -> AsyncIterat
 
 
 @contextlib.asynccontextmanager
-async def controller_replica(kubeconfig: str, options: ControllerOptions) -> AsyncIterator[Manager]:
-    """One controller replica with its own client, running until the block ends."""
-    kube = await Kube.connect(kubeconfig=kubeconfig)
+async def controller_replica(
+    kubeconfig: str, options: ControllerOptions, *, user: str | None = None, kube_class: type[Kube] = Kube,
+) -> AsyncIterator[Manager]:
+    """One controller replica with its own client, running until the block ends; with `user`,
+    every request impersonates that user (the controller's ServiceAccount)."""
+    kube = await kube_class.connect(kubeconfig=kubeconfig, settings=KubeSettings(impersonate=user))
     manager = Manager(kube, options)
     try:
         async with running(manager.run(), name=f"replica:{manager.identity}"):

@@ -66,7 +66,7 @@ async def topology_cluster(tkube: Kube) -> Any:
 
 
 async def test_cnt_to_hypernodes_relabel_and_owned_deletion(
-    control_plane: Any, tkube: Kube, topology_cluster: Any
+    control_plane: Any, tkube: Kube, controller_user: str, topology_cluster: Any
 ) -> None:
     foreign = {
         "apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode",
@@ -76,7 +76,7 @@ async def test_cnt_to_hypernodes_relabel_and_owned_deletion(
     await tkube.create(HYPERNODES, foreign)
     await tkube.create(CLUSTER_NETWORK_TOPOLOGIES, CNT)
 
-    async with controller_replica(control_plane.kubeconfig, options()):
+    async with controller_replica(control_plane.kubeconfig, options(), user=controller_user):
         async def tree() -> dict[str, JsonDict] | None:
             hns = await hypernodes(tkube)
             return hns if {"blocklayer-hb-0", "blocklayer-hb-1", "blocklayer-hb-2",
@@ -117,7 +117,7 @@ async def test_cnt_to_hypernodes_relabel_and_owned_deletion(
 
 
 async def test_name_taken_by_unowned_hypernode_is_refused(
-    control_plane: Any, tkube: Kube, topology_cluster: Any
+    control_plane: Any, tkube: Kube, controller_user: str, topology_cluster: Any
 ) -> None:
     squatter = {
         "apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode",
@@ -126,7 +126,7 @@ async def test_name_taken_by_unowned_hypernode_is_refused(
     }
     await tkube.create(HYPERNODES, squatter)
     await tkube.create(CLUSTER_NETWORK_TOPOLOGIES, CNT)
-    async with controller_replica(control_plane.kubeconfig, options()):
+    async with controller_replica(control_plane.kubeconfig, options(), user=controller_user):
         async def others_created() -> bool:
             return "blocklayer-hb-1" in await hypernodes(tkube)
 
@@ -143,17 +143,11 @@ async def test_name_taken_by_unowned_hypernode_is_refused(
         assert hn["spec"] == squatter["spec"] and hn["metadata"]["labels"] == {"team": "net"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the locally built kube-apiserver v1.20.2 decodes an empty string inside a custom resource as "
-    "null, so the cluster root's topologyName \"\" (which Koordinator writes) is rejected with 422; "
-    "strict: this starts failing, and must be un-marked, once the build is fixed",
-)
 async def test_detail_status_written_while_koordinator_absent(
-    control_plane: Any, tkube: Kube, topology_cluster: Any
+    control_plane: Any, tkube: Kube, controller_user: str, topology_cluster: Any
 ) -> None:
     await tkube.create(CLUSTER_NETWORK_TOPOLOGIES, CNT)
-    async with controller_replica(control_plane.kubeconfig, options()):
+    async with controller_replica(control_plane.kubeconfig, options(), user=controller_user):
         async def status_written() -> JsonDict | None:
             cnt = await tkube.get(CLUSTER_NETWORK_TOPOLOGIES, "default")
             return cnt if (cnt.get("status") or {}).get("detailStatus") else None

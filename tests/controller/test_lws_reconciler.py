@@ -61,13 +61,13 @@ async def podgroups(kube: Kube, namespace: str) -> dict[str, JsonDict]:
 
 
 async def test_lws_groups_get_podgroups_with_topology_and_follow_edits(
-    control_plane: Any, tkube: Kube, namespace: str
+    control_plane: Any, tkube: Kube, controller_user: str, namespace: str
 ) -> None:
     lws = await tkube.create(LEADERWORKERSETS, lws_body("llm", namespace, topology={"mode": "hard", "highestTierAllowed": 1}))
     for g in range(2):
         await tkube.create(PODS, leader_pod(lws, g))
 
-    async with controller_replica(control_plane.kubeconfig, options()):
+    async with controller_replica(control_plane.kubeconfig, options(), user=controller_user):
         async def two_groups() -> dict[str, JsonDict] | None:
             pgs = await podgroups(tkube, namespace)
             return pgs if set(pgs) == {f"llm-0-{REV}", f"llm-1-{REV}"} else None
@@ -106,7 +106,7 @@ async def test_lws_groups_get_podgroups_with_topology_and_follow_edits(
         assert {"PodGroupCreated", "PodGroupUpdated", "Translated"} <= reasons
 
     # Deleting the LWS cleans everything up (controller running again to see the deletion).
-    async with controller_replica(control_plane.kubeconfig, options()):
+    async with controller_replica(control_plane.kubeconfig, options(), user=controller_user):
         await tkube.delete(LEADERWORKERSETS, "llm", namespace=namespace, propagation="Foreground")
 
         async def all_gone() -> bool:
@@ -117,7 +117,7 @@ async def test_lws_groups_get_podgroups_with_topology_and_follow_edits(
         await eventually(all_gone, timeout=40, what="PodGroups and leader pods deleted with the LWS")
 
 
-async def test_existing_lws_podgroup_keeps_lws_fields(control_plane: Any, tkube: Kube, namespace: str) -> None:
+async def test_existing_lws_podgroup_keeps_lws_fields(control_plane: Any, tkube: Kube, controller_user: str, namespace: str) -> None:
     """A PodGroup LWS made: only networkTopology/subGroupPolicy change, through server-side apply."""
     lws = await tkube.create(LEADERWORKERSETS, lws_body("infer", namespace, replicas=1,
                                                        topology={"mode": "hard", "highestTierAllowed": 2}))
@@ -129,7 +129,7 @@ async def test_existing_lws_podgroup_keeps_lws_fields(control_plane: Any, tkube:
         "spec": {"minMember": 3, "queue": "team-a"},
     })
     await tkube.create(PODS, leader_pod(lws, 0))
-    async with controller_replica(control_plane.kubeconfig, options()):
+    async with controller_replica(control_plane.kubeconfig, options(), user=controller_user):
         async def applied() -> JsonDict | None:
             pg = await tkube.get(VOLCANO_PODGROUPS, name, namespace=namespace)
             return pg if pg["spec"].get("networkTopology") else None
@@ -152,12 +152,12 @@ async def test_existing_lws_podgroup_keeps_lws_fields(control_plane: Any, tkube:
         await eventually(released, what="topology removed from the PodGroup")
 
 
-async def test_invalid_lws_reported_not_retried(control_plane: Any, tkube: Kube, namespace: str) -> None:
+async def test_invalid_lws_reported_not_retried(control_plane: Any, tkube: Kube, controller_user: str, namespace: str) -> None:
     body = lws_body("bad", namespace, replicas=1, topology={"mode": "hard", "highestTierAllowed": 1})
     body["metadata"]["annotations"] = {"scheduling.volcano.sh/queue-name": "Not_A_Queue"}
     lws = await tkube.create(LEADERWORKERSETS, body)
     await tkube.create(PODS, leader_pod(lws, 0))
-    async with controller_replica(control_plane.kubeconfig, options()):
+    async with controller_replica(control_plane.kubeconfig, options(), user=controller_user):
         async def failed() -> JsonDict | None:
             obj = await tkube.get(LEADERWORKERSETS, "bad", namespace=namespace)
             cond = find_condition(obj, CONDITION)

@@ -84,7 +84,7 @@ async def seed_cluster(tkube: Kube) -> Any:
             await tkube.delete(HYPERNODES, hn["metadata"]["name"])
 
 
-async def test_seed_example_2_end_to_end(control_plane: Any, tkube: Kube, namespace: str, seed_cluster: Any) -> None:
+async def test_seed_example_2_end_to_end(control_plane: Any, tkube: Kube, controller_user: str, namespace: str, seed_cluster: Any) -> None:
     history: dict[str, list[JsonDict]] = defaultdict(list)
     deleted: set[str] = set()
     watcher = Informer(tkube, PODS, namespace=namespace, resync_period=None)
@@ -120,7 +120,7 @@ async def test_seed_example_2_end_to_end(control_plane: Any, tkube: Kube, namesp
         })
         options = ControllerOptions(reconcile_lws=False, leader_election=None, resync_period=60.0,
                                     scheduler_names=("koord-scheduler",))
-        async with controller_replica(control_plane.kubeconfig, options):
+        async with controller_replica(control_plane.kubeconfig, options, user=controller_user):
             for i in range(4):
                 await tkube.create(PODS, pod(
                     f"hp-training-pod-{i}", namespace, priority_class="high-priority",
