@@ -1,6 +1,6 @@
 """Simulation: a cluster snapshot given as plain Kubernetes objects, run to quiescence.
 
-Input is what `kubectl get -o yaml` prints: multi-document YAML or a `kind: List`, holding
+Input is what `kubectl get -o yaml` prints, as plain objects (the CLI reads the YAML):
 Nodes, Pods (bound ones have `spec.nodeName`), PodGroups of any of the three groups, HyperNodes
 or a ClusterNetworkTopology (`default`), PriorityClasses and PodDisruptionBudgets. Other kinds
 are skipped with a warning. An object that cannot be read raises `ScenarioError` naming the
@@ -19,15 +19,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-import yaml
-
 from controller.placer.engine import Code, Verdict, lowest_common, schedule
 from controller.placer.preempt import budgets_from
-from controller.placer.snapshot import BoundPod, ClusterIndex, Nomination, Snapshot
+from controller.placer.snapshot import I64, BoundPod, ClusterIndex, Nomination, Snapshot
 from translations import koordinator as koord
 from translations import schedplugins, volcano
 from translations._base import KubeModel
-from translations.core import Node, Pod, PodDisruptionBudget, PriorityClass
+from translations.core import Node, Pod, PodDisruptionBudget, PriorityClass, effective_requests
 from translations.errors import InvalidSpecError, ScenarioError
 from translations.gangs import Gang, PodGroups, discover_gangs
 from translations.topology import TopologyTree, from_cluster_network_topology, from_hypernodes, natural_key
@@ -37,40 +35,6 @@ MAX_ROUNDS = 1000
 
 
 # --- reading ----------------------------------------------------------------------------------
-
-
-def read_documents(text: str, *, source: str = "<input>") -> list[dict[str, Any]]:
-    """Objects from multi-document YAML (or JSON), `kind: List` flattened. Empty documents skip."""
-    try:
-        docs = list(yaml.safe_load_all(text))
-    except yaml.YAMLError as exc:
-        where = ""
-        mark = getattr(exc, "problem_mark", None)
-        if mark is not None:
-            where = f" (line {mark.line + 1}, column {mark.column + 1})"
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ScenarioError(f"{source}: not valid YAML{where}: {problem}") from None
-    out: list[dict[str, Any]] = []
-
-    def add(obj: Any, where: str) -> None:
-        if obj is None:
-            return
-        if not isinstance(obj, dict):
-            raise ScenarioError(
-                f"{source}: {where}: expected a Kubernetes object (a mapping), got {type(obj).__name__}"
-            )
-        kind = obj.get("kind")
-        if not isinstance(kind, str) or not kind:
-            raise ScenarioError(f"{source}: {where}: kind: Required value: every object needs a kind")
-        if kind == "List" or (kind.endswith("List") and isinstance(obj.get("items"), list)):
-            for j, item in enumerate(obj.get("items") or []):
-                add(item, f"{where} items[{j}]")
-            return
-        out.append(obj)
-
-    for i, doc in enumerate(docs):
-        add(doc, f"document {i + 1}")
-    return out
 
 
 @dataclass
@@ -87,8 +51,9 @@ class Scenario:
     warnings: list[str] = field(default_factory=list)
 
 
-def load_scenario(objects: Sequence[Mapping[str, Any]], *, source: str = "<input>") -> Scenario:
-    """Parse every object at the edge; the first bad one raises ScenarioError."""
+def load_scenario(objects: Sequence[Mapping[str, Any]], *, sources: Sequence[str] | None = None) -> Scenario:
+    """Parse every object at the edge; the first bad one raises ScenarioError naming where it
+    came from (`sources[i]`, e.g. `file.yaml document 3`), the object and the field."""
     sc = Scenario()
     vpg: list[volcano.PodGroup] = []
     spg: list[koord.SigsPodGroup] = []
@@ -102,18 +67,23 @@ def load_scenario(objects: Sequence[Mapping[str, Any]], *, source: str = "<input
         meta: Mapping[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
         name = str(meta.get("name") or "")
         ns = str(meta.get("namespace") or "")
-        label = f"{source}: object {i + 1} ({kind} {ns + '/' if ns else ''}{name or '<no name>'})"
+        where = sources[i] if sources is not None else f"object {i + 1}"
+        label = f"{where} ({kind} {ns + '/' if ns else ''}{name or '<no name>'})"
         if not name:
             raise ScenarioError(f"{label}: metadata.name: Required value")
         ident = (kind if kind != "PodGroup" else f"PodGroup.{group}", ns, name)
         if ident in seen:
-            raise ScenarioError(f"{label}: Duplicate value: the same object is object {seen[ident]} too")
-        seen[ident] = i + 1
+            first = sources[seen[ident]] if sources is not None else f"object {seen[ident] + 1}"
+            raise ScenarioError(f"{label}: Duplicate value: the same object as {first}")
+        seen[ident] = i
         try:
             if kind == "Node":
-                sc.nodes.append(_parse(Node, raw, label))
+                node = _parse(Node, raw, label)
+                node.allocatable()  # quantities are checked here, at the edge
+                sc.nodes.append(node)
             elif kind == "Pod":
                 pod = _parse(Pod, raw, label)
+                effective_requests(pod.spec)
                 if not pod.namespace:
                     pod.metadata.namespace = "default"
                 sc.pods.append(pod)
@@ -209,6 +179,8 @@ class SimulationResult:
     final_pods: dict[str, str] = field(default_factory=dict)
     """Every pod on a node at the end: pod -> node."""
     initial_pods: dict[str, str] = field(default_factory=dict)
+    final_used: I64 | None = None
+    """[node, resource] requested at the end, on the index's axes."""
 
     def contract(self) -> dict[str, Any]:
         """The `--output json` object: exactly these five keys."""
@@ -340,6 +312,7 @@ def simulate(sc: Scenario, *, schedulers: Iterable[str] = DEFAULT_SCHEDULERS) ->
             res.unschedulable[gang.key] = msg
             res.events.append(Event(0, gang.key, "unschedulable", msg))
     res.final_pods = {k: index.node_names[p.node] for k, p in snap.pods.items()}
+    res.final_used = snap.used.copy()
     return res
 
 
