@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 CONCURRENCY = (1, 16, 64)
+TARGETS = ("floor", "topobridge")
 FLOOR_BODY = json.dumps(
     {
         "apiVersion": "admission.k8s.io/v1",
@@ -198,6 +199,9 @@ def main(argv: list[str] | None = None) -> int:
         "--requests", type=int, default=3200, help="requests per concurrency level (default 3200)"
     )
     parser.add_argument("--payload", choices=sorted(PAYLOADS), default="lws")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="alternating rounds; figures are medians (default 3)"
+    )
     args = parser.parse_args(argv)
 
     from webhooks.tls import generate_self_signed
@@ -206,22 +210,39 @@ def main(argv: list[str] | None = None) -> int:
     cert, key = made.write(tempfile.mkdtemp(prefix="topobridge-bench-"))
     path, body = review_body(args.payload)
     ctx = mp.get_context("spawn")
-    results: dict[str, dict[int, dict[str, float]]] = {}
-    for target in ("floor", "topobridge"):
-        ports = ctx.Queue()
-        proc = ctx.Process(target=_run_server, args=(target, str(cert), str(key), ports), daemon=True)
-        proc.start()
-        try:
-            port = ports.get(timeout=30)
-            results[target] = {
-                c: asyncio.run(_measure(port, made.ca_pem, path, body, c, args.requests)) for c in CONCURRENCY
-            }
-        finally:
+    ports: dict[str, int] = {}
+    procs = []
+    try:
+        for target in TARGETS:
+            queue = ctx.Queue()
+            proc = ctx.Process(target=_run_server, args=(target, str(cert), str(key), queue), daemon=True)
+            proc.start()
+            procs.append(proc)
+            ports[target] = queue.get(timeout=30)
+        # Rounds alternate the two targets level by level, so load from elsewhere on the
+        # machine falls on both alike; each figure is the median over the rounds.
+        Runs = dict[int, list[dict[str, float]]]
+        rounds: dict[str, Runs] = {t: {c: [] for c in CONCURRENCY} for t in TARGETS}
+        for _ in range(args.rounds):
+            for clients in CONCURRENCY:
+                for target in TARGETS:
+                    per_round = max(clients, args.requests // args.rounds)
+                    rounds[target][clients].append(
+                        asyncio.run(_measure(ports[target], made.ca_pem, path, body, clients, per_round))
+                    )
+    finally:
+        for proc in procs:
             proc.terminate()
             proc.join(5)
 
+    def medians(runs: list[dict[str, float]]) -> dict[str, float]:
+        return {k: statistics.median(r[k] for r in runs) for k in ("p50", "p99", "rps")}
+
+    results = {t: {c: medians(runs) for c, runs in by.items()} for t, by in rounds.items()}
+
     print(
-        f"payload: {args.payload} review, {len(body)} bytes; {args.requests} requests per level; "
+        f"payload: {args.payload} review, {len(body)} bytes; {args.requests} requests per level "
+        f"in {args.rounds} alternating rounds (medians); "
         "HTTPS keep-alive"
     )
     print(f"{'target':<11} {'clients':>7} {'p50 ms':>8} {'p99 ms':>8} {'req/s':>8}")
