@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Protocol
 
-from translations.koordinator import CNT_DEFAULT_NAME
 from webhooks.rules.cluster_state import ClusterState, StateFacts
 
 
@@ -25,12 +24,14 @@ class ClusterStateSource(Protocol):
 
 
 class InMemoryStateSource:
-    """Facts kept per object, a snapshot rebuilt lazily after a change (a request never
-    pays for more than one rebuild, however many events arrived in between)."""
+    """Facts kept per object, a snapshot rebuilt lazily after a change of facts (a request
+    never pays for more than one rebuild, however many events arrived in between; events that
+    change no fact, like most pod status updates, cost no rebuild)."""
 
     def __init__(self, objects: Iterable[Any] = (), *, synced: bool = False) -> None:
         self._facts = StateFacts()
         self._snapshot: ClusterState | None = None
+        self._built_version = -1
         self._synced = synced
         for obj in objects:
             self._facts.add(obj)
@@ -46,17 +47,10 @@ class InMemoryStateSource:
 
     def upsert(self, obj: Any) -> str | None:
         """Record an added or changed object; returns why it was left out, or None."""
-        self._snapshot = None
         return self._facts.add(obj)
 
     def delete(self, kind: str, name: str, namespace: str | None = None) -> None:
-        self._snapshot = None
-        if kind == "HyperNode":
-            self._facts.hypernodes.pop(name, None)
-        elif kind == "ClusterNetworkTopology" and name == CNT_DEFAULT_NAME:
-            self._facts.cnt_layers = None
-        elif kind == "Pod":
-            self._facts.pod_indices.pop(f"{namespace}/{name}", None)
+        self._facts.delete(kind, name, namespace)
 
     def replace(self, objects: Iterable[Any]) -> list[str]:
         """A fresh list (after a re-list): forget everything, record these, mark synced."""
@@ -68,6 +62,6 @@ class InMemoryStateSource:
     def snapshot(self) -> ClusterState:
         if not self._synced:
             return ClusterState.unknown()
-        if self._snapshot is None:
-            self._snapshot = self._facts.state()
+        if self._snapshot is None or self._built_version != self._facts.version:
+            self._snapshot, self._built_version = self._facts.state(), self._facts.version
         return self._snapshot

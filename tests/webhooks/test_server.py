@@ -362,3 +362,24 @@ async def test_certificate_rotation_without_restart(tmp_path: Any) -> None:
         assert await healthz(second.ca_pem) == 200
         with pytest.raises(aiohttp.ClientConnectorCertificateError):
             await healthz(first.ca_pem)
+
+
+def test_state_source_rebuilds_only_when_facts_change() -> None:
+    source = InMemoryStateSource(CLUSTER_OBJECTS)
+    assert not source.snapshot().known  # not synced: no view at all
+    source.mark_synced()
+    first = source.snapshot()
+    assert first.known and first.gang_indices["default/train"][0] == ("default/worker-0",)
+    running = {**CLUSTER_OBJECTS[5], "status": {"phase": "Running"}}
+    assert source.upsert(running) is None
+    assert source.snapshot() is first  # a status update changes no fact
+    source.upsert({**CLUSTER_OBJECTS[5], "status": {"phase": "Succeeded"}})
+    assert 0 not in source.snapshot().gang_indices["default/train"]  # finished pods hold no index
+    source.delete("HyperNode", "spine-0")
+    assert source.snapshot().parents_of("block-0") == ()
+    source.delete("ClusterNetworkTopology", "default")
+    assert source.snapshot().cnt_layers is None
+    assert source.upsert(
+        {"kind": "HyperNode", "apiVersion": "topology.volcano.sh/v1alpha1", "metadata": {"name": "x"}}
+    ) == ("HyperNode x left out: spec: Required value")
+    assert source.replace([]) == [] and source.snapshot().hypernodes == {}

@@ -26,8 +26,8 @@ import re2
 
 from translations import koordinator as koord
 from translations import schedplugins
-from translations._base import ObjectMeta
-from translations.core import Pod
+from translations._base import ObjectMeta, TypedObject
+from translations.core import PodStatus
 from translations.errors import InvalidSpecError
 from translations.volcano import HYPERNODE_GROUP, HyperNode
 
@@ -198,14 +198,25 @@ class ClusterState:
             out.append(cur)
 
 
+class _PodView(TypedObject):
+    """A pod as the state reads it: metadata and phase (pods are many; parse little)."""
+
+    status: PodStatus | None = None
+
+
 class StateFacts:
-    """Mutable builder of a ClusterState: keeps the facts of each object by key."""
+    """Mutable builder of a ClusterState: keeps the facts of each object by key.
+
+    `version` counts changes of facts; most pod updates (status, conditions) change none,
+    so a cache of built states stays valid through them.
+    """
 
     def __init__(self) -> None:
         self.hypernodes: dict[str, HyperNodeFacts] = {}
         self.cnt_layers: tuple[str, ...] | None = None
         self.pod_indices: dict[str, tuple[GangKey, int]] = {}
         """pod `namespace/name` -> (gang, index)."""
+        self.version = 0
 
     def add(self, obj: Any) -> str | None:
         """Record one object; returns why it was left out, or None."""
@@ -215,30 +226,54 @@ class StateFacts:
         try:
             if kind == "HyperNode" and group in (HYPERNODE_GROUP, ""):
                 hn = HyperNode.parse(obj)
-                self.hypernodes[hn.name] = HyperNodeFacts.of(hn)
+                self._set(self.hypernodes, hn.name, HyperNodeFacts.of(hn))
             elif kind == "ClusterNetworkTopology" and group in (koord.GROUP, ""):
                 cnt = koord.ClusterNetworkTopology.parse(obj)
                 if cnt.name == koord.CNT_DEFAULT_NAME:
-                    self.cnt_layers = tuple(layer.topology_layer for layer in cnt.spec.network_topology_spec)
+                    layers = tuple(layer.topology_layer for layer in cnt.spec.network_topology_spec)
+                    if layers != self.cnt_layers:
+                        self.cnt_layers, self.version = layers, self.version + 1
             elif kind == "Pod" and group == "":
-                self.add_pod(Pod.parse(obj))
+                self.add_pod(_PodView.parse(obj))
         except InvalidSpecError as exc:
-            name = obj.get("metadata", {}).get("name") if isinstance(obj.get("metadata"), dict) else None
+            meta = obj.get("metadata")
+            name = meta.get("name") if isinstance(meta, dict) else None
             return f"{kind} {name or '<unnamed>'} left out: {exc}"
         return None
 
-    def add_pod(self, pod: Pod) -> None:
+    def _set(self, table: dict[str, Any], key: str, value: Any) -> None:
+        if value is None:
+            if table.pop(key, None) is not None:
+                self.version += 1
+        elif table.get(key) != value:
+            table[key] = value
+            self.version += 1
+
+    def delete(self, kind: str, name: str, namespace: str | None = None) -> None:
+        if kind == "HyperNode":
+            self._set(self.hypernodes, name, None)
+        elif kind == "ClusterNetworkTopology" and name == koord.CNT_DEFAULT_NAME:
+            if self.cnt_layers is not None:
+                self.cnt_layers, self.version = None, self.version + 1
+        elif kind == "Pod":
+            self._set(self.pod_indices, f"{namespace}/{name}", None)
+
+    def add_pod(self, pod: _PodView) -> None:
         key = f"{pod.namespace}/{pod.name}"
-        self.pod_indices.pop(key, None)
+        self._set(self.pod_indices, key, self._pod_fact(pod))
+
+    @staticmethod
+    def _pod_fact(pod: _PodView) -> tuple[GangKey, int] | None:
         raw_index = pod.metadata.annotation(koord.NETWORK_TOPOLOGY_INDEX)
         gang = gang_of(pod.metadata)
-        if raw_index is None or gang is None or pod.terminal:
-            return
+        finished = pod.status is not None and pod.status.phase in ("Succeeded", "Failed")
+        if raw_index is None or gang is None or finished:
+            return None
         try:
             index = koord.parse_non_negative_int(koord.NETWORK_TOPOLOGY_INDEX, raw_index)
         except InvalidSpecError:
-            return
-        self.pod_indices[key] = (f"{pod.namespace}/{gang}", index)
+            return None
+        return (f"{pod.namespace}/{gang}", index)
 
     def state(self) -> ClusterState:
         return ClusterState.build(
