@@ -108,7 +108,7 @@ def schedule(gang: Gang, snap: Snapshot, *, budgets: Sequence[Budget] = ()) -> V
         )
         return Verdict(Code.UNRESOLVABLE, msg, "filter", exclusions=exclusions)
     if any(not c.mask.any() for c in demand.classes):
-        parts = ", ".join(f"{k} {v}" for v, k in sorted((v, k) for k, v in exclusions.items()))
+        parts = ", ".join(f"{v} {k}" for k, v in sorted(exclusions.items(), key=lambda kv: (-kv[1], kv[0])))
         msg = f"0/{index.n_nodes} nodes are available: {parts or 'no nodes'}."
         return Verdict(Code.UNRESOLVABLE, msg, "filter", exclusions=exclusions)
     # --- score + select ---
