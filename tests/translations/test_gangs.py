@@ -250,7 +250,8 @@ def test_ranks_order_members_index_then_worker_index_then_name() -> None:
     [
         (
             {"annotations": {koord.GANG_NAME: "job", koord.NETWORK_TOPOLOGY_INDEX: "-1"}},
-            'pod ns/p0: metadata.annotations[gang.scheduling.koordinator.sh/network-topology-index]: Invalid value: "-1"',
+            "pod ns/p0: metadata.annotations[gang.scheduling.koordinator.sh/network-topology-index]: "
+            'Invalid value: "-1"',
         ),
         (
             {
@@ -265,7 +266,8 @@ def test_ranks_order_members_index_then_worker_index_then_name() -> None:
         ),
         (
             {"annotations": {koord.GANG_NAME: "job", koord.GANG_MIN_AVAILABLE: "two"}},
-            'pod ns/p0: metadata.annotations[gang.scheduling.koordinator.sh/min-available]: Invalid value: "two"',
+            "pod ns/p0: metadata.annotations[gang.scheduling.koordinator.sh/min-available]: "
+            'Invalid value: "two"',
         ),
         (
             {"annotations": {"scheduling.k8s.io/group-name": "job"}},

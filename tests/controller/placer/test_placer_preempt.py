@@ -109,7 +109,7 @@ def test_no_eviction_unless_the_whole_gang_then_fits() -> None:
     nobody, so nothing is evicted."""
     objs = [node("a"), node("b"), node("c"), *CLASSES]
     objs += [running("l1", "a"), running("l2", "b"), running("h", "c", "high")]
-    objs += [volcano_gang("job", 3)] + members("job", 3, dialect="volcano", priority_class="high")
+    objs += [volcano_gang("job", 3), *members("job", 3, dialect="volcano", priority_class="high")]
     result = run(objs)
     assert result.evicted == []
     verdict = attempt(objs, "default/job")
@@ -119,10 +119,11 @@ def test_no_eviction_unless_the_whole_gang_then_fits() -> None:
 def test_a_soft_gang_does_not_preempt_to_gather_better() -> None:
     """It fits spread over two spines; gathering in one would need an eviction: no eviction."""
     layout = {"s0": {"b0": ["n0", "n1"]}, "s1": {"b1": ["n2", "n3"]}}
-    objs = spine_block_nodes(layout) + [cnt(), *CLASSES, running("l", "n0")]
-    objs += [koord_gang("job", 3, gather=[("SpineLayer", "PreferGather")])] + members(
-        "job", 3, priority_class="high"
-    )
+    objs = [*spine_block_nodes(layout), cnt(), *CLASSES, running("l", "n0")]
+    objs += [
+        koord_gang("job", 3, gather=[("SpineLayer", "PreferGather")]),
+        *members("job", 3, priority_class="high"),
+    ]
     result = run(objs)
     assert result.evicted == []
     assert len(result.bound) == 3 and result.gangs["default/job"] == ("cluster", 3)
@@ -130,21 +131,23 @@ def test_a_soft_gang_does_not_preempt_to_gather_better() -> None:
 
 def test_a_soft_gang_that_cannot_be_placed_at_all_preempts() -> None:
     layout = {"s0": {"b0": ["n0", "n1"]}, "s1": {"b1": ["n2", "n3"]}}
-    objs = spine_block_nodes(layout) + [cnt(), *CLASSES, running("l", "n0"), running("l2", "n2")]
-    objs += [koord_gang("job", 3, gather=[("SpineLayer", "PreferGather")])] + members(
-        "job", 3, priority_class="high"
-    )
+    objs = [*spine_block_nodes(layout), cnt(), *CLASSES, running("l", "n0"), running("l2", "n2")]
+    objs += [
+        koord_gang("job", 3, gather=[("SpineLayer", "PreferGather")]),
+        *members("job", 3, priority_class="high"),
+    ]
     result = run(objs)
     assert len(result.evicted) == 1 and len(result.bound) == 3
 
 
 def test_a_hard_gang_is_nominated_only_inside_the_plan_domain() -> None:
     layout = {"s0": {"b0": ["n0", "n1"]}, "s1": {"b1": ["n2", "n3", "n4"]}}
-    objs = spine_block_nodes(layout) + [cnt(), *CLASSES]
+    objs = [*spine_block_nodes(layout), cnt(), *CLASSES]
     objs += [running("x", "n0"), running("y", "n2"), running("z", "n3")]
-    objs += [koord_gang("job", 2, gather=[("SpineLayer", "MustGather")])] + members(
-        "job", 2, priority_class="high"
-    )
+    objs += [
+        koord_gang("job", 2, gather=[("SpineLayer", "MustGather")]),
+        *members("job", 2, priority_class="high"),
+    ]
     verdict = attempt(objs, "default/job")
     assert verdict.plan is not None
     assert verdict.plan.domain == "SpineLayer/s0"

@@ -139,18 +139,20 @@ def test_infeasible_gang_evicts_nothing() -> None:
 def test_cheapest_spine_is_the_one_with_the_lowest_priority_victims() -> None:
     """Both spines need one eviction; spine-0 can evict a lower priority than spine-1, so it
     wins although spine-1 would binpack better."""
-    objs = spine_block_nodes(SEED) + [
+    objs = [
+        *spine_block_nodes(SEED),
         cnt(),
-        priority_class("high", 1_000_000),
+        priority_class("high", 1000000),
         priority_class("mid", 5000),
         priority_class("low", 1000),
     ]
     objs += [pod("a", node_name="node-0", priority_class="low", scheduler="default-scheduler")]
     objs += [pod("b", node_name="node-1", priority_class="mid", scheduler="default-scheduler")]
     objs += [pod("c", node_name="node-5", priority_class="mid", scheduler="default-scheduler")]
-    objs += [koord_gang("g", 4, gather=[("SpineLayer", "MustGather")])] + members(
-        "g", 4, priority_class="high"
-    )
+    objs += [
+        koord_gang("g", 4, gather=[("SpineLayer", "MustGather")]),
+        *members("g", 4, priority_class="high"),
+    ]
     verdict = attempt(objs, "default/g")
     assert verdict.plan is not None
     assert [v.pod for v in verdict.plan.victims] == ["default/a"]
@@ -160,14 +162,15 @@ def test_cheapest_spine_is_the_one_with_the_lowest_priority_victims() -> None:
 def test_fewest_victims_when_priorities_tie() -> None:
     """spine-0 needs one eviction, spine-1 two; equal priorities, so spine-0 wins on the count
     although spine-1 would binpack better."""
-    objs = spine_block_nodes(SEED) + [cnt(), priority_class("high", 1_000_000), priority_class("low", 1000)]
+    objs = [*spine_block_nodes(SEED), cnt(), priority_class("high", 1000000), priority_class("low", 1000)]
     objs += [
         pod(f"x{i}", node_name=n, priority_class="low", scheduler="default-scheduler")
         for i, n in enumerate(["node-0", "node-1", "node-5", "node-6"])
     ]
-    objs += [koord_gang("g", 4, gather=[("SpineLayer", "MustGather")])] + members(
-        "g", 4, priority_class="high"
-    )
+    objs += [
+        koord_gang("g", 4, gather=[("SpineLayer", "MustGather")]),
+        *members("g", 4, priority_class="high"),
+    ]
     verdict = attempt(objs, "default/g")
     assert verdict.plan is not None
     assert len(verdict.plan.victims) == 1

@@ -32,12 +32,12 @@ SPINE_OF = {n: s for s, bs in SEED.items() for ns in bs.values() for n in ns}
 
 
 def seed_cluster(**kw: object) -> list[dict[str, object]]:
-    return spine_block_nodes(SEED, **kw) + [cnt()]
+    return [*spine_block_nodes(SEED, **kw), cnt()]
 
 
 def test_the_index_decides_which_pod_goes_where_not_the_name() -> None:
     """Names sort a..d, ranks run d..a: rank 0 (pod d) takes the first node of the layout."""
-    objs = seed_cluster() + [koord_gang("job", 4, gather=[("SpineLayer", "MustGather")])]
+    objs = [*seed_cluster(), koord_gang("job", 4, gather=[("SpineLayer", "MustGather")])]
     for name, rank in zip("abcd", [3, 2, 1, 0], strict=True):
         objs.append(pod(name, labels={"pod-group.scheduling.sigs.k8s.io": "job"}, index=rank))
     bound = run(objs).bound
@@ -51,7 +51,7 @@ def test_the_index_decides_which_pod_goes_where_not_the_name() -> None:
 
 def test_consecutive_ranks_share_nodes_then_blocks() -> None:
     """Eight half-node pods: two per node, ranks 0-3 in block-2, ranks 4-7 in block-3."""
-    objs = seed_cluster() + [koord_gang("job", 8, gather=[("SpineLayer", "MustGather")])]
+    objs = [*seed_cluster(), koord_gang("job", 8, gather=[("SpineLayer", "MustGather")])]
     objs += members("job", 8, cpu="4", memory="16Gi")
     bound = run(objs).bound
     nodes = [bound[f"default/job-{i}"] for i in range(8)]
@@ -60,9 +60,11 @@ def test_consecutive_ranks_share_nodes_then_blocks() -> None:
 
 def test_ranks_form_one_interval_per_domain_when_spread() -> None:
     """A soft gang too big for any spine spreads over the fewest spines, ranks in runs."""
-    objs = (
-        seed_cluster() + [koord_gang("job", 7, gather=[("SpineLayer", "PreferGather")])] + members("job", 7)
-    )
+    objs = [
+        *seed_cluster(),
+        koord_gang("job", 7, gather=[("SpineLayer", "PreferGather")]),
+        *members("job", 7),
+    ]
     result = run(objs)
     bound = result.bound
     spines = [SPINE_OF[bound[f"default/job-{i}"]] for i in range(7)]
@@ -83,17 +85,18 @@ def test_smallest_fitting_domain_binpacks_and_keeps_bigger_free_domains() -> Non
         "spine-0": {"block-0": ["n0", "n1"], "block-1": ["n2", "n3"]},
         "spine-1": {"block-2": ["n4", "n5"], "block-3": ["n6", "n7"]},
     }
-    objs = spine_block_nodes(layout) + [cnt()]
+    objs = [*spine_block_nodes(layout), cnt()]
     objs += [pod("busy", node_name="n2", scheduler="default-scheduler")]
-    objs += [koord_gang("job", 2, gather=[("BlockLayer", "MustGather")])] + members("job", 2)
+    objs += [koord_gang("job", 2, gather=[("BlockLayer", "MustGather")]), *members("job", 2)]
     result = run(objs)
     assert sorted(result.bound.values()) == ["n0", "n1"]
     assert result.gangs["default/job"] == ("BlockLayer/block-0", 1)
 
 
 def test_a_gang_that_fits_on_one_node_goes_to_the_fullest_such_node() -> None:
-    objs = seed_cluster() + [
-        pod("half", cpu="4", memory="16Gi", node_name="node-10", scheduler="default-scheduler")
+    objs = [
+        *seed_cluster(),
+        pod("half", cpu="4", memory="16Gi", node_name="node-10", scheduler="default-scheduler"),
     ]
     objs += [koord_gang("job", 2, gather=[("BlockLayer", "MustGather")])]
     objs += members("job", 2, cpu="2", memory="8Gi")
@@ -103,11 +106,11 @@ def test_a_gang_that_fits_on_one_node_goes_to_the_fullest_such_node() -> None:
 
 
 def test_hard_tier_zero_means_one_node() -> None:
-    objs = seed_cluster() + [volcano_gang("job", 3, mode="hard", tier=0)]
+    objs = [*seed_cluster(), volcano_gang("job", 3, mode="hard", tier=0)]
     objs += members("job", 3, dialect="volcano", cpu="3", memory="4Gi")
     verdict = attempt(objs, "default/job")
     assert verdict.code is Code.UNRESOLVABLE  # 9 CPU on an 8-CPU node: never
-    objs = seed_cluster() + [volcano_gang("job", 2, mode="hard", tier=0)]
+    objs = [*seed_cluster(), volcano_gang("job", 2, mode="hard", tier=0)]
     objs += members("job", 2, dialect="volcano", cpu="3", memory="4Gi")
     result = run(objs)
     assert len(set(result.bound.values())) == 1
@@ -115,7 +118,7 @@ def test_hard_tier_zero_means_one_node() -> None:
 
 def test_leader_and_workers_of_different_shapes_gather_in_one_block() -> None:
     """An LWS-like group: a 1-CPU leader and three 8-CPU workers, on 9-CPU nodes, in one block."""
-    objs = seed_cluster(cpu="9") + [volcano_gang("grp", 4, mode="hard", tier=1)]
+    objs = [*seed_cluster(cpu="9"), volcano_gang("grp", 4, mode="hard", tier=1)]
     objs.append(
         pod(
             "grp-0",
@@ -150,7 +153,7 @@ def test_leader_with_its_own_node_selector() -> None:
     for o in nodes:
         if o["kind"] == "Node" and o["metadata"]["name"] in ("node-10",):
             o["metadata"]["labels"]["role"] = "leader"
-    objs = nodes + [volcano_gang("grp", 3, mode="hard", tier=1)]
+    objs = [*nodes, volcano_gang("grp", 3, mode="hard", tier=1)]
     objs.append(
         pod(
             "grp-0",
@@ -317,14 +320,14 @@ def test_min_member_below_size_places_the_longest_rank_prefix() -> None:
 
 
 def test_too_few_members_is_unresolvable() -> None:
-    objs = [node("a"), volcano_gang("job", 3)] + members("job", 2, dialect="volcano", cpu="1", memory="1Gi")
+    objs = [node("a"), volcano_gang("job", 3), *members("job", 2, dialect="volcano", cpu="1", memory="1Gi")]
     verdict = attempt(objs, "default/job")
     assert verdict.code is Code.UNRESOLVABLE
     assert verdict.message == "gang default/job has 2 pod(s), fewer than its minMember 3"
 
 
 def test_missing_podgroup_is_unresolvable_and_named() -> None:
-    objs = [node("a")] + members("job", 2, dialect="volcano", cpu="1", memory="1Gi")
+    objs = [node("a"), *members("job", 2, dialect="volcano", cpu="1", memory="1Gi")]
     verdict = attempt(objs, "default/job")
     assert verdict.code is Code.UNRESOLVABLE
     assert "PodGroup default/job (scheduling.volcano.sh) not found" in verdict.message
@@ -338,7 +341,7 @@ def test_hypernode_tree_names_domains_by_hypernode_and_resolves_tier_names() -> 
         hypernode("zone", 2, [("HyperNode", "rack-a"), ("HyperNode", "rack-b")], "zone"),
     ]
     objs += [pod("x", node_name="n0", scheduler="default-scheduler")]
-    objs += [volcano_gang("job", 2, mode="hard", tier_name="rack")] + members("job", 2, dialect="volcano")
+    objs += [volcano_gang("job", 2, mode="hard", tier_name="rack"), *members("job", 2, dialect="volcano")]
     result = run(objs)
     assert sorted(result.bound.values()) == ["n2", "n3"]
     assert result.gangs["default/job"] == ("rack-b", 1)
@@ -347,7 +350,7 @@ def test_hypernode_tree_names_domains_by_hypernode_and_resolves_tier_names() -> 
 def test_bound_members_pin_a_hard_gang_to_their_domain() -> None:
     """Two members already run on node-9 and node-10; the other two (half-node pods) could share
     any free node, but a hard gang must stay in one domain with its running members: block-4."""
-    objs = seed_cluster() + [koord_gang("job", 4, gather=[("SpineLayer", "MustGather")])]
+    objs = [*seed_cluster(), koord_gang("job", 4, gather=[("SpineLayer", "MustGather")])]
     objs += [
         pod(
             f"job-{i}", labels={"pod-group.scheduling.sigs.k8s.io": "job"}, index=i, node_name=f"node-{9 + i}"
@@ -366,7 +369,7 @@ def test_bound_members_pin_a_hard_gang_to_their_domain() -> None:
 def test_pod_count_multiple_puts_an_even_count_in_every_block() -> None:
     """podCountMultiple 2 at BlockLayer: pairs of consecutive ranks share a block."""
     layout = {"spine-0": {"block-0": ["n0", "n1", "n2"], "block-1": ["n3", "n4", "n5"]}}
-    objs = spine_block_nodes(layout) + [cnt()]
+    objs = [*spine_block_nodes(layout), cnt()]
     objs += [
         koord_gang(
             "job",
