@@ -25,6 +25,7 @@ from functools import cached_property
 from typing import Literal, NewType
 
 from translations.core import Node
+from translations.goregex import GoRegexError, compile_go_regex, regex_matches
 from translations.koordinator import NODE_LAYER, ClusterNetworkTopology
 from translations.volcano import HyperNode
 
@@ -354,9 +355,8 @@ def from_hypernodes(hypernodes: Iterable[HyperNode], nodes: Iterable[Node]) -> T
 
 def _regex_members(pattern: str, names: Sequence[str], owner: str, warnings: list[str]) -> list[str]:
     try:
-        rx = re.compile(pattern)
-    except re.error as exc:
+        compile_go_regex(pattern)
+    except GoRegexError as exc:
         warnings.append(f"hypernode {owner}: regexMatch.pattern {pattern!r} does not compile: {exc}")
         return []
-    # Volcano matches with Go's regexp MatchString: a search, not an anchored match.
-    return [n for n in names if rx.search(n)]
+    return regex_matches(pattern, names)

@@ -14,7 +14,6 @@ every check that needs the cluster rather than warn about an empty one.
 
 from __future__ import annotations
 
-import functools
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -22,13 +21,12 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
-import re2
-
 from translations import koordinator as koord
 from translations import schedplugins
 from translations._base import ObjectMeta, TypedObject
 from translations.core import PodStatus
 from translations.errors import InvalidSpecError
+from translations.goregex import regex_matches
 from translations.volcano import HYPERNODE_GROUP, HyperNode
 
 GangKey = str
@@ -69,23 +67,6 @@ def gang_of(meta: ObjectMeta) -> str | None:
         or meta.label(schedplugins.POD_GROUP_LABEL)
         or None
     )
-
-
-@functools.lru_cache(maxsize=1024)
-def compile_go_regex(pattern: str) -> Any:
-    """A Go (RE2) regular expression; raises re2.error when it does not compile."""
-    options = re2.Options()
-    options.log_errors = False
-    return re2.compile(pattern, options)
-
-
-def regex_matches(pattern: str, names: Iterable[str]) -> list[str]:
-    """Names the pattern matches the way Volcano matches (Go MatchString: a search, unanchored)."""
-    try:
-        rx = compile_go_regex(pattern)
-    except re2.error:
-        return []
-    return [n for n in names if rx.search(n)]
 
 
 def _frozen(mapping: Mapping[Any, Any]) -> Mapping[Any, Any]:

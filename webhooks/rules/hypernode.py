@@ -14,13 +14,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import re2
-
 from translations.errors import render_value
+from translations.goregex import GoRegexError, compile_go_regex, regex_matches
 from translations.volcano import HyperNode, MemberSpec
 from webhooks.rules import fielderrors as fe
 from webhooks.rules._common import INT64_MAX, Findings, at_most, parse_strict
-from webhooks.rules.cluster_state import ClusterState, compile_go_regex, regex_matches
+from webhooks.rules.cluster_state import ClusterState
 from webhooks.rules.decision import Decision
 
 LABEL_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
@@ -82,7 +81,7 @@ def _check_member(hn: HyperNode, i: int, member: MemberSpec, out: Findings) -> N
         else:
             try:
                 compile_go_regex(pattern)
-            except re2.error as exc:
+            except GoRegexError as exc:
                 reason = (
                     exc.args[0].decode(errors="replace")
                     if exc.args and isinstance(exc.args[0], bytes)
