@@ -48,6 +48,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     kube.add_argument("--context", default=None, help="kubeconfig context")
     kube.add_argument("--kube-api-qps", type=float, default=50.0, help="client-side request rate (default 50)")
     kube.add_argument("--kube-api-burst", type=int, default=100, help="client-side burst (default 100)")
+    kube.add_argument("--as", dest="as_user", default=None, metavar="USER",
+                      help="impersonate USER (e.g. system:serviceaccount:NS:NAME) to run with its RBAC")
 
     le = p.add_argument_group("leader election")
     le.add_argument("--no-leader-elect", dest="leader_elect", action="store_false",
@@ -135,7 +137,7 @@ async def run(args: argparse.Namespace) -> None:
     try:
         if args.controller:
             options = controller_options(args)  # validates timings before any connection
-            settings = KubeSettings(qps=args.kube_api_qps, burst=args.kube_api_burst)
+            settings = KubeSettings(qps=args.kube_api_qps, burst=args.kube_api_burst, impersonate=args.as_user)
             if options.leader_election is not None:
                 # One hung request must not cost leadership (client-go's rule).
                 settings.request_timeout = options.leader_election.request_timeout
@@ -147,7 +149,8 @@ async def run(args: argparse.Namespace) -> None:
             if kube is None:
                 try:
                     kube = await Kube.connect(kubeconfig=args.kubeconfig, context=args.context,
-                                              settings=KubeSettings(qps=args.kube_api_qps, burst=args.kube_api_burst))
+                                              settings=KubeSettings(qps=args.kube_api_qps, burst=args.kube_api_burst,
+                                                                    impersonate=args.as_user))
                 except ConfigError as exc:
                     log.warning("webhook.no_cluster_state", error=str(exc))
             roots["webhook"] = _serve_webhook(args, kube)

@@ -94,6 +94,8 @@ class GangScheduler:
     _jobs: dict[str, asyncio.Task[None]] = field(init=False, default_factory=dict)
     _ready_since: dict[str, float] = field(init=False, default_factory=dict)
     _reported: dict[str, tuple[Code, str]] = field(init=False, default_factory=dict)
+    _backoff: dict[str, tuple[float, int]] = field(init=False, default_factory=dict)
+    """gang -> (not before, failures): a gang whose bind job failed waits before its next try."""
 
     def __post_init__(self) -> None:
         self._wake = asyncio.Event()
@@ -162,13 +164,15 @@ class GangScheduler:
         view = self.views.build()
         now = time.monotonic()
         live = {g.key for g in view.gangs}
-        for table in (self._ready_since, self._reported):
+        for table in (self._ready_since, self._reported, self._backoff):
             for k in [k for k in table if k not in live]:
                 del table[k]
         for gang in ordered(view.gangs):
             if self.stopping:
                 return
             if not self.served(gang) or not gang.pending or gang.key in self._jobs:
+                continue
+            if self._backoff.get(gang.key, (0.0, 0))[0] > now:
                 continue
             self._ready_since.setdefault(gang.key, now)
             verdict = schedule(gang, view.snapshot, budgets=view.budgets)
@@ -225,6 +229,11 @@ class GangScheduler:
                         tier: int) -> None:
         out: BindOutcome = await self.binder.bind_gang(gang.key, placement, min_member=gang.min_member,
                                                         already_bound=already)
+        if out.result != "complete":
+            failures = self._backoff.get(gang.key, (0.0, 0))[1] + 1
+            self._backoff[gang.key] = (time.monotonic() + min(60.0, 0.5 * 2 ** (failures - 1)), failures)
+        else:
+            self._backoff.pop(gang.key, None)
         if out.result == "complete":
             metrics.GANGS_PLACED.inc()
             since = self._ready_since.pop(gang.key, None)

@@ -1,0 +1,160 @@
+"""Gang atomicity under injected bind failures: over 100 randomized gang runs, no gang is ever
+left partially bound.
+
+Faults are injected in our own client seam (`Kube.bind`), around a real binding on the real
+API server: a request that never leaves (connection reset), a binding that lands but whose
+response is lost, and a member deleted while its gang is being bound (the binding then
+meets a real 404), which makes completion impossible and forces a roll-back. Gangs are
+ReplicaSets, so deleted and rolled-back members are recreated by kube-controller-manager and
+the gang is scheduled again as a whole.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+from collections import Counter
+from typing import Any
+
+import pytest
+from controller_helpers import Kubelet, controller_replica, create_node, delete_nodes, eventually, running
+
+from controller.errors import NotFoundError, TransportError
+from controller.kube import JsonDict, Kube
+from controller.manager import ControllerOptions
+from controller.resources import PODS, VOLCANO_PODGROUPS, Resource
+
+pytestmark = pytest.mark.integration
+
+REPLICASETS = Resource("apps", "v1", "replicasets", "ReplicaSet", namespaced=True)
+NODES = [f"bf-node-{i}" for i in range(16)]
+RUNS = 100
+BATCH = 25
+
+
+class FaultyKube(Kube):
+    """Kube whose binds fail on purpose (class attributes: one injector per test)."""
+
+    rng = random.Random(20261122)
+    p_reset = 0.15
+    p_lost = 0.15
+    p_poison = 0.06
+    poisoned: dict[str, bool] = {}
+    injected: Counter[str] = Counter()
+
+    async def bind(self, *, namespace: str, pod: str, node: str, pod_uid: str | None = None) -> None:
+        key = f"{namespace}/{pod}"
+        cls = type(self)
+        if key not in cls.poisoned:
+            cls.poisoned[key] = cls.rng.random() < cls.p_poison
+            if cls.poisoned[key]:
+                cls.injected["deleted"] += 1
+                with contextlib.suppress(NotFoundError):
+                    await self.delete(PODS, pod, namespace=namespace, grace_period_seconds=0)
+        roll = cls.rng.random()
+        if roll < cls.p_reset:
+            cls.injected["reset"] += 1
+            raise TransportError("injected: connection reset before the request was sent")
+        await super().bind(namespace=namespace, pod=pod, node=node, pod_uid=pod_uid)
+        if roll < cls.p_reset + cls.p_lost:
+            cls.injected["lost"] += 1
+            raise TransportError("injected: response lost after the binding landed")
+
+
+def replica_set(name: str, namespace: str, size: int) -> JsonDict:
+    labels = {"gang": name}
+    return {
+        "apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "replicas": size, "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels, "annotations": {"scheduling.k8s.io/group-name": name}},
+                "spec": {"schedulerName": "topobridge", "terminationGracePeriodSeconds": 0,
+                         "containers": [{"name": "c", "image": "busybox",
+                                         "resources": {"requests": {"cpu": "1", "memory": "64Mi"}}}]},
+            },
+        },
+    }
+
+
+def pod_group(name: str, namespace: str, size: int) -> JsonDict:
+    return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+            "metadata": {"name": name, "namespace": namespace}, "spec": {"minMember": size}}
+
+
+@pytest.fixture
+async def bf_nodes(tkube: Kube) -> Any:
+    for n in NODES:
+        await create_node(tkube, n, cpu="8", memory="64Gi")
+    yield
+    await delete_nodes(tkube, NODES)
+
+
+async def gang_state(kube: Kube, namespace: str) -> dict[str, tuple[int, int]]:
+    """gang -> (live pods, bound live pods)."""
+    out: dict[str, list[int]] = {}
+    for p in (await kube.list(PODS, namespace=namespace)).items:
+        if p["metadata"].get("deletionTimestamp"):
+            continue
+        g = (p["metadata"].get("labels") or {}).get("gang")
+        if g is None:
+            continue
+        entry = out.setdefault(g, [0, 0])
+        entry[0] += 1
+        entry[1] += 1 if p["spec"].get("nodeName") else 0
+    return {g: (a, b) for g, (a, b) in out.items()}
+
+
+async def test_injected_bind_failures_never_leave_a_partial_gang(
+    control_plane: Any, tkube: Kube, controller_user: str, namespace: str, bf_nodes: Any
+) -> None:
+    FaultyKube.poisoned.clear()
+    FaultyKube.injected.clear()
+    rng = random.Random(7)
+    options = ControllerOptions(reconcile_lws=False, reconcile_hypernodes=False, leader_election=None,
+                                scheduler_tuning={"bind_retry_deadline": 10.0, "period": 0.5})
+    sizes: dict[str, int] = {}
+    kubelet = Kubelet(tkube, namespace)
+    async with controller_replica(control_plane.kubeconfig, options, user=controller_user,
+                                  kube_class=FaultyKube) as manager, running(kubelet.run(0.3), "kubelet"):
+        for start in range(0, RUNS, BATCH):
+            batch = {f"run-{i}": rng.randint(2, 6) for i in range(start, start + BATCH)}
+            sizes.update(batch)
+            for name, size in batch.items():
+                await tkube.create(VOLCANO_PODGROUPS, pod_group(name, namespace, size))
+                await tkube.create(REPLICASETS, replica_set(name, namespace, size))
+
+            async def batch_bound() -> bool:
+                state = await gang_state(tkube, namespace)
+                return all(state.get(n) == (s, s) for n, s in batch.items())
+
+            await eventually(batch_bound, timeout=180, interval=0.5, what=f"batch {start // BATCH} fully bound")
+            for name in batch:  # free the room for the next batch
+                await tkube.delete(REPLICASETS, name, namespace=namespace, propagation="Background")
+
+            async def batch_gone() -> bool:
+                state = await gang_state(tkube, namespace)
+                return not any(n in state for n in batch)
+
+            await eventually(batch_gone, timeout=60, interval=0.5, what="the batch's pods deleted")
+
+        outcomes = list(manager.scope.scheduler.binder.outcomes) if manager.scope else []
+
+    # Every job ended whole: complete (minMember bound) or rolled back (every bound member deleted).
+    results = Counter(o.result for o in outcomes)
+    for o in outcomes:
+        bound = set(o.bound) | set(o.already_bound)
+        if o.result == "complete":
+            assert len(bound) >= o.min_member, f"{o.gang}: 'complete' with {len(bound)} < minMember {o.min_member}"
+        elif o.result == "rolled-back":
+            assert set(o.rolled_back) == bound, f"{o.gang}: rolled back {sorted(o.rolled_back)} of {sorted(bound)}"
+            assert o.failed, "a roll-back needs a permanent failure"
+        else:
+            pytest.fail(f"{o.gang}: job ended {o.result} although the API server was reachable")
+    gangs_run = {o.gang.split("/", 1)[1] for o in outcomes}
+    assert len(gangs_run) >= RUNS, f"only {len(gangs_run)} gangs ran"
+    # The faults really happened, and every kind was exercised.
+    assert FaultyKube.injected["reset"] > 20 and FaultyKube.injected["lost"] > 20, FaultyKube.injected
+    assert results["rolled-back"] >= 5, results
+    print(f"\nbind fault injection: {RUNS} gangs, {len(outcomes)} bind jobs {dict(results)}, "
+          f"injected {dict(FaultyKube.injected)}")
