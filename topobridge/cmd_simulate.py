@@ -113,8 +113,8 @@ def run(
     if not served:
         print("error: --scheduler-names: Required value: at least one schedulerName", file=err)
         return EXIT_UNREADABLE
-    sources = [scenario is not None, demo is not None, from_cluster]
-    if sum(sources) > 1:
+    given = [scenario is not None, demo is not None, from_cluster]
+    if sum(given) > 1:
         print("error: give one of SCENARIO, --demo and --from-cluster", file=err)
         return EXIT_UNREADABLE
     fmt = output or ("text" if out.isatty() else "json")
@@ -142,7 +142,13 @@ def run(
             except SnapshotError as exc:
                 print(f"error: --from-cluster: {exc}", file=err)
                 return EXIT_UNREADABLE
-            runs.append(("the current cluster", _simulate(objects, None, served)))
+            sources = [f"cluster object {i + 1}" for i in range(len(objects))]
+            runs.append(
+                (
+                    "the current cluster",
+                    simulate(load_scenario(objects, sources=sources, lenient=True), schedulers=served),
+                )
+            )
         else:
             assert scenario is not None
             located = list(load_objects(scenario, stdin))

@@ -49,12 +49,20 @@ class Scenario:
     priority_classes: list[PriorityClass] = field(default_factory=list)
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    lenient: bool = False
+    """Objects that cannot be used are left out with a warning (a live cluster)."""
 
 
-def load_scenario(objects: Sequence[Mapping[str, Any]], *, sources: Sequence[str] | None = None) -> Scenario:
+def load_scenario(
+    objects: Sequence[Mapping[str, Any]], *, sources: Sequence[str] | None = None, lenient: bool = False
+) -> Scenario:
     """Parse every object at the edge; the first bad one raises ScenarioError naming where it
-    came from (`sources[i]`, e.g. `file.yaml document 3`), the object and the field."""
-    sc = Scenario()
+    came from (`sources[i]`, e.g. `file.yaml document 3`), the object and the field.
+
+    `lenient` (a live cluster, where one malformed object should not stop a dry run): a bad
+    object is left out with a warning instead.
+    """
+    sc = Scenario(lenient=lenient)
     vpg: list[volcano.PodGroup] = []
     spg: list[koord.SigsPodGroup] = []
     xpg: list[schedplugins.XPodGroup] = []
@@ -69,14 +77,14 @@ def load_scenario(objects: Sequence[Mapping[str, Any]], *, sources: Sequence[str
         ns = str(meta.get("namespace") or "")
         where = sources[i] if sources is not None else f"object {i + 1}"
         label = f"{where} ({kind} {ns + '/' if ns else ''}{name or '<no name>'})"
-        if not name:
-            raise ScenarioError(f"{label}: metadata.name: Required value")
-        ident = (kind if kind != "PodGroup" else f"PodGroup.{group}", ns, name)
-        if ident in seen:
-            first = sources[seen[ident]] if sources is not None else f"object {seen[ident] + 1}"
-            raise ScenarioError(f"{label}: Duplicate value: the same object as {first}")
-        seen[ident] = i
         try:
+            if not name:
+                raise ScenarioError(f"{label}: metadata.name: Required value")
+            ident = (kind if kind != "PodGroup" else f"PodGroup.{group}", ns, name)
+            if ident in seen:
+                first = sources[seen[ident]] if sources is not None else f"object {seen[ident] + 1}"
+                raise ScenarioError(f"{label}: Duplicate value: the same object as {first}")
+            seen[ident] = i
             if kind == "Node":
                 node = _parse(Node, raw, label)
                 node.allocatable()  # quantities are checked here, at the edge
@@ -118,7 +126,13 @@ def load_scenario(objects: Sequence[Mapping[str, Any]], *, sources: Sequence[str
             else:
                 sc.warnings.append(f"{label}: skipped: kind {kind} plays no part in placement")
         except InvalidSpecError as exc:
-            raise ScenarioError(f"{label}: {exc}") from None
+            if not lenient:
+                raise ScenarioError(f"{label}: {exc}") from None
+            sc.warnings.append(f"{label}: left out: {exc}")
+        except ScenarioError as exc:
+            if not lenient:
+                raise
+            sc.warnings.append(f"left out: {exc}")
     sc.podgroups = PodGroups(volcano=vpg, koordinator=spg, scheduler_plugins=xpg)
     return sc
 
@@ -146,7 +160,9 @@ def topology_of(sc: Scenario) -> TopologyTree:
         try:
             return from_cluster_network_topology(sc.cnt, sc.nodes)
         except InvalidSpecError as exc:
-            raise ScenarioError(f"ClusterNetworkTopology default: {exc}") from None
+            if not sc.lenient:
+                raise ScenarioError(f"ClusterNetworkTopology default: {exc}") from None
+            sc.warnings.append(f"ClusterNetworkTopology default: left out: {exc}")
     return TopologyTree.empty()
 
 
