@@ -20,12 +20,13 @@ $(STAMP): pyproject.toml
 control-plane:
 	bash hack/install-control-plane.sh
 
-# The built-in demo: the 12-node spine/block cluster through the seed's examples.
-demo: venv
-	$(VENV)/bin/topobridge simulate
+# The built-in demo: a local control plane with topobridge running, the seed's 12-node
+# spine/block cluster, and the seed's examples applied one by one (e2e/demo.py).
+demo: venv control-plane
+	$(PY) -m e2e.demo up
 
 demo-down: venv
-	$(VENV)/bin/topobridge dev-cluster down
+	$(PY) -m e2e.demo down
 
 lint: venv
 	$(VENV)/bin/lint-imports
