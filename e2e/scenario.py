@@ -381,14 +381,7 @@ class ScenarioRunner:
             await create_group_pods(self.kube, created)
 
     def adapt(self, obj: JsonDict) -> JsonDict:
-        """The object as this target needs it: scheduler and tolerations on every pod spec."""
-        obj = yaml.safe_load(yaml.safe_dump(obj))  # a deep copy that stays plain data
-        for spec in _pod_specs(obj):
-            if self.target.scheduler_name:
-                spec["schedulerName"] = self.target.scheduler_name
-            if self.target.pod_tolerations:
-                spec["tolerations"] = [*(spec.get("tolerations") or []), *self.target.pod_tolerations]
-        return obj
+        return adapt(obj, self.target)
 
     async def observe(self, namespace: str, began: float, disrupted: set[str]) -> Observed:
         pods = {p["metadata"]["name"]: p for p in await clustermod.list_pods(self.kube, namespace)}
@@ -419,6 +412,17 @@ class ScenarioRunner:
             await asyncio.sleep(0.2)
         await clustermod.delete_namespace(self.kube, namespace)
         await clustermod.delete_cluster(self.kube, cluster)
+
+
+def adapt(obj: JsonDict, target: Target) -> JsonDict:
+    """The object as `target` needs it: its scheduler and tolerations on every pod spec."""
+    obj = yaml.safe_load(yaml.safe_dump(obj))  # a deep copy that stays plain data
+    for spec in _pod_specs(obj):
+        if target.scheduler_name:
+            spec["schedulerName"] = target.scheduler_name
+        if target.pod_tolerations:
+            spec["tolerations"] = [*(spec.get("tolerations") or []), *target.pod_tolerations]
+    return obj
 
 
 def _pod_specs(obj: JsonDict) -> list[JsonDict]:
