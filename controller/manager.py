@@ -142,7 +142,10 @@ class Manager:
         """Everything the leader runs, as one scope of named tasks."""
         opts = self.options
         informers = Informers(self.kube, resync_period=opts.resync_period, clock=self.clock)
-        recorder = EventRecorder(self.kube, instance=self.identity, clock=self.clock)
+        # Events get a request budget of their own (kube-scheduler's event client does too):
+        # reporting never slows the writes that converge the cluster.
+        events_kube = Kube.from_api_client(self.kube.api, settings=self.kube.settings)
+        recorder = EventRecorder(events_kube, instance=self.identity, clock=self.clock)
         detector = VolcanoDetector(self.kube, opts.volcano, clock=self.clock)
         scope = LeaderScope(self.kube, opts, informers, recorder, detector)
         self.scope = scope
@@ -173,12 +176,10 @@ class Manager:
         if opts.fallback_scheduler:
             from controller.runtime.scheduler import GangScheduler, SchedulerConfig, supervise
 
-            # Status and Events get a request budget of their own, as kube-scheduler gives its
-            # event client one: reporting never slows binding.
-            status_kube = Kube.from_api_client(self.kube.api, settings=self.kube.settings)
+            # Pod/PodGroup status and Events share the reporting budget: never slower binding.
             sched = GangScheduler(
-                self.kube, status_kube, SchedulerConfig(scheduler_names=opts.scheduler_names, **opts.scheduler_tuning),
-                recorder=EventRecorder(status_kube, instance=self.identity, clock=self.clock),
+                self.kube, events_kube, SchedulerConfig(scheduler_names=opts.scheduler_names, **opts.scheduler_tuning),
+                recorder=recorder,
             )
             watched = sched.attach(informers.of)
             scope.scheduler = sched
