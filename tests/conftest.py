@@ -33,6 +33,7 @@ import asyncio
 import inspect
 import re
 import secrets
+import signal
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
@@ -41,6 +42,17 @@ import pytest
 from topobridge.devcluster import BinariesMissingError, ControlPlaneError, LocalControlPlane
 
 _STARTUP_KEY = pytest.StashKey[dict[str, float]]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # `timeout`/CI cancellation sends SIGTERM, which would end pytest without teardown; as a
+    # KeyboardInterrupt it still stops the control plane by PID.
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _interrupt)
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

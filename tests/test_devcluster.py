@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import secrets
 import signal
@@ -257,3 +258,29 @@ async def test_garbage_collector_runs(kube: Any, namespace: str) -> None:
             return
         await asyncio.sleep(0.2)
     pytest.fail("kube-controller-manager's garbage collector did not delete the dependent within 60s")
+
+
+def _work_dir(root: Path, name: str, owners: list[dict[str, Any]]) -> tuple[Path, Path]:
+    work = root / f"topobridge-cp-{name}"
+    etcd = root / f"topobridge-etcd-{name}"
+    work.mkdir()
+    etcd.mkdir()
+    record = {"owners": owners, "dirs": [str(work), str(etcd)]}
+    (work / "owner.json").write_text(json.dumps(record))
+    return work, etcd
+
+
+def test_sweep_removes_only_dirs_whose_owners_are_all_gone(tmp_path: Path) -> None:
+    from topobridge.devcluster import _start_ticks, sweep_stale_dirs
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    orphan = _work_dir(tmp_path, "orphan", [{"pid": dead.pid, "start_ticks": 1}])
+    mine = _work_dir(tmp_path, "live", [{"pid": os.getpid(), "start_ticks": _start_ticks(os.getpid())}])
+    unrecorded = tmp_path / "topobridge-cp-unrecorded"
+    unrecorded.mkdir()
+
+    assert sweep_stale_dirs(tmp_path) == [orphan[0]]
+    assert not orphan[0].exists() and not orphan[1].exists()
+    assert mine[0].exists() and mine[1].exists()
+    assert unrecorded.exists()

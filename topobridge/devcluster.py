@@ -358,6 +358,35 @@ def _die_with_parent_hook() -> Callable[[], None] | None:
     return hook
 
 
+OWNER_FILE = "owner.json"
+STALE_PREFIX = "topobridge-cp-"
+
+
+def sweep_stale_dirs(root: Path | None = None) -> list[Path]:
+    """Remove work dirs (and their etcd dirs) whose owners are all gone.
+
+    A test run killed by SIGKILL cannot tear down; its processes die with it (PDEATHSIG) but
+    its directories stay. Only dirs with an owner record naming no live process are removed,
+    so a control plane of another session, or a detached dev-cluster, is never touched.
+    """
+    removed: list[Path] = []
+    for work in sorted((root or Path(tempfile.gettempdir())).glob(STALE_PREFIX + "*")):
+        try:
+            record = json.loads((work / OWNER_FILE).read_text())
+            owners = [(int(o["pid"]), o.get("start_ticks")) for o in record["owners"]]
+            dirs = [Path(d) for d in record["dirs"]]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if any(_start_ticks(pid) is not None and _start_ticks(pid) == ticks for pid, ticks in owners):
+            continue
+        for directory in [*dirs, work]:
+            if directory.name.startswith(("topobridge-cp-", "topobridge-etcd-")):
+                shutil.rmtree(directory, ignore_errors=True)
+        removed.append(work)
+        log.info("control_plane.swept_stale", work_dir=str(work))
+    return removed
+
+
 # --- the control plane --------------------------------------------------------------------------
 
 
@@ -433,6 +462,7 @@ class LocalControlPlane:
     def start(self) -> ControlPlaneState:
         """Bring the control plane up; on any failure everything started so far is stopped."""
         began = time.monotonic()
+        sweep_stale_dirs()
         binaries = locate_binaries(
             self._bin_dir,
             with_controller_manager=self._with_controller_manager,
@@ -619,16 +649,29 @@ class LocalControlPlane:
                 work.mkdir(parents=True)
                 self._owned_dirs.append(work)
         else:
-            work = Path(tempfile.mkdtemp(prefix="topobridge-cp-"))
+            work = Path(tempfile.mkdtemp(prefix=STALE_PREFIX))
             self._owned_dirs.append(work)
         self.work_dir = work
+        self._record_owner()
         return work
+
+    def _record_owner(self) -> None:
+        """Who may still use the work dir: lets a later start sweep it if we were SIGKILLed."""
+        if self.work_dir is None:
+            return
+        me = os.getpid()
+        owners = [{"pid": me, "start_ticks": _start_ticks(me)}] + [
+            {"pid": p.pid, "start_ticks": p.start_ticks} for p in self.processes
+        ]
+        record = {"owners": owners, "dirs": [str(d) for d in self._owned_dirs]}
+        (self.work_dir / OWNER_FILE).write_text(json.dumps(record))
 
     def _etcd_data_dir(self, work: Path) -> Path:
         shm = Path("/dev/shm")
         if shm.is_dir() and os.access(shm, os.W_OK):
             data = Path(tempfile.mkdtemp(prefix="topobridge-etcd-", dir=shm))
             self._owned_dirs.append(data)
+            self._record_owner()
             return data
         return work / "etcd"
 
@@ -646,6 +689,7 @@ class LocalControlPlane:
             )
         proc = ManagedProcess(name, popen.pid, _start_ticks(popen.pid), str(log_path), popen)
         self.processes.append(proc)
+        self._record_owner()
         log.debug("control_plane.spawned", process=name, pid=popen.pid)
         return proc
 
