@@ -27,6 +27,7 @@ import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Literal, NewType
 
 from translations import constraints as cons
@@ -56,6 +57,9 @@ class GangPod:
     preemption_policy: PreemptionPolicy
     requests: Mapping[str, int]
     """Effective requests in scheduler units, plus `pods: 1`."""
+    shape: str = ""
+    """Equal for members that are interchangeable for placement: same requests, node
+    selector, required node affinity and tolerations (computed once, here)."""
 
     @property
     def bound(self) -> bool:
@@ -100,11 +104,11 @@ class Gang:
     def namespace(self) -> str:
         return self.key.split("/", 1)[0]
 
-    @property
+    @cached_property
     def pending(self) -> tuple[GangPod, ...]:
         return tuple(p for p in self.pods if not p.bound)
 
-    @property
+    @cached_property
     def bound(self) -> tuple[GangPod, ...]:
         return tuple(p for p in self.pods if p.bound)
 
@@ -390,8 +394,25 @@ def _gang_pods(pods: Sequence[Pod], classes: Mapping[str, PriorityClass]) -> tup
         except InvalidSpecError as exc:
             error = error or f"pod {pod.key}: {exc}"
         req["pods"] = 1
-        out.append(GangPod(pod, pod.key, rank, prio, policy, req))
+        out.append(GangPod(pod, pod.key, rank, prio, policy, req, placement_shape(pod, req)))
     return out, error
+
+
+def placement_shape(pod: Pod, requests: Mapping[str, int]) -> str:
+    """Canonical text of what decides where a pod may go and how much room it takes."""
+    spec = pod.spec
+    na = spec.affinity.node_affinity if spec.affinity else None
+    required = na.required_during_scheduling_ignored_during_execution if na else None
+    return json.dumps(
+        [
+            sorted(requests.items()),
+            sorted((spec.node_selector or {}).items()),
+            required.to_dict() if required is not None else None,
+            [t.to_dict() for t in spec.tolerations or []],
+        ],
+        sort_keys=True,
+        separators=(",", ":"),
+    )
 
 
 def _rank(pod: Pod) -> int | None:

@@ -75,24 +75,36 @@ class GangDemand:
 def build_demand(gang: Gang, index: ClusterIndex, pods: Sequence[GangPod] | None = None) -> GangDemand:
     """The demand for `pods` (default: every pending member) of `gang`."""
     chosen = tuple(gang.pending if pods is None else pods)
-    groups: dict[tuple[bytes, FilterSpec], list[int]] = {}
-    rows: dict[tuple[bytes, FilterSpec], I64] = {}
+    # Members of one shape share a class; the shape was computed once, at discovery.
+    shapes = [p.shape or p.key for p in chosen]
+    by_shape: dict[str, list[int]] = {}
+    if shapes and shapes.count(shapes[0]) == len(shapes):
+        by_shape[shapes[0]] = list(range(len(shapes)))
+    else:
+        for i, shape in enumerate(shapes):
+            by_shape.setdefault(shape, []).append(i)
     unknown: str | None = None
     zero = np.zeros(len(index.resources), dtype=np.int64)
-    for i, p in enumerate(chosen):
-        vec = index.vector(p.requests)
+    groups: dict[tuple[bytes, FilterSpec], list[int]] = {}
+    rows: dict[tuple[bytes, FilterSpec], I64] = {}
+    for members in by_shape.values():
+        first = chosen[members[0]]
+        vec = index.vector(first.requests)
         if vec is None:
-            unknown = unknown or next(r for r, v in p.requests.items() if v > 0 and r not in index.res_pos)
+            unknown = unknown or next(
+                r for r, v in first.requests.items() if v > 0 and r not in index.res_pos
+            )
             vec = zero
-        spec = FilterSpec.of(p.pod.spec)
-        key = (vec.tobytes(), spec)
-        groups.setdefault(key, []).append(i)
+        key = (vec.tobytes(), FilterSpec.of(first.pod.spec))
+        groups.setdefault(key, []).extend(members)
         rows[key] = vec
     classes: list[PodClass] = []
     for key, members in groups.items():
         result = run_filter(index, key[1])
         classes.append(
-            PodClass(req=rows[key], mask=result.mask, pods=tuple(members), exclusions=result.exclusions)
+            PodClass(
+                req=rows[key], mask=result.mask, pods=tuple(sorted(members)), exclusions=result.exclusions
+            )
         )
     # Larger counts first, then larger requests: the order `mixed` places classes in.
     classes.sort(key=lambda c: (-c.count, tuple(-c.req)))
@@ -101,7 +113,7 @@ def build_demand(gang: Gang, index: ClusterIndex, pods: Sequence[GangPod] | None
         kind = "leader"
     elif len(classes) > 1:
         kind = "mixed"
-    pos = {p.key: i for i, p in enumerate(chosen)}
+    pos = {p.key: i for i, p in enumerate(chosen)} if gang.subgroups else {}
     seen: set[int] = set()
     subgroups: list[tuple[SubGroup, tuple[int, ...]]] = []
     for sg in gang.subgroups:

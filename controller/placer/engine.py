@@ -186,29 +186,29 @@ def _largest_prefix(
 
 
 def _gang_placement(placed: Placement, demand: GangDemand, gang: Gang, index: ClusterIndex) -> GangPlacement:
-    pods = tuple((demand.pods[pos].key, index.node_names[node]) for pos, node in placed.assignments)
-    nodes = {node for _, node in placed.assignments}
-    nodes |= {int(a) for a in demand.anchors}
-    domain, tier = lowest_common(index, nodes)
+    positions, nodes = zip(*placed.assignments, strict=True) if placed.assignments else ((), ())
+    names = index.node_names
+    keys = [demand.pods[pos].key for pos in positions]
+    pods = tuple(zip(keys, [names[v] for v in nodes], strict=True))
+    domain, tier = lowest_common(index, {min(nodes), max(nodes), *(int(a) for a in demand.anchors)})
     chosen_tier = tier if placed.nominated else placed.chosen.tier(index)
     return GangPlacement(pods=pods, domain=domain, tier=tier, chosen_tier=chosen_tier)
 
 
 def lowest_common(index: ClusterIndex, nodes: set[int]) -> tuple[str, int]:
-    """The lowest place holding every node: the node itself, a domain, or the cluster."""
-    if len(nodes) == 1:
-        v = next(iter(nodes))
-        return index.node_names[v], 0
-    common: list[int] | None = None
-    for v in nodes:
-        chain = [int(d) for d in index.node_anc[v] if d >= 0]
-        common = chain if common is None else [d for d in common if d in set(chain)]
-        if not common:
-            return CLUSTER, index.max_tier + 1
-    if not common:
-        return CLUSTER, index.max_tier + 1
-    d = common[0]
-    return index.domain_label(d), int(index.dom_tier[d])
+    """The lowest place holding every node: the node itself, a domain, or the cluster.
+
+    Domains are node ranges, so it is the innermost domain of the first node whose range
+    reaches the last node."""
+    lo, hi = min(nodes), max(nodes)
+    if lo == hi:
+        return index.node_names[lo], 0
+    for d in index.node_anc[lo]:
+        if d < 0:
+            break
+        if index.dom_end[d] > hi:
+            return index.domain_label(int(d)), int(index.dom_tier[d])
+    return CLUSTER, index.max_tier + 1
 
 
 def _fits_without_lower(demand: GangDemand, snap: Snapshot, free: I64) -> bool:

@@ -21,7 +21,7 @@ packing that exists, so candidates are tried in order until one works.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -294,79 +294,129 @@ def _inside_sum(where: Where, slots: I64, dom_slots: I64, index: ClusterIndex) -
 
 def _layout(pods: Sequence[int], counts: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
     """Pods (rank order) onto nodes (layout order), filling each node before the next."""
-    out: list[tuple[int, int]] = []
-    it = iter(pods)
-    for node, k in counts:
-        for _ in range(k):
-            out.append((next(it), node))
-    return out
+    if not counts:
+        return []
+    nodes, k = zip(*counts, strict=True)
+    return list(zip(pods, np.repeat(nodes, k).tolist(), strict=False))
 
 
-def _children(where: Where, index: ClusterIndex) -> Iterator[tuple[str, int]]:
-    if where.kind == "domain":
-        d = where.idx
-        for v in range(int(index.dom_start[d]), int(index.dom_direct_end[d])):
-            yield "node", v
-        for c in index.dom_children[d]:
-            yield "domain", c
-    else:
-        for r in index.roots:
-            yield "domain", r
-        for v in range(*index.loose):
-            yield "node", v
+@dataclass(frozen=True)
+class _KidTable:
+    """Children of every domain (and, last, of the cluster root) in CSR form, tree order."""
+
+    ptr: I64
+    is_dom: Bool
+    ids: I64
+    start: I64
+    end: I64
+
+
+def _kid_table(index: ClusterIndex) -> _KidTable:
+    hit = index.cache.get("kid_table")
+    if isinstance(hit, _KidTable):
+        return hit
+    ptr = [0]
+    is_dom: list[bool] = []
+    ids: list[int] = []
+    start: list[int] = []
+    end: list[int] = []
+    for d in range(index.n_domains + 1):
+        kids: list[tuple[bool, int, int, int]] = []
+        if d < index.n_domains:
+            lo, direct = int(index.dom_start[d]), int(index.dom_direct_end[d])
+            kids += [(False, v, v, v + 1) for v in range(lo, direct)]
+            kids += [(True, c, int(index.dom_start[c]), int(index.dom_end[c])) for c in index.dom_children[d]]
+        else:
+            kids += [(True, r, int(index.dom_start[r]), int(index.dom_end[r])) for r in index.roots]
+            kids += [(False, v, v, v + 1) for v in range(*index.loose)]
+        for k in sorted(kids, key=lambda k: k[2]):
+            is_dom.append(k[0])
+            ids.append(k[1])
+            start.append(k[2])
+            end.append(k[3])
+        ptr.append(len(ids))
+    table = _KidTable(
+        ptr=np.asarray(ptr, dtype=np.int64),
+        is_dom=np.asarray(is_dom, dtype=np.bool_),
+        ids=np.asarray(ids, dtype=np.int64),
+        start=np.asarray(start, dtype=np.int64),
+        end=np.asarray(end, dtype=np.int64),
+    )
+    index.cache["kid_table"] = table
+    return table
 
 
 def _distribute(
     where: Where, n: int, slots: I64, dom_slots: I64, index: ClusterIndex, *, pin: int | None
 ) -> list[tuple[int, int]]:
-    """(node, count) in layout order: as few children as possible, best fit for the last one."""
-    if where.kind == "node":
-        return [(where.idx, n)] if n > 0 else []
-    kids = list(_children(where, index))
-    if not kids or n <= 0:
+    """(node, count) in layout order: as few children as possible, best fit for the last one.
+
+    Level by level over every chosen domain at once. In each domain: the pinned child (the
+    leader's) first, then children by most slots (tree order on ties); the child that
+    completes the amount is swapped for the smallest untaken one that also does."""
+    if n <= 0:
         return []
-    kinds = np.array([k == "domain" for k, _ in kids], dtype=np.bool_)
-    ids = np.array([i for _, i in kids], dtype=np.int64)
-    dom_ids = ids[kinds]
-    caps = slots[np.where(kinds, 0, ids)]
-    caps[kinds] = dom_slots[dom_ids]
-    caps = np.minimum(caps, n)
-    start = ids.copy()
-    end = ids + 1
-    start[kinds] = index.dom_start[dom_ids]
-    end[kinds] = index.dom_end[dom_ids]
-    take = np.zeros(len(kids), dtype=np.int64)
-    remaining = n
-    pinned = -1
-    if pin is not None:
-        hits = np.flatnonzero((start <= pin) & (end > pin))
-        if len(hits):
-            pinned = int(hits[0])
-            take[pinned] = min(int(caps[pinned]), remaining)
-            remaining -= int(take[pinned])
-    if remaining > 0:
-        free_kids = np.flatnonzero((take == 0) & (caps > 0) & (np.arange(len(kids)) != pinned))
-        order = free_kids[np.lexsort((start[free_kids], -caps[free_kids]))]
-        for j in order:
-            if remaining <= 0:
-                break
-            if caps[j] >= remaining:
-                # This child completes the gang: take instead the smallest untaken child that does.
-                pool = np.flatnonzero((take == 0) & (caps >= remaining) & (np.arange(len(kids)) != pinned))
-                best = pool[np.lexsort((start[pool], caps[pool]))][0]
-                take[best] = remaining
-                remaining = 0
-                break
-            take[j] = caps[j]
-            remaining -= int(caps[j])
-    if remaining > 0:
+    if where.kind == "node":
+        return [(where.idx, n)]
+    table = _kid_table(index)
+    parents = np.asarray([where.idx if where.kind == "domain" else index.n_domains], dtype=np.int64)
+    amounts = np.asarray([n], dtype=np.int64)
+    out_nodes: list[I64] = []
+    out_counts: list[I64] = []
+    while len(parents):
+        lo, hi = table.ptr[parents], table.ptr[parents + 1]
+        sizes = hi - lo
+        group = np.repeat(np.arange(len(parents)), sizes)
+        item = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes) + np.repeat(lo, sizes)
+        is_dom, ids = table.is_dom[item], table.ids[item]
+        cap = np.where(
+            is_dom,
+            dom_slots[np.where(is_dom, ids, 0)] if len(dom_slots) else 0,
+            slots[np.where(is_dom, 0, ids)],
+        )
+        cap = np.minimum(cap, amounts[group])
+        pinned = (
+            (table.start[item] <= pin) & (table.end[item] > pin)
+            if pin is not None
+            else np.zeros(len(item), np.bool_)
+        )
+        order = np.lexsort((item, -cap, ~pinned, group))
+        g, c, pn, it = group[order], cap[order], pinned[order], item[order]
+        first = np.r_[0, np.cumsum(sizes)[:-1]]
+        before = np.cumsum(c) - c
+        before -= before[first][g]
+        take = np.clip(amounts[g] - before, 0, c)
+        # The child that completes each group's amount, and what it still had to cover.
+        completes = np.flatnonzero((before < amounts[g]) & (before + c >= amounts[g]) & (c > 0) & ~pn)
+        if len(completes):
+            groups = g[completes]
+            at = np.full(len(parents), len(g), dtype=np.int64)
+            at[groups] = completes
+            rest = np.zeros(len(parents), dtype=np.int64)
+            rest[groups] = amounts[groups] - before[completes]
+            # Untaken children (from the completing one on) that also complete: the smallest wins.
+            pool = np.flatnonzero((np.arange(len(g)) >= at[g]) & ~pn & (c >= rest[g]))
+            pool = pool[np.lexsort((it[pool], c[pool], g[pool]))]
+            best = pool[np.r_[True, g[pool][1:] != g[pool][:-1]]]
+            take[completes] = 0
+            take[best] = rest[g[best]]
+        chosen = take > 0
+        nodes = chosen & ~is_dom[order]
+        out_nodes.append(ids[order][nodes])
+        out_counts.append(take[nodes])
+        doms = chosen & is_dom[order]
+        parents, amounts = ids[order][doms], take[doms]
+    if sum(int(c.sum()) for c in out_counts) != n:
         raise AssertionError("distribute called on a place that does not hold the gang")
-    # Layout: the pinned child first (the leader's), then tree order.
-    chosen = sorted(np.flatnonzero(take > 0).tolist(), key=lambda j: (j != pinned, int(start[j])))
-    out: list[tuple[int, int]] = []
-    for j in chosen:
-        if kinds[j]:
-            out += _distribute(Where("domain", int(ids[j])), int(take[j]), slots, dom_slots, index, pin=pin)
-        else:
-            out.append((int(ids[j]), int(take[j])))
-    return out
+    nodes_all = np.concatenate(out_nodes)
+    counts_all = np.concatenate(out_counts)
+    # Layout: tree order (node indexes are in tree order); with a pin, the pin's branch first
+    # at every level, i.e. nodes sharing more enclosing domains with the pin come first.
+    if pin is not None:
+        pin_anc = index.node_anc[pin]
+        anc = index.node_anc[nodes_all]
+        shared = (np.isin(anc, pin_anc[pin_anc >= 0]) & (anc >= 0)).sum(axis=1) + (nodes_all == pin)
+        order = np.lexsort((nodes_all, -shared))
+    else:
+        order = np.argsort(nodes_all, kind="stable")
+    return list(zip(nodes_all[order].tolist(), counts_all[order].tolist(), strict=True))

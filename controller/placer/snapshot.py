@@ -293,6 +293,8 @@ class PodArrays:
     req: I64
     priority: I64
     terminating: Bool
+    gang_size: I64
+    """Per pod: bound, not terminating members of its gang (1 for a pod alone)."""
 
 
 @dataclass
@@ -366,20 +368,24 @@ class Snapshot:
             r = len(self.index.resources)
             if keys:
                 plist = [self.pods[k] for k in keys]
+                sizes: dict[str, int] = {}
+                for p in plist:
+                    if not p.terminating:
+                        sizes[p.gang] = sizes.get(p.gang, 0) + 1
                 self._arrays = PodArrays(
                     keys=keys,
                     node=np.fromiter((p.node for p in plist), dtype=np.int64, count=len(plist)),
                     req=np.stack([p.req for p in plist]),
                     priority=np.fromiter((p.priority for p in plist), dtype=np.int64, count=len(plist)),
                     terminating=np.fromiter((p.terminating for p in plist), dtype=np.bool_, count=len(plist)),
+                    gang_size=np.fromiter(
+                        (sizes.get(p.gang, 0) for p in plist), dtype=np.int64, count=len(plist)
+                    ),
                 )
             else:
+                empty = np.zeros(0, np.int64)
                 self._arrays = PodArrays(
-                    [],
-                    np.zeros(0, np.int64),
-                    np.zeros((0, r), np.int64),
-                    np.zeros(0, np.int64),
-                    np.zeros(0, np.bool_),
+                    [], empty, np.zeros((0, r), np.int64), empty, np.zeros(0, np.bool_), empty.copy()
                 )
         return self._arrays
 

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from placer_cases import Case, cases
 
+from controller.placer import preempt
 from controller.placer.demand import build_demand
 from controller.placer.engine import Code, schedule
 from controller.placer.oracle import (
@@ -158,3 +160,41 @@ def test_mixed_shapes_are_sound() -> None:
     check()
     print("mixed shapes vs oracle:", dict(sorted(stats.items())))
     assert stats["examples"] >= 300
+
+
+def test_big_place_heuristic_is_valid_and_counted_against_the_optimum(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The vectorised heuristic big places use, forced onto small ones: its plans are always
+    valid and exist exactly when a plan exists; how often it also finds the cheapest is counted
+    (it claims no optimality: `optimal` is False)."""
+    monkeypatch.setattr(preempt, "EXACT_UNITS", 0)
+    stats: Counter[str] = Counter()
+
+    @settings(SETTINGS, max_examples=1000)
+    @given(case=cases(crowded=True, shapes=("uniform",)))
+    def check(case: Case) -> None:
+        case.priority = 5000
+        case.never = False
+        sc, prep, gang = case.prepared()
+        verdict = schedule(gang, prep.snapshot, budgets=budgets_from(sc.pdbs, prep.snapshot))
+        stats["examples"] += 1
+        if verdict.code is Code.SUCCESS:
+            return
+        oc = case.oracle()
+        best = cheapest_preemption(oc)
+        plan = verdict.plan
+        assert (plan is None) == (best is None), (verdict.message, best)
+        if plan is None or best is None:
+            return
+        victims = frozenset(v.pod for v in plan.victims)
+        assert valid_victims(oc, victims)
+        assert cost(oc, victims) == plan.cost
+        _check_assignment(oc, victims, dict(plan.nominated))
+        assert plan.cost >= best[0]
+        stats["preempted"] += 1
+        stats["cheapest" if plan.cost == best[0] else "dearer"] += 1
+
+    check()
+    print("big-place heuristic vs oracle:", dict(sorted(stats.items())))
+    assert stats["examples"] >= 1000 and stats["preempted"] >= 150

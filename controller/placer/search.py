@@ -1,0 +1,413 @@
+"""Exact victim search for one candidate place: depth-first branch and bound over eviction units.
+
+Units are what is evicted together: a whole gang (a lone pod is a gang of one), or one member of
+a gang while the gang keeps its minMember. The cost of a set is lexicographic (PodDisruptionBudget
+violations, highest victim priority, victim pods). The search starts from a greedy incumbent
+(the lowest priority threshold whose pods, all gone, let the gang fit; then reprieve units while
+it still fits, kube-scheduler's way) and prunes on: cost so far (monotone in every component);
+a relaxation bound (pods still needed for the place's free capacity, on nodes some class may use,
+to reach the gang's total request); and feasibility with every undecided unit gone. A node budget
+bounds the work; `Found.exhausted` says when it ran out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from controller.placer.demand import GangDemand
+from controller.placer.offer import fits_rows
+from controller.placer.select import Where, place_in
+from controller.placer.snapshot import I64, Bool, ClusterIndex, PodArrays, Snapshot
+from translations.topology import natural_key
+
+Cost = tuple[int, int, int]
+"""(PDB violations, highest victim priority, victim pods): smaller is better."""
+
+
+@dataclass
+class Unit:
+    """Pods that are evicted together: a whole gang, or one member of a gang with slack."""
+
+    pods: tuple[int, ...]
+    """Indexes into the snapshot's pod arrays."""
+    priority: int
+    gang: str
+    whole: bool
+    budget_hits: tuple[int, ...]
+    """Budget indexes, once per covered pod."""
+
+
+@dataclass
+class Problem:
+    """One candidate place: its node range and the units that touch it, in search order."""
+
+    where: Where
+    lo: int
+    hi: int
+    units: list[Unit] = field(default_factory=list)
+    slack: dict[str, int] = field(default_factory=dict)
+    """Gang -> how many members may go alone."""
+
+
+class Fit:
+    """Does the gang fit in one place under a changing set of evictions? Incremental for the
+    uniform shape, a vectorised check for the leader shape, a placement attempt otherwise."""
+
+    def __init__(self, demand: GangDemand, free: I64, prob: Problem, index: ClusterIndex) -> None:
+        self.demand = demand
+        self.index = index
+        self.where = prob.where
+        self.lo, self.hi = prob.lo, prob.hi
+        self.free = free.copy()
+        self.uniform = demand.exact and demand.kind == "uniform"
+        self.masks = tuple(c.mask[self.lo : self.hi] for c in demand.classes)
+        if self.uniform:
+            cls = demand.classes[0]
+            self.cols = np.flatnonzero(cls.req)
+            self.rq = cls.req[self.cols]
+            self.slots = self._slots(self.free[self.lo : self.hi], self.masks[0])
+            self.total = int(self.slots.sum())
+
+    def _slots(self, rows: I64, mask: Bool) -> I64:
+        s: I64 = (np.maximum(rows[:, self.cols], 0) // self.rq).min(axis=1)
+        s[~mask] = 0
+        np.minimum(s, self.demand.n, out=s)
+        return s
+
+    def apply(self, nodes: I64, reqs: I64, sign: int) -> None:
+        if len(nodes) == 1:
+            self._apply_one(int(nodes[0]), reqs[0], sign)
+            return
+        np.add.at(self.free, nodes, reqs if sign > 0 else -reqs)
+        if self.uniform:
+            inside = nodes[(nodes >= self.lo) & (nodes < self.hi)]
+            if len(inside):
+                rows = np.unique(inside)
+                new = self._slots(self.free[rows], self.masks[0][rows - self.lo])
+                self.total += int(new.sum() - self.slots[rows - self.lo].sum())
+                self.slots[rows - self.lo] = new
+
+    def _apply_one(self, node: int, req: I64, sign: int) -> None:
+        row = self.free[node]
+        if sign > 0:
+            row += req
+        else:
+            row -= req
+        if self.uniform and self.lo <= node < self.hi:
+            local = node - self.lo
+            new = 0
+            if self.masks[0][local]:
+                new = min(int((np.maximum(row[self.cols], 0) // self.rq).min()), self.demand.n)
+            self.total += new - int(self.slots[local])
+            self.slots[local] = new
+
+    def fits(self) -> bool:
+        if self.uniform:
+            return self.total >= self.demand.n
+        if self.demand.exact:
+            return fits_rows(self.free[self.lo : self.hi], self.demand, self.masks)
+        return place_in(self.where, self.demand, self.free, self.index) is not None
+
+
+def build_problem(
+    where: Where,
+    snap: Snapshot,
+    arrays: PodArrays,
+    eligible: Bool,
+    pod_budgets: Mapping[int, tuple[int, ...]],
+) -> Problem:
+    """The units touching `where`, grouped per gang (its whole unit first, then lone members),
+    gangs in order of priority, then name: the order the search decides them in."""
+    lo, hi = where.range(snap.index)
+    prob = Problem(where=where, lo=lo, hi=hi)
+    pos = {k: i for i, k in enumerate(arrays.keys)}
+    inside = np.flatnonzero(eligible & (arrays.node >= lo) & (arrays.node < hi))
+    by_gang: dict[str, list[int]] = {}
+    for i in inside:
+        by_gang.setdefault(snap.pods[arrays.keys[int(i)]].gang, []).append(int(i))
+
+    def unit(pods: tuple[int, ...], gang: str, whole: bool) -> Unit:
+        hits = tuple(b for p in pods for b in pod_budgets.get(p, ()))
+        return Unit(pods, int(arrays.priority[list(pods)].max()), gang, whole, hits)
+
+    groups: list[tuple[tuple[int, int, tuple[tuple[int, int | str], ...]], list[Unit]]] = []
+    for gang, here in by_gang.items():
+        members = tuple(sorted(pos[k] for k in snap.gang_pods(gang) if not snap.pods[k].terminating))
+        slack = max(0, len(members) - snap.gang_min.get(gang, 1))
+        prob.slack[gang] = slack
+        units: list[Unit] = []
+        if all(bool(eligible[m]) for m in members):
+            units.append(unit(members, gang, True))
+        if slack > 0:
+            units += [
+                unit((m,), gang, False) for m in sorted(here, key=lambda i: natural_key(arrays.keys[i]))
+            ]
+        if units:
+            groups.append(((min(u.priority for u in units), -len(here), natural_key(gang)), units))
+    for _, units in sorted(groups, key=lambda g: g[0]):
+        prob.units.extend(units)
+    return prob
+
+
+def pods_of(prob: Problem, chosen: Sequence[int]) -> list[int]:
+    return sorted({i for u in chosen for i in prob.units[u].pods})
+
+
+def apply_units(free: I64, prob: Problem, chosen: Sequence[int], arrays: PodArrays, sign: int) -> None:
+    pods = pods_of(prob, chosen)
+    if pods:
+        idx = np.asarray(pods, dtype=np.int64)
+        np.add.at(free, arrays.node[idx], arrays.req[idx] if sign > 0 else -arrays.req[idx])
+
+
+# --- exact search ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Found:
+    cost: Cost | None = None
+    chosen: list[int] | None = None
+    visited: int = 0
+    exhausted: bool = False
+    """True when the node budget ran out before the search finished."""
+
+
+class Search:
+    """Depth-first branch and bound over the units of one place, lexicographic cost."""
+
+    def __init__(
+        self,
+        prob: Problem,
+        demand: GangDemand,
+        free: I64,
+        index: ClusterIndex,
+        arrays: PodArrays,
+        allowed: Sequence[int],
+        budget_nodes: int,
+        bound: Cost | None,
+    ) -> None:
+        self.prob = prob
+        self.demand = demand
+        self.arrays = arrays
+        self.allowed = list(allowed)
+        self.budget_nodes = budget_nodes
+        self.found = Found()
+        self.outer_bound = bound
+        self.fit = Fit(demand, free, prob, index)
+        units = prob.units
+        self.u_nodes = [arrays.node[list(u.pods)] for u in units]
+        self.u_reqs = [arrays.req[list(u.pods)] for u in units]
+        # Relaxation data: what each unit frees on usable nodes of the place, per resource.
+        usable = np.zeros(arrays.node.shape[0], dtype=np.bool_)
+        lo, hi = prob.lo, prob.hi
+        union = np.zeros(index.n_nodes, dtype=np.bool_)
+        for c in demand.classes:
+            union |= c.mask
+        usable = (arrays.node >= lo) & (arrays.node < hi) & union[arrays.node]
+        self.need_total = demand.total_request()
+        self.cols = np.flatnonzero(self.need_total)
+        self.u_amount = np.zeros((len(units), len(self.cols)), dtype=np.float64)
+        for k, u in enumerate(units):
+            idx = np.asarray(u.pods, dtype=np.int64)
+            ok = usable[idx]
+            if ok.any():
+                self.u_amount[k] = arrays.req[idx[ok]][:, self.cols].sum(axis=0)
+        self.u_size = np.asarray([len(u.pods) for u in units], dtype=np.float64)
+        self.base_free = np.maximum(free[lo:hi], 0)
+        self.union_rows = union[lo:hi]
+
+    # -- cost bookkeeping --
+    def run(self) -> Found:
+        self._greedy()
+        if self.budget_nodes <= 0:
+            self.found.exhausted = True
+            return self.found
+        n = len(self.prob.units)
+        self.state_in = [False] * n
+        self.state_out = [False] * n
+        self.pool = Fit(self.demand, self.fit.free, self.prob, self.fit.index)
+        # The pool holds every unit not excluded: start with all of them applied.
+        self.pool_count = self._pool_counts()
+        for i in self.pool_count:
+            self.pool.apply(self.arrays.node[[i]], self.arrays.req[[i]], +1)
+        if not self.pool.fits():
+            return self.found
+        self._dfs(0, [], {}, 0, -(2**62), set(), {})
+        return self.found
+
+    def _pool_counts(self) -> dict[int, int]:
+        counts: dict[int, int] = {}
+        for u in self.prob.units:
+            for i in u.pods:
+                counts[i] = counts.get(i, 0) + 1
+        return counts
+
+    def _better(self, cost: Cost) -> bool:
+        if self.found.cost is not None and cost >= self.found.cost:
+            return False
+        return not (self.outer_bound is not None and cost > self.outer_bound)
+
+    def _record(self, chosen: list[int], cost: Cost) -> None:
+        if self._better(cost):
+            self.found.cost = cost
+            self.found.chosen = list(chosen)
+
+    def _cost_of(self, chosen: Sequence[int]) -> Cost:
+        pods = pods_of(self.prob, chosen)
+        hits: dict[int, int] = {}
+        for u in chosen:
+            for b in self.prob.units[u].budget_hits:
+                hits[b] = hits.get(b, 0) + 1
+        pdb = sum(max(0, c - self.allowed[b]) for b, c in hits.items())
+        top = max((int(self.arrays.priority[i]) for i in pods), default=-(2**62))
+        return (pdb, top, len(pods))
+
+    # -- greedy incumbent: lowest priority threshold that fits, then reprieve --
+    def _greedy(self) -> None:
+        units = self.prob.units
+        levels = sorted({u.priority for u in units})
+        fit = self.fit
+        for q in levels:
+            pool: list[int] = []
+            taken_members: dict[str, int] = {}
+            whole_in: set[str] = set()
+            for k, u in enumerate(units):
+                if u.priority > q:
+                    continue
+                if u.whole:
+                    pool.append(k)
+                    whole_in.add(u.gang)
+                elif u.gang not in whole_in and taken_members.get(u.gang, 0) < self.prob.slack.get(u.gang, 0):
+                    pool.append(k)
+                    taken_members[u.gang] = taken_members.get(u.gang, 0) + 1
+            for k in pool:
+                fit.apply(self.u_nodes[k], self.u_reqs[k], +1)
+            if not fit.fits():
+                for k in pool:
+                    fit.apply(self.u_nodes[k], self.u_reqs[k], -1)
+                continue
+            # Reprieve: units that add budget violations first, then the highest priority, then the largest.
+            order = sorted(
+                pool, key=lambda k: (not units[k].budget_hits, -units[k].priority, -len(units[k].pods), -k)
+            )
+            kept = set(pool)
+            for k in order:
+                fit.apply(self.u_nodes[k], self.u_reqs[k], -1)
+                if fit.fits():
+                    kept.discard(k)
+                else:
+                    fit.apply(self.u_nodes[k], self.u_reqs[k], +1)
+            chosen = sorted(kept)
+            self._record(chosen, self._cost_of(chosen))
+            for k in chosen:
+                fit.apply(self.u_nodes[k], self.u_reqs[k], -1)
+            return
+
+    def _needed(self, excluded: list[bool], chosen_free_rows: I64) -> int:
+        """Relaxation: pods still to evict so the place's total free capacity (on nodes some
+        class may use) reaches the gang's total request; a lower bound on any completion."""
+        have = np.where(self.union_rows[:, None], np.maximum(chosen_free_rows, 0), 0)[:, self.cols].sum(
+            axis=0
+        )
+        short = self.need_total[self.cols] - have
+        if (short <= 0).all():
+            return 0
+        avail = ~np.asarray(excluded, dtype=np.bool_) & ~np.asarray(self.state_in, dtype=np.bool_)
+        best = 0
+        for r in np.flatnonzero(short > 0):
+            amt = self.u_amount[avail, r]
+            size = self.u_size[avail]
+            if amt.sum() < short[r]:
+                return 1 << 30
+            ratio = np.where(size > 0, amt / size, 0.0)
+            order = np.argsort(-ratio, kind="stable")
+            cum = np.cumsum(amt[order])
+            k = int(np.searchsorted(cum, short[r]))
+            before = cum[k - 1] if k > 0 else 0.0
+            pods = float(size[order][:k].sum()) + (short[r] - before) / ratio[order][k]
+            best = max(best, math.ceil(pods - 1e-9))
+        return best
+
+    def _dfs(
+        self,
+        i: int,
+        chosen: list[int],
+        hits: dict[int, int],
+        pods: int,
+        top: int,
+        whole_in: set[str],
+        members_in: dict[str, int],
+    ) -> None:
+        if self.found.visited >= self.budget_nodes:
+            self.found.exhausted = True
+            return
+        self.found.visited += 1
+        pdb = sum(max(0, c - self.allowed[b]) for b, c in hits.items())
+        if self.fit.fits():
+            self._record(chosen, (pdb, top, pods))
+            return
+        units = self.prob.units
+        if i >= len(units) or not self.pool.fits():
+            return
+        lowest_next = min(u.priority for u in units[i:])
+        need = self._needed(self.state_out, self.fit.free[self.prob.lo : self.prob.hi])
+        if not self._better((pdb, max(top, lowest_next), pods + max(need, 1))):
+            return
+        u = units[i]
+        allowed_in = (u.whole and u.gang not in whole_in) or (
+            not u.whole
+            and u.gang not in whole_in
+            and members_in.get(u.gang, 0) < self.prob.slack.get(u.gang, 0)
+        )
+        if allowed_in:
+            self.state_in[i] = True
+            self.fit.apply(self.u_nodes[i], self.u_reqs[i], +1)
+            new_hits = dict(hits)
+            for b in u.budget_hits:
+                new_hits[b] = new_hits.get(b, 0) + 1
+            if u.whole:
+                whole_in.add(u.gang)
+                self._dfs(
+                    i + 1,
+                    [*chosen, i],
+                    new_hits,
+                    pods + len(u.pods),
+                    max(top, u.priority),
+                    whole_in,
+                    members_in,
+                )
+                whole_in.discard(u.gang)
+            else:
+                members_in[u.gang] = members_in.get(u.gang, 0) + 1
+                self._dfs(i + 1, [*chosen, i], new_hits, pods + 1, max(top, u.priority), whole_in, members_in)
+                members_in[u.gang] -= 1
+            self.fit.apply(self.u_nodes[i], self.u_reqs[i], -1)
+            self.state_in[i] = False
+        # Exclude: the unit's pods leave the pool unless another undecided unit still offers them.
+        gone = self._exclude(i)
+        self._dfs(i + 1, chosen, hits, pods, top, whole_in, members_in)
+        self._restore(i, gone)
+
+    def _exclude(self, i: int) -> list[int]:
+        self.state_out[i] = True
+        gone: list[int] = []
+        for p in self.prob.units[i].pods:
+            self.pool_count[p] -= 1
+            if self.pool_count[p] == 0:
+                gone.append(p)
+        if gone:
+            idx = np.asarray(gone, dtype=np.int64)
+            self.pool.apply(self.arrays.node[idx], self.arrays.req[idx], -1)
+        return gone
+
+    def _restore(self, i: int, gone: list[int]) -> None:
+        self.state_out[i] = False
+        for p in self.prob.units[i].pods:
+            self.pool_count[p] += 1
+        if gone:
+            idx = np.asarray(gone, dtype=np.int64)
+            self.pool.apply(self.arrays.node[idx], self.arrays.req[idx], +1)
