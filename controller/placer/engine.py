@@ -33,7 +33,7 @@ import numpy as np
 from controller.placer.demand import GangDemand, build_demand, sub_demand
 from controller.placer.offer import Offers, evaluate
 from controller.placer.preempt import Budget, PreemptionPlan, plan_preemption
-from controller.placer.select import Placement, Where, hard_limit_tier, place_in, select
+from controller.placer.select import Placement, Where, hard_limit_tier, select
 from controller.placer.snapshot import CLUSTER, I64, ClusterIndex, Snapshot
 from translations.gangs import Gang
 from translations.topology import natural_key
@@ -219,19 +219,8 @@ def _fits_without_lower(demand: GangDemand, snap: Snapshot, free: I64) -> bool:
         return False
     optimistic = free.copy()
     np.add.at(optimistic, arrays.node[lower], arrays.req[lower])
-    offers = evaluate(optimistic, demand, snap.index)
-    if demand.exact:
-        return select(demand, optimistic, snap.index, offers) is not None
-    # Greedy shapes: a placement attempt is the only honest answer.
-    return select(demand, optimistic, snap.index, offers) is not None or _any_candidate(
-        demand, offers, snap.index, optimistic
-    )
-
-
-def _any_candidate(demand: GangDemand, offers: Offers, index: ClusterIndex, free: I64) -> bool:
-    if offers.total_fit and (demand.constraint is None or not demand.constraint.binds):
-        return place_in(Where("cluster", -1), demand, free, index) is not None
-    return False
+    # The same selection as a real attempt: exact for the uniform and leader shapes.
+    return select(demand, optimistic, snap.index) is not None
 
 
 def _exclusions(demand: GangDemand) -> dict[str, int]:

@@ -308,7 +308,6 @@ class Snapshot:
     """Bound gangs' minMember: evicting below it takes the whole gang."""
     nominations: dict[str, Nomination] = field(default_factory=dict)
     _arrays: PodArrays | None = field(default=None, repr=False)
-    _on_node: list[list[str]] | None = field(default=None, repr=False)
     _gang_pods: dict[str, list[str]] | None = field(default=None, repr=False)
 
     @classmethod
@@ -333,7 +332,6 @@ class Snapshot:
 
     def _changed(self) -> None:
         self._arrays = None
-        self._on_node = None
         self._gang_pods = None
 
     def bind(self, pod: BoundPod) -> None:
@@ -388,14 +386,6 @@ class Snapshot:
                     [], empty, np.zeros((0, r), np.int64), empty, np.zeros(0, np.bool_), empty.copy()
                 )
         return self._arrays
-
-    def pods_on_node(self, node: int) -> list[str]:
-        if self._on_node is None:
-            on: list[list[str]] = [[] for _ in range(self.index.n_nodes)]
-            for p in self.pods.values():
-                on[p.node].append(p.key)
-            self._on_node = on
-        return self._on_node[node]
 
     def gang_pods(self, gang: str) -> list[str]:
         """Bound members of `gang` (terminating ones included)."""

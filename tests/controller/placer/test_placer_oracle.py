@@ -33,7 +33,7 @@ from controller.placer.oracle import (
 from controller.placer.preempt import budgets_from
 
 SETTINGS = settings(
-    max_examples=1200,
+    max_examples=1000,
     derandomize=True,
     deadline=None,
     database=None,
@@ -128,7 +128,7 @@ def test_engine_agrees_with_oracle_on_random_clusters() -> None:
     check()
     print("placement/preemption vs oracle:", dict(sorted(stats.items())))
     assert stats["examples"] >= 1000
-    assert stats["placed"] >= 200 and stats["preempted"] >= 50 and stats["not placed"] >= 100
+    assert stats["placed"] >= 200 and stats["preempted"] >= 40 and stats["not placed"] >= 100
 
 
 def test_preemption_agrees_with_oracle_on_crowded_clusters() -> None:
@@ -145,7 +145,7 @@ def test_preemption_agrees_with_oracle_on_crowded_clusters() -> None:
     check()
     print("crowded preemption vs oracle:", dict(sorted(stats.items())))
     assert stats["examples"] >= 1000
-    assert stats["preempted"] >= 200
+    assert stats["preempted"] >= 150
 
 
 def test_mixed_shapes_are_sound() -> None:
@@ -171,7 +171,7 @@ def test_big_place_heuristic_is_valid_and_counted_against_the_optimum(
     monkeypatch.setattr(preempt, "EXACT_UNITS", 0)
     stats: Counter[str] = Counter()
 
-    @settings(SETTINGS, max_examples=1000)
+    @settings(SETTINGS, max_examples=600)
     @given(case=cases(crowded=True, shapes=("uniform",)))
     def check(case: Case) -> None:
         case.priority = 5000
@@ -197,4 +197,4 @@ def test_big_place_heuristic_is_valid_and_counted_against_the_optimum(
 
     check()
     print("big-place heuristic vs oracle:", dict(sorted(stats.items())))
-    assert stats["examples"] >= 1000 and stats["preempted"] >= 150
+    assert stats["examples"] >= 600 and stats["preempted"] >= 100
