@@ -21,6 +21,7 @@ from pathlib import Path
 
 import structlog
 from aiohttp import web
+from prometheus_client import Counter, Histogram
 
 from webhooks.admission import MalformedReview, Review, object_with_namespace, parse_review, response_body
 from webhooks.metrics import CONTENT_TYPE, WebhookMetrics
@@ -43,7 +44,7 @@ class ServerSettings:
     port: int = 9443
     """HTTPS port of the webhooks (0: any free port)."""
     metrics_host: str = "0.0.0.0"
-    metrics_port: int = 9090
+    metrics_port: int | None = 9090
     """Plain-HTTP port of /metrics (0: any free port; None: no metrics listener)."""
     cert_file: str | None = None
     key_file: str | None = None
@@ -56,6 +57,25 @@ class ServerSettings:
     read_timeout: float = 10.0
     """Seconds a client may take to send its body."""
     kinds: Sequence[Kind] = field(default_factory=lambda: KINDS)
+
+
+@dataclass(slots=True)
+class _Series:
+    """The labelled metric series of one (kind, operation, outcome), looked up once:
+    prometheus_client's `labels()` checks and locks on every call."""
+
+    requests: Counter
+    latency: Histogram
+    denials: Counter | None
+    warnings: Counter | None = None
+
+    @classmethod
+    def of(cls, m: WebhookMetrics, kind: str, operation: str, allowed: bool) -> _Series:
+        return cls(
+            requests=m.requests.labels(kind, operation, "allowed" if allowed else "denied"),
+            latency=m.latency.labels(kind),
+            denials=None if allowed else m.denials.labels(kind),
+        )
 
 
 class WebhookServer:
@@ -79,6 +99,7 @@ class WebhookServer:
         self._runners: list[web.AppRunner] = []
         self._watch: asyncio.Task[None] | None = None
         self._ready = False
+        self._series: dict[tuple[str, str, bool], _Series] = {}
 
     # --- apps ------------------------------------------------------------------------------
 
@@ -187,8 +208,11 @@ class WebhookServer:
                 413, f"request body of {request.content_length} bytes exceeds the limit of {limit}"
             )
         try:
-            async with asyncio.timeout(self.settings.read_timeout):
+            if request.content.is_eof():  # the whole body came with the headers: no timer to arm
                 body = await request.read()
+            else:
+                async with asyncio.timeout(self.settings.read_timeout):
+                    body = await request.read()
         except web.HTTPRequestEntityTooLarge:
             return self._refuse(413, f"request body exceeds the limit of {limit} bytes")
         except TimeoutError:
@@ -231,13 +255,20 @@ class WebhookServer:
             return Decision.of([failed]), 500
 
     def _record(self, kind: Kind, operation: str, decision: Decision, seconds: float) -> None:
-        m = self.metrics
-        m.requests.labels(kind.display, operation, "allowed" if decision.allowed else "denied").inc()
-        if not decision.allowed:
-            m.denials.labels(kind.display).inc()
+        allowed = decision.allowed
+        series = self._series.get((kind.display, operation, allowed))
+        if series is None:
+            series = self._series[(kind.display, operation, allowed)] = _Series.of(
+                self.metrics, kind.display, operation, allowed
+            )
+        series.requests.inc()
+        if series.denials is not None:
+            series.denials.inc()
         if decision.warnings:
-            m.warnings.labels(kind.display).inc(len(decision.warnings))
-        m.latency.labels(kind.display).observe(seconds)
+            if series.warnings is None:  # made on first use, so /metrics shows no zero series
+                series.warnings = self.metrics.warnings.labels(kind.display)
+            series.warnings.inc(len(decision.warnings))
+        series.latency.observe(seconds)
 
     async def _healthz(self, _request: web.Request) -> web.Response:
         return web.Response(text="ok\n")
