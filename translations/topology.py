@@ -289,7 +289,7 @@ def from_hypernodes(hypernodes: Iterable[HyperNode], nodes: Iterable[Node]) -> T
         warnings.append(f"{what} {member} has two parents ({keep.name}, {drop.name}); kept {keep.name}")
 
     for hn in hns:
-        for m in hn.spec.members:
+        for m in hn.spec.member_list:
             sel = m.selector
             if m.type == "Node":
                 if sel.exact_match is not None:

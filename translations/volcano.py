@@ -64,7 +64,9 @@ class PodGroupSpec(KubeModel):
 
     min_member: int | None = Field(default=None, ge=0, json_schema_extra={"format": "int32"})
     """Pods that must be schedulable together before any is bound."""
-    min_task_member: dict[str, int] | None = None
+    min_task_member: dict[str, int] | None = Field(
+        default=None, json_schema_extra={"additionalProperties": {"type": "integer", "format": "int32"}}
+    )
     """Minimum pods per task name."""
     queue: str | None = Field(default=None, max_length=253, pattern=DNS1123_SUBDOMAIN, json_schema_extra={"default": "default"})
     """Volcano queue the job is admitted through."""
@@ -162,8 +164,12 @@ class HyperNodeSpec(KubeModel):
     """Level in the tree; 1 is the level right above nodes."""
     tier_name: str | None = Field(default=None, max_length=253)
     """Human name of the tier, e.g. `block`."""
-    members: list[MemberSpec] = Field(min_length=1)
-    """Nodes or HyperNodes inside this domain."""
+    members: list[MemberSpec] | None = Field(default=None, min_length=1)
+    """Nodes or HyperNodes inside this domain. Optional in upstream's schema; admission requires it."""
+
+    @property
+    def member_list(self) -> list[MemberSpec]:
+        return self.members or []
 
 
 class HyperNodeCondition(KubeModel):

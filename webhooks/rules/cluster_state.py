@@ -49,7 +49,7 @@ class HyperNodeFacts:
     def of(cls, hn: HyperNode) -> HyperNodeFacts:
         exact: list[str] = []
         patterns: list[str] = []
-        for m in hn.spec.members:
+        for m in hn.spec.member_list:
             if m.type != "HyperNode":
                 continue
             if m.selector.exact_match is not None:

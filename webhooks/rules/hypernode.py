@@ -31,8 +31,10 @@ def validate(obj: Any, state: ClusterState) -> Decision:
         return Decision.of(errors)
     out = Findings()
     out.errors += at_most("spec.tier", hn.spec.tier, INT64_MAX)
+    if hn.spec.members is None:
+        out.errors.append(fe.required("spec.members"))
     seen: set[tuple[str, str, str]] = set()  # (member type, selector, name or pattern)
-    for i, member in enumerate(hn.spec.members):
+    for i, member in enumerate(hn.spec.member_list):
         _check_member(hn, i, member, out)
         sel = member.selector
         if sel.exact_match is not None:
@@ -149,7 +151,7 @@ def _check_tree(hn: HyperNode, state: ClusterState, out: Findings) -> None:
     # Every HyperNode above this one: a member among them would close a cycle.
     above = state.ancestors(me)
     others = sorted(n for n in state.hypernodes if n != me)
-    for i, member in enumerate(hn.spec.members):
+    for i, member in enumerate(hn.spec.member_list):
         if member.type != "HyperNode":
             continue
         sel = member.selector
