@@ -190,7 +190,8 @@ def discover_gangs(
         scheduler_plugins={pg.key: pg for pg in groups_in.scheduler_plugins},
     )
     drafts: dict[GangKey, _Draft] = {}
-    for pod in sorted(pods, key=lambda p: natural_key(p.key)):
+    # Member order is settled by rank in `_finish`, and gangs are sorted at the end.
+    for pod in pods:
         if pod.terminal:
             continue
         key, source = _membership(pod)
@@ -328,7 +329,7 @@ def _merge_gang_groups(drafts: list[_Draft]) -> list[list[_Draft]]:
     groups: dict[GangKey, list[_Draft]] = defaultdict(list)
     for d in drafts:
         groups[find(d.key)].append(d)
-    return [sorted(g, key=lambda d: natural_key(d.key)) for g in groups.values()]
+    return [g if len(g) == 1 else sorted(g, key=lambda d: natural_key(d.key)) for g in groups.values()]
 
 
 def _finish(
@@ -346,7 +347,8 @@ def _finish(
         pods, pod_error = _gang_pods(d.members, classes)
         members.extend(pods)
         error = error or pod_error
-    members.sort(key=_rank_key)
+    if len(members) > 1:
+        members.sort(key=_rank_key)
     subgroups: list[SubGroup] = []
     if gather is not None and error is None:
         try:
@@ -394,7 +396,9 @@ def _gang_pods(pods: Sequence[Pod], classes: Mapping[str, PriorityClass]) -> tup
         except InvalidSpecError as exc:
             error = error or f"pod {pod.key}: {exc}"
         req["pods"] = 1
-        out.append(GangPod(pod, pod.key, rank, prio, policy, req, placement_shape(pod, req)))
+        # Only pending pods are ever placed: bound ones need no shape.
+        shape = "" if pod.bound else placement_shape(pod, req)
+        out.append(GangPod(pod, pod.key, rank, prio, policy, req, shape))
     return out, error
 
 
@@ -403,16 +407,9 @@ def placement_shape(pod: Pod, requests: Mapping[str, int]) -> str:
     spec = pod.spec
     na = spec.affinity.node_affinity if spec.affinity else None
     required = na.required_during_scheduling_ignored_during_execution if na else None
-    return json.dumps(
-        [
-            sorted(requests.items()),
-            sorted((spec.node_selector or {}).items()),
-            required.to_dict() if required is not None else None,
-            [t.to_dict() for t in spec.tolerations or []],
-        ],
-        sort_keys=True,
-        separators=(",", ":"),
-    )
+    affinity = json.dumps(required.to_dict(), sort_keys=True) if required is not None else ""
+    tolerations = tuple((t.key, t.operator, t.value, t.effect) for t in spec.tolerations or ())
+    return repr((sorted(requests.items()), sorted((spec.node_selector or {}).items()), affinity, tolerations))
 
 
 def _rank(pod: Pod) -> int | None:
