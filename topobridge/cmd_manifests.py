@@ -121,8 +121,12 @@ def rendered(chart_dir: Path) -> dict[Path, str]:
     """Path -> content of every generated file of the chart (the CRD links excluded)."""
     return {
         chart_dir / "files" / "clusterrole-rules.yaml": _dump("controller/rbac.py", cluster_role_rules()),
-        chart_dir / "files" / "validating-webhooks.yaml": _dump("webhooks/configuration.py", validating_webhooks()),
-        chart_dir / "files" / "mutating-webhooks.yaml": _dump("webhooks/configuration.py", mutating_webhooks()),
+        chart_dir / "files" / "validating-webhooks.yaml": _dump(
+            "webhooks/configuration.py", validating_webhooks()
+        ),
+        chart_dir / "files" / "mutating-webhooks.yaml": _dump(
+            "webhooks/configuration.py", mutating_webhooks()
+        ),
     }
 
 
@@ -137,9 +141,15 @@ def crd_links(chart_dir: Path) -> dict[Path, str]:
 
 def stale(chart_dir: Path) -> list[Path]:
     """Generated files missing or different, CRD links missing or wrong, and stray CRD files."""
-    out = [p for p, text in rendered(chart_dir).items() if not p.is_file() or p.read_text(encoding="utf-8") != text]
+    out = [
+        p
+        for p, text in rendered(chart_dir).items()
+        if not p.is_file() or p.read_text(encoding="utf-8") != text
+    ]
     links = crd_links(chart_dir)
-    out += [p for p, target in links.items() if not p.is_symlink() or os.readlink(p) != target or not p.exists()]
+    out += [
+        p for p, target in links.items() if not p.is_symlink() or os.readlink(p) != target or not p.exists()
+    ]
     crd_dir = chart_dir / "crds"
     if crd_dir.is_dir():
         out += [p for p in sorted(crd_dir.iterdir()) if p not in links]
