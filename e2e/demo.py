@@ -246,7 +246,9 @@ async def run_example(kube: Kube, screen: Screen, title: str, name: str) -> bool
             st: Step, seen: Observed, watched: Sequence[str] = watched, last_message: list[str] = last_message
         ) -> None:
             message = waiting_message(seen, watched)
-            if message and message not in last_message:
+            # While the job's pods are still being created the gang is short of minMember:
+            # that says nothing about placement, so it is not shown.
+            if message and "fewer than its minMember" not in message and message not in last_message:
                 last_message.append(message)
                 screen.done(f"  scheduler says {message}")
             screen.progress(summary(seen, watched))
