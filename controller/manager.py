@@ -32,7 +32,9 @@ from controller.resources import (
     LEADERWORKERSETS,
     NODES,
     PODS,
+    SIGS_PODGROUPS,
     VOLCANO_PODGROUPS,
+    X_PODGROUPS,
     Resource,
 )
 from controller.volcano import VolcanoDetectionConfig, VolcanoDetector
@@ -171,6 +173,18 @@ class Manager:
             )
             ctl = Controller(hn_rec, workers=1, clock=self.clock)  # one key: one worker is all it can use
             hn_rec.wire(ctl.enqueue)
+            scope.controllers.append(ctl)
+
+        if opts.translate_koordinator:
+            from controller.reconcilers.koordinator import KoordinatorReconciler
+
+            k_rec = KoordinatorReconciler(
+                self.kube, sigs_pgs=informers.of(SIGS_PODGROUPS), x_pgs=informers.of(X_PODGROUPS),
+                pods=informers.of(PODS), volcano_pgs=informers.of(VOLCANO_PODGROUPS),
+                cnts=informers.of(CLUSTER_NETWORK_TOPOLOGIES), hypernodes=informers.of(HYPERNODES), recorder=recorder,
+            )
+            ctl = Controller(k_rec, workers=opts.workers, clock=self.clock)
+            k_rec.wire(ctl.enqueue)
             scope.controllers.append(ctl)
 
         if opts.fallback_scheduler:

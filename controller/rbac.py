@@ -23,7 +23,7 @@ ROLE_NAME = "topobridge"
 
 USES: dict[tuple[r.Resource, str | None], frozenset[Verb]] = {
     # informers (list+watch), leader pods and placement
-    (r.PODS, None): frozenset({"list", "watch", "get", "delete"}),
+    (r.PODS, None): frozenset({"list", "watch", "get", "delete", "patch"}),
     (r.PODS, "binding"): frozenset({"create"}),
     (r.PODS, "status"): frozenset({"patch"}),
     (r.NODES, None): frozenset({"list", "watch"}),

@@ -54,6 +54,9 @@ from controller.runtime.preemptor import Preemptor
 from controller.runtime.status import StatusWriter
 from controller.runtime.view import View, ViewBuilder, _vector, ordered
 from controller.volcano import VolcanoDetector
+from translations import koordinator as koord
+from translations import schedplugins, volcano
+from translations.core import Pod
 from translations.gangs import Gang
 
 log = structlog.get_logger(__name__)
@@ -74,6 +77,8 @@ class SchedulerConfig:
     """Seconds to gather a burst of changes into one cycle."""
     min_interval: float = 0.1
     """Shortest time from one cycle's start to the next one's."""
+    assembly_grace: float = 10.0
+    """Seconds a gang with fewer pods than minMember may take to appear before it is reported."""
     grace: float = 20.0
     """Seconds jobs in flight may take to finish when the scheduler stops."""
     bind_retry_deadline: float = 30.0
@@ -138,8 +143,10 @@ class GangScheduler:
                 self._wake.clear()
                 started = time.monotonic()
                 await self.run_cycle()
-                # A busy cluster wakes us constantly; leave the event loop room for the binds.
-                await asyncio.sleep(max(0.0, self.config.min_interval - (time.monotonic() - started)))
+                took = time.monotonic() - started
+                # A busy cluster wakes us constantly: cycles may use at most a third of the time,
+                # leaving the event loop (and, on a small machine, the API server) room to bind.
+                await asyncio.sleep(max(self.config.min_interval - took, 2 * took))
         finally:
             self.stopping = True
             await asyncio.shield(self.drain())
@@ -159,10 +166,37 @@ class GangScheduler:
     def served(self, gang: Gang) -> bool:
         return gang.scheduler_name in self.config.scheduler_names
 
+    def has_work(self) -> bool:
+        """Any pending pod we serve that is neither assumed nor in a gang with a job in flight?
+        (Cheap: it spares the full view while a burst of bindings streams back.)"""
+        names = self.config.scheduler_names
+        busy = self._jobs
+        for key, pod in self.cache.pods.items.items():
+            if pod.spec.node_name or pod.terminal or key in self.cache.assumed:
+                continue
+            if pod.metadata.deletion_timestamp or (pod.spec.scheduler_name or "default-scheduler") not in names:
+                continue
+            if busy and self._gang_hint(pod) in busy:
+                continue
+            return True
+        return False
+
+    def _gang_hint(self, pod: Pod) -> str:
+        """The gang key the pod most likely belongs to, for the in-flight check only."""
+        ann, labels = pod.metadata.annotations or {}, pod.metadata.labels or {}
+        name = (ann.get(volcano.GROUP_NAME_ANNOTATION) or labels.get(koord.SIGS_POD_GROUP_LABEL)
+                or labels.get(schedplugins.POD_GROUP_LABEL) or ann.get(koord.GANG_NAME))
+        return f"{pod.namespace}/{name}" if name else pod.key
+
     async def run_cycle(self) -> None:
+        if not self.has_work():
+            return
         self.cycles += 1
+        t0 = time.perf_counter()
         view = self.views.build()
+        t_view = time.perf_counter() - t0
         now = time.monotonic()
+        planned = 0
         live = {g.key for g in view.gangs}
         for table in (self._ready_since, self._reported, self._backoff):
             for k in [k for k in table if k not in live]:
@@ -174,11 +208,16 @@ class GangScheduler:
                 continue
             if self._backoff.get(gang.key, (0.0, 0))[0] > now:
                 continue
-            self._ready_since.setdefault(gang.key, now)
+            first_seen = self._ready_since.setdefault(gang.key, now)
+            if len(gang.pods) < gang.min_member and now - first_seen < self.config.assembly_grace:
+                continue  # still being created: say nothing yet (a Permit-style wait)
             verdict = schedule(gang, view.snapshot, budgets=view.budgets)
             metrics.SCHEDULING_ATTEMPTS.labels(verdict.code.value).inc()
             self._apply(gang, verdict, view)
+            planned += 1
             await asyncio.sleep(0)  # let bind jobs and informers breathe between gangs
+        log.debug("scheduler.cycle", cycle=self.cycles, gangs=planned, view_seconds=round(t_view, 3),
+                  seconds=round(time.perf_counter() - t0, 3))
 
     # --- decisions -------------------------------------------------------------------
 

@@ -77,7 +77,13 @@ class ViewBuilder:
     def build(self) -> View:
         cache = self.cache
         tree, index, cnt = self.topology()
-        live = [p for p in cache.pods.items.values() if not p.terminal]
+        # A pod sent to bind is bound as far as anyone planning is concerned (kube-scheduler's
+        # assume): its gang must not see it as pending and place it a second time.
+        live = [
+            p if (node := cache.assumed.get(key)) is None or p.spec.node_name
+            else p.model_copy(update={"spec": p.spec.model_copy(update={"node_name": node})})
+            for key, p in cache.pods.items.items() if not p.terminal
+        ]
         gangs = discover_gangs(
             live,
             podgroups=PodGroups(
@@ -99,7 +105,7 @@ class ViewBuilder:
         for g in gangs:
             has_bound = False
             for m in g.pods:
-                node = m.node_name or cache.assumed.get(m.key)
+                node = m.node_name
                 if node:
                     pos = index.node_pos.get(node)
                     if pos is None:
