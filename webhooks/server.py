@@ -25,6 +25,7 @@ from prometheus_client import Counter, Histogram
 
 from webhooks.admission import MalformedReview, Review, object_with_namespace, parse_review, response_body
 from webhooks.metrics import CONTENT_TYPE, WebhookMetrics
+from webhooks.mutating import MutatingEndpoints
 from webhooks.rules.decision import Decision
 from webhooks.rules.fielderrors import ErrorType, FieldError
 from webhooks.rules.registry import KINDS, Kind
@@ -87,8 +88,11 @@ class WebhookServer:
         state: ClusterStateSource | None = None,
         *,
         metrics: WebhookMetrics | None = None,
+        mutating: MutatingEndpoints | None = None,
     ) -> None:
         self.settings = settings
+        self.mutating = mutating
+        """Mutating endpoints for LWS gangs (webhooks.mutating), served beside the validators."""
         self.state: ClusterStateSource = state if state is not None else InMemoryStateSource()
         self.metrics = metrics or WebhookMetrics()
         self.ca_bundle: bytes | None = None
@@ -107,6 +111,8 @@ class WebhookServer:
         app = web.Application(client_max_size=self.settings.max_request_bytes)
         for kind in self.settings.kinds:
             app.router.add_post(kind.path, self._handler(kind))
+        if self.mutating is not None:
+            self.mutating.register(app)
         app.router.add_get("/healthz", self._healthz)
         app.router.add_get("/readyz", self._readyz)
         return app
