@@ -58,8 +58,8 @@ class ControllerOptions:
     """Pods with one of these schedulerNames are scheduled by the fallback scheduler."""
     volcano: VolcanoDetectionConfig = field(default_factory=VolcanoDetectionConfig)
     """Where to look for Volcano."""
-    workers: int = 2
-    """Workers per reconciler."""
+    workers: int = 4
+    """Workers per reconciler (each reconcile waits on a few API round trips)."""
     resync_period: float = 300.0
     """Seconds between full re-reports of every cached object."""
     leader_election: LeaderElectionConfig | None = field(default_factory=LeaderElectionConfig)

@@ -62,7 +62,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     le.add_argument("--identity", default="", help="lease holder identity (default: hostname + random suffix)")
 
     ctl = p.add_argument_group("controller")
-    ctl.add_argument("--workers", type=int, default=2, help="workers per reconciler (default 2)")
+    ctl.add_argument("--workers", type=int, default=4, help="workers per reconciler (default 4)")
     ctl.add_argument("--resync-period", type=float, default=300.0, help="seconds between resyncs (default 300)")
     ctl.add_argument("--volcano-namespace", default="volcano-system")
     ctl.add_argument("--volcano-deployment", default="volcano-scheduler")
@@ -168,6 +168,7 @@ async def _serve_webhook(args: argparse.Namespace, kube: Any) -> None:
     from prometheus_client import REGISTRY
 
     from webhooks.metrics import WebhookMetrics
+    from webhooks.mutating import MutatingEndpoints
     from webhooks.server import ServerSettings, WebhookServer
     from webhooks.state import InMemoryStateSource
 
@@ -176,17 +177,40 @@ async def _serve_webhook(args: argparse.Namespace, kube: Any) -> None:
         metrics_host=args.metrics_host, metrics_port=args.metrics_port,
     )
     state = InMemoryStateSource()
+    lws_view = InformerLwsSource(kube)
     # One registry for the whole process: the webhook's /metrics also shows the controller's.
-    server = WebhookServer(settings, state, metrics=WebhookMetrics(registry=REGISTRY))
+    server = WebhookServer(settings, state, metrics=WebhookMetrics(registry=REGISTRY),
+                           mutating=MutatingEndpoints(lws_view))
     async with server:
         if kube is None:
             await asyncio.Event().wait()
-        await feed_webhook_state(kube, state)
+        await feed_webhook_state(kube, state, lws_view)
 
 
-async def feed_webhook_state(kube: Any, state: Any) -> None:
+class InformerLwsSource:
+    """The mutating webhooks' view of LeaderWorkerSets, kept by a watch (no I/O when read)."""
+
+    def __init__(self, kube: Any) -> None:
+        from controller.informer import Informer
+        from controller.resources import LEADERWORKERSETS
+
+        self.informer = Informer(kube, LEADERWORKERSETS, resync_period=None) if kube is not None else None
+        if self.informer is not None:
+            self.informer.add_index("namespace", lambda o: [(o.get("metadata") or {}).get("namespace") or ""])
+
+    def get(self, namespace: str, name: str) -> dict[str, Any] | None:
+        return self.informer.get(f"{namespace}/{name}") if self.informer is not None else None
+
+    def names(self, namespace: str) -> list[str]:
+        if self.informer is None:
+            return []
+        return [o["metadata"]["name"] for o in self.informer.by_index("namespace", namespace)]
+
+
+async def feed_webhook_state(kube: Any, state: Any, lws_view: InformerLwsSource | None = None) -> None:
     """Keep the webhook's ClusterState source in step with HyperNodes, the
-    ClusterNetworkTopology and pods (gang indices); mark it synced once all three listed."""
+    ClusterNetworkTopology and pods (gang indices), and the mutating webhooks' LWS view;
+    mark the state synced once all three listed."""
     from controller.aiotasks import cancel_and_wait, spawn
     from controller.informer import Informer
     from controller.resources import CLUSTER_NETWORK_TOPOLOGIES, HYPERNODES, PODS
@@ -207,6 +231,8 @@ async def feed_webhook_state(kube: Any, state: Any) -> None:
     for inf in informers:
         inf.add_handler(Feed())
     tasks = [spawn(f"webhook-state:{inf.name}", inf.run()) for inf in informers]
+    if lws_view is not None and lws_view.informer is not None:
+        tasks.append(spawn("webhook-lws-view", lws_view.informer.run()))
     try:
         await asyncio.gather(*(inf.synced.wait() for inf in informers))
         state.mark_synced()
