@@ -43,7 +43,7 @@ async def cancel_and_wait(tasks: set[asyncio.Task[Any]] | list[asyncio.Task[Any]
         t.cancel()
     if not pending:
         return
-    done, still = await asyncio.wait(pending, timeout=grace)
+    _, still = await asyncio.wait(pending, timeout=grace)
     for t in still:
         log.warning("task.slow_to_stop", task=t.get_name(), grace=grace)
     if still:

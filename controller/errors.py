@@ -35,7 +35,9 @@ class ControllerError(TopobridgeError):
 class ApiError(ControllerError):
     """The API server answered with an error status."""
 
-    def __init__(self, message: str, *, status: int, reason: str = "", details: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, message: str, *, status: int, reason: str = "", details: dict[str, Any] | None = None
+    ) -> None:
         self.status = status
         self.reason = reason
         self.message = message
@@ -109,7 +111,9 @@ _BY_STATUS: dict[int, type[ApiError]] = {
 _BODY_LIMIT = 2000
 
 
-def api_error(status: int, body: str | bytes | dict[str, Any] | None, *, fallback_reason: str = "") -> ApiError:
+def api_error(
+    status: int, body: str | bytes | dict[str, Any] | None, *, fallback_reason: str = ""
+) -> ApiError:
     """The most specific ApiError for an HTTP status and a `Status` body (trimmed for logs)."""
     parsed: dict[str, Any] = {}
     if isinstance(body, dict):

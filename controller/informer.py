@@ -230,7 +230,9 @@ class Informer:
 
     async def list_once(self) -> None:
         listed = await self.kube.list(
-            self.resource, namespace=self.namespace, label_selector=self.label_selector,
+            self.resource,
+            namespace=self.namespace,
+            label_selector=self.label_selector,
             field_selector=self.field_selector,
         )
         self._replace(listed.items)
@@ -263,8 +265,11 @@ class Informer:
                         self._log.info("informer.recovered", after_failures=failures)
                     failures = 0
                 async for event in self.kube.watch(
-                    self.resource, resource_version=self.resource_version, namespace=self.namespace,
-                    label_selector=self.label_selector, field_selector=self.field_selector,
+                    self.resource,
+                    resource_version=self.resource_version,
+                    namespace=self.namespace,
+                    label_selector=self.label_selector,
+                    field_selector=self.field_selector,
                     timeout_seconds=self._watch_timeout(),
                 ):
                     self._apply(event)
@@ -276,7 +281,9 @@ class Informer:
             except (ControllerError, TransportError) as exc:
                 failures += 1
                 delay = self.backoff.delay(failures - 1, self._rng)
-                self._log.warning("informer.failed", error=str(exc), attempt=failures, retry_in=round(delay, 3))
+                self._log.warning(
+                    "informer.failed", error=str(exc), attempt=failures, retry_in=round(delay, 3)
+                )
                 await self.clock.sleep(delay)
                 if not self.resource_version:
                     need_list = True

@@ -104,8 +104,13 @@ class Kube:
     # --- construction ----------------------------------------------------------------
 
     @classmethod
-    async def connect(cls, *, kubeconfig: str | None = None, context: str | None = None,
-                      settings: KubeSettings | None = None) -> Kube:
+    async def connect(
+        cls,
+        *,
+        kubeconfig: str | None = None,
+        context: str | None = None,
+        settings: KubeSettings | None = None,
+    ) -> Kube:
         """From a kubeconfig file (the argument, then $KUBECONFIG, then ~/.kube/config), or
         in-cluster credentials when running in a pod and no kubeconfig is given."""
         settings = settings or KubeSettings()
@@ -116,8 +121,9 @@ class Kube:
             if in_cluster:
                 k8s_config.load_incluster_config(client_configuration=conf)  # type: ignore[no-untyped-call]
             else:
-                await k8s_config.load_kube_config(config_file=path, context=context, client_configuration=conf,
-                                                  persist_config=False)
+                await k8s_config.load_kube_config(
+                    config_file=path, context=context, client_configuration=conf, persist_config=False
+                )
         except (k8s_config.ConfigException, OSError) as exc:
             where = "in-cluster service account" if in_cluster else f"kubeconfig {path or '~/.kube/config'}"
             raise ConfigError(f"cannot load the {where}: {exc}") from exc
@@ -143,7 +149,9 @@ class Kube:
     # --- the transport ---------------------------------------------------------------
 
     def _record(self, res: Resource, verb: Verb, subresource: str | None) -> None:
-        self.calls.add(CallRecord(res.group, f"{res.plural}/{subresource}" if subresource else res.plural, verb))
+        self.calls.add(
+            CallRecord(res.group, f"{res.plural}/{subresource}" if subresource else res.plural, verb)
+        )
 
     async def _request(
         self,
@@ -164,8 +172,13 @@ class Kube:
         q = [(k, _qv(v)) for k, v in (query or {}).items()]
         try:
             resp = await self.api.call_api(
-                path, method, query_params=q, header_params=headers, body=body,
-                auth_settings=["BearerToken"], _preload_content=False,
+                path,
+                method,
+                query_params=q,
+                header_params=headers,
+                body=body,
+                auth_settings=["BearerToken"],
+                _preload_content=False,
                 _request_timeout=timeout or self.settings.request_timeout,
             )
             async with resp:
@@ -187,14 +200,20 @@ class Kube:
 
     # --- reads -----------------------------------------------------------------------
 
-    async def get(self, res: Resource, name: str, *, namespace: str | None = None,
-                  subresource: str | None = None) -> JsonDict:
+    async def get(
+        self, res: Resource, name: str, *, namespace: str | None = None, subresource: str | None = None
+    ) -> JsonDict:
         self._record(res, "get", subresource)
         return await self._request("GET", res.path(namespace=namespace, name=name, subresource=subresource))
 
     async def list(
-        self, res: Resource, *, namespace: str | None = None, label_selector: str | None = None,
-        field_selector: str | None = None, page_size: int = 500,
+        self,
+        res: Resource,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        page_size: int = 500,
     ) -> ObjectList:
         """All pages; a GoneError mid-pagination (expired continue token) propagates."""
         self._record(res, "list", None)
@@ -220,15 +239,23 @@ class Kube:
             query["continue"] = cont
 
     async def watch(
-        self, res: Resource, *, resource_version: str, namespace: str | None = None,
-        label_selector: str | None = None, field_selector: str | None = None, timeout_seconds: int = 300,
+        self,
+        res: Resource,
+        *,
+        resource_version: str,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        timeout_seconds: int = 300,
     ) -> AsyncIterator[WatchEvent]:
         """Events after `resource_version` until the server ends the watch (about
         `timeout_seconds`). Raises GoneError when the version is too old (re-list)."""
         self._record(res, "watch", None)
         query: list[tuple[str, str]] = [
-            ("watch", "true"), ("allowWatchBookmarks", "true"),
-            ("resourceVersion", resource_version), ("timeoutSeconds", str(timeout_seconds)),
+            ("watch", "true"),
+            ("allowWatchBookmarks", "true"),
+            ("resourceVersion", resource_version),
+            ("timeoutSeconds", str(timeout_seconds)),
         ]
         if label_selector:
             query.append(("labelSelector", label_selector))
@@ -239,12 +266,18 @@ class Kube:
             headers["Impersonate-User"] = self.settings.impersonate
         path = res.path(namespace=namespace)
         # No total timeout: the server ends the watch; a silent connection is cut by sock_read.
-        timeout = aiohttp.ClientTimeout(total=None, sock_connect=self.settings.request_timeout,
-                                        sock_read=timeout_seconds + 30)
+        timeout = aiohttp.ClientTimeout(
+            total=None, sock_connect=self.settings.request_timeout, sock_read=timeout_seconds + 30
+        )
         try:
             resp = await self.api.call_api(
-                path, "GET", query_params=query, header_params=headers, auth_settings=["BearerToken"],
-                _preload_content=False, _request_timeout=timeout,
+                path,
+                "GET",
+                query_params=query,
+                header_params=headers,
+                auth_settings=["BearerToken"],
+                _preload_content=False,
+                _request_timeout=timeout,
             )
         except ApiException as exc:
             raise api_error(exc.status or 0, exc.body, fallback_reason=exc.reason or "") from exc
@@ -280,11 +313,20 @@ class Kube:
 
     # --- writes ----------------------------------------------------------------------
 
-    async def create(self, res: Resource, body: JsonDict, *, namespace: str | None = None,
-                     subresource: str | None = None, name: str | None = None) -> JsonDict:
+    async def create(
+        self,
+        res: Resource,
+        body: JsonDict,
+        *,
+        namespace: str | None = None,
+        subresource: str | None = None,
+        name: str | None = None,
+    ) -> JsonDict:
         self._record(res, "create", subresource)
         ns = namespace or (body.get("metadata") or {}).get("namespace")
-        return await self._request("POST", res.path(namespace=ns, name=name, subresource=subresource), body=body)
+        return await self._request(
+            "POST", res.path(namespace=ns, name=name, subresource=subresource), body=body
+        )
 
     async def replace(self, res: Resource, body: JsonDict, *, subresource: str | None = None) -> JsonDict:
         """PUT the whole object; the server rejects it with ConflictError if
@@ -292,39 +334,80 @@ class Kube:
         self._record(res, "update", subresource)
         meta = body.get("metadata") or {}
         return await self._request(
-            "PUT", res.path(namespace=meta.get("namespace"), name=meta["name"], subresource=subresource), body=body
+            "PUT",
+            res.path(namespace=meta.get("namespace"), name=meta["name"], subresource=subresource),
+            body=body,
         )
 
-    async def merge_patch(self, res: Resource, name: str, patch: JsonDict, *, namespace: str | None = None,
-                          subresource: str | None = None) -> JsonDict:
+    async def merge_patch(
+        self,
+        res: Resource,
+        name: str,
+        patch: JsonDict,
+        *,
+        namespace: str | None = None,
+        subresource: str | None = None,
+    ) -> JsonDict:
         self._record(res, "patch", subresource)
-        return await self._request("PATCH", res.path(namespace=namespace, name=name, subresource=subresource),
-                                   body=patch, content_type=MERGE_PATCH)
+        return await self._request(
+            "PATCH",
+            res.path(namespace=namespace, name=name, subresource=subresource),
+            body=patch,
+            content_type=MERGE_PATCH,
+        )
 
-    async def strategic_patch(self, res: Resource, name: str, patch: JsonDict, *, namespace: str | None = None,
-                              subresource: str | None = None) -> JsonDict:
+    async def strategic_patch(
+        self,
+        res: Resource,
+        name: str,
+        patch: JsonDict,
+        *,
+        namespace: str | None = None,
+        subresource: str | None = None,
+    ) -> JsonDict:
         """Only for built-in kinds: lists with a merge key merge element-wise."""
         if res.group not in ("", "apps", "coordination.k8s.io", "scheduling.k8s.io"):
             raise ValueError(f"strategic merge patch is not supported for {res}; use merge_patch or apply")
         self._record(res, "patch", subresource)
-        return await self._request("PATCH", res.path(namespace=namespace, name=name, subresource=subresource),
-                                   body=patch, content_type=STRATEGIC_PATCH)
+        return await self._request(
+            "PATCH",
+            res.path(namespace=namespace, name=name, subresource=subresource),
+            body=patch,
+            content_type=STRATEGIC_PATCH,
+        )
 
-    async def apply(self, res: Resource, body: JsonDict, *, field_manager: str = FIELD_MANAGER, force: bool = True,
-                    subresource: str | None = None) -> JsonDict:
+    async def apply(
+        self,
+        res: Resource,
+        body: JsonDict,
+        *,
+        field_manager: str = FIELD_MANAGER,
+        force: bool = True,
+        subresource: str | None = None,
+    ) -> JsonDict:
         """Server-side apply: the server merges `body` as the fields `field_manager` owns,
         creating the object when missing; `force` takes over fields others set."""
         self._record(res, "patch", subresource)
         meta = body.get("metadata") or {}
         body = {"apiVersion": res.api_version, "kind": res.kind, **body}
         return await self._request(
-            "PATCH", res.path(namespace=meta.get("namespace"), name=meta["name"], subresource=subresource),
-            query={"fieldManager": field_manager, "force": force}, body=body, content_type=APPLY_PATCH,
+            "PATCH",
+            res.path(namespace=meta.get("namespace"), name=meta["name"], subresource=subresource),
+            query={"fieldManager": field_manager, "force": force},
+            body=body,
+            content_type=APPLY_PATCH,
         )
 
     async def delete(
-        self, res: Resource, name: str, *, namespace: str | None = None, grace_period_seconds: int | None = None,
-        uid: str | None = None, resource_version: str | None = None, propagation: str | None = None,
+        self,
+        res: Resource,
+        name: str,
+        *,
+        namespace: str | None = None,
+        grace_period_seconds: int | None = None,
+        uid: str | None = None,
+        resource_version: str | None = None,
+        propagation: str | None = None,
     ) -> JsonDict:
         """Delete; `uid`/`resource_version` are preconditions (ConflictError if they moved)."""
         self._record(res, "delete", None)
@@ -347,7 +430,8 @@ class Kube:
     async def bind(self, *, namespace: str, pod: str, node: str, pod_uid: str | None = None) -> None:
         """Bind through the `pods/binding` subresource, as a scheduler does."""
         binding: JsonDict = {
-            "apiVersion": "v1", "kind": "Binding",
+            "apiVersion": "v1",
+            "kind": "Binding",
             "metadata": {"name": pod, "namespace": namespace, **({"uid": pod_uid} if pod_uid else {})},
             "target": {"apiVersion": "v1", "kind": "Node", "name": node},
         }
@@ -355,7 +439,9 @@ class Kube:
 
     async def patch_pod_status(self, *, namespace: str, pod: str, patch: JsonDict) -> JsonDict:
         """Strategic merge on pods/status: conditions merge by type, other fields stay."""
-        return await self.strategic_patch(PODS, pod, {"status": patch}, namespace=namespace, subresource="status")
+        return await self.strategic_patch(
+            PODS, pod, {"status": patch}, namespace=namespace, subresource="status"
+        )
 
     async def set_pod_condition(self, *, namespace: str, pod: str, condition: JsonDict) -> JsonDict:
         return await self.patch_pod_status(namespace=namespace, pod=pod, patch={"conditions": [condition]})

@@ -158,7 +158,8 @@ class KubeLeaseLock:
 
     async def create(self, record: LeaderElectionRecord) -> None:
         body = {
-            "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
             "metadata": {"name": self.name, "namespace": self.namespace},
             "spec": record.to_spec(),
         }
@@ -230,7 +231,10 @@ class LeaderElector:
         # 1. Fast path: we hold it; renew over the version we last wrote.
         if self.is_leader() and self._observed is not None:
             renewed = LeaderElectionRecord(
-                self.identity, mine.lease_duration_seconds, self._observed.acquire_time, now_wall,
+                self.identity,
+                mine.lease_duration_seconds,
+                self._observed.acquire_time,
+                now_wall,
                 self._observed.leader_transitions,
             )
             try:
@@ -266,7 +270,11 @@ class LeaderElector:
         # 4. Take it (or keep it), carrying the history forward.
         if current.holder_identity == self.identity:
             record = LeaderElectionRecord(
-                self.identity, mine.lease_duration_seconds, current.acquire_time, now_wall, current.leader_transitions
+                self.identity,
+                mine.lease_duration_seconds,
+                current.acquire_time,
+                now_wall,
+                current.leader_transitions,
             )
         else:
             record = LeaderElectionRecord(

@@ -123,10 +123,17 @@ class Manager:
         self.scope: LeaderScope | None = None
         self.leading = asyncio.Event()
         if le is not None:
-            lock = KubeLeaseLock(kube, name=le.lease_name, namespace=le.lease_namespace, identity=le.identity,
-                                 timeout=le.request_timeout)
+            lock = KubeLeaseLock(
+                kube,
+                name=le.lease_name,
+                namespace=le.lease_namespace,
+                identity=le.identity,
+                timeout=le.request_timeout,
+            )
             self.elector = LeaderElector(
-                le, lock, clock=self.clock,
+                le,
+                lock,
+                clock=self.clock,
                 on_started_leading=lambda: metrics.IS_LEADER.set(1),
                 on_stopped_leading=lambda: metrics.IS_LEADER.set(0),
             )
@@ -157,8 +164,11 @@ class Manager:
             from controller.reconcilers.lws import LwsReconciler
 
             lws_rec = LwsReconciler(
-                self.kube, lws=informers.of(LEADERWORKERSETS), pods=informers.of(PODS),
-                podgroups=informers.of(VOLCANO_PODGROUPS), recorder=recorder,
+                self.kube,
+                lws=informers.of(LEADERWORKERSETS),
+                pods=informers.of(PODS),
+                podgroups=informers.of(VOLCANO_PODGROUPS),
+                recorder=recorder,
             )
             ctl = Controller(lws_rec, workers=opts.workers, clock=self.clock)
             lws_rec.wire(ctl.enqueue)
@@ -168,8 +178,11 @@ class Manager:
             from controller.reconcilers.hypernodes import HyperNodeReconciler
 
             hn_rec = HyperNodeReconciler(
-                self.kube, cnts=informers.of(CLUSTER_NETWORK_TOPOLOGIES), nodes=informers.of(NODES),
-                hypernodes=informers.of(HYPERNODES), recorder=recorder,
+                self.kube,
+                cnts=informers.of(CLUSTER_NETWORK_TOPOLOGIES),
+                nodes=informers.of(NODES),
+                hypernodes=informers.of(HYPERNODES),
+                recorder=recorder,
             )
             ctl = Controller(hn_rec, workers=1, clock=self.clock)  # one key: one worker is all it can use
             hn_rec.wire(ctl.enqueue)
@@ -179,9 +192,14 @@ class Manager:
             from controller.reconcilers.koordinator import KoordinatorReconciler
 
             k_rec = KoordinatorReconciler(
-                self.kube, sigs_pgs=informers.of(SIGS_PODGROUPS), x_pgs=informers.of(X_PODGROUPS),
-                pods=informers.of(PODS), volcano_pgs=informers.of(VOLCANO_PODGROUPS),
-                cnts=informers.of(CLUSTER_NETWORK_TOPOLOGIES), hypernodes=informers.of(HYPERNODES), recorder=recorder,
+                self.kube,
+                sigs_pgs=informers.of(SIGS_PODGROUPS),
+                x_pgs=informers.of(X_PODGROUPS),
+                pods=informers.of(PODS),
+                volcano_pgs=informers.of(VOLCANO_PODGROUPS),
+                cnts=informers.of(CLUSTER_NETWORK_TOPOLOGIES),
+                hypernodes=informers.of(HYPERNODES),
+                recorder=recorder,
             )
             ctl = Controller(k_rec, workers=opts.workers, clock=self.clock)
             k_rec.wire(ctl.enqueue)
@@ -192,7 +210,9 @@ class Manager:
 
             # Pod/PodGroup status and Events share the reporting budget: never slower binding.
             sched = GangScheduler(
-                self.kube, events_kube, SchedulerConfig(scheduler_names=opts.scheduler_names, **opts.scheduler_tuning),
+                self.kube,
+                events_kube,
+                SchedulerConfig(scheduler_names=opts.scheduler_names, **opts.scheduler_tuning),
                 recorder=recorder,
             )
             watched = sched.attach(informers.of)

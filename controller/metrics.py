@@ -14,35 +14,55 @@ from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histo
 NAMESPACE = "topobridge"
 
 RECONCILES = Counter(
-    "reconciles", "Reconcile calls, by kind and outcome (done, requeue, error).",
-    ["kind", "outcome"], namespace=NAMESPACE,
+    "reconciles",
+    "Reconcile calls, by kind and outcome (done, requeue, error).",
+    ["kind", "outcome"],
+    namespace=NAMESPACE,
 )
 RECONCILE_ERRORS = Counter(
-    "reconcile_errors", "Reconciles that raised, by kind and error class.", ["kind", "error"], namespace=NAMESPACE,
+    "reconcile_errors",
+    "Reconciles that raised, by kind and error class.",
+    ["kind", "error"],
+    namespace=NAMESPACE,
 )
 RECONCILE_LATENCY = Histogram(
-    "reconcile_duration_seconds", "Time spent in one reconcile call, by kind.", ["kind"], namespace=NAMESPACE,
+    "reconcile_duration_seconds",
+    "Time spent in one reconcile call, by kind.",
+    ["kind"],
+    namespace=NAMESPACE,
     buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
 )
 QUEUE_DEPTH = Gauge("workqueue_depth", "Keys waiting in a work queue.", ["queue"], namespace=NAMESPACE)
-QUEUE_DELAYED = Gauge("workqueue_delayed", "Keys waiting for a delay or backoff.", ["queue"], namespace=NAMESPACE)
+QUEUE_DELAYED = Gauge(
+    "workqueue_delayed", "Keys waiting for a delay or backoff.", ["queue"], namespace=NAMESPACE
+)
 GANGS_PLACED = Counter("gangs_placed", "Gangs bound in full by the fallback scheduler.", namespace=NAMESPACE)
 GANGS_ROLLED_BACK = Counter(
-    "gangs_rolled_back", "Gangs whose partial binding was rolled back after a bind failed.", namespace=NAMESPACE,
+    "gangs_rolled_back",
+    "Gangs whose partial binding was rolled back after a bind failed.",
+    namespace=NAMESPACE,
 )
 PODS_BOUND = Counter("pods_bound", "Pods bound by the fallback scheduler.", namespace=NAMESPACE)
 SCHEDULING_LATENCY = Histogram(
     "gang_scheduling_duration_seconds",
     "From the moment a gang had minMember pods pending to the moment all were bound.",
-    namespace=NAMESPACE, buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120),
+    namespace=NAMESPACE,
+    buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120),
 )
 SCHEDULING_ATTEMPTS = Counter(
-    "scheduling_attempts", "Gang scheduling attempts, by result.", ["result"], namespace=NAMESPACE,
+    "scheduling_attempts",
+    "Gang scheduling attempts, by result.",
+    ["result"],
+    namespace=NAMESPACE,
 )
 PREEMPTIONS = Counter("preemptions", "Preemptions started for a gang.", namespace=NAMESPACE)
-PREEMPTION_VICTIMS = Counter("preemption_victims", "Pods evicted to make room for a gang.", namespace=NAMESPACE)
+PREEMPTION_VICTIMS = Counter(
+    "preemption_victims", "Pods evicted to make room for a gang.", namespace=NAMESPACE
+)
 IS_LEADER = Gauge("leader", "1 while this replica holds the controller lease.", namespace=NAMESPACE)
-VOLCANO_PRESENT = Gauge("volcano_present", "1 while Volcano is detected (fallback scheduler off).", namespace=NAMESPACE)
+VOLCANO_PRESENT = Gauge(
+    "volcano_present", "1 while Volcano is detected (fallback scheduler off).", namespace=NAMESPACE
+)
 
 
 def track_queue(name: str, depth: Callable[[], int], delayed: Callable[[], int]) -> None:

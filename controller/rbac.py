@@ -68,16 +68,19 @@ def cluster_role(name: str = ROLE_NAME) -> dict[str, Any]:
         for (group, verbs), names in sorted(by_group_verbs.items())
     ]
     return {
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
         "metadata": {"name": name, "labels": {"app.kubernetes.io/name": "topobridge"}},
         "rules": rules,
     }
 
 
-def cluster_role_binding(*, name: str = ROLE_NAME, service_account: str = SERVICE_ACCOUNT,
-                         namespace: str = NAMESPACE) -> dict[str, Any]:
+def cluster_role_binding(
+    *, name: str = ROLE_NAME, service_account: str = SERVICE_ACCOUNT, namespace: str = NAMESPACE
+) -> dict[str, Any]:
     return {
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
         "metadata": {"name": name, "labels": {"app.kubernetes.io/name": "topobridge"}},
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
         "subjects": [{"kind": "ServiceAccount", "name": service_account, "namespace": namespace}],

@@ -112,10 +112,16 @@ class Controller:
             metrics.RECONCILE_ERRORS.labels(self.kind, type(exc).__name__).inc()
             delay = self.queue.add_rate_limited(key)
             if is_retryable(exc):
-                klog.info("reconcile.retrying", error=str(exc), retry_in=round(delay, 3),
-                          attempts=self.queue.num_requeues(key))
+                klog.info(
+                    "reconcile.retrying",
+                    error=str(exc),
+                    retry_in=round(delay, 3),
+                    attempts=self.queue.num_requeues(key),
+                )
             else:
-                klog.exception("reconcile.failed", retry_in=round(delay, 3), attempts=self.queue.num_requeues(key))
+                klog.exception(
+                    "reconcile.failed", retry_in=round(delay, 3), attempts=self.queue.num_requeues(key)
+                )
             return
         finally:
             metrics.RECONCILE_LATENCY.labels(self.kind).observe(time.perf_counter() - started)

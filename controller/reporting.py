@@ -82,7 +82,10 @@ class EventRecorder:
             if seen is not None and now - seen.at < _AGGREGATE_WINDOW:
                 try:
                     await self.kube.merge_patch(
-                        EVENTS, seen.name, {"count": seen.count + 1, "lastTimestamp": stamp}, namespace=seen.namespace
+                        EVENTS,
+                        seen.name,
+                        {"count": seen.count + 1, "lastTimestamp": stamp},
+                        namespace=seen.namespace,
                     )
                     seen.count += 1
                     seen.at = now
@@ -92,21 +95,31 @@ class EventRecorder:
                     pass  # expired on the server: create a fresh one
             name = f"{ref['name']}.{secrets.token_hex(8)}"
             body: JsonDict = {
-                "apiVersion": "v1", "kind": "Event",
+                "apiVersion": "v1",
+                "kind": "Event",
                 "metadata": {"name": name, "namespace": namespace},
                 "involvedObject": ref,
-                "reason": reason, "message": message, "type": type_,
+                "reason": reason,
+                "message": message,
+                "type": type_,
                 "source": {"component": COMPONENT},
-                "firstTimestamp": stamp, "lastTimestamp": stamp, "count": 1,
-                "reportingComponent": COMPONENT, "reportingInstance": self.instance or COMPONENT,
+                "firstTimestamp": stamp,
+                "lastTimestamp": stamp,
+                "count": 1,
+                "reportingComponent": COMPONENT,
+                "reportingInstance": self.instance or COMPONENT,
             }
             await self.kube.create(EVENTS, body, namespace=namespace)
             self._seen[key] = _Seen(name, namespace, 1, now)
             while len(self._seen) > _CACHE_SIZE:
                 self._seen.popitem(last=False)
         except ControllerError as exc:
-            log.warning("event.failed", object=f"{ref['kind']} {ref.get('namespace', '')}/{ref['name']}",
-                        reason=reason, error=str(exc))
+            log.warning(
+                "event.failed",
+                object=f"{ref['kind']} {ref.get('namespace', '')}/{ref['name']}",
+                reason=reason,
+                error=str(exc),
+            )
 
 
 def find_condition(obj: JsonDict, type_: str) -> JsonDict | None:
@@ -116,10 +129,15 @@ def find_condition(obj: JsonDict, type_: str) -> JsonDict | None:
     return None
 
 
-def condition(type_: str, status: bool, reason: str, message: str, *, generation: int | None = None) -> JsonDict:
+def condition(
+    type_: str, status: bool, reason: str, message: str, *, generation: int | None = None
+) -> JsonDict:
     out: JsonDict = {
-        "type": type_, "status": "True" if status else "False", "reason": reason,
-        "message": message[:_MESSAGE_LIMIT * 8], "lastTransitionTime": now_rfc3339(),
+        "type": type_,
+        "status": "True" if status else "False",
+        "reason": reason,
+        "message": message[: _MESSAGE_LIMIT * 8],
+        "lastTransitionTime": now_rfc3339(),
     }
     if generation is not None:
         out["observedGeneration"] = generation
@@ -140,13 +158,21 @@ async def upsert_condition(kube: Kube, res: Resource, obj: JsonDict, cond: JsonD
     if old is not None and old.get("status") == cond["status"]:
         cond = {**cond, "lastTransitionTime": old.get("lastTransitionTime", cond["lastTransitionTime"])}
     conditions: list[Any] = [
-        c for c in ((obj.get("status") or {}).get("conditions") or []) if not (isinstance(c, dict) and c.get("type") == cond["type"])
+        c
+        for c in ((obj.get("status") or {}).get("conditions") or [])
+        if not (isinstance(c, dict) and c.get("type") == cond["type"])
     ]
     conditions.append(cond)
     meta = obj.get("metadata") or {}
-    patch = {"metadata": {"resourceVersion": meta.get("resourceVersion")}, "status": {"conditions": conditions}}
+    patch = {
+        "metadata": {"resourceVersion": meta.get("resourceVersion")},
+        "status": {"conditions": conditions},
+    }
     await kube.merge_patch(
-        res, meta["name"], patch, namespace=meta.get("namespace"),
+        res,
+        meta["name"],
+        patch,
+        namespace=meta.get("namespace"),
         subresource="status" if res.status_subresource else None,
     )
     return True

@@ -28,7 +28,9 @@ class Resource:
     def api_version(self) -> str:
         return f"{self.group}/{self.version}" if self.group else self.version
 
-    def path(self, *, namespace: str | None = None, name: str | None = None, subresource: str | None = None) -> str:
+    def path(
+        self, *, namespace: str | None = None, name: str | None = None, subresource: str | None = None
+    ) -> str:
         base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
         if self.namespaced and namespace:
             base += f"/namespaces/{namespace}"
@@ -48,21 +50,33 @@ NODES = Resource("", "v1", "nodes", "Node", namespaced=False, status_subresource
 EVENTS = Resource("", "v1", "events", "Event", namespaced=True)
 LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease", namespaced=True)
 DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", namespaced=True, status_subresource=True)
-CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", namespaced=False)
+CRDS = Resource(
+    "apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", namespaced=False
+)
 PRIORITY_CLASSES = Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", namespaced=False)
 PDBS = Resource("policy", "v1beta1", "poddisruptionbudgets", "PodDisruptionBudget", namespaced=True)
 """policy/v1beta1: the version Kubernetes 1.20 serves (policy/v1 arrived in 1.21)."""
 
 VOLCANO_PODGROUPS = Resource(volcano.PODGROUP_GROUP, "v1beta1", "podgroups", "PodGroup", namespaced=True)
 """Upstream's PodGroup CRD has no status subresource: status is written through the object."""
-HYPERNODES = Resource(volcano.HYPERNODE_GROUP, "v1alpha1", "hypernodes", "HyperNode", namespaced=False, status_subresource=True)
-LEADERWORKERSETS = Resource(lws.GROUP, "v1", "leaderworkersets", "LeaderWorkerSet", namespaced=True, status_subresource=True)
+HYPERNODES = Resource(
+    volcano.HYPERNODE_GROUP, "v1alpha1", "hypernodes", "HyperNode", namespaced=False, status_subresource=True
+)
+LEADERWORKERSETS = Resource(
+    lws.GROUP, "v1", "leaderworkersets", "LeaderWorkerSet", namespaced=True, status_subresource=True
+)
 CLUSTER_NETWORK_TOPOLOGIES = Resource(
-    koordinator.GROUP, "v1alpha1", "clusternetworktopologies", "ClusterNetworkTopology",
-    namespaced=False, status_subresource=True,
+    koordinator.GROUP,
+    "v1alpha1",
+    "clusternetworktopologies",
+    "ClusterNetworkTopology",
+    namespaced=False,
+    status_subresource=True,
 )
 SIGS_PODGROUPS = Resource(koordinator.SIGS_GROUP, "v1alpha1", "podgroups", "PodGroup", namespaced=True)
-X_PODGROUPS = Resource(schedplugins.GROUP, "v1alpha1", "podgroups", "PodGroup", namespaced=True, status_subresource=True)
+X_PODGROUPS = Resource(
+    schedplugins.GROUP, "v1alpha1", "podgroups", "PodGroup", namespaced=True, status_subresource=True
+)
 
 VOLCANO_CRD_NAMES = (f"podgroups.{volcano.PODGROUP_GROUP}", f"hypernodes.{volcano.HYPERNODE_GROUP}")
 """The CRDs whose presence (with a ready volcano-scheduler) means Volcano schedules."""

@@ -48,8 +48,14 @@ def deployment_ready(dep: JsonDict) -> bool:
 class VolcanoDetector:
     """Polls for Volcano; `present` is the latest verdict (None before the first check)."""
 
-    def __init__(self, kube: Kube, config: VolcanoDetectionConfig, *, clock: Clock | None = None,
-                 on_change: Callable[[bool], None] | None = None) -> None:
+    def __init__(
+        self,
+        kube: Kube,
+        config: VolcanoDetectionConfig,
+        *,
+        clock: Clock | None = None,
+        on_change: Callable[[bool], None] | None = None,
+    ) -> None:
         self.kube = kube
         self.config = config
         self.clock = clock or MonotonicClock()

@@ -50,7 +50,9 @@ class ItemExponentialFailureRateLimiter(Generic[K]):
 
     def __init__(self, base_delay: float = 0.005, max_delay: float = 1000.0) -> None:
         if base_delay <= 0 or max_delay < base_delay:
-            raise ValueError(f"need 0 < base_delay <= max_delay, got base_delay={base_delay}, max_delay={max_delay}")
+            raise ValueError(
+                f"need 0 < base_delay <= max_delay, got base_delay={base_delay}, max_delay={max_delay}"
+            )
         self.base_delay = base_delay
         self.max_delay = max_delay
         self._failures: dict[K, int] = {}
@@ -121,7 +123,9 @@ class MaxOfRateLimiter(Generic[K]):
 
 def default_rate_limiter(clock: Clock | None = None) -> MaxOfRateLimiter[K]:
     """client-go's DefaultControllerRateLimiter: max(5 ms..1000 s per key, 10/s burst 100)."""
-    return MaxOfRateLimiter(ItemExponentialFailureRateLimiter(0.005, 1000.0), BucketRateLimiter(10.0, 100, clock=clock))
+    return MaxOfRateLimiter(
+        ItemExponentialFailureRateLimiter(0.005, 1000.0), BucketRateLimiter(10.0, 100, clock=clock)
+    )
 
 
 class WorkQueue(Generic[K]):

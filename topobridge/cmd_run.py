@@ -30,40 +30,79 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "election, and the admission webhook server, in one process.",
     )
     parts = p.add_argument_group("parts")
-    parts.add_argument("--no-controller", dest="controller", action="store_false", help="serve only the webhook")
+    parts.add_argument(
+        "--no-controller", dest="controller", action="store_false", help="serve only the webhook"
+    )
     parts.add_argument("--no-webhook", dest="webhook", action="store_false", help="run only the controller")
-    parts.add_argument("--no-lws", dest="lws", action="store_false",
-                       help="do not translate LeaderWorkerSet networkTopology into PodGroups")
-    parts.add_argument("--translate-koordinator", action="store_true",
-                       help="translate Koordinator gangs into Volcano PodGroups and pod patches")
-    parts.add_argument("--no-hypernodes", dest="hypernodes", action="store_false",
-                       help="do not keep HyperNodes in step with the ClusterNetworkTopology")
-    parts.add_argument("--no-fallback-scheduler", dest="scheduler", action="store_false",
-                       help="never place gangs, even while Volcano is absent")
-    parts.add_argument("--scheduler-name", action="append", default=None, metavar="NAME",
-                       help="schedulerName served by the fallback scheduler (repeatable; default: topobridge)")
+    parts.add_argument(
+        "--no-lws",
+        dest="lws",
+        action="store_false",
+        help="do not translate LeaderWorkerSet networkTopology into PodGroups",
+    )
+    parts.add_argument(
+        "--translate-koordinator",
+        action="store_true",
+        help="translate Koordinator gangs into Volcano PodGroups and pod patches",
+    )
+    parts.add_argument(
+        "--no-hypernodes",
+        dest="hypernodes",
+        action="store_false",
+        help="do not keep HyperNodes in step with the ClusterNetworkTopology",
+    )
+    parts.add_argument(
+        "--no-fallback-scheduler",
+        dest="scheduler",
+        action="store_false",
+        help="never place gangs, even while Volcano is absent",
+    )
+    parts.add_argument(
+        "--scheduler-name",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="schedulerName served by the fallback scheduler (repeatable; default: topobridge)",
+    )
 
     kube = p.add_argument_group("Kubernetes API")
-    kube.add_argument("--kubeconfig", default=None, help="default: $KUBECONFIG, ~/.kube/config, or in-cluster")
+    kube.add_argument(
+        "--kubeconfig", default=None, help="default: $KUBECONFIG, ~/.kube/config, or in-cluster"
+    )
     kube.add_argument("--context", default=None, help="kubeconfig context")
-    kube.add_argument("--kube-api-qps", type=float, default=50.0, help="client-side request rate (default 50)")
+    kube.add_argument(
+        "--kube-api-qps", type=float, default=50.0, help="client-side request rate (default 50)"
+    )
     kube.add_argument("--kube-api-burst", type=int, default=100, help="client-side burst (default 100)")
-    kube.add_argument("--as", dest="as_user", default=None, metavar="USER",
-                      help="impersonate USER (e.g. system:serviceaccount:NS:NAME) to run with its RBAC")
+    kube.add_argument(
+        "--as",
+        dest="as_user",
+        default=None,
+        metavar="USER",
+        help="impersonate USER (e.g. system:serviceaccount:NS:NAME) to run with its RBAC",
+    )
 
     le = p.add_argument_group("leader election")
-    le.add_argument("--no-leader-elect", dest="leader_elect", action="store_false",
-                    help="lead unconditionally (a single replica only)")
+    le.add_argument(
+        "--no-leader-elect",
+        dest="leader_elect",
+        action="store_false",
+        help="lead unconditionally (a single replica only)",
+    )
     le.add_argument("--lease-name", default="topobridge-controller")
     le.add_argument("--lease-namespace", default="kube-system")
     le.add_argument("--lease-duration", type=float, default=15.0, help="seconds (default 15)")
     le.add_argument("--renew-deadline", type=float, default=10.0, help="seconds (default 10)")
     le.add_argument("--retry-period", type=float, default=2.0, help="seconds (default 2)")
-    le.add_argument("--identity", default="", help="lease holder identity (default: hostname + random suffix)")
+    le.add_argument(
+        "--identity", default="", help="lease holder identity (default: hostname + random suffix)"
+    )
 
     ctl = p.add_argument_group("controller")
     ctl.add_argument("--workers", type=int, default=4, help="workers per reconciler (default 4)")
-    ctl.add_argument("--resync-period", type=float, default=300.0, help="seconds between resyncs (default 300)")
+    ctl.add_argument(
+        "--resync-period", type=float, default=300.0, help="seconds between resyncs (default 300)"
+    )
     ctl.add_argument("--volcano-namespace", default="volcano-system")
     ctl.add_argument("--volcano-deployment", default="volcano-scheduler")
     ctl.add_argument("--grace", type=float, default=30.0, help="seconds to wind down on SIGTERM (default 30)")
@@ -76,8 +115,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     wh.add_argument("--metrics-host", default="0.0.0.0")
     wh.add_argument("--metrics-port", type=int, default=9090)
 
-    p.add_argument("--print-rbac", action="store_true",
-                   help="print the ClusterRole (+ binding) the controller needs, then exit")
+    p.add_argument(
+        "--print-rbac",
+        action="store_true",
+        help="print the ClusterRole (+ binding) the controller needs, then exit",
+    )
     p.set_defaults(handler=_handle)
 
 
@@ -112,15 +154,23 @@ def controller_options(args: argparse.Namespace) -> Any:
     le = None
     if args.leader_elect:
         le = LeaderElectionConfig(
-            lease_name=args.lease_name, lease_namespace=args.lease_namespace, identity=args.identity,
-            lease_duration=args.lease_duration, renew_deadline=args.renew_deadline, retry_period=args.retry_period,
+            lease_name=args.lease_name,
+            lease_namespace=args.lease_namespace,
+            identity=args.identity,
+            lease_duration=args.lease_duration,
+            renew_deadline=args.renew_deadline,
+            retry_period=args.retry_period,
         )
     return ControllerOptions(
-        reconcile_lws=args.lws, translate_koordinator=args.translate_koordinator,
-        reconcile_hypernodes=args.hypernodes, fallback_scheduler=args.scheduler,
+        reconcile_lws=args.lws,
+        translate_koordinator=args.translate_koordinator,
+        reconcile_hypernodes=args.hypernodes,
+        fallback_scheduler=args.scheduler,
         scheduler_names=tuple(args.scheduler_name or ("topobridge",)),
         volcano=VolcanoDetectionConfig(namespace=args.volcano_namespace, deployment=args.volcano_deployment),
-        workers=args.workers, resync_period=args.resync_period, leader_election=le,
+        workers=args.workers,
+        resync_period=args.resync_period,
+        leader_election=le,
         identity=le.identity if le else (args.identity or "topobridge"),
     )
 
@@ -137,7 +187,9 @@ async def run(args: argparse.Namespace) -> None:
     try:
         if args.controller:
             options = controller_options(args)  # validates timings before any connection
-            settings = KubeSettings(qps=args.kube_api_qps, burst=args.kube_api_burst, impersonate=args.as_user)
+            settings = KubeSettings(
+                qps=args.kube_api_qps, burst=args.kube_api_burst, impersonate=args.as_user
+            )
             if options.leader_election is not None:
                 # One hung request must not cost leadership (client-go's rule).
                 settings.request_timeout = options.leader_election.request_timeout
@@ -148,9 +200,13 @@ async def run(args: argparse.Namespace) -> None:
         if args.webhook:
             if kube is None:
                 try:
-                    kube = await Kube.connect(kubeconfig=args.kubeconfig, context=args.context,
-                                              settings=KubeSettings(qps=args.kube_api_qps, burst=args.kube_api_burst,
-                                                                    impersonate=args.as_user))
+                    kube = await Kube.connect(
+                        kubeconfig=args.kubeconfig,
+                        context=args.context,
+                        settings=KubeSettings(
+                            qps=args.kube_api_qps, burst=args.kube_api_burst, impersonate=args.as_user
+                        ),
+                    )
                 except ConfigError as exc:
                     log.warning("webhook.no_cluster_state", error=str(exc))
             roots["webhook"] = _serve_webhook(args, kube)
@@ -173,14 +229,19 @@ async def _serve_webhook(args: argparse.Namespace, kube: Any) -> None:
     from webhooks.state import InMemoryStateSource
 
     settings = ServerSettings(
-        host=args.webhook_host, port=args.webhook_port, cert_file=args.tls_cert_file, key_file=args.tls_key_file,
-        metrics_host=args.metrics_host, metrics_port=args.metrics_port,
+        host=args.webhook_host,
+        port=args.webhook_port,
+        cert_file=args.tls_cert_file,
+        key_file=args.tls_key_file,
+        metrics_host=args.metrics_host,
+        metrics_port=args.metrics_port,
     )
     state = InMemoryStateSource()
     lws_view = InformerLwsSource(kube)
     # One registry for the whole process: the webhook's /metrics also shows the controller's.
-    server = WebhookServer(settings, state, metrics=WebhookMetrics(registry=REGISTRY),
-                           mutating=MutatingEndpoints(lws_view))
+    server = WebhookServer(
+        settings, state, metrics=WebhookMetrics(registry=REGISTRY), mutating=MutatingEndpoints(lws_view)
+    )
     async with server:
         if kube is None:
             await asyncio.Event().wait()
@@ -227,7 +288,9 @@ async def feed_webhook_state(kube: Any, state: Any, lws_view: InformerLwsSource 
             meta = obj.get("metadata") or {}
             state.delete(obj.get("kind", ""), meta.get("name", ""), meta.get("namespace"))
 
-    informers = [Informer(kube, res, resync_period=None) for res in (HYPERNODES, CLUSTER_NETWORK_TOPOLOGIES, PODS)]
+    informers = [
+        Informer(kube, res, resync_period=None) for res in (HYPERNODES, CLUSTER_NETWORK_TOPOLOGIES, PODS)
+    ]
     for inf in informers:
         inf.add_handler(Feed())
     tasks = [spawn(f"webhook-state:{inf.name}", inf.run()) for inf in informers]

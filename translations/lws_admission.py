@@ -40,7 +40,7 @@ def lws_name_of_podgroup(pg: JsonDict, lws_names: Iterable[str]) -> str | None:
     if labelled:
         return str(labelled)
     name = str(meta.get("name") or "")
-    matches = [n for n in lws_names if name.startswith(n) and _GROUP_SUFFIX.match(name[len(n):])]
+    matches = [n for n in lws_names if name.startswith(n) and _GROUP_SUFFIX.match(name[len(n) :])]
     return max(matches, key=len) if matches else None
 
 
@@ -59,7 +59,9 @@ def podgroup_topology_patch(pg: JsonDict, lws: lwsmod.LeaderWorkerSet) -> list[P
     spec = pg.get("spec")
     if not isinstance(spec, dict):
         return [{"op": "add", "path": "/spec", "value": wanted}]
-    return [{"op": "add", "path": _pointer("spec", k), "value": v} for k, v in wanted.items() if k not in spec]
+    return [
+        {"op": "add", "path": _pointer("spec", k), "value": v} for k, v in wanted.items() if k not in spec
+    ]
 
 
 def pod_group_name_patch(pod: JsonDict, lws: lwsmod.LeaderWorkerSet) -> list[PatchOp]:
@@ -75,5 +77,13 @@ def pod_group_name_patch(pod: JsonDict, lws: lwsmod.LeaderWorkerSet) -> list[Pat
         return []
     group = lws_to_volcano.pod_group_name(lws.name, int(index or "0"), revision)
     if not isinstance(annotations, dict):
-        return [{"op": "add", "path": "/metadata/annotations", "value": {volcano.GROUP_NAME_ANNOTATION: group}}]
-    return [{"op": "add", "path": _pointer("metadata", "annotations", volcano.GROUP_NAME_ANNOTATION), "value": group}]
+        return [
+            {"op": "add", "path": "/metadata/annotations", "value": {volcano.GROUP_NAME_ANNOTATION: group}}
+        ]
+    return [
+        {
+            "op": "add",
+            "path": _pointer("metadata", "annotations", volcano.GROUP_NAME_ANNOTATION),
+            "value": group,
+        }
+    ]

@@ -51,7 +51,9 @@ def response(review: Review, patch: list[dict[str, Any]], warnings: list[str]) -
         body["patch"] = base64.b64encode(json.dumps(patch).encode()).decode()
     if warnings:
         body["warnings"] = warnings
-    return json.dumps({"apiVersion": review.api_version, "kind": "AdmissionReview", "response": body}).encode()
+    return json.dumps(
+        {"apiVersion": review.api_version, "kind": "AdmissionReview", "response": body}
+    ).encode()
 
 
 class MutatingEndpoints:
@@ -60,7 +62,9 @@ class MutatingEndpoints:
         self.max_request_bytes = max_request_bytes
 
     def register(self, app: web.Application) -> None:
-        app.router.add_post(PODGROUP_PATH, self._handler(("scheduling.volcano.sh", "PodGroup"), self.mutate_podgroup))
+        app.router.add_post(
+            PODGROUP_PATH, self._handler(("scheduling.volcano.sh", "PodGroup"), self.mutate_podgroup)
+        )
         app.router.add_post(POD_PATH, self._handler(("", "Pod"), self.mutate_pod))
 
     def _lws(self, namespace: str, name: str) -> lwsmod.LeaderWorkerSet | None:
@@ -82,7 +86,9 @@ class MutatingEndpoints:
         try:
             return lws_admission.podgroup_topology_patch(pg, lws), []
         except TopobridgeError as exc:
-            return [], [f"topobridge: LeaderWorkerSet {ns}/{lws.name}: {exc}; PodGroup admitted without topology"]
+            return [], [
+                f"topobridge: LeaderWorkerSet {ns}/{lws.name}: {exc}; PodGroup admitted without topology"
+            ]
 
     def mutate_pod(self, review: Review) -> tuple[list[dict[str, Any]], list[str]]:
         pod = object_with_namespace(review)
@@ -116,9 +122,13 @@ class MutatingEndpoints:
             if review.operation == "CREATE" and isinstance(review.object, dict):
                 patch, warnings = decide(review)
             if patch:
-                log.info("admission.mutated", kind=review.kind, namespace=review.namespace,
-                         name=review.name or (review.object.get("metadata") or {}).get("generateName"),
-                         ops=len(patch))
+                log.info(
+                    "admission.mutated",
+                    kind=review.kind,
+                    namespace=review.namespace,
+                    name=review.name or (review.object.get("metadata") or {}).get("generateName"),
+                    ops=len(patch),
+                )
             return web.Response(body=response(review, patch, warnings), content_type="application/json")
 
         return handle

@@ -38,7 +38,11 @@ def has_field_manager(obj: dict[str, Any], manager: str, operation: str | None =
 
 def summarize(report: TranslationReport, *, limit: int = 6) -> str:
     """The report's lines as one message: refusals first (they matter most), then the rest."""
-    lines = [f"refused: {t}" for t in report.refused] + [f"defaulted: {t}" for t in report.defaulted] + report.carried
+    lines = (
+        [f"refused: {t}" for t in report.refused]
+        + [f"defaulted: {t}" for t in report.defaulted]
+        + report.carried
+    )
     shown = lines[:limit]
     more = len(lines) - len(shown)
     return "; ".join(shown) + (f"; (+{more} more)" if more > 0 else "")

@@ -65,8 +65,15 @@ class HyperNodeReconciler:
     kind: ClassVar[str] = "ClusterNetworkTopology"
 
     def __init__(
-        self, kube: Kube, *, cnts: Informer, nodes: Informer, hypernodes: Informer, recorder: EventRecorder,
-        koordinator_namespace: str = "koordinator-system", koordinator_deployment: str = "koord-scheduler",
+        self,
+        kube: Kube,
+        *,
+        cnts: Informer,
+        nodes: Informer,
+        hypernodes: Informer,
+        recorder: EventRecorder,
+        koordinator_namespace: str = "koordinator-system",
+        koordinator_deployment: str = "koord-scheduler",
         write_status: bool | None = None,
     ) -> None:
         self.kube = kube
@@ -83,6 +90,7 @@ class HyperNodeReconciler:
     def wire(self, enqueue: Callable[[str], None]) -> None:
         self.cnts.add_handler(FuncHandler(lambda _o: enqueue(KEY)))
         self.nodes.add_handler(NodeLabelHandler(enqueue))
+
         def on_hypernode(obj: JsonDict) -> None:
             if owned(obj):
                 enqueue(KEY)
@@ -126,11 +134,18 @@ class HyperNodeReconciler:
                 continue
             if self._differs(body, current):
                 meta = body["metadata"]
-                await self.kube.merge_patch(HYPERNODES, name, {
-                    "metadata": {"labels": meta.get("labels"), "annotations": meta.get("annotations"),
-                                 "resourceVersion": current["metadata"]["resourceVersion"]},
-                    "spec": body["spec"],
-                })
+                await self.kube.merge_patch(
+                    HYPERNODES,
+                    name,
+                    {
+                        "metadata": {
+                            "labels": meta.get("labels"),
+                            "annotations": meta.get("annotations"),
+                            "resourceVersion": current["metadata"]["resourceVersion"],
+                        },
+                        "spec": body["spec"],
+                    },
+                )
                 updated.append(name)
         for name, hn in sorted(ours.items()):
             if name not in desired:
@@ -138,12 +153,19 @@ class HyperNodeReconciler:
                 deleted.append(name)
 
         if created or updated or deleted:
-            parts = [f"{verb} {', '.join(names)}" for verb, names in
-                     (("created", created), ("updated", updated), ("deleted", deleted)) if names]
+            parts = [
+                f"{verb} {', '.join(names)}"
+                for verb, names in (("created", created), ("updated", updated), ("deleted", deleted))
+                if names
+            ]
             await self.recorder.event(raw, "Normal", "HyperNodesSynced", "HyperNodes " + "; ".join(parts))
         if refused:
-            await self._report_once(raw, "Warning", "HyperNodeNotOwned",
-                                    f"HyperNodes {', '.join(refused)} exist and are not managed by topobridge: left untouched")
+            await self._report_once(
+                raw,
+                "Warning",
+                "HyperNodeNotOwned",
+                f"HyperNodes {', '.join(refused)} exist and are not managed by topobridge: left untouched",
+            )
         else:
             await self._report_once(raw, "Normal", "Translated", summarize(result.report))
         if await self._should_write_status():
@@ -193,12 +215,18 @@ class HyperNodeReconciler:
             self._koord_checked = (time.monotonic(), present)
         return not present
 
-    async def _write_status(self, raw: JsonDict, cnt: koord.ClusterNetworkTopology, nodes: list[Node]) -> None:
+    async def _write_status(
+        self, raw: JsonDict, cnt: koord.ClusterNetworkTopology, nodes: list[Node]
+    ) -> None:
         status = hntr.detail_status(cnt, nodes).to_dict()
         if (raw.get("status") or {}).get("detailStatus") == status.get("detailStatus"):
             return
         try:
-            await self.kube.merge_patch(CLUSTER_NETWORK_TOPOLOGIES, KEY, {"status": status}, subresource="status")
+            await self.kube.merge_patch(
+                CLUSTER_NETWORK_TOPOLOGIES, KEY, {"status": status}, subresource="status"
+            )
         except InvalidError as exc:
             # The server refuses the status itself: retrying the same body cannot help.
-            await self._report_once(raw, "Warning", "StatusRejected", f"status.detailStatus not written: {exc}")
+            await self._report_once(
+                raw, "Warning", "StatusRejected", f"status.detailStatus not written: {exc}"
+            )

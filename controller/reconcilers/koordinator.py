@@ -55,7 +55,11 @@ def namespace_of(obj: JsonDict) -> str | None:
 def is_koordinator_pod(obj: JsonDict) -> bool:
     meta = obj.get("metadata") or {}
     labels, ann = meta.get("labels") or {}, meta.get("annotations") or {}
-    return koord.GANG_NAME in ann or koord.SIGS_POD_GROUP_LABEL in labels or schedplugins.POD_GROUP_LABEL in labels
+    return (
+        koord.GANG_NAME in ann
+        or koord.SIGS_POD_GROUP_LABEL in labels
+        or schedplugins.POD_GROUP_LABEL in labels
+    )
 
 
 def ours(pg: JsonDict) -> bool:
@@ -66,8 +70,18 @@ def ours(pg: JsonDict) -> bool:
 class KoordinatorReconciler:
     kind: ClassVar[str] = "KoordinatorGang"
 
-    def __init__(self, kube: Kube, *, sigs_pgs: Informer, x_pgs: Informer, pods: Informer, volcano_pgs: Informer,
-                 cnts: Informer, hypernodes: Informer, recorder: EventRecorder) -> None:
+    def __init__(
+        self,
+        kube: Kube,
+        *,
+        sigs_pgs: Informer,
+        x_pgs: Informer,
+        pods: Informer,
+        volcano_pgs: Informer,
+        cnts: Informer,
+        hypernodes: Informer,
+        recorder: EventRecorder,
+    ) -> None:
         self.kube = kube
         self.sigs_pgs = sigs_pgs
         self.x_pgs = x_pgs
@@ -77,7 +91,9 @@ class KoordinatorReconciler:
         self.hypernodes = hypernodes
         self.recorder = recorder
         self._reported: dict[str, str] = {}
-        pods.add_index("koordinator-ns", lambda o: [n] if is_koordinator_pod(o) and (n := namespace_of(o)) else [])
+        pods.add_index(
+            "koordinator-ns", lambda o: [n] if is_koordinator_pod(o) and (n := namespace_of(o)) else []
+        )
 
     def wire(self, enqueue: Callable[[str], None]) -> None:
         def by_ns(obj: JsonDict) -> None:
@@ -181,9 +197,15 @@ class KoordinatorReconciler:
         for raw in self.volcano_pgs.items():
             if namespace_of(raw) == namespace and ours(raw) and raw["metadata"]["name"] not in wanted:
                 try:
-                    await self.kube.delete(VOLCANO_PODGROUPS, raw["metadata"]["name"], namespace=namespace,
-                                           uid=raw["metadata"].get("uid"))
-                    log.info("koordinator.podgroup_deleted", namespace=namespace, name=raw["metadata"]["name"])
+                    await self.kube.delete(
+                        VOLCANO_PODGROUPS,
+                        raw["metadata"]["name"],
+                        namespace=namespace,
+                        uid=raw["metadata"].get("uid"),
+                    )
+                    log.info(
+                        "koordinator.podgroup_deleted", namespace=namespace, name=raw["metadata"]["name"]
+                    )
                 except NotFoundError:
                     pass
         return Done()
@@ -193,14 +215,23 @@ class KoordinatorReconciler:
         pg = result.pod_group
         current = self.volcano_pgs.get(pg.key)
         if current is not None and not ours(current):
-            await self._report(subject, False, f"Volcano PodGroup {pg.key} exists and is not managed by topobridge: "
-                                               "left untouched")
+            await self._report(
+                subject,
+                False,
+                f"Volcano PodGroup {pg.key} exists and is not managed by topobridge: left untouched",
+            )
             return True
         desired = pg.to_dict()
         meta = desired["metadata"]
-        meta["labels"] = {**meta.get("labels", {}), MANAGED_BY_LABEL: MANAGED_BY, TRANSLATED_FROM_LABEL: SOURCE}
-        if current is not None and is_subset(desired["spec"], current.get("spec") or {}) and is_subset(
-            meta["labels"], (current.get("metadata") or {}).get("labels") or {}
+        meta["labels"] = {
+            **meta.get("labels", {}),
+            MANAGED_BY_LABEL: MANAGED_BY,
+            TRANSLATED_FROM_LABEL: SOURCE,
+        }
+        if (
+            current is not None
+            and is_subset(desired["spec"], current.get("spec") or {})
+            and is_subset(meta["labels"], (current.get("metadata") or {}).get("labels") or {})
         ):
             return False
         await self.kube.apply(VOLCANO_PODGROUPS, desired)
@@ -234,8 +265,9 @@ class KoordinatorReconciler:
         if self._reported.get(key) == verdict and not changed:
             return
         self._reported[key] = verdict
-        await self.recorder.event(subject, "Normal" if ok else "Warning",
-                                  "Translated" if ok else "TranslationFailed", message)
+        await self.recorder.event(
+            subject, "Normal" if ok else "Warning", "Translated" if ok else "TranslationFailed", message
+        )
 
 
 def _pod_ref(pod: Pod) -> JsonDict:

@@ -43,6 +43,7 @@ from translations import lws as lwsmod
 from translations import lws_to_volcano, volcano
 from translations.core import Pod
 from translations.errors import InvalidSpecError, TopobridgeError
+from translations.report import TranslationReport
 
 log = structlog.get_logger(__name__)
 
@@ -63,7 +64,11 @@ def lws_key_of(obj: JsonDict) -> str | None:
 def leader_index(pod: JsonDict) -> list[str]:
     labels = (pod.get("metadata") or {}).get("labels") or {}
     key = lws_key_of(pod)
-    if key is None or lwsmod.GROUP_INDEX_LABEL not in labels or labels.get(lwsmod.WORKER_INDEX_LABEL, "0") != "0":
+    if (
+        key is None
+        or lwsmod.GROUP_INDEX_LABEL not in labels
+        or labels.get(lwsmod.WORKER_INDEX_LABEL, "0") != "0"
+    ):
         return []
     return [key]
 
@@ -79,16 +84,22 @@ def wants_topology(raw: JsonDict) -> bool:
         return True
     ann = (raw.get("metadata") or {}).get("annotations") or {}
     return any(
-        k in ann for k in (volcano.POD_TOPOLOGY_MODE_ANNOTATION, volcano.POD_TOPOLOGY_TIER_ANNOTATION,
-                           lws_to_volcano.SUBGROUP_MODE_ANNOTATION, lws_to_volcano.SUBGROUP_TIER_ANNOTATION)
+        k in ann
+        for k in (
+            volcano.POD_TOPOLOGY_MODE_ANNOTATION,
+            volcano.POD_TOPOLOGY_TIER_ANNOTATION,
+            lws_to_volcano.SUBGROUP_MODE_ANNOTATION,
+            lws_to_volcano.SUBGROUP_TIER_ANNOTATION,
+        )
     )
 
 
 class LwsReconciler:
     kind: ClassVar[str] = "LeaderWorkerSet"
 
-    def __init__(self, kube: Kube, *, lws: Informer, pods: Informer, podgroups: Informer,
-                 recorder: EventRecorder) -> None:
+    def __init__(
+        self, kube: Kube, *, lws: Informer, pods: Informer, podgroups: Informer, recorder: EventRecorder
+    ) -> None:
         self.kube = kube
         self.lws = lws
         self.pods = pods
@@ -114,22 +125,35 @@ class LwsReconciler:
         self.podgroups.add_handler(FuncHandler(by_label, on_resync=False))
 
     async def reconcile(self, key: str) -> Outcome:
-        namespace, name = split_key(key)
-        assert namespace is not None
         raw = self.lws.get(key)
         existing = {pg["metadata"]["name"]: pg for pg in self.podgroups.by_index(INDEX_LWS, key)}
         if raw is None:
             return await self._clean_up(key, existing)
         if (raw.get("metadata") or {}).get("deletionTimestamp"):
             return Done()  # the garbage collector takes the pods, and their PodGroups, with it
-        if not wants_topology(raw) and not any(has_field_manager(pg, FIELD_MANAGER) for pg in existing.values()):
+        if not wants_topology(raw) and not any(
+            has_field_manager(pg, FIELD_MANAGER) for pg in existing.values()
+        ):
             return Done()  # not ours: LWS alone decides its PodGroups
         try:
             lws = lwsmod.LeaderWorkerSet.parse(raw)
             leaders = [
-                Pod.parse(p) for p in self.pods.by_index(INDEX_LEADERS, key)
+                Pod.parse(p)
+                for p in self.pods.by_index(INDEX_LEADERS, key)
                 if not (p.get("metadata") or {}).get("deletionTimestamp")
             ]
+            if not leaders:
+                # No group exists yet (LWS has not made a leader pod): check the spec now so a
+                # mistake is reported at once, and wait for the leaders to name the groups.
+                report = TranslationReport(f"LeaderWorkerSet {key}", "Volcano")
+                lws_to_volcano.gang_spec(lws, report)
+                await self._report(
+                    raw,
+                    ok=True,
+                    reason="WaitingForLeaderPods",
+                    message="0 PodGroups: no leader pod yet; " + summarize(report),
+                )
+                return Done()
             result = lws_to_volcano.translate(lws, pods=leaders)
         except (InvalidSpecError, TopobridgeError) as exc:
             await self._report(raw, ok=False, reason="InvalidSpec", message=str(exc))
@@ -146,8 +170,12 @@ class LwsReconciler:
         for pg_name in created:
             await self.recorder.event(raw, "Normal", "PodGroupCreated", f"created Volcano PodGroup {pg_name}")
         for pg_name in updated:
-            await self.recorder.event(raw, "Normal", "PodGroupUpdated",
-                                      f"applied topobridge's fields ({', '.join(TOPOLOGY_FIELDS)}) to PodGroup {pg_name}")
+            await self.recorder.event(
+                raw,
+                "Normal",
+                "PodGroupUpdated",
+                f"applied topobridge's fields ({', '.join(TOPOLOGY_FIELDS)}) to PodGroup {pg_name}",
+            )
         groups = len(result.pod_groups)
         message = f"{groups} PodGroup{'s' if groups != 1 else ''} in step; " + summarize(result.report)
         await self._report(raw, ok=True, reason="Translated", message=message)
@@ -157,7 +185,10 @@ class LwsReconciler:
         desired = pg.to_dict()
         meta = desired["metadata"]
         if current is None:
-            body = {**desired, "metadata": {**meta, "labels": {**meta.get("labels", {}), MANAGED_BY_LABEL: MANAGED_BY}}}
+            body = {
+                **desired,
+                "metadata": {**meta, "labels": {**meta.get("labels", {}), MANAGED_BY_LABEL: MANAGED_BY}},
+            }
             try:
                 await self.kube.create(VOLCANO_PODGROUPS, body)
                 return "created"
@@ -166,13 +197,18 @@ class LwsReconciler:
                 current = await self.kube.get(VOLCANO_PODGROUPS, pg.name, namespace=pg.namespace)
         spec_now = current.get("spec") or {}
         ours = {k: desired["spec"][k] for k in TOPOLOGY_FIELDS if k in desired.get("spec", {})}
-        stale = [k for k in TOPOLOGY_FIELDS if k not in ours and k in spec_now and has_field_manager(current, FIELD_MANAGER)]
+        stale = [
+            k
+            for k in TOPOLOGY_FIELDS
+            if k not in ours and k in spec_now and has_field_manager(current, FIELD_MANAGER)
+        ]
         if is_subset(ours, spec_now) and not stale:
             return None
         if stale and managed_by_topobridge(current):
             # Created whole by us (an Update, not an Apply): null the fields explicitly.
-            await self.kube.merge_patch(VOLCANO_PODGROUPS, pg.name, {"spec": dict.fromkeys(stale)},
-                                        namespace=pg.namespace)
+            await self.kube.merge_patch(
+                VOLCANO_PODGROUPS, pg.name, {"spec": dict.fromkeys(stale)}, namespace=pg.namespace
+            )
             if is_subset(ours, spec_now):
                 return "updated"
         body = {"metadata": {"name": pg.name, "namespace": pg.namespace}, "spec": ours}
@@ -187,8 +223,9 @@ class LwsReconciler:
             if not managed_by_topobridge(pg):
                 continue
             try:
-                await self.kube.delete(VOLCANO_PODGROUPS, pg_name, namespace=namespace,
-                                       uid=(pg.get("metadata") or {}).get("uid"))
+                await self.kube.delete(
+                    VOLCANO_PODGROUPS, pg_name, namespace=namespace, uid=(pg.get("metadata") or {}).get("uid")
+                )
                 log.info("lws.podgroup_deleted", namespace=namespace, name=pg_name, lws=name)
             except NotFoundError:
                 pass
@@ -199,6 +236,9 @@ class LwsReconciler:
         cond = condition(CONDITION, ok, reason, message, generation=meta.get("generation"))
         before = find_condition(raw, CONDITION)
         changed = await upsert_condition(self.kube, LEADERWORKERSETS, raw, cond)
-        if changed and (before is None or before.get("message") != message or before.get("status") != cond["status"]):
-            await self.recorder.event(raw, "Normal" if ok else "Warning",
-                                      "Translated" if ok else "TranslationFailed", message)
+        if changed and (
+            before is None or before.get("message") != message or before.get("status") != cond["status"]
+        ):
+            await self.recorder.event(
+                raw, "Normal" if ok else "Warning", "Translated" if ok else "TranslationFailed", message
+            )

@@ -66,8 +66,16 @@ class _Permanent(Exception):
 
 
 class Binder:
-    def __init__(self, kube: Kube, cache: ClusterCache, *, concurrency: int = 32, retry_deadline: float = 30.0,
-                 backoff_initial: float = 0.05, backoff_max: float = 2.0) -> None:
+    def __init__(
+        self,
+        kube: Kube,
+        cache: ClusterCache,
+        *,
+        concurrency: int = 32,
+        retry_deadline: float = 30.0,
+        backoff_initial: float = 0.05,
+        backoff_max: float = 2.0,
+    ) -> None:
         self.kube = kube
         self.cache = cache
         self.retry_deadline = retry_deadline
@@ -78,8 +86,14 @@ class Binder:
         self.outcomes: list[BindOutcome] = []
         """Every job's outcome, newest last (bounded)."""
 
-    async def bind_gang(self, gang: str, placement: Sequence[tuple[str, str]], *, min_member: int,
-                        already_bound: Sequence[str] = ()) -> BindOutcome:
+    async def bind_gang(
+        self,
+        gang: str,
+        placement: Sequence[tuple[str, str]],
+        *,
+        min_member: int,
+        already_bound: Sequence[str] = (),
+    ) -> BindOutcome:
         started = time.perf_counter()
         out = BindOutcome(gang, tuple(placement), min_member, tuple(already_bound))
         results = await asyncio.gather(*(self._bind_one(pod, node) for pod, node in placement))
@@ -105,9 +119,16 @@ class Binder:
             out.result = "incomplete"
         out.seconds = time.perf_counter() - started
         metrics.PODS_BOUND.inc(len(out.bound))
-        log.log(20 if out.result == "complete" else 30, "bind.gang_" + out.result.replace("-", "_"), gang=gang,
-                bound=len(out.bound), planned=len(placement), failed=out.failed or None,
-                unfinished=out.unfinished or None, seconds=round(out.seconds, 3))
+        log.log(
+            20 if out.result == "complete" else 30,
+            "bind.gang_" + out.result.replace("-", "_"),
+            gang=gang,
+            bound=len(out.bound),
+            planned=len(placement),
+            failed=out.failed or None,
+            unfinished=out.unfinished or None,
+            seconds=round(out.seconds, 3),
+        )
         self.outcomes.append(out)
         del self.outcomes[:-1000]
         return out
@@ -144,11 +165,14 @@ class Binder:
             attempt += 1
             if time.monotonic() >= deadline:
                 return "transient", "retry deadline passed"
-            delay = min(self.backoff_max, self.backoff_initial * 2 ** min(attempt, 10)) * (0.5 + self._rng.random() / 2)
+            delay = min(self.backoff_max, self.backoff_initial * 2 ** min(attempt, 10)) * (
+                0.5 + self._rng.random() / 2
+            )
             await asyncio.sleep(delay)
 
-    async def _after_conflict(self, namespace: str, name: str, node: str, uid: str | None,
-                              exc: ConflictError) -> tuple[str, str] | None:
+    async def _after_conflict(
+        self, namespace: str, name: str, node: str, uid: str | None, exc: ConflictError
+    ) -> tuple[str, str] | None:
         """A 409 on bind: the pod is already bound (maybe by our own lost request) or replaced."""
         try:
             current = await self.kube.get(PODS, name, namespace=namespace)

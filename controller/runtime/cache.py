@@ -59,22 +59,37 @@ class ParsedStore(Generic[M]):
 
 def _node_shape(obj: JsonDict) -> Any:
     meta, spec, status = obj.get("metadata") or {}, obj.get("spec") or {}, obj.get("status") or {}
-    return (meta.get("labels"), spec.get("taints"), spec.get("unschedulable"), status.get("allocatable"),
-            status.get("capacity"))
+    return (
+        meta.get("labels"),
+        spec.get("taints"),
+        spec.get("unschedulable"),
+        status.get("allocatable"),
+        status.get("capacity"),
+    )
 
 
 def _pod_shape(obj: JsonDict) -> Any:
     """What about a pod can change a scheduling decision (status heartbeats cannot)."""
     meta, spec, status = obj.get("metadata") or {}, obj.get("spec") or {}, obj.get("status") or {}
-    return (spec.get("nodeName"), meta.get("deletionTimestamp"), status.get("phase") in ("Succeeded", "Failed"),
-            meta.get("labels"), meta.get("annotations"), status.get("nominatedNodeName"))
+    return (
+        spec.get("nodeName"),
+        meta.get("deletionTimestamp"),
+        status.get("phase") in ("Succeeded", "Failed"),
+        meta.get("labels"),
+        meta.get("annotations"),
+        status.get("nominatedNodeName"),
+    )
 
 
 class _Handler:
     """Parse every change; wake the scheduler only for changes `changed` calls relevant."""
 
-    def __init__(self, store: ParsedStore[Any], touch: Callable[[], None],
-                 changed: Callable[[JsonDict, JsonDict], bool]) -> None:
+    def __init__(
+        self,
+        store: ParsedStore[Any],
+        touch: Callable[[], None],
+        changed: Callable[[JsonDict, JsonDict], bool],
+    ) -> None:
         self._store, self._touch, self._changed = store, touch, changed
 
     def on_add(self, obj: JsonDict) -> None:
@@ -115,8 +130,14 @@ class ClusterCache:
 
     # --- wiring ----------------------------------------------------------------------
 
-    def attach(self, informer: Informer, store: ParsedStore[Any], *, topology: bool = False,
-               changed: Callable[[JsonDict, JsonDict], bool] | None = None) -> None:
+    def attach(
+        self,
+        informer: Informer,
+        store: ParsedStore[Any],
+        *,
+        topology: bool = False,
+        changed: Callable[[JsonDict, JsonDict], bool] | None = None,
+    ) -> None:
         informer.add_handler(_Handler(store, lambda: self._touch(topology), changed or (lambda _o, _n: True)))
 
     def attach_pods(self, informer: Informer) -> None:
@@ -150,7 +171,9 @@ class ClusterCache:
         informer.add_handler(PodHandler())
 
     def attach_nodes(self, informer: Informer) -> None:
-        self.attach(informer, self.nodes, topology=True, changed=lambda o, n: _node_shape(o) != _node_shape(n))
+        self.attach(
+            informer, self.nodes, topology=True, changed=lambda o, n: _node_shape(o) != _node_shape(n)
+        )
 
     def _touch(self, topology: bool) -> None:
         self.generation += 1

@@ -25,7 +25,9 @@ log = structlog.get_logger(__name__)
 
 
 class Preemptor:
-    def __init__(self, kube: Kube, cache: ClusterCache, status: StatusWriter, recorder: EventRecorder | None) -> None:
+    def __init__(
+        self, kube: Kube, cache: ClusterCache, status: StatusWriter, recorder: EventRecorder | None
+    ) -> None:
         self.kube = kube
         self.cache = cache
         self.status = status
@@ -60,7 +62,9 @@ class Preemptor:
             if self.recorder is not None and pod is not None:
                 preemptor = next((p for p, n in plan.nominated if n == victim.node), plan.gang)
                 await self.recorder.event(
-                    {"apiVersion": "v1", "kind": "Pod", "metadata": pod.metadata.to_dict()}, "Normal", "Preempted",
+                    {"apiVersion": "v1", "kind": "Pod", "metadata": pod.metadata.to_dict()},
+                    "Normal",
+                    "Preempted",
                     f"Preempted by {preemptor} (gang {plan.gang}) on node {victim.node}",
                 )
         await self.status.nominate(plan.nominated, message)

@@ -62,7 +62,14 @@ from translations.gangs import Gang
 log = structlog.get_logger(__name__)
 
 WATCHED: tuple[Resource, ...] = (
-    PODS, NODES, PRIORITY_CLASSES, PDBS, VOLCANO_PODGROUPS, SIGS_PODGROUPS, X_PODGROUPS, HYPERNODES,
+    PODS,
+    NODES,
+    PRIORITY_CLASSES,
+    PDBS,
+    VOLCANO_PODGROUPS,
+    SIGS_PODGROUPS,
+    X_PODGROUPS,
+    HYPERNODES,
     CLUSTER_NETWORK_TOPOLOGIES,
 )
 
@@ -107,8 +114,12 @@ class GangScheduler:
         self.cache = ClusterCache(on_change=self._wake.set)
         self.views = ViewBuilder(self.cache)
         self.status = StatusWriter(self.status_kube, self.cache)
-        self.binder = Binder(self.kube, self.cache, concurrency=self.config.bind_concurrency,
-                             retry_deadline=self.config.bind_retry_deadline)
+        self.binder = Binder(
+            self.kube,
+            self.cache,
+            concurrency=self.config.bind_concurrency,
+            retry_deadline=self.config.bind_retry_deadline,
+        )
         self.preemptor = Preemptor(self.kube, self.cache, self.status, self.recorder)
         self.stopping = False
 
@@ -174,7 +185,10 @@ class GangScheduler:
         for key, pod in self.cache.pods.items.items():
             if pod.spec.node_name or pod.terminal or key in self.cache.assumed:
                 continue
-            if pod.metadata.deletion_timestamp or (pod.spec.scheduler_name or "default-scheduler") not in names:
+            if (
+                pod.metadata.deletion_timestamp
+                or (pod.spec.scheduler_name or "default-scheduler") not in names
+            ):
                 continue
             if busy and self._gang_hint(pod) in busy:
                 continue
@@ -184,8 +198,12 @@ class GangScheduler:
     def _gang_hint(self, pod: Pod) -> str:
         """The gang key the pod most likely belongs to, for the in-flight check only."""
         ann, labels = pod.metadata.annotations or {}, pod.metadata.labels or {}
-        name = (ann.get(volcano.GROUP_NAME_ANNOTATION) or labels.get(koord.SIGS_POD_GROUP_LABEL)
-                or labels.get(schedplugins.POD_GROUP_LABEL) or ann.get(koord.GANG_NAME))
+        name = (
+            ann.get(volcano.GROUP_NAME_ANNOTATION)
+            or labels.get(koord.SIGS_POD_GROUP_LABEL)
+            or labels.get(schedplugins.POD_GROUP_LABEL)
+            or ann.get(koord.GANG_NAME)
+        )
         return f"{pod.namespace}/{name}" if name else pod.key
 
     async def run_cycle(self) -> None:
@@ -216,8 +234,13 @@ class GangScheduler:
             self._apply(gang, verdict, view)
             planned += 1
             await asyncio.sleep(0)  # let bind jobs and informers breathe between gangs
-        log.debug("scheduler.cycle", cycle=self.cycles, gangs=planned, view_seconds=round(t_view, 3),
-                  seconds=round(time.perf_counter() - t0, 3))
+        log.debug(
+            "scheduler.cycle",
+            cycle=self.cycles,
+            gangs=planned,
+            view_seconds=round(t_view, 3),
+            seconds=round(time.perf_counter() - t0, 3),
+        )
 
     # --- decisions -------------------------------------------------------------------
 
@@ -230,12 +253,23 @@ class GangScheduler:
             for key, node in placement.pods:
                 m = members[key]
                 pos = view.index.node_pos[node]
-                view.snapshot.bind(BoundPod(key, m.pod.namespace, pos, _vector(view.index, m.requests), m.priority,
-                                            gang.key, dict(m.pod.metadata.labels or {})))
+                view.snapshot.bind(
+                    BoundPod(
+                        key,
+                        m.pod.namespace,
+                        pos,
+                        _vector(view.index, m.requests),
+                        m.priority,
+                        gang.key,
+                        dict(m.pod.metadata.labels or {}),
+                    )
+                )
                 self.cache.assume(key, node)
             already = [m.key for m in gang.bound]
-            self._start(gang.key, self._bind_job(gang, list(placement.pods), already, placement.domain,
-                                                 placement.tier))
+            self._start(
+                gang.key,
+                self._bind_job(gang, list(placement.pods), already, placement.domain, placement.tier),
+            )
         elif verdict.code is Code.WAIT and verdict.plan is not None:
             plan = verdict.plan
             for v in plan.victims:
@@ -244,8 +278,11 @@ class GangScheduler:
             members = {m.key: m for m in gang.pods}
             for key, node in plan.nominated:
                 m = members[key]
-                view.snapshot.nominate(Nomination(key, gang.key, view.index.node_pos[node],
-                                                  _vector(view.index, m.requests), m.priority))
+                view.snapshot.nominate(
+                    Nomination(
+                        key, gang.key, view.index.node_pos[node], _vector(view.index, m.requests), m.priority
+                    )
+                )
             self._start(gang.key, self._preempt_job(gang, verdict))
         elif self._reported.get(gang.key) != (verdict.code, verdict.message):
             # Only a changed verdict is written: an unschedulable gang costs nothing per cycle.
@@ -264,10 +301,12 @@ class GangScheduler:
 
         task.add_done_callback(done)
 
-    async def _bind_job(self, gang: Gang, placement: list[tuple[str, str]], already: list[str], domain: str,
-                        tier: int) -> None:
-        out: BindOutcome = await self.binder.bind_gang(gang.key, placement, min_member=gang.min_member,
-                                                        already_bound=already)
+    async def _bind_job(
+        self, gang: Gang, placement: list[tuple[str, str]], already: list[str], domain: str, tier: int
+    ) -> None:
+        out: BindOutcome = await self.binder.bind_gang(
+            gang.key, placement, min_member=gang.min_member, already_bound=already
+        )
         if out.result != "complete":
             failures = self._backoff.get(gang.key, (0.0, 0))[1] + 1
             self._backoff[gang.key] = (time.monotonic() + min(60.0, 0.5 * 2 ** (failures - 1)), failures)
@@ -281,27 +320,50 @@ class GangScheduler:
             for key in out.bound:
                 await self.status.clear_nomination(key)
             where = f"node {domain}" if tier == 0 else f"{domain} (tier {tier})"
-            await self.status.pod_group(gang, phase="Running", condition="Scheduled", ok=True, reason="Scheduled",
-                                        message=f"{len(out.bound) + len(already)} pods bound in {where}")
+            await self.status.pod_group(
+                gang,
+                phase="Running",
+                condition="Scheduled",
+                ok=True,
+                reason="Scheduled",
+                message=f"{len(out.bound) + len(already)} pods bound in {where}",
+            )
             if self.recorder is not None:
-                await self._event_on_group(gang, "Normal", "Scheduled",
-                                           f"gang {gang.key}: {len(out.bound)} pods bound in {where}")
+                await self._event_on_group(
+                    gang, "Normal", "Scheduled", f"gang {gang.key}: {len(out.bound)} pods bound in {where}"
+                )
         elif out.result == "rolled-back":
             why = "; ".join(f"{k}: {v}" for k, v in sorted(out.failed.items()))
-            await self._event_on_group(gang, "Warning", "GangRolledBack",
-                                       f"gang {gang.key}: binding could not complete ({why}); "
-                                       f"deleted {len(out.rolled_back)} bound member(s) for their owners to recreate")
+            await self._event_on_group(
+                gang,
+                "Warning",
+                "GangRolledBack",
+                f"gang {gang.key}: binding could not complete ({why}); "
+                f"deleted {len(out.rolled_back)} bound member(s) for their owners to recreate",
+            )
 
     async def _preempt_job(self, gang: Gang, verdict: Verdict) -> None:
         assert verdict.plan is not None
         await self.preemptor.carry_out(verdict.plan, verdict.message)
-        await self.status.pod_group(gang, phase="Pending", condition="Unschedulable", ok=False,
-                                    reason="Preempting", message=verdict.message)
+        await self.status.pod_group(
+            gang,
+            phase="Pending",
+            condition="Unschedulable",
+            ok=False,
+            reason="Preempting",
+            message=verdict.message,
+        )
 
     async def _report_job(self, gang: Gang, verdict: Verdict, reason: str) -> None:
         await self.status.pods_unschedulable(gang, verdict.message, reason=reason)
-        await self.status.pod_group(gang, phase="Pending", condition="Unschedulable", ok=False,
-                                    reason=verdict.code.value, message=verdict.message)
+        await self.status.pod_group(
+            gang,
+            phase="Pending",
+            condition="Unschedulable",
+            ok=False,
+            reason=verdict.code.value,
+            message=verdict.message,
+        )
 
     async def _event_on_group(self, gang: Gang, type_: str, reason: str, message: str) -> None:
         if self.recorder is None:

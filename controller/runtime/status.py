@@ -45,11 +45,20 @@ class StatusWriter:
             pod = self.cache.pods.items.get(m.key)
             if pod is None:
                 continue
-            cur = next((c for c in (pod.status.conditions if pod.status else None) or [] if c.type == POD_SCHEDULED), None)
+            cur = next(
+                (c for c in (pod.status.conditions if pod.status else None) or [] if c.type == POD_SCHEDULED),
+                None,
+            )
             if cur is not None and cur.status == "False" and cur.reason == reason and cur.message == message:
                 continue
-            cond = {"type": POD_SCHEDULED, "status": "False", "reason": reason, "message": message,
-                    "lastProbeTime": None, "lastTransitionTime": _now()}
+            cond = {
+                "type": POD_SCHEDULED,
+                "status": "False",
+                "reason": reason,
+                "message": message,
+                "lastProbeTime": None,
+                "lastTransitionTime": _now(),
+            }
             if await self._patch_pod(m.key, {"conditions": [cond]}):
                 writes += 1
         return writes
@@ -57,8 +66,14 @@ class StatusWriter:
     async def nominate(self, pods: Iterable[tuple[str, str]], message: str) -> None:
         """status.nominatedNodeName (and the waiting message) on each (pod, node)."""
         for key, node in pods:
-            cond = {"type": POD_SCHEDULED, "status": "False", "reason": UNSCHEDULABLE,
-                    "message": message[:_MESSAGE_LIMIT], "lastProbeTime": None, "lastTransitionTime": _now()}
+            cond = {
+                "type": POD_SCHEDULED,
+                "status": "False",
+                "reason": UNSCHEDULABLE,
+                "message": message[:_MESSAGE_LIMIT],
+                "lastProbeTime": None,
+                "lastTransitionTime": _now(),
+            }
             await self._patch_pod(key, {"nominatedNodeName": node, "conditions": [cond]})
 
     async def clear_nomination(self, key: str) -> None:
@@ -77,7 +92,9 @@ class StatusWriter:
             log.info("status.pod_patch_failed", pod=key, error=str(exc))
             return False
 
-    async def pod_group(self, gang: Gang, *, phase: str, condition: str, ok: bool, reason: str, message: str) -> None:
+    async def pod_group(
+        self, gang: Gang, *, phase: str, condition: str, ok: bool, reason: str, message: str
+    ) -> None:
         """Phase and one condition on the gang's Volcano PodGroup (other dialects have no
         conditions to write); skipped when nothing changed."""
         if gang.source != "volcano":
@@ -90,19 +107,34 @@ class StatusWriter:
         if self._pg_written.get(gang.key) == sig:
             return
         status = pg.status
-        if status is not None and status.phase == phase and any(
-            c.type == condition and c.message == message for c in status.conditions or []
+        if (
+            status is not None
+            and status.phase == phase
+            and any(c.type == condition and c.message == message for c in status.conditions or [])
         ):
             self._pg_written[gang.key] = sig
             return
-        others = [c.to_dict() for c in (status.conditions if status else None) or []
-                  if c.type not in ("Scheduled", "Unschedulable")]
-        cond = {"type": condition, "status": "True" if ok else "False", "reason": reason, "message": message,
-                "lastTransitionTime": _now(), "transitionID": f"topobridge-{self.cache.generation}"}
+        others = [
+            c.to_dict()
+            for c in (status.conditions if status else None) or []
+            if c.type not in ("Scheduled", "Unschedulable")
+        ]
+        cond = {
+            "type": condition,
+            "status": "True" if ok else "False",
+            "reason": reason,
+            "message": message,
+            "lastTransitionTime": _now(),
+            "transitionID": f"topobridge-{self.cache.generation}",
+        }
         try:
             # No status subresource on Volcano's PodGroup: status is written through the object.
-            await self.kube.merge_patch(VOLCANO_PODGROUPS, pg.name, {"status": {"phase": phase, "conditions": [*others, cond]}},
-                                        namespace=pg.namespace)
+            await self.kube.merge_patch(
+                VOLCANO_PODGROUPS,
+                pg.name,
+                {"status": {"phase": phase, "conditions": [*others, cond]}},
+                namespace=pg.namespace,
+            )
             self._pg_written[gang.key] = sig
         except NotFoundError:
             pass

@@ -80,9 +80,11 @@ class ViewBuilder:
         # A pod sent to bind is bound as far as anyone planning is concerned (kube-scheduler's
         # assume): its gang must not see it as pending and place it a second time.
         live = [
-            p if (node := cache.assumed.get(key)) is None or p.spec.node_name
+            p
+            if (node := cache.assumed.get(key)) is None or p.spec.node_name
             else p.model_copy(update={"spec": p.spec.model_copy(update={"node_name": node})})
-            for key, p in cache.pods.items.items() if not p.terminal
+            for key, p in cache.pods.items.items()
+            if not p.terminal
         ]
         gangs = discover_gangs(
             live,
@@ -111,15 +113,24 @@ class ViewBuilder:
                     if pos is None:
                         continue  # on a node we do not know (deleted): holds nothing we schedule on
                     has_bound = True
-                    bound.append(BoundPod(
-                        key=m.key, namespace=m.pod.namespace, node=pos, req=_vector(index, m.requests),
-                        priority=m.priority, gang=g.key, labels=dict(m.pod.metadata.labels or {}),
-                        terminating=bool(m.pod.metadata.deletion_timestamp),
-                    ))
+                    bound.append(
+                        BoundPod(
+                            key=m.key,
+                            namespace=m.pod.namespace,
+                            node=pos,
+                            req=_vector(index, m.requests),
+                            priority=m.priority,
+                            gang=g.key,
+                            labels=dict(m.pod.metadata.labels or {}),
+                            terminating=bool(m.pod.metadata.deletion_timestamp),
+                        )
+                    )
                 elif m.pod.status is not None and m.pod.status.nominated_node_name:
                     pos = index.node_pos.get(m.pod.status.nominated_node_name)
                     if pos is not None:
-                        nominations.append(Nomination(m.key, g.key, pos, _vector(index, m.requests), m.priority))
+                        nominations.append(
+                            Nomination(m.key, g.key, pos, _vector(index, m.requests), m.priority)
+                        )
             if has_bound:
                 gang_min[g.key] = g.min_member
         snap = Snapshot.build(index, bound, gang_min)
@@ -131,7 +142,10 @@ class ViewBuilder:
 
 def _translated_from_cnt(hn: volcano.HyperNode) -> bool:
     labels = hn.metadata.labels or {}
-    return labels.get(hntr.MANAGED_BY_LABEL) == hntr.MANAGED_BY and labels.get(hntr.SOURCE_LABEL) == "koordinator"
+    return (
+        labels.get(hntr.MANAGED_BY_LABEL) == hntr.MANAGED_BY
+        and labels.get(hntr.SOURCE_LABEL) == "koordinator"
+    )
 
 
 def _vector(index: ClusterIndex, requests: Mapping[str, int]) -> I64:

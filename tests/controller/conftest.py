@@ -34,7 +34,10 @@ async def tkube(control_plane: Any) -> AsyncIterator[Kube]:
 async def controller_user(tkube: Kube) -> str:
     """The user controller replicas act as: the ServiceAccount bound to the generated
     ClusterRole. Replicas impersonate it, so the API server refuses any call the role lacks."""
-    for res, body in ((CLUSTER_ROLES, rbac.cluster_role()), (CLUSTER_ROLE_BINDINGS, rbac.cluster_role_binding())):
+    for res, body in (
+        (CLUSTER_ROLES, rbac.cluster_role()),
+        (CLUSTER_ROLE_BINDINGS, rbac.cluster_role_binding()),
+    ):
         with contextlib.suppress(AlreadyExistsError):
             await tkube.create(res, body)
         await tkube.apply(res, body)  # keep it current if an earlier test installed an older one

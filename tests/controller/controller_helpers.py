@@ -18,7 +18,11 @@ T = TypeVar("T")
 
 
 async def eventually(
-    probe: Callable[[], Awaitable[T]], *, timeout: float = 20.0, interval: float = 0.1, what: str = "condition"
+    probe: Callable[[], Awaitable[T]],
+    *,
+    timeout: float = 20.0,
+    interval: float = 0.1,
+    what: str = "condition",
 ) -> T:
     """Poll `probe` until it returns a truthy value (returned) or raises no AssertionError."""
     deadline = time.monotonic() + timeout
@@ -31,20 +35,33 @@ async def eventually(
         except (AssertionError, NotFoundError) as exc:
             last = exc
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}" + (f": {last}" if last else ""))
+            raise AssertionError(
+                f"timed out after {timeout}s waiting for {what}" + (f": {last}" if last else "")
+            )
         await asyncio.sleep(interval)
 
 
-def node_body(name: str, *, labels: dict[str, str] | None = None, cpu: str = "8", memory: str = "32Gi",
-              pods: str = "110", gpu: str | None = None) -> JsonDict:
+def node_body(
+    name: str,
+    *,
+    labels: dict[str, str] | None = None,
+    cpu: str = "8",
+    memory: str = "32Gi",
+    pods: str = "110",
+    gpu: str | None = None,
+) -> JsonDict:
     alloc = {"cpu": cpu, "memory": memory, "pods": pods}
     if gpu is not None:
         alloc["nvidia.com/gpu"] = gpu
     return {
-        "apiVersion": "v1", "kind": "Node",
+        "apiVersion": "v1",
+        "kind": "Node",
         "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
-        "status": {"allocatable": alloc, "capacity": alloc,
-                   "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "test"}]},
+        "status": {
+            "allocatable": alloc,
+            "capacity": alloc,
+            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "test"}],
+        },
     }
 
 
@@ -80,15 +97,23 @@ class Kubelet:
             meta, spec, status = pod["metadata"], pod.get("spec") or {}, pod.get("status") or {}
             if meta.get("deletionTimestamp"):
                 with contextlib.suppress(NotFoundError, ConflictError):
-                    await self.kube.delete(PODS, meta["name"], namespace=self.namespace, grace_period_seconds=0,
-                                           uid=meta["uid"])
+                    await self.kube.delete(
+                        PODS, meta["name"], namespace=self.namespace, grace_period_seconds=0, uid=meta["uid"]
+                    )
                 continue
             if spec.get("nodeName") and status.get("phase") != "Running":
                 with contextlib.suppress(NotFoundError):
-                    await self.kube.patch_pod_status(namespace=self.namespace, pod=meta["name"], patch={
-                        "phase": "Running",
-                        "conditions": [{"type": "Ready", "status": "True"}, {"type": "PodScheduled", "status": "True"}],
-                    })
+                    await self.kube.patch_pod_status(
+                        namespace=self.namespace,
+                        pod=meta["name"],
+                        patch={
+                            "phase": "Running",
+                            "conditions": [
+                                {"type": "Ready", "status": "True"},
+                                {"type": "PodScheduled", "status": "True"},
+                            ],
+                        },
+                    )
                     self.started.add(meta["name"])
 
     async def run(self, interval: float = 0.2) -> None:
@@ -112,7 +137,11 @@ async def running(coro: Awaitable[Any], name: str = "background") -> AsyncIterat
 
 @contextlib.asynccontextmanager
 async def controller_replica(
-    kubeconfig: str, options: ControllerOptions, *, user: str | None = None, kube_class: type[Kube] = Kube,
+    kubeconfig: str,
+    options: ControllerOptions,
+    *,
+    user: str | None = None,
+    kube_class: type[Kube] = Kube,
 ) -> AsyncIterator[Manager]:
     """One controller replica with its own client, running until the block ends; with `user`,
     every request impersonates that user (the controller's ServiceAccount)."""

@@ -49,8 +49,14 @@ def restart_apiserver(plane: LocalControlPlane, *, down_for: float) -> float:
     killed = time.monotonic()
     time.sleep(down_for)
     with open(proc.log_file, "ab") as out:
-        popen = subprocess.Popen([a.decode() for a in argv], stdin=subprocess.DEVNULL, stdout=out,
-                                 stderr=subprocess.STDOUT, cwd=str(cwd), start_new_session=True)
+        popen = subprocess.Popen(
+            [a.decode() for a in argv],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=str(cwd),
+            start_new_session=True,
+        )
     plane.processes[i] = ManagedProcess("kube-apiserver", popen.pid, None, proc.log_file, popen)
     return killed
 
@@ -64,7 +70,9 @@ async def test_apiserver_killed_and_restarted_controller_converges(private_plane
         options = ControllerOptions(reconcile_hypernodes=False, leader_election=None, resync_period=30.0)
         async with controller_replica(private_plane.kubeconfig, options) as manager:
             await create_gang(kube, "work", "before", 3)
-            await eventually(lambda: all_bound(kube, "work", 3), timeout=30, what="the gang before the outage")
+            await eventually(
+                lambda: all_bound(kube, "work", 3), timeout=30, what="the gang before the outage"
+            )
 
             killed = await asyncio.to_thread(restart_apiserver, private_plane, down_for=3.0)
 
@@ -80,13 +88,27 @@ async def test_apiserver_killed_and_restarted_controller_converges(private_plane
 
             # Work that exists only after the restart: the controller must have reconnected.
             await create_gang(kube, "work", "after", 4)
-            lws = await kube.create(LEADERWORKERSETS, lws_body("svc", "work", replicas=1,
-                                                              topology={"mode": "hard", "highestTierAllowed": 1}))
-            await kube.create(PODS, {**leader_pod(lws, 0), "spec": {
-                "schedulerName": "volcano", "containers": [{"name": "main", "image": "busybox"}]}})
+            lws = await kube.create(
+                LEADERWORKERSETS,
+                lws_body("svc", "work", replicas=1, topology={"mode": "hard", "highestTierAllowed": 1}),
+            )
+            await kube.create(
+                PODS,
+                {
+                    **leader_pod(lws, 0),
+                    "spec": {
+                        "schedulerName": "volcano",
+                        "containers": [{"name": "main", "image": "busybox"}],
+                    },
+                },
+            )
+
             async def after_bound() -> bool:
-                pods = [p for p in (await kube.list(PODS, namespace="work")).items
-                        if p["metadata"]["name"].startswith("after-")]
+                pods = [
+                    p
+                    for p in (await kube.list(PODS, namespace="work")).items
+                    if p["metadata"]["name"].startswith("after-")
+                ]
                 return len(pods) == 4 and all(p["spec"].get("nodeName") for p in pods)
 
             await eventually(after_bound, timeout=60, what="the gang after the restart")

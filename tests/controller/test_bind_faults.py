@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import random
 from collections import Counter
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from controller_helpers import Kubelet, controller_replica, create_node, delete_nodes, eventually, running
@@ -39,8 +39,8 @@ class FaultyKube(Kube):
     p_reset = 0.15
     p_lost = 0.15
     p_poison = 0.06
-    poisoned: dict[str, bool] = {}
-    injected: Counter[str] = Counter()
+    poisoned: ClassVar[dict[str, bool]] = {}
+    injected: ClassVar[Counter[str]] = Counter()
 
     async def bind(self, *, namespace: str, pod: str, node: str, pod_uid: str | None = None) -> None:
         key = f"{namespace}/{pod}"
@@ -64,22 +64,37 @@ class FaultyKube(Kube):
 def replica_set(name: str, namespace: str, size: int) -> JsonDict:
     labels = {"gang": name}
     return {
-        "apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": name, "namespace": namespace},
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {"name": name, "namespace": namespace},
         "spec": {
-            "replicas": size, "selector": {"matchLabels": labels},
+            "replicas": size,
+            "selector": {"matchLabels": labels},
             "template": {
                 "metadata": {"labels": labels, "annotations": {"scheduling.k8s.io/group-name": name}},
-                "spec": {"schedulerName": "topobridge", "terminationGracePeriodSeconds": 0,
-                         "containers": [{"name": "c", "image": "busybox",
-                                         "resources": {"requests": {"cpu": "1", "memory": "64Mi"}}}]},
+                "spec": {
+                    "schedulerName": "topobridge",
+                    "terminationGracePeriodSeconds": 0,
+                    "containers": [
+                        {
+                            "name": "c",
+                            "image": "busybox",
+                            "resources": {"requests": {"cpu": "1", "memory": "64Mi"}},
+                        }
+                    ],
+                },
             },
         },
     }
 
 
 def pod_group(name: str, namespace: str, size: int) -> JsonDict:
-    return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
-            "metadata": {"name": name, "namespace": namespace}, "spec": {"minMember": size}}
+    return {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"minMember": size},
+    }
 
 
 @pytest.fixture
@@ -111,12 +126,20 @@ async def test_injected_bind_failures_never_leave_a_partial_gang(
     FaultyKube.poisoned.clear()
     FaultyKube.injected.clear()
     rng = random.Random(7)
-    options = ControllerOptions(reconcile_lws=False, reconcile_hypernodes=False, leader_election=None,
-                                scheduler_tuning={"bind_retry_deadline": 10.0, "period": 0.5})
+    options = ControllerOptions(
+        reconcile_lws=False,
+        reconcile_hypernodes=False,
+        leader_election=None,
+        scheduler_tuning={"bind_retry_deadline": 10.0, "period": 0.5},
+    )
     sizes: dict[str, int] = {}
     kubelet = Kubelet(tkube, namespace)
-    async with controller_replica(control_plane.kubeconfig, options, user=controller_user,
-                                  kube_class=FaultyKube) as manager, running(kubelet.run(0.3), "kubelet"):
+    async with (
+        controller_replica(
+            control_plane.kubeconfig, options, user=controller_user, kube_class=FaultyKube
+        ) as manager,
+        running(kubelet.run(0.3), "kubelet"),
+    ):
         for start in range(0, RUNS, BATCH):
             batch = {f"run-{i}": rng.randint(2, 6) for i in range(start, start + BATCH)}
             sizes.update(batch)
@@ -124,15 +147,17 @@ async def test_injected_bind_failures_never_leave_a_partial_gang(
                 await tkube.create(VOLCANO_PODGROUPS, pod_group(name, namespace, size))
                 await tkube.create(REPLICASETS, replica_set(name, namespace, size))
 
-            async def batch_bound() -> bool:
+            async def batch_bound(batch: dict[str, int] = batch) -> bool:
                 state = await gang_state(tkube, namespace)
                 return all(state.get(n) == (s, s) for n, s in batch.items())
 
-            await eventually(batch_bound, timeout=180, interval=0.5, what=f"batch {start // BATCH} fully bound")
+            await eventually(
+                batch_bound, timeout=180, interval=0.5, what=f"batch {start // BATCH} fully bound"
+            )
             for name in batch:  # free the room for the next batch
                 await tkube.delete(REPLICASETS, name, namespace=namespace, propagation="Background")
 
-            async def batch_gone() -> bool:
+            async def batch_gone(batch: dict[str, int] = batch) -> bool:
                 state = await gang_state(tkube, namespace)
                 return not any(n in state for n in batch)
 
@@ -145,9 +170,13 @@ async def test_injected_bind_failures_never_leave_a_partial_gang(
     for o in outcomes:
         bound = set(o.bound) | set(o.already_bound)
         if o.result == "complete":
-            assert len(bound) >= o.min_member, f"{o.gang}: 'complete' with {len(bound)} < minMember {o.min_member}"
+            assert len(bound) >= o.min_member, (
+                f"{o.gang}: 'complete' with {len(bound)} < minMember {o.min_member}"
+            )
         elif o.result == "rolled-back":
-            assert set(o.rolled_back) == bound, f"{o.gang}: rolled back {sorted(o.rolled_back)} of {sorted(bound)}"
+            assert set(o.rolled_back) == bound, (
+                f"{o.gang}: rolled back {sorted(o.rolled_back)} of {sorted(bound)}"
+            )
             assert o.failed, "a roll-back needs a permanent failure"
         else:
             pytest.fail(f"{o.gang}: job ended {o.result} although the API server was reachable")
@@ -156,5 +185,7 @@ async def test_injected_bind_failures_never_leave_a_partial_gang(
     # The faults really happened, and every kind was exercised.
     assert FaultyKube.injected["reset"] > 20 and FaultyKube.injected["lost"] > 20, FaultyKube.injected
     assert results["rolled-back"] >= 5, results
-    print(f"\nbind fault injection: {RUNS} gangs, {len(outcomes)} bind jobs {dict(results)}, "
-          f"injected {dict(FaultyKube.injected)}")
+    print(
+        f"\nbind fault injection: {RUNS} gangs, {len(outcomes)} bind jobs {dict(results)}, "
+        f"injected {dict(FaultyKube.injected)}"
+    )

@@ -52,27 +52,60 @@ def test_print_rbac_is_the_generated_role(capsys: pytest.CaptureFixture[str]) ->
     assert run_cli(["run", "--print-rbac"]) == 0
     docs = list(yaml.safe_load_all(capsys.readouterr().out))
     assert docs[0] == cluster_role()
-    assert docs[1]["kind"] == "ClusterRoleBinding" and docs[1]["roleRef"]["name"] == docs[0]["metadata"]["name"]
+    assert (
+        docs[1]["kind"] == "ClusterRoleBinding" and docs[1]["roleRef"]["name"] == docs[0]["metadata"]["name"]
+    )
 
 
 def test_bad_timings_fail_before_connecting(capsys: pytest.CaptureFixture[str]) -> None:
-    code = run_cli(["run", "--no-webhook", "--lease-duration", "5", "--renew-deadline", "10",
-                 "--kubeconfig", "/nonexistent"])
+    code = run_cli(
+        [
+            "run",
+            "--no-webhook",
+            "--lease-duration",
+            "5",
+            "--renew-deadline",
+            "10",
+            "--kubeconfig",
+            "/nonexistent",
+        ]
+    )
     assert code == 2
     assert "lease duration (5.0s) must be greater than the renew deadline (10.0s)" in capsys.readouterr().err
 
 
-async def test_run_leads_serves_and_releases_on_sigterm(control_plane: Any, tkube: Kube, namespace: str) -> None:
+async def test_run_leads_serves_and_releases_on_sigterm(
+    control_plane: Any, tkube: Kube, namespace: str
+) -> None:
     metrics_port, webhook_port = free_port(), free_port()
     identity = f"cmd-run-{namespace}"
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "topobridge.cli", "--log-format", "json", "run",
-        "--kubeconfig", control_plane.kubeconfig, "--lease-namespace", namespace, "--identity", identity,
-        "--metrics-host", "127.0.0.1", "--metrics-port", str(metrics_port),
-        "--webhook-host", "127.0.0.1", "--webhook-port", str(webhook_port),
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE, env={**os.environ},
+        sys.executable,
+        "-m",
+        "topobridge.cli",
+        "--log-format",
+        "json",
+        "run",
+        "--kubeconfig",
+        control_plane.kubeconfig,
+        "--lease-namespace",
+        namespace,
+        "--identity",
+        identity,
+        "--metrics-host",
+        "127.0.0.1",
+        "--metrics-port",
+        str(metrics_port),
+        "--webhook-host",
+        "127.0.0.1",
+        "--webhook-port",
+        str(webhook_port),
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ},
     )
     try:
+
         async def leading() -> bool:
             lease = await tkube.get(LEASES, "topobridge-controller", namespace=namespace)
             return bool(lease["spec"].get("holderIdentity") == identity)

@@ -20,24 +20,31 @@ SPINE = "network.topology.nvidia.com/spine"
 BLOCK = "network.topology.nvidia.com/block"
 
 CNT: JsonDict = {
-    "apiVersion": "scheduling.koordinator.sh/v1alpha1", "kind": "ClusterNetworkTopology",
+    "apiVersion": "scheduling.koordinator.sh/v1alpha1",
+    "kind": "ClusterNetworkTopology",
     "metadata": {"name": "default"},
-    "spec": {"networkTopologySpec": [
-        {"labelKey": [SPINE], "topologyLayer": "SpineLayer"},
-        {"labelKey": [BLOCK], "parentTopologyLayer": "SpineLayer", "topologyLayer": "BlockLayer"},
-        {"parentTopologyLayer": "BlockLayer", "topologyLayer": "NodeTopologyLayer"},
-    ]},
+    "spec": {
+        "networkTopologySpec": [
+            {"labelKey": [SPINE], "topologyLayer": "SpineLayer"},
+            {"labelKey": [BLOCK], "parentTopologyLayer": "SpineLayer", "topologyLayer": "BlockLayer"},
+            {"parentTopologyLayer": "BlockLayer", "topologyLayer": "NodeTopologyLayer"},
+        ]
+    },
 }
 
 # node -> (spine, block)
 LAYOUT = {
-    "hn-node-1": ("hs-0", "hb-0"), "hn-node-2": ("hs-0", "hb-0"),
-    "hn-node-3": ("hs-0", "hb-1"), "hn-node-4": ("hs-1", "hb-2"),
+    "hn-node-1": ("hs-0", "hb-0"),
+    "hn-node-2": ("hs-0", "hb-0"),
+    "hn-node-3": ("hs-0", "hb-1"),
+    "hn-node-4": ("hs-1", "hb-2"),
 }
 
 
 def options() -> ControllerOptions:
-    return ControllerOptions(reconcile_lws=False, fallback_scheduler=False, leader_election=None, resync_period=30.0)
+    return ControllerOptions(
+        reconcile_lws=False, fallback_scheduler=False, leader_election=None, resync_period=30.0
+    )
 
 
 async def hypernodes(kube: Kube) -> dict[str, JsonDict]:
@@ -60,7 +67,7 @@ async def topology_cluster(tkube: Kube) -> Any:
     with contextlib.suppress(NotFoundError):
         await tkube.delete(CLUSTER_NETWORK_TOPOLOGIES, "default")
     await delete_nodes(tkube, list(LAYOUT))
-    for name, hn in (await hypernodes(tkube)).items():
+    for name in await hypernodes(tkube):
         with contextlib.suppress(NotFoundError):
             await tkube.delete(HYPERNODES, name)
 
@@ -69,7 +76,8 @@ async def test_cnt_to_hypernodes_relabel_and_owned_deletion(
     control_plane: Any, tkube: Kube, controller_user: str, topology_cluster: Any
 ) -> None:
     foreign = {
-        "apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode",
+        "apiVersion": "topology.volcano.sh/v1alpha1",
+        "kind": "HyperNode",
         "metadata": {"name": "someone-elses"},
         "spec": {"tier": 1, "members": [{"type": "Node", "selector": {"exactMatch": {"name": "hn-node-1"}}}]},
     }
@@ -77,10 +85,21 @@ async def test_cnt_to_hypernodes_relabel_and_owned_deletion(
     await tkube.create(CLUSTER_NETWORK_TOPOLOGIES, CNT)
 
     async with controller_replica(control_plane.kubeconfig, options(), user=controller_user):
+
         async def tree() -> dict[str, JsonDict] | None:
             hns = await hypernodes(tkube)
-            return hns if {"blocklayer-hb-0", "blocklayer-hb-1", "blocklayer-hb-2",
-                           "spinelayer-hs-0", "spinelayer-hs-1"} <= set(hns) else None
+            return (
+                hns
+                if {
+                    "blocklayer-hb-0",
+                    "blocklayer-hb-1",
+                    "blocklayer-hb-2",
+                    "spinelayer-hs-0",
+                    "spinelayer-hs-1",
+                }
+                <= set(hns)
+                else None
+            )
 
         hns = await eventually(tree, what="HyperNodes for every block and spine")
         assert node_members(hns["blocklayer-hb-0"]) == {"hn-node-1", "hn-node-2"}
@@ -97,8 +116,10 @@ async def test_cnt_to_hypernodes_relabel_and_owned_deletion(
         async def moved() -> dict[str, JsonDict] | None:
             hns = await hypernodes(tkube)
             ok = (
-                "blocklayer-hb-2" not in hns and "blocklayer-hb-9" in hns
-                and node_members(hns.get("blocklayer-hb-1", {"spec": {"members": []}})) == {"hn-node-2", "hn-node-3"}
+                "blocklayer-hb-2" not in hns
+                and "blocklayer-hb-9" in hns
+                and node_members(hns.get("blocklayer-hb-1", {"spec": {"members": []}}))
+                == {"hn-node-2", "hn-node-3"}
                 and node_members(hns.get("blocklayer-hb-0", {"spec": {"members": []}})) == {"hn-node-1"}
             )
             return hns if ok else None
@@ -120,13 +141,15 @@ async def test_name_taken_by_unowned_hypernode_is_refused(
     control_plane: Any, tkube: Kube, controller_user: str, topology_cluster: Any
 ) -> None:
     squatter = {
-        "apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode",
+        "apiVersion": "topology.volcano.sh/v1alpha1",
+        "kind": "HyperNode",
         "metadata": {"name": "blocklayer-hb-0", "labels": {"team": "net"}},
         "spec": {"tier": 3, "members": [{"type": "Node", "selector": {"regexMatch": {"pattern": "^gpu-"}}}]},
     }
     await tkube.create(HYPERNODES, squatter)
     await tkube.create(CLUSTER_NETWORK_TOPOLOGIES, CNT)
     async with controller_replica(control_plane.kubeconfig, options(), user=controller_user):
+
         async def others_created() -> bool:
             return "blocklayer-hb-1" in await hypernodes(tkube)
 
@@ -136,7 +159,9 @@ async def test_name_taken_by_unowned_hypernode_is_refused(
             from controller.resources import EVENTS
 
             events = (await tkube.list(EVENTS, namespace="default")).items
-            return any(e["reason"] == "HyperNodeNotOwned" and "blocklayer-hb-0" in e["message"] for e in events)
+            return any(
+                e["reason"] == "HyperNodeNotOwned" and "blocklayer-hb-0" in e["message"] for e in events
+            )
 
         await eventually(refusal_reported, what="a HyperNodeNotOwned event on the CNT")
         hn = await tkube.get(HYPERNODES, "blocklayer-hb-0")
@@ -148,13 +173,18 @@ async def test_detail_status_written_while_koordinator_absent(
 ) -> None:
     await tkube.create(CLUSTER_NETWORK_TOPOLOGIES, CNT)
     async with controller_replica(control_plane.kubeconfig, options(), user=controller_user):
+
         async def status_written() -> JsonDict | None:
             cnt = await tkube.get(CLUSTER_NETWORK_TOPOLOGIES, "default")
             return cnt if (cnt.get("status") or {}).get("detailStatus") else None
 
-        cnt = await eventually(status_written, timeout=10, what="detailStatus written while Koordinator is absent")
+        cnt = await eventually(
+            status_written, timeout=10, what="detailStatus written while Koordinator is absent"
+        )
         root = cnt["status"]["detailStatus"][0]
         assert root["topologyInfo"] == {"topologyLayer": "ClusterTopologyLayer", "topologyName": ""}
         assert root["nodeNum"] == 4 and root["childTopologyLayer"] == "SpineLayer"
-        spines = [d for d in cnt["status"]["detailStatus"] if d["topologyInfo"]["topologyLayer"] == "SpineLayer"]
+        spines = [
+            d for d in cnt["status"]["detailStatus"] if d["topologyInfo"]["topologyLayer"] == "SpineLayer"
+        ]
         assert {d["topologyInfo"]["topologyName"]: d["nodeNum"] for d in spines} == {"hs-0": 3, "hs-1": 1}

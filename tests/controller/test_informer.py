@@ -22,8 +22,11 @@ from controller.resources import PODS
 
 
 def pod(name: str, rv: int, **labels: str) -> JsonDict:
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": "ns", "resourceVersion": str(rv), "labels": labels}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "ns", "resourceVersion": str(rv), "labels": labels},
+    }
 
 
 class ScriptedKube:
@@ -87,10 +90,15 @@ async def run_until_done(inf: Informer, kube: ScriptedKube, clock: FakeClock | N
 
 async def test_watch_follows_versions_and_relists_on_gone() -> None:
     kube = ScriptedKube(
-        lists=[ObjectList([pod("a", 10), pod("b", 11)], "11"),
-               ObjectList([pod("a", 14), pod("c", 15)], "15")],  # after Gone: b vanished, a changed, c appeared
+        lists=[
+            ObjectList([pod("a", 10), pod("b", 11)], "11"),
+            ObjectList([pod("a", 14), pod("c", 15)], "15"),
+        ],  # after Gone: b vanished, a changed, c appeared
         watches=[
-            [WatchEvent("MODIFIED", pod("a", 12)), WatchEvent("BOOKMARK", {"metadata": {"resourceVersion": "13"}})],
+            [
+                WatchEvent("MODIFIED", pod("a", 12)),
+                WatchEvent("BOOKMARK", {"metadata": {"resourceVersion": "13"}}),
+            ],
             [GoneError("too old resource version", status=410)],
         ],
     )
@@ -98,9 +106,17 @@ async def test_watch_follows_versions_and_relists_on_gone() -> None:
     rec = Recorder()
     inf.add_handler(rec)
     await run_until_done(inf, kube)
-    assert kube.watch_versions == ["11", "13", "15"], "watch from the list, then from the last event or bookmark"
-    assert rec.seen == [("add", "a"), ("add", "b"), ("update", "a"),
-                        ("delete", "b"), ("update", "a"), ("add", "c")]
+    assert kube.watch_versions == ["11", "13", "15"], (
+        "watch from the list, then from the last event or bookmark"
+    )
+    assert rec.seen == [
+        ("add", "a"),
+        ("add", "b"),
+        ("update", "a"),
+        ("delete", "b"),
+        ("update", "a"),
+        ("add", "c"),
+    ]
     assert set(inf.cache) == {"ns/a", "ns/c"} and inf.relists == 2
 
 
@@ -110,8 +126,13 @@ async def test_failures_back_off_and_recover() -> None:
         lists=[TransportError("refused"), TransportError("refused"), ObjectList([pod("a", 1)], "1")],
         watches=[[TransportError("reset")], []],
     )
-    inf = Informer(kube, PODS, resync_period=None, clock=clock,  # type: ignore[arg-type]
-                   backoff=Backoff(initial=1.0, maximum=8.0, jitter=0.0))
+    inf = Informer(
+        kube,
+        PODS,
+        resync_period=None,
+        clock=clock,  # type: ignore[arg-type]
+        backoff=Backoff(initial=1.0, maximum=8.0, jitter=0.0),
+    )
     await run_until_done(inf, kube, clock)
     assert kube.list_calls == 3 and inf.synced.is_set()
     # reset -> re-watch from "1" (no re-list); a watch the server ends -> watch again from "1"
@@ -147,7 +168,9 @@ async def test_resync_reports_cached_objects_again() -> None:
 async def test_indexes_follow_label_changes() -> None:
     kube = ScriptedKube(
         lists=[ObjectList([pod("a", 1, team="x"), pod("b", 2, team="x")], "2")],
-        watches=[[WatchEvent("MODIFIED", pod("a", 3, team="y")), WatchEvent("DELETED", pod("b", 4, team="x"))]],
+        watches=[
+            [WatchEvent("MODIFIED", pod("a", 3, team="y")), WatchEvent("DELETED", pod("b", 4, team="x"))]
+        ],
     )
     inf = Informer(kube, PODS, resync_period=None)  # type: ignore[arg-type]
     inf.add_index("team", lambda o: [o["metadata"]["labels"]["team"]])

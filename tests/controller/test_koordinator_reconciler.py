@@ -20,23 +20,46 @@ from translations import koordinator as koord
 pytestmark = pytest.mark.integration
 
 CNT: JsonDict = {
-    "apiVersion": "scheduling.koordinator.sh/v1alpha1", "kind": "ClusterNetworkTopology",
+    "apiVersion": "scheduling.koordinator.sh/v1alpha1",
+    "kind": "ClusterNetworkTopology",
     "metadata": {"name": "default"},
-    "spec": {"networkTopologySpec": [
-        {"labelKey": ["network.topology.nvidia.com/spine"], "topologyLayer": "SpineLayer"},
-        {"labelKey": ["network.topology.nvidia.com/block"], "parentTopologyLayer": "SpineLayer",
-         "topologyLayer": "BlockLayer"},
-        {"parentTopologyLayer": "BlockLayer", "topologyLayer": "NodeTopologyLayer"},
-    ]},
+    "spec": {
+        "networkTopologySpec": [
+            {"labelKey": ["network.topology.nvidia.com/spine"], "topologyLayer": "SpineLayer"},
+            {
+                "labelKey": ["network.topology.nvidia.com/block"],
+                "parentTopologyLayer": "SpineLayer",
+                "topologyLayer": "BlockLayer",
+            },
+            {"parentTopologyLayer": "BlockLayer", "topologyLayer": "NodeTopologyLayer"},
+        ]
+    },
 }
 
 
-def member(name: str, namespace: str, *, labels: dict[str, str] | None = None,
-           annotations: dict[str, str] | None = None) -> JsonDict:
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": namespace, "labels": labels or {}, "annotations": annotations or {}},
-            "spec": {"schedulerName": "koord-scheduler", "containers": [
-                {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "8", "memory": "32Gi"}}}]}}
+def member(
+    name: str,
+    namespace: str,
+    *,
+    labels: dict[str, str] | None = None,
+    annotations: dict[str, str] | None = None,
+) -> JsonDict:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": labels or {},
+            "annotations": annotations or {},
+        },
+        "spec": {
+            "schedulerName": "koord-scheduler",
+            "containers": [
+                {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "8", "memory": "32Gi"}}}
+            ],
+        },
+    }
 
 
 @pytest.fixture
@@ -50,33 +73,83 @@ async def cnt(tkube: Kube) -> Any:
 async def test_koordinator_gangs_become_volcano_podgroups(
     control_plane: Any, tkube: Kube, controller_user: str, namespace: str, cnt: Any
 ) -> None:
-    spec = json.dumps({"gatherStrategy": [{"layer": "BlockLayer", "strategy": "PreferGather"},
-                                          {"layer": "SpineLayer", "strategy": "PreferGather"}]})
-    await tkube.create(SIGS_PODGROUPS, {
-        "apiVersion": "scheduling.sigs.k8s.io/v1alpha1", "kind": "PodGroup",
-        "metadata": {"name": "topology-demo-job", "namespace": namespace,
-                     "annotations": {koord.NETWORK_TOPOLOGY_SPEC: spec}},
-        "spec": {"minMember": 4, "scheduleTimeoutSeconds": 300},
-    })
+    spec = json.dumps(
+        {
+            "gatherStrategy": [
+                {"layer": "BlockLayer", "strategy": "PreferGather"},
+                {"layer": "SpineLayer", "strategy": "PreferGather"},
+            ]
+        }
+    )
+    await tkube.create(
+        SIGS_PODGROUPS,
+        {
+            "apiVersion": "scheduling.sigs.k8s.io/v1alpha1",
+            "kind": "PodGroup",
+            "metadata": {
+                "name": "topology-demo-job",
+                "namespace": namespace,
+                "annotations": {koord.NETWORK_TOPOLOGY_SPEC: spec},
+            },
+            "spec": {"minMember": 4, "scheduleTimeoutSeconds": 300},
+        },
+    )
     for i in range(4):
-        await tkube.create(PODS, member(f"training-pod-{i}", namespace,
-                                        labels={koord.SIGS_POD_GROUP_LABEL: "topology-demo-job"},
-                                        annotations={koord.NETWORK_TOPOLOGY_INDEX: str(i)}))
+        await tkube.create(
+            PODS,
+            member(
+                f"training-pod-{i}",
+                namespace,
+                labels={koord.SIGS_POD_GROUP_LABEL: "topology-demo-job"},
+                annotations={koord.NETWORK_TOPOLOGY_INDEX: str(i)},
+            ),
+        )
     for i in range(2):  # an annotation-only gang, MustGather at the block
-        await tkube.create(PODS, member(f"ann-{i}", namespace, annotations={
-            koord.GANG_NAME: "ann-gang", koord.GANG_MIN_AVAILABLE: "2",
-            koord.NETWORK_TOPOLOGY_SPEC: json.dumps({"gatherStrategy": [{"layer": "BlockLayer",
-                                                                          "strategy": "MustGather"}]})}))
+        await tkube.create(
+            PODS,
+            member(
+                f"ann-{i}",
+                namespace,
+                annotations={
+                    koord.GANG_NAME: "ann-gang",
+                    koord.GANG_MIN_AVAILABLE: "2",
+                    koord.NETWORK_TOPOLOGY_SPEC: json.dumps(
+                        {"gatherStrategy": [{"layer": "BlockLayer", "strategy": "MustGather"}]}
+                    ),
+                },
+            ),
+        )
     # A gang whose spec names a layer the ClusterNetworkTopology lacks: refused, reported, not blocking.
-    await tkube.create(PODS, member("bad-0", namespace, annotations={
-        koord.GANG_NAME: "bad-gang", koord.GANG_MIN_AVAILABLE: "1",
-        koord.NETWORK_TOPOLOGY_SPEC: json.dumps({"gatherStrategy": [{"layer": "RackLayer", "strategy": "MustGather"}]})}))
+    await tkube.create(
+        PODS,
+        member(
+            "bad-0",
+            namespace,
+            annotations={
+                koord.GANG_NAME: "bad-gang",
+                koord.GANG_MIN_AVAILABLE: "1",
+                koord.NETWORK_TOPOLOGY_SPEC: json.dumps(
+                    {"gatherStrategy": [{"layer": "RackLayer", "strategy": "MustGather"}]}
+                ),
+            },
+        ),
+    )
 
-    options = ControllerOptions(reconcile_lws=False, reconcile_hypernodes=False, fallback_scheduler=False,
-                                translate_koordinator=True, leader_election=None, resync_period=30.0)
+    options = ControllerOptions(
+        reconcile_lws=False,
+        reconcile_hypernodes=False,
+        fallback_scheduler=False,
+        translate_koordinator=True,
+        leader_election=None,
+        resync_period=30.0,
+    )
     async with controller_replica(control_plane.kubeconfig, options, user=controller_user):
+
         async def translated() -> dict[str, JsonDict] | None:
-            pgs = {pg["metadata"]["name"]: pg for pg in (await tkube.list(VOLCANO_PODGROUPS, namespace=namespace)).items}
+            pgs = {
+                pg["metadata"]["name"]: pg
+                for pg in (await tkube.list(VOLCANO_PODGROUPS, namespace=namespace)).items
+            }
             return pgs if {"topology-demo-job", "ann-gang"} <= set(pgs) else None
 
         pgs = await eventually(translated, what="Volcano PodGroups for both gangs")
@@ -89,17 +162,27 @@ async def test_koordinator_gangs_become_volcano_podgroups(
 
         async def joined() -> bool:
             pods = {p["metadata"]["name"]: p for p in (await tkube.list(PODS, namespace=namespace)).items}
-            return all(pods[f"training-pod-{i}"]["metadata"]["annotations"].get("scheduling.k8s.io/group-name")
-                       == "topology-demo-job" for i in range(4)) and all(
+            return all(
+                pods[f"training-pod-{i}"]["metadata"]["annotations"].get("scheduling.k8s.io/group-name")
+                == "topology-demo-job"
+                for i in range(4)
+            ) and all(
                 pods[f"ann-{i}"]["metadata"]["annotations"].get("scheduling.k8s.io/group-name") == "ann-gang"
-                for i in range(2))
+                for i in range(2)
+            )
 
         await eventually(joined, what="member pods to carry the group-name annotation")
 
         async def bad_reported() -> JsonDict | None:
             events = (await tkube.list(EVENTS, namespace=namespace)).items
-            return next((e for e in events if e["reason"] == "TranslationFailed"
-                         and e["involvedObject"]["name"] == "bad-0"), None)
+            return next(
+                (
+                    e
+                    for e in events
+                    if e["reason"] == "TranslationFailed" and e["involvedObject"]["name"] == "bad-0"
+                ),
+                None,
+            )
 
         event = await eventually(bad_reported, what="a TranslationFailed event on the bad gang's pod")
         assert "RackLayer" in event["message"] and event["type"] == "Warning"
@@ -110,7 +193,10 @@ async def test_koordinator_gangs_become_volcano_podgroups(
             await tkube.delete(PODS, f"training-pod-{i}", namespace=namespace, grace_period_seconds=0)
 
         async def cleaned() -> bool:
-            names = {pg["metadata"]["name"] for pg in (await tkube.list(VOLCANO_PODGROUPS, namespace=namespace)).items}
+            names = {
+                pg["metadata"]["name"]
+                for pg in (await tkube.list(VOLCANO_PODGROUPS, namespace=namespace)).items
+            }
             return names == {"ann-gang"}
 
         await eventually(cleaned, what="the translated PodGroup deleted with its gang")
@@ -119,18 +205,39 @@ async def test_koordinator_gangs_become_volcano_podgroups(
 async def test_podgroup_owned_by_someone_else_is_left_alone(
     control_plane: Any, tkube: Kube, controller_user: str, namespace: str, cnt: Any
 ) -> None:
-    await tkube.create(VOLCANO_PODGROUPS, {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
-                                           "metadata": {"name": "job", "namespace": namespace},
-                                           "spec": {"minMember": 9, "queue": "mine"}})
-    await tkube.create(SIGS_PODGROUPS, {"apiVersion": "scheduling.sigs.k8s.io/v1alpha1", "kind": "PodGroup",
-                                        "metadata": {"name": "job", "namespace": namespace}, "spec": {"minMember": 2}})
-    options = ControllerOptions(reconcile_lws=False, reconcile_hypernodes=False, fallback_scheduler=False,
-                                translate_koordinator=True, leader_election=None)
+    await tkube.create(
+        VOLCANO_PODGROUPS,
+        {
+            "apiVersion": "scheduling.volcano.sh/v1beta1",
+            "kind": "PodGroup",
+            "metadata": {"name": "job", "namespace": namespace},
+            "spec": {"minMember": 9, "queue": "mine"},
+        },
+    )
+    await tkube.create(
+        SIGS_PODGROUPS,
+        {
+            "apiVersion": "scheduling.sigs.k8s.io/v1alpha1",
+            "kind": "PodGroup",
+            "metadata": {"name": "job", "namespace": namespace},
+            "spec": {"minMember": 2},
+        },
+    )
+    options = ControllerOptions(
+        reconcile_lws=False,
+        reconcile_hypernodes=False,
+        fallback_scheduler=False,
+        translate_koordinator=True,
+        leader_election=None,
+    )
     async with controller_replica(control_plane.kubeconfig, options, user=controller_user):
+
         async def refused() -> bool:
             events = (await tkube.list(EVENTS, namespace=namespace)).items
-            return any(e["reason"] == "TranslationFailed" and "not managed by topobridge" in e["message"]
-                       for e in events)
+            return any(
+                e["reason"] == "TranslationFailed" and "not managed by topobridge" in e["message"]
+                for e in events
+            )
 
         await eventually(refused, what="the refusal reported")
     pg = await tkube.get(VOLCANO_PODGROUPS, "job", namespace=namespace)

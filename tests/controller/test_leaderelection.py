@@ -218,7 +218,9 @@ async def test_stopped_callback_fires_even_if_never_led() -> None:
     with pytest.raises(asyncio.CancelledError):
         await runner
     assert stopped == [True]
-    assert store.record is not None and store.record.holder_identity == "a", "b released nothing it never held"
+    assert store.record is not None and store.record.holder_identity == "a", (
+        "b released nothing it never held"
+    )
 
 
 async def test_work_failure_propagates_and_releases() -> None:

@@ -20,8 +20,9 @@ pytestmark = pytest.mark.integration
 REV = "5f7c9d"
 
 
-def lws_body(name: str, namespace: str, *, size: int = 4, replicas: int = 2,
-             topology: JsonDict | None = None) -> JsonDict:
+def lws_body(
+    name: str, namespace: str, *, size: int = 4, replicas: int = 2, topology: JsonDict | None = None
+) -> JsonDict:
     container = {"name": "main", "image": "busybox", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}
     spec: JsonDict = {
         "replicas": replicas,
@@ -29,30 +30,53 @@ def lws_body(name: str, namespace: str, *, size: int = 4, replicas: int = 2,
     }
     if topology is not None:
         spec["networkTopology"] = topology
-    return {"apiVersion": lwsmod.API_VERSION, "kind": "LeaderWorkerSet",
-            "metadata": {"name": name, "namespace": namespace}, "spec": spec}
+    return {
+        "apiVersion": lwsmod.API_VERSION,
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": spec,
+    }
 
 
 def leader_pod(lws: JsonDict, group: int, *, revision: str = REV) -> JsonDict:
     """A leader pod as LWS makes it, owned by the LWS so the garbage collector follows it."""
     meta = lws["metadata"]
     return {
-        "apiVersion": "v1", "kind": "Pod",
+        "apiVersion": "v1",
+        "kind": "Pod",
         "metadata": {
-            "name": f"{meta['name']}-{group}", "namespace": meta["namespace"],
-            "labels": {lwsmod.NAME_LABEL: meta["name"], lwsmod.GROUP_INDEX_LABEL: str(group),
-                       lwsmod.WORKER_INDEX_LABEL: "0", lwsmod.REVISION_LABEL: revision},
-            "ownerReferences": [{"apiVersion": lwsmod.API_VERSION, "kind": "LeaderWorkerSet", "name": meta["name"],
-                                 "uid": meta["uid"], "controller": True, "blockOwnerDeletion": True}],
+            "name": f"{meta['name']}-{group}",
+            "namespace": meta["namespace"],
+            "labels": {
+                lwsmod.NAME_LABEL: meta["name"],
+                lwsmod.GROUP_INDEX_LABEL: str(group),
+                lwsmod.WORKER_INDEX_LABEL: "0",
+                lwsmod.REVISION_LABEL: revision,
+            },
+            "ownerReferences": [
+                {
+                    "apiVersion": lwsmod.API_VERSION,
+                    "kind": "LeaderWorkerSet",
+                    "name": meta["name"],
+                    "uid": meta["uid"],
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
         },
-        "spec": {"schedulerName": "volcano", "containers": [
-            {"name": "main", "image": "busybox", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]},
+        "spec": {
+            "schedulerName": "volcano",
+            "containers": [
+                {"name": "main", "image": "busybox", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}
+            ],
+        },
     }
 
 
 def options(**kw: Any) -> ControllerOptions:
-    return ControllerOptions(reconcile_hypernodes=False, fallback_scheduler=False, leader_election=None,
-                             resync_period=30.0, **kw)
+    return ControllerOptions(
+        reconcile_hypernodes=False, fallback_scheduler=False, leader_election=None, resync_period=30.0, **kw
+    )
 
 
 async def podgroups(kube: Kube, namespace: str) -> dict[str, JsonDict]:
@@ -63,11 +87,14 @@ async def podgroups(kube: Kube, namespace: str) -> dict[str, JsonDict]:
 async def test_lws_groups_get_podgroups_with_topology_and_follow_edits(
     control_plane: Any, tkube: Kube, controller_user: str, namespace: str
 ) -> None:
-    lws = await tkube.create(LEADERWORKERSETS, lws_body("llm", namespace, topology={"mode": "hard", "highestTierAllowed": 1}))
+    lws = await tkube.create(
+        LEADERWORKERSETS, lws_body("llm", namespace, topology={"mode": "hard", "highestTierAllowed": 1})
+    )
     for g in range(2):
         await tkube.create(PODS, leader_pod(lws, g))
 
     async with controller_replica(control_plane.kubeconfig, options(), user=controller_user):
+
         async def two_groups() -> dict[str, JsonDict] | None:
             pgs = await podgroups(tkube, namespace)
             return pgs if set(pgs) == {f"llm-0-{REV}", f"llm-1-{REV}"} else None
@@ -83,20 +110,25 @@ async def test_lws_groups_get_podgroups_with_topology_and_follow_edits(
         async def translated() -> JsonDict | None:
             obj = await tkube.get(LEADERWORKERSETS, "llm", namespace=namespace)
             cond = find_condition(obj, CONDITION)
-            return cond if cond and cond["status"] == "True" else None
+            return cond if cond and cond["reason"] == "Translated" else None
 
         cond = await eventually(translated, what="TopologyTranslated=True on the LWS")
         assert cond["reason"] == "Translated"
         assert "2 PodGroups in step" in cond["message"]
 
         # Edit the topology: every group's PodGroup follows.
-        await tkube.merge_patch(LEADERWORKERSETS, "llm", {"spec": {"networkTopology": {"mode": "soft", "highestTierAllowed": 2}}},
-                                namespace=namespace)
+        await tkube.merge_patch(
+            LEADERWORKERSETS,
+            "llm",
+            {"spec": {"networkTopology": {"mode": "soft", "highestTierAllowed": 2}}},
+            namespace=namespace,
+        )
 
         async def followed() -> bool:
             pgs = await podgroups(tkube, namespace)
             return len(pgs) == 2 and all(
-                pg["spec"].get("networkTopology") == {"mode": "soft", "highestTierAllowed": 2} for pg in pgs.values()
+                pg["spec"].get("networkTopology") == {"mode": "soft", "highestTierAllowed": 2}
+                for pg in pgs.values()
             )
 
         await eventually(followed, what="PodGroups to follow the edited networkTopology")
@@ -117,19 +149,28 @@ async def test_lws_groups_get_podgroups_with_topology_and_follow_edits(
         await eventually(all_gone, timeout=40, what="PodGroups and leader pods deleted with the LWS")
 
 
-async def test_existing_lws_podgroup_keeps_lws_fields(control_plane: Any, tkube: Kube, controller_user: str, namespace: str) -> None:
+async def test_existing_lws_podgroup_keeps_lws_fields(
+    control_plane: Any, tkube: Kube, controller_user: str, namespace: str
+) -> None:
     """A PodGroup LWS made: only networkTopology/subGroupPolicy change, through server-side apply."""
-    lws = await tkube.create(LEADERWORKERSETS, lws_body("infer", namespace, replicas=1,
-                                                       topology={"mode": "hard", "highestTierAllowed": 2}))
+    lws = await tkube.create(
+        LEADERWORKERSETS,
+        lws_body("infer", namespace, replicas=1, topology={"mode": "hard", "highestTierAllowed": 2}),
+    )
     name = f"infer-0-{REV}"
     # As LWS's provider would make it: its own minMember/queue, no topology, no topobridge label.
-    await tkube.create(VOLCANO_PODGROUPS, {
-        "apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
-        "metadata": {"name": name, "namespace": namespace, "labels": {lwsmod.NAME_LABEL: "infer"}},
-        "spec": {"minMember": 3, "queue": "team-a"},
-    })
+    await tkube.create(
+        VOLCANO_PODGROUPS,
+        {
+            "apiVersion": "scheduling.volcano.sh/v1beta1",
+            "kind": "PodGroup",
+            "metadata": {"name": name, "namespace": namespace, "labels": {lwsmod.NAME_LABEL: "infer"}},
+            "spec": {"minMember": 3, "queue": "team-a"},
+        },
+    )
     await tkube.create(PODS, leader_pod(lws, 0))
     async with controller_replica(control_plane.kubeconfig, options(), user=controller_user):
+
         async def applied() -> JsonDict | None:
             pg = await tkube.get(VOLCANO_PODGROUPS, name, namespace=namespace)
             return pg if pg["spec"].get("networkTopology") else None
@@ -143,7 +184,9 @@ async def test_existing_lws_podgroup_keeps_lws_fields(control_plane: Any, tkube:
         assert "app.kubernetes.io/managed-by" not in (pg["metadata"].get("labels") or {})
 
         # Topology removed from the LWS: topobridge's applied fields are released.
-        await tkube.merge_patch(LEADERWORKERSETS, "infer", {"spec": {"networkTopology": None}}, namespace=namespace)
+        await tkube.merge_patch(
+            LEADERWORKERSETS, "infer", {"spec": {"networkTopology": None}}, namespace=namespace
+        )
 
         async def released() -> bool:
             pg = await tkube.get(VOLCANO_PODGROUPS, name, namespace=namespace)
@@ -152,12 +195,15 @@ async def test_existing_lws_podgroup_keeps_lws_fields(control_plane: Any, tkube:
         await eventually(released, what="topology removed from the PodGroup")
 
 
-async def test_invalid_lws_reported_not_retried(control_plane: Any, tkube: Kube, controller_user: str, namespace: str) -> None:
+async def test_invalid_lws_reported_not_retried(
+    control_plane: Any, tkube: Kube, controller_user: str, namespace: str
+) -> None:
     body = lws_body("bad", namespace, replicas=1, topology={"mode": "hard", "highestTierAllowed": 1})
     body["metadata"]["annotations"] = {"scheduling.volcano.sh/queue-name": "Not_A_Queue"}
     lws = await tkube.create(LEADERWORKERSETS, body)
     await tkube.create(PODS, leader_pod(lws, 0))
     async with controller_replica(control_plane.kubeconfig, options(), user=controller_user):
+
         async def failed() -> JsonDict | None:
             obj = await tkube.get(LEADERWORKERSETS, "bad", namespace=namespace)
             cond = find_condition(obj, CONDITION)

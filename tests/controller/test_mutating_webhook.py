@@ -24,8 +24,13 @@ from webhooks.admission import parse_review
 from webhooks.mutating import POD_PATH, PODGROUP_PATH, MutatingEndpoints
 from webhooks.server import ServerSettings, WebhookServer
 
-MUTATING_CONFIGS = Resource("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations",
-                            "MutatingWebhookConfiguration", namespaced=False)
+MUTATING_CONFIGS = Resource(
+    "admissionregistration.k8s.io",
+    "v1",
+    "mutatingwebhookconfigurations",
+    "MutatingWebhookConfiguration",
+    namespaced=False,
+)
 TOPOLOGY = {"mode": "hard", "highestTierAllowed": 1}
 
 
@@ -54,23 +59,35 @@ def test_lws_of_podgroup(pg: JsonDict, names: list[str], expected: str | None) -
 def test_podgroup_patch_adds_only_missing_topology() -> None:
     lws = parsed_lws()
     assert lws_admission.podgroup_topology_patch({"spec": {"minMember": 4}}, lws) == [
-        {"op": "add", "path": "/spec/networkTopology", "value": TOPOLOGY}]
+        {"op": "add", "path": "/spec/networkTopology", "value": TOPOLOGY}
+    ]
     assert lws_admission.podgroup_topology_patch({"metadata": {}}, lws) == [
-        {"op": "add", "path": "/spec", "value": {"networkTopology": TOPOLOGY}}]
-    assert lws_admission.podgroup_topology_patch({"spec": {"networkTopology": {"mode": "soft"}}}, lws) == [], \
-        "a topology already on the PodGroup is never overwritten"
+        {"op": "add", "path": "/spec", "value": {"networkTopology": TOPOLOGY}}
+    ]
+    assert (
+        lws_admission.podgroup_topology_patch({"spec": {"networkTopology": {"mode": "soft"}}}, lws) == []
+    ), "a topology already on the PodGroup is never overwritten"
     assert lws_admission.podgroup_topology_patch({"spec": {}}, parsed_lws(None)) == []
 
 
 def test_pod_patch_names_the_group_podgroup() -> None:
     lws = parsed_lws()
-    pod = {"metadata": {"labels": {lwsmod.NAME_LABEL: "llm", lwsmod.GROUP_INDEX_LABEL: "1",
-                                   lwsmod.REVISION_LABEL: REV}}}
+    pod = {
+        "metadata": {
+            "labels": {lwsmod.NAME_LABEL: "llm", lwsmod.GROUP_INDEX_LABEL: "1", lwsmod.REVISION_LABEL: REV}
+        }
+    }
     assert lws_admission.pod_group_name_patch(pod, lws) == [
-        {"op": "add", "path": "/metadata/annotations", "value": {"scheduling.k8s.io/group-name": f"llm-1-{REV}"}}]
+        {
+            "op": "add",
+            "path": "/metadata/annotations",
+            "value": {"scheduling.k8s.io/group-name": f"llm-1-{REV}"},
+        }
+    ]
     pod["metadata"]["annotations"] = {"a": "b"}
     assert lws_admission.pod_group_name_patch(pod, lws) == [
-        {"op": "add", "path": "/metadata/annotations/scheduling.k8s.io~1group-name", "value": f"llm-1-{REV}"}]
+        {"op": "add", "path": "/metadata/annotations/scheduling.k8s.io~1group-name", "value": f"llm-1-{REV}"}
+    ]
     pod["metadata"]["annotations"]["scheduling.k8s.io/group-name"] = "mine"
     assert lws_admission.pod_group_name_patch(pod, lws) == [], "an existing group-name is kept"
     del pod["metadata"]["labels"][lwsmod.REVISION_LABEL]
@@ -90,9 +107,17 @@ class DictLws:
 
 
 def review(kind: str, group: str, obj: JsonDict) -> Any:
-    body = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
-        "uid": "u1", "kind": {"group": group, "version": "v1", "kind": kind}, "operation": "CREATE",
-        "namespace": "ns", "object": obj}}
+    body = {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "u1",
+            "kind": {"group": group, "version": "v1", "kind": kind},
+            "operation": "CREATE",
+            "namespace": "ns",
+            "object": obj,
+        },
+    }
     return parse_review(json.dumps(body).encode())
 
 
@@ -100,15 +125,31 @@ def test_endpoint_decisions() -> None:
     bad = lws_body("bad", "ns", topology=TOPOLOGY)
     bad["metadata"]["annotations"] = {"scheduling.volcano.sh/queue-name": "Not_Valid"}
     ep = MutatingEndpoints(DictLws(lws_body("llm", "ns", topology=TOPOLOGY), lws_body("plain", "ns"), bad))
-    patch, warnings = ep.mutate_podgroup(review("PodGroup", "scheduling.volcano.sh",
-                                                {"metadata": {"name": f"llm-0-{REV}"}, "spec": {"minMember": 4}}))
+    patch, warnings = ep.mutate_podgroup(
+        review(
+            "PodGroup",
+            "scheduling.volcano.sh",
+            {"metadata": {"name": f"llm-0-{REV}"}, "spec": {"minMember": 4}},
+        )
+    )
     assert patch == [{"op": "add", "path": "/spec/networkTopology", "value": TOPOLOGY}] and not warnings
-    assert ep.mutate_podgroup(review("PodGroup", "scheduling.volcano.sh", {"metadata": {"name": "unrelated"}})) == ([], [])
-    patch, warnings = ep.mutate_podgroup(review("PodGroup", "scheduling.volcano.sh", {"metadata": {"name": "bad-0-r1"}}))
-    assert patch == [] and "Not_Valid" in warnings[0], "an untranslatable LWS admits the PodGroup, with a warning"
-    plain_pod = {"metadata": {"labels": {lwsmod.NAME_LABEL: "plain", lwsmod.GROUP_INDEX_LABEL: "0",
-                                         lwsmod.REVISION_LABEL: REV}}}
-    assert ep.mutate_pod(review("Pod", "", plain_pod)) == ([], []), "an LWS without topology is LWS's business"
+    assert ep.mutate_podgroup(
+        review("PodGroup", "scheduling.volcano.sh", {"metadata": {"name": "unrelated"}})
+    ) == ([], [])
+    patch, warnings = ep.mutate_podgroup(
+        review("PodGroup", "scheduling.volcano.sh", {"metadata": {"name": "bad-0-r1"}})
+    )
+    assert patch == [] and "Not_Valid" in warnings[0], (
+        "an untranslatable LWS admits the PodGroup, with a warning"
+    )
+    plain_pod = {
+        "metadata": {
+            "labels": {lwsmod.NAME_LABEL: "plain", lwsmod.GROUP_INDEX_LABEL: "0", lwsmod.REVISION_LABEL: REV}
+        }
+    }
+    assert ep.mutate_pod(review("Pod", "", plain_pod)) == ([], []), (
+        "an LWS without topology is LWS's business"
+    )
 
 
 # --- the real API server calling the webhook -----------------------------------------------------
@@ -128,9 +169,12 @@ async def test_apiserver_calls_mutating_webhooks(tkube: Kube, make_namespace: An
         def names(self, ns: str) -> list[str]:
             return [o["metadata"]["name"] for o in informer.by_index("namespace", ns)]
 
-    server = WebhookServer(ServerSettings(host="127.0.0.1", port=0, metrics_port=None,
-                                          self_signed_hosts=("127.0.0.1", "localhost")),
-                           mutating=MutatingEndpoints(View()))
+    server = WebhookServer(
+        ServerSettings(
+            host="127.0.0.1", port=0, metrics_port=None, self_signed_hosts=("127.0.0.1", "localhost")
+        ),
+        mutating=MutatingEndpoints(View()),
+    )
     config_name = f"topobridge-test-{marker}"
     async with server, running(informer.run(), "lws-view"):
         assert server.ca_bundle is not None
@@ -138,21 +182,38 @@ async def test_apiserver_calls_mutating_webhooks(tkube: Kube, make_namespace: An
 
         def hook(name: str, path: str, group: str, resource: str) -> JsonDict:
             return {
-                "name": f"{name}.topobridge.io", "admissionReviewVersions": ["v1"], "sideEffects": "None",
-                "failurePolicy": "Ignore", "timeoutSeconds": 5,
-                "clientConfig": {"url": f"https://127.0.0.1:{server.port}{path}",
-                                 "caBundle": base64.b64encode(server.ca_bundle or b"").decode()},
-                "rules": [{"operations": ["CREATE"], "apiGroups": [group], "apiVersions": ["*"],
-                           "resources": [resource]}],
+                "name": f"{name}.topobridge.io",
+                "admissionReviewVersions": ["v1"],
+                "sideEffects": "None",
+                "failurePolicy": "Ignore",
+                "timeoutSeconds": 5,
+                "clientConfig": {
+                    "url": f"https://127.0.0.1:{server.port}{path}",
+                    "caBundle": base64.b64encode(server.ca_bundle or b"").decode(),
+                },
+                "rules": [
+                    {
+                        "operations": ["CREATE"],
+                        "apiGroups": [group],
+                        "apiVersions": ["*"],
+                        "resources": [resource],
+                    }
+                ],
                 "namespaceSelector": {"matchLabels": {"topobridge.test/mutate": marker}},
             }
 
-        await tkube.create(MUTATING_CONFIGS, {
-            "apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
-            "metadata": {"name": config_name},
-            "webhooks": [hook("podgroups", PODGROUP_PATH, "scheduling.volcano.sh", "podgroups"),
-                         hook("pods", POD_PATH, "", "pods")],
-        })
+        await tkube.create(
+            MUTATING_CONFIGS,
+            {
+                "apiVersion": "admissionregistration.k8s.io/v1",
+                "kind": "MutatingWebhookConfiguration",
+                "metadata": {"name": config_name},
+                "webhooks": [
+                    hook("podgroups", PODGROUP_PATH, "scheduling.volcano.sh", "podgroups"),
+                    hook("pods", POD_PATH, "", "pods"),
+                ],
+            },
+        )
         try:
             lws = await tkube.create(LEADERWORKERSETS, lws_body("llm", namespace, topology=TOPOLOGY))
             for _ in range(100):  # the view must have seen the LWS before the PodGroup arrives
@@ -160,10 +221,18 @@ async def test_apiserver_calls_mutating_webhooks(tkube: Kube, make_namespace: An
                     break
                 await asyncio.sleep(0.05)
             # As LWS's Volcano provider makes it: no topology.
-            pg = await tkube.create(VOLCANO_PODGROUPS, {
-                "apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
-                "metadata": {"name": f"llm-0-{REV}", "namespace": namespace}, "spec": {"minMember": 4}})
-            assert pg["spec"].get("networkTopology") == TOPOLOGY, "the topology was in before Volcano could see it"
+            pg = await tkube.create(
+                VOLCANO_PODGROUPS,
+                {
+                    "apiVersion": "scheduling.volcano.sh/v1beta1",
+                    "kind": "PodGroup",
+                    "metadata": {"name": f"llm-0-{REV}", "namespace": namespace},
+                    "spec": {"minMember": 4},
+                },
+            )
+            assert pg["spec"].get("networkTopology") == TOPOLOGY, (
+                "the topology was in before Volcano could see it"
+            )
             pod = await tkube.create(PODS, leader_pod(lws, 1))
             assert pod["metadata"]["annotations"]["scheduling.k8s.io/group-name"] == f"llm-1-{REV}"
         finally:

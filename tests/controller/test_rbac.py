@@ -19,8 +19,15 @@ from controller.resources import Resource
 
 ROOT = Path(__file__).resolve().parents[2] / "controller"
 VERB_OF = {
-    "get": "get", "list": "list", "watch": "watch", "create": "create", "replace": "update",
-    "merge_patch": "patch", "strategic_patch": "patch", "apply": "patch", "delete": "delete",
+    "get": "get",
+    "list": "list",
+    "watch": "watch",
+    "create": "create",
+    "replace": "update",
+    "merge_patch": "patch",
+    "strategic_patch": "patch",
+    "apply": "patch",
+    "delete": "delete",
 }
 CONSTANTS = {name: value for name, value in vars(resources).items() if isinstance(value, Resource)}
 
@@ -69,10 +76,9 @@ def scan() -> dict[tuple[str, str, str], list[str]]:
             if name in VERB_OF and args and (res := _resource(args[0])) is not None:
                 for sub in _subresource(node, res):
                     add(_key(res, sub, VERB_OF[name]), where)
-            elif name in ("of", "informer_of") and args and (res := _resource(args[0])) is not None:
-                add(_key(res, None, "list"), where)
-                add(_key(res, None, "watch"), where)
-            elif name == "Informer" and len(args) > 1 and (res := _resource(args[1])) is not None:
+            elif (name in ("of", "informer_of") and args and (res := _resource(args[0])) is not None) or (
+                name == "Informer" and len(args) > 1 and (res := _resource(args[1])) is not None
+            ):
                 add(_key(res, None, "list"), where)
                 add(_key(res, None, "watch"), where)
             elif name == "upsert_condition" and len(args) > 1 and (res := _resource(args[1])) is not None:
@@ -105,7 +111,10 @@ def test_rendered_role_is_valid_rbac() -> None:
     assert role["kind"] == "ClusterRole" and binding["roleRef"]["name"] == role["metadata"]["name"]
     rendered = {
         (group, res, verb)
-        for rule in role["rules"] for group in rule["apiGroups"] for res in rule["resources"] for verb in rule["verbs"]
+        for rule in role["rules"]
+        for group in rule["apiGroups"]
+        for res in rule["resources"]
+        for verb in rule["verbs"]
     }
     assert rendered == rbac.allowed()
     assert all("*" not in r["verbs"] and "*" not in r["resources"] for r in role["rules"]), "no wildcards"

@@ -28,10 +28,28 @@ LEASE = "topobridge-controller"
 async def start_replica(control_plane: Any, namespace: str, identity: str, user: str, log: Path) -> Any:
     with log.open("wb") as sink:  # the child keeps its own copy of the descriptor
         return await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "topobridge.cli", "--log-format", "json", "run", "--no-webhook",
-            "--kubeconfig", control_plane.kubeconfig, "--as", user, "--lease-namespace", namespace,
-            "--identity", identity, "--no-lws", "--no-hypernodes", "--metrics-port", "0",
-            stdout=asyncio.subprocess.DEVNULL, stderr=sink, env={**os.environ},
+            sys.executable,
+            "-m",
+            "topobridge.cli",
+            "--log-format",
+            "json",
+            "run",
+            "--no-webhook",
+            "--kubeconfig",
+            control_plane.kubeconfig,
+            "--as",
+            user,
+            "--lease-namespace",
+            namespace,
+            "--identity",
+            identity,
+            "--no-lws",
+            "--no-hypernodes",
+            "--metrics-port",
+            "0",
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=sink,
+            env={**os.environ},
         )
 
 
@@ -46,17 +64,34 @@ def log_events(path: Path) -> list[JsonDict]:
 
 
 async def create_gang(kube: Kube, namespace: str, name: str, size: int) -> None:
-    await kube.create(VOLCANO_PODGROUPS, {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
-                                          "metadata": {"name": name, "namespace": namespace},
-                                          "spec": {"minMember": size}})
+    await kube.create(
+        VOLCANO_PODGROUPS,
+        {
+            "apiVersion": "scheduling.volcano.sh/v1beta1",
+            "kind": "PodGroup",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"minMember": size},
+        },
+    )
     for i in range(size):
-        await kube.create(PODS, {
-            "apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": f"{name}-{i}", "namespace": namespace,
-                         "annotations": {"scheduling.k8s.io/group-name": name}},
-            "spec": {"schedulerName": "topobridge", "containers": [
-                {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "500m"}}}]},
-        })
+        await kube.create(
+            PODS,
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {
+                    "name": f"{name}-{i}",
+                    "namespace": namespace,
+                    "annotations": {"scheduling.k8s.io/group-name": name},
+                },
+                "spec": {
+                    "schedulerName": "topobridge",
+                    "containers": [
+                        {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "500m"}}}
+                    ],
+                },
+            },
+        )
 
 
 async def all_bound(kube: Kube, namespace: str, expected: int) -> bool:
@@ -78,22 +113,31 @@ async def test_one_leader_schedules_and_a_killed_leader_is_replaced(
         await create_node(tkube, n, cpu="8")
     node_history: dict[str, list[str | None]] = defaultdict(list)
     watcher = Informer(tkube, PODS, namespace=namespace, resync_period=None)
-    watcher.add_handler(FuncHandler(
-        lambda o: node_history[o["metadata"]["name"]].append(o["spec"].get("nodeName")), on_resync=False))
+    watcher.add_handler(
+        FuncHandler(
+            lambda o: node_history[o["metadata"]["name"]].append(o["spec"].get("nodeName")), on_resync=False
+        )
+    )
     logs = {name: tmp_path / f"{name}.log" for name in ("replica-a", "replica-b")}
     procs: dict[str, Any] = {}
     try:
         async with running(watcher.run(), "pod-history"):
-            procs["replica-a"] = await start_replica(control_plane, namespace, "replica-a", controller_user,
-                                                     logs["replica-a"])
-            await eventually(lambda: _is(holder(tkube, namespace), "replica-a"), timeout=30, what="replica-a to lead")
-            procs["replica-b"] = await start_replica(control_plane, namespace, "replica-b", controller_user,
-                                                     logs["replica-b"])
+            procs["replica-a"] = await start_replica(
+                control_plane, namespace, "replica-a", controller_user, logs["replica-a"]
+            )
+            await eventually(
+                lambda: _is(holder(tkube, namespace), "replica-a"), timeout=30, what="replica-a to lead"
+            )
+            procs["replica-b"] = await start_replica(
+                control_plane, namespace, "replica-b", controller_user, logs["replica-b"]
+            )
             await asyncio.sleep(3)  # b is up and contending
 
             for g in range(5):
                 await create_gang(tkube, namespace, f"first-{g}", 4)
-            await eventually(lambda: all_bound(tkube, namespace, 20), timeout=30, what="the first gangs bound")
+            await eventually(
+                lambda: all_bound(tkube, namespace, 20), timeout=30, what="the first gangs bound"
+            )
 
             # Kill the leader without warning, right after handing it new work.
             for g in range(5):
@@ -101,8 +145,12 @@ async def test_one_leader_schedules_and_a_killed_leader_is_replaced(
             procs["replica-a"].kill()
             killed_at = time.monotonic()
             await procs["replica-a"].wait()
-            await eventually(lambda: _is(holder(tkube, namespace), "replica-b"), timeout=25, interval=0.2,
-                             what="replica-b to take the lease")
+            await eventually(
+                lambda: _is(holder(tkube, namespace), "replica-b"),
+                timeout=25,
+                interval=0.2,
+                what="replica-b to take the lease",
+            )
             takeover = time.monotonic() - killed_at
             await eventually(lambda: all_bound(tkube, namespace, 40), timeout=40, what="every gang bound")
     finally:
@@ -117,8 +165,12 @@ async def test_one_leader_schedules_and_a_killed_leader_is_replaced(
     led = {name: any(e.get("event") == "controller.leading" for e in evs) for name, evs in events.items()}
     assert led == {"replica-a": True, "replica-b": True}
     # While both ran, only the leader scheduled: b bound nothing before a died.
-    b_binds_before = [e for e in events["replica-b"] if e.get("event", "").startswith("bind.gang_")
-                      and e.get("gang", "").split("/")[-1].startswith("first-")]
+    b_binds_before = [
+        e
+        for e in events["replica-b"]
+        if e.get("event", "").startswith("bind.gang_")
+        and e.get("gang", "").split("/")[-1].startswith("first-")
+    ]
     assert not b_binds_before, "the standby replica bound pods while the leader was alive"
     a_first = {e["gang"] for e in events["replica-a"] if e.get("event") == "bind.gang_complete"}
     assert {f"{namespace}/first-{g}" for g in range(5)} <= a_first

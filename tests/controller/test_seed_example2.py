@@ -16,7 +16,13 @@ from controller.errors import AlreadyExistsError, NotFoundError
 from controller.informer import FuncHandler, Informer
 from controller.kube import JsonDict, Kube
 from controller.manager import ControllerOptions
-from controller.resources import CLUSTER_NETWORK_TOPOLOGIES, HYPERNODES, PODS, PRIORITY_CLASSES, SIGS_PODGROUPS
+from controller.resources import (
+    CLUSTER_NETWORK_TOPOLOGIES,
+    HYPERNODES,
+    PODS,
+    PRIORITY_CLASSES,
+    SIGS_PODGROUPS,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -28,13 +34,16 @@ LAYOUT = {  # the seed's 12 nodes: spine -> block -> nodes
     "spine-2": {"block-4": [9, 10, 11]},
 }
 CNT: JsonDict = {
-    "apiVersion": "scheduling.koordinator.sh/v1alpha1", "kind": "ClusterNetworkTopology",
+    "apiVersion": "scheduling.koordinator.sh/v1alpha1",
+    "kind": "ClusterNetworkTopology",
     "metadata": {"name": "default"},
-    "spec": {"networkTopologySpec": [
-        {"labelKey": [SPINE], "topologyLayer": "SpineLayer"},
-        {"labelKey": [BLOCK], "parentTopologyLayer": "SpineLayer", "topologyLayer": "BlockLayer"},
-        {"parentTopologyLayer": "BlockLayer", "topologyLayer": "NodeTopologyLayer"},
-    ]},
+    "spec": {
+        "networkTopologySpec": [
+            {"labelKey": [SPINE], "topologyLayer": "SpineLayer"},
+            {"labelKey": [BLOCK], "parentTopologyLayer": "SpineLayer", "topologyLayer": "BlockLayer"},
+            {"parentTopologyLayer": "BlockLayer", "topologyLayer": "NodeTopologyLayer"},
+        ]
+    },
 }
 NODE_NAMES = [f"node-{i}" for i in range(12)]
 SEED_MESSAGE = (
@@ -45,21 +54,43 @@ SEED_MESSAGE = (
 )
 
 
-def pod(name: str, namespace: str, *, priority_class: str, node: str | None = None,
-        labels: dict[str, str] | None = None, annotations: dict[str, str] | None = None) -> JsonDict:
+def pod(
+    name: str,
+    namespace: str,
+    *,
+    priority_class: str,
+    node: str | None = None,
+    labels: dict[str, str] | None = None,
+    annotations: dict[str, str] | None = None,
+) -> JsonDict:
     res = {"cpu": "8", "memory": "32Gi"}
     spec: JsonDict = {
-        "schedulerName": "koord-scheduler", "priorityClassName": priority_class,
-        "containers": [{"name": "curlimage", "image": "busybox", "command": ["sleep", "365d"],
-                        "resources": {"requests": res, "limits": res}}],
+        "schedulerName": "koord-scheduler",
+        "priorityClassName": priority_class,
+        "containers": [
+            {
+                "name": "curlimage",
+                "image": "busybox",
+                "command": ["sleep", "365d"],
+                "resources": {"requests": res, "limits": res},
+            }
+        ],
     }
     if node:
         spec["nodeName"] = node
     if priority_class == "high-priority":
         spec["preemptionPolicy"] = "PreemptLowerPriority"
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": namespace, "labels": labels or {}, "annotations": annotations or {}},
-            "spec": spec}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": labels or {},
+            "annotations": annotations or {},
+        },
+        "spec": spec,
+    }
 
 
 @pytest.fixture
@@ -67,13 +98,21 @@ async def seed_cluster(tkube: Kube) -> Any:
     for spine, blocks in LAYOUT.items():
         for block, idx in blocks.items():
             for i in idx:
-                await create_node(tkube, f"node-{i}", cpu="8", memory="32Gi", labels={SPINE: spine, BLOCK: block})
+                await create_node(
+                    tkube, f"node-{i}", cpu="8", memory="32Gi", labels={SPINE: spine, BLOCK: block}
+                )
     for name, value in (("high-priority", 1000000), ("low-priority", 1000)):
         with contextlib.suppress(AlreadyExistsError):
-            await tkube.create(PRIORITY_CLASSES, {
-                "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
-                "value": value, "preemptionPolicy": "PreemptLowerPriority",
-            })
+            await tkube.create(
+                PRIORITY_CLASSES,
+                {
+                    "apiVersion": "scheduling.k8s.io/v1",
+                    "kind": "PriorityClass",
+                    "metadata": {"name": name},
+                    "value": value,
+                    "preemptionPolicy": "PreemptLowerPriority",
+                },
+            )
     await tkube.create(CLUSTER_NETWORK_TOPOLOGIES, CNT)
     yield
     with contextlib.suppress(NotFoundError):
@@ -84,7 +123,9 @@ async def seed_cluster(tkube: Kube) -> Any:
             await tkube.delete(HYPERNODES, hn["metadata"]["name"])
 
 
-async def test_seed_example_2_end_to_end(control_plane: Any, tkube: Kube, controller_user: str, namespace: str, seed_cluster: Any) -> None:
+async def test_seed_example_2_end_to_end(
+    control_plane: Any, tkube: Kube, controller_user: str, namespace: str, seed_cluster: Any
+) -> None:
     history: dict[str, list[JsonDict]] = defaultdict(list)
     deleted: set[str] = set()
     watcher = Informer(tkube, PODS, namespace=namespace, resync_period=None)
@@ -101,8 +142,9 @@ async def test_seed_example_2_end_to_end(control_plane: Any, tkube: Kube, contro
     async with running(watcher.run(), "pod-history"), running(kubelet.run(), "kubelet"):
         lows: dict[str, str] = {}
         for i in (0, 1, 5):
-            created = await tkube.create(PODS, pod(f"low-priority-pod-{i}", namespace, priority_class="low-priority",
-                                                   node=f"node-{i}"))
+            created = await tkube.create(
+                PODS, pod(f"low-priority-pod-{i}", namespace, priority_class="low-priority", node=f"node-{i}")
+            )
             lows[created["metadata"]["name"]] = created["metadata"]["uid"]
 
         async def lows_running() -> bool:
@@ -112,21 +154,37 @@ async def test_seed_example_2_end_to_end(control_plane: Any, tkube: Kube, contro
         await eventually(lows_running, what="the low-priority pods to run")
 
         spec = json.dumps({"gatherStrategy": [{"layer": "SpineLayer", "strategy": "MustGather"}]})
-        await tkube.create(SIGS_PODGROUPS, {
-            "apiVersion": "scheduling.sigs.k8s.io/v1alpha1", "kind": "PodGroup",
-            "metadata": {"name": "high-priority-training", "namespace": namespace,
-                         "annotations": {"gang.scheduling.koordinator.sh/network-topology-spec": spec}},
-            "spec": {"minMember": 4, "scheduleTimeoutSeconds": 300},
-        })
-        options = ControllerOptions(reconcile_lws=False, leader_election=None, resync_period=60.0,
-                                    scheduler_names=("koord-scheduler",))
+        await tkube.create(
+            SIGS_PODGROUPS,
+            {
+                "apiVersion": "scheduling.sigs.k8s.io/v1alpha1",
+                "kind": "PodGroup",
+                "metadata": {
+                    "name": "high-priority-training",
+                    "namespace": namespace,
+                    "annotations": {"gang.scheduling.koordinator.sh/network-topology-spec": spec},
+                },
+                "spec": {"minMember": 4, "scheduleTimeoutSeconds": 300},
+            },
+        )
+        options = ControllerOptions(
+            reconcile_lws=False,
+            leader_election=None,
+            resync_period=60.0,
+            scheduler_names=("koord-scheduler",),
+        )
         async with controller_replica(control_plane.kubeconfig, options, user=controller_user):
             for i in range(4):
-                await tkube.create(PODS, pod(
-                    f"hp-training-pod-{i}", namespace, priority_class="high-priority",
-                    labels={"pod-group.scheduling.sigs.k8s.io": "high-priority-training"},
-                    annotations={"gang.scheduling.koordinator.sh/network-topology-index": str(i)},
-                ))
+                await tkube.create(
+                    PODS,
+                    pod(
+                        f"hp-training-pod-{i}",
+                        namespace,
+                        priority_class="high-priority",
+                        labels={"pod-group.scheduling.sigs.k8s.io": "high-priority-training"},
+                        annotations={"gang.scheduling.koordinator.sh/network-topology-index": str(i)},
+                    ),
+                )
 
             async def gang_bound() -> dict[str, str] | None:
                 pods = {p["metadata"]["name"]: p for p in (await tkube.list(PODS, namespace=namespace)).items}
@@ -139,8 +197,12 @@ async def test_seed_example_2_end_to_end(control_plane: Any, tkube: Kube, contro
 
     # The victim: DisruptionTarget with the seed's exact message, then deleted.
     victim_versions = history["low-priority-pod-5"]
-    conditions = [c for v in victim_versions for c in (v.get("status") or {}).get("conditions") or []
-                  if c["type"] == "DisruptionTarget"]
+    conditions = [
+        c
+        for v in victim_versions
+        for c in (v.get("status") or {}).get("conditions") or []
+        if c["type"] == "DisruptionTarget"
+    ]
     assert conditions, "low-priority-pod-5 never carried a DisruptionTarget condition"
     cond = conditions[-1]
     assert (cond["status"], cond["reason"]) == ("True", "PreemptionByScheduler")
@@ -153,11 +215,18 @@ async def test_seed_example_2_end_to_end(control_plane: Any, tkube: Kube, contro
     # The gang's pods were nominated to node-5..8 before they were bound.
     for i in range(4):
         name = f"hp-training-pod-{i}"
-        nominated = [v["status"].get("nominatedNodeName") for v in history[name]
-                     if not v["spec"].get("nodeName") and (v.get("status") or {}).get("nominatedNodeName")]
+        nominated = [
+            v["status"].get("nominatedNodeName")
+            for v in history[name]
+            if not v["spec"].get("nodeName") and (v.get("status") or {}).get("nominatedNodeName")
+        ]
         assert nominated and nominated[-1] == f"node-{5 + i}", f"{name} was not nominated before binding"
-        waiting = [c for v in history[name] for c in (v.get("status") or {}).get("conditions") or []
-                   if c["type"] == "PodScheduled" and c["status"] == "False"]
+        waiting = [
+            c
+            for v in history[name]
+            for c in (v.get("status") or {}).get("conditions") or []
+            if c["type"] == "PodScheduled" and c["status"] == "False"
+        ]
         assert waiting and waiting[-1]["reason"] == "Unschedulable"
         assert waiting[-1]["message"] == SEED_MESSAGE
 
@@ -165,5 +234,8 @@ async def test_seed_example_2_end_to_end(control_plane: Any, tkube: Kube, contro
     for name in ("low-priority-pod-0", "low-priority-pod-1"):
         current = await tkube.get(PODS, name, namespace=namespace)
         assert current["metadata"]["uid"] == lows[name]
-        assert not any(c["type"] == "DisruptionTarget" for v in history[name]
-                       for c in (v.get("status") or {}).get("conditions") or [])
+        assert not any(
+            c["type"] == "DisruptionTarget"
+            for v in history[name]
+            for c in (v.get("status") or {}).get("conditions") or []
+        )

@@ -169,7 +169,9 @@ async def test_default_limiter_is_max_of_both() -> None:
 
 async def test_add_rate_limited_and_forget() -> None:
     clock = FakeClock()
-    q: WorkQueue[str] = WorkQueue(name="t", clock=clock, rate_limiter=ItemExponentialFailureRateLimiter(1.0, 60.0))
+    q: WorkQueue[str] = WorkQueue(
+        name="t", clock=clock, rate_limiter=ItemExponentialFailureRateLimiter(1.0, 60.0)
+    )
     assert q.add_rate_limited("a") == 1.0
     assert q.add_rate_limited("a") == 2.0  # still waiting: the earlier ready time (1 s) stays
     assert q.num_requeues("a") == 2
