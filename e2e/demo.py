@@ -239,7 +239,7 @@ async def run_example(kube: Kube, screen: Screen, title: str, name: str) -> bool
         screen.line(f"- {step.name}")
         if step.description:
             screen.line(f"  {step.description}")
-        watched = [*step.expect.bound, *step.expect.evicted]
+        watched = list(step.expect.bound)
         last_message: list[str] = []
 
         def progress(
@@ -319,7 +319,8 @@ def explore_text(kubeconfig: str, state: local.TopobridgeState) -> str:
   kubectl get pods -o wide                      # where Example 2's gang landed
   kubectl get hypernodes                        # the tree topobridge derived from the ClusterNetworkTopology
   kubectl get clusternetworktopology default -o yaml   # status.detailStatus, written by topobridge
-  kubectl get podgroups.scheduling.volcano.sh -o yaml  # Koordinator's PodGroups translated for Volcano
+  kubectl get podgroups.scheduling.sigs.k8s.io -o yaml # the examples' Koordinator PodGroups
+  kubectl get events --field-selector reason=Preempted  # who was evicted, for whom
   kubectl get events --sort-by=.lastTimestamp   # what topobridge did, and why
   curl -s http://127.0.0.1:{state.metrics_port}/metrics | grep ^topobridge_   # its metrics
   topobridge log: {state.log_file}

@@ -77,6 +77,19 @@ class Kubelet:
                                 {"type": "Ready", "status": "True", "lastTransitionTime": _stamp()},
                                 {"type": "ContainersReady", "status": "True", "lastTransitionTime": _stamp()},
                             ],
+                            # So `kubectl get pods` shows READY 1/1, as with a real kubelet.
+                            "containerStatuses": [
+                                {
+                                    "name": c["name"],
+                                    "image": c.get("image", ""),
+                                    "imageID": "",
+                                    "ready": True,
+                                    "started": True,
+                                    "restartCount": 0,
+                                    "state": {"running": {"startedAt": _stamp()}},
+                                }
+                                for c in spec.get("containers") or []
+                            ],
                         },
                     )
                     self.started.add(key)
