@@ -149,3 +149,87 @@ def validating_webhook_configuration(
         "metadata": {"name": name, "labels": {"app.kubernetes.io/name": "topobridge"}},
         "webhooks": webhooks,
     }
+
+
+def mutating_webhook_configuration(
+    *,
+    ca_bundle: bytes,
+    url: str | None = None,
+    service: ServiceRef | None = None,
+    name: str = "topobridge",
+    timeout_seconds: int = 5,
+    exclude_namespaces: Sequence[str] = ("kube-system",),
+) -> dict[str, Any]:
+    """The MutatingWebhookConfiguration for LeaderWorkerSet gangs (`webhooks.mutating`): PodGroup
+    CREATE (topology in before Volcano sees it) and CREATE of pods carrying LWS's name label
+    (`scheduling.k8s.io/group-name`). failurePolicy Ignore, as that module asks: mutation never
+    blocks a create, and the controller converges the same fields a moment later."""
+    from translations.lws import NAME_LABEL as LWS_NAME_LABEL
+    from webhooks.mutating import POD_PATH, PODGROUP_PATH
+
+    def client(path: str) -> dict[str, Any]:
+        cfg: dict[str, Any] = {"caBundle": base64.b64encode(ca_bundle).decode()}
+        if url is not None:
+            cfg["url"] = url.rstrip("/") + path
+        elif service is not None:
+            cfg["service"] = {
+                "namespace": service.namespace,
+                "name": service.name,
+                "path": path,
+                "port": service.port,
+            }
+        else:
+            raise ValueError("give the server's url or its service")
+        return cfg
+
+    namespace_selector = {
+        "matchExpressions": [
+            {"key": OPT_OUT_NAMESPACE_LABEL, "operator": "NotIn", "values": ["disabled"]},
+            *(
+                [{"key": NAMESPACE_NAME_LABEL, "operator": "NotIn", "values": list(exclude_namespaces)}]
+                if exclude_namespaces
+                else []
+            ),
+        ]
+    }
+    targets: list[tuple[str, str, str, str, dict[str, Any] | None]] = [
+        ("podgroups", PODGROUP_PATH, "scheduling.volcano.sh", "podgroups", None),
+        (
+            "lws-pods",
+            POD_PATH,
+            "",
+            "pods",
+            {"matchExpressions": [{"key": LWS_NAME_LABEL, "operator": "Exists"}]},
+        ),
+    ]
+    webhooks: list[dict[str, Any]] = []
+    for slug, path, group, resource, object_selector in targets:
+        hook: dict[str, Any] = {
+            "name": f"{slug}.mutate.topobridge.io",
+            "admissionReviewVersions": ["v1", "v1beta1"],
+            "clientConfig": client(path),
+            "rules": [
+                {
+                    "apiGroups": [group],
+                    "apiVersions": ["*"],
+                    "operations": ["CREATE"],
+                    "resources": [resource],
+                    "scope": "Namespaced",
+                }
+            ],
+            "failurePolicy": "Ignore",
+            "matchPolicy": "Equivalent",
+            "sideEffects": "None",
+            "timeoutSeconds": timeout_seconds,
+            "reinvocationPolicy": "Never",
+            "namespaceSelector": namespace_selector,
+        }
+        if object_selector is not None:
+            hook["objectSelector"] = object_selector
+        webhooks.append(hook)
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "MutatingWebhookConfiguration",
+        "metadata": {"name": name, "labels": {"app.kubernetes.io/name": "topobridge"}},
+        "webhooks": webhooks,
+    }
