@@ -113,10 +113,26 @@ def test_validating_webhooks_are_the_generated_ones(default_objects: list[dict[s
         assert hook == want, hook["name"]
 
 
-def test_mutating_webhooks_follow_the_admission_server() -> None:
-    hooks = cmd_manifests.mutating_webhooks()
-    kinds = {o["kind"] for o in render(namespace=NS)}
-    assert ("MutatingWebhookConfiguration" in kinds) == bool(hooks)
+def test_mutating_webhooks_are_the_generated_ones(default_objects: list[dict[str, Any]]) -> None:
+    from webhooks.configuration import mutating_webhook_configuration
+
+    default_objects = copy.deepcopy(default_objects)
+    generated = mutating_webhook_configuration(
+        ca_bundle=b"", service=ServiceRef(NS, "x"), exclude_namespaces=("kube-system", NS)
+    )
+    config = one(default_objects, "MutatingWebhookConfiguration")
+    secret = one(default_objects, "Secret")
+    assert [h["name"] for h in config["webhooks"]] == [h["name"] for h in generated["webhooks"]]
+    for hook, want in zip(config["webhooks"], generated["webhooks"], strict=True):
+        client = hook.pop("clientConfig")
+        assert client["service"]["path"] == want["clientConfig"]["service"]["path"]
+        assert client["caBundle"] == secret["data"]["ca.crt"]
+        assert hook == {k: v for k, v in want.items() if k != "clientConfig"}, hook["name"]
+        assert hook["failurePolicy"] == "Ignore"  # whatever webhook.failurePolicy says
+    fail_closed = render({"webhook": {"failurePolicy": "Fail"}}, namespace=NS)
+    assert {h["failurePolicy"] for h in one(fail_closed, "MutatingWebhookConfiguration")["webhooks"]} == {
+        "Ignore"
+    }
 
 
 # --- flags ------------------------------------------------------------------------------------
