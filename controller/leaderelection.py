@@ -152,7 +152,8 @@ class KubeLeaseLock:
         return f"{self.namespace}/{self.name}"
 
     async def get(self) -> LeaderElectionRecord:
-        obj = await asyncio.wait_for(self.kube.get(LEASES, self.name, namespace=self.namespace), self.timeout)
+        async with asyncio.timeout(self.timeout):
+            obj = await self.kube.get(LEASES, self.name, namespace=self.namespace)
         self._last = obj
         return LeaderElectionRecord.from_spec(obj.get("spec") or {})
 
@@ -163,14 +164,17 @@ class KubeLeaseLock:
             "metadata": {"name": self.name, "namespace": self.namespace},
             "spec": record.to_spec(),
         }
-        self._last = await asyncio.wait_for(self.kube.create(LEASES, body), self.timeout)
+        async with asyncio.timeout(self.timeout):
+            self._last = await self.kube.create(LEASES, body)
 
     async def update(self, record: LeaderElectionRecord) -> None:
         if self._last is None:
             raise ControllerError("lease lock: update before get or create")
         body = dict(self._last)
         body["spec"] = record.to_spec()  # metadata keeps the resourceVersion we last saw
-        self._last = await asyncio.wait_for(self.kube.replace(LEASES, body), self.timeout)
+        # asyncio.timeout rather than wait_for, which on Python 3.11 can swallow a cancellation.
+        async with asyncio.timeout(self.timeout):
+            self._last = await self.kube.replace(LEASES, body)
 
 
 def micro_time(now: datetime | None = None) -> str:

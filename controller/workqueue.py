@@ -282,7 +282,8 @@ class WorkQueue(Generic[K]):
         if not self._processing:
             return True
         try:
-            await asyncio.wait_for(self._idle.wait(), timeout)
+            async with asyncio.timeout(timeout):  # not wait_for: it can swallow a cancellation
+                await self._idle.wait()
         except TimeoutError:
             return False
         return True

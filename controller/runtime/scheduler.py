@@ -146,8 +146,11 @@ class GangScheduler:
             while not synced():
                 await asyncio.sleep(0.05)
             while True:
+                # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a
+                # cancellation that arrives as the wake-up fires, and the loop would never stop.
                 try:
-                    await asyncio.wait_for(self._wake.wait(), self.config.period)
+                    async with asyncio.timeout(self.config.period):
+                        await self._wake.wait()
                     await asyncio.sleep(self.config.debounce)
                 except TimeoutError:
                     pass
