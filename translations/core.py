@@ -161,7 +161,7 @@ def effective_requests(spec: PodSpec) -> dict[str, int]:
         if c.restart_policy == "Always":
             for name, v in req.items():
                 sidecars[name] += v
-            for name, v in req.items():
+            for name in req:
                 init_peak[name] = max(init_peak[name], sidecars[name])
         else:
             for name, v in req.items():

@@ -13,7 +13,7 @@ import functools
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import jsonschema
 from pydantic import Field
@@ -266,9 +266,9 @@ NETWORK_TOPOLOGY_SPEC_SCHEMA: dict[str, Any] = {
 _STRICT_TYPES = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
     "integer", lambda _checker, v: isinstance(v, int) and not isinstance(v, bool)
 )
-_SPEC_VALIDATOR = jsonschema.validators.extend(jsonschema.Draft202012Validator, type_checker=_STRICT_TYPES)(
-    NETWORK_TOPOLOGY_SPEC_SCHEMA
-)
+_SPEC_VALIDATOR = jsonschema.validators.extend(  # type: ignore[no-untyped-call]  # untyped in the stubs
+    jsonschema.Draft202012Validator, type_checker=_STRICT_TYPES
+)(NETWORK_TOPOLOGY_SPEC_SCHEMA)
 
 
 @dataclass(frozen=True, slots=True)
@@ -328,12 +328,13 @@ def _schema_problem(field: str, err: jsonschema.ValidationError) -> list[Invalid
         case "type":
             return [InvalidSpecError(here, value, f"Invalid value: {shown}: must be of type {err.validator_value}")]
         case "enum":
-            supported = ", ".join(render_value(v) for v in err.validator_value)
+            supported = ", ".join(render_value(v) for v in cast(list[Any], err.validator_value))
             return [InvalidSpecError(here, value, f"Unsupported value: {shown}: supported values: {supported}")]
         case "required":
             return [
                 InvalidSpecError(f"{here}.{prop}", None, "Required value")
-                for prop in err.validator_value if isinstance(value, dict) and prop not in value
+                for prop in cast(list[str], err.validator_value)
+                if isinstance(value, dict) and prop not in value
             ]
         case "minLength":
             return [InvalidSpecError(here, value, "Required value")]

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from translations._base import KubeModel, TypedObject
+from translations._base import JsonDict, KubeModel, TypedObject
 from translations.core import PodTemplateSpec
 
 GROUP = "leaderworkerset.x-k8s.io"
@@ -29,7 +29,7 @@ LEADER_NAME_ANNOTATION = LABEL_PREFIX + "leader-name"
 SUBGROUP_SIZE_ANNOTATION = LABEL_PREFIX + "subgroup-size"
 QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
 
-_EMBEDDED = {"x-kubernetes-preserve-unknown-fields": True, "x-kubernetes-embedded-resource": False}
+_EMBEDDED: JsonDict = {"x-kubernetes-preserve-unknown-fields": True, "x-kubernetes-embedded-resource": False}
 
 
 class NetworkTopology(KubeModel):

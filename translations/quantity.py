@@ -68,7 +68,7 @@ def to_scheduler_units(resource: str, value: Quantity, *, field: str = "quantity
     exact = parse_quantity(value, field=field)
     if resource == "cpu":
         exact = exact * 1000
-    return int(math.ceil(exact))
+    return math.ceil(exact)
 
 
 _BINARY_SUFFIXES = ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
@@ -105,7 +105,7 @@ def format_quantity(value: Decimal, *, binary: bool = False) -> str:
     for exp, suffix in _DECIMAL_DOWN:
         scaled = v * (Decimal(10) ** -exp)
         if scaled == scaled.to_integral_value() or exp == -9:
-            return f"{sign}{int(math.ceil(scaled))}{suffix}"
+            return f"{sign}{math.ceil(scaled)}{suffix}"
     raise AssertionError("unreachable")  # pragma: no cover
 
 

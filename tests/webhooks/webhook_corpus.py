@@ -1,4 +1,4 @@
-# ruff: noqa: E501, RUF001  (exact messages are data; the odd characters are the point)
+# ruff: noqa: RUF001  (exact messages are data; the odd characters are the point)
 """The admission corpus: objects of every validated kind with the exact verdict expected.
 
 Each Case names the cluster view it is judged against:
