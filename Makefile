@@ -28,16 +28,18 @@ demo: venv control-plane
 demo-down: venv
 	$(PY) -m e2e.demo down
 
+# The layering contracts (pure code never imports the API client), strict typing, lint.
 lint: venv
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
+	$(VENV)/bin/ruff check .
 
 crds: venv
 	$(VENV)/bin/topobridge crds
 
 # Integration tests run against a real kube-apiserver: the control plane is installed first.
 # pytest exit 5 (nothing collected) is a failure here, never a pass.
-test: venv control-plane
-	$(VENV)/bin/lint-imports
+test: venv control-plane lint
 	@$(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests (exit 5)" >&2; fi; \
 	exit $$rc
