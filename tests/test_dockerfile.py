@@ -6,7 +6,7 @@ build time, HOME and TMPDIR in /tmp, and every COPY source exists and survives .
 
 The read-only-root claim is then exercised for real: `topobridge run` (the webhook server and
 its metrics) starts and answers with the whole root filesystem mounted read-only and only a
-tmpfs on /tmp, in a private mount namespace (unshare, as root). Building and running the image
+tmpfs as $TMPDIR and $HOME (the image's /tmp), in a private mount namespace (unshare, as root). Building and running the image
 itself is left to the kind suite (e2e/run-kind.sh), which needs Docker.
 """
 
@@ -22,6 +22,7 @@ import socket
 import ssl
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -126,15 +127,19 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def read_only_root(argv: list[str], env: dict[str, str]) -> Iterator[subprocess.Popen[bytes]]:
+    """Run `argv` with / mounted read-only and a tmpfs as its only writable place: the
+    directory in $TMPDIR (a fresh mount point; /tmp itself may hold this checkout)."""
     if os.geteuid() != 0 or shutil.which("unshare") is None:
         pytest.fail(
             "this check mounts the root read-only in a private mount namespace: it needs root and "
             "unshare (util-linux)",
             pytrace=False,
         )
+    writable = tempfile.mkdtemp(prefix="topobridge-ro-tmp-")
+    env = {**env, "TMPDIR": writable, "HOME": writable}
     script = (
-        "mount --bind / / && mount -o remount,bind,ro / && mount -t tmpfs -o size=64m,mode=1777 tmpfs /tmp"
-        ' && cd /tmp && exec "$@"'
+        'mount --bind / / && mount -o remount,bind,ro / && mount -t tmpfs -o size=64m,mode=1777 tmpfs "$TMPDIR"'
+        ' && cd "$TMPDIR" && exec "$@"'
     )
     proc = subprocess.Popen(
         ["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh", *argv],
@@ -154,6 +159,7 @@ def read_only_root(argv: list[str], env: dict[str, str]) -> Iterator[subprocess.
                 proc.wait()
         if proc.stdout is not None:
             proc.stdout.close()
+        shutil.rmtree(writable, ignore_errors=True)
 
 
 def wait_http(
