@@ -29,7 +29,6 @@ import asyncio
 import concurrent.futures
 import contextlib
 import ctypes
-import datetime as dt
 import ipaddress
 import json
 import os
@@ -47,12 +46,11 @@ from typing import Any, TypeVar
 
 import structlog
 import yaml
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from cryptography.x509.oid import NameOID
 
 from translations.errors import TopobridgeError
+from webhooks.tls import generate_self_signed
 
 log = structlog.get_logger(__name__)
 T = TypeVar("T")
@@ -180,56 +178,12 @@ def _pem_key(key: ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey) -> bytes:
 
 def make_credentials(directory: Path) -> Credentials:
     """A CA, a serving certificate for the loopback API server, SA keys and an admin token."""
-    now = dt.datetime.now(dt.UTC)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "topobridge-local-ca")])
-    ca_cert = (
-        x509.CertificateBuilder()
-        .subject_name(ca_name)
-        .issuer_name(ca_name)
-        .public_key(ca_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(minutes=5))
-        .not_valid_after(now + dt.timedelta(days=30))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                key_cert_sign=True,
-                crl_sign=True,
-                content_commitment=False,
-                key_encipherment=False,
-                data_encipherment=False,
-                key_agreement=False,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )
-        .sign(ca_key, hashes.SHA256())
-    )
-    key = ec.generate_private_key(ec.SECP256R1())
     # The first address of the service range is the in-cluster `kubernetes` service.
     service_ip = next(ipaddress.IPv4Network(SERVICE_CIDR).hosts())
-    sans: list[x509.GeneralName] = [
-        x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
-        x509.IPAddress(service_ip),
-        x509.DNSName("localhost"),
-        x509.DNSName("kubernetes"),
-        x509.DNSName("kubernetes.default"),
-        x509.DNSName("kubernetes.default.svc"),
-    ]
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kube-apiserver")]))
-        .issuer_name(ca_name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(minutes=5))
-        .not_valid_after(now + dt.timedelta(days=30))
-        .add_extension(x509.SubjectAlternativeName(sans), critical=False)
-        .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .sign(ca_key, hashes.SHA256())
+    tls = generate_self_signed(
+        ["127.0.0.1", str(service_ip), "localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"],
+        days=30,
+        common_name="kube-apiserver",
     )
     sa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     token = secrets.token_urlsafe(32)
@@ -244,9 +198,9 @@ def make_credentials(directory: Path) -> Credentials:
         token_file=directory / "tokens.csv",
         token=token,
     )
-    files.ca_file.write_bytes(ca_cert.public_bytes(serialization.Encoding.PEM))
-    files.cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    _write_private(files.key_file, _pem_key(key))
+    files.ca_file.write_bytes(tls.ca_pem)
+    files.cert_file.write_bytes(tls.cert_pem)
+    _write_private(files.key_file, tls.key_pem)
     _write_private(files.sa_private_file, _pem_key(sa_key))
     files.sa_public_file.write_bytes(
         sa_key.public_key().public_bytes(
