@@ -6,6 +6,7 @@ whole units rounded up, as kube-scheduler does.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from decimal import Decimal
@@ -65,7 +66,17 @@ def parse_quantity(value: Quantity, *, field: str = "quantity") -> Decimal:
 
 def to_scheduler_units(resource: str, value: Quantity, *, field: str = "quantity") -> int:
     """Integer units the placer compares: millicores for cpu, rounded-up units otherwise."""
-    exact = parse_quantity(value, field=field)
+    try:
+        return _scheduler_units(resource, value)
+    except InvalidSpecError as exc:
+        raise InvalidSpecError(field, value, exc.detail) from None
+
+
+# Every scheduling cycle recomputes each pod's requests, and a cluster uses a handful of
+# distinct quantity strings; `typed` keeps True apart from 1 and 1.0 apart from 1.
+@functools.lru_cache(maxsize=4096, typed=True)
+def _scheduler_units(resource: str, value: Quantity) -> int:
+    exact = parse_quantity(value)
     if resource == "cpu":
         exact = exact * 1000
     return math.ceil(exact)
