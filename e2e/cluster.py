@@ -111,7 +111,11 @@ class ClusterSpec(BaseModel):
         return labels
 
     def node_objects(
-        self, *, annotations: dict[str, str] | None = None, taints: list[JsonDict] | None = None
+        self,
+        *,
+        annotations: dict[str, str] | None = None,
+        taints: list[JsonDict] | None = None,
+        labels: dict[str, str] | None = None,
     ) -> list[JsonDict]:
         """The Node objects, status included (written separately: it is a subresource)."""
         alloc = dict(self.node_resources)
@@ -122,7 +126,7 @@ class ClusterSpec(BaseModel):
                 "kind": "Node",
                 "metadata": {
                     "name": name,
-                    "labels": {**self.node_labels(name), E2E_LABEL: self.name},
+                    "labels": {**(labels or {}), **self.node_labels(name), E2E_LABEL: self.name},
                     "annotations": dict(annotations or {}),
                 },
                 "spec": {"taints": list(taints or [])},
@@ -163,10 +167,11 @@ async def create_nodes(
     *,
     annotations: dict[str, str] | None = None,
     taints: list[JsonDict] | None = None,
+    labels: dict[str, str] | None = None,
 ) -> list[str]:
     """Create (or update) the cluster's nodes and write their status; returns their names."""
     names = []
-    for node in cluster.node_objects(annotations=annotations, taints=taints):
+    for node in cluster.node_objects(annotations=annotations, taints=taints, labels=labels):
         status = node.pop("status")
         name = node["metadata"]["name"]
         try:

@@ -52,7 +52,9 @@ def scenario_objects(target: Target) -> list[tuple[str, JsonDict]]:
         if cluster.name not in seen_clusters:
             seen_clusters.add(cluster.name)
             where = f"e2e/scenarios/clusters/{cluster.name}.yaml ({target.name})"
-            for node in cluster.node_objects(annotations=target.node_annotations, taints=target.node_taints):
+            for node in cluster.node_objects(
+                annotations=target.node_annotations, taints=target.node_taints, labels=target.node_labels
+            ):
                 out.append((where, node))
             cnt = cluster.cluster_network_topology()
             if cnt is not None:

@@ -95,6 +95,12 @@ step "install KWOK ${KWOK_VERSION}: the scenarios' nodes are KWOK nodes (Ready, 
 kc apply -f "${KWOK_BASE}/kwok.yaml"
 kc apply -f "${KWOK_BASE}/stage-fast.yaml"
 kc -n kube-system rollout status deployment/kwok-controller --timeout=180s
+# DaemonSets tolerate every taint: keep kindnet and kube-proxy off the KWOK nodes (label
+# type=kwok), or their requests would eat into the whole-node capacity the scenarios count on.
+for ds in kindnet kube-proxy; do
+  kc -n kube-system patch daemonset "$ds" --type=merge -p \
+    '{"spec":{"template":{"spec":{"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"type","operator":"NotIn","values":["kwok"]}]}]}}}}}}}'
+done
 
 step "install Volcano ${VOLCANO_VERSION} with network-topology-aware scheduling (HyperNodes)"
 py install-volcano --kubeconfig "$KUBECONFIG_FILE" --version "$VOLCANO_VERSION"

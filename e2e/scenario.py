@@ -129,6 +129,7 @@ class Target:
     scheduler_name: str | None = None
     """Send every scenario pod to this scheduler (Volcano on kind) instead of its own."""
     node_annotations: dict[str, str] = field(default_factory=dict)
+    node_labels: dict[str, str] = field(default_factory=dict)
     node_taints: list[JsonDict] = field(default_factory=list)
     pod_tolerations: list[JsonDict] = field(default_factory=list)
     timeout: float = 60.0
@@ -137,6 +138,9 @@ class Target:
 LOCAL = Target("local", fallback=True)
 KWOK_TAINT: JsonDict = {"key": "kwok.x-k8s.io/node", "value": "fake", "effect": "NoSchedule"}
 KWOK_ANNOTATIONS = {"kwok.x-k8s.io/node": "fake"}
+KWOK_LABELS = {"type": "kwok"}
+"""run-kind.sh keeps DaemonSets (kindnet, kube-proxy) off nodes with this label: on a KWOK node
+their requests would take from the whole-node capacity the scenarios count on."""
 """KWOK's controller keeps nodes with this annotation Ready and runs the pods bound to them."""
 KWOK_TOLERATION: JsonDict = {"key": "kwok.x-k8s.io/node", "operator": "Exists", "effect": "NoSchedule"}
 KIND_VOLCANO = Target(
@@ -145,6 +149,7 @@ KIND_VOLCANO = Target(
     lws_controller=True,
     scheduler_name="volcano",
     node_annotations=KWOK_ANNOTATIONS,
+    node_labels=KWOK_LABELS,
     node_taints=[KWOK_TAINT],
     pod_tolerations=[KWOK_TOLERATION],
     timeout=240.0,
@@ -154,6 +159,7 @@ KIND_FALLBACK = Target(
     fallback=True,
     lws_controller=True,
     node_annotations=KWOK_ANNOTATIONS,
+    node_labels=KWOK_LABELS,
     node_taints=[KWOK_TAINT],
     pod_tolerations=[KWOK_TOLERATION],
     timeout=240.0,
@@ -346,7 +352,7 @@ class ScenarioRunner:
     async def setup(self, cluster: ClusterSpec, namespace: str) -> None:
         t = self.target
         await clustermod.create_nodes(
-            self.kube, cluster, annotations=t.node_annotations, taints=t.node_taints
+            self.kube, cluster, annotations=t.node_annotations, taints=t.node_taints, labels=t.node_labels
         )
         await clustermod.create_topology(self.kube, cluster)
         await clustermod.create_namespace(self.kube, namespace)
@@ -397,8 +403,14 @@ class ScenarioRunner:
         return Observed(pods, nodes, cnt, groups, time.monotonic() - began, disrupted)
 
     async def teardown(self, cluster: ClusterSpec, namespace: str, *, timeout: float = 60.0) -> None:
-        """Pods first (forced: a deleted node has no kubelet), so the next scenario's nodes
-        start empty; then the namespace, the nodes and the topology."""
+        """Owners first (a LeaderWorkerSet would recreate its pods), then the pods (forced: a
+        deleted node has no kubelet), so the next scenario's nodes start empty; then the
+        namespace, the nodes and the topology."""
+        for lws in (await self.kube.list(LEADERWORKERSETS, namespace=namespace)).items:
+            with contextlib.suppress(NotFoundError):
+                await self.kube.delete(
+                    LEADERWORKERSETS, lws["metadata"]["name"], namespace=namespace, propagation="Background"
+                )
         deadline = time.monotonic() + timeout
         while True:
             pods = await clustermod.list_pods(self.kube, namespace)

@@ -73,6 +73,12 @@ def test_every_step_is_printed_and_nothing_runs() -> None:
     assert any("install-volcano" in c and "--version 1." in c for c in commands)
     assert any("lws/releases/download/v0." in c for c in commands)
     assert sum("scenarios" in c and "--target" in c for c in commands) == 2
+    assert {
+        ds for ds in ("kindnet", "kube-proxy") if any(f"patch daemonset {ds}" in c for c in commands)
+    } == {
+        "kindnet",
+        "kube-proxy",
+    }
     assert text.rstrip().endswith("dry run: nothing was run")
 
 
@@ -95,6 +101,8 @@ def test_manifests_cover_the_chart_the_scenarios_and_the_configuration() -> None
     nodes = [o for _, o in objs if o["kind"] == "Node"]
     assert len(nodes) == 14  # the seed's 12 and the job-level example's 2, as KWOK nodes
     assert all(n["metadata"]["annotations"] == {"kwok.x-k8s.io/node": "fake"} for n in nodes)
+    # DaemonSets are kept off them (run-kind.sh patches kindnet and kube-proxy), by this label.
+    assert all(n["metadata"]["labels"]["type"] == "kwok" for n in nodes)
     pods = [o for _, o in objs if o["kind"] == "Pod"]
     assert all(any(t["key"] == "kwok.x-k8s.io/node" for t in p["spec"]["tolerations"]) for p in pods)
     # The Volcano phase sends every pod to Volcano; the fallback phase keeps each dialect's own.
