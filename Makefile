@@ -36,6 +36,7 @@ lint: venv
 
 crds: venv
 	$(VENV)/bin/topobridge crds
+	$(VENV)/bin/topobridge manifests
 
 # Integration tests run against a real kube-apiserver: the control plane is installed first.
 # pytest exit 5 (nothing collected) is a failure here, never a pass.
