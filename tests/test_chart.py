@@ -9,6 +9,7 @@ import argparse
 import base64
 import copy
 import datetime as dt
+import re
 from pathlib import Path
 from typing import Any
 
@@ -247,6 +248,21 @@ def test_more_than_one_replica_needs_leader_election() -> None:
         render({"args": {"no-leader-elect": True}}, namespace=NS)
     args = parsed_args(render({"args": {"no-leader-elect": True}, "replicaCount": 1}, namespace=NS))
     assert args.leader_elect is False
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"args": {"wrkers": 3}}, "additional properties 'wrkers' not allowed"),
+        ({"args": {"workers": "many"}}, "at '/args/workers': got string, want null or integer"),
+        ({"args": {"scheduler-name": "volcano"}}, "at '/args/scheduler-name'"),
+        ({"logFormat": "xml"}, "at '/logFormat'"),
+    ],
+    ids=["typo", "wrong-type", "list-expected", "enum"],
+)
+def test_the_values_schema_refuses_what_topobridge_run_would(values: dict[str, Any], message: str) -> None:
+    with pytest.raises(ChartError, match=re.escape(message)):
+        render(values, namespace=NS)
 
 
 def test_nothing_to_run_is_refused() -> None:
