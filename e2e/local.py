@@ -98,6 +98,7 @@ class TopobridgeState:
 
 def topobridge_argv(
     *,
+    identity: str,
     kubeconfig: str,
     webhook_port: int,
     metrics_port: int,
@@ -122,7 +123,7 @@ def topobridge_argv(
         f"--tls-key-file={key}",
         f"--lease-name={lease_name}",
         "--lease-namespace=kube-system",
-        f"--identity={lease_name}-0",
+        f"--identity={identity}",
         "--translate-koordinator",
     ]
     argv += [f"--scheduler-name={s}" for s in schedulers]
@@ -137,14 +138,21 @@ async def start(
     extra_args: Sequence[str] = (),
     detach: bool = False,
     ready_timeout: float = 60.0,
+    lease_name: str | None = None,
+    identity: str | None = None,
+    register: bool = True,
+    wait_leading: bool = True,
 ) -> TopobridgeState:
-    """Start topobridge against `kubeconfig` and register its webhooks (see the module doc)."""
+    """Start topobridge against `kubeconfig` and register its webhooks (see the module doc).
+
+    Replicas of one controller share `lease_name`; a standby is started with
+    `wait_leading=False` (it serves its webhook at once and leads only when the lease frees)."""
     work_dir.mkdir(parents=True, exist_ok=True)
     made = generate_self_signed(["127.0.0.1", "localhost"])
     cert, key = made.write(work_dir)
     webhook_port, metrics_port = free_port(), free_port()
     suffix = secrets.token_hex(3)
-    lease = f"topobridge-{suffix}"
+    lease = lease_name or f"topobridge-{suffix}"
     log_file = work_dir / "topobridge.log"
     argv = topobridge_argv(
         kubeconfig=kubeconfig,
@@ -153,6 +161,7 @@ async def start(
         cert=cert,
         key=key,
         lease_name=lease,
+        identity=identity or f"{lease}-{suffix}",
         schedulers=schedulers,
         extra=extra_args,
     )
@@ -171,10 +180,11 @@ async def start(
         popen.pid, _start_ticks(popen.pid), str(log_file), webhook_port, metrics_port, kubeconfig, lease
     )
     try:
-        await wait_ready(state, popen, timeout=ready_timeout)
-        state.configurations = await register_webhooks(
-            kubeconfig, state, made.ca_pem, name=f"topobridge-{suffix}"
-        )
+        await wait_ready(state, popen, timeout=ready_timeout, leading=wait_leading)
+        if register:
+            state.configurations = await register_webhooks(
+                kubeconfig, state, made.ca_pem, name=f"topobridge-{suffix}"
+            )
     except BaseException:
         await stop(state)
         raise
@@ -196,24 +206,30 @@ def log_tail(state: TopobridgeState, lines: int = 40) -> str:
     return state.process().log_tail(lines)
 
 
+async def is_leading(state: TopobridgeState) -> bool:
+    """Whether the replica holds the lease, by its own `topobridge_leader` gauge."""
+    _, metrics = await asyncio.to_thread(_get, f"http://127.0.0.1:{state.metrics_port}/metrics")
+    return any(
+        line.startswith("topobridge_leader ") and line.split()[-1] in ("1", "1.0")
+        for line in metrics.splitlines()
+    )
+
+
 async def wait_ready(
-    state: TopobridgeState, popen: subprocess.Popen[bytes] | None, *, timeout: float
+    state: TopobridgeState, popen: subprocess.Popen[bytes] | None, *, timeout: float, leading: bool = True
 ) -> None:
+    """Until /readyz answers (and, with `leading`, the replica holds its lease)."""
     deadline = time.monotonic() + timeout
     base = f"http://127.0.0.1:{state.metrics_port}"
     while time.monotonic() < deadline:
         if popen is not None and popen.poll() is not None:
             raise TopobridgeError(f"topobridge exited with {popen.returncode}:\n{log_tail(state)}")
         status, _ = await asyncio.to_thread(_get, base + "/readyz")
-        if status == 200:
-            _, metrics = await asyncio.to_thread(_get, base + "/metrics")
-            if any(
-                line.startswith("topobridge_leader ") and line.split()[-1] in ("1", "1.0")
-                for line in metrics.splitlines()
-            ):
-                return
+        if status == 200 and (not leading or await is_leading(state)):
+            return
         await asyncio.sleep(0.2)
-    raise TopobridgeError(f"topobridge not ready and leading within {timeout:.0f}s:\n{log_tail(state)}")
+    what = "ready and leading" if leading else "ready"
+    raise TopobridgeError(f"topobridge not {what} within {timeout:.0f}s:\n{log_tail(state)}")
 
 
 def webhook_configurations(ca_pem: bytes, url: str, name: str) -> list[tuple[Resource, dict[str, Any]]]:

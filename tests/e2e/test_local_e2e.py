@@ -9,7 +9,7 @@ import pytest
 
 from controller.errors import ApiError
 from controller.kube import Kube
-from controller.resources import VOLCANO_PODGROUPS
+from controller.resources import SIGS_PODGROUPS
 from e2e import local
 from e2e.kubelet import Kubelet
 from e2e.scenario import LOCAL, ScenarioRunner, ScenarioSpec, all_scenarios
@@ -36,16 +36,37 @@ async def test_scenario(
 async def test_the_running_webhook_denies_a_bad_topology(
     topobridge: local.TopobridgeState, admin: Kube, make_namespace: Any
 ) -> None:
+    # A gang annotation: no CRD schema sees inside it, so only topobridge's webhook can refuse it.
     namespace = await make_namespace("e2e-webhook")
+    spec_key = "gang.scheduling.koordinator.sh/network-topology-spec"
     bad = {
-        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "apiVersion": "scheduling.sigs.k8s.io/v1alpha1",
         "kind": "PodGroup",
-        "metadata": {"name": "bad", "namespace": namespace},
-        "spec": {"minMember": 2, "networkTopology": {"mode": "hrad", "highestTierAllowed": 1}},
+        "metadata": {
+            "name": "bad",
+            "namespace": namespace,
+            "annotations": {
+                spec_key: '{"gatherStrategy": [{"layer": "SpineLayer", "strategy": "MustGathr"}]}'
+            },
+        },
+        "spec": {"minMember": 2},
     }
     with pytest.raises(ApiError) as denied:
-        await admin.create(VOLCANO_PODGROUPS, bad)
-    assert 'spec.networkTopology.mode: Unsupported value: "hrad"' in str(denied.value)
-    good = {**bad, "spec": {"minMember": 2, "networkTopology": {"mode": "hard", "highestTierAllowed": 1}}}
-    created = await admin.create(VOLCANO_PODGROUPS, good)
-    assert created["spec"]["networkTopology"]["mode"] == "hard"
+        await admin.create(SIGS_PODGROUPS, bad)
+    message = str(denied.value)
+    assert "validate.topobridge.io" in message
+    assert (
+        f'metadata.annotations[{spec_key}].gatherStrategy[0].strategy: Unsupported value: "MustGathr"'
+        in message
+    )
+    good = {
+        **bad,
+        "metadata": {
+            **bad["metadata"],
+            "annotations": {
+                spec_key: '{"gatherStrategy": [{"layer": "SpineLayer", "strategy": "MustGather"}]}'
+            },
+        },
+    }
+    created = await admin.create(SIGS_PODGROUPS, good)
+    assert created["metadata"]["name"] == "bad"
