@@ -279,6 +279,15 @@ def test_ports_agree(default_objects: list[dict[str, Any]]) -> None:
     assert container(values)["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "metrics"}
 
 
+def test_unset_ports_and_grace_fall_back_to_topobridges_defaults() -> None:
+    objs = render({"args": {"webhook-port": None, "metrics-port": None, "grace": None}}, namespace=NS)
+    c = container(objs)
+    assert {p["name"]: p["containerPort"] for p in c["ports"]} == {"webhook": 9443, "metrics": 9090}
+    args = parsed_args(objs)
+    assert (args.webhook_port, args.metrics_port, args.grace) == (9443, 9090, 30.0)
+    assert one(objs, "Deployment")["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] == 45
+
+
 def test_read_only_root_non_root_user(default_objects: list[dict[str, Any]]) -> None:
     from dockerfile_parse import DockerfileParser
 

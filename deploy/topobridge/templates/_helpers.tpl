@@ -111,3 +111,16 @@ The container's arguments: global flags, `run`, then one flag per key of .Values
 - {{ . | quote }}
 {{- end }}
 {{- end -}}
+
+{{/* Ports and grace as topobridge will use them: the value, else topobridge's own default. */}}
+{{- define "topobridge.metricsPort" -}}
+{{- index .Values.args "metrics-port" | default 9090 -}}
+{{- end -}}
+
+{{- define "topobridge.webhookPort" -}}
+{{- index .Values.args "webhook-port" | default 9443 -}}
+{{- end -}}
+
+{{- define "topobridge.grace" -}}
+{{- index .Values.args "grace" | default 30 -}}
+{{- end -}}
