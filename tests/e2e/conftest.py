@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import shutil
 import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -39,6 +40,7 @@ async def topobridge(control_plane: Any) -> AsyncIterator[local.TopobridgeState]
         yield state
     finally:
         await local.stop(state)
+        shutil.rmtree(work, ignore_errors=True)  # failing tests print the log's tail themselves
 
 
 @pytest.fixture(scope="module")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import shutil
 import signal
 import tempfile
 import time
@@ -70,3 +71,4 @@ async def test_the_standby_replica_takes_over(
     finally:
         await local.stop(standby)
         await local.stop(leader)
+        shutil.rmtree(work, ignore_errors=True)
