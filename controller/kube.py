@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -32,7 +32,7 @@ from kubernetes_asyncio import client as k8s_client
 from kubernetes_asyncio import config as k8s_config
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from controller.errors import ConfigError, GoneError, TransportError, api_error
+from controller.errors import ConfigError, GoneError, NotFoundError, TransportError, api_error
 from controller.resources import PODS, Resource
 from controller.workqueue import BucketRateLimiter
 
@@ -197,6 +197,26 @@ class Kube:
         except ValueError as exc:
             raise TransportError(f"{method} {path}: response is not JSON: {raw[:200]!r}") from exc
         return out
+
+    # --- discovery -------------------------------------------------------------------
+
+    async def serves(self, res: Resource) -> bool:
+        """Whether the server serves `res` at its version. Discovery is open to every
+        authenticated user (system:discovery), so this needs no RBAC rule."""
+        path = f"/apis/{res.group}/{res.version}" if res.group else f"/api/{res.version}"
+        try:
+            doc = await self._request("GET", path)
+        except NotFoundError:
+            return False
+        return any(r.get("name") == res.plural for r in doc.get("resources") or [])
+
+    async def first_served(self, candidates: Sequence[Resource]) -> Resource:
+        """The first of `candidates` (one kind at several versions, newest first) the server
+        serves; the last one when none answers, so its informer reports the problem."""
+        for res in candidates:
+            if await self.serves(res):
+                return res
+        return candidates[-1]
 
     # --- reads -----------------------------------------------------------------------
 

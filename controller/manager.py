@@ -31,6 +31,7 @@ from controller.resources import (
     HYPERNODES,
     LEADERWORKERSETS,
     NODES,
+    PDB_VERSIONS,
     PODS,
     SIGS_PODGROUPS,
     VOLCANO_PODGROUPS,
@@ -215,7 +216,7 @@ class Manager:
                 SchedulerConfig(scheduler_names=opts.scheduler_names, **opts.scheduler_tuning),
                 recorder=recorder,
             )
-            watched = sched.attach(informers.of)
+            watched = sched.attach(informers.of, pdbs=await self.kube.first_served(PDB_VERSIONS))
             scope.scheduler = sched
             roots["scheduler"] = supervise(sched, detector, lambda: all(i.synced.is_set() for i in watched))
 

@@ -54,8 +54,12 @@ CRDS = Resource(
     "apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", namespaced=False
 )
 PRIORITY_CLASSES = Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", namespaced=False)
-PDBS = Resource("policy", "v1beta1", "poddisruptionbudgets", "PodDisruptionBudget", namespaced=True)
-"""policy/v1beta1: the version Kubernetes 1.20 serves (policy/v1 arrived in 1.21)."""
+PDBS = Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", namespaced=True)
+"""policy/v1: served from Kubernetes 1.21; 1.25 and later serve nothing else."""
+PDBS_V1BETA1 = Resource("policy", "v1beta1", "poddisruptionbudgets", "PodDisruptionBudget", namespaced=True)
+"""policy/v1beta1: all that Kubernetes 1.20 and older serve."""
+PDB_VERSIONS: tuple[Resource, ...] = (PDBS, PDBS_V1BETA1)
+"""Newest first: `Kube.first_served` picks the one the cluster serves."""
 
 VOLCANO_PODGROUPS = Resource(volcano.PODGROUP_GROUP, "v1beta1", "podgroups", "PodGroup", namespaced=True)
 """Upstream's PodGroup CRD has no status subresource: status is written through the object."""

@@ -17,7 +17,7 @@ from controller.resources import (
     CLUSTER_NETWORK_TOPOLOGIES,
     HYPERNODES,
     NODES,
-    PDBS,
+    PDB_VERSIONS,
     PODS,
     PRIORITY_CLASSES,
     SIGS_PODGROUPS,
@@ -36,7 +36,6 @@ OPTIONAL: tuple[Resource, ...] = (
     HYPERNODES,
     CLUSTER_NETWORK_TOPOLOGIES,
 )
-PDBS_V1 = Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", namespaced=True)
 NOT_TERMINAL = "status.phase!=Succeeded,status.phase!=Failed"
 
 
@@ -68,10 +67,7 @@ async def read_cluster_async(
                 out += await _list(kube, res)
             except NotFoundError:
                 log.info("snapshot.kind_absent", resource=str(res))
-        try:
-            out += await _list(kube, PDBS)
-        except NotFoundError:
-            out += await _list(kube, PDBS_V1)
+        out += await _list(kube, await kube.first_served(PDB_VERSIONS))
         return out
     except ControllerError as exc:  # API errors and transport failures alike
         raise SnapshotError(f"reading the cluster failed: {exc}") from None

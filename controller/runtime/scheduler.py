@@ -61,17 +61,6 @@ from translations.gangs import Gang
 
 log = structlog.get_logger(__name__)
 
-WATCHED: tuple[Resource, ...] = (
-    PODS,
-    NODES,
-    PRIORITY_CLASSES,
-    PDBS,
-    VOLCANO_PODGROUPS,
-    SIGS_PODGROUPS,
-    X_PODGROUPS,
-    HYPERNODES,
-    CLUSTER_NETWORK_TOPOLOGIES,
-)
 
 
 @dataclass
@@ -125,18 +114,32 @@ class GangScheduler:
 
     # --- wiring ----------------------------------------------------------------------
 
-    def attach(self, informer_of: Callable[[Resource], Informer]) -> list[Informer]:
+    def attach(self, informer_of: Callable[[Resource], Informer], *, pdbs: Resource = PDBS) -> list[Informer]:
+        """Feed the cache from one informer per kind; returns them (scheduling waits for all
+        to sync). `pdbs` is the PodDisruptionBudget version the cluster serves."""
         c = self.cache
-        c.attach_pods(informer_of(PODS))
-        c.attach_nodes(informer_of(NODES))
-        c.attach(informer_of(PRIORITY_CLASSES), c.priority_classes)
-        c.attach(informer_of(PDBS), c.pdbs)
-        c.attach(informer_of(VOLCANO_PODGROUPS), c.volcano_pgs)
-        c.attach(informer_of(SIGS_PODGROUPS), c.sigs_pgs)
-        c.attach(informer_of(X_PODGROUPS), c.x_pgs)
-        c.attach(informer_of(HYPERNODES), c.hypernodes, topology=True)
-        c.attach(informer_of(CLUSTER_NETWORK_TOPOLOGIES), c.cnts, topology=True)
-        return [informer_of(r) for r in WATCHED]
+        watched = [
+            informer_of(PODS),
+            informer_of(NODES),
+            informer_of(PRIORITY_CLASSES),
+            informer_of(pdbs),
+            informer_of(VOLCANO_PODGROUPS),
+            informer_of(SIGS_PODGROUPS),
+            informer_of(X_PODGROUPS),
+            informer_of(HYPERNODES),
+            informer_of(CLUSTER_NETWORK_TOPOLOGIES),
+        ]
+        pods, nodes, classes, budgets, vpgs, spgs, xpgs, hypernodes, cnts = watched
+        c.attach_pods(pods)
+        c.attach_nodes(nodes)
+        c.attach(classes, c.priority_classes)
+        c.attach(budgets, c.pdbs)
+        c.attach(vpgs, c.volcano_pgs)
+        c.attach(spgs, c.sigs_pgs)
+        c.attach(xpgs, c.x_pgs)
+        c.attach(hypernodes, c.hypernodes, topology=True)
+        c.attach(cnts, c.cnts, topology=True)
+        return watched
 
     # --- the loop --------------------------------------------------------------------
 

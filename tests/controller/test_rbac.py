@@ -30,6 +30,12 @@ VERB_OF = {
     "delete": "delete",
 }
 CONSTANTS = {name: value for name, value in vars(resources).items() if isinstance(value, Resource)}
+VERSION_CHOICES = {
+    name: value
+    for name, value in vars(resources).items()
+    if isinstance(value, tuple) and value and all(isinstance(v, Resource) for v in value)
+}
+"""Tuples like PDB_VERSIONS: `first_served(...)` picks the version one informer then watches."""
 
 
 def _resource(node: ast.AST | None) -> Resource | None:
@@ -81,6 +87,10 @@ def scan() -> dict[tuple[str, str, str], list[str]]:
             ):
                 add(_key(res, None, "list"), where)
                 add(_key(res, None, "watch"), where)
+            elif name == "first_served" and args and isinstance(args[0], ast.Name) and args[0].id in VERSION_CHOICES:
+                for res in VERSION_CHOICES[args[0].id]:
+                    add(_key(res, None, "list"), where)
+                    add(_key(res, None, "watch"), where)
             elif name == "upsert_condition" and len(args) > 1 and (res := _resource(args[1])) is not None:
                 add(_key(res, "status" if res.status_subresource else None, "patch"), where)
             elif name == "bind" and isinstance(fn, ast.Attribute):

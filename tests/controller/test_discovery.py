@@ -1,0 +1,30 @@
+"""The controller watches each kind at the version the cluster serves: PodDisruptionBudgets are
+policy/v1 from Kubernetes 1.21 and only that from 1.25, but 1.20 serves policy/v1beta1 alone.
+An informer on an unserved version never syncs, and the fallback scheduler waits for all of
+them, so the choice is made by discovery, not hard-coded."""
+
+from __future__ import annotations
+
+from controller.kube import Kube
+from controller.resources import PDB_VERSIONS, PDBS, PDBS_V1BETA1, PODS, Resource
+
+
+async def test_serves_reads_discovery(tkube: Kube) -> None:
+    assert await tkube.serves(PODS)
+    assert await tkube.serves(PDBS_V1BETA1)
+    # kube-apiserver 1.20 has no policy/v1 group version at all (404), nor an invented plural.
+    assert not await tkube.serves(PDBS)
+    assert not await tkube.serves(Resource("", "v1", "no-such-things", "NoSuchThing", namespaced=True))
+
+
+async def test_first_served_picks_the_pdb_version_of_this_cluster(tkube: Kube) -> None:
+    assert PDB_VERSIONS[0] is PDBS  # newest first: a modern cluster gets policy/v1
+    assert await tkube.first_served(PDB_VERSIONS) is PDBS_V1BETA1
+
+
+async def test_first_served_falls_back_to_the_last_candidate(tkube: Kube) -> None:
+    ghosts = (
+        Resource("example.com", "v2", "ghosts", "Ghost", namespaced=True),
+        Resource("example.com", "v1", "ghosts", "Ghost", namespaced=True),
+    )
+    assert await tkube.first_served(ghosts) is ghosts[-1]
