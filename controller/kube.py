@@ -368,13 +368,7 @@ class Kube:
         namespace: str | None = None,
         subresource: str | None = None,
     ) -> JsonDict:
-        self._record(res, "patch", subresource)
-        return await self._request(
-            "PATCH",
-            res.path(namespace=namespace, name=name, subresource=subresource),
-            body=patch,
-            content_type=MERGE_PATCH,
-        )
+        return await self._patch(res, name, patch, MERGE_PATCH, namespace=namespace, subresource=subresource)
 
     async def strategic_patch(
         self,
@@ -388,12 +382,24 @@ class Kube:
         """Only for built-in kinds: lists with a merge key merge element-wise."""
         if res.group not in ("", "apps", "coordination.k8s.io", "scheduling.k8s.io"):
             raise ValueError(f"strategic merge patch is not supported for {res}; use merge_patch or apply")
+        return await self._patch(res, name, patch, STRATEGIC_PATCH, namespace=namespace, subresource=subresource)
+
+    async def _patch(
+        self,
+        res: Resource,
+        name: str,
+        patch: JsonDict,
+        content_type: str,
+        *,
+        namespace: str | None,
+        subresource: str | None,
+    ) -> JsonDict:
         self._record(res, "patch", subresource)
         return await self._request(
             "PATCH",
             res.path(namespace=namespace, name=name, subresource=subresource),
             body=patch,
-            content_type=STRATEGIC_PATCH,
+            content_type=content_type,
         )
 
     async def apply(
