@@ -34,20 +34,15 @@ import numpy as np
 # The repository first: benchmarks/controller.py would otherwise shadow the `controller` package.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from _topology import cluster_network_topology, topology_labels  # beside this script
+
 from controller.placer.engine import Code, Verdict, schedule
 from controller.placer.snapshot import BoundPod, ClusterIndex, Snapshot
 from translations.constraints import TopologyConstraint
 from translations.core import Node, Pod
 from translations.gangs import Gang, GangKey, GangPod, placement_shape
-from translations.koordinator import ClusterNetworkTopology
 from translations.topology import from_cluster_network_topology
 
-LEVELS = (  # top-down: (layer, label key, children per domain)
-    ("DatacenterLayer", "network.topology.nvidia.com/datacenter", 4),
-    ("SpineLayer", "network.topology.nvidia.com/spine", 8),
-    ("BlockLayer", "network.topology.nvidia.com/block", 8),
-    ("AcceleratorLayer", "network.topology.nvidia.com/accelerator", 8),
-)
 SPINE_TIER = 3
 GANG_SIZE = 1024
 PODS_PER_NODE = 5
@@ -65,30 +60,10 @@ class Cluster:
 
 def build_cluster(n_nodes: int, seed: int = 7) -> Cluster:
     rng = random.Random(seed)
-    specs: list[dict[str, Any]] = []
-    parent = None
-    for layer, key, _ in LEVELS:
-        spec: dict[str, Any] = {"topologyLayer": layer, "labelKey": [key]}
-        if parent:
-            spec["parentTopologyLayer"] = parent
-        specs.append(spec)
-        parent = layer
-    specs.append({"topologyLayer": "NodeTopologyLayer", "parentTopologyLayer": parent})
-    cnt = ClusterNetworkTopology.parse(
-        {"metadata": {"name": "default"}, "spec": {"networkTopologySpec": specs}}
-    )
+    cnt = cluster_network_topology()
     nodes = []
     for i in range(n_nodes):
-        accel = i // 8
-        block, spine = accel // 8, accel // 64
-        dc = spine // 4
-        labels = {
-            LEVELS[0][1]: f"dc-{dc}",
-            LEVELS[1][1]: f"spine-{spine}",
-            LEVELS[2][1]: f"block-{block}",
-            LEVELS[3][1]: f"nvl-{accel}",
-            "kubernetes.io/hostname": f"node-{i}",
-        }
+        labels = {**topology_labels(i), "kubernetes.io/hostname": f"node-{i}"}
         nodes.append(
             Node.parse(
                 {

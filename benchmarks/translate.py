@@ -17,42 +17,18 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from _topology import LEVELS, cluster_network_topology, topology_labels  # beside this script
+
 from translations import hypernodes
 from translations.core import Node
-from translations.koordinator import ClusterNetworkTopology
 
-LEVELS = (  # top-down: (layer, label key, children per domain)
-    ("DatacenterLayer", "network.topology.nvidia.com/datacenter", 4),
-    ("SpineLayer", "network.topology.nvidia.com/spine", 8),
-    ("BlockLayer", "network.topology.nvidia.com/block", 8),
-    ("AcceleratorLayer", "network.topology.nvidia.com/accelerator", 8),
-)
 GOAL_SECONDS = 1.0
-
-
-def cluster_network_topology() -> ClusterNetworkTopology:
-    specs: list[dict[str, Any]] = []
-    parent = None
-    for layer, key, _ in LEVELS:
-        spec: dict[str, Any] = {"topologyLayer": layer, "labelKey": [key]}
-        if parent:
-            spec["parentTopologyLayer"] = parent
-        specs.append(spec)
-        parent = layer
-    specs.append({"topologyLayer": "NodeTopologyLayer", "parentTopologyLayer": parent})
-    return ClusterNetworkTopology.parse(
-        {"metadata": {"name": "default"}, "spec": {"networkTopologySpec": specs}}
-    )
 
 
 def raw_nodes(count: int) -> list[dict[str, Any]]:
     """Nodes as the API server returns them (the fields a scheduler reads, and then some)."""
     out = []
     for i in range(count):
-        accel = i // LEVELS[3][2]
-        block = accel // LEVELS[2][2]
-        spine = block // LEVELS[1][2]
-        dc = spine // LEVELS[0][2]
         out.append(
             {
                 "apiVersion": "v1",
@@ -65,10 +41,7 @@ def raw_nodes(count: int) -> list[dict[str, Any]]:
                         "kubernetes.io/hostname": f"gpu-node-{i:05d}",
                         "kubernetes.io/os": "linux",
                         "node.kubernetes.io/instance-type": "gpu.8x",
-                        LEVELS[0][1]: f"dc-{dc}",
-                        LEVELS[1][1]: f"spine-{spine}",
-                        LEVELS[2][1]: f"block-{block}",
-                        LEVELS[3][1]: f"nvl-{accel}",
+                        **topology_labels(i),
                     },
                 },
                 "spec": {"taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]},
