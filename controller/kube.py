@@ -382,7 +382,9 @@ class Kube:
         """Only for built-in kinds: lists with a merge key merge element-wise."""
         if res.group not in ("", "apps", "coordination.k8s.io", "scheduling.k8s.io"):
             raise ValueError(f"strategic merge patch is not supported for {res}; use merge_patch or apply")
-        return await self._patch(res, name, patch, STRATEGIC_PATCH, namespace=namespace, subresource=subresource)
+        return await self._patch(
+            res, name, patch, STRATEGIC_PATCH, namespace=namespace, subresource=subresource
+        )
 
     async def _patch(
         self,
@@ -453,12 +455,26 @@ class Kube:
 
     # --- pods ------------------------------------------------------------------------
 
-    async def bind(self, *, namespace: str, pod: str, node: str, pod_uid: str | None = None) -> None:
-        """Bind through the `pods/binding` subresource, as a scheduler does."""
+    async def bind(
+        self,
+        *,
+        namespace: str,
+        pod: str,
+        node: str,
+        pod_uid: str | None = None,
+        annotations: dict[str, str] | None = None,
+    ) -> None:
+        """Bind through the `pods/binding` subresource, as a scheduler does. The API server
+        copies the Binding's `annotations` onto the pod in the same write as `nodeName`."""
+        meta: JsonDict = {"name": pod, "namespace": namespace}
+        if pod_uid:
+            meta["uid"] = pod_uid
+        if annotations:
+            meta["annotations"] = annotations
         binding: JsonDict = {
             "apiVersion": "v1",
             "kind": "Binding",
-            "metadata": {"name": pod, "namespace": namespace, **({"uid": pod_uid} if pod_uid else {})},
+            "metadata": meta,
             "target": {"apiVersion": "v1", "kind": "Node", "name": node},
         }
         await self.create(PODS, binding, namespace=namespace, name=pod, subresource="binding")

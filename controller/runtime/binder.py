@@ -9,16 +9,19 @@ those complete on retry. A retry is safe: a binding that did land while its resp
 lost comes back as 409 "already assigned" naming *our* node, which is success. So each pod
 is retried with backoff until `retry_deadline`.
 
-Completion is impossible only when a member can never be bound where it was planned: it was
+Completion is impossible when a member can never be bound where it was planned: it was
 deleted (404), replaced by a new pod of the same name (uid precondition fails), bound
-elsewhere by someone else, or the server refuses the binding itself (400/403/422). Then, if
-the gang has fewer than minMember members bound, every bound member is deleted (uid
-precondition, its own grace period) so no member runs alone; their owners recreate them
-and the gang is scheduled again as a whole.
+elsewhere by someone else, or the server refuses the binding itself (400/403/422). It is
+impossible within the job too when transient errors outlast `retry_deadline`: the gang
+cannot run below minMember waiting for an API server that may stay away. Either way, if the
+gang has fewer than minMember members bound, every bound member is deleted (uid
+precondition, its own grace period) so no member runs alone; their owners recreate them and
+the gang is scheduled again as a whole. A member whose last attempt failed in transit may
+have landed all the same: it is read back and, if bound where we planned, deleted too.
 
-If the deadline passes on transient errors only (the API server is unreachable), nothing can
-be written either way: the job ends `incomplete` and the next cycle finishes the gang,
-because the engine treats bound members as anchors and places the rest around them.
+The deletions are themselves retried; only if the API server stays away through them too can
+members be left bound (the job ends `incomplete`), and then the next cycle finishes the gang
+around them, because the engine treats bound members as anchors.
 """
 
 from __future__ import annotations
@@ -40,6 +43,10 @@ from controller.runtime.cache import ClusterCache
 
 log = structlog.get_logger(__name__)
 
+BOUND_BY_ANNOTATION = "topobridge.io/bound-by"
+"""Set on each pod topobridge binds, in the binding's own write: the identity (leader election
+identity) of the replica that bound it, so a binding's author can be checked from outside."""
+
 Result = Literal["complete", "incomplete", "rolled-back"]
 
 
@@ -56,9 +63,19 @@ class BindOutcome:
     """pod -> why it could not be bound as planned (permanent failures only)."""
     unfinished: list[str] = field(default_factory=list)
     """Pods still failing transiently at the deadline."""
+    landed: list[str] = field(default_factory=list)
+    """Unfinished pods found bound as planned when read back (a lost response)."""
     rolled_back: list[str] = field(default_factory=list)
     result: Result = "complete"
     seconds: float = 0.0
+
+    def why(self) -> str:
+        """Why the gang could not be bound whole, pod by pod (for Events and conditions)."""
+        reasons = {
+            **self.failed,
+            **{pod: "retry deadline passed on transient errors" for pod in self.unfinished},
+        }
+        return "; ".join(f"{pod}: {reason}" for pod, reason in sorted(reasons.items()))
 
 
 class _Permanent(Exception):
@@ -75,12 +92,14 @@ class Binder:
         retry_deadline: float = 30.0,
         backoff_initial: float = 0.05,
         backoff_max: float = 2.0,
+        author: str = "",
     ) -> None:
         self.kube = kube
         self.cache = cache
         self.retry_deadline = retry_deadline
         self.backoff_initial = backoff_initial
         self.backoff_max = backoff_max
+        self._annotations = {BOUND_BY_ANNOTATION: author} if author else None
         self._slots = asyncio.Semaphore(concurrency)
         self._rng = random.Random()
         self.outcomes: list[BindOutcome] = []
@@ -107,16 +126,17 @@ class Binder:
             if status != "bound":
                 self.cache.forget(pod)
         bound_total = len(out.bound) + len(out.already_bound)
-        if not out.failed and not out.unfinished:
-            out.result = "complete"
-        elif bound_total >= min_member and not out.unfinished:
+        if bound_total >= min_member or (not out.failed and not out.unfinished):
             out.result = "complete"  # minMember holds; the rest are retried as pending pods
-        elif out.failed and bound_total < min_member:
-            out.rolled_back = await self._roll_back([*out.already_bound, *out.bound])
-            out.result = "rolled-back"
-            metrics.GANGS_ROLLED_BACK.inc()
         else:
-            out.result = "incomplete"
+            out.landed = await self._landed(out.unfinished, dict(placement))
+            members = [*out.already_bound, *out.bound, *out.landed]
+            out.rolled_back = await self._roll_back(members)
+            if set(out.rolled_back) == set(members):
+                out.result = "rolled-back"
+                metrics.GANGS_ROLLED_BACK.inc()
+            else:
+                out.result = "incomplete"  # the API server is away: the next cycle finishes it
         out.seconds = time.perf_counter() - started
         metrics.PODS_BOUND.inc(len(out.bound))
         log.log(
@@ -127,6 +147,7 @@ class Binder:
             planned=len(placement),
             failed=out.failed or None,
             unfinished=out.unfinished or None,
+            rolled_back=out.rolled_back or None,
             seconds=round(out.seconds, 3),
         )
         self.outcomes.append(out)
@@ -142,7 +163,9 @@ class Binder:
         while True:
             try:
                 async with self._slots:
-                    await self.kube.bind(namespace=namespace, pod=name, node=node, pod_uid=uid)
+                    await self.kube.bind(
+                        namespace=namespace, pod=name, node=node, pod_uid=uid, annotations=self._annotations
+                    )
                 return "bound", ""
             except NotFoundError:
                 return "permanent", "pod no longer exists"
@@ -188,6 +211,23 @@ class Binder:
             raise _Permanent(f"pod is bound to {assigned} by someone else")
         return None  # a transient conflict: try again
 
+    async def _landed(self, pods: Sequence[str], planned: dict[str, str]) -> list[str]:
+        """Those of `pods` the API server shows bound where we planned (a binding that landed
+        while its response was lost); unreadable ones count as landed, to be deleted safely."""
+        landed = []
+        for key in pods:
+            namespace, _, name = key.partition("/")
+            try:
+                current = await self.kube.get(PODS, name, namespace=namespace)
+            except NotFoundError:
+                continue
+            except (TransportError, ApiError):
+                landed.append(key)
+                continue
+            if (current.get("spec") or {}).get("nodeName") == planned[key]:
+                landed.append(key)
+        return landed
+
     async def _roll_back(self, pods: Sequence[str]) -> list[str]:
         """Delete bound members so none runs alone; their owners recreate them."""
         deleted: list[str] = []
@@ -204,7 +244,8 @@ class Binder:
                     deleted.append(key)
                     break
                 except ConflictError:
-                    break  # uid moved: that is a new pod, not the one we bound
+                    deleted.append(key)  # uid moved: the pod we bound is gone, a new one took its name
+                    break
                 except (TransportError, ApiError) as exc:
                     if not is_retryable(exc):
                         log.warning("bind.rollback_failed", pod=key, error=str(exc))

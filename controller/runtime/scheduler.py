@@ -62,7 +62,6 @@ from translations.gangs import Gang
 log = structlog.get_logger(__name__)
 
 
-
 @dataclass
 class SchedulerConfig:
     scheduler_names: tuple[str, ...] = ("topobridge",)
@@ -108,6 +107,7 @@ class GangScheduler:
             self.cache,
             concurrency=self.config.bind_concurrency,
             retry_deadline=self.config.bind_retry_deadline,
+            author=self.recorder.instance if self.recorder is not None else "",
         )
         self.preemptor = Preemptor(self.kube, self.cache, self.status, self.recorder)
         self.stopping = False
@@ -339,13 +339,18 @@ class GangScheduler:
                     gang, "Normal", "Scheduled", f"gang {gang.key}: {len(out.bound)} pods bound in {where}"
                 )
         elif out.result == "rolled-back":
-            why = "; ".join(f"{k}: {v}" for k, v in sorted(out.failed.items()))
-            await self._event_on_group(
+            message = (
+                f"gang {gang.key}: binding could not complete ({out.why()}); "
+                f"deleted {len(out.rolled_back)} bound member(s) for their owners to recreate"
+            )
+            await self._event_on_group(gang, "Warning", "GangRolledBack", message)
+            await self.status.pod_group(
                 gang,
-                "Warning",
-                "GangRolledBack",
-                f"gang {gang.key}: binding could not complete ({why}); "
-                f"deleted {len(out.rolled_back)} bound member(s) for their owners to recreate",
+                phase="Pending",
+                condition="Unschedulable",
+                ok=False,
+                reason="GangRolledBack",
+                message=message,
             )
 
     async def _preempt_job(self, gang: Gang, verdict: Verdict) -> None:
