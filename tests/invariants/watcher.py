@@ -1,0 +1,534 @@
+"""An invariant watcher: what topobridge promises, judged from the API server's side.
+
+It watches Pods, Nodes, the three PodGroup kinds, HyperNodes and ClusterNetworkTopologies
+(the topology), PriorityClasses, PodDisruptionBudgets, Events and the leader Lease, keeps its
+own copy of them, and records a `Violation` the moment one of these is seen:
+
+`partial-gang`
+    a gang with 0 < bound members < minMember for longer than `settle` seconds, counted from
+    the first binding that left it there (a binding made while the gang was already below
+    minMember starts the clock too). Deletions from outside never start it: a running gang
+    that loses members to a node or pod deletion is degraded, not half-bound by us. The window
+    must cover what legitimately takes time: a gang's bindings land one by one during its bind
+    job (up to the bind retry deadline, then the roll-back), and a leader killed mid-job leaves
+    the gang to its successor (lease duration + retry period + one cycle), stretched by any
+    API-server outage the run causes. `settle_window()` adds those up.
+`constraint-broken`
+    a pod bound while its gang's members span two domains of the tier its hard constraint
+    allows (`mode: hard` with a highest tier); subgroup constraints are not checked.
+`rebound`
+    two different nodeNames ever recorded for one pod UID.
+`non-leader-binding`
+    a binding whose author is not the Lease holder at that point. The author is the pod's
+    `topobridge.io/bound-by` annotation, which the API server writes from the Binding in the
+    same write as nodeName; "at that point" compares resourceVersions, which one etcd orders
+    totally, so no clocks are compared: the holder is the one in the last Lease version whose
+    resourceVersion is below the pod's.
+`priority-inversion`
+    a pod marked for preemption by topobridge (`DisruptionTarget`, reason
+    `PreemptionByScheduler`) whose priority is >= its preemptor gang's.
+`pdb-needlessly-violated`
+    a preemption victim covered by a PodDisruptionBudget that allowed no (further) disruption,
+    when evicting only pods whose budgets allowed it would have made room for the preemptor's
+    pending pods in one allowed domain. The alternative is found by first-fit-decreasing on the
+    nodes' free room (cpu, memory, pods); it can miss an alternative but never invents one, so a
+    report is always real (meant for the small clusters of the tests).
+
+The watcher shares no code with topobridge's controller (it imports nothing from
+`controller/`): gang membership, minMember, priorities and the topology tree come from
+`translations`, the project's pure models of the foreign schemas, as any client would read them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from rawclient import ApiServer, Endpoint, Obj
+
+from translations import koordinator as koord
+from translations import schedplugins, volcano
+from translations.core import Node, Pod, PodDisruptionBudget, PriorityClass, effective_requests
+from translations.gangs import Gang, PodGroups, discover_gangs
+from translations.topology import TopologyTree, from_cluster_network_topology, from_hypernodes
+
+BOUND_BY = "topobridge.io/bound-by"
+PREEMPTION_REASON = "PreemptionByScheduler"
+
+PATHS = {
+    "pods": "/api/v1/pods",
+    "nodes": "/api/v1/nodes",
+    "events": "/api/v1/events",
+    "priorityclasses": "/apis/scheduling.k8s.io/v1/priorityclasses",
+    "pdbs": "/apis/policy/v1beta1/poddisruptionbudgets",
+    "volcano": f"/apis/{volcano.PODGROUP_GROUP}/v1beta1/podgroups",
+    "sigs": f"/apis/{koord.SIGS_GROUP}/v1alpha1/podgroups",
+    "x": f"/apis/{schedplugins.GROUP}/v1alpha1/podgroups",
+    "hypernodes": f"/apis/{volcano.HYPERNODE_GROUP}/v1alpha1/hypernodes",
+    "cnts": f"/apis/{koord.GROUP}/v1alpha1/clusternetworktopologies",
+}
+TOPOLOGY_KINDS = ("nodes", "hypernodes", "cnts")
+GANG_KINDS = ("pods", "volcano", "sigs", "x", "priorityclasses")
+
+
+def settle_window(
+    *,
+    lease_duration: float,
+    retry_period: float,
+    bind_retry_deadline: float,
+    outage: float,
+    slack: float = 10.0,
+) -> float:
+    """The `partial-gang` window (module doc): a bind job and its roll-back, a leader taking over
+    from one killed mid-job, the longest API-server outage of the run, and some slack."""
+    return bind_retry_deadline + lease_duration + retry_period + outage + slack
+
+
+@dataclass(frozen=True)
+class Violation:
+    kind: str
+    subject: str
+    detail: str
+    at: float = field(default_factory=time.time)
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.subject}: {self.detail}"
+
+
+@dataclass(frozen=True)
+class Binding:
+    uid: str
+    pod: str
+    node: str
+    resource_version: int
+    author: str | None
+    holder: str | None
+    """Lease holder at that resourceVersion (None: no Lease watched or none recorded yet)."""
+    at: float
+
+
+def _key(obj: Obj) -> str:
+    meta = obj.get("metadata") or {}
+    return f"{meta.get('namespace')}/{meta['name']}" if meta.get("namespace") else str(meta["name"])
+
+
+def _rv(obj: Obj) -> int:
+    try:
+        return int((obj.get("metadata") or {}).get("resourceVersion") or 0)
+    except ValueError:
+        return 0
+
+
+def _membership_view(pod: Obj) -> tuple[Any, ...]:
+    """What a pod event must change to change the gangs: binding, deletion, phase, labels,
+    annotations, priority."""
+    meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
+    return (
+        meta.get("uid"),
+        spec.get("nodeName"),
+        meta.get("deletionTimestamp"),
+        (pod.get("status") or {}).get("phase"),
+        meta.get("labels"),
+        meta.get("annotations"),
+        spec.get("priority"),
+    )
+
+
+def _live(pod: Obj) -> bool:
+    return not (
+        pod["metadata"].get("deletionTimestamp")
+        or (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+    )
+
+
+class InvariantWatcher:
+    """Run `run()` as a task for the duration of a test; read `violations` (and `bindings`)."""
+
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        *,
+        settle: float,
+        lease: tuple[str, str] | None = None,
+        namespaces: Iterable[str] | None = None,
+    ) -> None:
+        self.endpoint = endpoint
+        self.settle = settle
+        self.lease = lease
+        self.namespaces = set(namespaces) if namespaces is not None else None
+        self.store: dict[str, dict[str, Obj]] = {kind: {} for kind in PATHS}
+        self.violations: list[Violation] = []
+        self.bindings: list[Binding] = []
+        self.holders: list[tuple[int, str]] = []
+        """(resourceVersion, holderIdentity) of every Lease version seen, oldest first."""
+        self.counts: Counter[str] = Counter()
+        self.synced = asyncio.Event()
+        self._first_node: dict[str, str] = {}
+        self._partial_since: dict[str, float] = {}
+        self._reported_partial: set[str] = set()
+        self._judged_victims: set[str] = set()
+        self._gangs: dict[str, Gang] | None = None
+        self._gang_of: dict[str, str] = {}
+        self._tree: TopologyTree | None = None
+        self._cnt: koord.ClusterNetworkTopology | None = None
+        self._listed: set[str] = set()
+
+    # --- running ----------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        async with ApiServer(self.endpoint) as api:
+            tasks = [asyncio.create_task(self._follow(api, kind), name=f"watch:{kind}") for kind in PATHS]
+            if self.lease is not None:
+                tasks.append(asyncio.create_task(self._follow_lease(api), name="watch:lease"))
+            tasks.append(asyncio.create_task(self._tick(), name="watch:tick"))
+            try:
+                await asyncio.gather(*tasks)
+            finally:
+                for t in tasks:
+                    t.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _follow(self, api: ApiServer, kind: str) -> None:
+        async def relist(items: list[Obj]) -> None:
+            present = {_key(o) for o in items}
+            for key in [k for k in self.store[kind] if k not in present]:
+                await self._on(kind, "DELETED", self.store[kind][key], relisted=True)
+            for obj in items:
+                await self._on(
+                    kind, "MODIFIED" if _key(obj) in self.store[kind] else "ADDED", obj, relisted=True
+                )
+            self._listed.add(kind)
+            if len(self._listed) == len(PATHS):
+                self.synced.set()
+
+        await api.follow(PATHS[kind], lambda t, o: self._on(kind, t, o), on_relist=relist)
+
+    async def _follow_lease(self, api: ApiServer) -> None:
+        assert self.lease is not None
+        namespace, name = self.lease
+
+        async def seen(obj: Obj) -> None:
+            holder = str((obj.get("spec") or {}).get("holderIdentity") or "")
+            if not self.holders or self.holders[-1][1] != holder:
+                self.holders.append((_rv(obj), holder))
+                self.counts["leader-changes"] += 1
+
+        async def relist(items: list[Obj]) -> None:
+            for obj in items:
+                await seen(obj)
+
+        async def event(kind: str, obj: Obj) -> None:
+            if kind != "DELETED":
+                await seen(obj)
+
+        path = f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases"
+        await api.follow(path, event, on_relist=relist, fieldSelector=f"metadata.name={name}")
+
+    async def _tick(self) -> None:
+        while True:
+            await asyncio.sleep(0.5)
+            self.check_partial_gangs(time.monotonic())
+
+    # --- events -----------------------------------------------------------------------------
+
+    async def _on(self, kind: str, event: str, obj: Obj, *, relisted: bool = False) -> None:
+        ns = (obj.get("metadata") or {}).get("namespace")
+        if self.namespaces is not None and ns is not None and ns not in self.namespaces:
+            return
+        key = _key(obj)
+        old = self.store[kind].get(key)
+        if event == "DELETED":
+            self.store[kind].pop(key, None)
+        else:
+            self.store[kind][key] = obj
+        if kind in TOPOLOGY_KINDS:
+            self._tree = None
+        if (kind in GANG_KINDS and kind != "pods") or kind in TOPOLOGY_KINDS:
+            self._gangs = None
+        if kind == "pods":
+            if event != "MODIFIED" or old is None or _membership_view(old) != _membership_view(obj):
+                self._gangs = None  # condition-only updates (most of them) change no gang
+            self._on_pod(old, None if event == "DELETED" else obj, relisted=relisted)
+        elif kind == "events" and event == "ADDED":
+            self.counts[f"event:{obj.get('reason')}"] += 1
+
+    def _on_pod(self, old: Obj | None, new: Obj | None, *, relisted: bool) -> None:
+        if new is None:
+            return
+        uid, key = new["metadata"]["uid"], _key(new)
+        node = (new.get("spec") or {}).get("nodeName")
+        if node:
+            first = self._first_node.setdefault(uid, node)
+            if first != node:
+                self._violate("rebound", key, f"uid {uid} recorded on {first}, then on {node}")
+            was_bound = (
+                old is not None and old["metadata"]["uid"] == uid and (old.get("spec") or {}).get("nodeName")
+            )
+            if not was_bound and old is not None:
+                self._on_binding(new, node, since=_rv(old) if relisted else None)
+        self._on_preemption_mark(new)
+        gang = self.gang_of(key)
+        if gang is not None:
+            self._update_partial(
+                gang, binding=bool(node) and not (old and (old.get("spec") or {}).get("nodeName"))
+            )
+
+    def _on_binding(self, pod: Obj, node: str, *, since: int | None) -> None:
+        """A binding seen by a watch event is at the event's resourceVersion exactly; one found
+        by a relist happened somewhere after `since`, and is judged only if the holder stayed
+        the same over that span."""
+        key = _key(pod)
+        rv = _rv(pod)
+        author = (pod["metadata"].get("annotations") or {}).get(BOUND_BY)
+        holder = self.holder_at(rv)
+        if since is not None and self.holder_at(since) != holder:
+            self.counts["bindings-unverified"] += 1
+            holder = None
+        self.bindings.append(Binding(pod["metadata"]["uid"], key, node, rv, author, holder, time.time()))
+        self.counts["bindings"] += 1
+        if author is not None and holder is not None and author != holder:
+            self._violate(
+                "non-leader-binding",
+                key,
+                f"bound to {node} by {author!r} at resourceVersion {rv} while the Lease holder was {holder!r}",
+            )
+        gang = self.gang_of(key)
+        if gang is not None:
+            self._check_constraint(gang)
+
+    # --- the invariants ---------------------------------------------------------------------
+
+    def holder_at(self, resource_version: int) -> str | None:
+        holder = None
+        for rv, who in self.holders:
+            if rv > resource_version:
+                break
+            holder = who
+        return holder
+
+    def _check_constraint(self, gang_key: str) -> None:
+        gang = self.gangs().get(gang_key)
+        if gang is None or gang.constraint is None or not gang.constraint.binds:
+            return
+        tier = gang.constraint.highest_tier
+        assert tier is not None
+        tree = self.tree()
+        domains = {
+            m.node_name: tree.domain_at_tier(m.node_name, tier)
+            for m in gang.pods
+            if m.node_name and not m.pod.metadata.deletion_timestamp
+        }
+        distinct = {d for d in domains.values() if d is not None}
+        if len(distinct) > 1:
+            self._violate(
+                "constraint-broken",
+                gang_key,
+                f"hard constraint at tier {tier}, members bound across {sorted(distinct)}: {domains}",
+            )
+
+    def _update_partial(self, gang_key: str, *, binding: bool) -> None:
+        gang = self.gangs().get(gang_key)
+        bound = 0 if gang is None else sum(1 for m in gang.pods if m.node_name and _live(self._raw(m.key)))
+        minimum = 0 if gang is None else gang.min_member
+        if bound == 0 or bound >= minimum:
+            self._partial_since.pop(gang_key, None)
+            self._reported_partial.discard(gang_key)
+        elif binding:
+            self._partial_since.setdefault(gang_key, time.monotonic())
+
+    def check_partial_gangs(self, now: float) -> None:
+        for gang_key, since in list(self._partial_since.items()):
+            if now - since <= self.settle or gang_key in self._reported_partial:
+                continue
+            gang = self.gangs().get(gang_key)
+            bound = [m.key for m in gang.pods if m.node_name] if gang else []
+            if gang is None or not bound or len(bound) >= gang.min_member:
+                self._partial_since.pop(gang_key, None)
+                continue
+            self._reported_partial.add(gang_key)
+            self._violate(
+                "partial-gang",
+                gang_key,
+                f"{len(bound)} of minMember {gang.min_member} bound for more than {self.settle:.0f}s: {bound}",
+            )
+
+    def _on_preemption_mark(self, pod: Obj) -> None:
+        uid = pod["metadata"]["uid"]
+        if uid in self._judged_victims:
+            return
+        cond = next(
+            (
+                c
+                for c in (pod.get("status") or {}).get("conditions") or []
+                if c.get("type") == "DisruptionTarget" and c.get("reason") == PREEMPTION_REASON
+            ),
+            None,
+        )
+        message = str((cond or {}).get("message") or "")
+        if "preemptor: " not in message:
+            return
+        self._judged_victims.add(uid)
+        self.counts["victims"] += 1
+        preemptor = message.split("preemptor: ", 1)[1].split(",", 1)[0].strip()
+        victim_priority = int((pod.get("spec") or {}).get("priority") or 0)
+        gang = self.gangs().get(preemptor)
+        if gang is None:
+            return
+        key = _key(pod)
+        if victim_priority >= gang.priority:
+            self._violate(
+                "priority-inversion",
+                key,
+                f"priority {victim_priority} preempted for gang {preemptor} of priority {gang.priority}",
+            )
+        self._check_budget(key, pod, gang)
+
+    def _check_budget(self, key: str, pod: Obj, preemptor: Gang) -> None:
+        labels = pod["metadata"].get("labels") or {}
+        exhausted = [
+            name
+            for name, pdb in self._budgets(pod["metadata"].get("namespace", "")).items()
+            if pdb.spec.selector is not None
+            and pdb.spec.selector.matches(labels)
+            and (pdb.status is None or (pdb.status.disruptions_allowed or 0) <= 0)
+        ]
+        if not exhausted:
+            return
+        if self._fits_without_exhausted_budgets(preemptor):
+            self._violate(
+                "pdb-needlessly-violated",
+                key,
+                f"preempted for gang {preemptor.key} under exhausted budget(s) {exhausted}, "
+                "while evicting only pods whose budgets allowed it made room",
+            )
+
+    # --- the small PDB oracle ---------------------------------------------------------------
+
+    def _budgets(self, namespace: str) -> dict[str, PodDisruptionBudget]:
+        out = {}
+        for key, raw in self.store["pdbs"].items():
+            if key.startswith(f"{namespace}/"):
+                with contextlib.suppress(Exception):
+                    out[key] = PodDisruptionBudget.parse(raw)
+        return out
+
+    def _fits_without_exhausted_budgets(self, gang: Gang) -> bool:
+        """Whether gang's pending pods fit into one allowed domain once every lower-priority pod
+        that no exhausted budget protects is gone (first-fit decreasing: it may miss a fit)."""
+        tree = self.tree()
+        nodes = {k: Node.parse(n) for k, n in self.store["nodes"].items()}
+        free = {name: dict(node.allocatable()) for name, node in nodes.items()}
+        for raw in self.store["pods"].values():
+            node_name = (raw.get("spec") or {}).get("nodeName")
+            if not node_name or node_name not in free or not _live(raw):
+                continue
+            pod = Pod.parse(raw)
+            protected = any(
+                pdb.spec.selector is not None
+                and pdb.spec.selector.matches(pod.metadata.labels or {})
+                and (pdb.status is None or (pdb.status.disruptions_allowed or 0) <= 0)
+                for pdb in self._budgets(pod.namespace).values()
+            )
+            removable = int(pod.spec.priority or 0) < gang.priority and not protected
+            marked = any(
+                c.type == "DisruptionTarget" for c in (pod.status.conditions if pod.status else None) or []
+            )
+            if removable and not marked:
+                continue  # counted as evicted in the alternative plan
+            if marked and not protected:
+                continue
+            for res, value in {**effective_requests(pod.spec), "pods": 1}.items():
+                free[node_name][res] = free[node_name].get(res, 0) - value
+        demands = sorted(
+            ({**m.requests} for m in gang.pending), key=lambda r: (-r.get("cpu", 0), -r.get("memory", 0))
+        )
+        tier = gang.constraint.highest_tier if gang.constraint is not None and gang.constraint.binds else None
+        domains: list[list[str]] = (
+            [list(tree.nodes_under(d)) for d in tree.domains_at_tier(tier)] if tier else [list(free)]
+        )
+        anchors = {m.node_name for m in gang.bound}
+        domains = [d for d in domains if anchors <= set(d)]  # bound members fix the domain
+        for domain in domains:
+            room = {n: dict(free[n]) for n in domain if n in free}
+            placed = 0
+            for demand in demands:
+                for r in room.values():
+                    if all(r.get(k, 0) >= v for k, v in demand.items()):
+                        for k, v in demand.items():
+                            r[k] = r.get(k, 0) - v
+                        placed += 1
+                        break
+            if placed == len(demands):
+                return True
+        return False
+
+    # --- derived views ----------------------------------------------------------------------
+
+    def tree(self) -> TopologyTree:
+        if self._tree is None:
+            nodes = [Node.parse(n) for n in self.store["nodes"].values()]
+            hypernodes = [volcano.HyperNode.parse(h) for h in self.store["hypernodes"].values()]
+            cnts = [koord.ClusterNetworkTopology.parse(c) for c in self.store["cnts"].values()]
+            self._cnt = cnts[0] if cnts else None
+            if hypernodes:
+                self._tree = from_hypernodes(hypernodes, nodes)
+            elif self._cnt is not None:
+                self._tree = from_cluster_network_topology(self._cnt, nodes)
+            else:
+                self._tree = TopologyTree.empty()
+        return self._tree
+
+    def gangs(self) -> dict[str, Gang]:
+        if self._gangs is None:
+            tree = self.tree()
+            groups = PodGroups(
+                volcano=[volcano.PodGroup.parse(o) for o in self.store["volcano"].values()],
+                koordinator=[koord.SigsPodGroup.parse(o) for o in self.store["sigs"].values()],
+                scheduler_plugins=[schedplugins.XPodGroup.parse(o) for o in self.store["x"].values()],
+            )
+            pods = []
+            for raw in self.store["pods"].values():
+                with contextlib.suppress(Exception):
+                    pods.append(Pod.parse(raw))
+            found = discover_gangs(
+                pods,
+                podgroups=groups,
+                priority_classes=[PriorityClass.parse(c) for c in self.store["priorityclasses"].values()],
+                tree=tree,
+                cnt=self._cnt,
+            )
+            self._gangs = {g.key: g for g in found if g.error is None}
+            self._gang_of = {m.key: g.key for g in found for m in g.pods}
+        return self._gangs
+
+    def gang_of(self, pod_key: str) -> str | None:
+        self.gangs()
+        return self._gang_of.get(pod_key)
+
+    def _raw(self, pod_key: str) -> Obj:
+        return self.store["pods"].get(pod_key) or {"metadata": {"deletionTimestamp": "gone"}}
+
+    def _violate(self, kind: str, subject: str, detail: str) -> None:
+        self.violations.append(Violation(kind, subject, detail))
+        self.counts[f"violation:{kind}"] += 1
+
+    def report(self) -> str:
+        return "\n".join(str(v) for v in self.violations) or "no violations"
+
+
+async def start(watcher: InvariantWatcher, *, timeout: float = 30.0) -> asyncio.Task[Any]:
+    """Start the watcher as a task and wait until every kind has been listed once."""
+    task = asyncio.create_task(watcher.run(), name="invariant-watcher")
+    waiter = asyncio.create_task(watcher.synced.wait())
+    done, _ = await asyncio.wait({task, waiter}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    if waiter not in done:
+        waiter.cancel()
+        if task.done():
+            task.result()  # raises the watcher's failure
+        raise TimeoutError("the invariant watcher did not list every kind in time")
+    return task
