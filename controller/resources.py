@@ -48,6 +48,7 @@ class Resource:
 PODS = Resource("", "v1", "pods", "Pod", namespaced=True, status_subresource=True)
 NODES = Resource("", "v1", "nodes", "Node", namespaced=False, status_subresource=True)
 EVENTS = Resource("", "v1", "events", "Event", namespaced=True)
+JOBS = Resource("batch", "v1", "jobs", "Job", namespaced=True, status_subresource=True)
 LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease", namespaced=True)
 DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", namespaced=True, status_subresource=True)
 CRDS = Resource(

@@ -14,7 +14,7 @@ import controller.metrics  # noqa: F401  (registers the controller's metrics)
 from controller.placer import engine, preempt
 from controller.reconcilers import lws as lws_reconciler
 from topobridge.cli import build_parser
-from translations import koordinator, lws, volcano
+from translations import gpu, koordinator, lws, volcano
 from webhooks.metrics import WebhookMetrics
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
@@ -92,6 +92,7 @@ def test_fixed_status_texts_are_explained(text: str) -> None:
         "topobridge.io/validation",
         "topobridge.io/validate",
         "scheduling.k8s.io/group-name",
+        *gpu.KEYS,
     ],
 )
 def test_annotations_and_labels_are_in_the_reference(key: str) -> None:

@@ -270,11 +270,11 @@ class InformerLwsSource:
 
 async def feed_webhook_state(kube: Any, state: Any, lws_view: InformerLwsSource | None = None) -> None:
     """Keep the webhook's ClusterState source in step with HyperNodes, the
-    ClusterNetworkTopology and pods (gang indices), and the mutating webhooks' LWS view;
-    mark the state synced once all three listed."""
+    ClusterNetworkTopology, pods (gang indices) and nodes (GPUs per node), and the mutating
+    webhooks' LWS view; mark the state synced once all four listed."""
     from controller.aiotasks import cancel_and_wait, spawn
     from controller.informer import Informer
-    from controller.resources import CLUSTER_NETWORK_TOPOLOGIES, HYPERNODES, PODS
+    from controller.resources import CLUSTER_NETWORK_TOPOLOGIES, HYPERNODES, NODES, PODS
 
     class Feed:
         def on_add(self, obj: dict[str, Any]) -> None:
@@ -289,7 +289,8 @@ async def feed_webhook_state(kube: Any, state: Any, lws_view: InformerLwsSource 
             state.delete(obj.get("kind", ""), meta.get("name", ""), meta.get("namespace"))
 
     informers = [
-        Informer(kube, res, resync_period=None) for res in (HYPERNODES, CLUSTER_NETWORK_TOPOLOGIES, PODS)
+        Informer(kube, res, resync_period=None)
+        for res in (HYPERNODES, CLUSTER_NETWORK_TOPOLOGIES, PODS, NODES)
     ]
     for inf in informers:
         inf.add_handler(Feed())

@@ -1,4 +1,4 @@
-"""Lean typed views of core Kubernetes objects: Pod, Node, PriorityClass, PodDisruptionBudget.
+"""Lean typed views of core Kubernetes objects: Pod, Node, Job, PriorityClass, PodDisruptionBudget.
 
 One way across the project: pure code and the controller both read Pods and Nodes through
 these models (the controller turns API responses into plain dicts first). Only what
@@ -204,6 +204,32 @@ class Node(TypedObject):
         }
         out.setdefault("pods", self.DEFAULT_MAX_PODS)
         return out
+
+
+class JobSpec(KubeModel):
+    """The parts of a batch/v1 Job spec that make its pods a gang."""
+
+    parallelism: int | None = None
+    """Pods running at once (the API server defaults it to 1)."""
+    completions: int | None = None
+    """Successful pods the Job needs; None: any one success ends it."""
+    completion_mode: str | None = None
+    """`Indexed` (Kubernetes >= 1.21): each pod carries its completion index."""
+    template: PodTemplateSpec = Field(default_factory=PodTemplateSpec)
+
+
+class Job(TypedObject):
+    api_version: str | None = "batch/v1"
+    kind: str | None = "Job"
+    spec: JobSpec = Field(default_factory=JobSpec)
+
+    @property
+    def gang_size(self) -> int:
+        """Pods that run at once: parallelism, never more than completions."""
+        parallelism = self.spec.parallelism if self.spec.parallelism is not None else 1
+        if self.spec.completions is not None:
+            return min(parallelism, self.spec.completions)
+        return parallelism
 
 
 class PriorityClass(TypedObject):

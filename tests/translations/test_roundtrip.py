@@ -168,6 +168,23 @@ PDB: dict[str, Any] = {
     },
 }
 
+JOB: dict[str, Any] = {
+    "apiVersion": "batch/v1",
+    "kind": "Job",
+    "metadata": META,
+    "spec": {
+        "parallelism": 2,
+        "completions": 2,
+        "completionMode": "Indexed",
+        "backoffLimit": 3,
+        "template": {
+            "metadata": {"annotations": {"gpu.topology/max-nodes": "2"}},
+            "spec": {"containers": [{"name": "trainer", "image": "trainer:1"}], "restartPolicy": "Never"},
+        },
+    },
+    "status": {"active": 2, "startTime": "2026-08-01T10:00:00Z"},
+}
+
 VOLCANO_PODGROUP: dict[str, Any] = {
     "apiVersion": "scheduling.volcano.sh/v1beta1",
     "kind": "PodGroup",
@@ -346,6 +363,7 @@ EXAMPLES: list[tuple[type[TypedObject], dict[str, Any]]] = [
     (core.Node, NODE),
     (core.PriorityClass, PRIORITY_CLASS),
     (core.PodDisruptionBudget, PDB),
+    (core.Job, JOB),
     (volcano.PodGroup, VOLCANO_PODGROUP),
     (volcano.HyperNode, HYPERNODE),
     (lws.LeaderWorkerSet, LEADER_WORKER_SET),

@@ -100,6 +100,15 @@ CLUSTER_OBJECTS: list[dict[str, Any]] = [
         }
         for i in range(2)
     ],
+    *[
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": f"gpu-node-{i}"},
+            "status": {"allocatable": {"cpu": "64", "nvidia.com/gpu": str(gpus)}},
+        }
+        for i, gpus in enumerate((8, 4))
+    ],
 ]
 
 
@@ -1666,4 +1675,140 @@ PODGROUP_CASES = [
     ),
 ]
 
-CASES: list[Case] = [*LWS_CASES, *VPG_CASES, *HN_CASES, *CNT_CASES, *POD_CASES, *PODGROUP_CASES]
+G = "gpu.topology/"
+GJ = f"metadata.annotations[{G}"
+GT = f"spec.template.metadata.annotations[{G}"
+NODE_LOCAL = (
+    "is honoured inside the node by the kubelet's Topology Manager and the GPU device plugin, "
+    "not by topobridge's placement"
+)
+
+
+def job(
+    annotations: Any = None, *, template: Any = None, parallelism: int = 2, gpus: int = 4
+) -> dict[str, Any]:
+    tmpl: dict[str, Any] = {
+        "spec": {
+            "containers": [{"name": "trainer", "resources": {"limits": {"nvidia.com/gpu": gpus}}}],
+            "restartPolicy": "Never",
+        }
+    }
+    if template is not None:
+        tmpl["metadata"] = {"annotations": template}
+    meta: dict[str, Any] = {"name": "distributed-training", "namespace": "ml"}
+    if annotations is not None:
+        meta["annotations"] = annotations
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": meta,
+        "spec": {"parallelism": parallelism, "completions": parallelism, "template": tmpl},
+    }
+
+
+SEED_JOB = {
+    f"{G}policy": "nvlink",
+    f"{G}multi-node-policy": "pack",
+    f"{G}max-nodes": "2",
+    f"{G}min-gpus-per-node": "4",
+}
+
+GPU_CASES = [
+    Case("gpu-job-valid-seed", job(SEED_JOB), state="cluster"),
+    Case("gpu-job-valid-no-annotations", job()),
+    Case(
+        "gpu-job-valid-template-only",
+        job(template={f"{G}multi-node-policy": "spread", f"{G}max-nodes": "2"}),
+        state="cluster",
+    ),
+    Case(
+        "gpu-job-min-bandwidth-warns",
+        job({**SEED_JOB, f"{G}min-bandwidth": "100"}),
+        warnings=[f"{GJ}min-bandwidth]: {NODE_LOCAL}"],
+    ),
+    Case(
+        "gpu-job-single-numa-warns",
+        job({f"{G}policy": "single-numa"}),
+        warnings=[f"{GJ}policy]: {NODE_LOCAL}"],
+    ),
+    Case(
+        "gpu-job-unknown-key-warns",
+        job({f"{G}max-node": "2"}),
+        warnings=[
+            f"{GJ}max-node]: not a gpu.topology/ annotation topobridge knows (known: "
+            '"gpu.topology/policy", "gpu.topology/min-bandwidth", "gpu.topology/require-nvlink", '
+            '"gpu.topology/multi-node-policy", "gpu.topology/max-nodes", "gpu.topology/min-gpus-per-node")'
+        ],
+    ),
+    Case(
+        "gpu-job-every-problem-at-once",
+        job(
+            {
+                f"{G}policy": "nvlnk",
+                f"{G}require-nvlink": "yes",
+                f"{G}multi-node-policy": "packed",
+                f"{G}max-nodes": "0",
+                f"{G}min-gpus-per-node": "-4",
+                f"{G}min-bandwidth": "1.5",
+            }
+        ),
+        [
+            f'{GJ}policy]: Unsupported value: "nvlnk": supported values: "nvlink", "single-numa", '
+            '"best-effort", "spread"',
+            f'{GJ}min-bandwidth]: Invalid value: "1.5": must be a decimal integer from 1 to 2147483647',
+            f'{GJ}require-nvlink]: Unsupported value: "yes": supported values: "true", "false"',
+            f'{GJ}multi-node-policy]: Unsupported value: "packed": supported values: "pack", "spread", '
+            '"best-fit"',
+            f'{GJ}max-nodes]: Invalid value: "0": must be a decimal integer from 1 to 2147483647',
+            f'{GJ}min-gpus-per-node]: Invalid value: "-4": must be a decimal integer from 1 to 2147483647',
+        ],
+    ),
+    Case(
+        "gpu-job-template-disagrees",
+        job({f"{G}max-nodes": "2"}, template={f"{G}max-nodes": "3"}),
+        [f'{GT}max-nodes]: Invalid value: "3": must equal {GJ}max-nodes] ("2") where both are given'],
+    ),
+    Case(
+        "gpu-job-min-gpus-above-total",
+        job({f"{G}min-gpus-per-node": "16"}),
+        [
+            f'{GJ}min-gpus-per-node]: Invalid value: "16": must be at most the job\'s 8 GPUs in all '
+            "(parallelism 2 x 4 nvidia.com/gpu)"
+        ],
+    ),
+    Case(
+        "gpu-job-spread-too-few-nodes",
+        job({f"{G}multi-node-policy": "spread", f"{G}max-nodes": "1"}),
+        [
+            f'{GJ}max-nodes]: Invalid value: "1": multi-node-policy "spread" puts one pod per node, '
+            "so it needs at least parallelism (2) nodes"
+        ],
+    ),
+    Case(
+        "gpu-job-min-gpus-above-every-node",
+        job({f"{G}min-gpus-per-node": "12"}, parallelism=4),
+        [
+            f'{GJ}min-gpus-per-node]: Invalid value: "12": no node has that many GPUs '
+            "(the largest has 8 nvidia.com/gpu)"
+        ],
+        state="cluster",
+    ),
+    Case(
+        "gpu-job-max-nodes-too-few",
+        job({f"{G}max-nodes": "2"}, parallelism=5),
+        [
+            f'{GJ}max-nodes]: Invalid value: "2": 2 node(s) of at most 8 GPUs cannot hold the job\'s '
+            "20 GPUs (parallelism 5 x 4 nvidia.com/gpu)"
+        ],
+        state="cluster",
+    ),
+    Case("gpu-job-max-nodes-unchecked-without-cluster", job({f"{G}max-nodes": "2"}, parallelism=5)),
+    Case(
+        "gpu-pod-bad-value",
+        pod({f"{G}max-nodes": "two"}),
+        [f'{GJ}max-nodes]: Invalid value: "two": must be a decimal integer from 1 to 2147483647'],
+    ),
+    Case("gpu-pod-valid", pod({f"{G}require-nvlink": "true"}), state="cluster"),
+]
+
+CASES: list[Case] = [*LWS_CASES, *VPG_CASES, *HN_CASES, *CNT_CASES, *POD_CASES, *PODGROUP_CASES, *GPU_CASES]

@@ -7,6 +7,7 @@ from `--cluster-state FILE`. Rules never call the API: whatever they need is her
   which parents, the widest tier and the known tier names follow.
 * The layers of the ClusterNetworkTopology named `default` (None when there is none).
 * Koordinator gangs: the pods holding each network-topology index.
+* GPU nodes: each node's allocatable `nvidia.com/gpu` (nodes without GPUs are left out).
 
 `known=False` means "no view at all" (no file given, cache not synced yet): rules then skip
 every check that needs the cluster rather than warn about an empty one.
@@ -24,9 +25,10 @@ from typing import Any
 from translations import koordinator as koord
 from translations import schedplugins
 from translations._base import ObjectMeta, TypedObject
-from translations.core import PodStatus
+from translations.core import Node, PodStatus
 from translations.errors import InvalidSpecError
 from translations.goregex import regex_matches
+from translations.gpu import GPU_RESOURCE
 from translations.volcano import HYPERNODE_GROUP, HyperNode
 
 GangKey = str
@@ -83,6 +85,8 @@ class ClusterState:
     """Layers of ClusterNetworkTopology `default`, ClusterTopologyLayer included; None: none exists."""
     gang_indices: Mapping[GangKey, Mapping[int, tuple[str, ...]]] = field(default_factory=lambda: _frozen({}))
     """gang -> network-topology index -> the pods (`namespace/name`) that carry it."""
+    node_gpus: Mapping[str, int] = field(default_factory=lambda: _frozen({}))
+    """Node name -> allocatable `nvidia.com/gpu`, for nodes that have any."""
 
     @classmethod
     def unknown(cls) -> ClusterState:
@@ -95,6 +99,7 @@ class ClusterState:
         hypernodes: Iterable[HyperNodeFacts] = (),
         cnt_layers: Iterable[str] | None = None,
         pod_indices: Iterable[tuple[GangKey, int, str]] = (),
+        node_gpus: Mapping[str, int] | None = None,
     ) -> ClusterState:
         """A known state from facts (the cache's path: it keeps facts, not whole objects)."""
         indices: dict[GangKey, dict[int, list[str]]] = defaultdict(lambda: defaultdict(list))
@@ -110,6 +115,7 @@ class ClusterState:
                     for g, by_index in indices.items()
                 }
             ),
+            node_gpus=_frozen(node_gpus or {}),
         )
 
     @classmethod
@@ -197,6 +203,7 @@ class StateFacts:
         self.cnt_layers: tuple[str, ...] | None = None
         self.pod_indices: dict[str, tuple[GangKey, int]] = {}
         """pod `namespace/name` -> (gang, index)."""
+        self.node_gpus: dict[str, int] = {}
         self.version = 0
 
     def add(self, obj: Any) -> str | None:
@@ -216,6 +223,9 @@ class StateFacts:
                         self.cnt_layers, self.version = layers, self.version + 1
             elif kind == "Pod" and group == "":
                 self.add_pod(_PodView.parse(obj))
+            elif kind == "Node" and group == "":
+                node = Node.parse(obj)
+                self._set(self.node_gpus, node.name, node.allocatable().get(GPU_RESOURCE) or None)
         except InvalidSpecError as exc:
             meta = obj.get("metadata")
             name = meta.get("name") if isinstance(meta, dict) else None
@@ -238,6 +248,8 @@ class StateFacts:
                 self.cnt_layers, self.version = None, self.version + 1
         elif kind == "Pod":
             self._set(self.pod_indices, f"{namespace}/{name}", None)
+        elif kind == "Node":
+            self._set(self.node_gpus, name, None)
 
     def add_pod(self, pod: _PodView) -> None:
         key = f"{pod.namespace}/{pod.name}"
@@ -261,4 +273,5 @@ class StateFacts:
             hypernodes=self.hypernodes.values(),
             cnt_layers=self.cnt_layers,
             pod_indices=((gang, index, pod) for pod, (gang, index) in self.pod_indices.items()),
+            node_gpus=self.node_gpus,
         )

@@ -10,7 +10,7 @@ from typing import Any, Literal
 from translations import koordinator as koord
 from translations import lws as lwsmod
 from translations import schedplugins, volcano
-from webhooks.rules import cluster_network_topology, hypernode, koordinator, lws, volcano_podgroup
+from webhooks.rules import cluster_network_topology, gpu, hypernode, koordinator, lws, volcano_podgroup
 from webhooks.rules.cluster_state import ClusterState
 from webhooks.rules.decision import Decision
 
@@ -42,6 +42,11 @@ class Kind:
     @property
     def display(self) -> str:
         return f"{self.resource}.{self.group}" if self.group else self.resource
+
+
+def validate_pod(obj: Any, state: ClusterState) -> Decision:
+    """A pod speaks Koordinator's gang annotations, the GPU dialect's, or both."""
+    return koordinator.validate_pod(obj, state).merged(gpu.validate(obj, state))
 
 
 KINDS: tuple[Kind, ...] = (
@@ -99,7 +104,8 @@ KINDS: tuple[Kind, ...] = (
         "/validate/x-podgroups",
         koordinator.validate_x_podgroup,
     ),
-    Kind("", ("v1",), "Pod", "pods", True, "/validate/pods", koordinator.validate_pod, selects_objects=True),
+    Kind("batch", ("v1",), "Job", "jobs", True, "/validate/jobs", gpu.validate),
+    Kind("", ("v1",), "Pod", "pods", True, "/validate/pods", validate_pod, selects_objects=True),
 )
 
 _BY_GROUP_KIND = {(k.group, k.kind): k for k in KINDS}
