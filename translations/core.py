@@ -27,12 +27,21 @@ class ResourceRequirements(KubeModel):
     """Maximum resources the container may use."""
 
 
+class ContainerPort(KubeModel):
+    container_port: int = 0
+    host_port: int | None = None
+    """Claimed on the node when set and non-zero (NodePorts)."""
+    host_ip: str | None = Field(default=None, alias="hostIP")
+    protocol: str | None = None
+
+
 class Container(KubeModel):
-    """A container; only its name and resources matter here."""
+    """A container; only its name, resources and host ports matter here."""
 
     name: str = ""
     """Container name."""
     resources: ResourceRequirements | None = None
+    ports: list[ContainerPort] | None = None
     """Requested and limited compute resources."""
     restart_policy: str | None = None
     """`Always` on an init container makes it a sidecar (Kubernetes >= 1.28)."""
@@ -76,8 +85,48 @@ class NodeAffinity(KubeModel):
     required_during_scheduling_ignored_during_execution: NodeSelector | None = None
 
 
+class PodAffinityTerm(KubeModel):
+    """Pods (selected by labels, in some namespaces) that share, or must not share, a value of
+    the node label `topologyKey` with this pod."""
+
+    label_selector: LabelSelector | None = None
+    """Null selects no pod."""
+    namespaces: list[str] | None = None
+    namespace_selector: LabelSelector | None = None
+    """Null (with no `namespaces`) means this pod's namespace; `{}` means every namespace."""
+    topology_key: str = ""
+    match_label_keys: list[str] | None = None
+    mismatch_label_keys: list[str] | None = None
+
+
+class WeightedPodAffinityTerm(KubeModel):
+    weight: int = 0
+    pod_affinity_term: PodAffinityTerm = Field(default_factory=PodAffinityTerm)
+
+
+class PodAffinity(KubeModel):
+    required_during_scheduling_ignored_during_execution: list[PodAffinityTerm] | None = None
+    preferred_during_scheduling_ignored_during_execution: list[WeightedPodAffinityTerm] | None = None
+
+
 class Affinity(KubeModel):
     node_affinity: NodeAffinity | None = None
+    pod_affinity: PodAffinity | None = None
+    pod_anti_affinity: PodAffinity | None = None
+    """Same shape as `pod_affinity`, opposite meaning."""
+
+
+class TopologySpreadConstraint(KubeModel):
+    max_skew: int = 1
+    topology_key: str = ""
+    when_unsatisfiable: str = "DoNotSchedule"
+    label_selector: LabelSelector | None = None
+    min_domains: int | None = None
+    node_affinity_policy: str | None = None
+    """Honor (default): only nodes the pod's node selector/affinity allow count."""
+    node_taints_policy: str | None = None
+    """Ignore (default): tainted nodes count too."""
+    match_label_keys: list[str] | None = None
 
 
 class PodSpec(KubeModel):
@@ -91,6 +140,7 @@ class PodSpec(KubeModel):
     node_selector: dict[str, str] | None = None
     affinity: Affinity | None = None
     tolerations: list[Toleration] | None = None
+    topology_spread_constraints: list[TopologySpreadConstraint] | None = None
     containers: list[Container] = Field(default_factory=list)
     init_containers: list[Container] | None = None
     overhead: ResourceList | None = None
@@ -141,6 +191,7 @@ def effective_requests(spec: PodSpec) -> dict[str, int]:
     sum over regular containers (plus sidecars) and the largest single init container, plus
     the pod overhead.
     """
+
     def container_req(c: Container, idx: str) -> dict[str, int]:
         res = c.resources or ResourceRequirements()
         merged: dict[str, Quantity] = dict(res.limits or {})
@@ -199,8 +250,7 @@ class Node(TypedObject):
         st = self.status or NodeStatus()
         raw = st.allocatable if st.allocatable is not None else (st.capacity or {})
         out = {
-            name: to_scheduler_units(name, q, field=f"status.allocatable[{name}]")
-            for name, q in raw.items()
+            name: to_scheduler_units(name, q, field=f"status.allocatable[{name}]") for name, q in raw.items()
         }
         out.setdefault("pods", self.DEFAULT_MAX_PODS)
         return out

@@ -409,7 +409,23 @@ def placement_shape(pod: Pod, requests: Mapping[str, int]) -> str:
     required = na.required_during_scheduling_ignored_during_execution if na else None
     affinity = json.dumps(required.to_dict(), sort_keys=True) if required is not None else ""
     tolerations = tuple((t.key, t.operator, t.value, t.effect) for t in spec.tolerations or ())
-    return repr((sorted(requests.items()), sorted((spec.node_selector or {}).items()), affinity, tolerations))
+    # Inter-pod terms (pod affinity, spread, host ports) relate a pod to others: part of its shape.
+    inter = json.dumps(
+        {
+            "affinity": spec.affinity.to_dict() if spec.affinity is not None else None,
+            "spread": [c.to_dict() for c in spec.topology_spread_constraints or ()],
+            "hostPorts": sorted(
+                (p.protocol or "TCP", p.host_ip or "", p.host_port)
+                for c in spec.containers
+                for p in c.ports or ()
+                if p.host_port
+            ),
+        },
+        sort_keys=True,
+    )
+    return repr(
+        (sorted(requests.items()), sorted((spec.node_selector or {}).items()), affinity, tolerations, inter)
+    )
 
 
 def _rank(pod: Pod) -> int | None:

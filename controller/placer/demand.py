@@ -12,14 +12,16 @@ reason about it:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 
+from controller.placer.affinity import GangRules, node_unique, prefilter, signature
 from controller.placer.filter import FilterSpec, run_filter
-from controller.placer.snapshot import I64, Bool, ClusterIndex
+from controller.placer.snapshot import I64, Bool, ClusterIndex, Snapshot
+from controller.placer.terms import PodTerms
 from translations.constraints import TopologyConstraint
 from translations.gangs import Gang, GangPod, SubGroup
 
@@ -35,6 +37,8 @@ class PodClass:
     pods: tuple[int, ...]
     """Positions in `GangDemand.pods` (rank order)."""
     exclusions: dict[str, int]
+    cap: I64 | None = None
+    """Per node: at most this many of the class (a rule between members on a per-node key)."""
 
     @property
     def count(self) -> int:
@@ -58,6 +62,8 @@ class GangDemand:
     priority: int
     unknown_resource: str | None = None
     """A requested resource no node offers: nothing can ever fit."""
+    rules: GangRules | None = None
+    """Inter-pod rules between members (caps, gathers) and the preference score."""
 
     @property
     def n(self) -> int:
@@ -65,15 +71,28 @@ class GangDemand:
 
     @property
     def exact(self) -> bool:
-        """True when feasibility is decided exactly (no subgroups, uniform or leader shape)."""
-        return self.kind != "mixed" and not self.subgroups
+        """True when feasibility is decided exactly (no subgroups, no rules between members,
+        uniform or leader shape)."""
+        return self.kind != "mixed" and not self.subgroups and not self.binding
+
+    @property
+    def binding(self) -> bool:
+        """True when rules between members must be checked pod by pod."""
+        return self.rules is not None and self.rules.binding
 
     def total_request(self) -> I64:
         return sum((c.req * c.count for c in self.classes), np.zeros_like(self.classes[0].req))
 
 
-def build_demand(gang: Gang, index: ClusterIndex, pods: Sequence[GangPod] | None = None) -> GangDemand:
-    """The demand for `pods` (default: every pending member) of `gang`."""
+def build_demand(
+    gang: Gang,
+    index: ClusterIndex,
+    pods: Sequence[GangPod] | None = None,
+    *,
+    snap: Snapshot | None = None,
+) -> GangDemand:
+    """The demand for `pods` (default: every pending member) of `gang`; with `snap`, the
+    inter-pod rules also count the pods already bound there."""
     chosen = tuple(gang.pending if pods is None else pods)
     # Members of one shape share a class; the shape was computed once, at discovery.
     shapes = [p.shape or p.key for p in chosen]
@@ -85,9 +104,13 @@ def build_demand(gang: Gang, index: ClusterIndex, pods: Sequence[GangPod] | None
             by_shape.setdefault(shape, []).append(i)
     unknown: str | None = None
     zero = np.zeros(len(index.resources), dtype=np.int64)
-    groups: dict[tuple[bytes, FilterSpec], list[int]] = {}
-    rows: dict[tuple[bytes, FilterSpec], I64] = {}
-    for members in by_shape.values():
+    terms_of = {shape: PodTerms.of(chosen[members[0]].pod) for shape, members in by_shape.items()}
+    # Members of one shape may still differ in the labels some selector reads; those split.
+    keys = _selector_keys(terms_of.values(), snap)
+    ClassKey = tuple[bytes, FilterSpec, PodTerms | None, tuple[object, ...]]
+    groups: dict[ClassKey, list[int]] = {}
+    rows: dict[ClassKey, I64] = {}
+    for shape, members in by_shape.items():
         first = chosen[members[0]]
         vec = index.vector(first.requests)
         if vec is None:
@@ -95,15 +118,37 @@ def build_demand(gang: Gang, index: ClusterIndex, pods: Sequence[GangPod] | None
                 r for r, v in first.requests.items() if v > 0 and r not in index.res_pos
             )
             vec = zero
-        key = (vec.tobytes(), FilterSpec.of(first.pod.spec))
-        groups.setdefault(key, []).extend(members)
-        rows[key] = vec
+        spec = FilterSpec.of(first.pod.spec)
+        if not keys:
+            key: ClassKey = (vec.tobytes(), spec, terms_of[shape], ())
+            groups.setdefault(key, []).extend(members)
+            rows[key] = vec
+            continue
+        for m in members:
+            sig = (chosen[m].pod.namespace, signature(chosen[m], keys))
+            key = (vec.tobytes(), spec, terms_of[shape], sig)
+            groups.setdefault(key, []).append(m)
+            rows[key] = vec
+    static = {key: run_filter(index, key[1]) for key in groups}
+    class_rules, rules = prefilter(
+        chosen,
+        [(tuple(sorted(m)), k[2], k[1], static[k].mask) for k, m in groups.items()],
+        index,
+        snap,
+    )
     classes: list[PodClass] = []
-    for key, members in groups.items():
-        result = run_filter(index, key[1])
+    for (key, members), extra in zip(groups.items(), class_rules, strict=True):
+        mask, exclusions = static[key].mask, static[key].exclusions
+        if extra is not None:
+            mask = extra.mask
+            exclusions = {**exclusions, **extra.exclusions}
         classes.append(
             PodClass(
-                req=rows[key], mask=result.mask, pods=tuple(sorted(members)), exclusions=result.exclusions
+                req=rows[key],
+                mask=mask,
+                pods=tuple(sorted(members)),
+                exclusions=exclusions,
+                cap=_node_cap(rules, members, index),
             )
         )
     # Larger counts first, then larger requests: the order `mixed` places classes in.
@@ -141,7 +186,36 @@ def build_demand(gang: Gang, index: ClusterIndex, pods: Sequence[GangPod] | None
         anchors=anchors,
         priority=gang.priority,
         unknown_resource=unknown,
+        rules=rules,
     )
+
+
+def _selector_keys(terms: Iterable[PodTerms | None], snap: Snapshot | None) -> frozenset[str]:
+    keys: set[str] = set()
+    for t in terms:
+        if t is not None:
+            for sel in t.selectors():
+                keys |= sel.keys()
+    if snap is not None:
+        for p in snap.with_terms.values():
+            assert p.terms is not None
+            for term in p.terms.anti_affinity:
+                keys |= term.selector.keys()
+    return frozenset(keys)
+
+
+def _node_cap(rules: GangRules | None, members: Sequence[int], index: ClusterIndex) -> I64 | None:
+    """Per node, the fewest members of the class any per-node cap allows (None: no such cap)."""
+    if rules is None:
+        return None
+    out: I64 | None = None
+    mine = set(members)
+    for cap in rules.caps:
+        if not mine <= set(cap.members) or not (cap.key == "" or node_unique(index, cap.key)):
+            continue
+        per_node = cap.limit[cap.codes]
+        out = per_node if out is None else np.minimum(out, per_node)
+    return out
 
 
 def sub_demand(demand: GangDemand, positions: Sequence[int], index: ClusterIndex) -> GangDemand:
@@ -152,7 +226,7 @@ def sub_demand(demand: GangDemand, positions: Sequence[int], index: ClusterIndex
     for c in demand.classes:
         members = tuple(remap[p] for p in c.pods if p in remap)
         if members:
-            classes.append(PodClass(req=c.req, mask=c.mask, pods=members, exclusions=c.exclusions))
+            classes.append(PodClass(req=c.req, mask=c.mask, pods=members, exclusions=c.exclusions, cap=c.cap))
     classes.sort(key=lambda c: (-c.count, tuple(-c.req)))
     kind: Kind = "uniform"
     if len(classes) == 2 and classes[1].count == 1:
@@ -174,6 +248,7 @@ def sub_demand(demand: GangDemand, positions: Sequence[int], index: ClusterIndex
         anchors=demand.anchors,
         priority=demand.priority,
         unknown_resource=demand.unknown_resource,
+        rules=demand.rules.restrict(remap) if demand.rules is not None else None,
     )
 
 
@@ -188,4 +263,5 @@ def without_subgroups(demand: GangDemand) -> GangDemand:
         anchors=demand.anchors,
         priority=demand.priority,
         unknown_resource=demand.unknown_resource,
+        rules=demand.rules,
     )

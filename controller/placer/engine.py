@@ -93,7 +93,7 @@ def schedule(gang: Gang, snap: Snapshot, *, budgets: Sequence[Budget] = ()) -> V
     pending = gang.pending
     if not pending:
         return Verdict(Code.SUCCESS, "", "prefilter", placement=GangPlacement((), "", 0))
-    demand = build_demand(gang, index)
+    demand = build_demand(gang, index, snap=snap)
     free = snap.free(gang.key, gang.priority)
     waiting = _terminating_on_nominated(gang, snap)
     if waiting:

@@ -31,6 +31,8 @@ def class_slots(free: I64, cls: PodClass, cap: int | None = None) -> I64:
         slots = (np.maximum(free[:, cols], 0) // cls.req[cols]).min(axis=1)
     if cls.mask.shape[0] == free.shape[0]:
         slots[~cls.mask] = 0
+        if cls.cap is not None:
+            np.minimum(slots, cls.cap, out=slots)
     if cap is not None:
         np.minimum(slots, cap, out=slots)
     return slots

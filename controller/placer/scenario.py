@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 from controller.placer.engine import Code, Verdict, lowest_common, schedule
 from controller.placer.preempt import budgets_from
 from controller.placer.snapshot import I64, BoundPod, ClusterIndex, Nomination, Snapshot
+from controller.placer.terms import PodTerms
 from translations import koordinator as koord
 from translations import schedplugins, volcano
 from translations._base import KubeModel
@@ -352,6 +353,7 @@ def _snapshot(index: ClusterIndex, gangs: Sequence[Gang], pods: Mapping[str, Pod
                     gang=g.key,
                     labels=pod.metadata.labels or {},
                     terminating=pod.metadata.deletion_timestamp is not None,
+                    terms=PodTerms.of(pod),
                 )
             )
     return Snapshot.build(index, bound, gang_min)
@@ -377,6 +379,7 @@ def _bind(
                 gp.priority,
                 gang.key,
                 pod.metadata.labels or {},
+                terms=PodTerms.of(pod),
             )
         )
         updated = pod.model_copy(deep=True)

@@ -27,7 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from controller.placer.demand import GangDemand, sub_demand, without_subgroups
-from controller.placer.offer import BIG, Offers, class_slots, evaluate
+from controller.placer.offer import BIG, Offers, class_slots, evaluate, range_mins
+from controller.placer.ruled import place_ruled
 from controller.placer.snapshot import CLUSTER, I64, Bool, ClusterIndex
 
 MAX_TRIES = 64
@@ -133,7 +134,10 @@ def candidates(
         leftover = offers.raw_slots[idx] - n if demand.kind == "uniform" else offers.node_offer[idx] - n
         anc = index.node_anc[idx]
         keys = _ancestor_keys(anc, offers, n)
-        order = np.lexsort((index.node_name_rank[idx], *reversed(keys), leftover, -existing_node[idx]))
+        pref = _preference(demand, index)
+        order = np.lexsort(
+            (index.node_name_rank[idx], *reversed(keys), leftover, -pref[0][idx], -existing_node[idx])
+        )
         return [Where("node", int(i)) for i in idx[order]]
     doms = index.tier_domains.get(int(level), np.zeros(0, np.int64))
     doms = doms[offers.dom_fit[doms]]
@@ -148,8 +152,19 @@ def candidates(
     existing = cs[index.dom_end[doms]] - cs[index.dom_start[doms]]
     leftover = offers.dom_offer[doms] - n
     keys = _ancestor_keys(index.dom_anc[doms], offers, n)
-    order = np.lexsort((index.dom_name_rank[doms], *reversed(keys), leftover, -existing))
+    pref = _preference(demand, index)
+    order = np.lexsort((index.dom_name_rank[doms], *reversed(keys), leftover, -pref[1][doms], -existing))
     return [Where("domain", int(d)) for d in doms[order]]
+
+
+def _preference(demand: GangDemand, index: ClusterIndex) -> tuple[I64, I64]:
+    """The preference score (preferred pod affinity, ScheduleAnyway spread) of every node, and
+    of every domain (its best node); zeros when the gang states none."""
+    score = demand.rules.score if demand.rules is not None else None
+    if score is None:
+        return np.zeros(index.n_nodes, np.int64), np.zeros(index.n_domains, np.int64)
+    dom = -range_mins(-score, index)
+    return score, np.where(dom <= -BIG, 0, dom)
 
 
 def _ancestor_keys(anc: I64, offers: Offers, n: int) -> list[I64]:
@@ -185,6 +200,14 @@ def place_in(
     if not demand.subgroups:
         got = _place_plain(where, demand, free, index, offers)
         return Placement(tuple(got), where) if got is not None else None
+    placed = _place_subgroups(where, demand, free, index)
+    # Subgroups are placed part by part: the rules between members are checked on the whole.
+    if placed is not None and demand.rules is not None and not demand.rules.holds(placed.assignments):
+        return None
+    return placed
+
+
+def _place_subgroups(where: Where, demand: GangDemand, free: I64, index: ClusterIndex) -> Placement | None:
     work = free.copy()
     out: dict[int, int] = {}
     lo, hi = where.range(index)
@@ -232,6 +255,8 @@ def _place_plain(
 ) -> list[tuple[int, int]] | None:
     """Place a demand without subgroups inside `where`; (position, node) pairs or None."""
     lo, hi = where.range(index)
+    if demand.binding:
+        return place_ruled(lo, hi, demand, free, index)
     if demand.kind == "uniform":
         o = offers if offers is not None else evaluate(free, demand, index)
         if _inside_sum(where, o.slots, o.dom_slots, index) < demand.n:

@@ -16,12 +16,13 @@ resource], the bound pods with their priority and gang (for preemption), and nom
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
 
+from controller.placer.terms import NamespaceLabels, PodTerms
 from translations.core import Node, Taint
 from translations.topology import DomainId, TopologyTree, natural_key
 
@@ -271,6 +272,8 @@ class BoundPod:
     gang: str
     labels: Mapping[str, str]
     terminating: bool = False
+    terms: PodTerms | None = None
+    """Its inter-pod terms (anti-affinity, host ports, ...), None when it has none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,6 +310,10 @@ class Snapshot:
     gang_min: dict[str, int]
     """Bound gangs' minMember: evicting below it takes the whole gang."""
     nominations: dict[str, Nomination] = field(default_factory=dict)
+    namespace_labels: NamespaceLabels = field(default_factory=dict)
+    """Namespace -> labels, for `namespaceSelector` in pod (anti-)affinity terms."""
+    with_terms: dict[str, BoundPod] = field(default_factory=dict)
+    """The bound pods that carry inter-pod terms (kept in step by build/bind/evict)."""
     _arrays: PodArrays | None = field(default=None, repr=False)
     _gang_pods: dict[str, list[str]] | None = field(default=None, repr=False)
 
@@ -319,7 +326,13 @@ class Snapshot:
             reqs = np.stack([p.req for p in plist])
             for r in range(reqs.shape[1]):
                 used[:, r] = np.bincount(nodes, weights=reqs[:, r], minlength=index.n_nodes).astype(np.int64)
-        return cls(index=index, used=used, pods={p.key: p for p in plist}, gang_min=dict(gang_min))
+        return cls(
+            index=index,
+            used=used,
+            pods={p.key: p for p in plist},
+            gang_min=dict(gang_min),
+            with_terms={p.key: p for p in plist if p.terms is not None},
+        )
 
     def clone(self) -> Snapshot:
         return Snapshot(
@@ -328,6 +341,8 @@ class Snapshot:
             pods=dict(self.pods),
             gang_min=dict(self.gang_min),
             nominations=dict(self.nominations),
+            namespace_labels=self.namespace_labels,
+            with_terms=dict(self.with_terms),
         )
 
     def _changed(self) -> None:
@@ -336,6 +351,8 @@ class Snapshot:
 
     def bind(self, pod: BoundPod) -> None:
         self.pods[pod.key] = pod
+        if pod.terms is not None:
+            self.with_terms[pod.key] = pod
         self.used[pod.node] += pod.req
         self.nominations.pop(pod.key, None)
         self._changed()
@@ -343,14 +360,15 @@ class Snapshot:
     def evict(self, key: str) -> None:
         """The pod is gone (terminated): its resources are free again."""
         pod = self.pods.pop(key)
+        self.with_terms.pop(key, None)
         self.used[pod.node] -= pod.req
         self._changed()
 
     def mark_terminating(self, key: str) -> None:
-        pod = self.pods[key]
-        self.pods[key] = BoundPod(
-            pod.key, pod.namespace, pod.node, pod.req, pod.priority, pod.gang, pod.labels, terminating=True
-        )
+        pod = replace(self.pods[key], terminating=True)
+        self.pods[key] = pod
+        if pod.terms is not None:
+            self.with_terms[key] = pod
         self._changed()
 
     def nominate(self, nom: Nomination) -> None:

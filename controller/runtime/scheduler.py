@@ -35,6 +35,7 @@ from controller.informer import Informer
 from controller.kube import Kube
 from controller.placer.engine import Code, Verdict, schedule
 from controller.placer.snapshot import BoundPod, Nomination
+from controller.placer.terms import PodTerms
 from controller.reporting import EventRecorder
 from controller.resources import (
     CLUSTER_NETWORK_TOPOLOGIES,
@@ -268,6 +269,7 @@ class GangScheduler:
                         m.priority,
                         gang.key,
                         dict(m.pod.metadata.labels or {}),
+                        terms=PodTerms.of(m.pod),
                     )
                 )
                 self.cache.assume(key, node)

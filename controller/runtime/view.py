@@ -22,6 +22,7 @@ import structlog
 
 from controller.placer.preempt import Budget, budgets_from
 from controller.placer.snapshot import I64, BoundPod, ClusterIndex, Nomination, Snapshot
+from controller.placer.terms import PodTerms
 from controller.runtime.cache import ClusterCache
 from translations import hypernodes as hntr
 from translations import koordinator as koord
@@ -123,6 +124,7 @@ class ViewBuilder:
                             gang=g.key,
                             labels=dict(m.pod.metadata.labels or {}),
                             terminating=bool(m.pod.metadata.deletion_timestamp),
+                            terms=PodTerms.of(m.pod),
                         )
                     )
                 elif m.pod.status is not None and m.pod.status.nominated_node_name:

@@ -59,6 +59,9 @@ CONTAINER: dict[str, Any] = {
         "claims": [],
     },
     "restartPolicy": "Always",
+    "ports": [
+        {"containerPort": 80, "hostPort": 8080, "hostIP": "10.0.0.1", "protocol": "TCP", "name": "http"}
+    ],
 }
 
 POD: dict[str, Any] = {
@@ -86,8 +89,35 @@ POD: dict[str, Any] = {
                 },
                 "preferredDuringSchedulingIgnoredDuringExecution": [],
             },
+            "podAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "labelSelector": SELECTOR,
+                        "namespaces": ["team-a"],
+                        "namespaceSelector": {"matchLabels": {"team": "a"}},
+                        "topologyKey": "topology.kubernetes.io/zone",
+                        "matchLabelKeys": ["pod-template-hash"],
+                        "mismatchLabelKeys": ["tenant"],
+                    }
+                ],
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": 10, "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname"}}
+                ],
+            },
             "podAntiAffinity": {"futureRule": True},
         },
+        "topologySpreadConstraints": [
+            {
+                "maxSkew": 1,
+                "topologyKey": "topology.kubernetes.io/zone",
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": SELECTOR,
+                "minDomains": 2,
+                "nodeAffinityPolicy": "Honor",
+                "nodeTaintsPolicy": "Ignore",
+                "matchLabelKeys": ["pod-template-hash"],
+            }
+        ],
         "tolerations": [
             {
                 "key": "gpu",

@@ -1,0 +1,179 @@
+"""A pod's inter-pod terms, read once from its spec: pod affinity and anti-affinity (required
+and preferred), topology spread constraints and host ports.
+
+These are what kube-scheduler's InterPodAffinity, PodTopologySpread and NodePorts plugins read.
+`PodTerms` is hashable, so pods of one shape share one value, and it rides on `BoundPod` so the
+placer can check an existing pod's required anti-affinity against a newcomer (the symmetric rule)
+and its host ports against the newcomer's.
+
+Namespaces, as kube reads a term: the term's `namespaces` list, plus every namespace whose
+labels its `namespaceSelector` matches (`{}` matches every namespace); with neither, the pod's own
+namespace. A topology spread constraint counts pods of the pod's own namespace only.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from translations._base import LabelSelector
+from translations.core import Pod, PodAffinityTerm
+
+NamespaceLabels = Mapping[str, Mapping[str, str]]
+"""Namespace name -> its labels (what a `namespaceSelector` is matched against)."""
+
+
+def _canonical(selector: LabelSelector | None) -> str:
+    return "" if selector is None else json.dumps(selector.to_dict(), sort_keys=True)
+
+
+@dataclass(frozen=True)
+class Selector:
+    """A label selector with a hashable identity (its canonical JSON)."""
+
+    text: str
+    """"" for a null selector, which selects nothing."""
+    model: LabelSelector | None = field(default=None, compare=False, repr=False)
+
+    @classmethod
+    def of(cls, selector: LabelSelector | None) -> Selector:
+        return cls(_canonical(selector), selector)
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        return self.model is not None and self.model.matches(dict(labels))
+
+    def keys(self) -> frozenset[str]:
+        """Label keys the selector reads: only these decide whether a pod matches."""
+        if self.model is None:
+            return frozenset()
+        return frozenset(self.model.match_labels or {}) | frozenset(
+            r.key for r in self.model.match_expressions or []
+        )
+
+
+@dataclass(frozen=True)
+class PodTerm:
+    """One pod (anti-)affinity term, resolved against the pod that carries it."""
+
+    selector: Selector
+    namespaces: frozenset[str]
+    namespace_selector: Selector | None
+    topology_key: str
+    weight: int = 0
+    """Preferred terms only."""
+
+    @classmethod
+    def of(cls, term: PodAffinityTerm, own_namespace: str, weight: int = 0) -> PodTerm:
+        names = frozenset(term.namespaces or ())
+        ns_sel = Selector.of(term.namespace_selector) if term.namespace_selector is not None else None
+        if not names and ns_sel is None:
+            names = frozenset([own_namespace])
+        return cls(Selector.of(term.label_selector), names, ns_sel, term.topology_key, weight)
+
+    def covers(self, namespace: str, labels: Mapping[str, str], ns_labels: NamespaceLabels) -> bool:
+        """Does the term select a pod with these labels in this namespace?"""
+        if namespace not in self.namespaces and not (
+            self.namespace_selector is not None
+            and self.namespace_selector.matches(ns_labels.get(namespace, {}))
+        ):
+            return False
+        return self.selector.matches(labels)
+
+
+@dataclass(frozen=True)
+class SpreadTerm:
+    """One topology spread constraint."""
+
+    topology_key: str
+    max_skew: int
+    hard: bool
+    """`DoNotSchedule` (a filter) rather than `ScheduleAnyway` (a score)."""
+    selector: Selector
+    honor_affinity: bool = True
+    """nodeAffinityPolicy Honor: only nodes the pod's selector/affinity allow are counted."""
+    honor_taints: bool = False
+    """nodeTaintsPolicy Honor: only nodes whose taints the pod tolerates are counted."""
+
+
+HostPort = tuple[str, str, int]
+"""(protocol, host IP, port); host IP "0.0.0.0" means every address of the node."""
+
+
+@dataclass(frozen=True)
+class PodTerms:
+    """Everything about a pod that relates it to other pods' placement."""
+
+    affinity: tuple[PodTerm, ...] = ()
+    anti_affinity: tuple[PodTerm, ...] = ()
+    preferred_affinity: tuple[PodTerm, ...] = ()
+    preferred_anti_affinity: tuple[PodTerm, ...] = ()
+    spread: tuple[SpreadTerm, ...] = ()
+    host_ports: tuple[HostPort, ...] = ()
+
+    @classmethod
+    def of(cls, pod: Pod) -> PodTerms | None:
+        """The pod's terms, or None when it has none (the common case, kept free)."""
+        spec = pod.spec
+        ns = pod.namespace
+        aff = spec.affinity
+        pa = aff.pod_affinity if aff is not None else None
+        anti = aff.pod_anti_affinity if aff is not None else None
+
+        def required(block: object) -> tuple[PodTerm, ...]:
+            terms = getattr(block, "required_during_scheduling_ignored_during_execution", None) or []
+            return tuple(PodTerm.of(t, ns) for t in terms)
+
+        def preferred(block: object) -> tuple[PodTerm, ...]:
+            terms = getattr(block, "preferred_during_scheduling_ignored_during_execution", None) or []
+            return tuple(PodTerm.of(w.pod_affinity_term, ns, w.weight) for w in terms)
+
+        spread = tuple(
+            SpreadTerm(
+                topology_key=c.topology_key,
+                max_skew=max(1, c.max_skew),
+                hard=c.when_unsatisfiable != "ScheduleAnyway",
+                selector=Selector.of(c.label_selector),
+                honor_affinity=(c.node_affinity_policy or "Honor") == "Honor",
+                honor_taints=(c.node_taints_policy or "Ignore") == "Honor",
+            )
+            for c in spec.topology_spread_constraints or ()
+        )
+        ports = tuple(
+            sorted(
+                {
+                    (p.protocol or "TCP", p.host_ip or "0.0.0.0", p.host_port)
+                    for c in spec.containers
+                    for p in c.ports or ()
+                    if p.host_port
+                }
+            )
+        )
+        terms = cls(
+            affinity=required(pa),
+            anti_affinity=required(anti),
+            preferred_affinity=preferred(pa),
+            preferred_anti_affinity=preferred(anti),
+            spread=spread,
+            host_ports=ports,
+        )
+        return None if terms == _NONE else terms
+
+    def selectors(self) -> list[Selector]:
+        return [
+            t.selector
+            for t in (
+                *self.affinity,
+                *self.anti_affinity,
+                *self.preferred_affinity,
+                *self.preferred_anti_affinity,
+            )
+        ] + [s.selector for s in self.spread]
+
+
+_NONE = PodTerms()
+
+
+def ports_conflict(a: HostPort, b: HostPort) -> bool:
+    """kube's NodePorts: same protocol and port, and the addresses overlap (0.0.0.0 is every one)."""
+    return a[0] == b[0] and a[2] == b[2] and (a[1] == b[1] or "0.0.0.0" in (a[1], b[1]))
