@@ -18,6 +18,10 @@
 
 Foreign errors (kubernetes_asyncio's ApiException, aiohttp's ClientError) stop at the
 boundary in `controller.kube` and never travel further.
+
+This tree is apart from the pure one (`translations.errors.TopobridgeError`: a user's object
+cannot be used). Catching one never catches the other, so an API failure (a Conflict, a
+timeout) is retried by the work queue and never reported to a user as a mistake in their spec.
 """
 
 from __future__ import annotations
@@ -25,11 +29,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from translations.errors import TopobridgeError
 
-
-class ControllerError(TopobridgeError):
-    """Base of the controller's own errors."""
+class ControllerError(Exception):
+    """Base of the controller's own errors: I/O and configuration, never a bad user object."""
 
 
 class ApiError(ControllerError):

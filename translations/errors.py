@@ -5,6 +5,10 @@
     - NotExpressibleError   valid, but the target dialect cannot say it (.target)
   + MissingInputError       a translation needs an object or value it was not given (.needed)
   + ScenarioError           an input file could not be read as Kubernetes objects
+
+Pure code raises only these. Failures of I/O (the API server, the network, configuration)
+have their own root, `controller.errors.ControllerError`, which is not a TopobridgeError:
+`except TopobridgeError` means "the input is wrong", never "the call failed".
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ MAX_RENDERED = 120
 
 
 class TopobridgeError(Exception):
-    """Base class of every error topobridge raises on purpose."""
+    """Base class of the errors pure code raises about its input."""
 
 
 class InvalidSpecError(TopobridgeError):
@@ -31,7 +35,9 @@ class InvalidSpecError(TopobridgeError):
     in the same pass, so a validator can report them all at once.
     """
 
-    def __init__(self, field_path: str, value: Any, detail: str, *, more: Sequence[InvalidSpecError] = ()) -> None:
+    def __init__(
+        self, field_path: str, value: Any, detail: str, *, more: Sequence[InvalidSpecError] = ()
+    ) -> None:
         self.field_path = field_path
         self.value = value
         self.detail = detail
@@ -79,7 +85,7 @@ def render_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
-        text = str(value) if value.bit_length() < 400 else f"{str(value)[:MAX_RENDERED - 3]}..."
+        text = str(value) if value.bit_length() < 400 else f"{str(value)[: MAX_RENDERED - 3]}..."
     elif isinstance(value, float):
         text = go_float(value)
     else:
@@ -143,6 +149,9 @@ def _go_json(value: Any) -> str:
     """encoding/json as Go writes it: sorted keys, no spaces, <, > and & escaped."""
     text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
     return (
-        text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-        .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+        text.replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("&", "\\u0026")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
     )

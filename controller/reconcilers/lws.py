@@ -42,7 +42,7 @@ from controller.resources import LEADERWORKERSETS, VOLCANO_PODGROUPS
 from translations import lws as lwsmod
 from translations import lws_to_volcano, volcano
 from translations.core import Pod
-from translations.errors import InvalidSpecError, TopobridgeError
+from translations.errors import TopobridgeError
 from translations.report import TranslationReport
 
 log = structlog.get_logger(__name__)
@@ -135,6 +135,9 @@ class LwsReconciler:
             has_field_manager(pg, FIELD_MANAGER) for pg in existing.values()
         ):
             return Done()  # not ours: LWS alone decides its PodGroups
+        # Only the pure steps sit in the try: an API error (a Conflict on the status write)
+        # is retried by the queue, never reported on the LWS as a mistake in its spec.
+        waiting: TranslationReport | None = None
         try:
             lws = lwsmod.LeaderWorkerSet.parse(raw)
             leaders = [
@@ -142,21 +145,23 @@ class LwsReconciler:
                 for p in self.pods.by_index(INDEX_LEADERS, key)
                 if not (p.get("metadata") or {}).get("deletionTimestamp")
             ]
-            if not leaders:
+            if leaders:
+                result = lws_to_volcano.translate(lws, pods=leaders)
+            else:
                 # No group exists yet (LWS has not made a leader pod): check the spec now so a
                 # mistake is reported at once, and wait for the leaders to name the groups.
-                report = TranslationReport(f"LeaderWorkerSet {key}", "Volcano")
-                lws_to_volcano.gang_spec(lws, report)
-                await self._report(
-                    raw,
-                    ok=True,
-                    reason="WaitingForLeaderPods",
-                    message="0 PodGroups: no leader pod yet; " + summarize(report),
-                )
-                return Done()
-            result = lws_to_volcano.translate(lws, pods=leaders)
-        except (InvalidSpecError, TopobridgeError) as exc:
+                waiting = TranslationReport(f"LeaderWorkerSet {key}", "Volcano")
+                lws_to_volcano.gang_spec(lws, waiting)
+        except TopobridgeError as exc:
             await self._report(raw, ok=False, reason="InvalidSpec", message=str(exc))
+            return Done()
+        if waiting is not None:
+            await self._report(
+                raw,
+                ok=True,
+                reason="WaitingForLeaderPods",
+                message="0 PodGroups: no leader pod yet; " + summarize(waiting),
+            )
             return Done()
 
         created: list[str] = []

@@ -62,3 +62,22 @@ def test_retry_policy() -> None:
     assert is_retryable(api_error(409, json.dumps({"reason": "Conflict"})))
     assert not is_retryable(api_error(422, None)) and not is_retryable(api_error(404, None))
     assert not is_retryable(api_error(403, None))
+
+
+def test_io_errors_are_not_pure_errors() -> None:
+    """Two roots: `except TopobridgeError` (the input is wrong) never catches an API failure."""
+    from controller import errors
+    from translations.errors import TopobridgeError
+
+    io_errors = [
+        cls
+        for cls in vars(errors).values()
+        if isinstance(cls, type) and issubclass(cls, errors.ControllerError)
+    ]
+    assert ConflictError in io_errors and TransportError in io_errors
+    assert [cls.__name__ for cls in io_errors if issubclass(cls, TopobridgeError)] == []
+    with pytest.raises(ConflictError):
+        try:
+            raise api_error(409, {"reason": "Conflict", "message": "the object has been modified"})
+        except TopobridgeError:
+            pytest.fail("a Conflict from the API was caught as a bad user object")

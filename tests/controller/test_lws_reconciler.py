@@ -7,12 +7,12 @@ from typing import Any
 import pytest
 from controller_helpers import controller_replica, eventually
 
-from controller.errors import NotFoundError
+from controller.errors import NotFoundError, api_error
 from controller.kube import JsonDict, Kube
 from controller.manager import ControllerOptions
 from controller.reconcilers.lws import CONDITION
 from controller.reporting import find_condition
-from controller.resources import EVENTS, LEADERWORKERSETS, PODS, VOLCANO_PODGROUPS
+from controller.resources import EVENTS, LEADERWORKERSETS, PODS, VOLCANO_PODGROUPS, Resource
 from translations import lws as lwsmod
 
 pytestmark = pytest.mark.integration
@@ -216,3 +216,39 @@ async def test_invalid_lws_reported_not_retried(
             await tkube.get(VOLCANO_PODGROUPS, f"bad-0-{REV}", namespace=namespace)
         events = (await tkube.list(EVENTS, namespace=namespace)).items
         assert any(e["reason"] == "TranslationFailed" and e["type"] == "Warning" for e in events)
+
+
+class ConflictOnceKube(Kube):
+    """The real client, except that the first LWS status write answers 409 Conflict, as the
+    API server does when another writer moved the object since our cache saw it."""
+
+    conflicts = 0
+
+    async def merge_patch(self, res: Resource, name: str, patch: JsonDict, **kw: Any) -> JsonDict:
+        if res == LEADERWORKERSETS and kw.get("subresource") == "status" and ConflictOnceKube.conflicts == 0:
+            ConflictOnceKube.conflicts += 1
+            raise api_error(409, {"reason": "Conflict", "message": "the object has been modified"})
+        return await super().merge_patch(res, name, patch, **kw)
+
+
+async def test_api_conflict_is_retried_not_reported_as_invalid_spec(
+    control_plane: Any, tkube: Kube, controller_user: str, namespace: str
+) -> None:
+    """An API Conflict on the status write is an I/O failure: the queue retries it, and the
+    LWS is never told its spec is invalid."""
+    await tkube.create(
+        LEADERWORKERSETS, lws_body("racy", namespace, topology={"mode": "hard", "highestTierAllowed": 1})
+    )
+    async with controller_replica(
+        control_plane.kubeconfig, options(), user=controller_user, kube_class=ConflictOnceKube
+    ):
+
+        async def reported() -> JsonDict | None:
+            obj = await tkube.get(LEADERWORKERSETS, "racy", namespace=namespace)
+            return find_condition(obj, CONDITION)
+
+        cond = await eventually(reported, what="a TopologyTranslated condition")
+        assert ConflictOnceKube.conflicts == 1
+        assert (cond["status"], cond["reason"]) == ("True", "WaitingForLeaderPods"), cond
+        events = (await tkube.list(EVENTS, namespace=namespace)).items
+        assert [e["message"] for e in events if e["reason"] == "TranslationFailed"] == []
