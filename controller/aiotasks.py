@@ -61,6 +61,8 @@ async def run_roots(
     waiters: set[asyncio.Future[Any]] = set(tasks)
     if stop is not None:
         waiters.add(stop)
+    if not waiters:
+        waiters.add(asyncio.get_running_loop().create_future())  # nothing to run: wait to be cancelled
     try:
         done, _ = await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
     finally:

@@ -12,6 +12,10 @@ Every `resync_period` each cached object is reported again as an update, so a le
 reconciler revisits everything even if an event was lost.
 
 Handlers only turn objects into keys for a work queue; they must not block or call the API.
+
+`SharedInformers` holds one informer per resource for the whole process: the webhook's
+cluster view, the reconcilers and the scheduler ask it for what they read, and every resource
+is listed and watched once however many parts read it.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from typing import Any, Protocol
 
 import structlog
 
+from controller.aiotasks import cancel_and_wait, spawn
 from controller.clock import Clock, MonotonicClock
 from controller.errors import ControllerError, GoneError, TransportError
 from controller.kube import JsonDict, Kube, WatchEvent
@@ -302,3 +307,64 @@ class Informer:
 
 def _rv(obj: JsonDict) -> str:
     return str((obj.get("metadata") or {}).get("resourceVersion") or "")
+
+
+class SharedInformers:
+    """One informer per resource for the whole process, run by one root task (`run`).
+
+    A part asks `of(resource)` for what it reads; the first ask creates the informer and
+    `run` starts it at once (parts built later, like the leader's, join a running set). The
+    same resource is never listed or watched twice.
+    """
+
+    def __init__(self, kube: Kube, *, resync_period: float | None, clock: Clock | None = None) -> None:
+        self.kube = kube
+        self.resync_period = resync_period
+        self.clock = clock or MonotonicClock()
+        self._by_resource: dict[Resource, Informer] = {}
+        self._added = asyncio.Event()
+
+    def of(self, resource: Resource) -> Informer:
+        inf = self._by_resource.get(resource)
+        if inf is None:
+            inf = Informer(self.kube, resource, resync_period=self.resync_period, clock=self.clock)
+            self._by_resource[resource] = inf
+            self._added.set()
+        return inf
+
+    def resources(self) -> list[Resource]:
+        """What is watched, in the order it was first asked for."""
+        return list(self._by_resource)
+
+    def all(self) -> list[Informer]:
+        return list(self._by_resource.values())
+
+    def synced(self, resources: Iterable[Resource]) -> bool:
+        return all(self.of(r).synced.is_set() for r in resources)
+
+    async def wait_synced(self, resources: Iterable[Resource]) -> None:
+        await asyncio.gather(*(self.of(r).synced.wait() for r in resources))
+
+    async def run(self, *, grace: float = 5.0) -> None:
+        """Run every informer asked for so far, and each one asked for later, until cancelled."""
+        tasks: dict[Resource, asyncio.Task[None]] = {}
+        try:
+            while True:
+                self._added.clear()
+                for res, inf in self._by_resource.items():
+                    if res not in tasks:
+                        tasks[res] = spawn(f"informer:{inf.name}", inf.run())
+                added = asyncio.ensure_future(self._added.wait())
+                try:
+                    done, _ = await asyncio.wait(
+                        {added, *tasks.values()}, return_when=asyncio.FIRST_COMPLETED
+                    )
+                finally:
+                    added.cancel()
+                for task in done:
+                    if task is not added:
+                        # An informer retries forever: one that ended has failed (or was cancelled).
+                        task.result()
+                        raise RuntimeError(f"informer {task.get_name()} stopped")
+        finally:
+            await cancel_and_wait(list(tasks.values()), grace=grace)

@@ -20,6 +20,7 @@ Write verbs:
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import os
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -135,6 +136,15 @@ class Kube:
     def from_api_client(cls, api: Any, *, settings: KubeSettings | None = None) -> Kube:
         """Wrap an ApiClient someone else owns (closing this Kube leaves it open)."""
         return cls(api=api, settings=settings or KubeSettings(), owns_api=False)
+
+    def fork(self, *, settings: KubeSettings) -> Kube:
+        """A client with the same credentials and its own connections and request budget
+        (kube-scheduler gives leader election a client of its own the same way): requests
+        queued on this one never delay the fork's. Close it separately."""
+        conf = self.api.configuration
+        conf_copy = copy.copy(conf)
+        conf_copy.connection_pool_maxsize = settings.connection_pool
+        return type(self)(api=k8s_client.ApiClient(configuration=conf_copy), settings=settings)
 
     async def close(self) -> None:
         if self.owns_api:

@@ -1,46 +1,51 @@
-"""Assemble the controller: informers, reconcilers, Volcano detection and the fallback
-scheduler, all inside leader election's leading scope.
+"""The controller of one replica: leader election, and inside the leading scope the reconcilers,
+the scheduler hand-off probes and the fallback scheduler.
 
-Every replica runs `Manager.run()`; only the lease holder gets past `acquire`. Everything
-the leader does (watching, reconciling, scheduling) is built fresh in `lead()` and is
-cancelled as one scope when the lease is lost, so a deposed leader keeps no stale cache and
-no running loop. `run()` raises LeadershipLost then: the process should exit and be
-restarted, as client-go controllers do.
+Every replica runs `Manager.run()`; only the lease holder gets past `acquire`. What the leader
+runs (reconcilers' workers, the scheduler, the hand-off probes) is built in `lead()` and
+cancelled as one scope when the lease is lost; `run()` raises LeadershipLost then, and the
+process exits and is restarted, as client-go controllers do.
+
+The informers are not the leader's own: they come from the process's `SharedInformers`, so a
+resource the webhook already watches (pods, HyperNodes, the ClusterNetworkTopology,
+LeaderWorkerSets) is not watched a second time on the leader. The parts are a table
+(`RECONCILERS`): each reconciler declares the informers it reads (`watches`), and `lead()`
+loops over the table. The leader's tasks run under `aiotasks.run_roots` with the configured
+grace.
+
+Three clients, three request budgets (kube-scheduler splits its clients the same way): the
+main one for watches and the writes that converge the cluster (binds first of all), one for
+Events and status reports, and one for leader election alone, so a burst of binds never
+delays a lease renewal.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar, Protocol
 
 import structlog
 
 from controller import metrics
-from controller.aiotasks import cancel_and_wait, spawn
+from controller.aiotasks import run_roots
 from controller.clock import Clock, MonotonicClock
 from controller.errors import LeadershipLost
-from controller.informer import Informer
-from controller.kube import Kube
+from controller.handoff import HandOff, HandOffConfig
+from controller.informer import Informer, SharedInformers
+from controller.kube import Kube, KubeSettings
 from controller.leaderelection import KubeLeaseLock, LeaderElectionConfig, LeaderElector
-from controller.reconcile import Controller
+from controller.reconcile import Controller, Outcome
+from controller.reconcilers.hypernodes import HyperNodeReconciler
+from controller.reconcilers.koordinator import KoordinatorReconciler
+from controller.reconcilers.lws import LwsReconciler
 from controller.reporting import EventRecorder
-from controller.resources import (
-    CLUSTER_NETWORK_TOPOLOGIES,
-    HYPERNODES,
-    LEADERWORKERSETS,
-    NODES,
-    PDB_VERSIONS,
-    PODS,
-    SIGS_PODGROUPS,
-    VOLCANO_PODGROUPS,
-    X_PODGROUPS,
-    Resource,
-)
-from controller.volcano import VolcanoDetectionConfig, VolcanoDetector
+from controller.resources import PDB_VERSIONS, Resource
 
 log = structlog.get_logger(__name__)
+
+LEASE_CLIENT = KubeSettings(qps=5.0, burst=10, connection_pool=2)
+"""Leader election's own budget: one renewal every retry period needs far less."""
 
 
 @dataclass
@@ -54,11 +59,9 @@ class ControllerOptions:
     reconcile_hypernodes: bool = True
     """Keep HyperNodes in step with the ClusterNetworkTopology and node labels."""
     fallback_scheduler: bool = True
-    """Place and bind gangs while Volcano is absent."""
-    scheduler_names: tuple[str, ...] = ("topobridge",)
-    """Pods with one of these schedulerNames are scheduled by the fallback scheduler."""
-    volcano: VolcanoDetectionConfig = field(default_factory=VolcanoDetectionConfig)
-    """Where to look for Volcano."""
+    """Place and bind gangs of the served schedulerNames."""
+    handoff: HandOffConfig = field(default_factory=HandOffConfig)
+    """The schedulerNames served, and how to tell that another scheduler of a name runs."""
     workers: int = 4
     """Workers per reconciler (each reconcile waits on a few API round trips)."""
     resync_period: float = 300.0
@@ -67,34 +70,39 @@ class ControllerOptions:
     """None: lead unconditionally (single replica, development)."""
     identity: str = ""
     """Reported in Events; the lease identity when leader election is on."""
+    grace: float = 30.0
+    """Seconds the leader's tasks get to wind down (gangs in flight finish or roll back)."""
     scheduler_tuning: dict[str, Any] = field(default_factory=dict)
-    """Extra SchedulerConfig fields (period, grace, bind_retry_deadline...)."""
+    """Extra SchedulerConfig fields (period, grace, bind_retry_deadline, enable_preemption...)."""
 
 
-class Informers:
-    """One informer per resource, shared by every reconciler that reads it."""
+class WatchingReconciler(Protocol):
+    """A reconciler as the manager builds it: the informers it reads, named by argument."""
 
-    def __init__(self, kube: Kube, *, resync_period: float, clock: Clock) -> None:
-        self.kube = kube
-        self.resync_period = resync_period
-        self.clock = clock
-        self._by_resource: dict[Resource, Informer] = {}
+    kind: ClassVar[str]
+    watches: ClassVar[Mapping[str, Resource]]
+    max_workers: ClassVar[int | None]
 
-    def of(self, resource: Resource) -> Informer:
-        inf = self._by_resource.get(resource)
-        if inf is None:
-            inf = Informer(self.kube, resource, resync_period=self.resync_period, clock=self.clock)
-            self._by_resource[resource] = inf
-        return inf
+    def __init__(self, kube: Kube, *, recorder: EventRecorder, **informers: Informer) -> None: ...
 
-    def all(self) -> list[Informer]:
-        return list(self._by_resource.values())
+    def wire(self, enqueue: Callable[[str], None]) -> None: ...
 
-    async def wait_synced(self) -> None:
-        await asyncio.gather(*(inf.synced.wait() for inf in self._by_resource.values()))
+    async def reconcile(self, key: str) -> Outcome: ...
 
 
-SchedulerFactory = Callable[["LeaderScope"], Coroutine[Any, Any, None]]
+@dataclass(frozen=True, slots=True)
+class ReconcilerPart:
+    """One row of the table: a reconciler and the option that switches it on."""
+
+    reconciler: type[WatchingReconciler]
+    enabled: Callable[[ControllerOptions], bool]
+
+
+RECONCILERS: tuple[ReconcilerPart, ...] = (
+    ReconcilerPart(LwsReconciler, lambda o: o.reconcile_lws),
+    ReconcilerPart(HyperNodeReconciler, lambda o: o.reconcile_hypernodes),
+    ReconcilerPart(KoordinatorReconciler, lambda o: o.translate_koordinator),
+)
 
 
 @dataclass
@@ -103,9 +111,9 @@ class LeaderScope:
 
     kube: Kube
     options: ControllerOptions
-    informers: Informers
+    informers: SharedInformers
     recorder: EventRecorder
-    detector: VolcanoDetector
+    handoff: HandOff
     controllers: list[Controller] = field(default_factory=list)
     scheduler: Any = None
     """The GangScheduler while the fallback scheduler is on (for tests and metrics)."""
@@ -114,18 +122,36 @@ class LeaderScope:
 class Manager:
     """Runs the controller for one replica; see the module docstring."""
 
-    def __init__(self, kube: Kube, options: ControllerOptions, *, clock: Clock | None = None) -> None:
+    def __init__(
+        self,
+        kube: Kube,
+        options: ControllerOptions,
+        *,
+        informers: SharedInformers | None = None,  # None: the manager keeps its own
+        clock: Clock | None = None,
+    ) -> None:
         self.kube = kube
         self.options = options
         self.clock = clock or MonotonicClock()
+        self.informers = informers
         le = options.leader_election
         self.identity = (le.identity if le else options.identity) or options.identity or "topobridge"
         self.elector: LeaderElector | None = None
+        self.lease_kube: Kube | None = None
         self.scope: LeaderScope | None = None
-        self.leading = asyncio.Event()
         if le is not None:
+            # Its own connections and budget: a renewal never queues behind binds.
+            self.lease_kube = kube.fork(
+                settings=KubeSettings(
+                    qps=LEASE_CLIENT.qps,
+                    burst=LEASE_CLIENT.burst,
+                    connection_pool=LEASE_CLIENT.connection_pool,
+                    request_timeout=le.request_timeout,
+                    impersonate=kube.settings.impersonate,
+                )
+            )
             lock = KubeLeaseLock(
-                kube,
+                self.lease_kube,
                 name=le.lease_name,
                 namespace=le.lease_namespace,
                 identity=le.identity,
@@ -141,109 +167,73 @@ class Manager:
 
     async def run(self) -> None:
         """Lead when elected; raise LeadershipLost if the lease is lost."""
-        if self.elector is None:
-            await self.lead()
-            return
-        lost = await self.elector.run(self.lead)
-        if lost:
-            raise LeadershipLost(f"lost the lease {self.elector.lock.describe()} as {self.identity}")
+        try:
+            if self.elector is None:
+                await self.lead()
+                return
+            lost = await self.elector.run(self.lead)
+            if lost:
+                raise LeadershipLost(f"lost the lease {self.elector.lock.describe()} as {self.identity}")
+        finally:
+            if self.lease_kube is not None:
+                await self.lease_kube.close()
 
     async def lead(self) -> None:
-        """Everything the leader runs, as one scope of named tasks."""
+        """Everything the leader runs, as one scope of named root tasks."""
         opts = self.options
-        informers = Informers(self.kube, resync_period=opts.resync_period, clock=self.clock)
+        roots: dict[str, Coroutine[Any, Any, None]] = {}
+        informers = self.informers
+        if informers is None:
+            informers = SharedInformers(self.kube, resync_period=opts.resync_period, clock=self.clock)
+            roots["informers"] = informers.run(grace=opts.grace)
         # Events get a request budget of their own (kube-scheduler's event client does too):
         # reporting never slows the writes that converge the cluster.
         events_kube = Kube.from_api_client(self.kube.api, settings=self.kube.settings)
         recorder = EventRecorder(events_kube, instance=self.identity, clock=self.clock)
-        detector = VolcanoDetector(self.kube, opts.volcano, clock=self.clock)
-        scope = LeaderScope(self.kube, opts, informers, recorder, detector)
-        self.scope = scope
-        roots: dict[str, Coroutine[Any, Any, None]] = {}
+        handoff = HandOff(self.kube, opts.handoff, clock=self.clock)
+        scope = LeaderScope(self.kube, opts, informers, recorder, handoff)
 
-        if opts.reconcile_lws:
-            from controller.reconcilers.lws import LwsReconciler
-
-            lws_rec = LwsReconciler(
-                self.kube,
-                lws=informers.of(LEADERWORKERSETS),
-                pods=informers.of(PODS),
-                podgroups=informers.of(VOLCANO_PODGROUPS),
-                recorder=recorder,
-            )
-            ctl = Controller(lws_rec, workers=opts.workers, clock=self.clock)
-            lws_rec.wire(ctl.enqueue)
-            scope.controllers.append(ctl)
-
-        if opts.reconcile_hypernodes:
-            from controller.reconcilers.hypernodes import HyperNodeReconciler
-
-            hn_rec = HyperNodeReconciler(
-                self.kube,
-                cnts=informers.of(CLUSTER_NETWORK_TOPOLOGIES),
-                nodes=informers.of(NODES),
-                hypernodes=informers.of(HYPERNODES),
-                recorder=recorder,
-            )
-            ctl = Controller(hn_rec, workers=1, clock=self.clock)  # one key: one worker is all it can use
-            hn_rec.wire(ctl.enqueue)
-            scope.controllers.append(ctl)
-
-        if opts.translate_koordinator:
-            from controller.reconcilers.koordinator import KoordinatorReconciler
-
-            k_rec = KoordinatorReconciler(
-                self.kube,
-                sigs_pgs=informers.of(SIGS_PODGROUPS),
-                x_pgs=informers.of(X_PODGROUPS),
-                pods=informers.of(PODS),
-                volcano_pgs=informers.of(VOLCANO_PODGROUPS),
-                cnts=informers.of(CLUSTER_NETWORK_TOPOLOGIES),
-                hypernodes=informers.of(HYPERNODES),
-                recorder=recorder,
-            )
-            ctl = Controller(k_rec, workers=opts.workers, clock=self.clock)
-            k_rec.wire(ctl.enqueue)
+        for part in RECONCILERS:
+            if not part.enabled(opts):
+                continue
+            reads = {arg: informers.of(res) for arg, res in part.reconciler.watches.items()}
+            rec = part.reconciler(self.kube, recorder=recorder, **reads)
+            workers = min(opts.workers, rec.max_workers or opts.workers)
+            ctl = Controller(rec, workers=workers, clock=self.clock)
+            rec.wire(ctl.enqueue)
             scope.controllers.append(ctl)
 
         if opts.fallback_scheduler:
-            from controller.runtime.scheduler import GangScheduler, SchedulerConfig, supervise
+            from controller.runtime.scheduler import GangScheduler, SchedulerConfig, serve
 
             # Pod/PodGroup status and Events share the reporting budget: never slower binding.
             sched = GangScheduler(
                 self.kube,
                 events_kube,
-                SchedulerConfig(scheduler_names=opts.scheduler_names, **opts.scheduler_tuning),
+                SchedulerConfig(scheduler_names=opts.handoff.scheduler_names, **opts.scheduler_tuning),
                 recorder=recorder,
+                served_names=handoff.served_names,
             )
-            watched = sched.attach(informers.of, pdbs=await self.kube.first_served(PDB_VERSIONS))
+            watched: list[Informer] = sched.attach(
+                informers.of, pdbs=await self.kube.first_served(PDB_VERSIONS)
+            )
             scope.scheduler = sched
-            roots["scheduler"] = supervise(sched, detector, lambda: all(i.synced.is_set() for i in watched))
+            roots["scheduler"] = serve(
+                sched, handoff, lambda: all(i.synced.is_set() for i in watched), recorder=recorder
+            )
+            roots["handoff"] = handoff.run()
 
-        for extra in _extra_parts(scope):
-            roots.update(extra)
-
-        for inf in informers.all():
-            roots[f"informer:{inf.name}"] = inf.run()
         for ctl in scope.controllers:
             roots[f"controller:{ctl.kind}"] = ctl.run()
-        roots["volcano-detector"] = detector.run()
 
-        tasks = [spawn(name, coro) for name, coro in roots.items()]
-        log.info("controller.leading", identity=self.identity, tasks=sorted(roots))
-        self.leading.set()
+        self.scope = scope
+        log.info(
+            "controller.leading",
+            identity=self.identity,
+            tasks=sorted(roots),
+            watching=sorted(str(r) for r in informers.resources()),
+        )
         try:
-            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            await run_roots(roots, grace=opts.grace)
         finally:
-            self.leading.clear()
-            await cancel_and_wait(tasks, grace=15.0)
             self.scope = None
-        for t in done:
-            if not t.cancelled() and (exc := t.exception()) is not None:
-                raise exc
-
-
-def _extra_parts(scope: LeaderScope) -> list[dict[str, Coroutine[Any, Any, None]]]:
-    """Reconcilers and the scheduler runtime that build on modules wired in later."""
-    parts: list[dict[str, Coroutine[Any, Any, None]]] = []
-    return parts

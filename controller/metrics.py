@@ -60,8 +60,11 @@ PREEMPTION_VICTIMS = Counter(
     "preemption_victims", "Pods evicted to make room for a gang.", namespace=NAMESPACE
 )
 IS_LEADER = Gauge("leader", "1 while this replica holds the controller lease.", namespace=NAMESPACE)
-VOLCANO_PRESENT = Gauge(
-    "volcano_present", "1 while Volcano is detected (fallback scheduler off).", namespace=NAMESPACE
+SCHEDULER_PRESENT = Gauge(
+    "scheduler_present",
+    "1 while the scheduler of this schedulerName is detected running (topobridge leaves its pods to it).",
+    ["scheduler_name"],
+    namespace=NAMESPACE,
 )
 
 

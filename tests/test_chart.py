@@ -162,6 +162,9 @@ def non_default(action: argparse.Action) -> tuple[Any, Any]:
         return True, False
     if isinstance(action, argparse._AppendAction):
         return ["volcano", "koord-scheduler"], ["volcano", "koord-scheduler"]
+    if action.choices:
+        other = next(c for c in action.choices if c != action.default)
+        return other, other
     if action.type is int:
         return 7, 7
     if action.type is float:

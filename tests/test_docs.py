@@ -13,6 +13,7 @@ from prometheus_client import REGISTRY, CollectorRegistry
 import controller.metrics  # noqa: F401  (registers the controller's metrics)
 from controller.placer import engine, preempt
 from controller.reconcilers import lws as lws_reconciler
+from controller.runtime import scheduler
 from topobridge.cli import build_parser
 from translations import gpu, koordinator, lws, volcano
 from webhooks.metrics import WebhookMetrics
@@ -66,6 +67,7 @@ def test_metrics_doc_matches_the_registries() -> None:
         engine.NO_VICTIMS,
         preempt.PREEMPTION_REASON,
         lws_reconciler.CONDITION,
+        scheduler.HANDED_OFF_REASON,
         "preempting to accommodate higher priority pods, preemptor:",
     ],
 )

@@ -4,6 +4,9 @@ Each part can be switched off. Every replica serves the webhook; only the replic
 the lease reconciles and schedules. SIGTERM (or SIGINT) resolves a stop future: the root
 tasks are cancelled, reconcilers finish the key in hand, the lease is released, and the
 process exits 0. Losing the lease exits 1, so the pod is restarted with a clean slate.
+
+This module only turns flags into a `topobridge.app.ProcessConfig`; `topobridge.app` builds
+the process.
 """
 
 from __future__ import annotations
@@ -11,10 +14,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import Coroutine
-from typing import Any
+from typing import TYPE_CHECKING
 
 import structlog
+
+if TYPE_CHECKING:
+    from controller.manager import ControllerOptions
+    from topobridge.app import ProcessConfig
 
 log = structlog.get_logger("topobridge.run")
 
@@ -55,14 +61,39 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--no-fallback-scheduler",
         dest="scheduler",
         action="store_false",
-        help="never place gangs, even while Volcano is absent",
+        help="never place gangs, whichever other schedulers are absent",
     )
     parts.add_argument(
         "--scheduler-name",
         action="append",
         default=None,
         metavar="NAME",
-        help="schedulerName served by the fallback scheduler (repeatable; default: topobridge)",
+        help="schedulerName served by the fallback scheduler (repeatable; default: topobridge), "
+        "each only while no other scheduler of that name runs",
+    )
+    parts.add_argument(
+        "--handoff",
+        action="append",
+        default=None,
+        metavar="NAME=KIND:NAMESPACE/OBJECT",
+        help="how to tell that another scheduler serving NAME runs: KIND lease (its leader-election "
+        "Lease is renewed) or deployment (it has a ready replica); repeatable. Defaults: "
+        "koord-scheduler=lease:koordinator-system/koord-scheduler, "
+        "volcano=deployment:VOLCANO_NAMESPACE/VOLCANO_DEPLOYMENT",
+    )
+    parts.add_argument(
+        "--enable-preemption",
+        choices=("true", "false"),
+        default="true",
+        help="evict lower-priority gangs to make room (Koordinator coscheduling's enablePreemption; "
+        "default true)",
+    )
+    parts.add_argument(
+        "--topology-aware",
+        choices=("true", "false"),
+        default="true",
+        help="honour gangs' network-topology constraints (Koordinator coscheduling's "
+        "awareNetworkTopology; default true); false places gangs whole, anywhere",
     )
 
     kube = p.add_argument_group("Kubernetes API")
@@ -103,8 +134,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ctl.add_argument(
         "--resync-period", type=float, default=300.0, help="seconds between resyncs (default 300)"
     )
-    ctl.add_argument("--volcano-namespace", default="volcano-system")
-    ctl.add_argument("--volcano-deployment", default="volcano-scheduler")
+    ctl.add_argument(
+        "--volcano-namespace", default="volcano-system", help="where Volcano's scheduler Deployment is"
+    )
+    ctl.add_argument(
+        "--volcano-deployment", default="volcano-scheduler", help="Volcano's scheduler Deployment"
+    )
     ctl.add_argument("--grace", type=float, default=30.0, help="seconds to wind down on SIGTERM (default 30)")
 
     wh = p.add_argument_group("webhook and metrics")
@@ -133,9 +168,10 @@ def _handle(args: argparse.Namespace) -> int:
         print("topobridge run: --no-controller and --no-webhook leave nothing to run", file=sys.stderr)
         return EXIT_CONFIG
     from controller.errors import ConfigError, LeadershipLost
+    from topobridge.app import run_process
 
     try:
-        asyncio.run(run(args))
+        asyncio.run(run_process(process_config(args)))
     except ConfigError as exc:
         print(f"topobridge run: {exc}", file=sys.stderr)
         return EXIT_CONFIG
@@ -145,11 +181,40 @@ def _handle(args: argparse.Namespace) -> int:
     return 0
 
 
-def controller_options(args: argparse.Namespace) -> Any:
-    """ControllerOptions from the flags (raises ConfigError on unusable timings)."""
+def process_config(args: argparse.Namespace) -> ProcessConfig:
+    """The ProcessConfig the flags describe (raises ConfigError on unusable settings, before
+    any connection is made)."""
+    from controller.kube import KubeSettings
+    from topobridge.app import ProcessConfig
+    from webhooks.server import ServerSettings
+
+    webhook = None
+    if args.webhook:
+        webhook = ServerSettings(
+            host=args.webhook_host,
+            port=args.webhook_port,
+            cert_file=args.tls_cert_file,
+            key_file=args.tls_key_file,
+            metrics_host=args.metrics_host,
+            metrics_port=args.metrics_port,
+        )
+    return ProcessConfig(
+        kube=KubeSettings(qps=args.kube_api_qps, burst=args.kube_api_burst, impersonate=args.as_user),
+        kubeconfig=args.kubeconfig,
+        context=args.context,
+        controller=controller_options(args) if args.controller else None,
+        webhook=webhook,
+        metrics_host=args.metrics_host,
+        metrics_port=args.metrics_port,
+        grace=args.grace,
+    )
+
+
+def controller_options(args: argparse.Namespace) -> ControllerOptions:
+    """ControllerOptions from the flags (raises ConfigError on unusable timings or rules)."""
+    from controller.handoff import HandOffConfig, PresenceRule, default_rules
     from controller.leaderelection import LeaderElectionConfig
     from controller.manager import ControllerOptions
-    from controller.volcano import VolcanoDetectionConfig
 
     le = None
     if args.leader_elect:
@@ -161,170 +226,23 @@ def controller_options(args: argparse.Namespace) -> Any:
             renew_deadline=args.renew_deadline,
             retry_period=args.retry_period,
         )
+    rules = default_rules(
+        volcano_namespace=args.volcano_namespace, volcano_deployment=args.volcano_deployment
+    )
+    rules += tuple(PresenceRule.parse(text) for text in args.handoff or ())
     return ControllerOptions(
         reconcile_lws=args.lws,
         translate_koordinator=args.translate_koordinator,
         reconcile_hypernodes=args.hypernodes,
         fallback_scheduler=args.scheduler,
-        scheduler_names=tuple(args.scheduler_name or ("topobridge",)),
-        volcano=VolcanoDetectionConfig(namespace=args.volcano_namespace, deployment=args.volcano_deployment),
+        handoff=HandOffConfig(scheduler_names=tuple(args.scheduler_name or ("topobridge",)), rules=rules),
         workers=args.workers,
         resync_period=args.resync_period,
         leader_election=le,
         identity=le.identity if le else (args.identity or "topobridge"),
+        grace=args.grace,
+        scheduler_tuning={
+            "enable_preemption": args.enable_preemption == "true",
+            "topology_aware": args.topology_aware == "true",
+        },
     )
-
-
-async def run(args: argparse.Namespace) -> None:
-    from controller.aiotasks import install_stop_signals, run_roots
-    from controller.errors import ConfigError
-    from controller.kube import Kube, KubeSettings
-
-    stop: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-    install_stop_signals(stop)
-    roots: dict[str, Coroutine[Any, Any, None]] = {}
-    kube = None
-    try:
-        if args.controller:
-            options = controller_options(args)  # validates timings before any connection
-            settings = KubeSettings(
-                qps=args.kube_api_qps, burst=args.kube_api_burst, impersonate=args.as_user
-            )
-            if options.leader_election is not None:
-                # One hung request must not cost leadership (client-go's rule).
-                settings.request_timeout = options.leader_election.request_timeout
-            kube = await Kube.connect(kubeconfig=args.kubeconfig, context=args.context, settings=settings)
-            from controller.manager import Manager
-
-            roots["controller"] = Manager(kube, options).run()
-        if args.webhook:
-            if kube is None:
-                try:
-                    kube = await Kube.connect(
-                        kubeconfig=args.kubeconfig,
-                        context=args.context,
-                        settings=KubeSettings(
-                            qps=args.kube_api_qps, burst=args.kube_api_burst, impersonate=args.as_user
-                        ),
-                    )
-                except ConfigError as exc:
-                    log.warning("webhook.no_cluster_state", error=str(exc))
-            roots["webhook"] = _serve_webhook(args, kube)
-        elif args.metrics_port is not None:
-            roots["metrics"] = _serve_metrics(args.metrics_host, args.metrics_port)
-        await run_roots(roots, stop=stop, grace=args.grace)
-    finally:
-        if kube is not None:
-            await kube.close()
-
-
-async def _serve_webhook(args: argparse.Namespace, kube: Any) -> None:
-    """The admission server, its cluster-state view fed by this replica's own watches (every
-    replica serves admissions, leader or not)."""
-    from prometheus_client import REGISTRY
-
-    from webhooks.metrics import WebhookMetrics
-    from webhooks.mutating import MutatingEndpoints
-    from webhooks.server import ServerSettings, WebhookServer
-    from webhooks.state import InMemoryStateSource
-
-    settings = ServerSettings(
-        host=args.webhook_host,
-        port=args.webhook_port,
-        cert_file=args.tls_cert_file,
-        key_file=args.tls_key_file,
-        metrics_host=args.metrics_host,
-        metrics_port=args.metrics_port,
-    )
-    state = InMemoryStateSource()
-    lws_view = InformerLwsSource(kube)
-    # One registry for the whole process: the webhook's /metrics also shows the controller's.
-    server = WebhookServer(
-        settings, state, metrics=WebhookMetrics(registry=REGISTRY), mutating=MutatingEndpoints(lws_view)
-    )
-    async with server:
-        if kube is None:
-            await asyncio.Event().wait()
-        await feed_webhook_state(kube, state, lws_view)
-
-
-class InformerLwsSource:
-    """The mutating webhooks' view of LeaderWorkerSets, kept by a watch (no I/O when read)."""
-
-    def __init__(self, kube: Any) -> None:
-        from controller.informer import Informer
-        from controller.resources import LEADERWORKERSETS
-
-        self.informer = Informer(kube, LEADERWORKERSETS, resync_period=None) if kube is not None else None
-        if self.informer is not None:
-            self.informer.add_index("namespace", lambda o: [(o.get("metadata") or {}).get("namespace") or ""])
-
-    def get(self, namespace: str, name: str) -> dict[str, Any] | None:
-        return self.informer.get(f"{namespace}/{name}") if self.informer is not None else None
-
-    def names(self, namespace: str) -> list[str]:
-        if self.informer is None:
-            return []
-        return [o["metadata"]["name"] for o in self.informer.by_index("namespace", namespace)]
-
-
-async def feed_webhook_state(kube: Any, state: Any, lws_view: InformerLwsSource | None = None) -> None:
-    """Keep the webhook's ClusterState source in step with HyperNodes, the
-    ClusterNetworkTopology, pods (gang indices) and nodes (GPUs per node), and the mutating
-    webhooks' LWS view; mark the state synced once all four listed."""
-    from controller.aiotasks import cancel_and_wait, spawn
-    from controller.informer import Informer
-    from controller.resources import CLUSTER_NETWORK_TOPOLOGIES, HYPERNODES, NODES, PODS
-
-    class Feed:
-        def on_add(self, obj: dict[str, Any]) -> None:
-            state.upsert(obj)
-
-        def on_update(self, old: dict[str, Any], new: dict[str, Any]) -> None:
-            if old is not new:
-                state.upsert(new)
-
-        def on_delete(self, obj: dict[str, Any]) -> None:
-            meta = obj.get("metadata") or {}
-            state.delete(obj.get("kind", ""), meta.get("name", ""), meta.get("namespace"))
-
-    informers = [
-        Informer(kube, res, resync_period=None)
-        for res in (HYPERNODES, CLUSTER_NETWORK_TOPOLOGIES, PODS, NODES)
-    ]
-    for inf in informers:
-        inf.add_handler(Feed())
-    tasks = [spawn(f"webhook-state:{inf.name}", inf.run()) for inf in informers]
-    if lws_view is not None and lws_view.informer is not None:
-        tasks.append(spawn("webhook-lws-view", lws_view.informer.run()))
-    try:
-        await asyncio.gather(*(inf.synced.wait() for inf in informers))
-        state.mark_synced()
-        log.info("webhook.state_synced")
-        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        await cancel_and_wait(tasks, grace=5.0)
-
-
-async def _serve_metrics(host: str, port: int) -> None:
-    """Plain-HTTP /metrics for a controller running without the webhook server."""
-    from aiohttp import web
-    from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
-
-    async def metrics(_request: web.Request) -> web.Response:
-        return web.Response(body=generate_latest(REGISTRY), headers={"Content-Type": CONTENT_TYPE_LATEST})
-
-    async def healthz(_request: web.Request) -> web.Response:
-        return web.Response(text="ok")
-
-    app = web.Application()
-    app.router.add_get("/metrics", metrics)
-    app.router.add_get("/healthz", healthz)
-    runner = web.AppRunner(app, access_log=None, handle_signals=False)
-    await runner.setup()
-    try:
-        await web.TCPSite(runner, host, port).start()
-        log.info("metrics.started", port=port)
-        await asyncio.Event().wait()
-    finally:
-        await runner.cleanup()

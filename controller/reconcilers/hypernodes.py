@@ -16,7 +16,7 @@ domains, and the tree is rebuilt whole (it is cheap next to the API writes).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import ClassVar
 
 import structlog
@@ -27,7 +27,7 @@ from controller.kube import JsonDict, Kube
 from controller.reconcile import Done, Outcome, Requeue
 from controller.reconcilers.common import is_subset, summarize
 from controller.reporting import EventRecorder
-from controller.resources import CLUSTER_NETWORK_TOPOLOGIES, DEPLOYMENTS, HYPERNODES
+from controller.resources import CLUSTER_NETWORK_TOPOLOGIES, DEPLOYMENTS, HYPERNODES, NODES, Resource
 from translations import hypernodes as hntr
 from translations import koordinator as koord
 from translations.core import Node
@@ -63,6 +63,14 @@ class NodeLabelHandler:
 
 class HyperNodeReconciler:
     kind: ClassVar[str] = "ClusterNetworkTopology"
+    watches: ClassVar[Mapping[str, Resource]] = {
+        "cnts": CLUSTER_NETWORK_TOPOLOGIES,
+        "nodes": NODES,
+        "hypernodes": HYPERNODES,
+    }
+    """The informers the constructor takes, by argument name."""
+    max_workers: ClassVar[int | None] = 1
+    """One key (`default`): a second worker would have nothing to do."""
 
     def __init__(
         self,

@@ -21,7 +21,7 @@ block the others; its error is reported on its PodGroup (or its first pod) as an
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import ClassVar
 
 import structlog
@@ -32,7 +32,15 @@ from controller.kube import JsonDict, Kube
 from controller.reconcile import Done, Outcome, Requeue
 from controller.reconcilers.common import MANAGED_BY, MANAGED_BY_LABEL, is_subset, summarize
 from controller.reporting import EventRecorder
-from controller.resources import PODS, VOLCANO_PODGROUPS
+from controller.resources import (
+    CLUSTER_NETWORK_TOPOLOGIES,
+    HYPERNODES,
+    PODS,
+    SIGS_PODGROUPS,
+    VOLCANO_PODGROUPS,
+    X_PODGROUPS,
+    Resource,
+)
 from translations import koordinator as koord
 from translations import koordinator_to_volcano as k2v
 from translations import schedplugins
@@ -69,6 +77,16 @@ def ours(pg: JsonDict) -> bool:
 
 class KoordinatorReconciler:
     kind: ClassVar[str] = "KoordinatorGang"
+    watches: ClassVar[Mapping[str, Resource]] = {
+        "sigs_pgs": SIGS_PODGROUPS,
+        "x_pgs": X_PODGROUPS,
+        "pods": PODS,
+        "volcano_pgs": VOLCANO_PODGROUPS,
+        "cnts": CLUSTER_NETWORK_TOPOLOGIES,
+        "hypernodes": HYPERNODES,
+    }
+    """The informers the constructor takes, by argument name."""
+    max_workers: ClassVar[int | None] = None
 
     def __init__(
         self,

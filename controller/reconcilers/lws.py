@@ -20,7 +20,7 @@ The verdict goes on the LWS: condition `TopologyTranslated` and Events.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import ClassVar
 
 import structlog
@@ -38,7 +38,7 @@ from controller.reconcilers.common import (
     summarize,
 )
 from controller.reporting import EventRecorder, condition, find_condition, upsert_condition
-from controller.resources import LEADERWORKERSETS, VOLCANO_PODGROUPS
+from controller.resources import LEADERWORKERSETS, PODS, VOLCANO_PODGROUPS, Resource
 from translations import lws as lwsmod
 from translations import lws_to_volcano, volcano
 from translations.core import Pod
@@ -96,6 +96,13 @@ def wants_topology(raw: JsonDict) -> bool:
 
 class LwsReconciler:
     kind: ClassVar[str] = "LeaderWorkerSet"
+    watches: ClassVar[Mapping[str, Resource]] = {
+        "lws": LEADERWORKERSETS,
+        "pods": PODS,
+        "podgroups": VOLCANO_PODGROUPS,
+    }
+    """The informers the constructor takes, by argument name."""
+    max_workers: ClassVar[int | None] = None
 
     def __init__(
         self, kube: Kube, *, lws: Informer, pods: Informer, podgroups: Informer, recorder: EventRecorder

@@ -1,5 +1,5 @@
-"""The fallback gang scheduler: a loop over scheduling cycles, and a supervisor that runs it
-only while Volcano is absent.
+"""The fallback gang scheduler: a loop over scheduling cycles, served for the schedulerNames
+the hand-off leaves to topobridge (`serve`, with `controller.handoff`).
 
 A cycle (`run_cycle`), in kube-scheduler's terms:
 1. snapshot: build the view (tree, index, snapshot, gangs) from the cache;
@@ -14,7 +14,7 @@ A cycle (`run_cycle`), in kube-scheduler's terms:
    condition and the Volcano PodGroup, only when they change.
 
 The loop wakes on cache changes (debounced) and every `period` seconds (waiting gangs,
-victims gone). Stopping (Volcano appeared, leadership lost, SIGTERM) stops planning at once
+victims gone). Stopping (leadership lost, SIGTERM) stops planning at once
 but lets jobs in flight finish within `grace`: a gang is finished or rolled back, never
 left half-bound by us.
 """
@@ -22,15 +22,17 @@ left half-bound by us.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Collection, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
 
 from controller import metrics
-from controller.aiotasks import spawn
+from controller.aiotasks import run_roots, spawn
+from controller.handoff import HandOff
 from controller.informer import Informer
 from controller.kube import Kube
 from controller.placer.engine import Code, Verdict, schedule
@@ -54,7 +56,6 @@ from controller.runtime.cache import ClusterCache
 from controller.runtime.preemptor import Preemptor
 from controller.runtime.status import StatusWriter
 from controller.runtime.view import View, ViewBuilder, _vector, ordered
-from controller.volcano import VolcanoDetector
 from translations import koordinator as koord
 from translations import schedplugins, volcano
 from translations.core import Pod
@@ -79,6 +80,19 @@ class SchedulerConfig:
     """Seconds jobs in flight may take to finish when the scheduler stops."""
     bind_retry_deadline: float = 30.0
     bind_concurrency: int = 32
+    enable_preemption: bool = True
+    """Koordinator's coscheduling `enablePreemption`: false never evicts to make room."""
+    topology_aware: bool = True
+    """Koordinator's coscheduling `awareNetworkTopology`: false places gangs ignoring their
+    network-topology constraints (still whole)."""
+
+    def shape(self, gang: Gang) -> Gang:
+        """The gang as these args let the engine see it (preemption, topology switched off)."""
+        if not self.enable_preemption and gang.preemption_policy != "Never":
+            gang = dataclasses.replace(gang, preemption_policy="Never")
+        if not self.topology_aware and (gang.constraint is not None or gang.subgroups):
+            gang = dataclasses.replace(gang, constraint=None, subgroups=())
+        return gang
 
 
 @dataclass
@@ -89,6 +103,8 @@ class GangScheduler:
     status_kube: Kube
     config: SchedulerConfig
     recorder: EventRecorder | None = None
+    served_names: Callable[[], Collection[str]] | None = None
+    """The schedulerNames to place now (the hand-off's verdict); None: all configured ones."""
     cache: ClusterCache = field(init=False)
     cycles: int = 0
     _wake: asyncio.Event = field(init=False)
@@ -181,13 +197,16 @@ class GangScheduler:
         if pending:
             await asyncio.gather(*pending, return_exceptions=True)
 
+    def names(self) -> Collection[str]:
+        return self.served_names() if self.served_names is not None else self.config.scheduler_names
+
     def served(self, gang: Gang) -> bool:
-        return gang.scheduler_name in self.config.scheduler_names
+        return gang.scheduler_name in self.names()
 
     def has_work(self) -> bool:
         """Any pending pod we serve that is neither assumed nor in a gang with a job in flight?
         (Cheap: it spares the full view while a burst of bindings streams back.)"""
-        names = self.config.scheduler_names
+        names = self.names()
         busy = self._jobs
         for key, pod in self.cache.pods.items.items():
             if pod.spec.node_name or pod.terminal or key in self.cache.assumed:
@@ -236,7 +255,7 @@ class GangScheduler:
             first_seen = self._ready_since.setdefault(gang.key, now)
             if len(gang.pods) < gang.min_member and now - first_seen < self.config.assembly_grace:
                 continue  # still being created: say nothing yet (a Permit-style wait)
-            verdict = schedule(gang, view.snapshot, budgets=view.budgets)
+            verdict = schedule(self.config.shape(gang), view.snapshot, budgets=view.budgets)
             metrics.SCHEDULING_ATTEMPTS.labels(verdict.code.value).inc()
             self._apply(gang, verdict, view)
             planned += 1
@@ -390,20 +409,49 @@ class GangScheduler:
         await self.recorder.event(obj, type_, reason, message)  # type: ignore[arg-type]
 
 
-async def supervise(scheduler: GangScheduler, detector: VolcanoDetector, synced: Callable[[], bool]) -> None:
-    """Run the scheduler only while Volcano is absent; stop it (jobs finished) when it appears."""
-    while True:
-        await detector.wait_for(False)
-        log.info("scheduler.started", reason=detector.reason, names=list(scheduler.config.scheduler_names))
-        scheduler.stopping = False
-        loop = spawn("scheduler-loop", scheduler.run(synced), forever=False)
-        present = asyncio.ensure_future(detector.wait_for(True))
-        try:
-            await asyncio.wait({loop, present}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for t in (loop, present):
-                t.cancel()
-            await asyncio.gather(loop, present, return_exceptions=True)
-        if loop.done() and not loop.cancelled() and loop.exception() is not None:
-            raise loop.exception()  # type: ignore[misc]
-        log.info("scheduler.stopped", reason=detector.reason)
+async def serve(
+    scheduler: GangScheduler,
+    handoff: HandOff,
+    synced: Callable[[], bool],
+    *,
+    recorder: EventRecorder | None = None,
+) -> None:
+    """Run the scheduler for the names `handoff` leaves to topobridge (it asks
+    `handoff.served_names()` before every gang). When another scheduler of a served name
+    appears, gangs of that name are no longer planned (binds in flight finish: a gang is
+    never left half-bound), bound pods stay where they are, and each pending pod of that
+    name gets an Event saying who schedules it now."""
+
+    changes: asyncio.Queue[tuple[str, bool, str]] = asyncio.Queue()
+    handoff.listen(lambda name, present, why: changes.put_nowait((name, present, why)))
+
+    async def tell() -> None:
+        while True:
+            name, present, why = await changes.get()
+            log.info(
+                "scheduler.handed_off" if present else "scheduler.taken_over", scheduler=name, reason=why
+            )
+            if present and recorder is not None:
+                await _tell_pending(scheduler, recorder, name, why)
+
+    log.info("scheduler.started", names=list(handoff.config.scheduler_names))
+    await run_roots(
+        {"scheduler-loop": scheduler.run(synced), "handoff-events": tell()},
+        grace=scheduler.config.grace + 5.0,  # the loop's own drain takes up to its grace
+    )
+
+
+HANDED_OFF_REASON = "HandedOff"
+
+
+async def _tell_pending(scheduler: GangScheduler, recorder: EventRecorder, name: str, why: str) -> None:
+    """An Event on every pending pod of `name`: topobridge leaves it to the other scheduler."""
+    for key, pod in list(scheduler.cache.pods.items.items()):
+        if pod.spec.node_name or pod.terminal or pod.metadata.deletion_timestamp:
+            continue
+        if key in scheduler.cache.assumed or (pod.spec.scheduler_name or "") != name:
+            continue
+        ref = {"apiVersion": "v1", "kind": "Pod", "metadata": pod.metadata.to_dict()}
+        await recorder.event(
+            ref, "Normal", HANDED_OFF_REASON, f"{name} is running ({why}): topobridge leaves this pod to it"
+        )

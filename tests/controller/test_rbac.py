@@ -1,7 +1,7 @@
 """The generated ClusterRole grants exactly the verbs the controller's code uses.
 
 A static scan of `controller/` finds every API call on a named resource (generic verbs, the
-informers it starts, the pod helpers, condition upserts) and must equal the role's rules:
+informers it starts or its reconcilers declare, the pod helpers, condition upserts) and must equal the role's rules:
 a missing verb would be refused at run time, an extra one is a privilege nobody needs.
 (The integration tests add the dynamic check: replicas impersonate the role's
 ServiceAccount, so the API server itself refuses anything the role lacks.)
@@ -73,6 +73,17 @@ def scan() -> dict[tuple[str, str, str], list[str]]:
             continue  # the pure engine makes no calls; kube.py defines the verbs
         tree = ast.parse(path.read_text(), filename=str(path))
         for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.AnnAssign)
+                and isinstance(node.target, ast.Name)
+                and node.target.id == "watches"
+                and isinstance(node.value, ast.Dict)
+            ):
+                # A reconciler's declared informers: the manager lists and watches each.
+                for value in node.value.values:
+                    if (res := _resource(value)) is not None:
+                        add(_key(res, None, "list"), f"{rel}:{node.lineno}")
+                        add(_key(res, None, "watch"), f"{rel}:{node.lineno}")
             if not isinstance(node, ast.Call):
                 continue
             fn = node.func

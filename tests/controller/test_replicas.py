@@ -63,7 +63,9 @@ def log_events(path: Path) -> list[JsonDict]:
     return out
 
 
-async def create_gang(kube: Kube, namespace: str, name: str, size: int) -> None:
+async def create_gang(
+    kube: Kube, namespace: str, name: str, size: int, *, scheduler_name: str = "topobridge", cpu: str = "500m"
+) -> None:
     await kube.create(
         VOLCANO_PODGROUPS,
         {
@@ -85,10 +87,8 @@ async def create_gang(kube: Kube, namespace: str, name: str, size: int) -> None:
                     "annotations": {"scheduling.k8s.io/group-name": name},
                 },
                 "spec": {
-                    "schedulerName": "topobridge",
-                    "containers": [
-                        {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "500m"}}}
-                    ],
+                    "schedulerName": scheduler_name,
+                    "containers": [{"name": "c", "image": "busybox", "resources": {"requests": {"cpu": cpu}}}],
                 },
             },
         )

@@ -13,6 +13,7 @@ import pytest
 from controller_helpers import Kubelet, controller_replica, create_node, delete_nodes, eventually, running
 
 from controller.errors import AlreadyExistsError, NotFoundError
+from controller.handoff import HandOffConfig
 from controller.informer import FuncHandler, Informer
 from controller.kube import JsonDict, Kube
 from controller.manager import ControllerOptions
@@ -171,7 +172,7 @@ async def test_seed_example_2_end_to_end(
             reconcile_lws=False,
             leader_election=None,
             resync_period=60.0,
-            scheduler_names=("koord-scheduler",),
+            handoff=HandOffConfig(scheduler_names=("koord-scheduler",)),
         )
         async with controller_replica(control_plane.kubeconfig, options, user=controller_user):
             for i in range(4):

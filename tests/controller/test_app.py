@@ -1,0 +1,103 @@
+"""The assembled process (`topobridge.app`) against the real API server: webhook and leader
+share one set of informers, so every resource is watched exactly once."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import AsyncIterator
+from typing import Any, ClassVar
+
+import pytest
+from controller_helpers import eventually
+
+from controller.aiotasks import run_roots
+from controller.informer import SharedInformers
+from controller.kube import Kube, KubeSettings, WatchEvent
+from controller.leaderelection import LeaderElectionConfig
+from controller.manager import ControllerOptions
+from controller.resources import (
+    CLUSTER_NETWORK_TOPOLOGIES,
+    HYPERNODES,
+    LEADERWORKERSETS,
+    NODES,
+    PDBS_V1BETA1,
+    PODS,
+    PRIORITY_CLASSES,
+    SIGS_PODGROUPS,
+    VOLCANO_PODGROUPS,
+    X_PODGROUPS,
+    Resource,
+)
+from topobridge.app import WEBHOOK_STATE, ProcessConfig, build_roots
+from webhooks.server import ServerSettings
+
+pytestmark = pytest.mark.integration
+
+LEADER_WATCHES = {
+    str(r)
+    for r in (
+        PODS,
+        NODES,
+        PRIORITY_CLASSES,
+        PDBS_V1BETA1,  # Kubernetes 1.20 serves policy/v1beta1 only
+        VOLCANO_PODGROUPS,
+        SIGS_PODGROUPS,
+        X_PODGROUPS,
+        HYPERNODES,
+        CLUSTER_NETWORK_TOPOLOGIES,
+        LEADERWORKERSETS,
+    )
+}
+
+
+class CountingKube(Kube):
+    """The real client, counting the watch requests it opens per resource."""
+
+    watches: ClassVar[Counter[str]] = Counter()
+
+    def watch(self, res: Resource, **kw: Any) -> AsyncIterator[WatchEvent]:
+        CountingKube.watches[str(res)] += 1
+        return super().watch(res, **kw)
+
+
+async def test_leader_watches_each_resource_once(
+    control_plane: Any, controller_user: str, namespace: str
+) -> None:
+    CountingKube.watches.clear()
+    config = ProcessConfig(
+        kube=KubeSettings(impersonate=controller_user),
+        kubeconfig=control_plane.kubeconfig,
+        controller=ControllerOptions(
+            translate_koordinator=True,
+            leader_election=LeaderElectionConfig(lease_name="app-test", lease_namespace=namespace),
+        ),
+        webhook=ServerSettings(host="127.0.0.1", port=0, metrics_host="127.0.0.1", metrics_port=0),
+    )
+    kube = await CountingKube.connect(kubeconfig=control_plane.kubeconfig, settings=config.kube)
+    informers = SharedInformers(kube, resync_period=300.0)
+    stop: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    roots = build_roots(config, kube, informers=informers)
+    assert sorted(roots) == ["controller", "informers", "webhook"]
+    process = asyncio.ensure_future(run_roots(roots, stop=stop, grace=10.0))
+    try:
+
+        async def everything_watched() -> bool:
+            assert not process.done(), process.exception()
+            watched = {str(r) for r in informers.resources()}
+            return (
+                watched == LEADER_WATCHES
+                and informers.synced(informers.resources())
+                and (set(CountingKube.watches) == LEADER_WATCHES)
+            )
+
+        await eventually(everything_watched, timeout=30, what="the leader's informers to sync and watch")
+        await asyncio.sleep(1.0)  # a second watch of anything would have been opened by now
+        print(f"watch requests by resource: {dict(sorted(CountingKube.watches.items()))}")
+        assert {str(r) for r in WEBHOOK_STATE} | {str(LEADERWORKERSETS)} <= LEADER_WATCHES
+        assert dict(CountingKube.watches) == dict.fromkeys(LEADER_WATCHES, 1)
+        assert len(informers.resources()) == len(LEADER_WATCHES) == 10
+    finally:
+        stop.set_result(None)
+        await process
+        await kube.close()
