@@ -83,7 +83,7 @@ class WatchingReconciler(Protocol):
     watches: ClassVar[Mapping[str, Resource]]
     max_workers: ClassVar[int | None]
 
-    def __init__(self, kube: Kube, *, recorder: EventRecorder, **informers: Informer) -> None: ...
+    def __init__(self, kube: Kube, *, recorder: EventRecorder, **informers_and_settings: Any) -> None: ...
 
     def wire(self, enqueue: Callable[[str], None]) -> None: ...
 
@@ -96,11 +96,18 @@ class ReconcilerPart:
 
     reconciler: type[WatchingReconciler]
     enabled: Callable[[ControllerOptions], bool]
+    settings: Callable[[ControllerOptions], dict[str, Any]] = lambda _o: {}
+    """Further constructor arguments taken from the options."""
 
 
 RECONCILERS: tuple[ReconcilerPart, ...] = (
     ReconcilerPart(LwsReconciler, lambda o: o.reconcile_lws),
-    ReconcilerPart(HyperNodeReconciler, lambda o: o.reconcile_hypernodes),
+    ReconcilerPart(
+        HyperNodeReconciler,
+        lambda o: o.reconcile_hypernodes,
+        # koord-scheduler owns the CNT's status while it runs: the hand-off's rule says when.
+        lambda o: {"koordinator": o.handoff.rule_of("koord-scheduler")},
+    ),
     ReconcilerPart(KoordinatorReconciler, lambda o: o.translate_koordinator),
 )
 
@@ -197,7 +204,7 @@ class Manager:
             if not part.enabled(opts):
                 continue
             reads = {arg: informers.of(res) for arg, res in part.reconciler.watches.items()}
-            rec = part.reconciler(self.kube, recorder=recorder, **reads)
+            rec = part.reconciler(self.kube, recorder=recorder, **reads, **part.settings(opts))
             workers = min(opts.workers, rec.max_workers or opts.workers)
             ctl = Controller(rec, workers=workers, clock=self.clock)
             rec.wire(ctl.enqueue)

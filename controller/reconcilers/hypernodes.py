@@ -6,8 +6,10 @@ topobridge owns carry `app.kubernetes.io/managed-by=topobridge` and
 desired name already taken by a HyperNode someone else owns is refused (reported), never
 overwritten. Deleting the ClusterNetworkTopology deletes the owned HyperNodes only.
 
-When Koordinator is absent (no ready koord-scheduler Deployment), `status.detailStatus` is
-written as Koordinator would; when it runs, it owns that status and topobridge keeps out.
+When Koordinator is absent, `status.detailStatus` is written as Koordinator would; when
+koord-scheduler runs, it owns that status and topobridge keeps out. Whether it runs is the
+scheduler hand-off's `koord-scheduler` rule (`controller.handoff`: its leader Lease being
+renewed), checked every 30 seconds; while unsure, topobridge keeps out.
 
 One key (`default`) covers everything: a node label change can move a node between
 domains, and the tree is rebuilt whole (it is cheap next to the API writes).
@@ -21,13 +23,15 @@ from typing import ClassVar
 
 import structlog
 
-from controller.errors import AlreadyExistsError, ControllerError, InvalidError, NotFoundError
+from controller.clock import MonotonicClock
+from controller.errors import AlreadyExistsError, InvalidError, NotFoundError
+from controller.handoff import HandOffConfig, PresenceProbe, PresenceRule
 from controller.informer import FuncHandler, Informer
 from controller.kube import JsonDict, Kube
 from controller.reconcile import Done, Outcome, Requeue
 from controller.reconcilers.common import is_subset, summarize
 from controller.reporting import EventRecorder
-from controller.resources import CLUSTER_NETWORK_TOPOLOGIES, DEPLOYMENTS, HYPERNODES, NODES, Resource
+from controller.resources import CLUSTER_NETWORK_TOPOLOGIES, HYPERNODES, NODES, Resource
 from translations import hypernodes as hntr
 from translations import koordinator as koord
 from translations.core import Node
@@ -36,6 +40,9 @@ from translations.errors import InvalidSpecError
 log = structlog.get_logger(__name__)
 
 KEY = koord.CNT_DEFAULT_NAME
+KOORD_SCHEDULER = "koord-scheduler"
+KOORD_CHECK_INTERVAL = 30.0
+"""Seconds between checks that koord-scheduler runs (it owns the CNT's status then)."""
 SOURCE = "koordinator"
 
 
@@ -80,8 +87,7 @@ class HyperNodeReconciler:
         nodes: Informer,
         hypernodes: Informer,
         recorder: EventRecorder,
-        koordinator_namespace: str = "koordinator-system",
-        koordinator_deployment: str = "koord-scheduler",
+        koordinator: PresenceRule | None = None,
         write_status: bool | None = None,
     ) -> None:
         self.kube = kube
@@ -89,10 +95,12 @@ class HyperNodeReconciler:
         self.nodes = nodes
         self.hypernodes = hypernodes
         self.recorder = recorder
-        self.koordinator = (koordinator_namespace, koordinator_deployment)
+        rule = koordinator or HandOffConfig().rule_of(KOORD_SCHEDULER)
+        assert rule is not None  # a default rule exists for koord-scheduler
+        self.koordinator = PresenceProbe(kube, rule, clock=MonotonicClock())
         self.write_status = write_status
         """None: write CNT status only while Koordinator is absent; True/False: always/never."""
-        self._koord_checked = (0.0, False)
+        self._koord_checked_at: float | None = None
         self._last_report: str | None = None
 
     def wire(self, enqueue: Callable[[str], None]) -> None:
@@ -210,18 +218,11 @@ class HyperNodeReconciler:
     async def _should_write_status(self) -> bool:
         if self.write_status is not None:
             return self.write_status
-        checked_at, present = self._koord_checked
-        if time.monotonic() - checked_at > 30.0:
-            ns, name = self.koordinator
-            try:
-                dep = await self.kube.get(DEPLOYMENTS, name, namespace=ns)
-                present = int((dep.get("status") or {}).get("readyReplicas") or 0) >= 1
-            except NotFoundError:
-                present = False
-            except ControllerError:
-                return False  # unsure: do not write what Koordinator may own
-            self._koord_checked = (time.monotonic(), present)
-        return not present
+        now = time.monotonic()
+        if self._koord_checked_at is None or now - self._koord_checked_at > KOORD_CHECK_INTERVAL:
+            await self.koordinator.refresh()  # a failed check keeps the last verdict
+            self._koord_checked_at = now
+        return self.koordinator.present is False  # unsure: do not write what Koordinator may own
 
     async def _write_status(
         self, raw: JsonDict, cnt: koord.ClusterNetworkTopology, nodes: list[Node]

@@ -7,12 +7,14 @@ import contextlib
 from typing import Any
 
 import pytest
-from controller_helpers import controller_replica, create_node, delete_nodes, eventually
+from controller_helpers import controller_replica, create_node, delete_nodes, eventually, running
+from test_handoff import FakeKoordScheduler
 
 from controller.errors import NotFoundError
+from controller.handoff import HandOffConfig, PresenceRule
 from controller.kube import JsonDict, Kube
 from controller.manager import ControllerOptions
-from controller.resources import CLUSTER_NETWORK_TOPOLOGIES, HYPERNODES, NODES
+from controller.resources import CLUSTER_NETWORK_TOPOLOGIES, EVENTS, HYPERNODES, NODES
 
 pytestmark = pytest.mark.integration
 
@@ -188,3 +190,35 @@ async def test_detail_status_written_while_koordinator_absent(
             d for d in cnt["status"]["detailStatus"] if d["topologyInfo"]["topologyLayer"] == "SpineLayer"
         ]
         assert {d["topologyInfo"]["topologyName"]: d["nodeNum"] for d in spines} == {"hs-0": 3, "hs-1": 1}
+
+
+async def test_detail_status_left_to_a_running_koord_scheduler(
+    control_plane: Any, tkube: Kube, controller_user: str, topology_cluster: Any, make_namespace: Any
+) -> None:
+    """The hand-off's koord-scheduler rule decides: while its Lease is renewed, the CNT's
+    status is koord-scheduler's and topobridge writes none (HyperNodes are still made)."""
+    koord_ns = await make_namespace("koordinator")
+    koord = FakeKoordScheduler(tkube, koord_ns)
+    await koord.create()
+    koord.renewing.set()
+    opts = options()
+    opts.handoff = HandOffConfig(
+        rules=(PresenceRule("koord-scheduler", "lease", koord_ns, "koord-scheduler"),)
+    )
+    await tkube.create(CLUSTER_NETWORK_TOPOLOGIES, CNT)
+    async with (
+        running(koord.run(), "koord-scheduler"),
+        controller_replica(control_plane.kubeconfig, opts, user=controller_user),
+    ):
+
+        async def synced() -> bool:
+            events = (await tkube.list(EVENTS, namespace="default")).items
+            return any(
+                e["reason"] == "HyperNodesSynced" and e["involvedObject"]["name"] == "default" for e in events
+            )
+
+        # The status decision is made in the same reconcile, after the HyperNodes are written.
+        await eventually(synced, what="HyperNodes made from the ClusterNetworkTopology")
+        cnt = await tkube.get(CLUSTER_NETWORK_TOPOLOGIES, "default")
+        assert koord.renewals > 0
+        assert "detailStatus" not in (cnt.get("status") or {}), cnt.get("status")
