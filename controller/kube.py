@@ -33,6 +33,7 @@ from kubernetes_asyncio import client as k8s_client
 from kubernetes_asyncio import config as k8s_config
 from kubernetes_asyncio.client.exceptions import ApiException
 
+from controller import metrics
 from controller.errors import ConfigError, GoneError, NotFoundError, TransportError, api_error
 from controller.resources import PODS, Resource
 from controller.workqueue import BucketRateLimiter
@@ -175,7 +176,9 @@ class Kube:
     ) -> JsonDict:
         delay = self._throttle.when(None)
         if delay > 0:
+            metrics.KUBE_THROTTLE.inc(delay)
             await asyncio.sleep(delay)
+        metrics.KUBE_REQUESTS.labels(method).inc()
         headers = {"Accept": "application/json", "Content-Type": content_type}
         if self.settings.impersonate:
             headers["Impersonate-User"] = self.settings.impersonate

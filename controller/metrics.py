@@ -59,6 +59,17 @@ PREEMPTIONS = Counter("preemptions", "Preemptions started for a gang.", namespac
 PREEMPTION_VICTIMS = Counter(
     "preemption_victims", "Pods evicted to make room for a gang.", namespace=NAMESPACE
 )
+KUBE_REQUESTS = Counter(
+    "kube_requests",
+    "Requests sent to the API server (watches excluded), by HTTP method.",
+    ["method"],
+    namespace=NAMESPACE,
+)
+KUBE_THROTTLE = Counter(
+    "kube_client_throttle_seconds",
+    "Seconds requests waited for the client-side rate limiter (--kube-api-qps/--kube-api-burst).",
+    namespace=NAMESPACE,
+)
 IS_LEADER = Gauge("leader", "1 while this replica holds the controller lease.", namespace=NAMESPACE)
 SCHEDULER_PRESENT = Gauge(
     "scheduler_present",
