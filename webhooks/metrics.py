@@ -38,6 +38,12 @@ class WebhookMetrics:
             ["status"],
             registry=self.registry,
         )
+        self.connections_closed = Counter(
+            "topobridge_webhook_connections_closed",
+            "Connections the server closed before a request: headers too late, or over the cap.",
+            ["reason"],
+            registry=self.registry,
+        )
         self.latency = Histogram(
             "topobridge_webhook_request_duration_seconds",
             "Time from request to response, by kind.",

@@ -4,7 +4,11 @@ and /readyz; Prometheus /metrics on a separate plain-HTTP port.
 It only parses, calls the rule, and serialises (kopf's split between the webhook function
 and the server). A malformed review is the caller's error: HTTP 400 with the reason. Bodies
 are capped (3 MiB by default, the API server's own request limit: 413 beyond) and must
-arrive within `read_timeout` (408), so no request can hang a handler.
+arrive within `read_timeout` (408), so no request can hang a handler. Below HTTP, every
+connection is bounded too (`webhooks.connections`): the TLS handshake and the first headers
+must come in time, idle keep-alive connections close, and a process holds at most
+`max_connections` at once. With `reuse_port`, several processes serve one port
+(SO_REUSEPORT): the kernel spreads new connections across them.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from aiohttp import web
 from prometheus_client import Counter, Histogram
 
 from webhooks.admission import MalformedReview, Review, object_with_namespace, parse_review, response_body
+from webhooks.connections import Closed, ConnectionLimits, GuardedSite
 from webhooks.metrics import CONTENT_TYPE, WebhookMetrics
 from webhooks.mutating import MutatingEndpoints
 from webhooks.rules.decision import Decision
@@ -58,6 +63,10 @@ class ServerSettings:
     read_timeout: float = 10.0
     """Seconds a client may take to send its body."""
     kinds: Sequence[Kind] = field(default_factory=lambda: KINDS)
+    connections: ConnectionLimits = field(default_factory=ConnectionLimits)
+    """Handshake/header and keep-alive timeouts, and the cap on open connections."""
+    reuse_port: bool = False
+    """Set SO_REUSEPORT, so other processes (webhook workers) can listen on the same port."""
 
 
 @dataclass(slots=True)
@@ -144,7 +153,13 @@ class WebhookServer:
 
     async def start(self) -> None:
         ctx = self.load_certificate()
-        self.port = await self._serve(self.admission_app(), self.settings.host, self.settings.port, ctx)
+        self.port = await self._serve(
+            self.admission_app(),
+            self.settings.host,
+            self.settings.port,
+            ctx,
+            reuse_port=self.settings.reuse_port,
+        )
         if self.settings.metrics_port is not None:
             self.metrics_port = await self._serve(
                 self.metrics_app(), self.settings.metrics_host, self.settings.metrics_port, None
@@ -159,21 +174,40 @@ class WebhookServer:
         self._ready = True
         log.info("webhook.started", port=self.port, metrics_port=self.metrics_port)
 
-    async def _serve(self, app: web.Application, host: str, port: int, ctx: ssl.SSLContext | None) -> int:
+    async def _serve(
+        self,
+        app: web.Application,
+        host: str,
+        port: int,
+        ctx: ssl.SSLContext | None,
+        *,
+        reuse_port: bool = False,
+    ) -> int:
+        limits = self.settings.connections
         # lingering_time=0: after refusing a body we do not keep reading the rest of it.
         runner = web.AppRunner(
-            app, access_log=None, handle_signals=False, lingering_time=0, shutdown_timeout=5
+            app,
+            access_log=None,
+            handle_signals=False,
+            lingering_time=0,
+            shutdown_timeout=5,
+            keepalive_timeout=limits.keepalive_timeout,
         )
         await runner.setup()
         self._runners.append(runner)
         sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if reuse_port:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind((host, port))
         sock.listen(1024)
         sock.setblocking(False)
-        await web.SockSite(runner, sock, ssl_context=ctx).start()
+        await GuardedSite(runner, sock, limits=limits, ssl_context=ctx, on_closed=self._closed).start()
         bound: int = sock.getsockname()[1]
         return bound
+
+    def _closed(self, why: Closed) -> None:
+        self.metrics.connections_closed.labels(why).inc()
 
     async def stop(self) -> None:
         self._ready = False
