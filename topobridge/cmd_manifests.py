@@ -141,8 +141,8 @@ def values_schema() -> dict[str, Any]:
     flags = {}
     for action in run._actions:
         long = next((o for o in action.option_strings if o.startswith("--")), None)
-        if long is None or long in ("--help", "--print-rbac"):
-            continue
+        if long is None or long in ("--help", "--print-rbac") or action.help == argparse.SUPPRESS:
+            continue  # hidden flags are set by topobridge itself (e.g. on webhook workers)
         flags[long.removeprefix("--")] = _flag_schema(action)
     top = {a.dest: a for a in parser._actions}
     return {

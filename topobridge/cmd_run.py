@@ -14,13 +14,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
 if TYPE_CHECKING:
     from controller.manager import ControllerOptions
     from topobridge.app import ProcessConfig
+    from webhooks.server import ServerSettings
 
 log = structlog.get_logger("topobridge.run")
 
@@ -149,6 +151,32 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     wh.add_argument("--tls-key-file", default=None)
     wh.add_argument("--metrics-host", default="0.0.0.0")
     wh.add_argument("--metrics-port", type=int, default=9090)
+    wh.add_argument(
+        "--webhook-workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="processes serving the webhook port (SO_REUSEPORT): this one and N-1 workers (default 1)",
+    )
+    wh.add_argument(
+        "--webhook-header-timeout",
+        type=float,
+        default=10.0,
+        help="seconds for a connection's TLS handshake, and again for its first request's headers (default 10)",
+    )
+    wh.add_argument(
+        "--webhook-keepalive-timeout",
+        type=float,
+        default=30.0,
+        help="seconds an idle keep-alive connection stays open (default 30)",
+    )
+    wh.add_argument(
+        "--webhook-max-connections",
+        type=int,
+        default=1000,
+        help="open connections per process at most; beyond, 503 (default 1000)",
+    )
+    wh.add_argument("--webhook-worker", action="store_true", help=argparse.SUPPRESS)  # set on workers
 
     p.add_argument(
         "--print-rbac",
@@ -167,11 +195,18 @@ def _handle(args: argparse.Namespace) -> int:
     if not args.controller and not args.webhook:
         print("topobridge run: --no-controller and --no-webhook leave nothing to run", file=sys.stderr)
         return EXIT_CONFIG
+    if args.webhook_workers < 1 or (args.webhook_workers > 1 and (not args.webhook or not args.webhook_port)):
+        print(
+            "topobridge run: --webhook-workers needs N >= 1, the webhook on and a fixed --webhook-port",
+            file=sys.stderr,
+        )
+        return EXIT_CONFIG
     from controller.errors import ConfigError, LeadershipLost
     from topobridge.app import run_process
 
     try:
-        asyncio.run(run_process(process_config(args)))
+        config = process_config(args)
+        asyncio.run(with_workers(run_process(config), args, config.webhook))
     except ConfigError as exc:
         print(f"topobridge run: {exc}", file=sys.stderr)
         return EXIT_CONFIG
@@ -186,17 +221,31 @@ def process_config(args: argparse.Namespace) -> ProcessConfig:
     any connection is made)."""
     from controller.kube import KubeSettings
     from topobridge.app import ProcessConfig
+    from webhooks.connections import ConnectionLimits
     from webhooks.server import ServerSettings
 
     webhook = None
     if args.webhook:
+        cert_file, key_file = args.tls_cert_file, args.tls_key_file
+        if args.webhook_workers > 1 and not (cert_file or key_file):
+            # Every process must present the same certificate: make it once, here.
+            from webhooks.tls import generate_self_signed
+
+            cert_path, key_path = generate_self_signed(list(ServerSettings.self_signed_hosts)).write()
+            cert_file, key_file = str(cert_path), str(key_path)
         webhook = ServerSettings(
             host=args.webhook_host,
             port=args.webhook_port,
-            cert_file=args.tls_cert_file,
-            key_file=args.tls_key_file,
+            cert_file=cert_file,
+            key_file=key_file,
             metrics_host=args.metrics_host,
-            metrics_port=args.metrics_port,
+            metrics_port=None if args.webhook_worker else args.metrics_port,
+            connections=ConnectionLimits(
+                header_timeout=args.webhook_header_timeout,
+                keepalive_timeout=args.webhook_keepalive_timeout,
+                max_connections=args.webhook_max_connections,
+            ),
+            reuse_port=args.webhook_worker or args.webhook_workers > 1,
         )
     return ProcessConfig(
         kube=KubeSettings(qps=args.kube_api_qps, burst=args.kube_api_burst, impersonate=args.as_user),
@@ -246,3 +295,44 @@ def controller_options(args: argparse.Namespace) -> ControllerOptions:
             "topology_aware": args.topology_aware == "true",
         },
     )
+
+
+async def with_workers(
+    main: Coroutine[Any, Any, None], args: argparse.Namespace, webhook: ServerSettings | None
+) -> None:
+    """Run `main` (the process) beside its webhook workers, if any; stop them when it ends."""
+    if webhook is None or args.webhook_workers < 2:
+        await main
+        return
+    from topobridge.workers import WorkerPool
+
+    pool = WorkerPool(worker_argv(args, webhook), args.webhook_workers - 1)
+    workers = asyncio.create_task(pool.run(), name="webhook-workers")
+    try:
+        await main
+    finally:
+        workers.cancel()
+        await asyncio.gather(workers, return_exceptions=True)
+
+
+def worker_argv(args: argparse.Namespace, webhook: ServerSettings) -> list[str]:
+    """`topobridge run` as one more webhook process on the same port, with this one's settings."""
+    argv = [sys.executable, "-m", "topobridge.cli", "--log-level", args.log_level]
+    if args.log_format:
+        argv += ["--log-format", args.log_format]
+    argv += ["run", "--no-controller", "--webhook-worker", "--webhook-host", webhook.host]
+    argv += ["--webhook-port", str(webhook.port), "--kube-api-qps", f"{args.kube_api_qps:g}"]
+    argv += ["--kube-api-burst", str(args.kube_api_burst)]
+    argv += ["--webhook-header-timeout", f"{webhook.connections.header_timeout:g}"]
+    argv += ["--webhook-keepalive-timeout", f"{webhook.connections.keepalive_timeout:g}"]
+    argv += ["--webhook-max-connections", str(webhook.connections.max_connections)]
+    for flag, value in (
+        ("--tls-cert-file", webhook.cert_file),
+        ("--tls-key-file", webhook.key_file),
+        ("--kubeconfig", args.kubeconfig),
+        ("--context", args.context),
+        ("--as", args.as_user),
+    ):
+        if value:
+            argv += [flag, value]
+    return argv

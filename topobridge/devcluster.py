@@ -293,7 +293,7 @@ class ManagedProcess:
             return "(no log)"
 
 
-def _die_with_parent_hook() -> Callable[[], None] | None:
+def die_with_parent_hook() -> Callable[[], None] | None:
     """A preexec hook asking the kernel to SIGTERM the child when its parent dies.
 
     It keeps a crashed test run from leaving etcd and kube-apiserver behind. libc is loaded
@@ -639,7 +639,7 @@ class LocalControlPlane:
                 stderr=subprocess.STDOUT,
                 cwd=str(logs),
                 start_new_session=True,  # Ctrl-C on the terminal is for us, not for etcd
-                preexec_fn=None if self._detach else _die_with_parent_hook(),
+                preexec_fn=None if self._detach else die_with_parent_hook(),
             )
         proc = ManagedProcess(name, popen.pid, _start_ticks(popen.pid), str(log_path), popen)
         self.processes.append(proc)
