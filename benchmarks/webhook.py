@@ -152,8 +152,27 @@ def review_body(payload: Payload) -> bytes:
 # --- servers: `webhook.py --serve TARGET` runs one in a process of its own --------------------
 
 
-def serve(target: str, cert: str, key: str, profile: str | None) -> None:
-    """Run one server on a free loopback port, print `PORT n`, serve until SIGTERM."""
+def listeners(port: int) -> int:
+    """Sockets listening on loopback `port` (one per process with SO_REUSEPORT)."""
+    wanted = f"0100007F:{port:04X}"
+    lines = Path("/proc/net/tcp").read_text().splitlines()[1:]
+    return sum(1 for line in lines if line.split()[1] == wanted and line.split()[3] == "0A")
+
+
+def serve(
+    target: str,
+    cert: str,
+    key: str,
+    profile: str | None,
+    *,
+    workers: int = 1,
+    port: int = 0,
+    worker: bool = False,
+) -> None:
+    """Run one server on a loopback port (0: a free one), print `PORT n` and `PIDS ...` once
+    every process listens, serve until SIGTERM. With `workers` > 1 (topobridge only), the
+    extra processes are `topobridge.workers.WorkerPool`'s, as `topobridge run --webhook-workers`
+    starts them."""
     import asyncio
 
     from aiohttp import web
@@ -170,13 +189,33 @@ def serve(target: str, cert: str, key: str, profile: str | None) -> None:
             from webhook_corpus import CLUSTER_OBJECTS  # type: ignore[import-not-found]
 
             logs.configure(level="info", json_output=True)
-            server = WebhookServer(
-                ServerSettings(host="127.0.0.1", port=0, metrics_port=None, cert_file=cert, key_file=key),
-                InMemoryStateSource(CLUSTER_OBJECTS, synced=True),
+            from topobridge.workers import WorkerPool
+
+            settings = ServerSettings(
+                host="127.0.0.1",
+                port=port,
+                metrics_port=None,
+                cert_file=cert,
+                key_file=key,
+                reuse_port=worker or workers > 1,
             )
+            server = WebhookServer(settings, InMemoryStateSource(CLUSTER_OBJECTS, synced=True))
             await server.start()
-            print(f"PORT {server.port}", flush=True)
+            pool_task = None
+            if workers > 1:
+                argv = [sys.executable, str(Path(__file__).resolve()), "--serve", target, "--worker"]
+                argv += ["--cert", cert, "--key", key, "--port", str(server.port)]
+                pool = WorkerPool(argv, workers - 1)
+                pool_task = asyncio.create_task(pool.run())
+                while listeners(server.port) < workers:
+                    await asyncio.sleep(0.05)
+            if not worker:
+                pids = [os.getpid(), *(pool.pids.values() if workers > 1 else ())]
+                print(f"PORT {server.port}\nPIDS {' '.join(map(str, pids))}", flush=True)
             await stop.wait()
+            if pool_task is not None:
+                pool_task.cancel()
+                await asyncio.gather(pool_task, return_exceptions=True)
             await server.stop()
         else:
             from webhooks.tls import server_context
@@ -191,7 +230,8 @@ def serve(target: str, cert: str, key: str, profile: str | None) -> None:
             await runner.setup()
             site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=server_context(cert, key))
             await site.start()
-            print(f"PORT {site._server.sockets[0].getsockname()[1]}", flush=True)  # type: ignore[union-attr]
+            port_ = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+            print(f"PORT {port_}\nPIDS {os.getpid()}", flush=True)
             await stop.wait()
             await runner.cleanup()
 
@@ -211,15 +251,21 @@ class Server:
     proc: subprocess.Popen[str]
     port: int
     log: Path
+    pids: list[int] = field(default_factory=list)
+    """Every process serving the port (the first one and its workers)."""
 
     def cpu_seconds(self) -> float:
-        """User + system CPU the server process has used so far."""
-        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        """User + system CPU the server's processes have used so far."""
+        total = 0.0
+        for pid in self.pids or [self.proc.pid]:
+            with contextlib.suppress(OSError):
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return total
 
 
 def start_server(
-    target: str, cert: Path, key: Path, tmp: Path, cpus: str | None, profile: str | None
+    target: str, cert: Path, key: Path, tmp: Path, cpus: str | None, profile: str | None, workers: int = 1
 ) -> Server:
     cmd = [
         sys.executable,
@@ -233,9 +279,11 @@ def start_server(
     ]
     if profile:
         cmd += ["--profile", profile]
+    if workers > 1:
+        cmd += ["--workers", str(workers)]
     if cpus is not None:
         cmd = ["taskset", "-c", cpus, *cmd]
-    log = tmp / f"{target}.log"
+    log = tmp / f"{target}-{workers}.log"
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
@@ -247,7 +295,8 @@ def start_server(
     if not line.startswith("PORT "):
         proc.kill()
         raise RuntimeError(f"{target} server did not start:\n{log.read_text()[-2000:]}")
-    return Server(target, proc, int(line.split()[1]), log)
+    pids = [int(p) for p in proc.stdout.readline().split()[1:]]
+    return Server(target, proc, int(line.split()[1]), log, pids)
 
 
 def stop_server(server: Server) -> None:
@@ -377,13 +426,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--profile", metavar="FILE", help="run topobridge under cProfile, write pstats to FILE"
     )
+    parser.add_argument(
+        "--workers",
+        default="1,2",
+        help="topobridge webhook processes to compare at 64 clients, e.g. 1,2 (default; '' skips)",
+    )
     parser.add_argument("--serve", choices=TARGETS, help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--cert", help=argparse.SUPPRESS)
     parser.add_argument("--key", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
     if args.serve:
-        serve(args.serve, args.cert, args.key, args.profile)
+        count = int(args.workers) if args.workers.isdigit() else 1
+        serve(
+            args.serve, args.cert, args.key, args.profile, workers=count, port=args.port, worker=args.worker
+        )
         return 0
     try:
         wrk = find_wrk()
