@@ -341,7 +341,9 @@ def _finish(
     head = group[0]
     error = next((d.error for d in group if d.error), None)
     constraint = next((d.constraint for d in group if d.constraint is not None), None)
-    gather = next((d.gather_spec for d in group if d.gather_spec is not None), None)
+    gather = head.gather_spec
+    if len(group) > 1:
+        error = error or koord.gang_group_spec_conflict([(d.key, d.gather_spec) for d in group])
     members: list[GangPod] = []
     for d in group:
         pods, pod_error = _gang_pods(d.members, classes)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
@@ -118,7 +119,9 @@ class ClusterNetworkTopology(TypedObject):
         """
         problems = self.chain_problems()
         if problems:
-            raise InvalidSpecError(problems[0].field_path, problems[0].value, problems[0].detail, more=problems[1:])
+            raise InvalidSpecError(
+                problems[0].field_path, problems[0].value, problems[0].detail, more=problems[1:]
+            )
         by_name = {layer.topology_layer: layer for layer in self.spec.network_topology_spec}
         chain: list[NetworkTopologyLayerSpec] = []
         parent = by_name[NODE_LAYER].parent_topology_layer
@@ -141,9 +144,13 @@ class ClusterNetworkTopology(TypedObject):
             if not name:
                 out.append(InvalidSpecError(here, name, "Required value"))
             elif name == CLUSTER_LAYER:
-                out.append(InvalidSpecError(
-                    here, name, f"Invalid value: {render_value(name)}: is the implicit root of the tree and cannot be declared"
-                ))
+                out.append(
+                    InvalidSpecError(
+                        here,
+                        name,
+                        f"Invalid value: {render_value(name)}: is the implicit root of the tree and cannot be declared",
+                    )
+                )
             elif name in by_name:
                 out.append(InvalidSpecError(here, name, f"Duplicate value: {render_value(name)}"))
             else:
@@ -162,20 +169,31 @@ class ClusterNetworkTopology(TypedObject):
                 complete = True
                 break
             if parent in seen:
-                cycle = " -> ".join([*seen[seen.index(parent):], parent])
-                out.append(InvalidSpecError(here, parent, f"Invalid value: {render_value(parent)}: layers form a cycle: {cycle}"))
+                cycle = " -> ".join([*seen[seen.index(parent) :], parent])
+                out.append(
+                    InvalidSpecError(
+                        here, parent, f"Invalid value: {render_value(parent)}: layers form a cycle: {cycle}"
+                    )
+                )
                 break
             if parent not in by_name:
-                out.append(InvalidSpecError(here, parent, f"Not found: {render_value(parent)}: no layer has this topologyLayer"))
+                out.append(
+                    InvalidSpecError(
+                        here, parent, f"Not found: {render_value(parent)}: no layer has this topologyLayer"
+                    )
+                )
                 break
             seen.append(parent)
         if complete:
             for name, i in by_name.items():
                 if name not in seen:
-                    out.append(InvalidSpecError(
-                        f"{base}[{i}].topologyLayer", name,
-                        f"Invalid value: {render_value(name)}: not on the parentTopologyLayer chain up from {NODE_LAYER}",
-                    ))
+                    out.append(
+                        InvalidSpecError(
+                            f"{base}[{i}].topologyLayer",
+                            name,
+                            f"Invalid value: {render_value(name)}: not on the parentTopologyLayer chain up from {NODE_LAYER}",
+                        )
+                    )
         return out
 
     def problems(self) -> list[InvalidSpecError]:
@@ -187,7 +205,13 @@ class ClusterNetworkTopology(TypedObject):
                 continue
             here = f"spec.networkTopologySpec[{i}].labelKey"
             if not layer.label_key:
-                out.append(InvalidSpecError(here, layer.label_key, f"Required value: every layer above {NODE_LAYER} needs a node label key"))
+                out.append(
+                    InvalidSpecError(
+                        here,
+                        layer.label_key,
+                        f"Required value: every layer above {NODE_LAYER} needs a node label key",
+                    )
+                )
             for j, key in enumerate(layer.label_key or []):
                 if not key:
                     out.append(InvalidSpecError(f"{here}[{j}]", key, "Required value"))
@@ -294,6 +318,30 @@ class NetworkTopologyGatherSpec:
         return json.dumps({"gatherStrategy": items}, separators=(",", ":"))
 
 
+def topology_spec_text(spec: NetworkTopologyGatherSpec | None) -> str:
+    return spec.to_annotation() if spec is not None else "none"
+
+
+def gang_group_spec_conflict(
+    members: Sequence[tuple[str, NetworkTopologyGatherSpec | None]],
+) -> str | None:
+    """Why the members of one GangGroup cannot be placed together: the first member whose
+    network-topology-spec differs from the first member's, both named with their specs; None
+    when every member carries the same spec (all none included). Placement and admission share
+    this rule, so neither silently picks one member's spec."""
+    if not members:
+        return None
+    first_id, first_spec = members[0]
+    for other_id, other_spec in members[1:]:
+        if other_spec != first_spec:
+            return (
+                f"GangGroup {', '.join(m for m, _ in members)}: member {first_id} has "
+                f"network-topology-spec {topology_spec_text(first_spec)} but {other_id} has "
+                f"{topology_spec_text(other_spec)}; every member of a GangGroup must carry the same spec"
+            )
+    return None
+
+
 def annotation_path(key: str) -> str:
     return f"metadata.annotations[{key}]"
 
@@ -326,10 +374,16 @@ def _schema_problem(field: str, err: jsonschema.ValidationError) -> list[Invalid
     here, value, shown = field + _json_path(err), err.instance, render_value(err.instance)
     match err.validator:
         case "type":
-            return [InvalidSpecError(here, value, f"Invalid value: {shown}: must be of type {err.validator_value}")]
+            return [
+                InvalidSpecError(
+                    here, value, f"Invalid value: {shown}: must be of type {err.validator_value}"
+                )
+            ]
         case "enum":
             supported = ", ".join(render_value(v) for v in cast(list[Any], err.validator_value))
-            return [InvalidSpecError(here, value, f"Unsupported value: {shown}: supported values: {supported}")]
+            return [
+                InvalidSpecError(here, value, f"Unsupported value: {shown}: supported values: {supported}")
+            ]
         case "required":
             return [
                 InvalidSpecError(f"{here}.{prop}", None, "Required value")
@@ -339,9 +393,21 @@ def _schema_problem(field: str, err: jsonschema.ValidationError) -> list[Invalid
         case "minLength":
             return [InvalidSpecError(here, value, "Required value")]
         case "minimum":
-            return [InvalidSpecError(here, value, f"Invalid value: {shown}: must be greater than or equal to {err.validator_value}")]
+            return [
+                InvalidSpecError(
+                    here,
+                    value,
+                    f"Invalid value: {shown}: must be greater than or equal to {err.validator_value}",
+                )
+            ]
         case "maximum":
-            return [InvalidSpecError(here, value, f"Invalid value: {shown}: must be less than or equal to {err.validator_value}")]
+            return [
+                InvalidSpecError(
+                    here,
+                    value,
+                    f"Invalid value: {shown}: must be less than or equal to {err.validator_value}",
+                )
+            ]
     return [InvalidSpecError(here, value, f"Invalid value: {shown}: {err.message}")]
 
 
@@ -356,7 +422,9 @@ def check_network_topology_spec(raw: str) -> tuple[NetworkTopologyGatherSpec | N
 
 
 @functools.lru_cache(maxsize=512)
-def _check_network_topology_spec_cached(raw: str) -> tuple[NetworkTopologyGatherSpec | None, tuple[InvalidSpecError, ...]]:
+def _check_network_topology_spec_cached(
+    raw: str,
+) -> tuple[NetworkTopologyGatherSpec | None, tuple[InvalidSpecError, ...]]:
     spec, problems = _check_network_topology_spec(raw)
     return spec, tuple(problems)
 
@@ -384,7 +452,11 @@ def _check_network_topology_spec(raw: str) -> tuple[NetworkTopologyGatherSpec | 
         layer = item.get("layer") if isinstance(item, dict) else None
         if isinstance(layer, str) and layer:
             if layer in layers_seen:
-                problems.append(InvalidSpecError(f"{field}.gatherStrategy[{i}].layer", layer, f"Duplicate value: {render_value(layer)}"))
+                problems.append(
+                    InvalidSpecError(
+                        f"{field}.gatherStrategy[{i}].layer", layer, f"Duplicate value: {render_value(layer)}"
+                    )
+                )
             layers_seen.add(layer)
     if problems:
         return None, problems
@@ -415,7 +487,8 @@ def parse_non_negative_int(key: str, raw: str) -> int:
     """A decimal integer annotation (index, min-available, total-number)."""
     if not _DECIMAL.match(raw) or len(raw) > 10 or int(raw) > 2**31 - 1:
         raise InvalidSpecError(
-            annotation_path(key), raw,
+            annotation_path(key),
+            raw,
             f"Invalid value: {render_value(raw)}: must be a non-negative decimal integer (at most 2147483647)",
         )
     return int(raw)
@@ -429,13 +502,19 @@ def parse_groups(raw: str) -> tuple[str, ...]:
         raise bad_json
     if not isinstance(data, list):
         raise InvalidSpecError(
-            field, raw, f'Invalid value: {render_value(raw)}: must be a JSON array of "namespace/name" strings'
+            field,
+            raw,
+            f'Invalid value: {render_value(raw)}: must be a JSON array of "namespace/name" strings',
         )
     out: list[str] = []
     problems: list[InvalidSpecError] = []
     for i, item in enumerate(data):
         if not isinstance(item, str) or not _GANG_ID.match(item):
-            problems.append(InvalidSpecError(f"{field}[{i}]", item, f'Invalid value: {render_value(item)}: must be "namespace/name"'))
+            problems.append(
+                InvalidSpecError(
+                    f"{field}[{i}]", item, f'Invalid value: {render_value(item)}: must be "namespace/name"'
+                )
+            )
         elif item in out:
             problems.append(InvalidSpecError(f"{field}[{i}]", item, f"Duplicate value: {render_value(item)}"))
         else:
@@ -455,14 +534,18 @@ def parse_duration(key: str, raw: str) -> float:
     """A non-negative Go duration (`300s`, `1h30m`) in seconds."""
     if not raw or not _DURATION.match(raw):
         raise InvalidSpecError(
-            annotation_path(key), raw, f'Invalid value: {render_value(raw)}: must be a duration such as "300s" or "1h30m"'
+            annotation_path(key),
+            raw,
+            f'Invalid value: {render_value(raw)}: must be a duration such as "300s" or "1h30m"',
         )
     total = 0.0
     for number, unit in re.findall(rf"(\d+(?:\.\d*)?|\.\d+)({_DURATION_UNITS})", raw):
         total += float(number) * _UNIT_SECONDS[unit]
     if total > _MAX_DURATION_SECONDS:
         raise InvalidSpecError(
-            annotation_path(key), raw, f"Invalid value: {render_value(raw)}: must be at most 2562047h47m16.854775807s"
+            annotation_path(key),
+            raw,
+            f"Invalid value: {render_value(raw)}: must be at most 2562047h47m16.854775807s",
         )
     return total
 
@@ -470,7 +553,11 @@ def parse_duration(key: str, raw: str) -> float:
 def parse_enum(key: str, raw: str, allowed: tuple[str, ...]) -> str:
     if raw not in allowed:
         supported = ", ".join(f'"{a}"' for a in allowed)
-        raise InvalidSpecError(annotation_path(key), raw, f"Unsupported value: {render_value(raw)}: supported values: {supported}")
+        raise InvalidSpecError(
+            annotation_path(key),
+            raw,
+            f"Unsupported value: {render_value(raw)}: supported values: {supported}",
+        )
     return raw
 
 
@@ -479,9 +566,15 @@ def parse_gang_name(raw: str) -> str:
     if not raw:
         raise InvalidSpecError(annotation_path(GANG_NAME), raw, "Required value")
     if len(raw) > 253:
-        raise InvalidSpecError(annotation_path(GANG_NAME), raw, "Too long: may not be more than 253 characters")
+        raise InvalidSpecError(
+            annotation_path(GANG_NAME), raw, "Too long: may not be more than 253 characters"
+        )
     if not re.match(DNS1123_SUBDOMAIN, raw):
-        raise InvalidSpecError(annotation_path(GANG_NAME), raw, f"Invalid value: {render_value(raw)}: {DNS1123_SUBDOMAIN_MESSAGE}")
+        raise InvalidSpecError(
+            annotation_path(GANG_NAME),
+            raw,
+            f"Invalid value: {render_value(raw)}: {DNS1123_SUBDOMAIN_MESSAGE}",
+        )
     return raw
 
 
@@ -500,7 +593,9 @@ class GangAnnotations:
     network_topology_index: int | None = None
 
 
-def check_gang_annotations(annotations: dict[str, str] | None) -> tuple[GangAnnotations, list[InvalidSpecError]]:
+def check_gang_annotations(
+    annotations: dict[str, str] | None,
+) -> tuple[GangAnnotations, list[InvalidSpecError]]:
     """Parse every gang annotation; a malformed one is None in the result and its problems
     are listed (all of them, in annotation order)."""
     a = annotations or {}
@@ -522,10 +617,13 @@ def check_gang_annotations(annotations: dict[str, str] | None) -> tuple[GangAnno
     min_available = number(GANG_MIN_AVAILABLE)
     total = number(GANG_TOTAL_NUMBER)
     if min_available is not None and total is not None and total < min_available:
-        problems.append(InvalidSpecError(
-            annotation_path(GANG_TOTAL_NUMBER), a[GANG_TOTAL_NUMBER],
-            f'Invalid value: "{a[GANG_TOTAL_NUMBER]}": must be greater than or equal to {GANG_MIN_AVAILABLE} ({min_available})',
-        ))
+        problems.append(
+            InvalidSpecError(
+                annotation_path(GANG_TOTAL_NUMBER),
+                a[GANG_TOTAL_NUMBER],
+                f'Invalid value: "{a[GANG_TOTAL_NUMBER]}": must be greater than or equal to {GANG_MIN_AVAILABLE} ({min_available})',
+            )
+        )
         total = None
     parsed = GangAnnotations(
         name=name,
@@ -534,7 +632,9 @@ def check_gang_annotations(annotations: dict[str, str] | None) -> tuple[GangAnno
         mode=attempt(GANG_MODE, lambda raw: parse_enum(GANG_MODE, raw, GANG_MODES)),
         waiting_time_seconds=attempt(GANG_WAITING_TIME, lambda raw: parse_duration(GANG_WAITING_TIME, raw)),
         groups=attempt(GANG_GROUPS, parse_groups),
-        match_policy=attempt(GANG_MATCH_POLICY, lambda raw: parse_enum(GANG_MATCH_POLICY, raw, MATCH_POLICIES)),
+        match_policy=attempt(
+            GANG_MATCH_POLICY, lambda raw: parse_enum(GANG_MATCH_POLICY, raw, MATCH_POLICIES)
+        ),
         network_topology=attempt(NETWORK_TOPOLOGY_SPEC, parse_network_topology_spec),
         network_topology_index=number(NETWORK_TOPOLOGY_INDEX),
     )

@@ -585,7 +585,8 @@ def _same_group(first: KoordGang, other: KoordGang) -> None:
             f"Invalid value: lists {', '.join(group_members(other))}, but {first.id} lists "
             f"{', '.join(group_members(first))}",
         )
-    if other.annotations.network_topology != first.annotations.network_topology:
+    pair = [(first.id, first.annotations.network_topology), (other.id, other.annotations.network_topology)]
+    if koord.gang_group_spec_conflict(pair) is not None:
         raise InvalidSpecError(
             f"{other.source}: {koord.annotation_path(koord.NETWORK_TOPOLOGY_SPEC)}",
             other.annotations.network_topology.to_annotation()

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -71,6 +71,11 @@ class Verdict:
     placement: GangPlacement | None = None
     plan: PreemptionPlan | None = None
     exclusions: Mapping[str, int] = field(default_factory=dict)
+    reason: str = ""
+    """The fit error's detail (the message without `0/N nodes are available: ` and the
+    preemption clause): what the other members quote."""
+    preemption: str = ""
+    """The preemption clause's text, "" when the message has none."""
 
 
 NOT_ELIGIBLE_TERMINATING = "not eligible due to terminating pod on the nominated node."
@@ -83,7 +88,7 @@ def schedule(gang: Gang, snap: Snapshot, *, budgets: Sequence[Budget] = ()) -> V
     index = snap.index
     # --- prefilter ---
     if gang.error:
-        return Verdict(Code.UNRESOLVABLE, gang.error, "prefilter")
+        return Verdict(Code.UNRESOLVABLE, gang.error, "prefilter", reason=gang.error)
     if len(gang.pods) < gang.min_member:
         return Verdict(
             Code.UNRESOLVABLE,
@@ -99,18 +104,17 @@ def schedule(gang: Gang, snap: Snapshot, *, budgets: Sequence[Budget] = ()) -> V
     if waiting:
         offers = evaluate(free, demand, index)
         core = _fit_message(demand, offers, index, free)
-        return Verdict(Code.WAIT, _compose(index, core, NOT_ELIGIBLE_TERMINATING), "prefilter")
+        return _waiting(Code.WAIT, index, core, NOT_ELIGIBLE_TERMINATING, "prefilter")
     # --- filter ---
     exclusions = _exclusions(demand)
     if demand.unknown_resource is not None:
-        msg = (
-            f"0/{index.n_nodes} nodes are available: {index.n_nodes} Insufficient {demand.unknown_resource}."
-        )
-        return Verdict(Code.UNRESOLVABLE, msg, "filter", exclusions=exclusions)
+        core = f"{index.n_nodes} Insufficient {demand.unknown_resource}"
+        msg = f"0/{index.n_nodes} nodes are available: {core}."
+        return Verdict(Code.UNRESOLVABLE, msg, "filter", exclusions=exclusions, reason=core)
     if any(not c.mask.any() for c in demand.classes):
         parts = ", ".join(f"{v} {k}" for k, v in sorted(exclusions.items(), key=lambda kv: (-kv[1], kv[0])))
         msg = f"0/{index.n_nodes} nodes are available: {parts or 'no nodes'}."
-        return Verdict(Code.UNRESOLVABLE, msg, "filter", exclusions=exclusions)
+        return Verdict(Code.UNRESOLVABLE, msg, "filter", exclusions=exclusions, reason=parts or "no nodes")
     # --- score + select ---
     offers = evaluate(free, demand, index)
     placed = _nominated_fit(gang, demand, snap, free) or select(demand, free, index, offers)
@@ -122,19 +126,15 @@ def schedule(gang: Gang, snap: Snapshot, *, budgets: Sequence[Budget] = ()) -> V
     # --- postfilter: preemption ---
     core = _fit_message(demand, offers, index, free)
     if gang.preemption_policy == "Never":
-        return Verdict(
-            Code.UNSCHEDULABLE, _compose(index, core, NOT_ELIGIBLE_NEVER), "preempt", exclusions=exclusions
-        )
+        return _waiting(Code.UNSCHEDULABLE, index, core, NOT_ELIGIBLE_NEVER, "preempt", exclusions)
     if not _fits_without_lower(demand, snap, free):
-        return Verdict(Code.UNRESOLVABLE, _compose(index, core, NO_VICTIMS), "preempt", exclusions=exclusions)
+        return _waiting(Code.UNRESOLVABLE, index, core, NO_VICTIMS, "preempt", exclusions)
     plan = plan_preemption(demand, snap, free, budgets, scheduler=gang.scheduler_name or "topobridge")
     if plan is None:
-        return Verdict(
-            Code.UNSCHEDULABLE, _compose(index, core, NO_VICTIMS), "preempt", exclusions=exclusions
-        )
+        return _waiting(Code.UNSCHEDULABLE, index, core, NO_VICTIMS, "preempt", exclusions)
     # The gang waits for its victims; this is what its pods say meanwhile.
-    msg = _compose(index, core, NOT_ELIGIBLE_TERMINATING)
-    return Verdict(Code.WAIT, msg, "preempt", plan=plan, exclusions=exclusions)
+    verdict = _waiting(Code.WAIT, index, core, NOT_ELIGIBLE_TERMINATING, "preempt", exclusions)
+    return replace(verdict, plan=plan)
 
 
 def _terminating_on_nominated(gang: Gang, snap: Snapshot) -> bool:
@@ -270,3 +270,46 @@ def _compose(index: ClusterIndex, core: str, why: str) -> str:
     # kube-scheduler's FitError text, then the PostFilter's, each closed by a period: the
     # double period at the end is what kube (and the seed's Koordinator output) prints.
     return f"0/{index.n_nodes} nodes are available: {core}. preemption: {why}."
+
+
+def _waiting(
+    code: Code,
+    index: ClusterIndex,
+    core: str,
+    why: str,
+    step: str,
+    exclusions: Mapping[str, int] | None = None,
+) -> Verdict:
+    return Verdict(
+        code,
+        _compose(index, core, why),
+        step,
+        exclusions=dict(exclusions or {}),
+        reason=core,
+        preemption=why,
+    )
+
+
+def pod_messages(gang: Gang, verdict: Verdict, *, waiting_for_bound: int = 0) -> dict[str, str]:
+    """What each pending member's PodScheduled condition says after a failed attempt.
+
+    As Koordinator's coscheduling reports it: the first pending member (rank order, the pod the
+    attempt was made for) carries the fit error; every other member says its GangGroup was
+    rejected because of that pod, quoting the reason, how many members already wait to be
+    bound, and, when the attempt reached preemption, that preemption was already attempted by
+    the first member. Empty after a success."""
+    pending = gang.pending
+    if verdict.code is Code.SUCCESS or not pending:
+        return {}
+    first = pending[0].key
+    out = {first: verdict.message}
+    reason = verdict.reason or verdict.message
+    other = (
+        f'GangGroup "{gang.key}" gets rejected due to member Pod "{first}" is unschedulable with '
+        f'reason "{reason}", alreadyWaitForBound: {waiting_for_bound}'
+    )
+    if verdict.preemption:
+        other += f". preemption: preemption already attempted by {first} with message {verdict.preemption}."
+    for p in pending[1:]:
+        out[p.key] = other
+    return out

@@ -1,0 +1,103 @@
+"""Gang-level rules of the fallback scheduler: the seed's per-member waiting messages,
+GangGroups whose members disagree on their topology spec, elastic gangs (Volcano's
+minMember rule), Volcano's domain choice, and gang timeouts."""
+
+from __future__ import annotations
+
+import json
+
+from placer_objects import attempt, cnt, demo_objects, koord_gang, members, pod, run, spine_block_nodes
+
+from controller.placer.engine import Code, pod_messages
+from controller.placer.scenario import load_scenario, prepare
+
+SEED = {
+    "spine-0": {"block-0": ["node-0", "node-1", "node-2"], "block-1": ["node-3", "node-4"]},
+    "spine-1": {"block-2": ["node-5", "node-6"], "block-3": ["node-7", "node-8"]},
+    "spine-2": {"block-4": ["node-9", "node-10", "node-11"]},
+}
+REASON = (
+    "no candidate topology nodes can accommodate job, desiredOfferSlot: 4, "
+    "topology topologyNode SpineLayer/spine-0: 3;topology topologyNode SpineLayer/spine-1: 3;"
+    "topology topologyNode SpineLayer/spine-2: 3"
+)
+
+
+def test_seed_waiting_messages_pod_0_and_the_other_members() -> None:
+    """Seed example 2 while its victim terminates: pod-0 carries the fit error, the other three
+    the GangGroup rejection quoting it, character for character."""
+    objs = demo_objects("example-2")
+    sc = load_scenario(objs)
+    gang = next(g for g in prepare(sc).gangs(sc) if g.key == "default/high-priority-training")
+    verdict = attempt(objs, "default/high-priority-training")
+    assert verdict.code is Code.WAIT
+    messages = pod_messages(gang, verdict)
+    assert messages["default/hp-training-pod-0"] == (
+        f"0/12 nodes are available: {REASON}. preemption: not eligible due to terminating pod on the nominated node.."
+    )
+    other = (
+        'GangGroup "default/high-priority-training" gets rejected due to member Pod '
+        f'"default/hp-training-pod-0" is unschedulable with reason "{REASON}", alreadyWaitForBound: 0. '
+        "preemption: preemption already attempted by default/hp-training-pod-0 with message "
+        "not eligible due to terminating pod on the nominated node.."
+    )
+    assert [messages[f"default/hp-training-pod-{i}"] for i in (1, 2, 3)] == [other] * 3
+    assert (
+        pod_messages(gang, verdict, waiting_for_bound=2)["default/hp-training-pod-1"].count(
+            "alreadyWaitForBound: 2."
+        )
+        == 1
+    )
+
+
+def test_filter_failures_quote_the_reason_without_a_preemption_clause() -> None:
+    objs = [*spine_block_nodes(SEED), cnt(), koord_gang("job", 2)]
+    objs += members("job", 2, node_selector={"pool": "none"})
+    sc = load_scenario(objs)
+    gang = next(g for g in prepare(sc).gangs(sc) if g.key == "default/job")
+    verdict = attempt(objs, "default/job")
+    messages = pod_messages(gang, verdict)
+    assert (
+        messages["default/job-0"]
+        == "0/12 nodes are available: 12 node(s) didn't match Pod's node affinity/selector."
+    )
+    assert messages["default/job-1"] == (
+        'GangGroup "default/job" gets rejected due to member Pod "default/job-0" is unschedulable with reason '
+        "\"12 node(s) didn't match Pod's node affinity/selector\", alreadyWaitForBound: 0"
+    )
+
+
+def gang_group(
+    name: str, n: int, spec: list[tuple[str, str]] | None, group: list[str]
+) -> list[dict[str, object]]:
+    pg = koord_gang(name, n, gather=spec, groups=group)
+    return [pg, *members(name, n, cpu="1", memory="1Gi")]
+
+
+def test_gang_group_with_different_specs_is_refused_naming_both() -> None:
+    group = ["default/master", "default/worker"]
+    objs = [*spine_block_nodes(SEED), cnt()]
+    objs += gang_group("master", 1, [("SpineLayer", "MustGather")], group)
+    objs += gang_group("worker", 2, [("BlockLayer", "MustGather")], group)
+    result = run(objs)
+    assert result.bound == {}
+    message = result.unschedulable["default/master"]
+    spine = json.dumps(
+        {"gatherStrategy": [{"layer": "SpineLayer", "strategy": "MustGather"}]}, separators=(",", ":")
+    )
+    block = json.dumps(
+        {"gatherStrategy": [{"layer": "BlockLayer", "strategy": "MustGather"}]}, separators=(",", ":")
+    )
+    assert message == (
+        f"GangGroup default/master, default/worker: member default/master has network-topology-spec {spine} "
+        f"but default/worker has {block}; every member of a GangGroup must carry the same spec"
+    )
+
+
+def test_gang_group_with_equal_specs_is_placed_together() -> None:
+    group = ["default/master", "default/worker"]
+    objs = [*spine_block_nodes(SEED), cnt()]
+    objs += gang_group("master", 1, [("BlockLayer", "MustGather")], group)
+    objs += gang_group("worker", 2, [("BlockLayer", "MustGather")], group)
+    result = run(objs)
+    assert len(result.bound) == 3 and result.unschedulable == {}
