@@ -64,6 +64,9 @@ class GangDemand:
     """A requested resource no node offers: nothing can ever fit."""
     rules: GangRules | None = None
     """Inter-pod rules between members (caps, gathers) and the preference score."""
+    node_domains: bool = True
+    """A single node counts as a place of its own (False for a Volcano PodGroup with a network
+    topology above tier 0: Volcano chooses a HyperNode, then nodes inside it)."""
 
     @property
     def n(self) -> int:
@@ -187,6 +190,12 @@ def build_demand(
         priority=gang.priority,
         unknown_resource=unknown,
         rules=rules,
+        node_domains=not (
+            gang.source == "volcano"
+            and gang.constraint is not None
+            and gang.constraint.highest_tier is not None
+            and gang.constraint.highest_tier > 0
+        ),
     )
 
 
@@ -249,6 +258,7 @@ def sub_demand(demand: GangDemand, positions: Sequence[int], index: ClusterIndex
         priority=demand.priority,
         unknown_resource=demand.unknown_resource,
         rules=demand.rules.restrict(remap) if demand.rules is not None else None,
+        node_domains=demand.node_domains,
     )
 
 
@@ -264,4 +274,5 @@ def without_subgroups(demand: GangDemand) -> GangDemand:
         priority=demand.priority,
         unknown_resource=demand.unknown_resource,
         rules=demand.rules,
+        node_domains=demand.node_domains,
     )

@@ -76,6 +76,9 @@ class Verdict:
     preemption clause): what the other members quote."""
     preemption: str = ""
     """The preemption clause's text, "" when the message has none."""
+    left: Mapping[str, str] = field(default_factory=dict)
+    """After a partial success: members left pending because no node can ever take them, each
+    with its own reason (an elastic gang starts without them)."""
 
 
 NOT_ELIGIBLE_TERMINATING = "not eligible due to terminating pod on the nominated node."
@@ -111,18 +114,31 @@ def schedule(gang: Gang, snap: Snapshot, *, budgets: Sequence[Budget] = ()) -> V
         core = f"{index.n_nodes} Insufficient {demand.unknown_resource}"
         msg = f"0/{index.n_nodes} nodes are available: {core}."
         return Verdict(Code.UNRESOLVABLE, msg, "filter", exclusions=exclusions, reason=core)
-    if any(not c.mask.any() for c in demand.classes):
-        parts = ", ".join(f"{v} {k}" for k, v in sorted(exclusions.items(), key=lambda kv: (-kv[1], kv[0])))
-        msg = f"0/{index.n_nodes} nodes are available: {parts or 'no nodes'}."
-        return Verdict(Code.UNRESOLVABLE, msg, "filter", exclusions=exclusions, reason=parts or "no nodes")
+    required = max(0, gang.min_member - len(gang.bound))
+    dead = [c for c in demand.classes if not c.mask.any()]
+    left: dict[str, str] = {}
+    if dead:
+        alive = sorted(p for c in demand.classes if c.mask.any() for p in c.pods)
+        if gang.all_or_nothing or len(alive) < max(required, 1):
+            reason = _filter_reason(exclusions)
+            msg = f"0/{index.n_nodes} nodes are available: {reason}."
+            return Verdict(Code.UNRESOLVABLE, msg, "filter", exclusions=exclusions, reason=reason)
+        # Elastic: members no node can ever take stay pending with their own reason; the rest
+        # still start when they reach minMember.
+        for c in dead:
+            own = f"0/{index.n_nodes} nodes are available: {_filter_reason(c.exclusions)}."
+            left.update((demand.pods[p].key, own) for p in c.pods)
+        demand = sub_demand(demand, alive, index)
+        exclusions = _exclusions(demand)
     # --- score + select ---
     offers = evaluate(free, demand, index)
     placed = _nominated_fit(gang, demand, snap, free) or select(demand, free, index, offers)
-    required = max(0, gang.min_member - len(gang.bound))
     if placed is None and not gang.all_or_nothing and required < demand.n:
         placed, demand = _largest_prefix(demand, free, index, max(required, 1))
     if placed is not None:
-        return Verdict(Code.SUCCESS, "", "select", placement=_gang_placement(placed, demand, gang, index))
+        return Verdict(
+            Code.SUCCESS, "", "select", placement=_gang_placement(placed, demand, gang, index), left=left
+        )
     # --- postfilter: preemption ---
     core = _fit_message(demand, offers, index, free)
     if gang.preemption_policy == "Never":
@@ -223,6 +239,12 @@ def _fits_without_lower(demand: GangDemand, snap: Snapshot, free: I64) -> bool:
     return select(demand, optimistic, snap.index) is not None
 
 
+def _filter_reason(exclusions: Mapping[str, int]) -> str:
+    """kube's FitError detail: the filters' exclusion counts, largest first."""
+    parts = ", ".join(f"{v} {k}" for k, v in sorted(exclusions.items(), key=lambda kv: (-kv[1], kv[0])))
+    return parts or "no nodes"
+
+
 def _exclusions(demand: GangDemand) -> dict[str, int]:
     out: dict[str, int] = {}
     for c in demand.classes:
@@ -297,9 +319,11 @@ def pod_messages(gang: Gang, verdict: Verdict, *, waiting_for_bound: int = 0) ->
     attempt was made for) carries the fit error; every other member says its GangGroup was
     rejected because of that pod, quoting the reason, how many members already wait to be
     bound, and, when the attempt reached preemption, that preemption was already attempted by
-    the first member. Empty after a success."""
+    the first member. After a success, only the members an elastic gang left behind."""
     pending = gang.pending
-    if verdict.code is Code.SUCCESS or not pending:
+    if verdict.code is Code.SUCCESS:
+        return dict(verdict.left)
+    if not pending:
         return {}
     first = pending[0].key
     out = {first: verdict.message}

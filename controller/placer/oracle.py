@@ -70,6 +70,9 @@ class OracleCase:
     budgets: Sequence[OracleBudget] = ()
     anchors: frozenset[str] = frozenset()
     """Nodes of the gang's already-bound members."""
+    node_domains: bool = True
+    """False for a Volcano PodGroup asking for a tier above 0: a node is no place of its own
+    when some domain is allowed."""
 
 
 def _tolerated(pod: OraclePod, taint: tuple[str, str, str]) -> bool:
@@ -134,6 +137,8 @@ def places(case: OracleCase) -> list[tuple[int, frozenset[str]]]:
         limit = case.tier if (case.mode == "soft" and case.tier is not None) else top
         out += [(d.tier, d.nodes) for d in case.domains if 0 < d.tier <= limit]
         out.append((top + 1, frozenset(n.name for n in case.nodes)))
+    if not case.node_domains and any(0 < t <= top for t, _ in out):
+        out = [(t, ns) for t, ns in out if t > 0]
     if case.anchors and case.mode == "hard" and case.tier is not None:
         out = [(t, ns) for t, ns in out if case.anchors <= ns]
     return sorted(out, key=lambda tn: tn[0])

@@ -84,14 +84,17 @@ def levels(demand: GangDemand, index: ClusterIndex) -> list[int | str]:
     if c is not None and c.binds:
         limit = c.highest_tier if c.highest_tier is not None else 0
         out += [t for t in index.tiers if 0 < t <= limit]
-        return out
-    limit = (
-        c.highest_tier
-        if (c is not None and c.mode == "soft" and c.highest_tier is not None)
-        else index.max_tier
-    )
-    out += [t for t in index.tiers if 0 < t <= limit]
-    out.append(CLUSTER)
+    else:
+        limit = (
+            c.highest_tier
+            if (c is not None and c.mode == "soft" and c.highest_tier is not None)
+            else index.max_tier
+        )
+        out += [t for t in index.tiers if 0 < t <= limit]
+        out.append(CLUSTER)
+    # Volcano's allocate picks a HyperNode first: a node is a domain only when tier 0 is asked.
+    if not demand.node_domains and len(out) > 1 and out[1] != CLUSTER:
+        out.pop(0)
     return out
 
 

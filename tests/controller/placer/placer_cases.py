@@ -298,6 +298,12 @@ class Case:
             priority=self.priority,
             gang_min=gang_min,
             budgets=[OracleBudget({"app": app}, allowed) for app, allowed in self.pdbs],
+            node_domains=not (
+                self.dialect == "volcano"
+                and self.mode is not None
+                and self.tier is not None
+                and self.tier > 0
+            ),
         )
 
 

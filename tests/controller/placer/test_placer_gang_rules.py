@@ -6,7 +6,17 @@ from __future__ import annotations
 
 import json
 
-from placer_objects import attempt, cnt, demo_objects, koord_gang, members, pod, run, spine_block_nodes
+from placer_objects import (
+    attempt,
+    cnt,
+    demo_objects,
+    koord_gang,
+    members,
+    pod,
+    run,
+    spine_block_nodes,
+    volcano_gang,
+)
 
 from controller.placer.engine import Code, pod_messages
 from controller.placer.scenario import load_scenario, prepare
@@ -101,3 +111,60 @@ def test_gang_group_with_equal_specs_is_placed_together() -> None:
     objs += gang_group("worker", 2, [("BlockLayer", "MustGather")], group)
     result = run(objs)
     assert len(result.bound) == 3 and result.unschedulable == {}
+
+
+def volcano_pod(name: str, group: str, **kw: object) -> dict[str, object]:
+    return pod(name, annotations={"scheduling.k8s.io/group-name": group}, scheduler="volcano", **kw)  # type: ignore[arg-type]
+
+
+def test_elastic_gang_starts_without_a_member_no_node_can_take() -> None:
+    """Volcano's rule: minMember 1, two pods, one whose selector matches no node: the other
+    binds, the stray stays pending with its own reason."""
+    objs = [*spine_block_nodes(SEED), cnt(), volcano_gang("job", 1)]
+    objs += [volcano_pod("job-0", "job"), volcano_pod("job-1", "job", node_selector={"pool": "none"})]
+    sc = load_scenario(objs)
+    gang = next(g for g in prepare(sc).gangs(sc) if g.key == "default/job")
+    verdict = attempt(objs, "default/job")
+    assert verdict.code is Code.SUCCESS and verdict.placement is not None
+    assert [k for k, _ in verdict.placement.pods] == ["default/job-0"]
+    own = "0/12 nodes are available: 12 node(s) didn't match Pod's node affinity/selector."
+    assert pod_messages(gang, verdict) == {"default/job-1": own}
+    result = run(objs)
+    assert set(result.bound) == {"default/job-0"}
+    assert result.unschedulable == {"default/job": own}
+
+
+def test_elastic_gang_below_min_member_binds_nothing() -> None:
+    objs = [*spine_block_nodes(SEED), cnt(), volcano_gang("job", 2)]
+    objs += [volcano_pod("job-0", "job"), volcano_pod("job-1", "job", node_selector={"pool": "none"})]
+    result = run(objs)
+    assert result.bound == {}
+    assert result.unschedulable["default/job"] == (
+        "0/12 nodes are available: 12 node(s) didn't match Pod's node affinity/selector."
+    )
+
+
+def test_elastic_gang_places_every_further_member_that_fits() -> None:
+    """minMember 2 of 5 full-node pods under a hard block constraint: the biggest block has three
+    nodes, so three start there and two wait."""
+    objs = [*spine_block_nodes(SEED), cnt(), volcano_gang("job", 2, mode="hard", tier=1)]
+    objs += [volcano_pod(f"job-{i}", "job") for i in range(5)]
+    verdict = attempt(objs, "default/job")
+    assert verdict.code is Code.SUCCESS and verdict.placement is not None
+    assert len(verdict.placement.pods) == 3
+    assert verdict.placement.tier == 1
+
+
+def test_volcano_chooses_a_hypernode_before_nodes_koordinator_keeps_its_node_layer() -> None:
+    """Two small pods fit on one node. A Volcano PodGroup hard at tier 1 settles on a block (the
+    lowest HyperNode tier), then packs inside it; a Koordinator gang settles on the node."""
+    objs = [*spine_block_nodes(SEED), cnt(), volcano_gang("job", 2, mode="hard", tier=1)]
+    objs += [volcano_pod(f"job-{i}", "job", cpu="1", memory="1Gi") for i in range(2)]
+    verdict = attempt(objs, "default/job")
+    assert verdict.placement is not None
+    assert verdict.placement.chosen_tier == 1
+    assert len({n for _, n in verdict.placement.pods}) == 1  # node binpack inside the block
+    koord = [*spine_block_nodes(SEED), cnt(), koord_gang("job", 2, gather=[("BlockLayer", "MustGather")])]
+    koord += members("job", 2, cpu="1", memory="1Gi")
+    kv = attempt(koord, "default/job")
+    assert kv.placement is not None and kv.placement.chosen_tier == 0
