@@ -40,6 +40,8 @@ from translations.errors import InvalidSpecError
 from translations.topology import TopologyTree, natural_key
 
 GangKey = NewType("GangKey", str)
+KOORDINATOR_DEFAULT_WAITING_SECONDS = 300.0
+"""Koordinator's wait for a gang that states neither `scheduleTimeoutSeconds` nor `waiting-time`."""
 PreemptionPolicy = Literal["PreemptLowerPriority", "Never"]
 GangSource = Literal["volcano", "koordinator", "scheduler-plugins", "koordinator-annotations", "none"]
 
@@ -99,6 +101,10 @@ class Gang:
     all_or_nothing: bool = False
     """True for GangGroups: every pending member at once, never a partial count."""
     creation: str = field(default="", compare=False)
+    schedule_timeout: float | None = None
+    """Seconds the gang may wait without starting before its reservations and nominations are
+    released (PodGroup `scheduleTimeoutSeconds`, else Koordinator's `waiting-time` annotation,
+    else Koordinator's default); None: no limit."""
 
     @property
     def namespace(self) -> str:
@@ -168,6 +174,7 @@ class _Draft:
     gather_spec: koord.NetworkTopologyGatherSpec | None = None
     volcano_policies: Sequence[volcano.SubGroupPolicy] = ()
     creation: str = ""
+    timeout: float | None = None
 
 
 def discover_gangs(
@@ -267,6 +274,12 @@ def _resolve_source(
         ga = _annotations(pgx.metadata.annotations, f"PodGroup {d.key}")
         d.groups = ga.groups or ()
         d.gather_spec = ga.network_topology
+        if pgx.spec.schedule_timeout_seconds is not None:
+            d.timeout = float(pgx.spec.schedule_timeout_seconds)
+        elif ga.waiting_time_seconds is not None:
+            d.timeout = ga.waiting_time_seconds
+        elif d.source == "koordinator":
+            d.timeout = KOORDINATOR_DEFAULT_WAITING_SECONDS
         return
     # Koordinator annotations on the pods themselves: the first member that states a value wins.
     parsed = [_annotations(p.metadata.annotations, f"pod {p.key}") for p in d.members]
@@ -276,6 +289,10 @@ def _resolve_source(
     d.min_member = mins[0] if mins else (totals[0] if totals else len(d.members))
     d.groups = next((ga.groups for ga in parsed if ga.groups), ())
     d.gather_spec = next((ga.network_topology for ga in parsed if ga.network_topology is not None), None)
+    d.timeout = next(
+        (ga.waiting_time_seconds for ga in parsed if ga.waiting_time_seconds is not None),
+        KOORDINATOR_DEFAULT_WAITING_SECONDS,
+    )
 
 
 def _annotations(annotations: dict[str, str] | None, where: str) -> koord.GangAnnotations:
@@ -381,6 +398,7 @@ def _finish(
         error=error,
         all_or_nothing=len(group) > 1,
         creation=min((d.creation for d in group), default=""),
+        schedule_timeout=min((d.timeout for d in group if d.timeout is not None), default=None),
     )
 
 

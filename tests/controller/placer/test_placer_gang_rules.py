@@ -20,6 +20,8 @@ from placer_objects import (
 
 from controller.placer.engine import Code, pod_messages
 from controller.placer.scenario import load_scenario, prepare
+from controller.placer.timeout import backoff, expired, expiry
+from translations.gangs import KOORDINATOR_DEFAULT_WAITING_SECONDS, Gang
 
 SEED = {
     "spine-0": {"block-0": ["node-0", "node-1", "node-2"], "block-1": ["node-3", "node-4"]},
@@ -168,3 +170,48 @@ def test_volcano_chooses_a_hypernode_before_nodes_koordinator_keeps_its_node_lay
     koord += members("job", 2, cpu="1", memory="1Gi")
     kv = attempt(koord, "default/job")
     assert kv.placement is not None and kv.placement.chosen_tier == 0
+
+
+def gang_of(objs: list[dict[str, object]], key: str) -> Gang:
+    sc = load_scenario(objs)
+    return next(g for g in prepare(sc).gangs(sc) if g.key == key)
+
+
+def test_gang_timeouts_come_from_the_podgroup_the_annotation_or_koordinators_default() -> None:
+    base = [*spine_block_nodes(SEED), cnt()]
+    timed = koord_gang("a", 1)
+    timed["spec"]["scheduleTimeoutSeconds"] = 30  # type: ignore[index]
+    annotated = koord_gang("b", 1)
+    annotated["metadata"]["annotations"] = {"gang.scheduling.koordinator.sh/waiting-time": "90s"}  # type: ignore[index]
+    plain = koord_gang("c", 1)
+    objs = [*base, timed, annotated, plain, *members("a", 1), *members("b", 1), *members("c", 1)]
+    objs += [volcano_gang("v", 1), volcano_pod("v-0", "v")]
+    assert gang_of(objs, "default/a").schedule_timeout == 30
+    assert gang_of(objs, "default/b").schedule_timeout == 90
+    assert gang_of(objs, "default/c").schedule_timeout == KOORDINATOR_DEFAULT_WAITING_SECONDS == 300
+    assert gang_of(objs, "default/v").schedule_timeout is None
+
+
+def test_a_gang_expires_after_its_timeout_unless_it_started() -> None:
+    objs = [
+        *spine_block_nodes(SEED),
+        cnt(),
+        koord_gang("c", 2),
+        *members("c", 2, node_selector={"pool": "x"}),
+    ]
+    gang = gang_of(objs, "default/c")
+    assert not expired(gang, waiting_since=100.0, now=399.0)
+    assert expired(gang, waiting_since=100.0, now=400.0)
+    assert not expired(gang, waiting_since=None, now=10_000.0)
+    fired = expiry(gang, waiting_since=100.0, now=400.0, failures=3)
+    assert fired is not None and fired.retry_after == 4.0
+    assert fired.message == (
+        "gang default/c waited 300s without starting (timeout 300s): its reservations and "
+        "nominations are released; it is tried again in 4s"
+    )
+    assert [backoff(n) for n in (1, 2, 5, 9)] == [1.0, 2.0, 10.0, 10.0]
+    started = gang_of(
+        [*objs[:-1], pod("c-1", node_name="node-0", labels={"pod-group.scheduling.sigs.k8s.io": "c"})],
+        "default/c",
+    )
+    assert started.bound and not expired(started, waiting_since=0.0, now=10_000.0)
