@@ -11,7 +11,7 @@ import pytest
 from prometheus_client import REGISTRY, CollectorRegistry
 
 import controller.metrics  # noqa: F401  (registers the controller's metrics)
-from controller.placer import engine, preempt
+from controller.placer import affinity, engine, preempt
 from controller.reconcilers import lws as lws_reconciler
 from controller.runtime import scheduler
 from topobridge.cli import build_parser
@@ -69,10 +69,13 @@ def test_metrics_doc_matches_the_registries() -> None:
         lws_reconciler.CONDITION,
         scheduler.HANDED_OFF_REASON,
         "preempting to accommodate higher priority pods, preemptor:",
+        "gets rejected due to member Pod",
+        "every member of a GangGroup must carry the same spec",
+        *(" ".join(t.split()) for t in affinity.REASONS),
     ],
 )
 def test_fixed_status_texts_are_explained(text: str) -> None:
-    assert text in doc("status.md")
+    assert text in " ".join(doc("status.md").split())
 
 
 @pytest.mark.parametrize(

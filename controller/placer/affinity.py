@@ -45,6 +45,7 @@ ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"
 EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules"
 SPREAD = "node(s) didn't match pod topology spread constraints"
 PORTS = "node(s) didn't have free ports for the requested pod ports"
+REASONS = (AFFINITY, ANTI_AFFINITY, EXISTING_ANTI_AFFINITY, SPREAD, PORTS)
 NODE = ""
 """The topology key of a node-level rule (host ports): every node is its own value."""
 
