@@ -4,7 +4,8 @@ gives them and the `scheduling.k8s.io/group-name` annotation its Volcano provide
 
 Names: the leader of group g is `<lws>-<g>`, its workers `<lws>-<g>-<w>` (w = 1..size-1).
 Labels: `leaderworkerset.sigs.k8s.io/{name,group-index,worker-index,group-key,
-template-revision-hash}`. The PodGroup a group's pods join is `<lws>-<g>-<revision>`, the name
+template-revision-hash}`. With the `exclusive-topology` annotation, each pod gets the pod
+affinity LWS's webhook injects for exclusive placement. The PodGroup a group's pods join is `<lws>-<g>-<revision>`, the name
 LWS's Volcano provider uses; topobridge creates or completes it from the LWS's topology. On kind
 the real LWS controller does all of this.
 """
@@ -72,6 +73,14 @@ def group_pods(lws: JsonDict) -> list[JsonDict]:
             }
             if worker > 0:
                 annotations[lwsmod.LEADER_NAME_ANNOTATION] = leader
+            pod_spec = copy.deepcopy(template.get("spec") or {})
+            exclusive = (meta.get("annotations") or {}).get(lwsmod.EXCLUSIVE_TOPOLOGY_ANNOTATION)
+            if exclusive:
+                annotations[lwsmod.EXCLUSIVE_TOPOLOGY_ANNOTATION] = exclusive
+                pod_spec["affinity"] = {
+                    **(pod_spec.get("affinity") or {}),
+                    **lwsmod.exclusive_affinity(group_key, exclusive),
+                }
             pods.append(
                 {
                     "apiVersion": "v1",
@@ -83,7 +92,7 @@ def group_pods(lws: JsonDict) -> list[JsonDict]:
                         "annotations": annotations,
                         "ownerReferences": [owner],
                     },
-                    "spec": copy.deepcopy(template.get("spec") or {}),
+                    "spec": pod_spec,
                 }
             )
     return pods

@@ -72,6 +72,8 @@ class Expect(BaseModel):
     model_config = ConfigDict(extra="forbid")
     bound: list[str] = []
     together: list[Together] = []
+    apart: list[Together] = []
+    """Each pod in a different domain of that tier (0: a different node)."""
     nodes: dict[str, str] = {}
     evicted: list[str] = []
     untouched: dict[str, str] = {}
@@ -265,6 +267,18 @@ def check(expect: Expect, seen: Observed, target: Target) -> list[str]:
                     f"{', '.join(group.pods)}: expected inside one tier-{group.tier} domain, "
                     f"nodes {sorted(set(n for n in nodes if n))} share only "
                     f"{common or 'the cluster'} (tier {tier})"
+                )
+    if expect.apart:
+        tree = build_tree(seen.nodes, cnt=seen.cnt)
+        for group in expect.apart:
+            nodes = [(pods.get(p) or {}).get("spec", {}).get("nodeName") for p in group.pods]
+            if not all(nodes):
+                failures.append(f"{', '.join(group.pods)}: not all bound, cannot judge their domains")
+                continue
+            places = [n if group.tier == 0 else tree.domain_at_tier(n, group.tier) for n in nodes if n]
+            if len(set(places)) != len(places) or None in places:
+                failures.append(
+                    f"{', '.join(group.pods)}: expected each in its own tier-{group.tier} domain, are in {places}"
                 )
     if target.fallback:
         for name, node in expect.nodes.items():

@@ -27,6 +27,8 @@ REVISION_LABEL = LABEL_PREFIX + "template-revision-hash"
 SIZE_ANNOTATION = LABEL_PREFIX + "size"
 LEADER_NAME_ANNOTATION = LABEL_PREFIX + "leader-name"
 SUBGROUP_SIZE_ANNOTATION = LABEL_PREFIX + "subgroup-size"
+EXCLUSIVE_TOPOLOGY_ANNOTATION = LABEL_PREFIX + "exclusive-topology"
+"""On a LeaderWorkerSet: a node label key; LWS gives each group one value of it to itself."""
 QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
 
 _EMBEDDED: JsonDict = {"x-kubernetes-preserve-unknown-fields": True, "x-kubernetes-embedded-resource": False}
@@ -72,14 +74,15 @@ class LeaderWorkerTemplate(KubeModel):
     """Pod template of the workers."""
     size: int | None = Field(default=None, json_schema_extra={"default": 1, "format": "int32"})
     """Pods per group, the leader included."""
-    restart_policy: Literal["Default", "RecreateGroupOnPodRestart", "RecreateGroupAfterStart", "None"] | None = Field(
-        default=None, json_schema_extra={"default": "RecreateGroupOnPodRestart"}
-    )
+    restart_policy: (
+        Literal["Default", "RecreateGroupOnPodRestart", "RecreateGroupAfterStart", "None"] | None
+    ) = Field(default=None, json_schema_extra={"default": "RecreateGroupOnPodRestart"})
     """What a group does when one of its pods restarts."""
     sub_group_policy: SubGroupPolicy | None = None
     """How each group splits into subgroups."""
     volume_claim_templates: list[dict[str, object]] | None = Field(
-        default=None, json_schema_extra={"items": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
+        default=None,
+        json_schema_extra={"items": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
     )
     """PersistentVolumeClaims each pod gets."""
     persistent_volume_claim_retention_policy: PersistentVolumeClaimRetentionPolicy | None = None
@@ -99,7 +102,9 @@ class RollingUpdateConfiguration(KubeModel):
         default=None, json_schema_extra={"x-kubernetes-int-or-string": True, "default": 1}
     )
     """Groups that may be unavailable during the update."""
-    max_surge: int | str | None = Field(default=None, json_schema_extra={"x-kubernetes-int-or-string": True, "default": 0})
+    max_surge: int | str | None = Field(
+        default=None, json_schema_extra={"x-kubernetes-int-or-string": True, "default": 0}
+    )
     """Extra groups that may exist during the update."""
 
 
@@ -142,7 +147,8 @@ class LeaderWorkerSetStatus(KubeModel):
     """Observed state of a LeaderWorkerSet."""
 
     conditions: list[dict[str, object]] | None = Field(
-        default=None, json_schema_extra={"items": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
+        default=None,
+        json_schema_extra={"items": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
     )
     """Latest observations."""
     ready_replicas: int | None = Field(default=None, json_schema_extra={"format": "int32"})
@@ -172,3 +178,34 @@ class LeaderWorkerSet(TypedObject):
         return self.spec.leader_worker_template.effective_size
 
 
+def exclusive_affinity(group_key: str, topology_key: str) -> dict[str, object]:
+    """The pod affinity LWS's pod webhook injects for exclusive placement: a group's pods share
+    one value of `topology_key` (required affinity to their own group-key) and no other group's
+    pod is there (required anti-affinity to every other group-key)."""
+    return {
+        "podAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "labelSelector": {
+                        "matchExpressions": [
+                            {"key": GROUP_KEY_LABEL, "operator": "In", "values": [group_key]}
+                        ]
+                    },
+                    "topologyKey": topology_key,
+                }
+            ]
+        },
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "labelSelector": {
+                        "matchExpressions": [
+                            {"key": GROUP_KEY_LABEL, "operator": "Exists"},
+                            {"key": GROUP_KEY_LABEL, "operator": "NotIn", "values": [group_key]},
+                        ]
+                    },
+                    "topologyKey": topology_key,
+                }
+            ]
+        },
+    }

@@ -9,6 +9,7 @@ from typing import Any
 from placer_objects import attempt, cnt, koord_gang, pod, run, spine_block_nodes, volcano_gang
 
 from controller.placer.engine import Code
+from translations.lws import exclusive_affinity
 
 SEED = {
     "spine-0": {"block-0": ["node-0", "node-1", "node-2"], "block-1": ["node-3", "node-4"]},
@@ -92,24 +93,7 @@ def test_anti_affinity_too_strict_for_the_gang_is_refused_with_kubes_reason() ->
 
 def lws_group(name: str, group: str, n: int, key: str = BLOCK, cpu: str = "2") -> list[Obj]:
     """Pods of one LeaderWorkerSet group as LWS's webhook writes them for exclusive placement."""
-    affinity = {
-        "podAffinity": {
-            "requiredDuringSchedulingIgnoredDuringExecution": [
-                term(key, {"matchExpressions": [{"key": GROUP_KEY, "operator": "In", "values": [group]}]})
-            ]
-        },
-        **anti(
-            term(
-                key,
-                {
-                    "matchExpressions": [
-                        {"key": GROUP_KEY, "operator": "Exists"},
-                        {"key": GROUP_KEY, "operator": "NotIn", "values": [group]},
-                    ]
-                },
-            )
-        ),
-    }
+    affinity = exclusive_affinity(group, key)
     out = []
     for i in range(n):
         labels = {
