@@ -15,6 +15,13 @@ DEMO = Path(__file__).resolve().parents[3] / "controller" / "placer" / "demo"
 
 Obj = dict[str, Any]
 
+SEED_LAYOUT = {
+    "spine-0": {"block-0": ["node-0", "node-1", "node-2"], "block-1": ["node-3", "node-4"]},
+    "spine-1": {"block-2": ["node-5", "node-6"], "block-3": ["node-7", "node-8"]},
+    "spine-2": {"block-4": ["node-9", "node-10", "node-11"]},
+}
+"""The seed's 12-node cluster: spine -> block -> node names."""
+
 
 def demo_objects(name: str) -> list[Obj]:
     return [loc.obj for loc in load_objects(str(DEMO / f"{name}.yaml"))]

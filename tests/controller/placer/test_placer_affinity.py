@@ -6,16 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from placer_objects import attempt, cnt, koord_gang, pod, run, spine_block_nodes, volcano_gang
+from placer_objects import SEED_LAYOUT, attempt, cnt, koord_gang, pod, run, spine_block_nodes, volcano_gang
 
 from controller.placer.engine import Code
 from translations.lws import exclusive_affinity
 
-SEED = {
-    "spine-0": {"block-0": ["node-0", "node-1", "node-2"], "block-1": ["node-3", "node-4"]},
-    "spine-1": {"block-2": ["node-5", "node-6"], "block-3": ["node-7", "node-8"]},
-    "spine-2": {"block-4": ["node-9", "node-10", "node-11"]},
-}
+SEED = SEED_LAYOUT
 BLOCK_OF = {n: b for s in SEED.values() for b, ns in s.items() for n in ns}
 HOST = "kubernetes.io/hostname"
 BLOCK = "network.topology.nvidia.com/block"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 from placer_objects import (
+    SEED_LAYOUT,
     attempt,
     cnt,
     demo_objects,
@@ -23,11 +24,7 @@ from controller.placer.scenario import load_scenario, prepare
 from controller.placer.timeout import backoff, expired, expiry
 from translations.gangs import KOORDINATOR_DEFAULT_WAITING_SECONDS, Gang
 
-SEED = {
-    "spine-0": {"block-0": ["node-0", "node-1", "node-2"], "block-1": ["node-3", "node-4"]},
-    "spine-1": {"block-2": ["node-5", "node-6"], "block-3": ["node-7", "node-8"]},
-    "spine-2": {"block-4": ["node-9", "node-10", "node-11"]},
-}
+SEED = SEED_LAYOUT
 REASON = (
     "no candidate topology nodes can accommodate job, desiredOfferSlot: 4, "
     "topology topologyNode SpineLayer/spine-0: 3;topology topologyNode SpineLayer/spine-1: 3;"
