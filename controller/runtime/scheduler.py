@@ -118,7 +118,7 @@ class GangScheduler:
         self._wake = asyncio.Event()
         self.cache = ClusterCache(on_change=self._wake.set)
         self.views = ViewBuilder(self.cache)
-        self.status = StatusWriter(self.status_kube, self.cache)
+        self.status = StatusWriter(self.status_kube, self.cache, recorder=self.recorder)
         self.binder = Binder(
             self.kube,
             self.cache,
@@ -177,6 +177,7 @@ class GangScheduler:
                 self._wake.clear()
                 started = time.monotonic()
                 await self.run_cycle()
+                await self.status.reconcile_pod_groups(self.config.scheduler_names)
                 took = time.monotonic() - started
                 # A busy cluster wakes us constantly: cycles may use at most a third of the time,
                 # leaving the event loop (and, on a small machine, the API server) room to bind.
@@ -334,7 +335,9 @@ class GangScheduler:
         out: BindOutcome = await self.binder.bind_gang(
             gang.key, placement, min_member=gang.min_member, already_bound=already
         )
-        if out.result != "complete":
+        if out.result != "complete" or out.failed or out.unfinished:
+            # Members that could not be bound wait before the next try, even when the gang
+            # holds minMember without them (else a refused extra member is retried hot).
             failures = self._backoff.get(gang.key, (0.0, 0))[1] + 1
             self._backoff[gang.key] = (time.monotonic() + min(60.0, 0.5 * 2 ** (failures - 1)), failures)
         else:

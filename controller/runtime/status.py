@@ -1,6 +1,14 @@
 """What the scheduler tells users: pods' `PodScheduled=False` condition (reason and the
 engine's message), `status.nominatedNodeName`, and the Volcano PodGroup's phase and conditions.
 
+A PodGroup's phase is derived from what is bound now, never remembered from the last decision
+(`pod_group_phase`): `Running` at or above minMember, `Unknown` (Volcano's word for a gang
+partly running) when some but fewer are bound, `Pending` when none are. Scheduling outcomes
+write their condition and message, but never a phase that contradicts the count; and
+`reconcile_pod_groups` corrects a phase the cluster has since made false (members preempted
+or deleted, minMember raised or lowered). A gang that was Running and drops below minMember
+also gets a `Warning` Event `GangBelowMinMember`.
+
 Writes happen only when the text changes (compared with what the cache shows), so a gang
 that stays unschedulable costs no API calls cycle after cycle. Status goes through its own
 client with its own request budget (kube-scheduler keeps events apart from binds the same
@@ -9,6 +17,7 @@ way), so a flood of status updates never slows binding.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
@@ -16,8 +25,10 @@ import structlog
 
 from controller.errors import ControllerError, NotFoundError
 from controller.kube import JsonDict, Kube
+from controller.reporting import EventRecorder
 from controller.resources import VOLCANO_PODGROUPS
 from controller.runtime.cache import ClusterCache
+from translations import volcano
 from translations.gangs import Gang
 
 log = structlog.get_logger(__name__)
@@ -27,15 +38,35 @@ UNSCHEDULABLE = "Unschedulable"
 _MESSAGE_LIMIT = 4096
 
 
+BELOW_MIN_MEMBER = "BelowMinMember"
+TRANSITION_PREFIX = "topobridge-"
+"""Conditions topobridge writes carry transitionID `topobridge-<n>`: how any replica knows a
+PodGroup's status is its own to keep true."""
+
+
 def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def pod_group_phase(bound: int, min_member: int) -> str:
+    """The Volcano PodGroup phase that `bound` live bound members make true."""
+    if bound and bound >= min_member:
+        return "Running"
+    return "Unknown" if bound else "Pending"
+
+
+def below_min_member_message(key: str, bound: int, min_member: int) -> str:
+    return f"gang {key}: {bound} of minMember {min_member} pods bound"
+
+
 class StatusWriter:
-    def __init__(self, kube: Kube, cache: ClusterCache) -> None:
+    def __init__(self, kube: Kube, cache: ClusterCache, *, recorder: EventRecorder | None = None) -> None:
         self.kube = kube
         self.cache = cache
-        self._pg_written: dict[str, tuple[str, str, str]] = {}
+        self.recorder = recorder
+        self._pg_written: dict[str, tuple[str, str, str, str]] = {}
+        """PodGroup key -> (uid, phase, condition, message) last written: fresher than the cache."""
+        self._reconciled_at = -1
 
     async def pods_unschedulable(self, gang: Gang, message: str, *, reason: str = UNSCHEDULABLE) -> int:
         """PodScheduled=False on every pending member whose condition says something else."""
@@ -96,15 +127,93 @@ class StatusWriter:
         self, gang: Gang, *, phase: str, condition: str, ok: bool, reason: str, message: str
     ) -> None:
         """Phase and one condition on the gang's Volcano PodGroup (other dialects have no
-        conditions to write); skipped when nothing changed."""
+        conditions to write); skipped when nothing changed, and when the outcome would contradict
+        what is bound: a gang at or above minMember stays Running while extra members wait (their
+        pods carry the verdict)."""
         if gang.source != "volcano":
             return
         pg = self.cache.volcano_pgs.items.get(gang.key)
         if pg is None:
             return
+        if phase != "Running" and pod_group_phase(len(gang.bound), gang.min_member) == "Running":
+            return
+        await self._write_pod_group(
+            pg, phase=phase, condition=condition, ok=ok, reason=reason, message=message
+        )
+
+    async def reconcile_pod_groups(self, scheduler_names: Iterable[str]) -> int:
+        """Correct every served Volcano PodGroup whose phase the bound count no longer supports
+        (module doc); returns how many were written. Gangs with a binding in flight are left to
+        their bind job. Cheap when nothing changed since the last call."""
+        if self._reconciled_at == self.cache.generation:
+            return 0
+        self._reconciled_at = self.cache.generation
+        names = set(scheduler_names)
+        served: set[str] = set()
+        bound: Counter[str] = Counter()
+        in_flight: set[str] = set()
+        for key, pod in self.cache.pods.items.items():
+            group = (pod.metadata.annotations or {}).get(volcano.GROUP_NAME_ANNOTATION)
+            if group is None or (pod.spec.scheduler_name or "default-scheduler") not in names:
+                continue
+            gang = f"{pod.namespace}/{group}"
+            served.add(gang)
+            if key in self.cache.assumed:
+                in_flight.add(gang)
+            elif pod.spec.node_name and not pod.terminal and not pod.metadata.deletion_timestamp:
+                bound[gang] += 1
+        # A PodGroup whose members are all gone is still ours if we wrote its status.
+        served |= {
+            key
+            for key, pg in self.cache.volcano_pgs.items.items()
+            if pg.status is not None
+            and any((c.transition_id or "").startswith(TRANSITION_PREFIX) for c in pg.status.conditions or [])
+        }
+        writes = 0
+        for gang in sorted(served - in_flight):
+            pg = self.cache.volcano_pgs.items.get(gang)
+            if pg is None:
+                continue
+            min_member = (pg.spec.min_member or 0) if pg.spec is not None else 0
+            written = self._pg_written.get(gang)
+            if written is not None and written[0] == pg.metadata.uid:
+                current: str | None = written[1]
+            else:
+                current = pg.status.phase if pg.status is not None else None
+            derived = pod_group_phase(bound[gang], min_member)
+            if derived == current or (derived == "Pending" and current in (None, "Pending", "Inqueue")):
+                continue
+            if derived == "Running":
+                await self._write_pod_group(
+                    pg,
+                    phase=derived,
+                    condition="Scheduled",
+                    ok=True,
+                    reason="Scheduled",
+                    message=f"{bound[gang]} pods bound",
+                )
+            else:
+                message = below_min_member_message(gang, bound[gang], min_member)
+                await self._write_pod_group(
+                    pg,
+                    phase=derived,
+                    condition="Unschedulable",
+                    ok=False,
+                    reason=BELOW_MIN_MEMBER,
+                    message=message,
+                )
+                if current == "Running" and self.recorder is not None:
+                    await self.recorder.event(pg.to_dict(), "Warning", "GangBelowMinMember", message)
+            writes += 1
+        return writes
+
+    async def _write_pod_group(
+        self, pg: volcano.PodGroup, *, phase: str, condition: str, ok: bool, reason: str, message: str
+    ) -> None:
+        key = f"{pg.namespace}/{pg.name}"
         message = message[:_MESSAGE_LIMIT]
-        sig = (phase, condition, message)
-        if self._pg_written.get(gang.key) == sig:
+        sig = (pg.metadata.uid or "", phase, condition, message)
+        if self._pg_written.get(key) == sig:
             return
         status = pg.status
         if (
@@ -112,7 +221,7 @@ class StatusWriter:
             and status.phase == phase
             and any(c.type == condition and c.message == message for c in status.conditions or [])
         ):
-            self._pg_written[gang.key] = sig
+            self._pg_written[key] = sig
             return
         others = [
             c.to_dict()
@@ -125,7 +234,7 @@ class StatusWriter:
             "reason": reason,
             "message": message,
             "lastTransitionTime": _now(),
-            "transitionID": f"topobridge-{self.cache.generation}",
+            "transitionID": f"{TRANSITION_PREFIX}{self.cache.generation}",
         }
         try:
             # No status subresource on Volcano's PodGroup: status is written through the object.
@@ -135,8 +244,8 @@ class StatusWriter:
                 {"status": {"phase": phase, "conditions": [*others, cond]}},
                 namespace=pg.namespace,
             )
-            self._pg_written[gang.key] = sig
+            self._pg_written[key] = sig
         except NotFoundError:
             pass
         except ControllerError as exc:
-            log.info("status.podgroup_patch_failed", gang=gang.key, error=str(exc))
+            log.info("status.podgroup_patch_failed", gang=key, error=str(exc))
