@@ -107,11 +107,11 @@ def topobridge_argv(
     lease_name: str,
     schedulers: Sequence[str],
     extra: Sequence[str] = (),
+    entry: Sequence[str] = ("-m", "topobridge.cli"),
 ) -> list[str]:
     argv = [
         sys.executable,
-        "-m",
-        "topobridge.cli",
+        *entry,
         "--log-format=json",
         "run",
         f"--kubeconfig={kubeconfig}",
@@ -142,11 +142,15 @@ async def start(
     identity: str | None = None,
     register: bool = True,
     wait_leading: bool = True,
+    entry: Sequence[str] = ("-m", "topobridge.cli"),
+    env: dict[str, str] | None = None,
 ) -> TopobridgeState:
     """Start topobridge against `kubeconfig` and register its webhooks (see the module doc).
 
     Replicas of one controller share `lease_name`; a standby is started with
-    `wait_leading=False` (it serves its webhook at once and leads only when the lease frees)."""
+    `wait_leading=False` (it serves its webhook at once and leads only when the lease frees).
+    `entry` replaces `-m topobridge.cli` (a wrapper that runs it, e.g. with faults injected),
+    `env` adds variables to the process's environment."""
     work_dir.mkdir(parents=True, exist_ok=True)
     made = generate_self_signed(["127.0.0.1", "localhost"])
     cert, key = made.write(work_dir)
@@ -164,8 +168,9 @@ async def start(
         identity=identity or f"{lease}-{suffix}",
         schedulers=schedulers,
         extra=extra_args,
+        entry=entry,
     )
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
     with open(log_file, "ab") as out:
         popen = subprocess.Popen(
             argv,

@@ -167,6 +167,8 @@ class InvariantWatcher:
         self.holders: list[tuple[int, str]] = []
         """(resourceVersion, holderIdentity) of every Lease version seen, oldest first."""
         self.counts: Counter[str] = Counter()
+        self.placed: set[str] = set()
+        """Gangs seen with at least minMember members bound."""
         self.synced = asyncio.Event()
         self._first_node: dict[str, str] = {}
         self._partial_since: dict[str, float] = {}
@@ -335,6 +337,8 @@ class InvariantWatcher:
         gang = self.gangs().get(gang_key)
         bound = 0 if gang is None else sum(1 for m in gang.pods if m.node_name and _live(self._raw(m.key)))
         minimum = 0 if gang is None else gang.min_member
+        if bound and bound >= minimum:
+            self.placed.add(gang_key)
         if bound == 0 or bound >= minimum:
             self._partial_since.pop(gang_key, None)
             self._reported_partial.discard(gang_key)
@@ -516,6 +520,11 @@ class InvariantWatcher:
     def _violate(self, kind: str, subject: str, detail: str) -> None:
         self.violations.append(Violation(kind, subject, detail))
         self.counts[f"violation:{kind}"] += 1
+
+    @property
+    def partial(self) -> dict[str, float]:
+        """Gangs whose partial-gang clock runs: key -> when it started (time.monotonic)."""
+        return dict(self._partial_since)
 
     def report(self) -> str:
         return "\n".join(str(v) for v in self.violations) or "no violations"
