@@ -1,5 +1,7 @@
 """Leader election with real processes: two `topobridge run` replicas, exactly one schedules;
-SIGKILL the leader mid-run and the other takes over within 20 s, and no pod is bound twice."""
+SIGKILL the leader mid-run and the other takes over within the bound the lease sets
+(`takeover_bound`), and the invariant watcher, reading every binding's author from the API
+server, sees each pod bound once, by the replica that held the Lease at that point."""
 
 from __future__ import annotations
 
@@ -8,16 +10,21 @@ import json
 import os
 import sys
 import time
-from collections import defaultdict
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
-from controller_helpers import create_node, delete_nodes, eventually, running
+from controller_helpers import create_node, delete_nodes, eventually
 
-from controller.informer import FuncHandler, Informer
 from controller.kube import JsonDict, Kube
+from controller.leaderelection import LeaderElectionConfig
 from controller.resources import LEASES, PODS, VOLCANO_PODGROUPS
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "invariants"))
+from leadership import takeover_bound
+from rawclient import Endpoint
+from watcher import InvariantWatcher, start
 
 pytestmark = pytest.mark.integration
 
@@ -111,77 +118,77 @@ async def test_one_leader_schedules_and_a_killed_leader_is_replaced(
 ) -> None:
     for n in NODES:
         await create_node(tkube, n, cpu="8")
-    node_history: dict[str, list[str | None]] = defaultdict(list)
-    watcher = Informer(tkube, PODS, namespace=namespace, resync_period=None)
-    watcher.add_handler(
-        FuncHandler(
-            lambda o: node_history[o["metadata"]["name"]].append(o["spec"].get("nodeName")), on_resync=False
-        )
+    lease = LeaderElectionConfig(lease_name=LEASE, lease_namespace=namespace)  # the flags' defaults
+    endpoint = Endpoint(control_plane.server, control_plane.token, control_plane.ca_file)
+    # Partial gangs are judged after the bind retry deadline (30 s) plus a takeover.
+    watcher = InvariantWatcher(
+        endpoint, settle=30.0 + takeover_bound(lease), lease=(namespace, LEASE), namespaces={namespace}
     )
     logs = {name: tmp_path / f"{name}.log" for name in ("replica-a", "replica-b")}
     procs: dict[str, Any] = {}
+    watching = await start(watcher)
     try:
-        async with running(watcher.run(), "pod-history"):
-            procs["replica-a"] = await start_replica(
-                control_plane, namespace, "replica-a", controller_user, logs["replica-a"]
-            )
-            await eventually(
-                lambda: _is(holder(tkube, namespace), "replica-a"), timeout=30, what="replica-a to lead"
-            )
-            procs["replica-b"] = await start_replica(
-                control_plane, namespace, "replica-b", controller_user, logs["replica-b"]
-            )
-            await asyncio.sleep(3)  # b is up and contending
+        procs["replica-a"] = await start_replica(
+            control_plane, namespace, "replica-a", controller_user, logs["replica-a"]
+        )
+        await eventually(
+            lambda: _is(holder(tkube, namespace), "replica-a"), timeout=30, what="replica-a to lead"
+        )
+        procs["replica-b"] = await start_replica(
+            control_plane, namespace, "replica-b", controller_user, logs["replica-b"]
+        )
+        await asyncio.sleep(3)  # b is up and contending
 
-            for g in range(5):
-                await create_gang(tkube, namespace, f"first-{g}", 4)
-            await eventually(
-                lambda: all_bound(tkube, namespace, 20), timeout=30, what="the first gangs bound"
-            )
+        for g in range(5):
+            await create_gang(tkube, namespace, f"first-{g}", 4)
+        await eventually(lambda: all_bound(tkube, namespace, 20), timeout=30, what="the first gangs bound")
 
-            # Kill the leader without warning, right after handing it new work.
-            for g in range(5):
-                await create_gang(tkube, namespace, f"second-{g}", 4)
-            procs["replica-a"].kill()
-            killed_at = time.monotonic()
-            await procs["replica-a"].wait()
-            await eventually(
-                lambda: _is(holder(tkube, namespace), "replica-b"),
-                timeout=25,
-                interval=0.2,
-                what="replica-b to take the lease",
-            )
-            takeover = time.monotonic() - killed_at
-            await eventually(lambda: all_bound(tkube, namespace, 40), timeout=40, what="every gang bound")
+        # Kill the leader without warning, right after handing it new work.
+        for g in range(5):
+            await create_gang(tkube, namespace, f"second-{g}", 4)
+        procs["replica-a"].kill()
+        killed_at = time.monotonic()
+        await procs["replica-a"].wait()
+        await eventually(
+            lambda: _is(holder(tkube, namespace), "replica-b"),
+            timeout=2 * takeover_bound(lease),
+            interval=0.2,
+            what="replica-b to take the lease",
+        )
+        takeover = time.monotonic() - killed_at
+        await eventually(lambda: all_bound(tkube, namespace, 40), timeout=60, what="every gang bound")
+        await asyncio.sleep(1)  # the watcher's stream catches up with the last bindings
     finally:
         for p in procs.values():
             if p.returncode is None:
                 p.kill()
                 await p.wait()
+        watching.cancel()
+        await asyncio.gather(watching, return_exceptions=True)
         await delete_nodes(tkube, NODES)
 
-    assert takeover <= 20.0, f"takeover took {takeover:.1f}s"
+    bound = takeover_bound(lease)
+    print(f"\nleader failover: takeover {takeover:.1f}s after SIGKILL (bound {bound:.1f}s)")
+    assert takeover <= bound, f"takeover took {takeover:.1f}s, more than {bound:.1f}s"
     events = {name: log_events(path) for name, path in logs.items()}
     led = {name: any(e.get("event") == "controller.leading" for e in evs) for name, evs in events.items()}
     assert led == {"replica-a": True, "replica-b": True}
-    # While both ran, only the leader scheduled: b bound nothing before a died.
-    b_binds_before = [
-        e
-        for e in events["replica-b"]
-        if e.get("event", "").startswith("bind.gang_")
-        and e.get("gang", "").split("/")[-1].startswith("first-")
-    ]
-    assert not b_binds_before, "the standby replica bound pods while the leader was alive"
-    a_first = {e["gang"] for e in events["replica-a"] if e.get("event") == "bind.gang_complete"}
-    assert {f"{namespace}/first-{g}" for g in range(5)} <= a_first
-    # No pod bound twice: once a pod has a node it never changes, and every pod has one.
-    for pod, history in node_history.items():
-        seen = [n for n in history if n]
-        assert seen and len(set(seen)) == 1, f"{pod} nodes over time: {history}"
-    # Every gang whole, on one side or split across the failover but never half-bound.
-    pods = (await tkube.list(PODS, namespace=namespace)).items
-    assert len(pods) == 40 and all(p["spec"].get("nodeName") for p in pods)
-    print(f"\nleader failover: takeover {takeover:.1f}s after SIGKILL")
+    # From the API server's side: every binding has an author (topobridge.io/bound-by, written
+    # by the binding itself), and the author held the Lease at that resourceVersion.
+    assert not watcher.violations, watcher.report()
+    pods = {
+        f"{namespace}/{p['metadata']['name']}" for p in (await tkube.list(PODS, namespace=namespace)).items
+    }
+    per_pod = Counter(b.pod for b in watcher.bindings)
+    assert set(per_pod) == pods and set(per_pod.values()) == {1}, per_pod
+    assert all(b.author is not None and b.author == b.holder for b in watcher.bindings), watcher.bindings
+    by_author = Counter((b.pod.split("/")[1].split("-")[0], b.author) for b in watcher.bindings)
+    # While both ran only the leader bound; once it died, only its successor did.
+    assert by_author[("first", "replica-a")] == 20 and by_author[("first", "replica-b")] == 0, by_author
+    last_a = max((b.resource_version for b in watcher.bindings if b.author == "replica-a"), default=0)
+    takeover_rv = next(rv for rv, who in watcher.holders if who == "replica-b")
+    assert last_a < takeover_rv, "replica-a bound a pod after replica-b took the Lease"
+    assert sum(1 for b in watcher.bindings if b.author == "replica-b") >= 1, by_author
 
 
 async def _is(value: Any, want: str) -> bool:
