@@ -198,6 +198,7 @@ async def test_preempting_equal_priority_or_past_an_exhausted_budget_needlessly_
         # Each node is full with one low-priority pod; only `guarded` has a budget, and it is
         # exhausted (minAvailable 1 of 1 ready pod).
         for name, node in (("guarded", nodes[0]), ("free", nodes[1])):
+            await admin.create(VOLCANO_PODGROUPS, pod_group(name, namespace, 1))
             await admin.create(PODS, pod(name, namespace, group=name, cpu="1", priorityClassName=low))
             await admin.bind(namespace=namespace, pod=name, node=node)
         await admin.create(
@@ -233,7 +234,7 @@ async def test_preempting_equal_priority_or_past_an_exhausted_budget_needlessly_
             await admin.patch_pod_status(namespace=namespace, pod=victim, patch={"conditions": [condition]})
 
         await mark("guarded", "urgent")  # `free` has no budget: evicting it was the plan to choose
-        budget = await reported(watcher, "pdb-needlessly-violated", f"{namespace}/guarded")
+        budget = await reported(watcher, "pdb-needlessly-violated", f"{namespace}/urgent")
         await mark("free", "peer")
         inversion = await reported(watcher, "priority-inversion", f"{namespace}/free")
     finally:
@@ -241,7 +242,9 @@ async def test_preempting_equal_priority_or_past_an_exhausted_budget_needlessly_
         for name in (low, high):
             with contextlib.suppress(NotFoundError):
                 await admin.delete(PRIORITY_CLASSES, name)
-    assert f"exhausted budget(s) ['{namespace}/guard']" in budget.detail, budget
+    assert f"victims ['{namespace}/guarded'] break budget(s) {{'{namespace}/guard': 1}}" in budget.detail, (
+        budget
+    )
     assert f"priority 100 preempted for gang {namespace}/peer of priority 100" in inversion.detail
     assert len(watcher.violations) == 2, watcher.report()
 

@@ -28,11 +28,10 @@ own copy of them, and records a `Violation` the moment one of these is seen:
     a pod marked for preemption by topobridge (`DisruptionTarget`, reason
     `PreemptionByScheduler`) whose priority is >= its preemptor gang's.
 `pdb-needlessly-violated`
-    a preemption victim covered by a PodDisruptionBudget that allowed no (further) disruption,
-    when evicting only pods whose budgets allowed it would have made room for the preemptor's
-    pending pods in one allowed domain. The alternative is found by first-fit-decreasing on the
-    nodes' free room (cpu, memory, pods); it can miss an alternative but never invents one, so a
-    report is always real (meant for the small clusters of the tests).
+    a preemption plan (the victims marked for one preemptor within `ROUND_SECONDS`) that broke
+    a PodDisruptionBudget when evicting only whole lower-priority gangs that broke none would
+    have made room for the preemptor (`budgets.py`: conservative, so a report is always real;
+    meant for the small clusters of the tests).
 
 The watcher shares no code with topobridge's controller (it imports nothing from
 `controller/`): gang membership, minMember, priorities and the topology tree come from
@@ -49,11 +48,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from budgets import Allowance, allowances, alternative_exists, plan_violations
 from rawclient import ApiServer, Endpoint, Obj
 
 from translations import koordinator as koord
 from translations import schedplugins, volcano
-from translations.core import Node, Pod, PodDisruptionBudget, PriorityClass, effective_requests
+from translations.core import Node, Pod, PodDisruptionBudget, PriorityClass
 from translations.gangs import Gang, PodGroups, discover_gangs
 from translations.topology import TopologyTree, from_cluster_network_topology, from_hypernodes
 
@@ -98,6 +98,19 @@ class Violation:
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.subject}: {self.detail}"
+
+
+ROUND_SECONDS = 5.0
+"""Victims marked for one preemptor this close together belong to one preemption plan."""
+
+
+@dataclass
+class _Plan:
+    opened: float
+    budgets: list[Allowance]
+    alternative: bool
+    victims: list[Pod] = field(default_factory=list)
+    reported: bool = False
 
 
 @dataclass(frozen=True)
@@ -174,6 +187,7 @@ class InvariantWatcher:
         self._partial_since: dict[str, float] = {}
         self._reported_partial: set[str] = set()
         self._judged_victims: set[str] = set()
+        self._plans: dict[str, _Plan] = {}
         self._gangs: dict[str, Gang] | None = None
         self._gang_of: dict[str, str] = {}
         self._tree: TopologyTree | None = None
@@ -393,83 +407,40 @@ class InvariantWatcher:
         self._check_budget(key, pod, gang)
 
     def _check_budget(self, key: str, pod: Obj, preemptor: Gang) -> None:
-        labels = pod["metadata"].get("labels") or {}
-        exhausted = [
-            name
-            for name, pdb in self._budgets(pod["metadata"].get("namespace", "")).items()
-            if pdb.spec.selector is not None
-            and pdb.spec.selector.matches(labels)
-            and (pdb.status is None or (pdb.status.disruptions_allowed or 0) <= 0)
-        ]
-        if not exhausted:
-            return
-        if self._fits_without_exhausted_budgets(preemptor):
+        """Victims marked for one preemptor within `ROUND_SECONDS` of the first are one plan;
+        the budgets and the alternative are judged as they stood at its first mark."""
+        now = time.monotonic()
+        plan = self._plans.get(preemptor.key)
+        if plan is None or now - plan.opened > ROUND_SECONDS:
+            pods = self._parsed_pods()
+            allowed = allowances(self._parsed("pdbs", PodDisruptionBudget), pods)
+            nodes = {n.name: n for n in self._parsed("nodes", Node)}
+            alternative = alternative_exists(
+                preemptor, gangs=self.gangs(), pods=pods, nodes=nodes, budgets=allowed, tree=self.tree()
+            )
+            plan = _Plan(now, allowed, alternative)
+            self._plans[preemptor.key] = plan
+        with contextlib.suppress(Exception):
+            plan.victims.append(Pod.parse(pod))
+        broken = plan_violations(plan.victims, plan.budgets)
+        if broken and plan.alternative and not plan.reported:
+            plan.reported = True
             self._violate(
                 "pdb-needlessly-violated",
-                key,
-                f"preempted for gang {preemptor.key} under exhausted budget(s) {exhausted}, "
-                "while evicting only pods whose budgets allowed it made room",
+                preemptor.key,
+                f"victims {[v.key for v in plan.victims]} break budget(s) {broken}, while evicting only "
+                "whole lower-priority gangs that break no budget made room",
             )
 
-    # --- the small PDB oracle ---------------------------------------------------------------
-
-    def _budgets(self, namespace: str) -> dict[str, PodDisruptionBudget]:
-        out = {}
-        for key, raw in self.store["pdbs"].items():
-            if key.startswith(f"{namespace}/"):
-                with contextlib.suppress(Exception):
-                    out[key] = PodDisruptionBudget.parse(raw)
+    def _parsed(self, kind: str, model: Any) -> list[Any]:
+        out = []
+        for raw in self.store[kind].values():
+            with contextlib.suppress(Exception):
+                out.append(model.parse(raw))
         return out
 
-    def _fits_without_exhausted_budgets(self, gang: Gang) -> bool:
-        """Whether gang's pending pods fit into one allowed domain once every lower-priority pod
-        that no exhausted budget protects is gone (first-fit decreasing: it may miss a fit)."""
-        tree = self.tree()
-        nodes = {k: Node.parse(n) for k, n in self.store["nodes"].items()}
-        free = {name: dict(node.allocatable()) for name, node in nodes.items()}
-        for raw in self.store["pods"].values():
-            node_name = (raw.get("spec") or {}).get("nodeName")
-            if not node_name or node_name not in free or not _live(raw):
-                continue
-            pod = Pod.parse(raw)
-            protected = any(
-                pdb.spec.selector is not None
-                and pdb.spec.selector.matches(pod.metadata.labels or {})
-                and (pdb.status is None or (pdb.status.disruptions_allowed or 0) <= 0)
-                for pdb in self._budgets(pod.namespace).values()
-            )
-            removable = int(pod.spec.priority or 0) < gang.priority and not protected
-            marked = any(
-                c.type == "DisruptionTarget" for c in (pod.status.conditions if pod.status else None) or []
-            )
-            if removable and not marked:
-                continue  # counted as evicted in the alternative plan
-            if marked and not protected:
-                continue
-            for res, value in {**effective_requests(pod.spec), "pods": 1}.items():
-                free[node_name][res] = free[node_name].get(res, 0) - value
-        demands = sorted(
-            ({**m.requests} for m in gang.pending), key=lambda r: (-r.get("cpu", 0), -r.get("memory", 0))
-        )
-        tier = gang.constraint.highest_tier if gang.constraint is not None and gang.constraint.binds else None
-        domains: list[list[str]] = (
-            [list(tree.nodes_under(d)) for d in tree.domains_at_tier(tier)] if tier else [list(free)]
-        )
-        anchors = {m.node_name for m in gang.bound}
-        domains = [d for d in domains if anchors <= set(d)]  # bound members fix the domain
-        for domain in domains:
-            room = {n: dict(free[n]) for n in domain if n in free}
-            placed = 0
-            for demand in demands:
-                for r in room.values():
-                    if all(r.get(k, 0) >= v for k, v in demand.items()):
-                        for k, v in demand.items():
-                            r[k] = r.get(k, 0) - v
-                        placed += 1
-                        break
-            if placed == len(demands):
-                return True
-        return False
+    def _parsed_pods(self) -> list[Pod]:
+        return self._parsed("pods", Pod)
 
     # --- derived views ----------------------------------------------------------------------
 
@@ -495,12 +466,8 @@ class InvariantWatcher:
                 koordinator=[koord.SigsPodGroup.parse(o) for o in self.store["sigs"].values()],
                 scheduler_plugins=[schedplugins.XPodGroup.parse(o) for o in self.store["x"].values()],
             )
-            pods = []
-            for raw in self.store["pods"].values():
-                with contextlib.suppress(Exception):
-                    pods.append(Pod.parse(raw))
             found = discover_gangs(
-                pods,
+                self._parsed_pods(),
                 podgroups=groups,
                 priority_classes=[PriorityClass.parse(c) for c in self.store["priorityclasses"].values()],
                 tree=tree,
