@@ -177,7 +177,7 @@ class GangScheduler:
                 self._wake.clear()
                 started = time.monotonic()
                 await self.run_cycle()
-                await self.status.reconcile_pod_groups(self.config.scheduler_names)
+                await self.status.reconcile_pod_groups(self.names())
                 took = time.monotonic() - started
                 # A busy cluster wakes us constantly: cycles may use at most a third of the time,
                 # leaving the event loop (and, on a small machine, the API server) room to bind.
