@@ -76,6 +76,19 @@ async def create_node(kube: Kube, name: str, **kw: Any) -> JsonDict:
     return await kube.merge_patch(NODES, name, {"spec": {"taints": None}}) or created
 
 
+def hypernode(name: str, members: list[str], *, tier: int = 1, member_type: str = "Node") -> JsonDict:
+    """A Volcano HyperNode of tier `tier` whose members are the named nodes (or HyperNodes)."""
+    return {
+        "apiVersion": "topology.volcano.sh/v1alpha1",
+        "kind": "HyperNode",
+        "metadata": {"name": name},
+        "spec": {
+            "tier": tier,
+            "members": [{"type": member_type, "selector": {"exactMatch": {"name": m}}} for m in members],
+        },
+    }
+
+
 async def delete_nodes(kube: Kube, names: list[str]) -> None:
     for n in names:
         with contextlib.suppress(NotFoundError):

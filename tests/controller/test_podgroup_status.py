@@ -10,7 +10,15 @@ import contextlib
 from typing import Any
 
 import pytest
-from controller_helpers import Kubelet, controller_replica, create_node, delete_nodes, eventually, running
+from controller_helpers import (
+    Kubelet,
+    controller_replica,
+    create_node,
+    delete_nodes,
+    eventually,
+    hypernode,
+    running,
+)
 
 from controller.errors import NotFoundError
 from controller.kube import JsonDict, Kube
@@ -185,18 +193,6 @@ async def test_a_gang_at_min_member_stays_running_while_an_extra_member_cannot_f
             assert "Unschedulable" not in conditions, conditions
     finally:
         await delete_nodes(tkube, nodes)
-
-
-def hypernode(name: str, nodes: list[str]) -> JsonDict:
-    return {
-        "apiVersion": "topology.volcano.sh/v1alpha1",
-        "kind": "HyperNode",
-        "metadata": {"name": name},
-        "spec": {
-            "tier": 1,
-            "members": [{"type": "Node", "selector": {"exactMatch": {"name": n}}} for n in nodes],
-        },
-    }
 
 
 async def test_a_running_gang_that_loses_a_member_reports_it_and_its_replacement_returns_to_the_domain(

@@ -49,7 +49,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "controller"))  # controller_helpers, the restart helper
 
-from controller_helpers import create_node  # noqa: E402
+from controller_helpers import create_node, hypernode  # noqa: E402
 from rawclient import Endpoint  # noqa: E402
 from test_apiserver_restart import restart_apiserver  # noqa: E402
 from watcher import InvariantWatcher, settle_window, start  # noqa: E402
@@ -263,8 +263,8 @@ class ChaosRun:
                 for n in nodes:
                     await create_node(kube, n, cpu="8", memory="32Gi")
                 blocks.append(f"block-{s}-{b}")
-                await kube.create(HYPERNODES, hypernode(f"block-{s}-{b}", 1, "Node", nodes))
-            await kube.create(HYPERNODES, hypernode(f"spine-{s}", 2, "HyperNode", blocks))
+                await kube.create(HYPERNODES, hypernode(f"block-{s}-{b}", nodes))
+            await kube.create(HYPERNODES, hypernode(f"spine-{s}", blocks, tier=2, member_type="HyperNode"))
 
     @staticmethod
     def node_name(s: int, b: int, i: int) -> str:
@@ -571,15 +571,3 @@ class ChaosRun:
 
 def pg_body(api_version: str, name: str, spec: JsonDict) -> JsonDict:
     return {"apiVersion": api_version, "kind": "PodGroup", "metadata": {"name": name}, "spec": spec}
-
-
-def hypernode(name: str, tier: int, member_type: str, members: list[str]) -> JsonDict:
-    return {
-        "apiVersion": "topology.volcano.sh/v1alpha1",
-        "kind": "HyperNode",
-        "metadata": {"name": name},
-        "spec": {
-            "tier": tier,
-            "members": [{"type": member_type, "selector": {"exactMatch": {"name": m}}} for m in members],
-        },
-    }

@@ -24,7 +24,7 @@ async def test_a_short_chaos_run_breaks_no_invariant(control_plane: Any) -> None
         seed=seed,
         duration=75.0,
         max_gangs=8,
-        disrupt_every=15.0,
+        disrupt_every=11.0,
         lease_duration=6.0,
         renew_deadline=4.0,
         retry_period=1.0,
@@ -38,7 +38,5 @@ async def test_a_short_chaos_run_breaks_no_invariant(control_plane: Any) -> None
     assert report.cycles >= 100, report.summary()
     assert report.gangs_placed >= 5, report.summary()
     assert sum(report.faults.values()) >= 5, report.summary()
-    assert (
-        sum(report.actions[k] for k in ("apiserver_stop", "apiserver_restart", "kill_leader", "kill_standby"))
-        >= 3
-    )
+    disruptions = ("apiserver_stop", "apiserver_restart", "kill_leader", "kill_standby")
+    assert all(report.actions[k] >= 1 for k in disruptions), report.summary()

@@ -9,7 +9,7 @@ import secrets
 from typing import Any, ClassVar
 
 import pytest
-from controller_helpers import Kubelet, controller_replica, create_node, delete_nodes, eventually
+from controller_helpers import Kubelet, controller_replica, create_node, delete_nodes, eventually, hypernode
 from watcher import InvariantWatcher
 
 from controller.errors import NotFoundError
@@ -131,18 +131,6 @@ async def test_a_binding_by_a_replica_that_does_not_hold_the_lease_is_reported(
 
 async def _holder(watcher: InvariantWatcher, identity: str) -> bool:
     return bool(watcher.holders and watcher.holders[-1][1] == identity)
-
-
-def hypernode(name: str, nodes: list[str]) -> JsonDict:
-    return {
-        "apiVersion": "topology.volcano.sh/v1alpha1",
-        "kind": "HyperNode",
-        "metadata": {"name": name},
-        "spec": {
-            "tier": 1,
-            "members": [{"type": "Node", "selector": {"exactMatch": {"name": n}}} for n in nodes],
-        },
-    }
 
 
 async def test_members_bound_across_two_domains_of_a_hard_tier_are_reported(
