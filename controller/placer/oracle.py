@@ -1,5 +1,8 @@
 """An exact, brute-force solver for tiny clusters (<= 8 nodes), to check the engine against.
 
+Pod rules: required pod affinity and anti-affinity (matchLabels terms on any node label,
+both directions, members counting like bound pods), checked on every full assignment.
+
 It shares no code with the engine: plain dicts and sets, every allowed place tried, every pod
 assignment tried by backtracking, every victim set enumerated. Slow on purpose and obviously
 right: property tests compare the engine's answers with it.
@@ -39,6 +42,10 @@ class OraclePod:
     node_selector: Mapping[str, str] = field(default_factory=dict)
     tolerations: tuple[tuple[str, str, str, str], ...] = ()
     """(key, operator, value, effect)."""
+    affinity: tuple[tuple[str, frozenset[tuple[str, str]]], ...] = ()
+    """Required pod affinity terms: (topology key, matchLabels), same namespace."""
+    anti_affinity: tuple[tuple[str, frozenset[tuple[str, str]]], ...] = ()
+    """Required pod anti-affinity terms, likewise."""
 
 
 @dataclass(frozen=True)
@@ -102,24 +109,80 @@ def free_after(case: OracleCase, removed: frozenset[str]) -> dict[str, dict[str,
     return free
 
 
-def assignable(case: OracleCase, place: frozenset[str], free: Mapping[str, Mapping[str, int]]) -> bool:
-    """Backtracking: can every pending pod go on a node of `place`?"""
+def _selects(selector: frozenset[tuple[str, str]], pod: OraclePod) -> bool:
+    return all(pod.labels.get(k) == v for k, v in selector)
+
+
+def _same(nodes: Mapping[str, OracleNode], key: str, a: str, b: str) -> bool:
+    """Do nodes a and b share a value of label `key` (both having it)?"""
+    va, vb = nodes[a].labels.get(key), nodes[b].labels.get(key)
+    return va is not None and va == vb
+
+
+def rules_hold(case: OracleCase, assignment: Mapping[str, str], removed: frozenset[str] = frozenset()) -> bool:
+    """Pod (anti-)affinity of a full assignment, with the gang's members counting like bound pods.
+
+    Anti-affinity, both ways: no pod shares a key value with a pod its term (or the other's term)
+    selects. Affinity: when some bound pod matches the term, the carrier shares a value with
+    one; when none does, the carriers and the members the term selects share one value (the
+    gang starts the term, as the first pod of a kind does)."""
+    nodes = {n.name: n for n in case.nodes}
+    gang = {p.key: p for p in case.gang}
+    placed = [(p, assignment[p.key]) for p in case.gang]
+    bound = [(p, p.node) for p in case.bound if p.key not in removed and p.node is not None]
+    everyone = placed + bound
+    for p, at in placed:
+        for key, sel in p.anti_affinity:
+            for q, there in everyone:
+                if q.key != p.key and _selects(sel, q) and _same(nodes, key, at, there):
+                    return False
+        for q, there in everyone:
+            if q.key == p.key:
+                continue
+            for key, sel in q.anti_affinity:
+                if _selects(sel, p) and _same(nodes, key, at, there):
+                    return False
+        for key, sel in p.affinity:
+            existing = [there for q, there in bound if _selects(sel, q)]
+            if existing:
+                if not any(_same(nodes, key, at, there) for there in existing):
+                    return False
+                continue
+            mates = [assignment[q.key] for q in gang.values() if _selects(sel, q) or (key, sel) in q.affinity]
+            if not any(_selects(sel, q) for q in gang.values()):
+                return False
+            if not all(_same(nodes, key, at, m) for m in mates):
+                return False
+    return True
+
+
+def assignable(
+    case: OracleCase,
+    place: frozenset[str],
+    free: Mapping[str, Mapping[str, int]],
+    removed: frozenset[str] = frozenset(),
+) -> bool:
+    """Backtracking: can every pending pod go on a node of `place`, keeping the pod rules?"""
     nodes = {n.name: n for n in case.nodes}
     pods = sorted(case.gang, key=lambda p: -sum(p.req.values()))
     work = {n: dict(free[n]) for n in place}
     options = [[n for n in sorted(place) if allowed(p, nodes[n])] for p in pods]
+    ruled = any(p.affinity or p.anti_affinity for p in (*case.gang, *case.bound))
+    chosen: dict[str, str] = {}
 
     def go(i: int) -> bool:
         if i == len(pods):
-            return True
+            return not ruled or rules_hold(case, chosen, removed)
         p = pods[i]
         for n in options[i]:
             w = work[n]
             if all(w.get(r, 0) >= v for r, v in p.req.items()):
                 for r, v in p.req.items():
                     w[r] = w.get(r, 0) - v
+                chosen[p.key] = n
                 if go(i + 1):
                     return True
+                del chosen[p.key]
                 for r, v in p.req.items():
                     w[r] += v
         return False
@@ -147,7 +210,7 @@ def places(case: OracleCase) -> list[tuple[int, frozenset[str]]]:
 def lowest_place(case: OracleCase, removed: frozenset[str] = frozenset()) -> int | None:
     free = free_after(case, removed)
     for tier, place in places(case):
-        if assignable(case, place, free):
+        if assignable(case, place, free, removed):
             return tier
     return None
 
