@@ -32,7 +32,7 @@ from controller.aiotasks import cancel_and_wait, spawn
 from controller.clock import Clock, MonotonicClock
 from controller.errors import ControllerError, GoneError, TransportError
 from controller.kube import JsonDict, Kube, WatchEvent
-from controller.resources import Resource
+from controller.resources import NODES, PODS, Resource
 
 log = structlog.get_logger(__name__)
 
@@ -114,9 +114,13 @@ class Informer:
         backoff: Backoff = Backoff(),
         clock: Clock | None = None,  # None outside tests
         name: str | None = None,
+        transform: Callable[[JsonDict], JsonDict] | None = None,
     ) -> None:
         self.kube = kube
         self.resource = resource
+        self.transform = transform
+        """Applied to every listed or watched object before it is cached (client-go's
+        SetTransform): drop what no reader needs, so the cache holds lean objects."""
         self.namespace = namespace
         self.label_selector = label_selector
         self.field_selector = field_selector
@@ -220,6 +224,8 @@ class Informer:
             self.resource_version = rv
         if event.type == "BOOKMARK":
             return
+        if self.transform is not None:
+            event = WatchEvent(event.type, self.transform(event.object))
         if event.type == "DELETED":
             self._remove(event.object)
         else:
@@ -240,7 +246,8 @@ class Informer:
             label_selector=self.label_selector,
             field_selector=self.field_selector,
         )
-        self._replace(listed.items)
+        items = listed.items if self.transform is None else [self.transform(o) for o in listed.items]
+        self._replace(items)
         self.resource_version = listed.resource_version
         self.relists += 1
         self.synced.set()
@@ -309,6 +316,19 @@ def _rv(obj: JsonDict) -> str:
     return str((obj.get("metadata") or {}).get("resourceVersion") or "")
 
 
+def drop_managed_fields(obj: JsonDict) -> JsonDict:
+    """The object without `metadata.managedFields`: server-side apply's bookkeeping, often
+    the largest part of a pod or node, which nothing here reads for those kinds."""
+    meta = obj.get("metadata")
+    if isinstance(meta, dict):
+        meta.pop("managedFields", None)
+    return obj
+
+
+LEAN: dict[Resource, Callable[[JsonDict], JsonDict]] = {PODS: drop_managed_fields, NODES: drop_managed_fields}
+"""The shared informers' transform per resource: pods and nodes are the bulk of any cache."""
+
+
 class SharedInformers:
     """One informer per resource for the whole process, run by one root task (`run`).
 
@@ -327,7 +347,13 @@ class SharedInformers:
     def of(self, resource: Resource) -> Informer:
         inf = self._by_resource.get(resource)
         if inf is None:
-            inf = Informer(self.kube, resource, resync_period=self.resync_period, clock=self.clock)
+            inf = Informer(
+                self.kube,
+                resource,
+                resync_period=self.resync_period,
+                clock=self.clock,
+                transform=LEAN.get(resource),
+            )
             self._by_resource[resource] = inf
             self._added.set()
         return inf

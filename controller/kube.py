@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import json
 import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,6 +36,7 @@ from controller import metrics
 from controller.errors import ConfigError, GoneError, NotFoundError, TransportError, api_error
 from controller.resources import PODS, Resource
 from controller.workqueue import BucketRateLimiter
+from translations import jsontext
 
 log = structlog.get_logger(__name__)
 
@@ -131,6 +131,7 @@ class Kube:
             raise ConfigError(f"cannot load the {where}: {exc}") from exc
         conf.connection_pool_maxsize = settings.connection_pool
         api = k8s_client.ApiClient(configuration=conf)
+        _env_lookups_only_for_proxies(api)
         return cls(api=api, settings=settings)
 
     @classmethod
@@ -206,7 +207,7 @@ class Kube:
         if not raw:
             return {}
         try:
-            out: JsonDict = json.loads(raw)
+            out: JsonDict = jsontext.loads(raw)
         except ValueError as exc:
             raise TransportError(f"{method} {path}: response is not JSON: {raw[:200]!r}") from exc
         return out
@@ -330,7 +331,7 @@ class Kube:
                 if not line:
                     continue
                 try:
-                    event = json.loads(line)
+                    event = jsontext.loads(line)
                 except ValueError as exc:
                     raise TransportError(f"WATCH {path}: undecodable event {line[:200]!r}") from exc
                 etype = event.get("type")
@@ -500,6 +501,19 @@ class Kube:
 
     async def set_pod_condition(self, *, namespace: str, pod: str, condition: JsonDict) -> JsonDict:
         return await self.patch_pod_status(namespace=namespace, pod=pod, patch={"conditions": [condition]})
+
+
+PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
+
+
+def _env_lookups_only_for_proxies(api: Any) -> None:
+    """kubernetes_asyncio opens its aiohttp session with `trust_env=True`, so every request
+    looks up ~/.netrc in a worker thread and the proxy variables in another: two thread hops
+    per call, a large share of a binding's CPU. Credentials come from the kubeconfig, never
+    from netrc, so the lookups stay on only when a proxy variable is set (aiohttp reads proxies
+    from the environment only then)."""
+    if not any(os.environ.get(v) for v in PROXY_VARIABLES):
+        api.rest_client.pool_manager._trust_env = False  # no public setter in aiohttp
 
 
 def _qv(value: str | int | bool) -> str:

@@ -16,9 +16,9 @@ import pytest
 
 from controller.clock import FakeClock
 from controller.errors import GoneError, TransportError
-from controller.informer import Backoff, Informer
+from controller.informer import Backoff, Informer, SharedInformers, drop_managed_fields
 from controller.kube import JsonDict, ObjectList, WatchEvent
-from controller.resources import PODS
+from controller.resources import PODS, VOLCANO_PODGROUPS
 
 
 def pod(name: str, rv: int, **labels: str) -> JsonDict:
@@ -191,3 +191,23 @@ async def test_a_failing_handler_does_not_stop_the_watch(bad: str) -> None:
     inf.add_handler(Boom())
     await run_until_done(inf, kube)
     assert set(inf.cache) == {"ns/a", "ns/b"}
+
+
+def with_managed_fields(obj: JsonDict) -> JsonDict:
+    obj["metadata"]["managedFields"] = [{"manager": "kubectl", "operation": "Update", "fieldsV1": {}}]
+    return obj
+
+
+async def test_shared_pod_and_node_informers_cache_lean_objects() -> None:
+    kube = ScriptedKube(
+        lists=[ObjectList([with_managed_fields(pod("a", 10))], "10") for _ in range(2)],
+        watches=[[WatchEvent("MODIFIED", with_managed_fields(pod("a", 11)))]],
+    )
+    shared = SharedInformers(kube, resync_period=None)  # type: ignore[arg-type]
+    pods, groups = shared.of(PODS), shared.of(VOLCANO_PODGROUPS)
+    assert pods.transform is drop_managed_fields and groups.transform is None
+    await run_until_done(pods, kube)
+    cached = pods.cache["ns/a"]
+    assert cached["metadata"]["resourceVersion"] == "11" and "managedFields" not in cached["metadata"]
+    await groups.list_once()  # PodGroups keep theirs: the LWS reconciler reads its field manager
+    assert "managedFields" in groups.cache["ns/a"]["metadata"]
