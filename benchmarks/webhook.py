@@ -7,18 +7,26 @@ logs as in production (JSON at info). The load comes from wrk (C, keep-alive) wi
 64 connections, each sending its next request as soon as the last one is answered (closed
 loop). With two or more cores, the server is pinned to one core and wrk to another. Rounds
 alternate floor and topobridge level by level, so load from elsewhere on the machine falls on
-both alike; every figure is the median over the rounds. Then a paced run (open loop, wrk's
-delay hook, exponential gaps) shows latency at a fixed admission rate.
+both alike; every figure is the median over the rounds (the order within a round alternates
+too). Then a paced run (open loop, wrk's delay hook, exponential gaps) shows latency at a fixed
+admission rate (2,000/s by default). CPU per answer is the server processes' user + system CPU
+over a run divided by the answers it gave.
 
-Goal: at 64 clients, p99 <= 5 ms and <= 1.5x the floor's p99. The figures are printed, never
-asserted. In a closed loop, mean latency is connections / throughput (Little's law), so the
+`--baseline REF` serves topobridge as of a git ref as a third target, "before", in the same
+rounds: before/after from one run. `--workers 1,2` then compares topobridge served by 1 and 2
+processes on one port (`topobridge.workers`, as `topobridge run --webhook-workers` does),
+unpinned, with a 2-thread wrk, at 64 clients: how throughput scales with the cores.
+
+Goals: CPU per answer <= 1.2x the floor's; at 64 clients, p99 <= 1.2x the floor's (and <= 5 ms);
+open loop at 2,000 answers/s, p99 <= 5 ms. The figures are printed, never asserted; the last
+line reads `summary: cpu_ratio_64=<x> p99_ratio_64=<x> open_p99_ms=<x> open_rate=<n>`. In a closed loop, mean latency is connections / throughput (Little's law), so the
 absolute goal needs more than 64 / 5 ms = 12,800 answers a second from the server: the
 ratio to the floor is the figure that says what topobridge itself costs.
 
 Needs wrk (`apt-get install -y wrk`); without it the benchmark says so and exits 2.
 
     .venv/bin/python benchmarks/webhook.py [--seconds 3] [--rounds 5] [--payload lws|lws-invalid|pod]
-        [--rate 500] [--pin auto|off] [--profile FILE]
+        [--rate 2000] [--pin auto|off] [--profile FILE] [--baseline REF] [--workers 1,2]
 """
 
 from __future__ import annotations
@@ -58,7 +66,7 @@ FLOOR_BODY = json.dumps(
     }
 ).encode()
 GOAL_P99_MS = 5.0
-GOAL_RATIO = 1.5
+GOAL_RATIO = 1.2
 
 
 # --- payloads ----------------------------------------------------------------------------------
@@ -168,6 +176,7 @@ def serve(
     workers: int = 1,
     port: int = 0,
     worker: bool = False,
+    root: Path = ROOT,
 ) -> None:
     """Run one server on a loopback port (0: a free one), print `PORT n` and `PIDS ...` once
     every process listens, serve until SIGTERM. With `workers` > 1 (topobridge only), the
@@ -185,24 +194,22 @@ def serve(
             from webhooks.server import ServerSettings, WebhookServer
             from webhooks.state import InMemoryStateSource
 
-            sys.path.insert(0, str(ROOT / "tests" / "webhooks"))
+            sys.path.insert(0, str(root / "tests" / "webhooks"))
             from webhook_corpus import CLUSTER_OBJECTS  # type: ignore[import-not-found]
 
             logs.configure(level="info", json_output=True)
-            from topobridge.workers import WorkerPool
-
+            sharing = (
+                {"reuse_port": True} if worker or workers > 1 else {}
+            )  # a --baseline tree may predate it
             settings = ServerSettings(
-                host="127.0.0.1",
-                port=port,
-                metrics_port=None,
-                cert_file=cert,
-                key_file=key,
-                reuse_port=worker or workers > 1,
+                host="127.0.0.1", port=port, metrics_port=None, cert_file=cert, key_file=key, **sharing
             )
             server = WebhookServer(settings, InMemoryStateSource(CLUSTER_OBJECTS, synced=True))
             await server.start()
             pool_task = None
             if workers > 1:
+                from topobridge.workers import WorkerPool
+
                 argv = [sys.executable, str(Path(__file__).resolve()), "--serve", target, "--worker"]
                 argv += ["--cert", cert, "--key", key, "--port", str(server.port)]
                 pool = WorkerPool(argv, workers - 1)
@@ -265,13 +272,23 @@ class Server:
 
 
 def start_server(
-    target: str, cert: Path, key: Path, tmp: Path, cpus: str | None, profile: str | None, workers: int = 1
+    target: str,
+    cert: Path,
+    key: Path,
+    tmp: Path,
+    cpus: str | None,
+    profile: str | None,
+    workers: int = 1,
+    tree: Path | None = None,
 ) -> Server:
+    """`target` in a process of its own; `tree`: serve topobridge from that source tree instead."""
     cmd = [
         sys.executable,
         str(Path(__file__).resolve()),
         "--serve",
-        target,
+        "topobridge" if tree is not None else target,
+        "--root",
+        str(tree or ROOT),
         "--cert",
         str(cert),
         "--key",
@@ -284,10 +301,7 @@ def start_server(
     if cpus is not None:
         cmd = ["taskset", "-c", cpus, *cmd]
     log = tmp / f"{target}-{workers}.log"
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-    }
+    env = {**os.environ, "PYTHONPATH": str(tree or ROOT)}
     with log.open("w") as err:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True, env=env, cwd=ROOT)
     assert proc.stdout is not None
@@ -418,7 +432,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--rate",
         type=float,
-        default=500.0,
+        default=2000.0,
         help="requests/s of the paced (open-loop) run over 64 connections; 0 skips it (default 500)",
     )
     parser.add_argument("--threads", type=int, default=1, help="wrk threads (default 1: one core for wrk)")
@@ -431,7 +445,13 @@ def main(argv: list[str] | None = None) -> int:
         default="1,2",
         help="topobridge webhook processes to compare at 64 clients, e.g. 1,2 (default; '' skips)",
     )
+    parser.add_argument(
+        "--baseline",
+        metavar="REF",
+        help="also serve topobridge as of git REF (e.g. main~5) as target 'before', in the same rounds",
+    )
     parser.add_argument("--serve", choices=TARGETS, help=argparse.SUPPRESS)
+    parser.add_argument("--root", type=Path, default=ROOT, help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--cert", help=argparse.SUPPRESS)
@@ -458,20 +478,33 @@ def main(argv: list[str] | None = None) -> int:
     body = review_body(payload)
     server_cpus, wrk_cpus = pinning(args.pin)
     machine = Machine()
-    closed: dict[str, dict[int, list[Run]]] = {t: {c: [] for c in CONCURRENCY} for t in TARGETS}
-    paced: dict[str, list[Run]] = {t: [] for t in TARGETS}
+    targets = [*TARGETS, *(["before"] if args.baseline else [])]
+    scaling = [int(w) for w in args.workers.split(",") if w.strip()]
+    closed: dict[str, dict[int, list[Run]]] = {t: {c: [] for c in CONCURRENCY} for t in targets}
+    paced: dict[str, list[Run]] = {t: [] for t in targets}
+    scaled: dict[int, list[Run]] = {n: [] for n in scaling}
     with tempfile.TemporaryDirectory(prefix="topobridge-bench-") as tmpdir:
         tmp = Path(tmpdir)
         made = generate_self_signed(["127.0.0.1"])
         cert, key = made.write(tmp)
         servers: dict[str, Server] = {}
         try:
-            for target in TARGETS:
+            tree = checkout(args.baseline, tmp) if args.baseline else None
+            for target in targets:
                 profile = args.profile if target == "topobridge" else None
-                servers[target] = start_server(target, cert, key, tmp, server_cpus, profile)
+                servers[target] = start_server(
+                    target, cert, key, tmp, server_cpus, profile, tree=tree if target == "before" else None
+                )
                 check_answer(servers[target], made.ca_pem, payload, body)
 
-            def measure(target: str, connections: int, seconds: float, rate: float = 0.0) -> Run:
+            def measure(
+                target: str,
+                connections: int,
+                seconds: float,
+                rate: float = 0.0,
+                threads: int | None = None,
+                pinned: bool = True,
+            ) -> Run:
                 server = servers[target]
                 url = f"https://127.0.0.1:{server.port}{payload.path}"
                 cpu0 = server.cpu_seconds()
@@ -482,9 +515,9 @@ def main(argv: list[str] | None = None) -> int:
                         body,
                         connections=connections,
                         seconds=seconds,
-                        threads=args.threads,
+                        threads=threads or args.threads,
                         rate=rate,
-                        cpus=wrk_cpus,
+                        cpus=wrk_cpus if pinned else None,
                     )
                 if result.failed or not result.requests:
                     raise WrkFailed(
@@ -492,15 +525,26 @@ def main(argv: list[str] | None = None) -> int:
                     )
                 return Run(result, (server.cpu_seconds() - cpu0) / result.requests * 1e6)
 
-            for target in TARGETS:  # warm both (imports, caches, allocator) before anything counts
+            for target in targets:  # warm them all (imports, caches, allocator) before anything counts
                 measure(target, 64, 2)
-            for _ in range(args.rounds):
+            for r in range(args.rounds):
+                order = targets if r % 2 == 0 else targets[::-1]
                 for connections in CONCURRENCY:
-                    for target in TARGETS:
+                    for target in order:
                         closed[target][connections].append(measure(target, connections, args.seconds))
                 if args.rate:
-                    for target in TARGETS:
+                    for target in order:
                         paced[target].append(measure(target, 64, max(args.seconds, 5.0), args.rate))
+            if len(scaling) > 1:  # worker processes: unpinned, so they can use every core
+                for n in scaling:
+                    name = f"workers-{n}"
+                    servers[name] = start_server("topobridge", cert, key, tmp, None, None, workers=n)
+                    check_answer(servers[name], made.ca_pem, payload, body)
+                    scaled[n].append(measure(name, 64, 2, threads=2, pinned=False))  # warm-up
+                    scaled[n].clear()
+                for r in range(args.rounds):
+                    for n in scaling if r % 2 == 0 else scaling[::-1]:
+                        scaled[n].append(measure(f"workers-{n}", 64, args.seconds, threads=2, pinned=False))
         except (WrkFailed, RuntimeError) as exc:
             print(f"benchmark failed: {exc}", file=sys.stderr)
             for s in servers.values():
@@ -511,12 +555,45 @@ def main(argv: list[str] | None = None) -> int:
                 stop_server(s)
 
     report(args, payload, body, closed, paced, machine, server_cpus, wrk_cpus)
+    if len(scaling) > 1:
+        report_scaling(scaled)
+    top, floor64 = Figures.median_of(closed["topobridge"][64]), Figures.median_of(closed["floor"][64])
+    open_p99 = statistics.median(r.wrk.p99 for r in paced["topobridge"]) if args.rate else float("nan")
+    print(
+        f"summary: cpu_ratio_64={top.cpu_us / floor64.cpu_us:.2f} p99_ratio_64={top.p99 / floor64.p99:.2f} "
+        f"open_p99_ms={open_p99:.2f} open_rate={args.rate:.0f}"
+    )
     if args.profile:
         import pstats
 
         print(f"\ncProfile of the topobridge server (written to {args.profile}), top 25 by own time:")
         pstats.Stats(args.profile).sort_stats("tottime").print_stats(25)
     return 0
+
+
+def checkout(ref: str, tmp: Path) -> Path:
+    """The repository's tree at `ref`, extracted under `tmp` (for --baseline)."""
+    tree = tmp / "before"
+    tree.mkdir()
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref], capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
+    return tree
+
+
+def report_scaling(scaled: dict[int, list[Run]]) -> None:
+    print()
+    print(
+        f"webhook workers (topobridge, 64 clients, unpinned: every core for servers and wrk, "
+        f"{os.cpu_count()} cores), medians:"
+    )
+    base = None
+    for n, runs in scaled.items():
+        f = Figures.median_of(runs)
+        base = base or f.rps
+        print(
+            f"  {n} process(es): {f.rps:7.0f} req/s ({f.rps / base:.2f}x)   p50 {f.p50:6.2f} ms   "
+            f"p99 {f.p99:6.2f} ms   CPU {f.cpu_us:4.0f} us/answer = {f.cpu_us * f.rps / 1e6:.2f} cores"
+        )
 
 
 def report(
@@ -552,12 +629,13 @@ def report(
             )
     print()
     for clients in CONCURRENCY:
-        ours, floor = results["topobridge"][clients], results["floor"][clients]
-        print(
-            f"{clients:>2} clients: topobridge/floor p99 ratio = {ours.p99 / floor.p99:.2f}, "
-            f"p50 ratio = {ours.p50 / floor.p50:.2f}, throughput ratio = {ours.rps / floor.rps:.2f}, "
-            f"CPU per answer ratio = {ours.cpu_us / floor.cpu_us:.2f}"
-        )
+        for target in [t for t in results if t != "floor"]:
+            ours, floor = results[target][clients], results["floor"][clients]
+            print(
+                f"{clients:>2} clients: {target}/floor p99 ratio = {ours.p99 / floor.p99:.2f}, "
+                f"p50 ratio = {ours.p50 / floor.p50:.2f}, throughput ratio = {ours.rps / floor.rps:.2f}, "
+                f"CPU per answer ratio = {ours.cpu_us / floor.cpu_us:.2f}"
+            )
     top, floor64 = results["topobridge"][64], results["floor"][64]
     ratio = top.p99 / floor64.p99
     print(
@@ -593,8 +671,7 @@ def report(
             "(wrk delay hook; no wrk2 in Debian, so no coordinated-omission correction), medians:"
         )
         p99s = {}
-        for target in TARGETS:
-            runs = paced[target]
+        for target, runs in paced.items():
             p50 = statistics.median(r.wrk.p50 for r in runs)
             p99s[target] = statistics.median(r.wrk.p99 for r in runs)
             rps = statistics.median(r.wrk.rps for r in runs)
@@ -603,7 +680,8 @@ def report(
                 f"{target:<11} p50 {p50:6.2f} ms   p99 {p99s[target]:6.2f} ms   "
                 f"achieved {rps:6.0f} req/s   CPU {cpu:4.0f} us/req"
             )
-        print(f"paced p99 ratio topobridge/floor = {p99s['topobridge'] / p99s['floor']:.2f}")
+        for target in [t for t in p99s if t != "floor"]:
+            print(f"paced p99 ratio {target}/floor = {p99s[target] / p99s['floor']:.2f}")
 
 
 if __name__ == "__main__":
