@@ -133,9 +133,9 @@ def _classify(objects: Iterable[Any], to: str, outcome: Outcome) -> Inputs:
     from translations import koordinator as koord
     from translations import kueue, schedplugins, volcano
     from translations.core import Node, Pod
-    from translations.errors import InvalidSpecError
+    from translations.errors import InvalidSpecError, raise_all
     from translations.lws import API_VERSION as LWS_API_VERSION
-    from translations.lws import LeaderWorkerSet
+    from translations.lws import LeaderWorkerSet, read_topology_request
 
     inputs = Inputs()
     # (apiVersion group, kind) -> (model, bucket)
@@ -162,8 +162,15 @@ def _classify(objects: Iterable[Any], to: str, outcome: Outcome) -> Inputs:
             outcome.report_lines.append(f"{who}: skipped (nothing to translate into {to.capitalize()})")
             continue
         model, bucket = entry
+        parsed: Any
         try:
-            parsed = model.parse(obj)
+            if model is LeaderWorkerSet:
+                # As strictly as admission reads it, with every problem at once.
+                parsed, _, problems = read_topology_request(obj)
+                if parsed is None:
+                    raise_all(problems)
+            else:
+                parsed = model.parse(obj)
         except InvalidSpecError as exc:
             outcome.errors.append(f"{who}: {exc}")
             continue

@@ -28,6 +28,16 @@ DNS1123_SUBDOMAIN_MESSAGE = (
 """Kubernetes' own wording for a name that is not a DNS-1123 subdomain."""
 _PATTERN_MESSAGES = {DNS1123_SUBDOMAIN: DNS1123_SUBDOMAIN_MESSAGE}
 
+INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
+
+
+def at_most(path: str, value: int | None, maximum: int) -> list[InvalidSpecError]:
+    """Integers beyond int32/int64 parse in Python but not in the Go that reads them."""
+    if value is not None and value > maximum:
+        return [InvalidSpecError(path, value, f"Invalid value: {value}: must be less than or equal to {maximum}")]
+    return []
+
 
 class KubeModel(BaseModel):
     """A slice of a Kubernetes schema that round-trips unknown fields."""

@@ -14,9 +14,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from translations import koordinator as koord
-from translations import lws as lwsmod
 from translations import volcano
-from translations.errors import InvalidSpecError, NotExpressibleError
+from translations.errors import InvalidSpecError, NotExpressibleError, raise_all
 from translations.topology import TopologyTree
 
 Mode = Literal["hard", "soft"]
@@ -51,10 +50,7 @@ def resolve_tier(
     *, tier: int | None, tier_name: str | None, tree: TopologyTree | None, field: str
 ) -> int | None:
     """A tier given by number or by HyperNode tierName, as a number."""
-    if tier is not None and tier_name is not None:
-        raise InvalidSpecError(
-            field, tier_name, "Forbidden: must not specify 'highestTierAllowed' and 'highestTierName' simultaneously"
-        )
+    raise_all(volcano.network_topology_problems(highest_tier_allowed=tier, highest_tier_name=tier_name, path=field))
     if tier_name is None:
         return tier
     resolved = tree.tier_of_name(tier_name) if tree is not None else None
@@ -74,16 +70,6 @@ def from_volcano(
         return None
     tier = resolve_tier(tier=spec.highest_tier_allowed, tier_name=spec.highest_tier_name, tree=tree, field=field)
     return TopologyConstraint(spec.effective_mode, tier)
-
-
-def from_lws(
-    spec: lwsmod.NetworkTopology | None, tree: TopologyTree | None, *, field: str = "spec.networkTopology"
-) -> TopologyConstraint | None:
-    """LWS networkTopology; an unspecified mode is `hard`, as the LWS+Volcano plan says."""
-    if spec is None:
-        return None
-    tier = resolve_tier(tier=spec.highest_tier_allowed, tier_name=spec.highest_tier_name, tree=tree, field=field)
-    return TopologyConstraint(spec.mode or "hard", tier)
 
 
 def layer_tiers(tree: TopologyTree | None, cnt: koord.ClusterNetworkTopology | None) -> dict[str, int]:
@@ -106,16 +92,10 @@ def from_koordinator(
     the highest listed layer's tier. Unknown layers raise InvalidSpecError."""
     if spec is None or not spec.gather_strategy:
         return None
-    field = koord.annotation_path(koord.NETWORK_TOPOLOGY_SPEC)
+    raise_all(koord.unknown_layer_problems(spec, tiers))
     must: list[int] = []
     prefer: list[int] = []
-    for i, g in enumerate(spec.gather_strategy):
-        if g.layer not in tiers:
-            known = ", ".join(f'"{k}"' for k in sorted(tiers, key=lambda k: tiers[k]))
-            raise InvalidSpecError(
-                f"{field}.gatherStrategy[{i}].layer", g.layer,
-                f'Not found: "{g.layer}": no such layer in ClusterNetworkTopology "default" (layers: {known})',
-            )
+    for g in spec.gather_strategy:
         (must if g.strategy == "MustGather" else prefer).append(tiers[g.layer])
     if must:
         return TopologyConstraint("hard", min(must))

@@ -42,12 +42,21 @@ class InvalidSpecError(TopobridgeError):
         self.value = value
         self.detail = detail
         self.more = tuple(more)
-        super().__init__(f"{field_path}: {detail}")
+        # Every problem in the message, as apimachinery aggregates field errors: `[a, b]`.
+        texts = [f"{field_path}: {detail}", *(f"{m.field_path}: {m.detail}" for m in self.more)]
+        super().__init__(texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]")
 
     @property
     def all(self) -> tuple[InvalidSpecError, ...]:
         """This problem and every further one found with it."""
         return (self, *self.more)
+
+
+def raise_all(problems: Sequence[InvalidSpecError]) -> None:
+    """Raise every problem at once (the first, the rest in `.more`); nothing when empty."""
+    if problems:
+        first = problems[0]
+        raise InvalidSpecError(first.field_path, first.value, first.detail, more=[*first.more, *problems[1:]])
 
 
 class NotExpressibleError(InvalidSpecError):

@@ -12,15 +12,22 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 import jsonschema
 from pydantic import Field
 
-from translations._base import DNS1123_SUBDOMAIN, DNS1123_SUBDOMAIN_MESSAGE, KubeModel, TypedObject
-from translations.errors import InvalidSpecError, render_value
+from translations._base import (
+    DNS1123_SUBDOMAIN,
+    DNS1123_SUBDOMAIN_MESSAGE,
+    INT32_MAX,
+    KubeModel,
+    TypedObject,
+    at_most,
+)
+from translations.errors import InvalidSpecError, raise_all, render_value
 from translations.quantity import Quantity
 
 GROUP = "scheduling.koordinator.sh"
@@ -434,6 +441,12 @@ def _check_network_topology_spec(raw: str) -> tuple[NetworkTopologyGatherSpec | 
     data, bad_json = _load_json(field, raw)
     if bad_json is not None:
         return None, [bad_json]
+    items = data.get("gatherStrategy") if isinstance(data, dict) else None
+    # Before the JSON Schema, whose cost grows with every item.
+    if isinstance(items, list) and (
+        too_many := _too_many(f"{field}.gatherStrategy", items, MAX_GATHER_STRATEGIES)
+    ):
+        return None, too_many
     problems: list[InvalidSpecError] = []
     seen_places: set[str] = set()
     # One problem per place; a wrong type says more than the bounds it then also breaks.
@@ -446,7 +459,6 @@ def _check_network_topology_spec(raw: str) -> tuple[NetworkTopologyGatherSpec | 
             if p.field_path not in seen_places:
                 seen_places.add(p.field_path)
                 problems.append(p)
-    items = data.get("gatherStrategy") if isinstance(data, dict) else None
     layers_seen: set[str] = set()
     for i, item in enumerate(items if isinstance(items, list) else []):
         layer = item.get("layer") if isinstance(item, dict) else None
@@ -469,15 +481,9 @@ def _check_network_topology_spec(raw: str) -> tuple[NetworkTopologyGatherSpec | 
 def parse_network_topology_spec(raw: str) -> NetworkTopologyGatherSpec:
     """Parse and check the `network-topology-spec` annotation; raises every problem at once."""
     spec, problems = check_network_topology_spec(raw)
-    _raise_all(problems)
+    raise_all(problems)
     assert spec is not None
     return spec
-
-
-def _raise_all(problems: list[InvalidSpecError]) -> None:
-    if problems:
-        first = problems[0]
-        raise InvalidSpecError(first.field_path, first.value, first.detail, more=problems[1:])
 
 
 _DECIMAL = re.compile(r"^(0|[1-9][0-9]*)$")
@@ -495,7 +501,8 @@ def parse_non_negative_int(key: str, raw: str) -> int:
 
 
 def parse_groups(raw: str) -> tuple[str, ...]:
-    """The `groups` annotation: a JSON array of distinct "namespace/name" strings."""
+    """The `groups` annotation: a JSON array of at most MAX_GANG_GROUP_MEMBERS distinct
+    "namespace/name" strings. Linear in its length."""
     field = annotation_path(GANG_GROUPS)
     data, bad_json = _load_json(field, raw)
     if bad_json is not None:
@@ -506,7 +513,8 @@ def parse_groups(raw: str) -> tuple[str, ...]:
             raw,
             f'Invalid value: {render_value(raw)}: must be a JSON array of "namespace/name" strings',
         )
-    out: list[str] = []
+    raise_all(_too_many(field, data, MAX_GANG_GROUP_MEMBERS))
+    seen: set[str] = set()
     problems: list[InvalidSpecError] = []
     for i, item in enumerate(data):
         if not isinstance(item, str) or not _GANG_ID.match(item):
@@ -515,12 +523,29 @@ def parse_groups(raw: str) -> tuple[str, ...]:
                     f"{field}[{i}]", item, f'Invalid value: {render_value(item)}: must be "namespace/name"'
                 )
             )
-        elif item in out:
+        elif item in seen:
             problems.append(InvalidSpecError(f"{field}[{i}]", item, f"Duplicate value: {render_value(item)}"))
         else:
-            out.append(item)
-    _raise_all(problems)
-    return tuple(out)
+            seen.add(item)
+    raise_all(problems[:MAX_REPORTED_PROBLEMS])
+    return tuple(dict.fromkeys(data))
+
+
+MAX_GANG_GROUP_MEMBERS = 1024
+"""Gangs one `groups` annotation may list (a GangGroup of a thousand gangs is already far
+beyond any job; the bound keeps admission and the scheduler's reading of it cheap)."""
+MAX_GATHER_STRATEGIES = 16
+"""Entries of `network-topology-spec.gatherStrategy` (one per layer; clusters have a handful)."""
+MAX_REPORTED_PROBLEMS = 20
+"""Problems reported per annotation: enough to fix, little enough to read."""
+
+
+def _too_many(field: str, items: list[Any], maximum: int) -> list[InvalidSpecError]:
+    if len(items) > maximum:
+        return [
+            InvalidSpecError(field, len(items), f"Too many: {len(items)}: must have at most {maximum} items")
+        ]
+    return []
 
 
 _GANG_ID = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
@@ -644,5 +669,65 @@ def check_gang_annotations(
 def parse_gang_annotations(annotations: dict[str, str] | None) -> GangAnnotations:
     """Parse all gang annotations; raises InvalidSpecError with every problem (first one raised)."""
     parsed, problems = check_gang_annotations(annotations)
-    _raise_all(problems)
+    raise_all(problems)
     return parsed
+
+
+# --- the gang request: read once, for admission, translation and the controller ------------
+
+
+def gang_request(
+    annotations: Mapping[str, str] | None, *, gang: str | None
+) -> tuple[GangAnnotations, list[InvalidSpecError]]:
+    """What one Pod or PodGroup of gang `gang` (`namespace/name`; None: it names none) asks
+    through its gang annotations, with every problem: each annotation's own, and a `groups`
+    list that leaves the gang itself out.
+
+    The one reading of the gang annotations: the admission rule, `topobridge translate` and
+    the controller all call it."""
+    parsed, problems = check_gang_annotations(dict(annotations) if annotations is not None else None)
+    if parsed.groups is not None and gang is not None and gang not in parsed.groups:
+        raw = (annotations or {})[GANG_GROUPS]
+        problems.append(
+            InvalidSpecError(
+                annotation_path(GANG_GROUPS),
+                raw,
+                f"Invalid value: {render_value(raw)}: must include this gang {render_value(gang)}",
+            )
+        )
+    return parsed, problems
+
+
+def pod_group_spec_problems(
+    *, min_member: int | None, schedule_timeout_seconds: int | None
+) -> list[InvalidSpecError]:
+    """The integers of a coscheduling PodGroup spec, as the Go that reads them bounds them."""
+    out: list[InvalidSpecError] = []
+    for path, value in (
+        ("spec.minMember", min_member),
+        ("spec.scheduleTimeoutSeconds", schedule_timeout_seconds),
+    ):
+        if value is not None and value < 0:
+            out.append(
+                InvalidSpecError(path, value, f"Invalid value: {value}: must be greater than or equal to 0")
+            )
+        else:
+            out += at_most(path, value, INT32_MAX)
+    return out
+
+
+def unknown_layer_problems(
+    spec: NetworkTopologyGatherSpec, layers: Collection[str]
+) -> list[InvalidSpecError]:
+    """Gather layers that ClusterNetworkTopology `default` (whose layers are `layers`) lacks."""
+    field = annotation_path(NETWORK_TOPOLOGY_SPEC)
+    known = ", ".join(render_value(n) for n in sorted(set(layers) - {CLUSTER_LAYER}))
+    return [
+        InvalidSpecError(
+            f"{field}.gatherStrategy[{i}].layer",
+            g.layer,
+            f'Not found: {render_value(g.layer)}: no such layer in ClusterNetworkTopology "default" (layers: {known})',
+        )
+        for i, g in enumerate(spec.gather_strategy)
+        if g.layer not in layers
+    ]

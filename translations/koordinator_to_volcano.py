@@ -31,7 +31,7 @@ from translations import constraints, schedplugins, volcano
 from translations import koordinator as koord
 from translations._base import JsonDict, TypedObject
 from translations.core import Pod
-from translations.errors import InvalidSpecError, MissingInputError, NotExpressibleError
+from translations.errors import InvalidSpecError, MissingInputError, NotExpressibleError, raise_all
 from translations.patches import PodPatch
 from translations.quantity import Quantity, format_quantity, is_binary, parse_quantity
 from translations.report import TranslationReport
@@ -105,13 +105,20 @@ class Layers:
 
 def gang_from_pod_group(pg: KoordPodGroup, pods: Iterable[Pod] = ()) -> KoordGang:
     label = koord.SIGS_POD_GROUP_LABEL if isinstance(pg, koord.SigsPodGroup) else schedplugins.POD_GROUP_LABEL
+    annotations, problems = koord.gang_request(
+        pg.metadata.annotations, gang=f"{pg.namespace or 'default'}/{pg.name}"
+    )
+    problems += koord.pod_group_spec_problems(
+        min_member=pg.spec.min_member, schedule_timeout_seconds=pg.spec.schedule_timeout_seconds
+    )
+    _raise_located(pg, problems)
     gang = KoordGang(
         namespace=pg.namespace or "default",
         name=pg.name,
         source=f"PodGroup {pg.key}",
         min_member=pg.spec.min_member,
         min_resources=pg.spec.min_resources,
-        annotations=_annotations(pg),
+        annotations=annotations,
         member_label=(label, pg.name),
         schedule_timeout_seconds=pg.spec.schedule_timeout_seconds,
     )
@@ -123,13 +130,14 @@ def gangs_from_pods(pods: Iterable[Pod]) -> list[KoordGang]:
     by_gang: dict[tuple[str, str], list[Pod]] = defaultdict(list)
     for pod in pods:
         name = pod.metadata.annotation(koord.GANG_NAME)
-        if name:
+        if name is not None:  # an empty name is refused by `gang_request` below
             by_gang[(pod.namespace or "default", name)].append(pod)
     out: list[KoordGang] = []
     for (ns, name), members in sorted(by_gang.items()):
         members.sort(key=lambda p: p.name)
         first = members[0]
-        ann = _annotations(first)
+        ann, problems = koord.gang_request(first.metadata.annotations, gang=f"{ns}/{name}")
+        _raise_located(first, problems)
         for other in members[1:]:
             _same_gang_annotations(first, other)
         if ann.min_available is None:
@@ -153,11 +161,23 @@ def gangs_from_pods(pods: Iterable[Pod]) -> list[KoordGang]:
     return out
 
 
-def _annotations(obj: TypedObject) -> koord.GangAnnotations:
-    try:
-        return koord.parse_gang_annotations(obj.metadata.annotations)
-    except InvalidSpecError as exc:
-        raise InvalidSpecError(f"{obj.kind} {obj.key}: {exc.field_path}", exc.value, exc.detail) from None
+def _raise_located(obj: TypedObject, problems: list[InvalidSpecError]) -> None:
+    """Every problem at once, each naming the object."""
+    raise_all(
+        [InvalidSpecError(f"{obj.kind} {obj.key}: {p.field_path}", p.value, p.detail) for p in problems]
+    )
+
+
+def check_members(gang: KoordGang, layers: Layers) -> None:
+    """Each member pod's gang annotations, read as admission reads them (`gang_request`, and
+    gather layers the cluster's layers know); raises every problem of the first bad member."""
+    for pod in gang.members:
+        parsed, problems = koord.gang_request(pod.metadata.annotations, gang=gang.id)
+        if parsed.network_topology is not None and layers.known:
+            problems += koord.unknown_layer_problems(
+                parsed.network_topology, {*layers.tiers, koord.CLUSTER_LAYER}
+            )
+        _raise_located(pod, problems)
 
 
 def _same_gang_annotations(first: Pod, other: Pod) -> None:
@@ -187,6 +207,7 @@ def translate(
     scheduler_name: str = DEFAULT_SCHEDULER,
 ) -> VolcanoGang:
     """One Koordinator gang -> one Volcano PodGroup of the same name and namespace."""
+    check_members(gang, layers)
     report = TranslationReport(gang.source, "Volcano")
     _refuse_koordinator_only(gang, report)
     spec: JsonDict = {}
@@ -214,6 +235,12 @@ def topology(
 ) -> tuple[JsonDict | None, JsonDict | None]:
     """network-topology-spec -> (job networkTopology, podCountMultiple subgroup entry)."""
     spec = gang.annotations.network_topology
+    if spec is not None and any(g.layer == koord.CLUSTER_LAYER for g in spec.gather_strategy):
+        # The implicit root holds every node: gathering there constrains nothing.
+        report.carry(f"gather at {koord.CLUSTER_LAYER}: the whole cluster, no constraint")
+        spec = koord.NetworkTopologyGatherSpec(
+            tuple(g for g in spec.gather_strategy if g.layer != koord.CLUSTER_LAYER)
+        )
     if spec is None or not spec.gather_strategy:
         return None, None
     field_path = f"{gang.source}: {koord.annotation_path(koord.NETWORK_TOPOLOGY_SPEC)}"
@@ -499,6 +526,8 @@ def translate_group(
     members = [by_id[i] for i in ids]
     first = members[0]
     report = TranslationReport(f"GangGroup {', '.join(ids)}", "Volcano")
+    for m in members:
+        check_members(m, layers)
     for m in members[1:]:
         _same_group(first, m)
     namespaces = sorted({m.namespace for m in members})

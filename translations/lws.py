@@ -6,12 +6,17 @@ silently); topobridge's generated CRD carries it, as the LWS+Volcano topology pl
 
 from __future__ import annotations
 
-from typing import Literal
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, cast
 
 from pydantic import Field
 
-from translations._base import JsonDict, KubeModel, TypedObject
-from translations.core import PodTemplateSpec
+from translations import volcano
+from translations._base import INT32_MAX, JsonDict, KubeModel, TypedObject, at_most
+from translations.core import PodTemplateSpec, effective_requests
+from translations.errors import InvalidSpecError, render_value
 
 GROUP = "leaderworkerset.x-k8s.io"
 API_VERSION = f"{GROUP}/v1"
@@ -30,6 +35,10 @@ SUBGROUP_SIZE_ANNOTATION = LABEL_PREFIX + "subgroup-size"
 EXCLUSIVE_TOPOLOGY_ANNOTATION = LABEL_PREFIX + "exclusive-topology"
 """On a LeaderWorkerSet: a node label key; LWS gives each group one value of it to itself."""
 QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
+SUBGROUP_MODE_ANNOTATION = "topobridge.io/subgroup-network-topology-mode"
+SUBGROUP_TIER_ANNOTATION = "topobridge.io/subgroup-network-topology-highest-tier"
+"""Each subgroup's topology: upstream LWS has no field for it, and an annotation survives an
+API server that prunes unknown fields."""
 
 _EMBEDDED: JsonDict = {"x-kubernetes-preserve-unknown-fields": True, "x-kubernetes-embedded-resource": False}
 
@@ -209,3 +218,265 @@ def exclusive_affinity(group_key: str, topology_key: str) -> dict[str, object]:
             ]
         },
     }
+
+
+# --- the topology request: read once, for admission, translation and the controller ---------
+
+
+@dataclass(frozen=True, slots=True)
+class TopologyRequest:
+    """What one LeaderWorkerSet asks of the network topology and of its gangs."""
+
+    network_topology: volcano.NetworkTopologySpec | None
+    """Each group's constraint, mode filled in (`hard` when unset): from spec.networkTopology,
+    else from the Volcano annotations; None when neither is given."""
+    from_annotations: bool
+    """True when `network_topology` comes from the Volcano annotations."""
+    overridden_annotations: volcano.NetworkTopologySpec | None
+    """The Volcano annotations' constraint when spec.networkTopology also gives one (it wins)."""
+    subgroup_size: int | None
+    """Pods per subgroup; None: the groups do not split."""
+    subgroup_count: int | None
+    """Subgroups per group, as LWS counts them."""
+    subgroup_topology: volcano.NetworkTopologySpec | None
+    """Each subgroup's constraint, from the `topobridge.io/subgroup-*` annotations."""
+    queue: str | None
+    """Volcano queue, from the `scheduling.volcano.sh/queue-name` annotation."""
+
+
+def topology_request(lws: LeaderWorkerSet) -> tuple[TopologyRequest, list[InvalidSpecError]]:
+    """Read what `lws` asks for, with every problem found (empty when it can be honoured).
+
+    The one reading of an LWS's topology: the admission rule, `topobridge translate` and the
+    controller all call it, so what is admitted is exactly what can be translated.
+    """
+    problems: list[InvalidSpecError] = []
+    annotations = lws.metadata.annotations or {}
+    subgroup_count = _group_shape(lws.spec, problems)
+    from_spec = _spec_topology(lws.spec.network_topology, problems)
+    from_annotations, subgroup, queue = _read_annotations(annotations, problems)
+    _template_requests(lws.spec.leader_worker_template, problems)
+    policy = lws.spec.leader_worker_template.sub_group_policy
+    if subgroup is not None and policy is None:
+        key = (
+            SUBGROUP_MODE_ANNOTATION if SUBGROUP_MODE_ANNOTATION in annotations else SUBGROUP_TIER_ANNOTATION
+        )
+        problems.append(
+            InvalidSpecError(
+                annotation_path(key),
+                annotations[key],
+                f"Invalid value: {render_value(annotations[key])}: a subgroup topology needs "
+                f"{TEMPLATE_PATH}.subGroupPolicy.subGroupSize",
+            )
+        )
+    job = from_spec if from_spec is not None else from_annotations
+    if subgroup is not None and job is not None:
+        sub_tier, job_tier = subgroup.highest_tier_allowed, job.highest_tier_allowed
+        if sub_tier is not None and job_tier is not None and sub_tier > job_tier:
+            problems.append(
+                InvalidSpecError(
+                    annotation_path(SUBGROUP_TIER_ANNOTATION),
+                    annotations[SUBGROUP_TIER_ANNOTATION],
+                    f'Invalid value: "{sub_tier}": a subgroup may not span a wider tier than its group '
+                    f"({job_tier})",
+                )
+            )
+    has_subgroups = policy is not None and subgroup_count is not None
+    request = TopologyRequest(
+        network_topology=job,
+        from_annotations=from_spec is None and from_annotations is not None,
+        overridden_annotations=from_annotations if from_spec is not None else None,
+        subgroup_size=policy.sub_group_size if has_subgroups and policy is not None else None,
+        subgroup_count=subgroup_count if has_subgroups else None,
+        subgroup_topology=subgroup if has_subgroups else None,
+        queue=queue,
+    )
+    return request, problems
+
+
+def read_topology_request(
+    raw: Any,
+) -> tuple[LeaderWorkerSet | None, TopologyRequest | None, list[InvalidSpecError]]:
+    """`topology_request` of a raw object, parsed as strictly as the API server's schema check.
+
+    An object that does not parse still gets its annotations read, so every problem comes
+    back at once rather than in rounds.
+    """
+    if not isinstance(raw, dict):
+        return (
+            None,
+            None,
+            [InvalidSpecError("<root>", raw, f"Invalid value: {render_value(raw)}: must be of type object")],
+        )
+    try:
+        lws = LeaderWorkerSet.parse(raw, strict=True)
+    except InvalidSpecError as exc:
+        problems = list(exc.all)
+        annotations = _raw_annotations(raw)
+        if annotations is not None and not any(
+            p.field_path.startswith("metadata.annotations") for p in problems
+        ):
+            _read_annotations(annotations, problems)
+        return None, None, problems
+    request, problems = topology_request(lws)
+    return lws, request, problems
+
+
+def annotation_path(key: str) -> str:
+    return f"metadata.annotations[{key}]"
+
+
+TEMPLATE_PATH = "spec.leaderWorkerTemplate"
+_DECIMAL = re.compile(r"^(0|[1-9][0-9]{0,9})$")
+_MODES: tuple[volcano.NetworkTopologyMode, ...] = ("hard", "soft")
+
+
+def _raw_annotations(raw: JsonDict) -> dict[str, str] | None:
+    meta = raw.get("metadata")
+    annotations = meta.get("annotations") if isinstance(meta, dict) else None
+    if not isinstance(annotations, dict):
+        return None
+    return {k: v for k, v in annotations.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def _read_annotations(
+    annotations: Mapping[str, str], problems: list[InvalidSpecError]
+) -> tuple[volcano.NetworkTopologySpec | None, volcano.NetworkTopologySpec | None, str | None]:
+    """(job topology, subgroup topology, queue) from the annotations."""
+    job = _annotation_topology(
+        annotations, volcano.POD_TOPOLOGY_MODE_ANNOTATION, volcano.POD_TOPOLOGY_TIER_ANNOTATION, problems
+    )
+    subgroup = _annotation_topology(annotations, SUBGROUP_MODE_ANNOTATION, SUBGROUP_TIER_ANNOTATION, problems)
+    queue = annotations.get(QUEUE_ANNOTATION)
+    if queue is not None:
+        try:
+            volcano.PodGroupSpec.parse({"queue": queue}, strict=True)
+        except InvalidSpecError as exc:
+            problems.append(InvalidSpecError(annotation_path(QUEUE_ANNOTATION), queue, exc.detail))
+            queue = None
+    return job, subgroup, queue
+
+
+def _annotation_topology(
+    annotations: Mapping[str, str], mode_key: str, tier_key: str, problems: list[InvalidSpecError]
+) -> volcano.NetworkTopologySpec | None:
+    mode, tier = annotations.get(mode_key), annotations.get(tier_key)
+    if mode is None and tier is None:
+        return None
+    bad = False
+    if mode is not None and mode not in _MODES:
+        problems.append(
+            InvalidSpecError(
+                annotation_path(mode_key),
+                mode,
+                f'Unsupported value: {render_value(mode)}: supported values: "hard", "soft"',
+            )
+        )
+        bad = True
+    if tier is not None and (not _DECIMAL.match(tier) or int(tier) > INT32_MAX):
+        problems.append(
+            InvalidSpecError(
+                annotation_path(tier_key),
+                tier,
+                f"Invalid value: {render_value(tier)}: must be a non-negative decimal integer",
+            )
+        )
+        bad = True
+    if bad:
+        return None
+    if tier is None:
+        return volcano.NetworkTopologySpec(mode=cast(volcano.NetworkTopologyMode, mode or "hard"))
+    return volcano.NetworkTopologySpec(
+        mode=cast(volcano.NetworkTopologyMode, mode or "hard"), highest_tier_allowed=int(tier)
+    )
+
+
+def _spec_topology(
+    nt: NetworkTopology | None, problems: list[InvalidSpecError]
+) -> volcano.NetworkTopologySpec | None:
+    if nt is None:
+        return None
+    tier, name = nt.highest_tier_allowed, nt.highest_tier_name
+    found = volcano.network_topology_problems(
+        highest_tier_allowed=tier, highest_tier_name=name, path="spec.networkTopology"
+    )
+    if found:
+        problems.extend(found)
+        return None
+    fields: JsonDict = {"mode": nt.mode or "hard"}
+    if tier is not None:
+        fields["highestTierAllowed"] = tier
+    if name is not None:
+        fields["highestTierName"] = name
+    return volcano.NetworkTopologySpec.parse(fields)
+
+
+def _group_shape(spec: LeaderWorkerSetSpec, problems: list[InvalidSpecError]) -> int | None:
+    """The group shape LWS's own webhook enforces; returns the subgroups per group (None
+    without subgroups or when the shape is wrong)."""
+    tpl = spec.leader_worker_template
+    size = tpl.effective_size
+    replicas = 1 if spec.replicas is None else spec.replicas
+    replicas_ok = not (too_big := at_most("spec.replicas", spec.replicas, INT32_MAX))
+    problems += too_big
+    if size < 1:
+        problems.append(
+            InvalidSpecError(
+                f"{TEMPLATE_PATH}.size", size, f"Invalid value: {size}: must be greater than or equal to 1"
+            )
+        )
+        return None
+    if too_big := at_most(f"{TEMPLATE_PATH}.size", size, INT32_MAX):
+        problems += too_big
+        return None
+    if replicas_ok and replicas * size > INT32_MAX:
+        problems.append(
+            InvalidSpecError(
+                "spec.replicas",
+                replicas,
+                f"Invalid value: {replicas}: the product of replicas and size must not exceed {INT32_MAX}",
+            )
+        )
+    policy = tpl.sub_group_policy
+    if policy is None:
+        return None
+    path = f"{TEMPLATE_PATH}.subGroupPolicy.subGroupSize"
+    sub = policy.sub_group_size
+
+    def invalid(detail: str) -> None:
+        problems.append(InvalidSpecError(path, sub, f"Invalid value: {sub}: {detail}"))
+
+    if sub is None:
+        problems.append(
+            InvalidSpecError(path, None, "Required value: must be set when subGroupPolicy is given")
+        )
+    elif sub < 1:
+        invalid("must be greater than or equal to 1")
+    elif sub > size:
+        invalid(f"must not be larger than size ({size})")
+    elif policy.sub_group_policy_type == "LeaderExcluded":
+        if (size - 1) % sub:
+            invalid(f"size-1 ({size - 1}) must be divisible by subGroupSize with LeaderExcluded")
+        else:
+            return (size - 1) // sub
+    elif (size - 1) % sub == 0:
+        return max((size - 1) // sub, 1)
+    elif size % sub == 0:
+        return size // sub
+    else:
+        invalid(f"size ({size}) or size-1 ({size - 1}) must be divisible by subGroupSize")
+    return None
+
+
+def _template_requests(tpl: LeaderWorkerTemplate, problems: list[InvalidSpecError]) -> None:
+    """Every quantity the gang's minResources adds up must parse."""
+    templates = [("workerTemplate", tpl.worker_template)]
+    if tpl.leader_template is not None:
+        templates.insert(0, ("leaderTemplate", tpl.leader_template))
+    for name, template in templates:
+        try:
+            effective_requests(template.spec)
+        except InvalidSpecError as exc:
+            problems.extend(
+                InvalidSpecError(f"{TEMPLATE_PATH}.{name}.{p.field_path}", p.value, p.detail) for p in exc.all
+            )

@@ -30,14 +30,13 @@ from translations import lws as lwsmod
 from translations import volcano
 from translations._base import JsonDict
 from translations.core import Pod, PodSpec, PodTemplateSpec, effective_requests
-from translations.errors import InvalidSpecError, MissingInputError
+from translations.errors import InvalidSpecError, MissingInputError, raise_all
 from translations.quantity import Quantity, from_scheduler_units, is_binary
 from translations.report import TranslationReport
 
-SUBGROUP_MODE_ANNOTATION = "topobridge.io/subgroup-network-topology-mode"
-SUBGROUP_TIER_ANNOTATION = "topobridge.io/subgroup-network-topology-highest-tier"
+SUBGROUP_MODE_ANNOTATION = lwsmod.SUBGROUP_MODE_ANNOTATION
+SUBGROUP_TIER_ANNOTATION = lwsmod.SUBGROUP_TIER_ANNOTATION
 SUBGROUP_POLICY_NAME = "subgroup"
-_MODES = ("hard", "soft")
 _DECIMAL = re.compile(r"^(0|[1-9][0-9]{0,9})$")
 
 
@@ -150,8 +149,10 @@ def group_revisions(
 
 
 def gang_spec(lws: lwsmod.LeaderWorkerSet, report: TranslationReport) -> JsonDict:
-    """The PodGroup spec every group of `lws` shares."""
-    tmpl = lws.spec.leader_worker_template
+    """The PodGroup spec every group of `lws` shares. Raises InvalidSpecError with every
+    problem `lws.topology_request` finds."""
+    request, problems = lwsmod.topology_request(lws)
+    raise_all(problems)
     size = lws.size
     spec: JsonDict = {}
     if lws.spec.startup_policy == "LeaderReady":
@@ -160,30 +161,24 @@ def gang_spec(lws: lwsmod.LeaderWorkerSet, report: TranslationReport) -> JsonDic
     else:
         spec["minMember"] = size
         report.carry(f"minMember = {size} (leaderWorkerTemplate.size)")
+    tmpl = lws.spec.leader_worker_template
     resources = min_resources(tmpl)
     if resources:
         spec["minResources"] = resources
         shown = ", ".join(f"{k}: {v}" for k, v in resources.items())
         report.carry(f"minResources = {{{shown}}} (leader + {size - 1} x worker effective requests)")
-    queue = lws.metadata.annotation(lwsmod.QUEUE_ANNOTATION)
-    if queue is not None:
-        try:
-            volcano.PodGroupSpec.parse({"queue": queue})
-        except InvalidSpecError as exc:
-            raise InvalidSpecError(
-                f"metadata.annotations[{lwsmod.QUEUE_ANNOTATION}]", queue, exc.detail
-            ) from None
-        spec["queue"] = queue
-        report.carry(f"queue = {queue} (annotation {lwsmod.QUEUE_ANNOTATION})")
+    if request.queue is not None:
+        spec["queue"] = request.queue
+        report.carry(f"queue = {request.queue} (annotation {lwsmod.QUEUE_ANNOTATION})")
     else:
         report.default("queue unset: Volcano puts the PodGroup in queue `default`")
     priority = _priority_class(tmpl, report)
     if priority:
         spec["priorityClassName"] = priority
-    topology = job_topology(lws, report)
+    topology = job_topology(lws, request, report)
     if topology is not None:
         spec["networkTopology"] = topology
-    subgroups = subgroup_policy(lws, topology, report)
+    subgroups = subgroup_policy(lws, request, report)
     if subgroups is not None:
         spec["subGroupPolicy"] = [subgroups]
     return spec
@@ -249,96 +244,41 @@ def _priority_class(tmpl: lwsmod.LeaderWorkerTemplate, report: TranslationReport
     return chosen
 
 
-def job_topology(lws: lwsmod.LeaderWorkerSet, report: TranslationReport) -> JsonDict | None:
+def job_topology(
+    lws: lwsmod.LeaderWorkerSet, request: lwsmod.TopologyRequest, report: TranslationReport
+) -> JsonDict | None:
     """spec.networkTopology, else the Volcano topology annotations on the LWS."""
-    nt = lws.spec.network_topology
-    from_annotations = _annotation_topology(
-        lws.metadata.annotations or {},
-        volcano.POD_TOPOLOGY_MODE_ANNOTATION,
-        volcano.POD_TOPOLOGY_TIER_ANNOTATION,
-    )
-    if nt is None:
-        if from_annotations is not None:
-            report.carry(
-                f"networkTopology = {_show(from_annotations)} (annotations "
-                f"{volcano.POD_TOPOLOGY_MODE_ANNOTATION}, "
-                f"{volcano.POD_TOPOLOGY_TIER_ANNOTATION})"
-            )
-        return from_annotations
-    if nt.highest_tier_allowed is not None and nt.highest_tier_name is not None:
-        raise InvalidSpecError(
-            "spec.networkTopology",
-            nt.highest_tier_name,
-            "Forbidden: must not specify 'highestTierAllowed' and 'highestTierName' simultaneously",
-        )
-    out: JsonDict = {"mode": nt.mode or "hard"}
-    if nt.mode is None:
-        report.default("networkTopology.mode unset: hard, as the LWS+Volcano plan defines it")
-    if nt.highest_tier_allowed is not None:
-        out["highestTierAllowed"] = nt.highest_tier_allowed
-    if nt.highest_tier_name is not None:
-        out["highestTierName"] = nt.highest_tier_name
-    report.carry(f"networkTopology = {_show(out)} (spec.networkTopology)")
-    if nt.highest_tier_allowed == 0:
-        report.carry("highestTierAllowed 0: every pod of a group on one node")
-    if from_annotations is not None and from_annotations != out:
-        report.refuse(
-            f"topology annotations {_show(from_annotations)}: spec.networkTopology takes precedence"
-        )
-    return out
-
-
-def _annotation_topology(annotations: Mapping[str, str], mode_key: str, tier_key: str) -> JsonDict | None:
-    mode, tier = annotations.get(mode_key), annotations.get(tier_key)
-    if mode is None and tier is None:
+    if request.network_topology is None:
         return None
-    out: JsonDict = {}
-    if mode is not None and mode not in _MODES:
-        raise InvalidSpecError(
-            f"metadata.annotations[{mode_key}]",
-            mode,
-            f'Unsupported value: "{mode}": supported values: "hard", "soft"',
+    out = request.network_topology.to_dict()
+    if request.from_annotations:
+        report.carry(
+            f"networkTopology = {_show(out)} (annotations {volcano.POD_TOPOLOGY_MODE_ANNOTATION}, "
+            f"{volcano.POD_TOPOLOGY_TIER_ANNOTATION})"
         )
-    out["mode"] = mode or "hard"
-    if tier is not None:
-        if not _DECIMAL.match(tier) or int(tier) > 2**31 - 1:
-            raise InvalidSpecError(
-                f"metadata.annotations[{tier_key}]",
-                tier,
-                f'Invalid value: "{tier}": must be a non-negative decimal integer',
-            )
-        out["highestTierAllowed"] = int(tier)
+        return out
+    nt = lws.spec.network_topology
+    if nt is not None and nt.mode is None:
+        report.default("networkTopology.mode unset: hard, as the LWS+Volcano plan defines it")
+    report.carry(f"networkTopology = {_show(out)} (spec.networkTopology)")
+    if out.get("highestTierAllowed") == 0:
+        report.carry("highestTierAllowed 0: every pod of a group on one node")
+    overridden = request.overridden_annotations.to_dict() if request.overridden_annotations else None
+    if overridden is not None and overridden != out:
+        report.refuse(f"topology annotations {_show(overridden)}: spec.networkTopology takes precedence")
     return out
 
 
 def subgroup_policy(
-    lws: lwsmod.LeaderWorkerSet, job: JsonDict | None, report: TranslationReport
+    lws: lwsmod.LeaderWorkerSet, request: lwsmod.TopologyRequest, report: TranslationReport
 ) -> JsonDict | None:
     """LWS subGroupPolicy -> one Volcano entry; pods with equal group and subgroup index gather."""
-    annotations = lws.metadata.annotations or {}
-    topology = _annotation_topology(annotations, SUBGROUP_MODE_ANNOTATION, SUBGROUP_TIER_ANNOTATION)
-    policy = lws.spec.leader_worker_template.sub_group_policy
-    if policy is None or policy.sub_group_size is None:
-        if topology is not None:
-            given = (
-                SUBGROUP_MODE_ANNOTATION
-                if SUBGROUP_MODE_ANNOTATION in annotations
-                else SUBGROUP_TIER_ANNOTATION
-            )
-            raise InvalidSpecError(
-                f"metadata.annotations[{given}]",
-                annotations.get(SUBGROUP_MODE_ANNOTATION) or annotations.get(SUBGROUP_TIER_ANNOTATION),
-                "Invalid value: a subgroup topology needs "
-                "spec.leaderWorkerTemplate.subGroupPolicy.subGroupSize",
-            )
-        if policy is not None:
-            report.refuse(
-                "subGroupPolicy without subGroupSize: LWS makes no subgroups, so neither does Volcano"
-            )
+    sgs, count = request.subgroup_size, request.subgroup_count
+    if sgs is None or count is None:
         return None
-    size, sgs = lws.size, policy.sub_group_size
-    kind = policy.sub_group_policy_type or "LeaderWorker"
-    count = _subgroup_count(size, sgs, kind)
+    policy = lws.spec.leader_worker_template.sub_group_policy
+    size = lws.size
+    kind = (policy.sub_group_policy_type if policy else None) or "LeaderWorker"
     entry: JsonDict = {
         "name": SUBGROUP_POLICY_NAME,
         "subGroupSize": sgs,
@@ -360,49 +300,14 @@ def subgroup_policy(
         )
     if kind == "LeaderExcluded":
         report.carry("the leader carries no subgroup-index label, so it belongs to no subgroup")
-    if topology is not None:
-        _check_subgroup_tier(topology, job)
+    if request.subgroup_topology is not None:
+        topology = request.subgroup_topology.to_dict()
         entry["networkTopology"] = topology
         report.carry(
             f"subgroup networkTopology = {_show(topology)} (annotations {SUBGROUP_MODE_ANNOTATION}, "
             f"{SUBGROUP_TIER_ANNOTATION})"
         )
     return entry
-
-
-def _subgroup_count(size: int, sgs: int, kind: str) -> int:
-    field = "spec.leaderWorkerTemplate.subGroupPolicy.subGroupSize"
-    if sgs < 1:
-        raise InvalidSpecError(
-            field, sgs, f"Invalid value: {sgs}: subGroupSize must be equal or greater than 1"
-        )
-    if sgs > size:
-        raise InvalidSpecError(field, sgs, f"Invalid value: {sgs}: subGroupSize cannot be larger than size")
-    if kind == "LeaderExcluded":
-        if (size - 1) % sgs:
-            raise InvalidSpecError(
-                field,
-                sgs,
-                f"Invalid value: {sgs}: size-1 must be divisible by subGroupSize when using LeaderExcluded",
-            )
-        return (size - 1) // sgs
-    if (size - 1) % sgs == 0:
-        return max((size - 1) // sgs, 1)
-    if size % sgs == 0:
-        return size // sgs
-    raise InvalidSpecError(
-        field, sgs, f"Invalid value: {sgs}: size or size - 1 must be divisible by subGroupSize"
-    )
-
-
-def _check_subgroup_tier(sub: JsonDict, job: JsonDict | None) -> None:
-    sub_tier, job_tier = sub.get("highestTierAllowed"), (job or {}).get("highestTierAllowed")
-    if isinstance(sub_tier, int) and isinstance(job_tier, int) and sub_tier > job_tier:
-        raise InvalidSpecError(
-            f"metadata.annotations[{SUBGROUP_TIER_ANNOTATION}]",
-            str(sub_tier),
-            f'Invalid value: "{sub_tier}": a subgroup may not span a wider tier than its group ({job_tier})',
-        )
 
 
 # --- one group -------------------------------------------------------------------------------

@@ -7,12 +7,22 @@ exactly what it was given.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 from pydantic import Field
 
-from translations._base import DNS1123_SUBDOMAIN, KubeModel, LabelSelector, TypedObject
-from translations.quantity import Quantity
+from translations._base import (
+    DNS1123_SUBDOMAIN,
+    INT32_MAX,
+    INT64_MAX,
+    KubeModel,
+    LabelSelector,
+    TypedObject,
+    at_most,
+)
+from translations.errors import InvalidSpecError, render_value
+from translations.quantity import Quantity, parse_quantity
 
 PODGROUP_GROUP = "scheduling.volcano.sh"
 PODGROUP_API_VERSION = f"{PODGROUP_GROUP}/v1beta1"
@@ -40,6 +50,25 @@ class NetworkTopologySpec(KubeModel):
     @property
     def effective_mode(self) -> NetworkTopologyMode:
         return self.mode or "hard"
+
+
+def network_topology_problems(
+    *, highest_tier_allowed: int | None, highest_tier_name: str | None, path: str
+) -> list[InvalidSpecError]:
+    """What Volcano (and LWS's networkTopology, which copies it) refuses in a networkTopology
+    that parsed: a tier beyond int64, and a tier given both by number and by name."""
+    tier = highest_tier_allowed
+    if too_big := at_most(f"{path}.highestTierAllowed", tier, INT64_MAX):
+        return too_big
+    if tier is not None and highest_tier_name is not None:
+        return [
+            InvalidSpecError(
+                path,
+                highest_tier_name,
+                "Forbidden: must not specify 'highestTierAllowed' and 'highestTierName' simultaneously",
+            )
+        ]
+    return []
 
 
 class SubGroupPolicy(KubeModel):
@@ -207,3 +236,85 @@ class HyperNode(TypedObject):
     """Tier and members of the domain."""
     status: HyperNodeStatus | None = None
     """Observed state of the domain."""
+
+
+# --- the PodGroup's request: read once, for admission, translation and the controller -------
+
+def pod_group_problems(
+    spec: PodGroupSpec, *, tier_of_name: Callable[[str], int | None] = lambda _name: None
+) -> list[InvalidSpecError]:
+    """Every problem of a parsed PodGroup spec: int32 bounds, minResources quantities that
+    parse and are not negative, each networkTopology (`network_topology_problems`), subgroup
+    names unique, and no subgroup wider than its job (a tierName resolved by `tier_of_name`).
+
+    The one reading of a Volcano PodGroup: the admission rule and the translations call it."""
+    out = at_most("spec.minMember", spec.min_member, INT32_MAX)
+    for task, count in (spec.min_task_member or {}).items():
+        path = f"spec.minTaskMember[{task}]"
+        if count < 0:
+            out.append(InvalidSpecError(path, count, f"Invalid value: {count}: must be greater than or equal to 0"))
+        out += at_most(path, count, INT32_MAX)
+    for resource, quantity in (spec.min_resources or {}).items():
+        path = f"spec.minResources[{resource}]"
+        try:
+            if parse_quantity(quantity, field=path) < 0:
+                out.append(
+                    InvalidSpecError(
+                        path, quantity, f"Invalid value: {render_value(quantity)}: must be greater than or equal to 0"
+                    )
+                )
+        except InvalidSpecError as exc:
+            out.extend(exc.all)
+    job_tier = _topology(spec.network_topology, "spec.networkTopology", tier_of_name, out)
+    names: set[str] = set()
+    for i, sub in enumerate(spec.sub_group_policy or []):
+        base = f"spec.subGroupPolicy[{i}]"
+        if sub.name is not None:
+            if sub.name in names:
+                out.append(InvalidSpecError(f"{base}.name", sub.name, f"Duplicate value: {render_value(sub.name)}"))
+            names.add(sub.name)
+        out += at_most(f"{base}.subGroupSize", sub.sub_group_size, INT32_MAX)
+        out += at_most(f"{base}.minSubGroups", sub.min_sub_groups, INT32_MAX)
+        nt = sub.network_topology
+        sub_tier = _topology(nt, f"{base}.networkTopology", tier_of_name, out)
+        if nt is None or job_tier is None or sub_tier is None or sub_tier <= job_tier:
+            continue
+        if nt.highest_tier_allowed is not None:
+            out.append(
+                InvalidSpecError(
+                    f"{base}.networkTopology.highestTierAllowed",
+                    sub_tier,
+                    f"Invalid value: {sub_tier}: must be less than or equal to the job's tier "
+                    f"(spec.networkTopology: {job_tier})",
+                )
+            )
+        else:
+            out.append(
+                InvalidSpecError(
+                    f"{base}.networkTopology.highestTierName",
+                    nt.highest_tier_name,
+                    f"Invalid value: {render_value(nt.highest_tier_name)}: names tier {sub_tier}, above the "
+                    f"job's tier (spec.networkTopology: {job_tier})",
+                )
+            )
+    return out
+
+
+def _topology(
+    nt: NetworkTopologySpec | None,
+    path: str,
+    tier_of_name: Callable[[str], int | None],
+    out: list[InvalidSpecError],
+) -> int | None:
+    """Check one networkTopology; its tier (by number or resolved name) when it is sound."""
+    if nt is None:
+        return None
+    problems = network_topology_problems(
+        highest_tier_allowed=nt.highest_tier_allowed, highest_tier_name=nt.highest_tier_name, path=path
+    )
+    out.extend(problems)
+    if problems:
+        return None
+    if nt.highest_tier_allowed is not None:
+        return nt.highest_tier_allowed
+    return tier_of_name(nt.highest_tier_name) if nt.highest_tier_name is not None else None

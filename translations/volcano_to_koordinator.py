@@ -17,7 +17,7 @@ from translations import constraints, volcano
 from translations import koordinator as koord
 from translations._base import JsonDict
 from translations.core import Pod
-from translations.errors import MissingInputError, NotExpressibleError
+from translations.errors import MissingInputError, NotExpressibleError, raise_all
 from translations.koordinator_to_volcano import SUBGROUP_INDEX_LABEL
 from translations.patches import PodPatch
 from translations.report import TranslationReport
@@ -46,6 +46,7 @@ def translate(
     tree: TopologyTree | None = None,
     scheduler_name: str = DEFAULT_SCHEDULER,
 ) -> KoordinatorGang:
+    raise_all(volcano.pod_group_problems(pg.spec, tier_of_name=tree.tier_of_name if tree else lambda _: None))
     report = TranslationReport(f"PodGroup {pg.key}", "Koordinator")
     layer_of = layers_by_tier(cnt, tree)
     spec: JsonDict = {}

@@ -359,10 +359,10 @@ def test_leader_excluded_and_size_divisible_subgroups() -> None:
         (
             4,
             {"subGroupSize": 2, "subGroupPolicyType": "LeaderExcluded"},
-            "size-1 must be divisible by subGroupSize when using LeaderExcluded",
+            "size-1 (3) must be divisible by subGroupSize with LeaderExcluded",
         ),
-        (5, {"subGroupSize": 3}, "size or size - 1 must be divisible by subGroupSize"),
-        (2, {"subGroupSize": 3}, "subGroupSize cannot be larger than size"),
+        (5, {"subGroupSize": 3}, "size (5) or size-1 (4) must be divisible by subGroupSize"),
+        (2, {"subGroupSize": 3}, "must not be larger than size (2)"),
     ],
     ids=["leader-excluded-indivisible", "indivisible", "larger-than-size"],
 )

@@ -225,6 +225,36 @@ async def test_leaderworkerset_and_volcano(harness_factory: Callable[..., Awaita
     assert (status, message) == (201, "")
 
 
+async def test_lws_topology_annotations_are_denied_naming_the_annotation(
+    harness_factory: Callable[..., Awaitable[Harness]],
+) -> None:
+    """The annotations `topobridge translate` and the controller refuse are refused at admission too."""
+    h = await harness_factory()
+    modes = 'supported values: "hard", "soft"'
+    examples = [
+        ({"volcano.sh/network-topology-mode": "hrad"}, {}, f'Unsupported value: "hrad": {modes}'),
+        (
+            {"volcano.sh/network-topology-highest-tier": "two"},
+            {},
+            'Invalid value: "two": must be a non-negative decimal integer',
+        ),
+        (
+            {"topobridge.io/subgroup-network-topology-mode": "sofft"},
+            {"sub_group_policy": {"subGroupSize": 2}},
+            f'Unsupported value: "sofft": {modes}',
+        ),
+    ]
+    for given, shape, detail in examples:
+        obj = lws(**shape)
+        obj["metadata"]["annotations"] = given
+        status, _, message = await h.create(obj)
+        (key,) = given
+        assert (status, message) == (
+            422,
+            denied("leaderworkersets", f"metadata.annotations[{key}]: {detail}"),
+        )
+
+
 async def test_koordinator_pods_and_podgroups(harness_factory: Callable[..., Awaitable[Harness]]) -> None:
     h = await harness_factory()
     status, _, message = await h.create(pod({f"{A}network-topology-index": "-1"}))

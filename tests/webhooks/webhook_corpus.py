@@ -483,6 +483,96 @@ LWS_CASES = [
     ),
 ]
 
+VA = "volcano.sh/network-topology-"
+SA = "topobridge.io/subgroup-network-topology-"
+
+
+def annotated(obj: dict[str, Any], annotations: dict[str, str]) -> dict[str, Any]:
+    out = copy.deepcopy(obj)
+    out["metadata"]["annotations"] = annotations
+    return out
+
+
+LWS_ANNOTATION_CASES = [
+    Case("lws-annotations-valid", annotated(lws(), {f"{VA}mode": "soft", f"{VA}highest-tier": "2"})),
+    Case(
+        "lws-annotation-mode-typo",
+        annotated(lws(), {f"{VA}mode": "hrad"}),
+        [f'{ANN}[{VA}mode]: Unsupported value: "hrad": {MODES}'],
+    ),
+    Case(
+        "lws-annotation-tier-word",
+        annotated(lws(), {f"{VA}highest-tier": "two"}),
+        [f'{ANN}[{VA}highest-tier]: Invalid value: "two": must be a non-negative decimal integer'],
+    ),
+    Case(
+        "lws-annotation-subgroup-mode-typo",
+        annotated(lws(sub_group_policy={"subGroupSize": 2}), {f"{SA}mode": "sofft"}),
+        [f'{ANN}[{SA}mode]: Unsupported value: "sofft": {MODES}'],
+    ),
+    Case(
+        "lws-annotation-subgroup-without-subgroups",
+        annotated(lws(), {f"{SA}highest-tier": "1"}),
+        [
+            f'{ANN}[{SA}highest-tier]: Invalid value: "1": a subgroup topology needs '
+            "spec.leaderWorkerTemplate.subGroupPolicy.subGroupSize"
+        ],
+    ),
+    Case(
+        "lws-annotation-subgroup-wider-than-group",
+        annotated(
+            lws({"highestTierAllowed": 1}, size=5, sub_group_policy={"subGroupSize": 2}),
+            {f"{SA}highest-tier": "2"},
+        ),
+        [
+            f'{ANN}[{SA}highest-tier]: Invalid value: "2": a subgroup may not span a wider tier than its group (1)'
+        ],
+    ),
+    Case(
+        "lws-annotation-queue-invalid",
+        annotated(lws(), {"scheduling.volcano.sh/queue-name": "Not_A_Queue"}),
+        [f'{ANN}[scheduling.volcano.sh/queue-name]: Invalid value: "Not_A_Queue": {DNS}'],
+    ),
+    Case(
+        "lws-annotation-and-structural-problems-at-once",
+        annotated(lws(size="x"), {f"{VA}mode": "hrad", f"{SA}mode": "sofft"}),
+        [
+            'spec.leaderWorkerTemplate.size: Invalid value: "x": must be of type integer',
+            f'{ANN}[{VA}mode]: Unsupported value: "hrad": {MODES}',
+            f'{ANN}[{SA}mode]: Unsupported value: "sofft": {MODES}',
+        ],
+    ),
+    Case(
+        "lws-several-semantic-problems-at-once",
+        annotated(
+            lws(
+                {"highestTierAllowed": 1, "highestTierName": "block"},
+                size=8,
+                sub_group_policy={"subGroupSize": 3},
+            ),
+            {f"{VA}highest-tier": "two"},
+        ),
+        [
+            f"{SG}: Invalid value: 3: size (8) or size-1 (7) must be divisible by subGroupSize",
+            f"{NT}: {FORBID_BOTH}",
+            f'{ANN}[{VA}highest-tier]: Invalid value: "two": must be a non-negative decimal integer',
+        ],
+    ),
+    Case(
+        "lws-template-quantity-malformed",
+        lws(
+            workerTemplate={
+                "spec": {"containers": [{"name": "w", "resources": {"requests": {"cpu": "lots"}}}]}
+            }
+        ),
+        [
+            "spec.leaderWorkerTemplate.workerTemplate.spec.containers[0].resources.requests[cpu]: "
+            'Invalid value: "lots": quantities must match the regular expression '
+            "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+        ],
+    ),
+]
+
 # --- Volcano PodGroup ----------------------------------------------------------------------
 
 SUB = "spec.subGroupPolicy"
@@ -1811,4 +1901,13 @@ GPU_CASES = [
     Case("gpu-pod-valid", pod({f"{G}require-nvlink": "true"}), state="cluster"),
 ]
 
-CASES: list[Case] = [*LWS_CASES, *VPG_CASES, *HN_CASES, *CNT_CASES, *POD_CASES, *PODGROUP_CASES, *GPU_CASES]
+CASES: list[Case] = [
+    *LWS_CASES,
+    *LWS_ANNOTATION_CASES,
+    *VPG_CASES,
+    *HN_CASES,
+    *CNT_CASES,
+    *POD_CASES,
+    *PODGROUP_CASES,
+    *GPU_CASES,
+]

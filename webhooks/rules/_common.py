@@ -7,14 +7,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
+from translations import _base as base
 from translations._base import KubeModel
 from translations.errors import InvalidSpecError, render_value
 from webhooks.rules import fielderrors as fe
 from webhooks.rules.cluster_state import ClusterState
 from webhooks.rules.fielderrors import FieldError
 
-INT32_MAX = 2**31 - 1
-INT64_MAX = 2**63 - 1
+INT32_MAX, INT64_MAX = base.INT32_MAX, base.INT64_MAX
 
 M = TypeVar("M", bound=KubeModel)
 
@@ -38,10 +38,8 @@ def parse_strict(model: type[M], obj: Any) -> tuple[M | None, list[FieldError]]:
 
 
 def at_most(path: str, value: int | None, maximum: int) -> list[FieldError]:
-    """Integers beyond int32/int64 parse in Python but not in the Go that reads them."""
-    if value is not None and value > maximum:
-        return [fe.invalid(path, value, f"must be less than or equal to {maximum}")]
-    return []
+    """`translations._base.at_most` as field errors."""
+    return [fe.from_spec_error(p) for p in base.at_most(path, value, maximum)]
 
 
 class TopologySpec(Protocol):
@@ -55,17 +53,13 @@ class TopologySpec(Protocol):
     def highest_tier_name(self) -> str | None: ...
 
 
-def check_network_topology(spec: TopologySpec | None, path: str, state: ClusterState, out: Findings) -> None:
-    """Tier and tierName exclusive, tier in range; warnings for tier 0 and for tiers or tier
-    names the cluster's HyperNodes do not have."""
+def topology_warnings(spec: TopologySpec | None, path: str, state: ClusterState, out: Findings) -> None:
+    """Warnings for tier 0 and for tiers or tier names the cluster's HyperNodes do not have
+    (for a spec whose errors were found elsewhere: none when tier and tierName are both set)."""
     if spec is None:
         return
     tier, name = spec.highest_tier_allowed, spec.highest_tier_name
-    out.errors += at_most(f"{path}.highestTierAllowed", tier, INT64_MAX)
     if tier is not None and name is not None:
-        out.errors.append(
-            fe.forbidden(path, "must not specify 'highestTierAllowed' and 'highestTierName' simultaneously")
-        )
         return
     if tier == 0:
         out.warnings.append(f"{path}.highestTierAllowed: 0 confines every pod of the gang to a single node")
@@ -93,14 +87,7 @@ def _known(state: ClusterState) -> str:
     return "known: " + ", ".join(render_value(n) for n in names) if names else "no HyperNode has a tierName"
 
 
-def resolved_tier(spec: TopologySpec | None, state: ClusterState) -> int | None:
-    """The tier a spec names, by number or by a tierName the cluster maps to one tier."""
-    if spec is None:
-        return None
-    if spec.highest_tier_allowed is not None:
-        return spec.highest_tier_allowed
-    if spec.highest_tier_name is not None and state.known:
-        tiers: Sequence[int] = state.tier_names.get(spec.highest_tier_name, ())
-        if len(tiers) == 1:
-            return tiers[0]
-    return None
+def tier_of_name(state: ClusterState, name: str) -> int | None:
+    """The tier a HyperNode tierName stands for, when the cluster maps it to exactly one."""
+    tiers: Sequence[int] = state.tier_names.get(name, ()) if state.known else ()
+    return tiers[0] if len(tiers) == 1 else None

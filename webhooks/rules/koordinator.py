@@ -12,18 +12,16 @@ from __future__ import annotations
 from typing import Any
 
 from translations import koordinator as koord
-from translations._base import ObjectMeta, TypedObject
-from translations.errors import render_value
+from translations._base import TypedObject
 from translations.koordinator import SigsPodGroup
 from translations.schedplugins import XPodGroup
 from webhooks.rules import fielderrors as fe
-from webhooks.rules._common import INT32_MAX, Findings, at_most, parse_strict
+from webhooks.rules._common import Findings, parse_strict
 from webhooks.rules.cluster_state import ClusterState, gang_of
 from webhooks.rules.decision import ALLOW, Decision
 
 SPEC_PATH = koord.annotation_path(koord.NETWORK_TOPOLOGY_SPEC)
 INDEX_PATH = koord.annotation_path(koord.NETWORK_TOPOLOGY_INDEX)
-GROUPS_PATH = koord.annotation_path(koord.GANG_GROUPS)
 
 
 def validate_pod(obj: Any, state: ClusterState) -> Decision:
@@ -48,34 +46,23 @@ def validate_pod(obj: Any, state: ClusterState) -> Decision:
 
 
 def validate_sigs_podgroup(obj: Any, state: ClusterState) -> Decision:
-    pg, errors = parse_strict(SigsPodGroup, obj)
-    if pg is None:
-        return Decision.of(errors)
-    out = _check_annotations(pg, f"{pg.namespace}/{pg.name}" if pg.name else None, state)
-    if pg.spec.min_member is not None and pg.spec.min_member < 0:
-        out.errors.append(
-            fe.invalid("spec.minMember", pg.spec.min_member, "must be greater than or equal to 0")
-        )
-    out.errors += at_most("spec.minMember", pg.spec.min_member, INT32_MAX)
-    out.errors += _timeout(pg.spec.schedule_timeout_seconds)
-    return Decision.of(out.errors, out.warnings)
+    return _validate_pod_group(SigsPodGroup, obj, state)
 
 
 def validate_x_podgroup(obj: Any, state: ClusterState) -> Decision:
-    pg, errors = parse_strict(XPodGroup, obj)
+    return _validate_pod_group(XPodGroup, obj, state)
+
+
+def _validate_pod_group(model: type[SigsPodGroup | XPodGroup], obj: Any, state: ClusterState) -> Decision:
+    pg, errors = parse_strict(model, obj)
     if pg is None:
         return Decision.of(errors)
     out = _check_annotations(pg, f"{pg.namespace}/{pg.name}" if pg.name else None, state)
-    out.errors += at_most("spec.minMember", pg.spec.min_member, INT32_MAX)
-    out.errors += _timeout(pg.spec.schedule_timeout_seconds)
+    problems = koord.pod_group_spec_problems(
+        min_member=pg.spec.min_member, schedule_timeout_seconds=pg.spec.schedule_timeout_seconds
+    )
+    out.errors += [fe.from_spec_error(p) for p in problems]
     return Decision.of(out.errors, out.warnings)
-
-
-def _timeout(seconds: int | None) -> list[fe.FieldError]:
-    path = "spec.scheduleTimeoutSeconds"
-    if seconds is not None and seconds < 0:
-        return [fe.invalid(path, seconds, "must be greater than or equal to 0")]
-    return at_most(path, seconds, INT32_MAX)
 
 
 def _has_gang_annotation(obj: Any) -> bool:
@@ -92,18 +79,10 @@ def _has_gang_annotation(obj: Any) -> bool:
 
 
 def _check_annotations(obj: TypedObject, self_gang: str | None, state: ClusterState) -> Findings:
+    """`koordinator.gang_request`, plus the gather layers against the cluster's layers."""
     out = Findings()
-    meta: ObjectMeta = obj.metadata
-    parsed, problems = koord.check_gang_annotations(meta.annotations)
+    parsed, problems = koord.gang_request(obj.metadata.annotations, gang=self_gang)
     out.errors += [fe.from_spec_error(p) for p in problems]
-    if parsed.groups is not None and self_gang is not None and self_gang not in parsed.groups:
-        out.errors.append(
-            fe.invalid(
-                GROUPS_PATH,
-                meta.annotation(koord.GANG_GROUPS),
-                f"must include this gang {render_value(self_gang)}",
-            )
-        )
     if parsed.network_topology is not None and state.known:
         if state.cnt_layers is None:
             out.warnings.append(
@@ -111,16 +90,8 @@ def _check_annotations(obj: TypedObject, self_gang: str | None, state: ClusterSt
                 "Koordinator ignores the gather strategy until one does"
             )
         else:
-            known = ", ".join(render_value(n) for n in sorted(state.cnt_layers - {koord.CLUSTER_LAYER}))
-            for i, g in enumerate(parsed.network_topology.gather_strategy):
-                if g.layer not in state.cnt_layers:
-                    out.errors.append(
-                        fe.not_found(
-                            f"{SPEC_PATH}.gatherStrategy[{i}].layer",
-                            g.layer,
-                            f'no such layer in ClusterNetworkTopology "default" (layers: {known})',
-                        )
-                    )
+            unknown = koord.unknown_layer_problems(parsed.network_topology, state.cnt_layers)
+            out.errors += [fe.from_spec_error(p) for p in unknown]
     return out
 
 
