@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from translations.errors import render_value
-from translations.goregex import GoRegexError, compile_go_regex, regex_matches
+from translations.goregex import MAX_PATTERN_LENGTH, GoRegexError, compile_go_regex, regex_matches
 from translations.volcano import HyperNode, MemberSpec
 from webhooks.rules import fielderrors as fe
 from webhooks.rules._common import INT64_MAX, Findings, at_most, parse_strict
@@ -80,6 +80,8 @@ def _check_member(hn: HyperNode, i: int, member: MemberSpec, out: Findings) -> N
         pattern = sel.regex_match.pattern
         if not pattern:
             out.errors.append(fe.required(f"{base}.regexMatch.pattern"))
+        elif len(pattern) > MAX_PATTERN_LENGTH:  # bounds the memory its compiled form takes
+            out.errors.append(fe.too_long(f"{base}.regexMatch.pattern", MAX_PATTERN_LENGTH))
         else:
             try:
                 compile_go_regex(pattern)
