@@ -10,6 +10,7 @@ body means, and every error message about it, is the standard library's.
 
 from __future__ import annotations
 
+import base64
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -51,7 +52,7 @@ def _str(value: Any, where: str, *, required: bool = False) -> str:
     return value
 
 
-def _dumps(doc: dict[str, Any]) -> bytes:
+def _dumps(doc: Any) -> bytes:
     try:
         return orjson.dumps(doc)
     except TypeError:  # a lone surrogate echoed from the request: only json can escape it
@@ -112,8 +113,12 @@ def object_with_namespace(review: Review) -> Any:
 
 
 def response_body(review: Review, decision: Decision, *, code: int = 422) -> bytes:
-    """The AdmissionReview answering `review`: allowed, or denied with every field error."""
+    """The AdmissionReview answering `review`: allowed (with the decision's JSON patch, if
+    any), or denied with every field error."""
     response: dict[str, Any] = {"uid": review.uid, "allowed": decision.allowed}
+    if decision.patch and decision.allowed:
+        response["patchType"] = "JSONPatch"
+        response["patch"] = base64.b64encode(_dumps(decision.patch)).decode()
     if decision.warnings:
         response["warnings"] = list(decision.warnings)
     if not decision.allowed:

@@ -33,7 +33,7 @@ from webhooks.metrics import CONTENT_TYPE, WebhookMetrics
 from webhooks.mutating import MutatingEndpoints
 from webhooks.rules.decision import Decision
 from webhooks.rules.fielderrors import ErrorType, FieldError
-from webhooks.rules.registry import KINDS, Kind
+from webhooks.rules.registry import KINDS, MUTATING_KINDS, Kind, MutatingKind
 from webhooks.state import ClusterStateSource, InMemoryStateSource
 from webhooks.tls import ReloadingCertificate, generate_self_signed
 
@@ -62,6 +62,8 @@ class ServerSettings:
     max_request_bytes: int = MAX_REQUEST_BYTES
     read_timeout: float = 10.0
     """Seconds a client may take to send its body."""
+    offload_bytes: int = 64 * 1024
+    """Reviews larger than this are judged on a worker thread, off the event loop."""
     kinds: Sequence[Kind] = field(default_factory=lambda: KINDS)
     connections: ConnectionLimits = field(default_factory=ConnectionLimits)
     """Handshake/header and keep-alive timeouts, and the cap on open connections."""
@@ -121,7 +123,8 @@ class WebhookServer:
         for kind in self.settings.kinds:
             app.router.add_post(kind.path, self._handler(kind))
         if self.mutating is not None:
-            self.mutating.register(app)
+            for mutating in MUTATING_KINDS:
+                app.router.add_post(mutating.path, self._handler(mutating))
         app.router.add_get("/healthz", self._healthz)
         app.router.add_get("/readyz", self._readyz)
         return app
@@ -229,7 +232,7 @@ class WebhookServer:
 
     # --- handlers ---------------------------------------------------------------------------
 
-    def _handler(self, kind: Kind) -> Callable[[web.Request], Awaitable[web.Response]]:
+    def _handler(self, kind: Kind | MutatingKind) -> Callable[[web.Request], Awaitable[web.Response]]:
         async def handle(request: web.Request) -> web.Response:
             return await self._admit(kind, request)
 
@@ -240,7 +243,7 @@ class WebhookServer:
         log.warning("admission.refused", status=status, reason=reason)
         return web.Response(status=status, text=reason + "\n")
 
-    async def _admit(self, kind: Kind, request: web.Request) -> web.Response:
+    async def _admit(self, kind: Kind | MutatingKind, request: web.Request) -> web.Response:
         started = time.perf_counter()
         limit = self.settings.max_request_bytes
         if request.content_length is not None and request.content_length > limit:
@@ -262,17 +265,32 @@ class WebhookServer:
         except MalformedReview as exc:
             return self._refuse(400, f"malformed AdmissionReview: {exc}")
         if (review.group, review.kind) != (kind.group, kind.kind):
+            verb = "mutates" if isinstance(kind, MutatingKind) else "validates"
             return self._refuse(
                 400,
-                f"{kind.path} validates {kind.kind}.{kind.group or 'core'}, "
+                f"{kind.path} {verb} {kind.kind}.{kind.group or 'core'}, "
                 f"not {review.kind}.{review.group or 'core'}",
             )
-        if review.operation not in ("CREATE", "UPDATE"):
+        if review.operation not in kind.operations:
             decision, code = Decision(), 200
+        elif len(body) > self.settings.offload_bytes:
+            # A large object can take a rule long enough to matter (hundreds of regexes in one
+            # HyperNode): judge it on a worker thread so this loop keeps answering /healthz
+            # and renewing the lease.
+            decision, code = await asyncio.to_thread(self._decide, kind, review)
         else:
             decision, code = self._decide(kind, review)
         body_out = response_body(review, decision, code=code)
         self._record(kind, review.operation, decision, time.perf_counter() - started)
+        if decision.patch:
+            log.info(
+                "admission.mutated",
+                kind=kind.kind,
+                namespace=review.namespace,
+                name=review.name,
+                uid=review.uid,
+                ops=len(decision.patch),
+            )
         if not decision.allowed:
             log.info(
                 "admission.denied",
@@ -284,17 +302,26 @@ class WebhookServer:
             )
         return web.Response(body=body_out, content_type="application/json")
 
-    def _decide(self, kind: Kind, review: Review) -> tuple[Decision, int]:
+    def _decide(self, kind: Kind | MutatingKind, review: Review) -> tuple[Decision, int]:
         try:
-            return kind.rule(object_with_namespace(review), self.state.snapshot()), 422
+            obj = object_with_namespace(review)
+            if isinstance(kind, MutatingKind):
+                if self.mutating is None:
+                    return Decision(), 200
+                return kind.rule(obj, self.state.snapshot(), self.mutating.lws), 422
+            return kind.rule(obj, self.state.snapshot()), 422
         except Exception:  # a bug of ours must still get an answer, not a dropped connection
             log.exception(
                 "admission.rule_failed", kind=kind.kind, namespace=review.namespace, name=review.name
             )
+            if isinstance(kind, MutatingKind):  # mutation never blocks a create
+                return Decision.of(
+                    warnings=["topobridge: the mutating rule failed; object admitted unchanged"]
+                ), 200
             failed = FieldError(ErrorType.INVALID, "<root>", "Internal error: the validating rule failed")
             return Decision.of([failed]), 500
 
-    def _record(self, kind: Kind, operation: str, decision: Decision, seconds: float) -> None:
+    def _record(self, kind: Kind | MutatingKind, operation: str, decision: Decision, seconds: float) -> None:
         allowed = decision.allowed
         series = self._series.get((kind.display, operation, allowed))
         if series is None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-import json
 import secrets
 from typing import Any
 
@@ -20,8 +19,10 @@ from controller.kube import JsonDict, Kube
 from controller.resources import LEADERWORKERSETS, PODS, VOLCANO_PODGROUPS, Resource
 from translations import lws as lwsmod
 from translations import lws_admission
-from webhooks.admission import parse_review
 from webhooks.mutating import POD_PATH, PODGROUP_PATH, MutatingEndpoints
+from webhooks.rules import ClusterState, volcano_podgroup
+from webhooks.rules.decision import ALLOW
+from webhooks.rules.lws_mutation import mutate_pod, mutate_podgroup
 from webhooks.server import ServerSettings, WebhookServer
 
 MUTATING_CONFIGS = Resource(
@@ -106,50 +107,54 @@ class DictLws:
         return [n for ns, n in self.objs if ns == namespace]
 
 
-def review(kind: str, group: str, obj: JsonDict) -> Any:
-    body = {
-        "apiVersion": "admission.k8s.io/v1",
-        "kind": "AdmissionReview",
-        "request": {
-            "uid": "u1",
-            "kind": {"group": group, "version": "v1", "kind": kind},
-            "operation": "CREATE",
-            "namespace": "ns",
-            "object": obj,
-        },
-    }
-    return parse_review(json.dumps(body).encode())
-
-
-def test_endpoint_decisions() -> None:
+def test_mutating_rule_decisions() -> None:
     bad = lws_body("bad", "ns", topology=TOPOLOGY)
     bad["metadata"]["annotations"] = {"scheduling.volcano.sh/queue-name": "Not_Valid"}
-    ep = MutatingEndpoints(DictLws(lws_body("llm", "ns", topology=TOPOLOGY), lws_body("plain", "ns"), bad))
-    patch, warnings = ep.mutate_podgroup(
-        review(
-            "PodGroup",
-            "scheduling.volcano.sh",
-            {"metadata": {"name": f"llm-0-{REV}"}, "spec": {"minMember": 4}},
-        )
+    view = DictLws(lws_body("llm", "ns", topology=TOPOLOGY), lws_body("plain", "ns"), bad)
+    state = ClusterState.unknown()
+    decision = mutate_podgroup(
+        {"metadata": {"name": f"llm-0-{REV}", "namespace": "ns"}, "spec": {"minMember": 4}}, state, view
     )
-    assert patch == [{"op": "add", "path": "/spec/networkTopology", "value": TOPOLOGY}] and not warnings
-    assert ep.mutate_podgroup(
-        review("PodGroup", "scheduling.volcano.sh", {"metadata": {"name": "unrelated"}})
-    ) == ([], [])
-    patch, warnings = ep.mutate_podgroup(
-        review("PodGroup", "scheduling.volcano.sh", {"metadata": {"name": "bad-0-r1"}})
-    )
-    assert patch == [] and "Not_Valid" in warnings[0], (
+    assert decision.patch == [{"op": "add", "path": "/spec/networkTopology", "value": TOPOLOGY}]
+    assert decision.allowed and not decision.warnings
+    assert mutate_podgroup({"metadata": {"name": "unrelated", "namespace": "ns"}}, state, view) == ALLOW
+    decision = mutate_podgroup({"metadata": {"name": "bad-0-r1", "namespace": "ns"}}, state, view)
+    assert decision.allowed and decision.patch is None and "Not_Valid" in decision.warnings[0], (
         "an untranslatable LWS admits the PodGroup, with a warning"
     )
     plain_pod = {
         "metadata": {
-            "labels": {lwsmod.NAME_LABEL: "plain", lwsmod.GROUP_INDEX_LABEL: "0", lwsmod.REVISION_LABEL: REV}
+            "namespace": "ns",
+            "labels": {lwsmod.NAME_LABEL: "plain", lwsmod.GROUP_INDEX_LABEL: "0", lwsmod.REVISION_LABEL: REV},
         }
     }
-    assert ep.mutate_pod(review("Pod", "", plain_pod)) == ([], []), (
-        "an LWS without topology is LWS's business"
+    assert mutate_pod(plain_pod, state, view) == ALLOW, "an LWS without topology is LWS's business"
+
+
+def test_a_malformed_podgroup_of_an_lws_is_refused_not_rewritten() -> None:
+    """`spec: "x"` must not become `{networkTopology, queue}` without minMember: the PodGroup is
+    refused exactly as the same object without the LWS label is."""
+    view = DictLws(lws_body("llm", "ns", topology=TOPOLOGY))
+    pg = {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": "llm-0-r1", "namespace": "ns", "labels": {lwsmod.NAME_LABEL: "llm"}},
+        "spec": "x",
+    }
+    unlabelled = {**pg, "metadata": {"name": "other", "namespace": "ns"}}
+    decision = mutate_podgroup(pg, ClusterState.unknown(), view)
+    assert decision.patch is None
+    assert [str(e) for e in decision.errors] == ['spec: Invalid value: "x": must be of type object']
+    assert decision.errors == volcano_podgroup.validate(unlabelled, ClusterState.unknown()).errors
+
+
+def test_a_pod_with_malformed_labels_is_refused_naming_the_field() -> None:
+    decision = mutate_pod(
+        {"metadata": {"namespace": "ns", "labels": ["a"]}}, ClusterState.unknown(), DictLws()
     )
+    assert [str(e) for e in decision.errors] == [
+        'metadata.labels: Invalid value: ["a"]: must be of type object'
+    ]
 
 
 # --- the real API server calling the webhook -----------------------------------------------------

@@ -7,6 +7,7 @@ import asyncio
 import io
 import json
 import ssl
+import threading
 import warnings
 from collections.abc import AsyncIterator
 from typing import Any
@@ -16,6 +17,7 @@ import pytest
 from webhook_corpus import CLUSTER_OBJECTS, lws, pod
 
 from webhooks.metrics import WebhookMetrics
+from webhooks.mutating import MutatingEndpoints
 from webhooks.rules import registry
 from webhooks.rules.registry import Kind
 from webhooks.server import ServerSettings, WebhookServer
@@ -383,3 +385,72 @@ def test_state_source_rebuilds_only_when_facts_change() -> None:
         {"kind": "HyperNode", "apiVersion": "topology.volcano.sh/v1alpha1", "metadata": {"name": "x"}}
     ) == ("HyperNode x left out: spec: Required value")
     assert source.replace([]) == [] and source.snapshot().hypernodes == {}
+
+
+async def test_large_reviews_are_judged_off_the_event_loop() -> None:
+    """A big object may keep a rule busy (hundreds of regexes in one HyperNode): it runs on a
+    worker thread so the loop that answers /healthz and renews the lease stays free."""
+    threads: list[int] = []
+    real = registry.for_path("/validate/hypernodes")
+    assert real is not None
+
+    def recording(obj: Any, state: Any) -> Any:
+        threads.append(threading.get_ident())
+        return real.rule(obj, state)
+
+    kind = Kind(real.group, real.versions, real.kind, real.resource, real.namespaced, real.path, recording)
+    srv = WebhookServer(ServerSettings(host="127.0.0.1", port=0, metrics_port=None, kinds=[kind]))
+    small = {"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode", "metadata": {"name": "b"}}
+    small["spec"] = {"tier": 1, "members": [{"type": "Node", "selector": {"exactMatch": {"name": "n"}}}]}
+    large = json.loads(json.dumps(small))
+    large["metadata"]["annotations"] = {"padding": "x" * srv.settings.offload_bytes}
+    async with srv:
+        assert srv.ca_bundle is not None
+        conn = aiohttp.TCPConnector(ssl=client_context(srv.ca_bundle))
+        async with aiohttp.ClientSession(connector=conn, base_url=f"https://127.0.0.1:{srv.port}") as s:
+            for obj in (small, large):
+                status, body = await post(
+                    s, "/validate/hypernodes", review(obj, group="topology.volcano.sh", kind="HyperNode")
+                )
+                assert (status, body["response"]["allowed"]) == (200, True)
+    loop_thread = threading.get_ident()
+    assert threads[0] == loop_thread
+    assert threads[1] != loop_thread
+
+
+async def test_mutating_endpoints_share_the_handler_and_refuse_malformed_objects() -> None:
+    """`/mutate/v1/pods` with `metadata.labels: ["a"]` once answered 500 with a traceback."""
+
+    class NoLws:
+        def get(self, namespace: str, name: str) -> dict[str, Any] | None:
+            return None
+
+        def names(self, namespace: str) -> list[str]:
+            return []
+
+    metrics = WebhookMetrics()
+    srv = WebhookServer(
+        ServerSettings(host="127.0.0.1", port=0, metrics_port=None, max_request_bytes=64 * 1024),
+        metrics=metrics,
+        mutating=MutatingEndpoints(NoLws()),
+    )
+    bad_pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": ["a"]}}
+    async with srv:
+        assert srv.ca_bundle is not None
+        conn = aiohttp.TCPConnector(ssl=client_context(srv.ca_bundle))
+        async with aiohttp.ClientSession(connector=conn, base_url=f"https://127.0.0.1:{srv.port}") as s:
+            status, body = await post(s, "/mutate/v1/pods", review(bad_pod, group="", kind="Pod"))
+            too_big, _ = await post(s, "/mutate/v1/pods", b"x" * (65 * 1024))
+    assert status == 200
+    assert body["response"]["allowed"] is False
+    assert body["response"]["status"]["code"] == 422
+    assert (
+        body["response"]["status"]["message"]
+        == 'metadata.labels: Invalid value: ["a"]: must be of type object'
+    )
+    assert too_big == 413, "one size cap for both kinds of webhook"
+    rendered = metrics.render().decode()
+    assert (
+        'topobridge_webhook_requests_total{kind="pods/mutate",operation="CREATE",outcome="denied"} 1.0'
+        in rendered
+    )

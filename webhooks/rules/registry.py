@@ -10,12 +10,24 @@ from typing import Any, Literal
 from translations import koordinator as koord
 from translations import lws as lwsmod
 from translations import schedplugins, volcano
-from webhooks.rules import cluster_network_topology, gpu, hypernode, koordinator, lws, volcano_podgroup
+from webhooks.rules import (
+    cluster_network_topology,
+    gpu,
+    hypernode,
+    koordinator,
+    lws,
+    lws_mutation,
+    volcano_podgroup,
+)
 from webhooks.rules.cluster_state import ClusterState
 from webhooks.rules.decision import Decision
+from webhooks.rules.lws_mutation import LwsLookup
 
 Rule = Callable[[Any, ClusterState], Decision]
 """A rule: any JSON value (the object) and the cluster view in, a Decision out; never raises."""
+MutatingRule = Callable[[Any, ClusterState, LwsLookup], Decision]
+"""A mutating rule: also reads the LeaderWorkerSets; its Decision carries the patch."""
+Operation = Literal["CREATE", "UPDATE", "DELETE", "CONNECT"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +46,8 @@ class Kind:
     selects_objects: bool = False
     """True when only some objects of the kind concern us (pods): the webhook configuration
     then carries an objectSelector."""
+    operations: tuple[Operation, ...] = ("CREATE", "UPDATE")
+    """Operations the rule judges; the others are allowed as they come."""
 
     @property
     def scope(self) -> Literal["Namespaced", "Cluster"]:
@@ -106,6 +120,35 @@ KINDS: tuple[Kind, ...] = (
     ),
     Kind("batch", ("v1",), "Job", "jobs", True, "/validate/jobs", gpu.validate),
     Kind("", ("v1",), "Pod", "pods", True, "/validate/pods", validate_pod, selects_objects=True),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class MutatingKind:
+    """One kind topobridge mutates, served by the same handler as the validating kinds."""
+
+    group: str
+    kind: str
+    resource: str
+    path: str
+    rule: MutatingRule
+    operations: tuple[Operation, ...] = ("CREATE",)
+
+    @property
+    def display(self) -> str:
+        """The metrics label: the resource, marked as the mutating webhook's."""
+        return f"{self.resource}.{self.group}/mutate" if self.group else f"{self.resource}/mutate"
+
+
+MUTATING_KINDS: tuple[MutatingKind, ...] = (
+    MutatingKind(
+        volcano.PODGROUP_GROUP,
+        "PodGroup",
+        "podgroups",
+        "/mutate/scheduling.volcano.sh/v1beta1/podgroups",
+        lws_mutation.mutate_podgroup,
+    ),
+    MutatingKind("", "Pod", "pods", "/mutate/v1/pods", lws_mutation.mutate_pod),
 )
 
 _BY_GROUP_KIND = {(k.group, k.kind): k for k in KINDS}
