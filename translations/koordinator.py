@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
@@ -730,4 +730,30 @@ def unknown_layer_problems(
         )
         for i, g in enumerate(spec.gather_strategy)
         if g.layer not in layers
+    ]
+
+
+def differing_group_specs(
+    gang: str,
+    spec: NetworkTopologyGatherSpec | None,
+    groups: Iterable[str],
+    known: Mapping[str, NetworkTopologyGatherSpec | None],
+) -> list[InvalidSpecError]:
+    """A GangGroup gathers as one: every member gang must carry the same network-topology-spec.
+
+    `gang` (`namespace/name`) carries `spec` and lists `groups`; `known` holds the specs of
+    the gangs whose spec is known (None: known to carry none). One problem per known member
+    that differs, naming both specs (`gang_group_spec_conflict` says the same for a whole
+    group, for the placer's messages). The webhook, with its cluster view, and the translation
+    compare members with this."""
+    mine = topology_spec_text(spec)
+    return [
+        InvalidSpecError(
+            annotation_path(NETWORK_TOPOLOGY_SPEC),
+            mine,
+            f"Invalid value: {render_value(mine)}: differs from {topology_spec_text(known[member])} on GangGroup member "
+            f"{member}; every member of a GangGroup must carry the same network-topology-spec",
+        )
+        for member in sorted(set(groups))
+        if member != gang and member in known and known[member] != spec
     ]

@@ -614,16 +614,13 @@ def _same_group(first: KoordGang, other: KoordGang) -> None:
             f"Invalid value: lists {', '.join(group_members(other))}, but {first.id} lists "
             f"{', '.join(group_members(first))}",
         )
-    pair = [(first.id, first.annotations.network_topology), (other.id, other.annotations.network_topology)]
-    if koord.gang_group_spec_conflict(pair) is not None:
-        raise InvalidSpecError(
-            f"{other.source}: {koord.annotation_path(koord.NETWORK_TOPOLOGY_SPEC)}",
-            other.annotations.network_topology.to_annotation()
-            if other.annotations.network_topology
-            else None,
-            "Invalid value: every member of a GangGroup must carry the same network-topology-spec "
-            f"as {first.id}",
-        )
+    differing = koord.differing_group_specs(
+        other.id,
+        other.annotations.network_topology,
+        [first.id],
+        {first.id: first.annotations.network_topology},
+    )
+    raise_all([InvalidSpecError(f"{other.source}: {p.field_path}", p.value, p.detail) for p in differing])
 
 
 # --- everything at once ----------------------------------------------------------------------

@@ -37,6 +37,7 @@ CLUSTER_CNT = koord.ClusterNetworkTopology.parse(
     next(o for o in CLUSTER_OBJECTS if o["kind"] == "ClusterNetworkTopology")
 )
 CLUSTER_TREE = from_hypernodes(_HYPERNODES, _NODES)
+CLUSTER_PODGROUPS = [koord.SigsPodGroup.parse(o) for o in CLUSTER_OBJECTS if o["kind"] == "PodGroup"]
 TRANSLATED_KINDS = {
     ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"),
     (volcano.PODGROUP_GROUP, "PodGroup"),
@@ -69,25 +70,33 @@ def _translated(case: Case) -> list[InvalidSpecError]:
         elif kind == "PodGroup":
             model = koord.SigsPodGroup if group == koord.SIGS_GROUP else schedplugins.XPodGroup
             gang = k2v.gang_from_pod_group(model.parse(obj, strict=True))
-            layers = k2v.Layers.of(CLUSTER_CNT if in_cluster else None, CLUSTER_TREE if in_cluster else None)
-            k2v.translate_gangs([gang], layers=layers)
+            _translate_with_cluster([gang], in_cluster)
         else:
             # A pod is translated as a member of its gang: the gang its annotation names, or
             # the PodGroup its label names.
             pod = Pod.parse(obj, strict=True)
-            layers = k2v.Layers.of(CLUSTER_CNT if in_cluster else None, CLUSTER_TREE if in_cluster else None)
             gangs = k2v.gangs_from_pods([pod])
             label = pod.metadata.label(koord.SIGS_POD_GROUP_LABEL)
             if not gangs and label:
                 pg = koord.SigsPodGroup.parse({"metadata": {"name": label, "namespace": pod.namespace}})
                 gangs = [k2v.gang_from_pod_group(pg, [pod])]
-            for gang in gangs:
-                k2v.translate_gangs([gang], layers=layers)
+            _translate_with_cluster(gangs, in_cluster)
     except (NotExpressibleError, MissingInputError):
         return []
     except InvalidSpecError as exc:
         return list(exc.all)
     return []
+
+
+def _translate_with_cluster(gangs: list[k2v.KoordGang], in_cluster: bool) -> None:
+    """Translate `gangs` as the controller would with the cluster's other gangs in view: a
+    GangGroup is translated with its members."""
+    layers = k2v.Layers.of(CLUSTER_CNT if in_cluster else None, CLUSTER_TREE if in_cluster else None)
+    mine = {g.id for g in gangs}
+    others = [k2v.gang_from_pod_group(pg) for pg in CLUSTER_PODGROUPS if in_cluster]
+    for group in k2v.group_gangs([*gangs, *(g for g in others if g.id not in mine)]):
+        if mine & {g.id for g in group}:
+            k2v.translate_gangs(group, layers=layers)
 
 
 def _field(path: str) -> str:

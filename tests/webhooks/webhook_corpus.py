@@ -109,6 +109,19 @@ CLUSTER_OBJECTS: list[dict[str, Any]] = [
         }
         for i, gpus in enumerate((8, 4))
     ],
+    {
+        "apiVersion": "scheduling.sigs.k8s.io/v1alpha1",
+        "kind": "PodGroup",
+        "metadata": {
+            "name": "infer-a",
+            "namespace": "default",
+            "annotations": {
+                f"{A}groups": '["default/infer-a", "default/infer-b"]',
+                f"{A}network-topology-spec": '{"gatherStrategy": [{"layer": "SpineLayer", "strategy": "MustGather"}]}',
+            },
+        },
+        "spec": {"minMember": 2},
+    },
 ]
 
 
@@ -1682,6 +1695,50 @@ PODGROUP_CASES = [
                 f"{A}groups": '["default/train", "default/eval"]',
                 f"{A}network-topology-spec": gather({"layer": "SpineLayer", "strategy": "MustGather"}),
             }
+        ),
+        state="cluster",
+    ),
+    Case(
+        "sigs-pg-gang-group-spec-differs",
+        spg(
+            {
+                f"{A}groups": '["default/infer-a", "default/infer-b"]',
+                f"{A}network-topology-spec": gather({"layer": "BlockLayer", "strategy": "MustGather"}),
+            },
+            name="infer-b",
+        ),
+        state="cluster",
+        errors=[
+            f'{SPEC}: Invalid value: "{{\\"gatherStrategy\\":[{{\\"layer\\":\\"BlockLayer\\",\\"strategy\\":'
+            f'\\"MustGather\\"}}]}}": differs from {{"gatherStrategy":[{{"layer":"SpineLayer","strategy":"MustGather"}}]}} '
+            "on GangGroup member default/infer-a; every member of a GangGroup must carry the same network-topology-spec"
+        ],
+    ),
+    Case(
+        "pod-gang-group-spec-differs",
+        pod(
+            {
+                f"{A}name": "infer-b",
+                f"{A}min-available": "2",
+                f"{A}groups": '["default/infer-a", "default/infer-b"]',
+            },
+            labels=None,
+        ),
+        state="cluster",
+        errors=[
+            f'{SPEC}: Invalid value: "none": differs from '
+            '{"gatherStrategy":[{"layer":"SpineLayer","strategy":"MustGather"}]} on GangGroup member default/infer-a; '
+            "every member of a GangGroup must carry the same network-topology-spec"
+        ],
+    ),
+    Case(
+        "sigs-pg-gang-group-same-spec",
+        spg(
+            {
+                f"{A}groups": '["default/infer-a", "default/infer-b"]',
+                f"{A}network-topology-spec": gather({"layer": "SpineLayer", "strategy": "MustGather"}),
+            },
+            name="infer-b",
         ),
         state="cluster",
     ),

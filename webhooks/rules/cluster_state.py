@@ -87,6 +87,10 @@ class ClusterState:
     """gang -> network-topology index -> the pods (`namespace/name`) that carry it."""
     node_gpus: Mapping[str, int] = field(default_factory=lambda: _frozen({}))
     """Node name -> allocatable `nvidia.com/gpu`, for nodes that have any."""
+    gang_specs: Mapping[GangKey, str | None] = field(default_factory=lambda: _frozen({}))
+    """gang -> its network-topology-spec annotation as written (None: it carries none), from
+    its PodGroup (`scheduling.sigs.k8s.io`, `scheduling.x-k8s.io`) or, for a gang by
+    annotation, its pods."""
 
     @classmethod
     def unknown(cls) -> ClusterState:
@@ -100,6 +104,7 @@ class ClusterState:
         cnt_layers: Iterable[str] | None = None,
         pod_indices: Iterable[tuple[GangKey, int, str]] = (),
         node_gpus: Mapping[str, int] | None = None,
+        gang_specs: Mapping[GangKey, str | None] | None = None,
     ) -> ClusterState:
         """A known state from facts (the cache's path: it keeps facts, not whole objects)."""
         indices: dict[GangKey, dict[int, list[str]]] = defaultdict(lambda: defaultdict(list))
@@ -116,6 +121,7 @@ class ClusterState:
                 }
             ),
             node_gpus=_frozen(node_gpus or {}),
+            gang_specs=_frozen(gang_specs or {}),
         )
 
     @classmethod
@@ -166,6 +172,17 @@ class ClusterState:
                 out[kid].append(parent)
         return _frozen({k: tuple(sorted(v)) for k, v in out.items()})
 
+    @cached_property
+    def known_gang_specs(self) -> Mapping[GangKey, koord.NetworkTopologyGatherSpec | None]:
+        """`gang_specs` parsed; a gang whose spec does not parse is left out (not known)."""
+        out: dict[GangKey, koord.NetworkTopologyGatherSpec | None] = {}
+        for gang, raw in self.gang_specs.items():
+            if raw is None:
+                out[gang] = None
+            elif (spec := koord.check_network_topology_spec(raw)[0]) is not None:
+                out[gang] = spec
+        return _frozen(out)
+
     def children_of(self, name: str) -> tuple[str, ...]:
         return self._children.get(name, ())
 
@@ -204,6 +221,9 @@ class StateFacts:
         self.pod_indices: dict[str, tuple[GangKey, int]] = {}
         """pod `namespace/name` -> (gang, index)."""
         self.node_gpus: dict[str, int] = {}
+        self.gang_specs: dict[str, tuple[GangKey, str | None]] = {}
+        """`Kind namespace/name` of a PodGroup, or of a pod of a gang by annotation ->
+        (gang, its network-topology-spec as written)."""
         self.version = 0
 
     def add(self, obj: Any) -> str | None:
@@ -226,6 +246,10 @@ class StateFacts:
             elif kind == "Node" and group == "":
                 node = Node.parse(obj)
                 self._set(self.node_gpus, node.name, node.allocatable().get(GPU_RESOURCE) or None)
+            elif kind == "PodGroup" and group in (koord.SIGS_GROUP, schedplugins.GROUP):
+                pg = TypedObject.parse(obj)
+                spec = pg.metadata.annotation(koord.NETWORK_TOPOLOGY_SPEC)
+                self._set(self.gang_specs, f"PodGroup {pg.key}", (f"{pg.namespace}/{pg.name}", spec))
         except InvalidSpecError as exc:
             meta = obj.get("metadata")
             name = meta.get("name") if isinstance(meta, dict) else None
@@ -248,12 +272,18 @@ class StateFacts:
                 self.cnt_layers, self.version = None, self.version + 1
         elif kind == "Pod":
             self._set(self.pod_indices, f"{namespace}/{name}", None)
+            self._set(self.gang_specs, f"Pod {namespace}/{name}", None)
         elif kind == "Node":
             self._set(self.node_gpus, name, None)
+        elif kind == "PodGroup":
+            self._set(self.gang_specs, f"PodGroup {namespace}/{name}", None)
 
     def add_pod(self, pod: _PodView) -> None:
         key = f"{pod.namespace}/{pod.name}"
         self._set(self.pod_indices, key, self._pod_fact(pod))
+        gang = pod.metadata.annotation(koord.GANG_NAME)
+        spec_fact = (f"{pod.namespace}/{gang}", pod.metadata.annotation(koord.NETWORK_TOPOLOGY_SPEC))
+        self._set(self.gang_specs, f"Pod {key}", spec_fact if gang else None)
 
     @staticmethod
     def _pod_fact(pod: _PodView) -> tuple[GangKey, int] | None:
@@ -274,4 +304,14 @@ class StateFacts:
             cnt_layers=self.cnt_layers,
             pod_indices=((gang, index, pod) for pod, (gang, index) in self.pod_indices.items()),
             node_gpus=self.node_gpus,
+            gang_specs=self._gang_specs(),
         )
+
+    def _gang_specs(self) -> dict[GangKey, str | None]:
+        """Per gang, its PodGroup's spec, else the spec its pods carry."""
+        out: dict[GangKey, str | None] = {}
+        for _key, (gang, spec) in sorted(
+            self.gang_specs.items(), key=lambda kv: not kv[0].startswith("PodGroup")
+        ):
+            out.setdefault(gang, spec)
+        return out

@@ -3,8 +3,9 @@
 
 Koordinator itself replaces a malformed annotation with a default without a word; here the
 object is refused instead. With the cluster in view: gather layers must exist in
-ClusterNetworkTopology `default` (a warning while none exists), and two pods of one gang
-should not share a network-topology index (a warning).
+ClusterNetworkTopology `default` (a warning while none exists), two pods of one gang
+should not share a network-topology index (a warning), and a GangGroup member must carry the
+network-topology-spec of the other members whose spec the cluster view knows.
 """
 
 from __future__ import annotations
@@ -82,6 +83,10 @@ def _check_annotations(obj: TypedObject, self_gang: str | None, state: ClusterSt
     """`koordinator.gang_request`, plus the gather layers against the cluster's layers."""
     out = Findings()
     parsed, problems = koord.gang_request(obj.metadata.annotations, gang=self_gang)
+    if parsed.groups is not None and self_gang is not None and state.known and not problems:
+        problems += koord.differing_group_specs(
+            self_gang, parsed.network_topology, parsed.groups, state.known_gang_specs
+        )
     out.errors += [fe.from_spec_error(p) for p in problems]
     if parsed.network_topology is not None and state.known:
         if state.cnt_layers is None:
