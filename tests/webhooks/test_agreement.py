@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 from webhook_corpus import CASES, CLUSTER_OBJECTS, Case
 
+from translations import gpu, schedplugins, volcano
 from translations import koordinator as koord
 from translations import koordinator_to_volcano as k2v
 from translations import lws as lwsmod
 from translations import lws_to_volcano as l2v
-from translations import schedplugins, volcano
 from translations import volcano_to_koordinator as v2k
 from translations.core import Pod
 from translations.errors import InvalidSpecError, MissingInputError, NotExpressibleError, raise_all
@@ -72,8 +72,9 @@ def _translated(case: Case) -> list[InvalidSpecError]:
             gang = k2v.gang_from_pod_group(model.parse(obj, strict=True))
             _translate_with_cluster([gang], in_cluster)
         else:
-            # A pod is translated as a member of its gang: the gang its annotation names, or
-            # the PodGroup its label names.
+            # A pod is read by the GPU dialect's reader, and translated as a member of its
+            # gang: the gang its annotation names, or the PodGroup its label names.
+            raise_all(gpu.topology_request(obj)[1])
             pod = Pod.parse(obj, strict=True)
             gangs = k2v.gangs_from_pods([pod])
             label = pod.metadata.label(koord.SIGS_POD_GROUP_LABEL)
