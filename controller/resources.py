@@ -1,14 +1,15 @@
 """Every API resource the controller touches, named once: group, version, plural, scope.
 
 `controller.kube` builds URLs from these; `controller.rbac` derives the ClusterRole from the
-same table, so a resource cannot be used without the role knowing about it.
+same table, so a resource cannot be used without the role knowing about it. The kinds
+topobridge validates or defines CRDs for come from `translations.kinds`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from translations import koordinator, lws, schedplugins, volcano
+from translations import kinds
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,11 +45,16 @@ class Resource:
     def __str__(self) -> str:
         return f"{self.plural}.{self.group}" if self.group else self.plural
 
+    @classmethod
+    def of(cls, api: kinds.ApiKind) -> Resource:
+        """The resource of a kind in the one table of kinds (`translations.kinds`)."""
+        return cls(api.group, api.version, api.plural, api.kind, api.namespaced, api.status_subresource)
 
-PODS = Resource("", "v1", "pods", "Pod", namespaced=True, status_subresource=True)
+
+PODS = Resource.of(kinds.POD)
 NODES = Resource("", "v1", "nodes", "Node", namespaced=False, status_subresource=True)
 EVENTS = Resource("", "v1", "events", "Event", namespaced=True)
-JOBS = Resource("batch", "v1", "jobs", "Job", namespaced=True, status_subresource=True)
+JOBS = Resource.of(kinds.JOB)
 LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease", namespaced=True)
 DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", namespaced=True, status_subresource=True)
 CRDS = Resource(
@@ -62,26 +68,12 @@ PDBS_V1BETA1 = Resource("policy", "v1beta1", "poddisruptionbudgets", "PodDisrupt
 PDB_VERSIONS: tuple[Resource, ...] = (PDBS, PDBS_V1BETA1)
 """Newest first: `Kube.first_served` picks the one the cluster serves."""
 
-VOLCANO_PODGROUPS = Resource(volcano.PODGROUP_GROUP, "v1beta1", "podgroups", "PodGroup", namespaced=True)
-"""Upstream's PodGroup CRD has no status subresource: status is written through the object."""
-HYPERNODES = Resource(
-    volcano.HYPERNODE_GROUP, "v1alpha1", "hypernodes", "HyperNode", namespaced=False, status_subresource=True
-)
-LEADERWORKERSETS = Resource(
-    lws.GROUP, "v1", "leaderworkersets", "LeaderWorkerSet", namespaced=True, status_subresource=True
-)
-CLUSTER_NETWORK_TOPOLOGIES = Resource(
-    koordinator.GROUP,
-    "v1alpha1",
-    "clusternetworktopologies",
-    "ClusterNetworkTopology",
-    namespaced=False,
-    status_subresource=True,
-)
-SIGS_PODGROUPS = Resource(koordinator.SIGS_GROUP, "v1alpha1", "podgroups", "PodGroup", namespaced=True)
-X_PODGROUPS = Resource(
-    schedplugins.GROUP, "v1alpha1", "podgroups", "PodGroup", namespaced=True, status_subresource=True
-)
+VOLCANO_PODGROUPS = Resource.of(kinds.VOLCANO_PODGROUP)
+HYPERNODES = Resource.of(kinds.HYPERNODE)
+LEADERWORKERSETS = Resource.of(kinds.LEADERWORKERSET)
+CLUSTER_NETWORK_TOPOLOGIES = Resource.of(kinds.CLUSTER_NETWORK_TOPOLOGY)
+SIGS_PODGROUPS = Resource.of(kinds.SIGS_PODGROUP)
+X_PODGROUPS = Resource.of(kinds.X_PODGROUP)
 
-VOLCANO_CRD_NAMES = (f"podgroups.{volcano.PODGROUP_GROUP}", f"hypernodes.{volcano.HYPERNODE_GROUP}")
+VOLCANO_CRD_NAMES = (kinds.VOLCANO_PODGROUP.display, kinds.HYPERNODE.display)
 """The CRDs whose presence (with a ready volcano-scheduler) means Volcano schedules."""

@@ -31,7 +31,7 @@ import yaml
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
-from translations import koordinator, lws, schedplugins, volcano
+from translations import kinds, koordinator, lws, schedplugins, volcano
 from translations._base import JsonDict, TypedObject
 from translations.errors import TopobridgeError
 
@@ -252,20 +252,39 @@ class ScaleSubresource:
 
 @dataclass(frozen=True, slots=True)
 class CrdDefinition:
-    """Everything about one CRD that its model does not say."""
+    """Everything about one CRD that its model and its entry in `translations.kinds` do not say."""
 
     model: type[TypedObject]
-    group: str
-    version: str
-    kind: str
-    plural: str
+    api: kinds.ApiKind
     singular: str
-    scope: Literal["Namespaced", "Cluster"]
     short_names: tuple[str, ...] = ()
-    status_subresource: bool = False
     scale: ScaleSubresource | None = None
     printer_columns: tuple[PrinterColumn, ...] = ()
     annotations: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def group(self) -> str:
+        return self.api.group
+
+    @property
+    def version(self) -> str:
+        return self.api.version
+
+    @property
+    def kind(self) -> kinds.KindName:
+        return self.api.kind
+
+    @property
+    def plural(self) -> str:
+        return self.api.plural
+
+    @property
+    def scope(self) -> kinds.Scope:
+        return self.api.scope
+
+    @property
+    def status_subresource(self) -> bool:
+        return self.api.status_subresource
 
     @property
     def name(self) -> str:
@@ -285,14 +304,9 @@ _AGE = PrinterColumn("Age", ".metadata.creationTimestamp", "date")
 CRDS: tuple[CrdDefinition, ...] = (
     CrdDefinition(
         model=lws.LeaderWorkerSet,
-        group=lws.GROUP,
-        version="v1",
-        kind="LeaderWorkerSet",
-        plural="leaderworkersets",
+        api=kinds.LEADERWORKERSET,
         singular="leaderworkerset",
-        scope="Namespaced",
         short_names=("lws",),
-        status_subresource=True,
         scale=ScaleSubresource(".spec.replicas", ".status.replicas", ".status.hpaPodSelector"),
         printer_columns=(
             PrinterColumn("Ready", ".status.readyReplicas", "integer", "Number of ready replicas"),
@@ -306,12 +320,8 @@ CRDS: tuple[CrdDefinition, ...] = (
     CrdDefinition(
         # Volcano writes PodGroup status through the main resource: no status subresource.
         model=volcano.PodGroup,
-        group=volcano.PODGROUP_GROUP,
-        version="v1beta1",
-        kind="PodGroup",
-        plural="podgroups",
+        api=kinds.VOLCANO_PODGROUP,
         singular="podgroup",
-        scope="Namespaced",
         short_names=("pg", "podgroup-v1beta1"),
         printer_columns=(
             PrinterColumn("STATUS", ".status.phase", "string"),
@@ -323,14 +333,9 @@ CRDS: tuple[CrdDefinition, ...] = (
     ),
     CrdDefinition(
         model=volcano.HyperNode,
-        group=volcano.HYPERNODE_GROUP,
-        version="v1alpha1",
-        kind="HyperNode",
-        plural="hypernodes",
+        api=kinds.HYPERNODE,
         singular="hypernode",
-        scope="Cluster",
         short_names=("hn",),
-        status_subresource=True,
         printer_columns=(
             PrinterColumn("Tier", ".spec.tier", "string"),
             PrinterColumn("TierName", ".spec.tierName", "string"),
@@ -340,22 +345,13 @@ CRDS: tuple[CrdDefinition, ...] = (
     ),
     CrdDefinition(
         model=koordinator.ClusterNetworkTopology,
-        group=koordinator.GROUP,
-        version="v1alpha1",
-        kind="ClusterNetworkTopology",
-        plural="clusternetworktopologies",
+        api=kinds.CLUSTER_NETWORK_TOPOLOGY,
         singular="clusternetworktopology",
-        scope="Cluster",
-        status_subresource=True,
     ),
     CrdDefinition(
         model=koordinator.SigsPodGroup,
-        group=koordinator.SIGS_GROUP,
-        version="v1alpha1",
-        kind="PodGroup",
-        plural="podgroups",
+        api=kinds.SIGS_PODGROUP,
         singular="podgroup",
-        scope="Namespaced",
         # *.k8s.io groups are protected: the API server refuses a CRD without this annotation.
         annotations={
             "api-approved.kubernetes.io": "https://github.com/kubernetes-sigs/scheduler-plugins/pull/52"
@@ -363,14 +359,9 @@ CRDS: tuple[CrdDefinition, ...] = (
     ),
     CrdDefinition(
         model=schedplugins.XPodGroup,
-        group=schedplugins.GROUP,
-        version="v1alpha1",
-        kind="PodGroup",
-        plural="podgroups",
+        api=kinds.X_PODGROUP,
         singular="podgroup",
-        scope="Namespaced",
         short_names=("pg", "pgs"),
-        status_subresource=True,
         annotations={
             "api-approved.kubernetes.io": "https://github.com/kubernetes-sigs/scheduler-plugins/pull/50"
         },

@@ -7,9 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from translations import koordinator as koord
-from translations import lws as lwsmod
-from translations import schedplugins, volcano
+from translations import kinds
+from translations.kinds import KindName
 from webhooks.rules import (
     cluster_network_topology,
     gpu,
@@ -36,7 +35,7 @@ class Kind:
 
     group: str
     versions: tuple[str, ...]
-    kind: str
+    kind: KindName
     resource: str
     """Plural resource name, as admission rules and AdmissionRequest.resource spell it."""
     namespaced: bool
@@ -49,8 +48,15 @@ class Kind:
     operations: tuple[Operation, ...] = ("CREATE", "UPDATE")
     """Operations the rule judges; the others are allowed as they come."""
 
+    @classmethod
+    def of(cls, api: kinds.ApiKind, path: str, rule: Rule, *, selects_objects: bool = False) -> Kind:
+        """The entry for a kind of the one table of kinds (`translations.kinds`)."""
+        return cls(
+            api.group, (api.version,), api.kind, api.plural, api.namespaced, path, rule, selects_objects
+        )
+
     @property
-    def scope(self) -> Literal["Namespaced", "Cluster"]:
+    def scope(self) -> kinds.Scope:
         return "Namespaced" if self.namespaced else "Cluster"
 
     @property
@@ -64,62 +70,18 @@ def validate_pod(obj: Any, state: ClusterState) -> Decision:
 
 
 KINDS: tuple[Kind, ...] = (
-    Kind(
-        lwsmod.GROUP,
-        ("v1",),
-        "LeaderWorkerSet",
-        "leaderworkersets",
-        True,
-        "/validate/leaderworkersets",
-        lws.validate,
-    ),
-    Kind(
-        volcano.PODGROUP_GROUP,
-        ("v1beta1",),
-        "PodGroup",
-        "podgroups",
-        True,
-        "/validate/volcano-podgroups",
-        volcano_podgroup.validate,
-    ),
-    Kind(
-        volcano.HYPERNODE_GROUP,
-        ("v1alpha1",),
-        "HyperNode",
-        "hypernodes",
-        False,
-        "/validate/hypernodes",
-        hypernode.validate,
-    ),
-    Kind(
-        koord.GROUP,
-        ("v1alpha1",),
-        "ClusterNetworkTopology",
-        "clusternetworktopologies",
-        False,
+    Kind.of(kinds.LEADERWORKERSET, "/validate/leaderworkersets", lws.validate),
+    Kind.of(kinds.VOLCANO_PODGROUP, "/validate/volcano-podgroups", volcano_podgroup.validate),
+    Kind.of(kinds.HYPERNODE, "/validate/hypernodes", hypernode.validate),
+    Kind.of(
+        kinds.CLUSTER_NETWORK_TOPOLOGY,
         "/validate/clusternetworktopologies",
         cluster_network_topology.validate,
     ),
-    Kind(
-        koord.SIGS_GROUP,
-        ("v1alpha1",),
-        "PodGroup",
-        "podgroups",
-        True,
-        "/validate/sigs-podgroups",
-        koordinator.validate_sigs_podgroup,
-    ),
-    Kind(
-        schedplugins.GROUP,
-        ("v1alpha1",),
-        "PodGroup",
-        "podgroups",
-        True,
-        "/validate/x-podgroups",
-        koordinator.validate_x_podgroup,
-    ),
-    Kind("batch", ("v1",), "Job", "jobs", True, "/validate/jobs", gpu.validate),
-    Kind("", ("v1",), "Pod", "pods", True, "/validate/pods", validate_pod, selects_objects=True),
+    Kind.of(kinds.SIGS_PODGROUP, "/validate/sigs-podgroups", koordinator.validate_sigs_podgroup),
+    Kind.of(kinds.X_PODGROUP, "/validate/x-podgroups", koordinator.validate_x_podgroup),
+    Kind.of(kinds.JOB, "/validate/jobs", gpu.validate),
+    Kind.of(kinds.POD, "/validate/pods", validate_pod, selects_objects=True),
 )
 
 
@@ -127,31 +89,39 @@ KINDS: tuple[Kind, ...] = (
 class MutatingKind:
     """One kind topobridge mutates, served by the same handler as the validating kinds."""
 
-    group: str
-    kind: str
-    resource: str
+    api: kinds.ApiKind
     path: str
     rule: MutatingRule
     operations: tuple[Operation, ...] = ("CREATE",)
 
     @property
+    def group(self) -> str:
+        return self.api.group
+
+    @property
+    def kind(self) -> KindName:
+        return self.api.kind
+
+    @property
+    def resource(self) -> str:
+        return self.api.plural
+
+    @property
     def display(self) -> str:
         """The metrics label: the resource, marked as the mutating webhook's."""
-        return f"{self.resource}.{self.group}/mutate" if self.group else f"{self.resource}/mutate"
+        return f"{self.api.display}/mutate"
 
 
 MUTATING_KINDS: tuple[MutatingKind, ...] = (
     MutatingKind(
-        volcano.PODGROUP_GROUP,
-        "PodGroup",
-        "podgroups",
+        kinds.VOLCANO_PODGROUP,
         "/mutate/scheduling.volcano.sh/v1beta1/podgroups",
         lws_mutation.mutate_podgroup,
     ),
-    MutatingKind("", "Pod", "pods", "/mutate/v1/pods", lws_mutation.mutate_pod),
+    MutatingKind(kinds.POD, "/mutate/v1/pods", lws_mutation.mutate_pod),
 )
 
-_BY_GROUP_KIND = {(k.group, k.kind): k for k in KINDS}
+_BY_GROUP_KIND: dict[tuple[str, str], Kind] = {(k.group, k.kind): k for k in KINDS}
 _BY_PATH = {k.path: k for k in KINDS}
 
 
