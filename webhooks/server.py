@@ -22,6 +22,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import structlog
 from aiohttp import web
@@ -282,23 +283,17 @@ class WebhookServer:
             decision, code = self._decide(kind, review)
         body_out = response_body(review, decision, code=code)
         self._record(kind, review.operation, decision, time.perf_counter() - started)
-        if decision.patch:
-            log.info(
-                "admission.mutated",
-                kind=kind.kind,
-                namespace=review.namespace,
-                name=review.name,
-                uid=review.uid,
-                ops=len(decision.patch),
+        if decision.patch or not decision.allowed:
+            detail: dict[str, Any] = (
+                {"message": decision.message} if not decision.allowed else {"ops": len(decision.patch or ())}
             )
-        if not decision.allowed:
             log.info(
-                "admission.denied",
+                "admission.denied" if not decision.allowed else "admission.mutated",
                 kind=kind.kind,
                 namespace=review.namespace,
                 name=review.name,
                 uid=review.uid,
-                message=decision.message,
+                **detail,
             )
         return web.Response(body=body_out, content_type="application/json")
 
