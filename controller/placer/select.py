@@ -374,6 +374,29 @@ def _kid_table(index: ClusterIndex) -> _KidTable:
     return table
 
 
+def _binpack_top(take: I64, cap: I64, n: int) -> I64:
+    """Spread over the whole cluster (a soft gang past its tier): as few top domains as the
+    largest-first choice needs, then the tightest such set (binpack): each chosen domain, the
+    largest first, is swapped for the smallest unchosen one that still lets the set hold the
+    gang. `take` and `cap` are per child in the order chosen; returns the new `take`."""
+    chosen = take > 0
+    total = int(cap[chosen].sum())
+    for i in sorted(np.flatnonzero(chosen).tolist(), key=lambda i: -int(cap[i])):
+        spare = total - n
+        fits = np.flatnonzero(~chosen & (cap < cap[i]) & (cap >= cap[i] - spare) & (cap > 0))
+        if len(fits) == 0:
+            continue
+        j = int(fits[np.argmin(cap[fits])])
+        chosen[i], chosen[j] = False, True
+        total += int(cap[j] - cap[i])
+    out = np.zeros_like(take)
+    left = n
+    for i in sorted(np.flatnonzero(chosen).tolist(), key=lambda i: (-int(cap[i]), i)):
+        out[i] = min(int(cap[i]), left)
+        left -= int(out[i])
+    return out
+
+
 def _distribute(
     where: Where, n: int, slots: I64, dom_slots: I64, index: ClusterIndex, *, pin: int | None
 ) -> list[tuple[int, int]]:
@@ -391,6 +414,7 @@ def _distribute(
     amounts = np.asarray([n], dtype=np.int64)
     out_nodes: list[I64] = []
     out_counts: list[I64] = []
+    first_level = True
     while len(parents):
         lo, hi = table.ptr[parents], table.ptr[parents + 1]
         sizes = hi - lo
@@ -428,6 +452,9 @@ def _distribute(
             best = pool[np.r_[True, g[pool][1:] != g[pool][:-1]]]
             take[completes] = 0
             take[best] = rest[g[best]]
+        if where.kind == "cluster" and len(parents) == 1 and first_level and pin is None:
+            take = _binpack_top(take, c, int(amounts[0]))
+        first_level = False
         chosen = take > 0
         nodes = chosen & ~is_dom[order]
         out_nodes.append(ids[order][nodes])

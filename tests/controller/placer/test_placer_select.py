@@ -59,7 +59,9 @@ def test_consecutive_ranks_share_nodes_then_blocks() -> None:
 
 
 def test_ranks_form_one_interval_per_domain_when_spread() -> None:
-    """A soft gang too big for any spine spreads over the fewest spines, ranks in runs."""
+    """A soft gang too big for any spine spreads over the fewest spines, ranks in runs. Of the
+    two-spine sets, the tightest wins (spine-1 + spine-2 hold exactly 7), not the largest spine
+    first: past its tier a soft gang is placed like the next tier up, as Volcano does."""
     objs = [
         *seed_cluster(),
         koord_gang("job", 7, gather=[("SpineLayer", "PreferGather")]),
@@ -68,7 +70,7 @@ def test_ranks_form_one_interval_per_domain_when_spread() -> None:
     result = run(objs)
     bound = result.bound
     spines = [SPINE_OF[bound[f"default/job-{i}"]] for i in range(7)]
-    assert Counter(spines) == {"spine-0": 5, "spine-2": 2}  # fewest spines; best fit for the rest
+    assert Counter(spines) == {"spine-1": 4, "spine-2": 3}  # fewest spines, then binpack
     assert result.gangs["default/job"] == ("cluster", 3)
     for level in (spines, [BLOCK_OF[bound[f"default/job-{i}"]] for i in range(7)]):
         seen: list[str] = []
