@@ -21,12 +21,15 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import urlencode
 
 import aiohttp
+import orjson
 import structlog
 from kubernetes_asyncio import client as k8s_client
 from kubernetes_asyncio import config as k8s_config
@@ -183,21 +186,8 @@ class Kube:
         headers = {"Accept": "application/json", "Content-Type": content_type}
         if self.settings.impersonate:
             headers["Impersonate-User"] = self.settings.impersonate
-        q = [(k, _qv(v)) for k, v in (query or {}).items()]
         try:
-            resp = await self.api.call_api(
-                path,
-                method,
-                query_params=q,
-                header_params=headers,
-                body=body,
-                auth_settings=["BearerToken"],
-                _preload_content=False,
-                _request_timeout=timeout or self.settings.request_timeout,
-            )
-            async with resp:
-                raw = await resp.read()
-                status = resp.status
+            status, raw = await self._send(method, path, query, body, headers, timeout)
         except ApiException as exc:  # kubernetes_asyncio's type stops here
             raise api_error(exc.status or 0, exc.body, fallback_reason=exc.reason or "") from exc
         except (aiohttp.ClientError, TimeoutError, OSError) as exc:
@@ -211,6 +201,43 @@ class Kube:
         except ValueError as exc:
             raise TransportError(f"{method} {path}: response is not JSON: {raw[:200]!r}") from exc
         return out
+
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        query: Mapping[str, str | int | bool] | None,
+        body: Any,
+        headers: dict[str, str],
+        timeout: float | None,
+    ) -> tuple[int, bytes]:
+        """One request on kubernetes_asyncio's aiohttp session, without its ApiClient.call_api:
+        that path re-walks the body to "sanitize" it, encodes it with the standard library and
+        templates the URL, a large share of a binding's CPU. Credentials are the same: the
+        bearer token through the configuration (its refresh hook included), client
+        certificates through the session's TLS context."""
+        conf = self.api.configuration
+        for auth in (await conf.auth_settings()).values():
+            if auth["in"] == "header" and auth["value"]:
+                headers[auth["key"]] = auth["value"]
+        url = conf.host + path
+        if query:
+            url += "?" + urlencode([(k, _qv(v)) for k, v in query.items()])
+        rest = self.api.rest_client
+        extra: dict[str, Any] = {}
+        if rest.proxy:
+            extra["proxy"], extra["proxy_headers"] = rest.proxy, rest.proxy_headers
+        if rest.server_hostname:
+            extra["server_hostname"] = rest.server_hostname
+        async with rest.pool_manager.request(
+            method,
+            url,
+            data=None if body is None else _dumps(body),
+            headers={**self.api.default_headers, **headers},
+            timeout=aiohttp.ClientTimeout(total=timeout or self.settings.request_timeout),
+            **extra,
+        ) as resp:
+            return resp.status, await resp.read()
 
     # --- discovery -------------------------------------------------------------------
 
@@ -514,6 +541,14 @@ def _env_lookups_only_for_proxies(api: Any) -> None:
     from the environment only then)."""
     if not any(os.environ.get(v) for v in PROXY_VARIABLES):
         api.rest_client.pool_manager._trust_env = False  # no public setter in aiohttp
+
+
+def _dumps(body: Any) -> bytes:
+    """A request body as JSON (YAML's superset, so apply patches too)."""
+    try:
+        return orjson.dumps(body)
+    except TypeError:  # what orjson cannot write (a lone surrogate, an int beyond 64 bits)
+        return json.dumps(body).encode()
 
 
 def _qv(value: str | int | bool) -> str:
