@@ -1,10 +1,10 @@
 """Carry out a preemption plan the engine chose (PostFilter: evict only after choosing).
 
-Order matters, as in kube-scheduler: each victim first gets the `DisruptionTarget`
-condition (so its owner and its users learn why it goes), then is deleted with a uid
-precondition and its own grace period; then the gang's pods are nominated to their planned
-nodes (`status.nominatedNodeName`), which keeps other gangs of lower or equal priority off
-that room while the victims terminate. Binding happens in a later cycle, once the victims
+Order matters, as in the seed's job-level preemption: every victim first gets the
+`DisruptionTarget` condition (so its owner and its users learn why it goes); then the gang's
+pods are nominated to their planned nodes (`status.nominatedNodeName`), which keeps other
+gangs of lower or equal priority off that room; only then are the victims deleted, each with a
+uid precondition and its own grace period. Binding happens in a later cycle, once the victims
 are gone and the engine places the gang on its nominated nodes.
 """
 
@@ -20,6 +20,7 @@ from controller.reporting import EventRecorder, now_rfc3339
 from controller.resources import PODS
 from controller.runtime.cache import ClusterCache
 from controller.runtime.status import StatusWriter
+from translations.core import Pod
 
 log = structlog.get_logger(__name__)
 
@@ -38,6 +39,8 @@ class Preemptor:
     async def carry_out(self, plan: PreemptionPlan, message: str) -> None:
         metrics.PREEMPTIONS.inc()
         glog = log.bind(gang=plan.gang, domain=plan.domain)
+        # 1. mark: every victim learns why it goes before anything else happens.
+        marked: list[tuple[str, str, str | None, Pod | None]] = []
         for victim in plan.victims:
             namespace, _, name = victim.pod.partition("/")
             pod = self.cache.pods.items.get(victim.pod)
@@ -45,26 +48,36 @@ class Preemptor:
             condition = {**victim.condition, "lastTransitionTime": now_rfc3339()}
             try:
                 await self.kube.set_pod_condition(namespace=namespace, pod=name, condition=condition)
-                # No grace override: the victim's own terminationGracePeriodSeconds applies.
-                await self.kube.delete(PODS, name, namespace=namespace, uid=uid)
             except NotFoundError:
-                continue
-            except ConflictError:
-                glog.info("preempt.victim_replaced", victim=victim.pod)
                 continue
             except ControllerError as exc:
                 glog.warning("preempt.victim_failed", victim=victim.pod, error=str(exc))
                 raise
+            marked.append((victim.pod, victim.node, uid, pod))
+        # 2. nominate: the room is claimed before it is freed.
+        await self.status.nominate(plan.nominated, message)
+        # 3. delete, with a uid precondition and the victim's own grace period.
+        for key, node, uid, pod in marked:
+            namespace, _, name = key.partition("/")
+            try:
+                await self.kube.delete(PODS, name, namespace=namespace, uid=uid)
+            except NotFoundError:
+                continue
+            except ConflictError:
+                glog.info("preempt.victim_replaced", victim=key)
+                continue
+            except ControllerError as exc:
+                glog.warning("preempt.victim_failed", victim=key, error=str(exc))
+                raise
             metrics.PREEMPTION_VICTIMS.inc()
-            self.evicted.append(victim.pod)
+            self.evicted.append(key)
             del self.evicted[:-10000]
-            glog.info("preempt.victim_deleted", victim=victim.pod, node=victim.node)
+            glog.info("preempt.victim_deleted", victim=key, node=node)
             if self.recorder is not None and pod is not None:
-                preemptor = next((p for p, n in plan.nominated if n == victim.node), plan.gang)
+                preemptor = next((p for p, n in plan.nominated if n == node), plan.gang)
                 await self.recorder.event(
                     {"apiVersion": "v1", "kind": "Pod", "metadata": pod.metadata.to_dict()},
                     "Normal",
                     "Preempted",
-                    f"Preempted by {preemptor} (gang {plan.gang}) on node {victim.node}",
+                    f"Preempted by {preemptor} (gang {plan.gang}) on node {node}",
                 )
-        await self.status.nominate(plan.nominated, message)

@@ -128,9 +128,15 @@ async def test_seed_example_2_end_to_end(
     control_plane: Any, tkube: Kube, controller_user: str, namespace: str, seed_cluster: Any
 ) -> None:
     history: dict[str, list[JsonDict]] = defaultdict(list)
+    timeline: list[JsonDict] = []
     deleted: set[str] = set()
     watcher = Informer(tkube, PODS, namespace=namespace, resync_period=None)
-    watcher.add_handler(FuncHandler(lambda o: history[o["metadata"]["name"]].append(o), on_resync=False))
+
+    def seen(obj: JsonDict) -> None:
+        history[obj["metadata"]["name"]].append(obj)
+        timeline.append(obj)
+
+    watcher.add_handler(FuncHandler(seen, on_resync=False))
 
     class Deletions:
         def on_add(self, obj: JsonDict) -> None: ...
@@ -212,6 +218,30 @@ async def test_seed_example_2_end_to_end(
         f"preemptor: {namespace}/high-priority-training, triggerpod: {namespace}/hp-training-pod-0"
     )
     assert "low-priority-pod-5" in deleted
+
+    # The seed's order: mark the victim, nominate the gang, then delete the victim.
+    def first(pred: Any) -> int:
+        return next(i for i, v in enumerate(timeline) if pred(v))
+
+    marked = first(
+        lambda v: (
+            v["metadata"]["name"] == "low-priority-pod-5"
+            and any(c["type"] == "DisruptionTarget" for c in (v.get("status") or {}).get("conditions") or [])
+        )
+    )
+    terminating = first(
+        lambda v: v["metadata"]["name"] == "low-priority-pod-5" and v["metadata"].get("deletionTimestamp")
+    )
+    nominated_at = [
+        first(
+            lambda v, i=i: (
+                v["metadata"]["name"] == f"hp-training-pod-{i}"
+                and (v.get("status") or {}).get("nominatedNodeName")
+            )
+        )
+        for i in range(4)
+    ]
+    assert marked < min(nominated_at) and max(nominated_at) < terminating, (marked, nominated_at, terminating)
 
     # The gang's pods were nominated to node-5..8 before they were bound.
     for i in range(4):
