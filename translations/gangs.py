@@ -7,7 +7,11 @@ A pod's gang is decided by the first of these that applies:
    `scheduling.sigs.k8s.io` (its annotations may carry `network-topology-spec` and `groups`).
 3. scheduler-plugins: label `scheduling.x-k8s.io/pod-group` -> PodGroup `scheduling.x-k8s.io`.
 4. Koordinator's annotations on the pods: `gang.scheduling.koordinator.sh/name` (+ `min-available`).
-5. Nothing: a gang of one, keyed by the pod.
+5. The GPU dialect: the pods of one batch/v1 Job (controller ownerReference, else the
+   `controller-uid` label) whose request (`translations.gpu`, on the Job, its template or the
+   pods) names a multi-node key: one all-or-nothing gang `namespace/<job>` of the Job's
+   `parallelism` pods, ranked by `batch.kubernetes.io/job-completion-index`.
+6. Nothing: a gang of one, keyed by the pod.
 
 A Koordinator GangGroup (`gang.scheduling.koordinator.sh/groups`, on a PodGroup or on pods) merges
 the gangs it lists into one gang that is placed all together.
@@ -31,11 +35,12 @@ from functools import cached_property
 from typing import Literal, NewType
 
 from translations import constraints as cons
+from translations import gpu as gpumod
 from translations import koordinator as koord
 from translations import lws as lwsmod
 from translations import schedplugins, volcano
 from translations.constraints import TopologyConstraint
-from translations.core import Pod, PriorityClass, effective_requests
+from translations.core import Job, Pod, PriorityClass, effective_requests
 from translations.errors import InvalidSpecError
 from translations.topology import TopologyTree, natural_key
 
@@ -43,7 +48,7 @@ GangKey = NewType("GangKey", str)
 KOORDINATOR_DEFAULT_WAITING_SECONDS = 300.0
 """Koordinator's wait for a gang that states neither `scheduleTimeoutSeconds` nor `waiting-time`."""
 PreemptionPolicy = Literal["PreemptLowerPriority", "Never"]
-GangSource = Literal["volcano", "koordinator", "scheduler-plugins", "koordinator-annotations", "none"]
+GangSource = Literal["volcano", "koordinator", "scheduler-plugins", "koordinator-annotations", "job", "none"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +59,8 @@ class GangPod:
     key: str
     """`namespace/name`."""
     rank: int | None
-    """`gang.scheduling.koordinator.sh/network-topology-index`, else the LWS worker index."""
+    """`gang.scheduling.koordinator.sh/network-topology-index`, else the LWS worker index, else
+    the Job completion index."""
     priority: int
     preemption_policy: PreemptionPolicy
     requests: Mapping[str, int]
@@ -105,6 +111,8 @@ class Gang:
     """Seconds the gang may wait without starting before its reservations and nominations are
     released (PodGroup `scheduleTimeoutSeconds`, else Koordinator's `waiting-time` annotation,
     else Koordinator's default); None: no limit."""
+    gpu: gpumod.GpuGang | None = None
+    """The GPU dialect's request (source `job`): max-nodes, min-gpus-per-node, NVLink, policy."""
 
     @property
     def namespace(self) -> str:
@@ -126,6 +134,8 @@ class PodGroups:
     volcano: Sequence[volcano.PodGroup] = ()
     koordinator: Sequence[koord.SigsPodGroup] = ()
     scheduler_plugins: Sequence[schedplugins.XPodGroup] = ()
+    jobs: Sequence[Job] = ()
+    """batch/v1 Jobs, for the GPU dialect's gangs (their annotations and parallelism)."""
 
 
 # --- priority -------------------------------------------------------------------------------
@@ -175,6 +185,7 @@ class _Draft:
     volcano_policies: Sequence[volcano.SubGroupPolicy] = ()
     creation: str = ""
     timeout: float | None = None
+    gpu: gpumod.GpuTopologyRequest | None = None
 
 
 def discover_gangs(
@@ -184,10 +195,12 @@ def discover_gangs(
     priority_classes: Iterable[PriorityClass] = (),
     tree: TopologyTree | None = None,
     cnt: koord.ClusterNetworkTopology | None = None,
+    nvlink_label: str = gpumod.NVLINK_LABEL,
 ) -> list[Gang]:
     """Group pods into gangs. Terminal pods are left out; every other pod is in exactly one gang.
 
     Gangs come back sorted by key (natural order) so callers iterate deterministically.
+    `nvlink_label` is the node label GPU gangs that require NVLink are held to.
     """
     groups_in = podgroups or PodGroups()
     classes = {c.name: c for c in priority_classes}
@@ -195,13 +208,14 @@ def discover_gangs(
         volcano={pg.key: pg for pg in groups_in.volcano},
         koordinator={pg.key: pg for pg in groups_in.koordinator},
         scheduler_plugins={pg.key: pg for pg in groups_in.scheduler_plugins},
+        jobs={j.metadata.uid: j for j in groups_in.jobs if j.metadata.uid},
     )
     drafts: dict[GangKey, _Draft] = {}
     # Member order is settled by rank in `_finish`, and gangs are sorted at the end.
     for pod in pods:
         if pod.terminal:
             continue
-        key, source = _membership(pod)
+        key, source = _membership(pod, tables)
         drafts.setdefault(key, _Draft(key=key, source=source)).members.append(pod)
 
     for d in drafts.values():
@@ -213,11 +227,14 @@ def discover_gangs(
             d.error = f"PodGroup {d.key}: {exc}"
 
     tiers = cons.layer_tiers(tree, cnt)
-    gangs = [_finish(group, classes, tiers, tree) for group in _merge_gang_groups(list(drafts.values()))]
+    gangs = [
+        _finish(group, classes, tiers, tree, nvlink_label)
+        for group in _merge_gang_groups(list(drafts.values()))
+    ]
     return sorted(gangs, key=lambda g: natural_key(g.key))
 
 
-def _membership(pod: Pod) -> tuple[GangKey, GangSource]:
+def _membership(pod: Pod, tables: _Tables) -> tuple[GangKey, GangSource]:
     ns = pod.namespace
     ann = pod.metadata.annotations or {}
     labels = pod.metadata.labels or {}
@@ -229,7 +246,26 @@ def _membership(pod: Pod) -> tuple[GangKey, GangSource]:
         return GangKey(f"{ns}/{labels[schedplugins.POD_GROUP_LABEL]}"), "scheduler-plugins"
     if koord.GANG_NAME in ann:
         return GangKey(f"{ns}/{ann[koord.GANG_NAME]}"), "koordinator-annotations"
+    job_gang = _job_gang(pod, tables)
+    if job_gang is not None:
+        return job_gang, "job"
     return GangKey(pod.key), "none"
+
+
+def _job_gang(pod: Pod, tables: _Tables) -> GangKey | None:
+    """`namespace/<job>` when the pod's Job (or, without it, the pod) asks for a multi-node gang."""
+    uid = gpumod.job_uid_of(pod)
+    if uid is None:
+        return None
+    job = tables.jobs.get(uid)
+    request, _ = gpumod.pod_request(pod, job)
+    if request is None or not request.multi_node:
+        return None
+    labels = pod.metadata.labels or {}
+    name = (
+        job.name if job is not None else labels.get("job-name") or labels.get("batch.kubernetes.io/job-name")
+    )
+    return GangKey(f"{pod.namespace}/{name or uid}")
 
 
 @dataclass(frozen=True)
@@ -237,6 +273,8 @@ class _Tables:
     volcano: Mapping[str, volcano.PodGroup]
     koordinator: Mapping[str, koord.SigsPodGroup]
     scheduler_plugins: Mapping[str, schedplugins.XPodGroup]
+    jobs: Mapping[str, Job] = field(default_factory=dict)
+    """By uid."""
 
 
 def _resolve_source(
@@ -246,6 +284,18 @@ def _resolve_source(
     if d.source == "none":
         d.min_member = 1
         d.creation = first.metadata.creation_timestamp or ""
+        return
+    if d.source == "job":
+        uid = gpumod.job_uid_of(first)
+        job = tables.jobs.get(uid) if uid is not None else None
+        request, problems = gpumod.pod_request(first, job)
+        d.gpu = request
+        if problems:
+            where = f"Job {d.key}" if job is not None else f"pod {first.key}"
+            raise _Located(f"{where}: {problems[0]}")
+        # Without its Job in view, the pods present are the gang (their annotations said so).
+        d.min_member = job.gang_size if job is not None else len(d.members)
+        d.creation = (job or first).metadata.creation_timestamp or ""
         return
     if d.source == "volcano":
         pg = tables.volcano.get(d.key)
@@ -354,6 +404,7 @@ def _finish(
     classes: Mapping[str, PriorityClass],
     tiers: dict[str, int],
     tree: TopologyTree | None,
+    nvlink_label: str = gpumod.NVLINK_LABEL,
 ) -> Gang:
     head = group[0]
     error = next((d.error for d in group if d.error), None)
@@ -396,9 +447,10 @@ def _finish(
         source=head.source,
         scheduler_name=next((m.pod.spec.scheduler_name or "" for m in pending), ""),
         error=error,
-        all_or_nothing=len(group) > 1,
+        all_or_nothing=len(group) > 1 or head.source == "job",
         creation=min((d.creation for d in group), default=""),
         schedule_timeout=min((d.timeout for d in group if d.timeout is not None), default=None),
+        gpu=gpumod.GpuGang(head.gpu, nvlink_label) if head.gpu is not None else None,
     )
 
 
@@ -456,6 +508,9 @@ def _rank(pod: Pod) -> int | None:
     worker = (pod.metadata.labels or {}).get(lwsmod.WORKER_INDEX_LABEL)
     if worker is not None and worker.isdigit():
         return int(worker)
+    index = gpumod.completion_index(pod)
+    if index is not None:
+        return koord.parse_non_negative_int(gpumod.COMPLETION_INDEX, index)
     return None
 
 

@@ -102,6 +102,14 @@ class GpuTopologyRequest:
 
 
 @dataclass(frozen=True, slots=True)
+class GpuGang:
+    """A gang's GPU request with the node label that says "NVLink" in this cluster."""
+
+    request: GpuTopologyRequest
+    nvlink_label: str = NVLINK_LABEL
+
+
+@dataclass(frozen=True, slots=True)
 class GpuWorkload:
     """The size of a Job as a gang: how many pods run at once and the GPUs each requests."""
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from controller.placer.affinity import GangRules, node_unique, prefilter, signature
 from controller.placer.filter import FilterSpec, run_filter
+from controller.placer.gpu import NVLINK_EXCLUSION, GpuRules, nvlink_mask
 from controller.placer.snapshot import I64, Bool, ClusterIndex, Snapshot
 from controller.placer.terms import PodTerms
 from translations.constraints import TopologyConstraint
@@ -67,6 +68,8 @@ class GangDemand:
     node_domains: bool = True
     """A single node counts as a place of its own (False for a Volcano PodGroup with a network
     topology above tier 0: Volcano chooses a HyperNode, then nodes inside it)."""
+    gpu: GpuRules | None = None
+    """The GPU dialect's rules (max-nodes, min-gpus-per-node, policy), applied by select."""
 
     @property
     def n(self) -> int:
@@ -140,11 +143,15 @@ def build_demand(
         snap,
     )
     classes: list[PodClass] = []
+    gpu_rules = GpuRules.of(gang)
+    nvlink = nvlink_mask(index, gpu_rules.nvlink_label) if gpu_rules is not None and gpu_rules.nvlink_label else None
     for (key, members), extra in zip(groups.items(), class_rules, strict=True):
         mask, exclusions = static[key].mask, static[key].exclusions
         if extra is not None:
             mask = extra.mask
             exclusions = {**exclusions, **extra.exclusions}
+        if nvlink is not None:
+            mask, exclusions = mask & nvlink, {**exclusions, NVLINK_EXCLUSION: int((mask & ~nvlink).sum())}
         classes.append(
             PodClass(
                 req=rows[key],
@@ -196,6 +203,7 @@ def build_demand(
             and gang.constraint.highest_tier is not None
             and gang.constraint.highest_tier > 0
         ),
+        gpu=gpu_rules,
     )
 
 
@@ -259,6 +267,7 @@ def sub_demand(demand: GangDemand, positions: Sequence[int], index: ClusterIndex
         unknown_resource=demand.unknown_resource,
         rules=demand.rules.restrict(remap) if demand.rules is not None else None,
         node_domains=demand.node_domains,
+        gpu=demand.gpu,
     )
 
 
@@ -275,4 +284,5 @@ def without_subgroups(demand: GangDemand) -> GangDemand:
         unknown_resource=demand.unknown_resource,
         rules=demand.rules,
         node_domains=demand.node_domains,
+        gpu=demand.gpu,
     )

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from controller.placer.demand import GangDemand, build_demand, sub_demand
+from controller.placer.gpu import unfit_reason
 from controller.placer.offer import Offers, evaluate
 from controller.placer.preempt import Budget, PreemptionPlan, plan_preemption
 from controller.placer.select import Placement, Where, hard_limit_tier, select
@@ -257,6 +258,8 @@ def _fit_message(demand: GangDemand, offers: Offers, index: ClusterIndex, free: 
     """Koordinator's wording when a topology binds the gang; kube-scheduler's otherwise."""
     exclusions = _exclusions(demand)
     extra = [f"{v} {k}" for k, v in sorted(exclusions.items(), key=lambda kv: (-kv[1], kv[0]))]
+    if demand.gpu is not None and demand.kind == "uniform":
+        return ", ".join([unfit_reason(demand.gpu, offers.slots, demand.n), *extra])
     c = demand.constraint
     if c is not None and (c.binds or c.mode == "soft") and index.n_domains:
         tier = hard_limit_tier(demand, index) if c.binds else (c.highest_tier or index.max_tier)

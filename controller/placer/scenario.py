@@ -1,8 +1,9 @@
 """Simulation: a cluster snapshot given as plain Kubernetes objects, run to quiescence.
 
 Input is what `kubectl get -o yaml` prints, as plain objects (the CLI reads the YAML):
-Nodes, Pods (bound ones have `spec.nodeName`), PodGroups of any of the three groups, HyperNodes
-or a ClusterNetworkTopology (`default`), PriorityClasses and PodDisruptionBudgets. Other kinds
+Nodes, Pods (bound ones have `spec.nodeName`), PodGroups of any of the three groups, batch/v1
+Jobs (the GPU dialect's gangs), HyperNodes or a ClusterNetworkTopology (`default`),
+PriorityClasses and PodDisruptionBudgets. Other kinds
 are skipped with a warning. An object that cannot be read raises `ScenarioError` naming the
 document, the object and the field.
 
@@ -26,7 +27,7 @@ from controller.placer.terms import PodTerms
 from translations import koordinator as koord
 from translations import schedplugins, volcano
 from translations._base import KubeModel
-from translations.core import Node, Pod, PodDisruptionBudget, PriorityClass, effective_requests
+from translations.core import Job, Node, Pod, PodDisruptionBudget, PriorityClass, effective_requests
 from translations.errors import InvalidSpecError, ScenarioError
 from translations.gangs import Gang, PodGroups, discover_gangs
 from translations.topology import TopologyTree, from_cluster_network_topology, from_hypernodes, natural_key
@@ -67,6 +68,7 @@ def load_scenario(
     vpg: list[volcano.PodGroup] = []
     spg: list[koord.SigsPodGroup] = []
     xpg: list[schedplugins.XPodGroup] = []
+    jobs: list[Job] = []
     seen: dict[tuple[str, str, str], int] = {}
     for i, raw in enumerate(objects):
         kind = str(raw.get("kind"))
@@ -107,6 +109,10 @@ def load_scenario(
                     f"{label}: apiVersion: Unsupported value: {api!r}: supported groups: "
                     f"{volcano.PODGROUP_GROUP}, {koord.SIGS_GROUP}, {schedplugins.GROUP}"
                 )
+            elif kind == "Job" and group == "batch":
+                job = _namespaced(_parse(Job, raw, label))
+                job.metadata.uid = job.metadata.uid or f"{job.namespace}/{job.name}"
+                jobs.append(job)
             elif kind == "HyperNode":
                 sc.hypernodes.append(_parse(volcano.HyperNode, raw, label))
             elif kind == "ClusterNetworkTopology":
@@ -134,12 +140,12 @@ def load_scenario(
             if not lenient:
                 raise
             sc.warnings.append(f"left out: {exc}")
-    sc.podgroups = PodGroups(volcano=vpg, koordinator=spg, scheduler_plugins=xpg)
+    sc.podgroups = PodGroups(volcano=vpg, koordinator=spg, scheduler_plugins=xpg, jobs=jobs)
     return sc
 
 
 M = TypeVar("M", bound=KubeModel)
-PG = TypeVar("PG", volcano.PodGroup, koord.SigsPodGroup, schedplugins.XPodGroup)
+PG = TypeVar("PG", volcano.PodGroup, koord.SigsPodGroup, schedplugins.XPodGroup, Job)
 
 
 def _parse(model: type[M], raw: Mapping[str, Any], label: str) -> M:

@@ -14,6 +14,9 @@
    node, then a block, then a spine. The rank (network-topology-index) decides the mapping;
    names only break ties between unranked pods.
 
+A GPU-dialect gang (`demand.gpu`: max-nodes, min-gpus-per-node, pack/spread) is placed by
+`controller.placer.gpu` over the same candidates instead.
+
 Subgroups are placed first, each at the lowest tier inside the gang's domain that holds it,
 then the rest of the gang. That part is greedy: it never breaks a constraint but may miss a
 packing that exists, so candidates are tried in order until one works.
@@ -27,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from controller.placer.demand import GangDemand, sub_demand, without_subgroups
+from controller.placer.gpu import respects, select_gpu
 from controller.placer.offer import BIG, Offers, class_slots, evaluate, range_mins
 from controller.placer.ruled import place_ruled
 from controller.placer.snapshot import CLUSTER, I64, Bool, ClusterIndex
@@ -186,12 +190,18 @@ def select(
 ) -> Placement | None:
     """The placement of the whole demand, or None when no allowed place holds it."""
     offers = offers if offers is not None else evaluate(free, demand, index)
+    if demand.gpu is not None and demand.kind == "uniform" and not demand.binding:
+        places = [(lv, w.kind, w.idx) for lv in levels(demand, index) for w in candidates(lv, offers, index)]
+        got = select_gpu(demand.gpu, offers.slots, demand.n, index, places)
+        if got is None:
+            return None
+        return Placement(tuple(sorted(_layout(demand.classes[0].pods, got.counts))), Where(*got.place))
     for level in levels(demand, index):
         cands = candidates(level, offers, index)
         tries = 1 if demand.exact else MAX_TRIES
         for where in cands[:tries]:
             placed = place_in(where, demand, free, index, offers)
-            if placed is not None:
+            if placed is not None and (demand.gpu is None or respects(demand.gpu, placed.assignments)):
                 return placed
     return None
 
