@@ -144,7 +144,11 @@ def build_demand(
     )
     classes: list[PodClass] = []
     gpu_rules = GpuRules.of(gang)
-    nvlink = nvlink_mask(index, gpu_rules.nvlink_label) if gpu_rules is not None and gpu_rules.nvlink_label else None
+    nvlink = (
+        nvlink_mask(index, gpu_rules.nvlink_label)
+        if gpu_rules is not None and gpu_rules.nvlink_label
+        else None
+    )
     for (key, members), extra in zip(groups.items(), class_rules, strict=True):
         mask, exclusions = static[key].mask, static[key].exclusions
         if extra is not None:

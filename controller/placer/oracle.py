@@ -8,7 +8,9 @@ assignment tried by backtracking, every victim set enumerated. Slow on purpose a
 right: property tests compare the engine's answers with it.
 
 * `lowest_place(case, removed)`: the lowest tier at which some allowed place holds the whole
-  gang (None: nowhere). Places: single nodes (tier 0); domains up to the hard tier (hard), or
+  gang (None: nowhere). GPU-dialect gangs add `max_nodes` (nodes used), `min_pods_per_node`
+  (pods on every node used) and `one_per_node` (spread); `fewest_nodes(case)` is the least
+  number of nodes any valid assignment uses. Places: single nodes (tier 0); domains up to the hard tier (hard), or
   all domains and the cluster (soft, none).
 * `cheapest_preemption(case)`: the minimum, in the order (PDB violations, highest victim
   priority, victim pods), over every valid victim set after which the gang fits; None if none.
@@ -16,6 +18,7 @@ right: property tests compare the engine's answers with it.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -80,6 +83,12 @@ class OracleCase:
     node_domains: bool = True
     """False for a Volcano PodGroup asking for a tier above 0: a node is no place of its own
     when some domain is allowed."""
+    max_nodes: int | None = None
+    """GPU dialect: the pending pods use at most this many nodes."""
+    min_pods_per_node: int = 1
+    """GPU dialect: every node used takes at least this many pending pods."""
+    one_per_node: bool = False
+    """GPU dialect `spread`: at most one pending pod per node."""
 
 
 def _tolerated(pod: OraclePod, taint: tuple[str, str, str]) -> bool:
@@ -169,20 +178,31 @@ def assignable(
     options = [[n for n in sorted(place) if allowed(p, nodes[n])] for p in pods]
     ruled = any(p.affinity or p.anti_affinity for p in (*case.gang, *case.bound))
     chosen: dict[str, str] = {}
+    used: dict[str, int] = {}
 
     def go(i: int) -> bool:
         if i == len(pods):
+            if any(c < case.min_pods_per_node for c in used.values()):
+                return False
             return not ruled or rules_hold(case, chosen, removed)
         p = pods[i]
         for n in options[i]:
+            if case.one_per_node and used.get(n):
+                continue
+            if case.max_nodes is not None and n not in used and len(used) >= case.max_nodes:
+                continue
             w = work[n]
             if all(w.get(r, 0) >= v for r, v in p.req.items()):
                 for r, v in p.req.items():
                     w[r] = w.get(r, 0) - v
                 chosen[p.key] = n
+                used[n] = used.get(n, 0) + 1
                 if go(i + 1):
                     return True
                 del chosen[p.key]
+                used[n] -= 1
+                if not used[n]:
+                    del used[n]
                 for r, v in p.req.items():
                     w[r] += v
         return False
@@ -212,6 +232,17 @@ def lowest_place(case: OracleCase, removed: frozenset[str] = frozenset()) -> int
     for tier, place in places(case):
         if assignable(case, place, free, removed):
             return tier
+    return None
+
+
+def fewest_nodes(case: OracleCase) -> int | None:
+    """The fewest nodes any valid assignment of the gang uses anywhere (None: no assignment)."""
+    everywhere = frozenset(n.name for n in case.nodes)
+    free = free_after(case, frozenset())
+    limit = case.max_nodes if case.max_nodes is not None else len(case.gang)
+    for m in range(1, limit + 1):
+        if assignable(dataclasses.replace(case, max_nodes=m), everywhere, free):
+            return m
     return None
 
 

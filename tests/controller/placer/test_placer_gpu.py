@@ -30,6 +30,7 @@ def job(
     gpus: str = "4",
     indexes: list[int] | None = None,
     namespace: str = "ml",
+    anti_affinity: bool = False,
 ) -> list[Obj]:
     """A Job and the pods its controller made (`<job>-<suffix>`, completion index annotated)."""
     uid = f"uid-{name}"
@@ -52,12 +53,19 @@ def job(
             scheduler="topobridge",
             labels={"job-name": name, "controller-uid": uid},
             annotations={gpu.COMPLETION_INDEX: str(index)},
+            affinity=_hostname_anti_affinity(name) if anti_affinity else None,
         )
         p["metadata"]["ownerReferences"] = [
             {"apiVersion": "batch/v1", "kind": "Job", "name": name, "uid": uid, "controller": True}
         ]
         out.append(p)
     return out
+
+
+def _hostname_anti_affinity(job_name: str) -> Obj:
+    """The seed's: no two pods of the Job on one node."""
+    term = {"labelSelector": {"matchLabels": {"job-name": job_name}}, "topologyKey": "kubernetes.io/hostname"}
+    return {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
 
 
 def gpu_nodes(layout: dict[str, dict[str, dict[str, int]]], **labels: str) -> list[Obj]:
@@ -136,10 +144,27 @@ def test_the_seed_job_lands_on_two_nodes_of_the_narrowest_block() -> None:
     }
     # n0 and n8 are half used: b0 offers exactly two free nodes, the tightest block that holds
     # the gang (b1 has four, b2 one).
-    objects = [*cluster(layout, **NVL), busy("x", "n0", "2"), busy("y", "n8", "2"), *job("dt", 2, SEED)]
-    assert placed(objects, "ml/dt") == {"ml/dt-a": "n1", "ml/dt-b": "n2"}
-    verdict = attempt(objects, "ml/dt")
-    assert verdict.placement is not None and (verdict.placement.domain, verdict.placement.tier) == ("b0", 1)
+    base = [*cluster(layout, **NVL), busy("x", "n0", "2"), busy("y", "n8", "2")]
+    for anti_affinity in (False, True):
+        objects = [*base, *job("dt", 2, SEED, anti_affinity=anti_affinity)]
+        assert placed(objects, "ml/dt") == {"ml/dt-a": "n1", "ml/dt-b": "n2"}, anti_affinity
+        verdict = attempt(objects, "ml/dt")
+        assert verdict.placement is not None
+        assert (verdict.placement.domain, verdict.placement.tier) == ("b0", 1)
+
+
+def test_hostname_anti_affinity_and_max_nodes_together() -> None:
+    # 8-GPU nodes would take both pods on one node; the seed's anti-affinity forbids it, and
+    # max-nodes 1 then leaves no placement.
+    layout = {"s0": {"b0": {"n0": 8, "n1": 8}}}
+    one_node = {f"{G}multi-node-policy": "pack", f"{G}max-nodes": "1"}
+    assert set(placed([*cluster(layout), *job("dt", 2, one_node)], "ml/dt").values()) == {"n0"}
+    verdict = attempt([*cluster(layout), *job("dt", 2, one_node, anti_affinity=True)], "ml/dt")
+    assert verdict.code is not Code.SUCCESS
+    two = placed(
+        [*cluster(layout), *job("dt", 2, SEED | {f"{G}policy": "best-effort"}, anti_affinity=True)], "ml/dt"
+    )
+    assert sorted(two.values()) == ["n0", "n1"]
 
 
 def test_max_nodes_that_cannot_be_met_keeps_the_whole_gang_pending_with_the_reason() -> None:
