@@ -46,6 +46,8 @@ USES: dict[tuple[r.Resource, str | None], frozenset[Verb]] = {
     # the fallback scheduler's view: gangs of every dialect, disruption budgets
     (r.X_PODGROUPS, None): frozenset({"list", "watch"}),
     (r.PDBS, None): frozenset({"list", "watch"}),
+    # the GPU dialect's gangs: Jobs' annotations and parallelism
+    (r.JOBS, None): frozenset({"list", "watch"}),
 }
 
 

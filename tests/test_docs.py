@@ -12,6 +12,7 @@ from prometheus_client import REGISTRY, CollectorRegistry
 
 import controller.metrics  # noqa: F401  (registers the controller's metrics)
 from controller.placer import affinity, engine, preempt
+from controller.placer import gpu as gpu_placer
 from controller.reconcilers import lws as lws_reconciler
 from controller.runtime import scheduler
 from topobridge.cli import build_parser
@@ -72,6 +73,7 @@ def test_metrics_doc_matches_the_registries() -> None:
         "gets rejected due to member Pod",
         "every member of a GangGroup must carry the same spec",
         *(" ".join(t.split()) for t in affinity.REASONS),
+        gpu_placer.NVLINK_EXCLUSION,
     ],
 )
 def test_fixed_status_texts_are_explained(text: str) -> None:
@@ -98,6 +100,8 @@ def test_fixed_status_texts_are_explained(text: str) -> None:
         "topobridge.io/validate",
         "scheduling.k8s.io/group-name",
         *gpu.KEYS,
+        gpu_placer.TOPOLOGY_PATH_ANNOTATION,
+        gpu_placer.RING_ORDER_ANNOTATION,
     ],
 )
 def test_annotations_and_labels_are_in_the_reference(key: str) -> None:

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from translations.gpu import NVLINK_LABEL
+
 if TYPE_CHECKING:
     from controller.manager import ControllerOptions
     from topobridge.app import ProcessConfig
@@ -96,6 +98,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default="true",
         help="honour gangs' network-topology constraints (Koordinator coscheduling's "
         "awareNetworkTopology; default true); false places gangs whole, anywhere",
+    )
+    parts.add_argument(
+        "--gpu-nvlink-label",
+        default=NVLINK_LABEL,
+        metavar="KEY",
+        help="node label saying a node's GPUs are NVLink-connected, for GPU gangs that require NVLink "
+        f"(any value but empty, false or 0; default: {NVLINK_LABEL})",
     )
 
     kube = p.add_argument_group("Kubernetes API")
@@ -293,6 +302,7 @@ def controller_options(args: argparse.Namespace) -> ControllerOptions:
         scheduler_tuning={
             "enable_preemption": args.enable_preemption == "true",
             "topology_aware": args.topology_aware == "true",
+            "gpu_nvlink_label": args.gpu_nvlink_label,
         },
     )
 

@@ -18,6 +18,8 @@ selection does not know. They are applied here, on the same offers and index:
 5. which nodes: fullest first; the node that completes the gang is swapped for the smallest
    one that still does (binpack); every node gets `floor` pods, the rest fill the fullest.
    Ranks fill the chosen nodes in tree order, as the engine's layout does.
+6. rank order for launchers (`rank_annotations`, written at bind time): each pod's topology
+   path and the gang's ranks in tree order.
 
 Only pending pods count: members already bound are anchors the rules do not see again.
 `single-numa` and `min-bandwidth` are inside a node (kubelet, device plugin): not here.
@@ -227,3 +229,45 @@ def unfit_reason(rules: GpuRules, slots: I64, n: int) -> str:
         else f"{gpu.MIN_GPUS_PER_NODE} {rules.min_gpus_per_node} ({rules.floor} pods per node used)"
     )
     return f"the gang's {n} pods need at least {m} nodes now, {why} allows {limit}"
+
+
+TOPOLOGY_PATH_ANNOTATION = "topobridge.io/topology-path"
+"""On each pod of a GPU gang when it is bound: the domains above its node, widest first, then
+the node (`spine-1/block-2/node-5`)."""
+RING_ORDER_ANNOTATION = "topobridge.io/ring-order"
+"""On each pod of a GPU gang when it is bound: the gang's ranks in the order of the topology
+tree (`0,1,3,2`), so a launcher can lay NCCL rings along the network."""
+
+
+def topology_path(index: ClusterIndex, node: str) -> str:
+    """The domains holding `node`, widest first, then the node; each domain by its own name
+    (the last part of its id, so a ClusterNetworkTopology's `BlockLayer/b2` reads `b2`)."""
+    v = index.node_pos.get(node)
+    if v is None:
+        return node
+    chain = [int(d) for d in index.node_anc[v] if d >= 0]
+    parts = [index.domain_label(d).rsplit("/", 1)[-1] for d in reversed(chain)]
+    return "/".join([*parts, node])
+
+
+def rank_annotations(
+    gang: Gang, placement: Sequence[tuple[str, str]], index: ClusterIndex
+) -> dict[str, dict[str, str]]:
+    """Per newly placed pod of a GPU gang: its topology path and the gang's ring order.
+
+    A member's rank is its completion index (else its position in the gang's rank order).
+    The ring lists every member on a node, placed now or bound before, by node in tree order
+    (the index's node order), then rank. Other gangs get nothing."""
+    if gang.gpu is None or not placement:
+        return {}
+    node_of = {m.key: m.node_name for m in gang.bound if m.node_name}
+    node_of.update(dict(placement))
+    rank = {m.key: (m.rank if m.rank is not None else i) for i, m in enumerate(gang.pods)}
+    on_nodes = [k for k in rank if k in node_of]
+    far = index.n_nodes
+    ring = sorted(on_nodes, key=lambda k: (index.node_pos.get(node_of[k], far), rank[k]))
+    ring_text = ",".join(str(rank[k]) for k in ring)
+    return {
+        key: {TOPOLOGY_PATH_ANNOTATION: topology_path(index, node), RING_ORDER_ANNOTATION: ring_text}
+        for key, node in placement
+    }

@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -112,10 +112,15 @@ class Binder:
         *,
         min_member: int,
         already_bound: Sequence[str] = (),
+        annotations: Mapping[str, Mapping[str, str]] | None = None,
     ) -> BindOutcome:
+        """`annotations`: per pod, more annotations its Binding carries (a GPU gang's rank order)."""
         started = time.perf_counter()
         out = BindOutcome(gang, tuple(placement), min_member, tuple(already_bound))
-        results = await asyncio.gather(*(self._bind_one(pod, node) for pod, node in placement))
+        extra = annotations or {}
+        results = await asyncio.gather(
+            *(self._bind_one(pod, node, extra.get(pod)) for pod, node in placement)
+        )
         for (pod, _node), (status, detail) in zip(placement, results, strict=True):
             if status == "bound":
                 out.bound.append(pod)
@@ -154,8 +159,9 @@ class Binder:
         del self.outcomes[:-1000]
         return out
 
-    async def _bind_one(self, key: str, node: str) -> tuple[str, str]:
+    async def _bind_one(self, key: str, node: str, extra: Mapping[str, str] | None = None) -> tuple[str, str]:
         namespace, _, name = key.partition("/")
+        notes = {**(self._annotations or {}), **(extra or {})} or None
         pod = self.cache.pods.items.get(key)
         uid = pod.metadata.uid if pod is not None else None
         deadline = time.monotonic() + self.retry_deadline
@@ -164,7 +170,7 @@ class Binder:
             try:
                 async with self._slots:
                     await self.kube.bind(
-                        namespace=namespace, pod=name, node=node, pod_uid=uid, annotations=self._annotations
+                        namespace=namespace, pod=name, node=node, pod_uid=uid, annotations=notes
                     )
                 return "bound", ""
             except NotFoundError:

@@ -23,7 +23,7 @@ from controller.kube import JsonDict
 from translations import koordinator as koord
 from translations import schedplugins, volcano
 from translations._base import KubeModel
-from translations.core import Node, Pod, PodDisruptionBudget, PriorityClass
+from translations.core import Job, Node, Pod, PodDisruptionBudget, PriorityClass
 from translations.errors import InvalidSpecError
 
 log = structlog.get_logger(__name__)
@@ -81,6 +81,18 @@ def _pod_shape(obj: JsonDict) -> Any:
     )
 
 
+def _job_shape(obj: JsonDict) -> Any:
+    """What about a Job shapes its GPU gang (its status moves on every pod change; it cannot)."""
+    meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
+    template = spec.get("template") or {}
+    return (
+        meta.get("annotations"),
+        spec.get("parallelism"),
+        spec.get("completions"),
+        (template.get("metadata") or {}).get("annotations"),
+    )
+
+
 class _Handler:
     """Parse every change; wake the scheduler only for changes `changed` calls relevant."""
 
@@ -121,6 +133,8 @@ class ClusterCache:
         self.pdbs: ParsedStore[PodDisruptionBudget] = ParsedStore(PodDisruptionBudget)
         self.hypernodes: ParsedStore[volcano.HyperNode] = ParsedStore(volcano.HyperNode)
         self.cnts: ParsedStore[koord.ClusterNetworkTopology] = ParsedStore(koord.ClusterNetworkTopology)
+        self.jobs: ParsedStore[Job] = ParsedStore(Job)
+        """batch/v1 Jobs: the GPU dialect's gangs read their annotations and parallelism."""
         self.topology_generation = 0
         self.generation = 0
         """Moves on every change that can alter a scheduling decision."""
@@ -174,6 +188,9 @@ class ClusterCache:
         self.attach(
             informer, self.nodes, topology=True, changed=lambda o, n: _node_shape(o) != _node_shape(n)
         )
+
+    def attach_jobs(self, informer: Informer) -> None:
+        self.attach(informer, self.jobs, changed=lambda o, n: _job_shape(o) != _job_shape(n))
 
     def _touch(self, topology: bool) -> None:
         self.generation += 1

@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from collections.abc import Callable, Collection, Coroutine
+from collections.abc import Callable, Collection, Coroutine, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,12 +36,14 @@ from controller.handoff import HandOff
 from controller.informer import Informer
 from controller.kube import Kube
 from controller.placer.engine import Code, Verdict, schedule
+from controller.placer.gpu import rank_annotations
 from controller.placer.snapshot import BoundPod, Nomination
 from controller.placer.terms import PodTerms
 from controller.reporting import EventRecorder
 from controller.resources import (
     CLUSTER_NETWORK_TOPOLOGIES,
     HYPERNODES,
+    JOBS,
     NODES,
     PDBS,
     PODS,
@@ -56,8 +58,8 @@ from controller.runtime.cache import ClusterCache
 from controller.runtime.preemptor import Preemptor
 from controller.runtime.status import StatusWriter
 from controller.runtime.view import View, ViewBuilder, _vector, ordered
+from translations import gpu, schedplugins, volcano
 from translations import koordinator as koord
-from translations import schedplugins, volcano
 from translations.core import Pod
 from translations.gangs import Gang
 
@@ -80,6 +82,8 @@ class SchedulerConfig:
     """Seconds jobs in flight may take to finish when the scheduler stops."""
     bind_retry_deadline: float = 30.0
     bind_concurrency: int = 32
+    gpu_nvlink_label: str = gpu.NVLINK_LABEL
+    """Node label saying a node's GPUs are NVLink-connected (GPU gangs that require NVLink)."""
     enable_preemption: bool = True
     """Koordinator's coscheduling `enablePreemption`: false never evicts to make room."""
     topology_aware: bool = True
@@ -117,7 +121,7 @@ class GangScheduler:
     def __post_init__(self) -> None:
         self._wake = asyncio.Event()
         self.cache = ClusterCache(on_change=self._wake.set)
-        self.views = ViewBuilder(self.cache)
+        self.views = ViewBuilder(self.cache, nvlink_label=self.config.gpu_nvlink_label)
         self.status = StatusWriter(self.status_kube, self.cache, recorder=self.recorder)
         self.binder = Binder(
             self.kube,
@@ -145,8 +149,9 @@ class GangScheduler:
             informer_of(X_PODGROUPS),
             informer_of(HYPERNODES),
             informer_of(CLUSTER_NETWORK_TOPOLOGIES),
+            informer_of(JOBS),
         ]
-        pods, nodes, classes, budgets, vpgs, spgs, xpgs, hypernodes, cnts = watched
+        pods, nodes, classes, budgets, vpgs, spgs, xpgs, hypernodes, cnts, jobs = watched
         c.attach_pods(pods)
         c.attach_nodes(nodes)
         c.attach(classes, c.priority_classes)
@@ -156,6 +161,7 @@ class GangScheduler:
         c.attach(xpgs, c.x_pgs)
         c.attach(hypernodes, c.hypernodes, topology=True)
         c.attach(cnts, c.cnts, topology=True)
+        c.attach_jobs(jobs)
         return watched
 
     # --- the loop --------------------------------------------------------------------
@@ -294,9 +300,10 @@ class GangScheduler:
                 )
                 self.cache.assume(key, node)
             already = [m.key for m in gang.bound]
+            notes = rank_annotations(gang, placement.pods, view.index)
             self._start(
                 gang.key,
-                self._bind_job(gang, list(placement.pods), already, placement.domain, placement.tier),
+                self._bind_job(gang, list(placement.pods), already, placement.domain, placement.tier, notes),
             )
         elif verdict.code is Code.WAIT and verdict.plan is not None:
             plan = verdict.plan
@@ -330,10 +337,16 @@ class GangScheduler:
         task.add_done_callback(done)
 
     async def _bind_job(
-        self, gang: Gang, placement: list[tuple[str, str]], already: list[str], domain: str, tier: int
+        self,
+        gang: Gang,
+        placement: list[tuple[str, str]],
+        already: list[str],
+        domain: str,
+        tier: int,
+        notes: Mapping[str, Mapping[str, str]] | None = None,
     ) -> None:
         out: BindOutcome = await self.binder.bind_gang(
-            gang.key, placement, min_member=gang.min_member, already_bound=already
+            gang.key, placement, min_member=gang.min_member, already_bound=already, annotations=notes
         )
         if out.result != "complete" or out.failed or out.unfinished:
             # Members that could not be bound wait before the next try, even when the gang

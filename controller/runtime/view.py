@@ -24,9 +24,9 @@ from controller.placer.preempt import Budget, budgets_from
 from controller.placer.snapshot import I64, BoundPod, ClusterIndex, Nomination, Snapshot
 from controller.placer.terms import PodTerms
 from controller.runtime.cache import ClusterCache
+from translations import gpu, volcano
 from translations import hypernodes as hntr
 from translations import koordinator as koord
-from translations import volcano
 from translations.errors import InvalidSpecError
 from translations.gangs import Gang, PodGroups, discover_gangs
 from translations.topology import TopologyTree, from_cluster_network_topology, from_hypernodes, natural_key
@@ -48,8 +48,9 @@ class View:
 class ViewBuilder:
     """Builds views, keeping the tree and index while the topology generation stands still."""
 
-    def __init__(self, cache: ClusterCache) -> None:
+    def __init__(self, cache: ClusterCache, *, nvlink_label: str = gpu.NVLINK_LABEL) -> None:
         self.cache = cache
+        self.nvlink_label = nvlink_label
         self._index_gen = -1
         self._tree = TopologyTree.empty()
         self._index: ClusterIndex | None = None
@@ -93,10 +94,12 @@ class ViewBuilder:
                 volcano=list(cache.volcano_pgs.items.values()),
                 koordinator=list(cache.sigs_pgs.items.values()),
                 scheduler_plugins=list(cache.x_pgs.items.values()),
+                jobs=list(cache.jobs.items.values()),
             ),
             priority_classes=cache.priority_classes.items.values(),
             tree=tree,
             cnt=cnt,
+            nvlink_label=self.nvlink_label,
         )
         gang_of: dict[str, str] = {}
         for g in gangs:
