@@ -8,7 +8,17 @@ from typing import Any
 from placer_objects import Obj, attempt, node, pod, run
 
 from controller.placer.engine import Code
-from controller.placer.gpu import NVLINK_EXCLUSION, GpuRules, choose, fewest_nodes, usable_slots
+from controller.placer.gpu import (
+    NVLINK_EXCLUSION,
+    RING_ORDER_ANNOTATION,
+    TOPOLOGY_PATH_ANNOTATION,
+    GpuRules,
+    choose,
+    fewest_nodes,
+    rank_annotations,
+    topology_path,
+    usable_slots,
+)
 from controller.placer.scenario import load_scenario, prepare
 from translations import gpu
 
@@ -263,3 +273,29 @@ def test_choose_swaps_in_the_smallest_node_that_completes() -> None:
     assert choose(_rules(floor=2), usable, 0, 4, 4, index) == [(0, 2), (2, 2)] or choose(
         _rules(floor=2), usable, 0, 4, 4, index
     ) == [(0, 4)]
+
+
+def test_rank_annotations_give_each_pod_its_path_and_the_ring_in_tree_order() -> None:
+    layout = {"s0": {"b0": {"n0": 4, "n1": 4}}, "s1": {"b1": {"n2": 4}}}
+    objects = [*cluster(layout), *job("dt", 3, {f"{G}max-nodes": "3"}, indexes=[2, 0, 1])]
+    sc = load_scenario(objects)
+    prep = prepare(sc)
+    (gang,) = prep.gangs(sc)
+    # Rank 2 on n0, rank 0 on n2, rank 1 on n1: tree order n0, n1, n2 gives the ring 2,1,0.
+    placement = [("ml/dt-a", "n0"), ("ml/dt-b", "n2"), ("ml/dt-c", "n1")]
+    notes = rank_annotations(gang, placement, prep.index)
+    assert notes["ml/dt-a"] == {TOPOLOGY_PATH_ANNOTATION: "s0/b0/n0", RING_ORDER_ANNOTATION: "2,1,0"}
+    assert notes["ml/dt-b"][TOPOLOGY_PATH_ANNOTATION] == "s1/b1/n2"
+    assert {n[RING_ORDER_ANNOTATION] for n in notes.values()} == {"2,1,0"}
+    assert topology_path(prep.index, "nowhere") == "nowhere"
+
+
+def test_rank_annotations_are_for_gpu_gangs_only() -> None:
+    objects = [
+        *cluster({"s0": {"b0": {"n0": 8}}}),
+        pod("solo", cpu="1", memory="1Gi", scheduler="topobridge"),
+    ]
+    sc = load_scenario(objects)
+    prep = prepare(sc)
+    (gang,) = prep.gangs(sc)
+    assert rank_annotations(gang, [("default/solo", "n0")], prep.index) == {}
