@@ -122,6 +122,8 @@ class Kube:
         conf = k8s_client.Configuration()
         path = kubeconfig or os.environ.get("KUBECONFIG")
         in_cluster = path is None and "KUBERNETES_SERVICE_HOST" in os.environ
+        if not in_cluster:
+            _require_kubeconfig(path)
         try:
             if in_cluster:
                 k8s_config.load_incluster_config(client_configuration=conf)  # type: ignore[no-untyped-call]
@@ -555,3 +557,14 @@ def _qv(value: str | int | bool) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
+
+def _require_kubeconfig(path: str | None) -> None:
+    """A missing kubeconfig said plainly, before the client library logs its own guess
+    (`Config not found`) and then fails on the empty config it fell back to."""
+    candidates = path.split(os.pathsep) if path else [os.path.expanduser("~/.kube/config")]
+    if any(os.path.isfile(c) for c in candidates if c):
+        return
+    shown = path or "~/.kube/config"
+    hint = "" if path else " (no --kubeconfig, no $KUBECONFIG, not in a pod)"
+    raise ConfigError(f"cannot load the kubeconfig {shown}: no such file{hint}")

@@ -24,11 +24,7 @@ from topobridge.cli import build_parser
 from webhooks.configuration import ServiceRef, validating_webhook_configuration
 
 NS = "tb-system"
-EXCLUDED_FLAGS = {
-    "--help",
-    "--print-rbac",
-    "--webhook-worker",
-}  # --print-rbac prints and exits: not a way to run; --webhook-worker is set on the workers topobridge starts
+EXCLUDED_FLAGS = set(cmd_manifests.NOT_VALUES)  # each with its reason there
 
 
 def by_kind(objs: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:

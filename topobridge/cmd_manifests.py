@@ -131,6 +131,19 @@ def _flag_schema(action: argparse.Action) -> dict[str, Any]:
     return schema
 
 
+NOT_VALUES = {
+    "--help": "not a way to run",
+    "--print-rbac": "prints and exits: not a way to run",
+    "--log-level": "a global flag: the top-level value logLevel",
+    "--log-format": "a global flag: the top-level value logFormat",
+    "--kubeconfig": "in a cluster the pod's service account is the only identity",
+    "--context": "in a cluster the pod's service account is the only identity",
+    "--as": "impersonation would widen the release's rights beyond its generated RBAC",
+    "--webhook-worker": "hidden: set by topobridge itself on the webhook workers it starts",
+}
+"""Flags of `topobridge run` that are not chart values, and why."""
+
+
 def values_schema() -> dict[str, Any]:
     """JSON Schema of the chart's values: `args` is exactly the flags of `topobridge run`."""
     from topobridge.cli import build_parser
@@ -141,7 +154,7 @@ def values_schema() -> dict[str, Any]:
     flags = {}
     for action in run._actions:
         long = next((o for o in action.option_strings if o.startswith("--")), None)
-        if long is None or long in ("--help", "--print-rbac") or action.help == argparse.SUPPRESS:
+        if long is None or long in NOT_VALUES or action.help == argparse.SUPPRESS:
             continue  # hidden flags are set by topobridge itself (e.g. on webhook workers)
         flags[long.removeprefix("--")] = _flag_schema(action)
     top = {a.dest: a for a in parser._actions}

@@ -1,13 +1,14 @@
-"""`topobridge simulate [SCENARIO] [--output json|text] [--scheduler-names LIST] [--from-cluster]`
+"""`topobridge simulate [[-f] SCENARIO...] [-o text|json|yaml] [--scheduler-names LIST] [--from-cluster]`
 
 Runs the fallback placer and preemptor on a snapshot until nothing changes: preemption evicts,
-then the gang is placed. SCENARIO is multi-document YAML or a `kind: List` of plain objects as
-`kubectl get -o yaml` prints them (`-` reads standard input): Nodes, bound Pods (spec.nodeName),
+then the gang is placed. SCENARIO is YAML or JSON documents or a `kind: List` of plain objects as
+`kubectl get -o yaml` prints them (`-` reads standard input; several files or a directory, with
+-R for subdirectories, make one snapshot together): Nodes, bound Pods (spec.nodeName),
 pending Pods, PodGroups (scheduling.volcano.sh, scheduling.sigs.k8s.io, scheduling.x-k8s.io),
 HyperNodes or a ClusterNetworkTopology `default`, PriorityClasses, PodDisruptionBudgets.
 Pending pods are placed when their schedulerName is served; a pod without a gang is a gang of one.
 
---output json prints one object, keys sorted:
+-o json prints one object on one line, keys sorted (-o yaml: the same object as YAML):
   bound          {"ns/pod": "node"}  the final node of every pod placed in this run
   nominated      {"ns/pod": "node"}  nominations made while victims terminated
   evicted        ["ns/pod"]          preemption victims
@@ -15,7 +16,7 @@ Pending pods are placed when their schedulerName is served; a pod without a gang
   gangs          {"ns/gang": {"domain": D, "tier": N}}  each gang placed in this run: the lowest
                  domain holding it (HyperNode name, `<Layer>/<value>`, the node at tier 0,
                  `cluster` above every domain)
---output text (the default on a terminal) draws the topology tree with what landed where and
+-o text (the default, wherever stdout goes) draws the topology tree with what landed where and
 what was evicted, then the events of the run.
 
 Without SCENARIO: the built-in demo, the 12-node spine/block cluster of Koordinator's
@@ -29,19 +30,21 @@ Exit status: 0 when the scenario was read (whatever got placed), 2 when it could
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from importlib import resources
 from typing import Any, TextIO
 
 from controller.placer.scenario import DEFAULT_SCHEDULERS, SimulationResult, load_scenario, simulate
-from controller.placer.snapshot import CLUSTER, ClusterIndex
-from topobridge.cmd_validate import UnreadableError, load_objects
+from controller.placer.snapshot import ClusterIndex
+from topobridge import output as printing
+from topobridge.inputs import add_filename_arguments, load_objects, paths_of, read_inputs
+from topobridge.treeview import amounts, draw, topology_line
 from translations.errors import TopobridgeError
 from translations.topology import natural_key
 
 EXIT_OK, EXIT_UNREADABLE = 0, 2
+FORMATS = (printing.TEXT, printing.JSON, printing.YAML)
 DEMOS = ("example-1", "example-2", "job-level-preemption")
 DEFAULT_DEMO = ("example-1", "example-2")
 LARGE = 64
@@ -55,15 +58,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument(
-        "scenario", nargs="?", metavar="SCENARIO", help="YAML file of objects; - for standard input"
-    )
-    p.add_argument(
-        "--output",
-        "-o",
-        choices=("json", "text"),
-        default=None,
-        help="default: text on a terminal, else json",
+    add_filename_arguments(p, what="scenario objects (together: one snapshot)")
+    printing.add_output_argument(
+        p, formats=FORMATS, default=printing.TEXT, says="json/yaml: the result object described above"
     )
     p.add_argument(
         "--scheduler-names",
@@ -84,7 +81,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def _handle(args: argparse.Namespace) -> int:
     return run(
-        args.scenario,
+        paths_of(args) or None,
+        recursive=args.recursive,
         output=args.output,
         scheduler_names=args.scheduler_names,
         demo=args.demo,
@@ -97,9 +95,10 @@ def _handle(args: argparse.Namespace) -> int:
 
 
 def run(
-    scenario: str | None,
+    scenario: str | Sequence[str] | None,
     *,
-    output: str | None = None,
+    output: str = "text",
+    recursive: bool = False,
     scheduler_names: str = ",".join(DEFAULT_SCHEDULERS),
     demo: str | None = None,
     from_cluster: bool = False,
@@ -117,11 +116,11 @@ def run(
     if sum(given) > 1:
         print("error: give one of SCENARIO, --demo and --from-cluster", file=err)
         return EXIT_UNREADABLE
-    fmt = output or ("text" if out.isatty() else "json")
+    fmt = output
     if scenario is None and demo is None and not from_cluster:
-        if fmt == "json":
+        if fmt != "text":
             print(
-                "error: the built-in demo runs several scenarios and --output json prints one object: "
+                f"error: the built-in demo runs several scenarios and -o {fmt} prints one object: "
                 f"pick one with --demo NAME ({', '.join(DEMOS)})",
                 file=err,
             )
@@ -150,22 +149,28 @@ def run(
                 )
             )
         else:
-            assert scenario is not None
-            located = list(load_objects(scenario, stdin))
-            objects = [loc.obj for loc in located]
-            runs.append((scenario, _simulate(objects, [loc.source for loc in located], served)))
-    except UnreadableError as exc:
-        print(f"error: {exc}", file=err)
-        return EXIT_UNREADABLE
+            paths = [scenario] if isinstance(scenario, str) else list(scenario or ())
+            inputs = read_inputs(paths, recursive=recursive, stdin=stdin)
+            for problem in inputs.problems:
+                print(f"error: {problem}", file=err)
+            if inputs.problems:
+                return EXIT_UNREADABLE
+            if inputs.empty:
+                print(f"error: {inputs.empty_message('simulate')}", file=err)
+                return EXIT_UNREADABLE
+            objects = [loc.obj for loc in inputs.objects]
+            title = ", ".join("standard input" if p == "-" else p for p in paths)
+            runs.append((title, _simulate(objects, [loc.source for loc in inputs.objects], served)))
     except TopobridgeError as exc:
         print(f"error: {exc}", file=err)
         return EXIT_UNREADABLE
     for title, result in runs:
         for warning in result.warnings:
             print(f"warning: {warning}", file=err)
-        if fmt == "json":
-            json.dump(result.contract(), out, sort_keys=True)
-            out.write("\n")
+        if fmt == printing.JSON:
+            printing.dump_json(result.contract(), out, indent=None, sort_keys=True)
+        elif fmt == printing.YAML:
+            printing.dump_yaml(result.contract(), out)
         else:
             out.write(render_text(title, result))
     return EXIT_OK
@@ -189,8 +194,8 @@ def render_text(title: str, result: SimulationResult) -> str:
     """The topology tree with what landed where and what was evicted, then the run's events."""
     index = result.index
     assert index is not None
-    lines = [f"== {title}: {index.n_nodes} node(s), {_topology_line(index)}", ""]
-    placed = {p: n for p, n in result.bound.items()}
+    lines = [f"== {title}: {index.n_nodes} node(s), {topology_line(index)}", ""]
+    placed = dict(result.bound)
     evicted_on: dict[str, list[str]] = {}
     for pod in result.evicted:
         node = result.initial_pods.get(pod)
@@ -217,37 +222,7 @@ def render_text(title: str, result: SimulationResult) -> str:
         parts += [f". {p}" for p in sorted(running_on.get(name, []), key=natural_key)]
         return "   ".join(parts)
 
-    def children(d: int | None) -> list[tuple[str, int]]:
-        if d is None:
-            kids = [("domain", r) for r in index.roots]
-            kids += [("node", v) for v in range(*index.loose)]
-            return kids
-        kids = [("node", v) for v in range(int(index.dom_start[d]), int(index.dom_direct_end[d]))]
-        return kids + [("domain", c) for c in index.dom_children[d]]
-
-    def walk(d: int | None, prefix: str) -> None:
-        kids = children(d)
-        shown: list[tuple[str, str, int]] = []
-        hidden = 0
-        for kind, i in kids:
-            if kind == "node":
-                text = node_line(i)
-                if text is None:
-                    hidden += 1
-                    continue
-                shown.append((kind, text, i))
-            else:
-                shown.append((kind, index.domain_label(i), i))
-        if hidden:
-            shown.append(("note", f"({hidden} more node(s), nothing changed)", -1))
-        for j, (kind, text, i) in enumerate(shown):
-            last = j == len(shown) - 1
-            lines.append(f"{prefix}{'└── ' if last else '├── '}{text}")
-            if kind == "domain":
-                walk(i, prefix + ("    " if last else "│   "))
-
-    lines.append(CLUSTER)
-    walk(None, "")
+    lines += draw(index, node_text=node_line, hidden_note="({n} more node(s), nothing changed)")
     lines += ["", "legend: + placed in this run   x evicted (preemption victim)   . running, untouched", ""]
     if result.events:
         lines.append("events:")
@@ -267,34 +242,11 @@ def render_text(title: str, result: SimulationResult) -> str:
     return "\n".join(lines) + "\n\n"
 
 
-def _topology_line(index: ClusterIndex) -> str:
-    tree = index.tree
-    if tree.source == "none" or not index.n_domains:
-        return "no topology (every node on its own)"
-    names = [tree.tier_names.get(t, f"tier {t}") for t in sorted(index.tiers, reverse=True)]
-    source = {
-        "hypernode": "HyperNodes",
-        "koordinator": "ClusterNetworkTopology default",
-        "labels": "node labels",
-    }
-    return f"topology from {source.get(tree.source, tree.source)}: {' > '.join(names)}"
-
-
 def _usage(index: ClusterIndex, result: SimulationResult, v: int) -> str:
+    """Requested/allocatable of the node at the end of the run."""
     used = result.final_used
-    parts = []
-    for r, unit, scale in (("cpu", "", 1000), ("memory", "Gi", 2**30), ("nvidia.com/gpu", " gpu", 1)):
-        pos = index.res_pos.get(r)
-        if pos is None:
-            continue
-        alloc = int(index.alloc[v, pos])
-        if r == "nvidia.com/gpu" and alloc == 0:
-            continue
-        u = int(used[v, pos]) if used is not None else 0
-        label = {"cpu": "cpu ", "memory": "mem ", "nvidia.com/gpu": ""}[r]
-        parts.append(f"{label}{_num(u / scale)}/{_num(alloc / scale)}{unit}")
-    return " ".join(parts)
-
-
-def _num(x: float) -> str:
-    return str(int(x)) if x == int(x) else f"{x:.1f}"
+    return amounts(
+        index,
+        {r: int(used[v, p]) if used is not None else 0 for r, p in index.res_pos.items()},
+        {r: int(index.alloc[v, p]) for r, p in index.res_pos.items()},
+    )

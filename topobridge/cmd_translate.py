@@ -1,8 +1,12 @@
-"""`topobridge translate [--to volcano|koordinator] [--revision HASH] FILE...`
+"""`topobridge translate [-f] FILE... [-R] [--to volcano|koordinator] [-o yaml|json|name]`
 
-Reads Kubernetes objects (YAML documents or a `kind: List`, as `kubectl get -o yaml` prints
-them; `-` is standard input), writes the translated objects to stdout as YAML documents and
-the translation report (carried over / defaulted / refused) to stderr.
+Reads Kubernetes objects (YAML or JSON documents, a `kind: List` as `kubectl get -o yaml` prints
+them, directories with -R, - for standard input), writes the objects it made to stdout and the
+translation report (carried over / defaulted / refused) to stderr. Only what it made is
+written: the objects it read for context (Nodes, a ClusterNetworkTopology, leader pods) are not
+echoed back unless it changed them, and statuses are left to the controllers that own them.
+Nothing at all is written when any object could not be read or translated, so a pipe into
+`kubectl apply -f -` never applies half a translation.
 
 --to volcano (default):
   LeaderWorkerSet             -> one PodGroup per group (needs its leader pods, or --revision)
@@ -13,10 +17,12 @@ the translation report (carried over / defaulted / refused) to stderr.
   Volcano PodGroup            -> scheduling.sigs.k8s.io PodGroup + gang annotations, pods patched
   LeaderWorkerSet             -> through its Volcano PodGroups
   HyperNodes                  -> ClusterNetworkTopology `default` + the Nodes relabelled
-  ClusterNetworkTopology      -> itself, with status.detailStatus computed from the Nodes
+
+Output: yaml (default: YAML documents, what `kubectl apply -f -` takes), json (one object, or a
+`kind: List`), name (`kind.group/name` per object).
 
 Exit status: 0 everything translated, 1 some object could not be (the error names what),
-2 a file could not be read.
+2 a file could not be read or held no objects.
 """
 
 from __future__ import annotations
@@ -28,12 +34,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-import yaml
-
-from topobridge.cmd_validate import UnreadableError, describe, load_objects
+from topobridge import output
+from topobridge.cmd_validate import NO_INPUT
+from topobridge.inputs import add_filename_arguments, describe, paths_of, read_inputs
 
 EXIT_OK, EXIT_UNTRANSLATABLE, EXIT_UNREADABLE = 0, 1, 2
 TARGETS = ("volcano", "koordinator")
+FORMATS = (output.YAML, output.JSON, output.NAME)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -43,7 +50,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("files", nargs="+", metavar="FILE", help="YAML file(s) of objects; - for standard input")
+    add_filename_arguments(p)
+    output.add_output_argument(
+        p, formats=FORMATS, default=output.YAML, says="the objects made, as kubectl prints objects"
+    )
     p.add_argument("--to", choices=TARGETS, default="volcano", help="target dialect (default: volcano)")
     p.add_argument(
         "--revision",
@@ -54,7 +64,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _handle(args: argparse.Namespace) -> int:
-    return run(args.files, to=args.to, revision=args.revision, out=sys.stdout, err=sys.stderr)
+    return run(
+        paths_of(args),
+        to=args.to,
+        revision=args.revision,
+        recursive=args.recursive,
+        output_format=args.output,
+        out=sys.stdout,
+        err=sys.stderr,
+    )
 
 
 def run(
@@ -65,20 +83,32 @@ def run(
     out: TextIO,
     err: TextIO,
     stdin: TextIO | None = None,
+    recursive: bool = False,
+    output_format: str = output.YAML,
 ) -> int:
-    try:
-        raw = [o.obj for path in files for o in load_objects(path, stdin)]
-    except UnreadableError as exc:
-        print(f"error: {exc}", file=err)
+    if not files:
+        print(f"error: {NO_INPUT}", file=err)
         return EXIT_UNREADABLE
-    result = translate_objects(raw, to=to, revision=revision)
+    inputs = read_inputs(files, recursive=recursive, stdin=stdin)
+    for problem in inputs.problems:
+        print(f"error: {problem}", file=err)
+    if inputs.empty:
+        print(f"error: {inputs.empty_message('translate')}", file=err)
+        return EXIT_UNREADABLE
+    result = translate_objects([o.obj for o in inputs.objects], to=to, revision=revision)
     for line in result.report_lines:
         print(line, file=err)
     for line in result.errors:
         print(f"error: {line}", file=err)
-    if result.objects:
-        yaml.safe_dump_all(result.objects, out, sort_keys=False, default_flow_style=False, allow_unicode=True)
-    return EXIT_UNTRANSLATABLE if result.errors else EXIT_OK
+    failed = len(inputs.problems) + len(result.errors)
+    if failed:
+        print(
+            f"error: nothing written: {failed} problem(s) above; fix or leave out what they name",
+            file=err,
+        )
+        return EXIT_UNREADABLE if inputs.problems else EXIT_UNTRANSLATABLE
+    output.write_objects(result.objects, output_format, out)
+    return EXIT_OK
 
 
 # --- the pure part: objects in, objects + report out -----------------------------------------
@@ -290,7 +320,7 @@ def _to_koordinator(inputs: Inputs, revision: str | None, outcome: Outcome) -> N
                     "from the HyperNodes"
                 )
             cnt, tree = result.cluster_network_topology, result.tree
-            outcome.objects.append(_with_status(cnt, inputs.nodes))
+            outcome.objects.append(cnt.to_dict())  # its status is the controller's to write
             for patch in result.node_patches:
                 raw = inputs.raw_nodes.get(patch.node) or {
                     "apiVersion": "v1",
@@ -300,11 +330,6 @@ def _to_koordinator(inputs: Inputs, revision: str | None, outcome: Outcome) -> N
                 outcome.objects.append(patch.apply(raw))
 
         outcome.attempt(f"{len(inputs.hypernodes)} HyperNodes", topology)
-    elif cnt is not None:
-        outcome.attempt(
-            f"ClusterNetworkTopology {cnt.name}",
-            lambda: outcome.objects.append(_with_status(cnt, inputs.nodes)),
-        )
     if tree is None and inputs.hypernodes:
         tree = from_hypernodes(inputs.hypernodes, inputs.nodes)
 
@@ -347,14 +372,6 @@ def _append_gang(gangs: list[Any], pg: Any, pods: list[Any]) -> None:
     from translations import koordinator_to_volcano as k2v
 
     gangs.append(k2v.gang_from_pod_group(pg, pods))
-
-
-def _with_status(cnt: Any, nodes: list[Any]) -> dict[str, Any]:
-    from translations.hypernodes import detail_status
-
-    body: dict[str, Any] = cnt.to_dict()
-    body["status"] = detail_status(cnt, nodes).to_dict()
-    return body
 
 
 def _has_topograph_labels(nodes: Iterable[Any]) -> bool:

@@ -1,10 +1,19 @@
-"""`topobridge validate FILE... [--cluster-state FILE]`: the admission rules, offline.
+"""`topobridge validate [-f] FILE... [-R] [-o text|json|yaml|name] [--cluster-state FILE]`
 
-Each FILE holds YAML documents (objects, a `kind: List`, or a list of objects); `-` reads
-standard input. Every object of
-a kind topobridge validates goes through the same rule the admission webhook runs. Errors and
-warnings go to stderr, naming the object; one verdict line per object goes to stdout.
-Exit status: 0 all valid, 1 some object invalid, 2 a file could not be read.
+Checks LWS, Volcano and Koordinator objects with the same rules the admission webhook runs.
+FILE is a file of YAML or JSON documents (objects, a `kind: List`, or a list of objects), a
+directory (its .yaml, .yml and .json files; -R for subdirectories too) or - for standard input;
+give them as arguments or with -f, as kubectl takes them. Every file is read and reported: one
+that cannot be read does not stop the others.
+
+Output (stdout), one verdict per object:
+  text (default)  `valid Kind ns/name`, `invalid Kind ns/name (where)`, `skipped ...`
+  json, yaml      {"results": [{"object", "source", "verdict", "errors", "warnings"}],
+                   "unreadable": ["file: why"]}
+  name            `kind.group/name` of every valid object
+Errors and warnings always go to stderr too, naming the object and the field.
+
+Exit status: 0 all valid, 1 some object invalid, 2 a file could not be read or held no objects.
 
 `--cluster-state FILE` supplies what the webhook would see in the cluster (HyperNodes, the
 ClusterNetworkTopology, Pods), so the checks that need it run too; without it they are skipped.
@@ -14,13 +23,34 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-import yaml
+from topobridge import output
+from topobridge.inputs import (
+    Inputs,
+    Located,
+    UnreadableError,
+    add_filename_arguments,
+    describe,
+    load_objects,
+    paths_of,
+    read_inputs,
+)
+
+__all__ = [
+    "EXIT_INVALID",
+    "EXIT_UNREADABLE",
+    "EXIT_VALID",
+    "Located",
+    "UnreadableError",
+    "load_objects",
+    "run",
+]
 
 EXIT_VALID, EXIT_INVALID, EXIT_UNREADABLE = 0, 1, 2
+FORMATS = (output.TEXT, output.JSON, output.YAML, output.NAME)
+NO_INPUT = "no input: give FILE or -f FILE (a file, a directory, or - for standard input)"
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -30,7 +60,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("files", nargs="+", metavar="FILE", help="YAML file(s) of objects; - for standard input")
+    add_filename_arguments(p)
+    output.add_output_argument(p, formats=FORMATS, default=output.TEXT, says="one verdict per object")
     p.add_argument(
         "--cluster-state",
         metavar="FILE",
@@ -39,87 +70,63 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(handler=_handle)
 
 
-class UnreadableError(Exception):
-    """A file that cannot be read as Kubernetes objects."""
-
-
-class _Loader(yaml.SafeLoader):
-    """YAML as the API server reads it: timestamps stay strings (JSON has no dates)."""
-
-
-_Loader.yaml_implicit_resolvers = {
-    ch: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for ch, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-
-
-@dataclass(frozen=True, slots=True)
-class Located:
-    """An object and where it came from, for messages."""
-
-    obj: Any
-    source: str
-
-
-def load_objects(path: str, stdin: TextIO | None = None) -> Iterator[Located]:
-    """Every object in a YAML file: documents, with `kind: List` (`*List`) and bare YAML lists flattened."""
-    try:
-        if path == "-":
-            text = (stdin or sys.stdin).read()
-        else:
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UnreadableError(f"{path}: cannot read: {exc}") from None
-    try:
-        documents = list(yaml.load_all(text, Loader=_Loader))
-    except yaml.YAMLError as exc:
-        raise UnreadableError(f"{path}: not valid YAML: {exc}") from None
-    for n, doc in enumerate(documents, start=1):
-        where = f"{path} document {n}"
-        if doc is None:
-            continue
-        if isinstance(doc, list):  # a bare YAML list of objects
-            items: list[Any] = doc
-        elif (
-            isinstance(doc, dict)
-            and str(doc.get("kind", "")).endswith("List")
-            and isinstance(doc.get("items"), list)
-        ):
-            items = doc["items"]
-        elif isinstance(doc, dict):
-            yield Located(doc, where)
-            continue
-        else:
-            raise UnreadableError(f"{where}: not a Kubernetes object (a {type(doc).__name__})")
-        for i, item in enumerate(items):
-            if not isinstance(item, dict):
-                raise UnreadableError(f"{where} item {i}: not a Kubernetes object (a {type(item).__name__})")
-            yield Located(item, f"{where} item {i}")
-
-
-def describe(obj: Any) -> str:
-    """`Kind namespace/name` (or `Kind name`) of a raw object, robust to any shape."""
-    if not isinstance(obj, dict):
-        return f"<{type(obj).__name__}>"
-    raw_meta = obj.get("metadata")
-    meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
-    name = meta.get("name") or meta.get("generateName") or "<unnamed>"
-    ns = meta.get("namespace")
-    kind = obj.get("kind") or "<no kind>"
-    return f"{kind} {ns}/{name}" if ns else f"{kind} {name}"
-
-
 def _handle(args: argparse.Namespace) -> int:
-    return run(args.files, cluster_state=args.cluster_state, out=sys.stdout, err=sys.stderr)
+    return run(
+        paths_of(args),
+        recursive=args.recursive,
+        output_format=args.output,
+        cluster_state=args.cluster_state,
+        out=sys.stdout,
+        err=sys.stderr,
+    )
+
+
+@dataclass
+class Verdict:
+    """What validate says about one object."""
+
+    located: Located
+    verdict: str
+    """valid, invalid, or skipped (not a kind topobridge validates)."""
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def who(self) -> str:
+        return describe(self.located.obj)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "object": self.who,
+            "source": self.located.source,
+            "verdict": self.verdict,
+            "errors": self.errors,
+            "warnings": self.warnings,
+        }
+
+    def text(self) -> str:
+        if self.verdict == "valid":
+            return f"valid {self.who}"
+        return f"{self.verdict} {self.who} ({self.located.source})" + (
+            ": not a kind topobridge validates" if self.verdict == "skipped" else ""
+        )
 
 
 def run(
-    files: list[str], *, cluster_state: str | None, out: TextIO, err: TextIO, stdin: TextIO | None = None
+    files: list[str],
+    *,
+    cluster_state: str | None,
+    out: TextIO,
+    err: TextIO,
+    stdin: TextIO | None = None,
+    recursive: bool = False,
+    output_format: str = output.TEXT,
 ) -> int:
     from webhooks.rules.cluster_state import ClusterState
-    from webhooks.rules.registry import validate_object
 
+    if not files:
+        print(f"error: {NO_INPUT}", file=err)
+        return EXIT_UNREADABLE
     state = ClusterState.unknown()
     if cluster_state is not None:
         try:
@@ -129,25 +136,51 @@ def run(
             return EXIT_UNREADABLE
         for problem in problems:
             print(f"warning: --cluster-state {cluster_state}: {problem}", file=err)
-    try:
-        objects = [o for path in files for o in load_objects(path, stdin)]
-    except UnreadableError as exc:
-        print(f"error: {exc}", file=err)
+    inputs = read_inputs(files, recursive=recursive, stdin=stdin)
+    for problem in inputs.problems:
+        print(f"error: {problem}", file=err)
+    if inputs.empty:
+        print(f"error: {inputs.empty_message('validate')}", file=err)
         return EXIT_UNREADABLE
-    invalid = 0
-    for located in objects:
-        who = describe(located.obj)
+    verdicts = check(inputs, state)
+    for v in verdicts:
+        for w in v.warnings:
+            print(f"warning: {v.who}: {w}", file=err)
+        for e in v.errors:
+            print(f"error: {v.who}: {e}", file=err)
+    _print(verdicts, inputs, output_format, out)
+    if inputs.problems:
+        return EXIT_UNREADABLE
+    return EXIT_INVALID if any(v.verdict == "invalid" for v in verdicts) else EXIT_VALID
+
+
+def check(inputs: Inputs, state: Any) -> list[Verdict]:
+    """Every object through the admission rule for its kind."""
+    from webhooks.rules.registry import validate_object
+
+    verdicts = []
+    for located in inputs.objects:
         kind, decision = validate_object(located.obj, state)
         if kind is None:
-            print(f"skipped {who} ({located.source}): not a kind topobridge validates", file=out)
+            verdicts.append(Verdict(located, "skipped"))
             continue
-        for w in decision.warnings:
-            print(f"warning: {who}: {w}", file=err)
-        for e in decision.errors:
-            print(f"error: {who}: {e}", file=err)
-        if decision.allowed:
-            print(f"valid {who}", file=out)
-        else:
-            invalid += 1
-            print(f"invalid {who} ({located.source})", file=out)
-    return EXIT_INVALID if invalid else EXIT_VALID
+        verdicts.append(
+            Verdict(
+                located,
+                "valid" if decision.allowed else "invalid",
+                errors=[str(e) for e in decision.errors],
+                warnings=[str(w) for w in decision.warnings],
+            )
+        )
+    return verdicts
+
+
+def _print(verdicts: list[Verdict], inputs: Inputs, fmt: str, out: TextIO) -> None:
+    if fmt == output.NAME:
+        output.write_objects([v.located.obj for v in verdicts if v.verdict == "valid"], fmt, out)
+    elif fmt in (output.JSON, output.YAML):
+        doc = {"results": [v.to_dict() for v in verdicts], "unreadable": inputs.problems}
+        (output.dump_json if fmt == output.JSON else output.dump_yaml)(doc, out)
+    else:
+        for v in verdicts:
+            print(v.text(), file=out)

@@ -31,10 +31,10 @@ from translations import constraints, schedplugins, volcano
 from translations import koordinator as koord
 from translations._base import JsonDict, TypedObject
 from translations.core import Pod
-from translations.errors import InvalidSpecError, MissingInputError, NotExpressibleError, raise_all
+from translations.errors import InvalidSpecError, MissingInputError, NotExpressibleError, go_quote, raise_all
 from translations.patches import PodPatch
 from translations.quantity import Quantity, format_quantity, is_binary, parse_quantity
-from translations.report import TranslationReport
+from translations.report import TranslationReport, inline
 from translations.topology import TopologyTree
 
 SUBGROUP_INDEX_LABEL = "topobridge.io/subgroup-index"
@@ -188,7 +188,7 @@ def _same_gang_annotations(first: Pod, other: Pod) -> None:
             raise InvalidSpecError(
                 f"Pod {other.key}: {koord.annotation_path(key)}",
                 b,
-                f"Invalid value: {b!r}: differs from pod {first.name} of the same gang ({a!r})",
+                f"Invalid value: {go_quote(b)}: differs from pod {first.name} of the same gang ({go_quote(a)})",
             )
 
 
@@ -276,7 +276,7 @@ def _job_topology(
     out = constraints.to_volcano(constraint).to_dict()
     by_tier = {t: name for name, t in layers.tiers.items()}
     report.carry(
-        f"networkTopology = {{mode: {out['mode']}, highestTierAllowed: {out.get('highestTierAllowed')}}} "
+        f"networkTopology = {inline(out)} "
         f"from [{listed}] ({by_tier.get(constraint.highest_tier or 0, '?')} is tier "
         f"{constraint.highest_tier})"
     )
@@ -314,7 +314,7 @@ def _topology_by_tier_name(
     else:
         out = {"mode": mode, "highestTierName": layer}
     report.default(
-        f"networkTopology = {out}: no ClusterNetworkTopology given, so the layer is named, not numbered"
+        f"networkTopology = {inline(out)}: no ClusterNetworkTopology given, so the layer is named, not numbered"
     )
     if must:
         for g in spec.gather_strategy:

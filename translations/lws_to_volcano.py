@@ -32,7 +32,7 @@ from translations._base import JsonDict
 from translations.core import Pod, PodSpec, PodTemplateSpec, effective_requests
 from translations.errors import InvalidSpecError, MissingInputError, raise_all
 from translations.quantity import Quantity, from_scheduler_units, is_binary
-from translations.report import TranslationReport
+from translations.report import TranslationReport, inline
 
 SUBGROUP_MODE_ANNOTATION = lwsmod.SUBGROUP_MODE_ANNOTATION
 SUBGROUP_TIER_ANNOTATION = lwsmod.SUBGROUP_TIER_ANNOTATION
@@ -253,19 +253,19 @@ def job_topology(
     out = request.network_topology.to_dict()
     if request.from_annotations:
         report.carry(
-            f"networkTopology = {_show(out)} (annotations {volcano.POD_TOPOLOGY_MODE_ANNOTATION}, "
+            f"networkTopology = {inline(out)} (annotations {volcano.POD_TOPOLOGY_MODE_ANNOTATION}, "
             f"{volcano.POD_TOPOLOGY_TIER_ANNOTATION})"
         )
         return out
     nt = lws.spec.network_topology
     if nt is not None and nt.mode is None:
         report.default("networkTopology.mode unset: hard, as the LWS+Volcano plan defines it")
-    report.carry(f"networkTopology = {_show(out)} (spec.networkTopology)")
+    report.carry(f"networkTopology = {inline(out)} (spec.networkTopology)")
     if out.get("highestTierAllowed") == 0:
         report.carry("highestTierAllowed 0: every pod of a group on one node")
     overridden = request.overridden_annotations.to_dict() if request.overridden_annotations else None
     if overridden is not None and overridden != out:
-        report.refuse(f"topology annotations {_show(overridden)}: spec.networkTopology takes precedence")
+        report.refuse(f"topology annotations {inline(overridden)}: spec.networkTopology takes precedence")
     return out
 
 
@@ -304,7 +304,7 @@ def subgroup_policy(
         topology = request.subgroup_topology.to_dict()
         entry["networkTopology"] = topology
         report.carry(
-            f"subgroup networkTopology = {_show(topology)} (annotations {SUBGROUP_MODE_ANNOTATION}, "
+            f"subgroup networkTopology = {inline(topology)} (annotations {SUBGROUP_MODE_ANNOTATION}, "
             f"{SUBGROUP_TIER_ANNOTATION})"
         )
     return entry
@@ -357,10 +357,6 @@ def pod_group(
         "spec": dict(spec),
     }
     return volcano.PodGroup.parse(raw)
-
-
-def _show(d: Mapping[str, Any]) -> str:
-    return "{" + ", ".join(f"{k}: {v}" for k, v in d.items()) + "}"
 
 
 def _ranges(indices: list[int]) -> str:

@@ -8,9 +8,9 @@ The CLI prints the lines to stderr; the controller turns them into conditions an
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 Outcome = Literal["carried over", "defaulted", "refused"]
 
@@ -66,3 +66,9 @@ class TranslationReport:
 
 def render_all(reports: Iterable[TranslationReport]) -> list[str]:
     return [text for report in reports for text in report.render()]
+
+
+def inline(fields: Mapping[str, Any]) -> str:
+    """`{mode: hard, highestTierAllowed: 2}`: a mapping as a report shows it, unset fields left out
+    (never a Python repr: no quotes, no None)."""
+    return "{" + ", ".join(f"{k}: {v}" for k, v in fields.items() if v is not None) + "}"

@@ -25,6 +25,7 @@ from functools import cached_property
 from typing import Literal, NewType
 
 from translations.core import Node
+from translations.errors import go_quote
 from translations.goregex import GoRegexError, compile_go_regex, regex_matches
 from translations.koordinator import NODE_LAYER, ClusterNetworkTopology
 from translations.volcano import HyperNode
@@ -357,6 +358,6 @@ def _regex_members(pattern: str, names: Sequence[str], owner: str, warnings: lis
     try:
         compile_go_regex(pattern)
     except GoRegexError as exc:
-        warnings.append(f"hypernode {owner}: regexMatch.pattern {pattern!r} does not compile: {exc}")
+        warnings.append(f"hypernode {owner}: regexMatch.pattern {go_quote(pattern)} does not compile: {exc}")
         return []
     return regex_matches(pattern, names)

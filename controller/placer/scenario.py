@@ -28,7 +28,7 @@ from translations import koordinator as koord
 from translations import schedplugins, volcano
 from translations._base import KubeModel
 from translations.core import Job, Node, Pod, PodDisruptionBudget, PriorityClass, effective_requests
-from translations.errors import InvalidSpecError, ScenarioError
+from translations.errors import InvalidSpecError, ScenarioError, go_quote
 from translations.gangs import Gang, PodGroups, discover_gangs
 from translations.topology import TopologyTree, from_cluster_network_topology, from_hypernodes, natural_key
 
@@ -71,7 +71,7 @@ def load_scenario(
     jobs: list[Job] = []
     seen: dict[tuple[str, str, str], int] = {}
     for i, raw in enumerate(objects):
-        kind = str(raw.get("kind"))
+        kind = str(raw.get("kind") or "")
         api = str(raw.get("apiVersion") or "")
         group = api.split("/", 1)[0] if "/" in api else ""
         raw_meta = raw.get("metadata")
@@ -79,7 +79,7 @@ def load_scenario(
         name = str(meta.get("name") or "")
         ns = str(meta.get("namespace") or "")
         where = sources[i] if sources is not None else f"object {i + 1}"
-        label = f"{where} ({kind} {ns + '/' if ns else ''}{name or '<no name>'})"
+        label = f"{where} ({kind or '(no kind)'} {ns + '/' if ns else ''}{name or '(no name)'})"
         try:
             if not name:
                 raise ScenarioError(f"{label}: metadata.name: Required value")
@@ -106,7 +106,7 @@ def load_scenario(
                 xpg.append(_namespaced(_parse(schedplugins.XPodGroup, raw, label)))
             elif kind == "PodGroup":
                 raise ScenarioError(
-                    f"{label}: apiVersion: Unsupported value: {api!r}: supported groups: "
+                    f"{label}: apiVersion: Unsupported value: {go_quote(api)}: supported groups: "
                     f"{volcano.PODGROUP_GROUP}, {koord.SIGS_GROUP}, {schedplugins.GROUP}"
                 )
             elif kind == "Job" and group == "batch":

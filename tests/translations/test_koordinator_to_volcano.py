@@ -117,7 +117,7 @@ def test_without_layers_one_named_layer_becomes_a_tier_name_and_two_need_the_cha
         "highestTierName": "SpineLayer",
     }
     assert (
-        "networkTopology = {'mode': 'hard', 'highestTierName': 'SpineLayer'}: no "
+        "networkTopology = {mode: hard, highestTierName: SpineLayer}: no "
         "ClusterNetworkTopology given, "
         "so the layer is named, not numbered" in must.report.defaulted
     )

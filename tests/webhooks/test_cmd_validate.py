@@ -116,7 +116,7 @@ def test_missing_file_exits_2(capsys: pytest.CaptureFixture[str], monkeypatch: p
     # Keep logging pointed where it was: capsys's stderr is gone after this test.
     monkeypatch.setattr("topobridge.logs.configure", lambda **_: None)
     assert main(["validate", "/nonexistent/objects.yaml"]) == 2
-    assert "error: /nonexistent/objects.yaml: cannot read:" in capsys.readouterr().err
+    assert "error: /nonexistent/objects.yaml: no such file or directory" in capsys.readouterr().err
 
 
 def test_stdin_and_timestamps_stay_strings(tmp_path: Path) -> None:

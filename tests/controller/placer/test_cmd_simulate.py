@@ -40,16 +40,15 @@ def test_json_contract_example_2() -> None:
     }
 
 
-def test_the_real_command_prints_json_when_not_on_a_terminal(tmp_path: Path) -> None:
-    """Through the console entry point, stdout a pipe: JSON by default, exit 0, no noise."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "topobridge.cli", "simulate", str(DEMO / "example-1.yaml")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+def test_the_real_command_prints_text_into_a_pipe_and_json_when_asked(tmp_path: Path) -> None:
+    """Through the console entry point, stdout a pipe: the default is text there too (what a
+    terminal shows is what `simulate > file` keeps); `-o json` after the file, exit 0, no noise."""
+    command = [sys.executable, "-m", "topobridge.cli", "simulate", str(DEMO / "example-1.yaml")]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr
+    assert "default/topology-demo-job -> SpineLayer/spine-1 (tier 2)" in proc.stdout
+    proc = subprocess.run([*command, "-o", "json"], capture_output=True, text=True, timeout=120, check=False)
+    assert (proc.returncode, proc.stderr) == (0, "")
     doc = json.loads(proc.stdout)
     assert doc["gangs"] == {"default/topology-demo-job": {"domain": "SpineLayer/spine-1", "tier": 2}}
 
@@ -110,7 +109,7 @@ def test_unknown_kinds_are_skipped_with_a_warning() -> None:
     objs = [node("a"), {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "namespace": "x"}}]
     code, _, err = simulate("-", output="json", stdin=yaml.safe_dump_all(objs))
     assert code == 0
-    assert "warning: - document 2 (Service x/s): skipped" in err
+    assert "warning: standard input document 2 (Service x/s): skipped" in err
 
 
 BAD_POD_QUANTITY = (
@@ -122,14 +121,14 @@ BAD_POD_QUANTITY = (
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("a: [\n", "error: -: not valid YAML"),
+        ("a: [\n", "error: standard input:2:1: not valid YAML"),
         ("- 1\n- 2\n", "not a Kubernetes object"),
         ("apiVersion: v1\nkind: Node\nmetadata: {labels: {}}\n", "metadata.name: Required value"),
         (BAD_POD_QUANTITY, 'spec.containers[0].resources.requests[cpu]: Invalid value: "2x"'),
         ("kind: Node\nmetadata: {name: a}\n---\nkind: Node\nmetadata: {name: a}\n", "Duplicate value"),
         (
             "apiVersion: example.com/v1\nkind: PodGroup\nmetadata: {name: g, namespace: d}\n",
-            "apiVersion: Unsupported value: 'example.com/v1'",
+            'apiVersion: Unsupported value: "example.com/v1"',
         ),
         (
             "apiVersion: scheduling.koordinator.sh/v1alpha1\nkind: ClusterNetworkTopology\n"

@@ -1,0 +1,208 @@
+"""Reading Kubernetes objects as kubectl does: `-f FILE|DIR|-` (repeatable) beside positional
+FILEs, `-R` to descend into directories, YAML or JSON, `kind: List` and bare lists flattened.
+
+Every source is read on its own: one that cannot be read is reported (`Inputs.problems`) and the
+others still count, so `validate good.yaml missing.yaml` says something about both. Messages
+name the file and, for YAML errors, the line and column (`objects.yaml:3:7: not valid YAML: ...`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import yaml
+
+STDIN = "-"
+EXTENSIONS = (".yaml", ".yml", ".json")
+"""What a directory is read for (kubectl's set)."""
+
+
+class UnreadableError(Exception):
+    """A source that cannot be read as Kubernetes objects; the message names it."""
+
+
+class _Loader(yaml.SafeLoader):
+    """YAML as the API server reads it: timestamps stay strings (JSON has no dates)."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    ch: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for ch, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Located:
+    """An object and where it came from, for messages."""
+
+    obj: Any
+    source: str
+
+
+@dataclass
+class Inputs:
+    """What a command read: the objects in order, and one message per source that failed."""
+
+    objects: list[Located] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        """Nothing to work on and nothing went wrong: empty files or an empty standard input."""
+        return not self.objects and not self.problems
+
+    def empty_message(self, command: str) -> str:
+        names = ", ".join(_shown(s) for s in self.sources) or "no input"
+        return f"no objects passed to {command} ({names}: empty)"
+
+
+def add_filename_arguments(parser: argparse.ArgumentParser, *, what: str = "objects") -> None:
+    """`FILE...` and `-f/--filename` (both repeatable, mixed freely) and `-R/--recursive`."""
+    parser.add_argument(
+        "files", nargs="*", metavar="FILE", help=f"file or directory of {what}; - for standard input"
+    )
+    parser.add_argument(
+        "-f",
+        "--filename",
+        dest="filenames",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="as FILE (repeatable): a file, a directory (its .yaml, .yml and .json files) or -",
+    )
+    parser.add_argument(
+        "-R", "--recursive", action="store_true", help="read directories given with FILE/-f recursively"
+    )
+
+
+def paths_of(args: argparse.Namespace) -> list[str]:
+    """Positional FILEs then `-f` ones, in the order given within each."""
+    return [*args.files, *args.filenames]
+
+
+def read_inputs(paths: Sequence[str], *, recursive: bool = False, stdin: TextIO | None = None) -> Inputs:
+    """Every object of every source; a source that fails is reported and skipped."""
+    inputs = Inputs()
+    for path in paths:
+        try:
+            files = expand(path, recursive=recursive)
+        except UnreadableError as exc:
+            inputs.sources.append(path)
+            inputs.problems.append(str(exc))
+            continue
+        for file in files:
+            inputs.sources.append(file)
+            try:
+                inputs.objects.extend(load_objects(file, stdin))
+            except UnreadableError as exc:
+                inputs.problems.append(str(exc))
+    return inputs
+
+
+def expand(path: str, *, recursive: bool = False) -> list[str]:
+    """A file as itself; a directory as its .yaml/.yml/.json files, sorted (all levels with
+    `recursive`). A directory with none of them is an error saying so."""
+    if path == STDIN or not os.path.isdir(path):
+        return [path]
+    root = Path(path)
+    walker = root.rglob("*") if recursive else root.iterdir()
+    found = sorted(str(p) for p in walker if p.suffix in EXTENSIONS and p.is_file())
+    if not found:
+        hint = (
+            "" if recursive or not any(p.is_dir() for p in root.iterdir()) else " (-R reads subdirectories)"
+        )
+        raise UnreadableError(f"{path}: a directory with no {', '.join(EXTENSIONS)} files{hint}")
+    return found
+
+
+def load_objects(path: str, stdin: TextIO | None = None) -> Iterator[Located]:
+    """Every object in one file: documents, with `kind: List` (`*List`) and bare lists flattened."""
+    shown = _shown(path)
+    try:
+        if path == STDIN:
+            text = (stdin or sys.stdin).read()
+        else:
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read()
+    except FileNotFoundError:
+        raise UnreadableError(f"{shown}: no such file or directory") from None
+    except IsADirectoryError:
+        raise UnreadableError(f"{shown}: is a directory") from None
+    except PermissionError:
+        raise UnreadableError(f"{shown}: permission denied") from None
+    except UnicodeDecodeError as exc:
+        raise UnreadableError(f"{shown}: byte {exc.start}: not UTF-8 text") from None
+    except OSError as exc:
+        raise UnreadableError(f"{shown}: cannot read: {exc.strerror or exc}") from None
+    try:
+        documents = list(yaml.load_all(text, Loader=_Loader))
+    except yaml.YAMLError as exc:
+        raise UnreadableError(yaml_error(shown, exc)) from None
+    for n, doc in enumerate(documents, start=1):
+        where = f"{shown} document {n}"
+        if doc is None:
+            continue
+        if isinstance(doc, list):  # a bare YAML list of objects
+            items: list[Any] = doc
+        elif (
+            isinstance(doc, dict)
+            and str(doc.get("kind", "")).endswith("List")
+            and isinstance(doc.get("items"), list)
+        ):
+            items = doc["items"]
+        elif isinstance(doc, dict):
+            yield Located(doc, where)
+            continue
+        else:
+            raise UnreadableError(f"{where}: not a Kubernetes object (a {_yaml_type(doc)})")
+        for i, item in enumerate(items):
+            if not isinstance(item, dict):
+                raise UnreadableError(f"{where} item {i}: not a Kubernetes object (a {_yaml_type(item)})")
+            yield Located(item, f"{where} item {i}")
+
+
+def yaml_error(path: str, exc: yaml.YAMLError) -> str:
+    """`path:line:column: not valid YAML: what` (1-based), from any PyYAML error."""
+    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
+        mark = exc.problem_mark
+        what = "; ".join(p for p in (exc.context, exc.problem) if p)
+        return f"{path}:{mark.line + 1}:{mark.column + 1}: not valid YAML: {what}"
+    if isinstance(exc, yaml.reader.ReaderError):
+        return f"{path}: character {exc.position + 1}: not valid YAML: {exc.reason}"
+    return f"{path}: not valid YAML: {exc}"
+
+
+def describe(obj: Any) -> str:
+    """`Kind namespace/name` (or `Kind name`) of a raw object, whatever its shape."""
+    if not isinstance(obj, dict):
+        return f"a {_yaml_type(obj)}"
+    raw_meta = obj.get("metadata")
+    meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
+    name = meta.get("name") or meta.get("generateName") or "(no name)"
+    ns = meta.get("namespace")
+    kind = obj.get("kind") or "(no kind)"
+    return f"{kind} {ns}/{name}" if ns else f"{kind} {name}"
+
+
+def _shown(path: str) -> str:
+    return "standard input" if path == STDIN else path
+
+
+def _yaml_type(value: Any) -> str:
+    """The YAML name of a value's type, for messages (never a Python type name)."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "list"
+    return "mapping" if isinstance(value, dict) else "scalar"
