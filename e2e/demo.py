@@ -12,7 +12,8 @@
                topobridge turns it into HyperNodes;
 4. examples    Example 1 (PreferGather, binpack into spine-1), then Example 2 (MustGather with
                topology-aware preemption), each applied into `default` as the guide does, with a
-               progress line while it settles and the topology tree of what landed where after;
+               progress line while it settles and, after, `topobridge tree -n default`'s view:
+               free resources per domain, what landed where, pending gangs and why;
 5. explore     the cluster stays up; the closing text says how to look around with kubectl.
 
 `python -m e2e.demo down` (`make demo-down`) stops topobridge, the kubelet stand-in and the
@@ -42,8 +43,10 @@ from controller.resources import HYPERNODES, PODS, SIGS_PODGROUPS, VOLCANO_PODGR
 from e2e import cluster as clustermod
 from e2e import local
 from e2e.scenario import LOCAL, Observed, ScenarioRunner, Step, scenario
-from e2e.tree import build_tree, render
+from topobridge.cmd_tree import cluster_view
+from topobridge.cmd_tree import render as render_tree
 from topobridge.devcluster import K8S_VERSION, ManagedProcess, _start_ticks, cache_root, default_bin_dir
+from topobridge.snapshot_io import read_objects
 
 NAMESPACE = "default"
 SEED_CLUSTER = "spine-block-12"
@@ -224,10 +227,9 @@ async def delete_pods(kube: Kube, names: Sequence[str] | None, *, timeout: float
     raise DemoError(f"pods of namespace {NAMESPACE} still there after {timeout:.0f}s")
 
 
-async def show_tree(kube: Kube, screen: Screen, pods: Sequence[JsonDict]) -> None:
-    seen = await ScenarioRunner(kube, LOCAL).observe(NAMESPACE, time.monotonic(), set())
-    tree = build_tree(seen.nodes, cnt=seen.cnt)
-    screen.line(render(tree, [n["metadata"]["name"] for n in seen.nodes], pods))
+async def show_tree(kube: Kube, screen: Screen) -> None:
+    """What `topobridge tree -n default` prints: the same view, through the demo's client."""
+    screen.line(render_tree(cluster_view(await read_objects(kube), namespace=NAMESPACE)))
 
 
 async def run_example(kube: Kube, screen: Screen, title: str, name: str) -> bool:
@@ -264,7 +266,7 @@ async def run_example(kube: Kube, screen: Screen, title: str, name: str) -> bool
         evicted = sorted(result.observed.disrupted)
         if evicted:
             screen.line(f"  evicted (DisruptionTarget: PreemptionByScheduler): {', '.join(evicted)}")
-        await show_tree(kube, screen, result.observed.pod_list())
+        await show_tree(kube, screen)
         if not result.ok:
             break
     return ok
@@ -296,7 +298,7 @@ async def populate(kubeconfig: str, screen: Screen) -> bool:
         await clustermod.create_topology(kube, seed)
         screen.line("ClusterNetworkTopology default: SpineLayer > BlockLayer > NodeTopologyLayer")
         await hypernode_summary(kube, screen)
-        await show_tree(kube, screen, [])
+        await show_tree(kube, screen)
         ok = await run_example(kube, screen, *EXAMPLES[0])
         if ok:
             first = scenario(EXAMPLES[0][1])
@@ -315,7 +317,9 @@ def explore_text(kubeconfig: str, state: local.TopobridgeState) -> str:
 === The cluster stays up. Explore it:
   export KUBECONFIG={kubeconfig}
   alias kubectl={kubectl}
+  alias topobridge={Path(sys.executable).parent / "topobridge"}
   kubectl get nodes -L network.topology.nvidia.com/spine,network.topology.nvidia.com/block
+  topobridge tree -n default                    # the topology tree: free resources, gangs, why pending
   kubectl get pods -o wide                      # where Example 2's gang landed
   kubectl get hypernodes                        # the tree topobridge derived from the ClusterNetworkTopology
   kubectl get clusternetworktopology default -o yaml   # status.detailStatus, written by topobridge

@@ -33,11 +33,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from controller.errors import NotFoundError
 from controller.kube import JsonDict, Kube
+from controller.placer.scenario import load_scenario, topology_of
 from controller.resources import CLUSTER_NETWORK_TOPOLOGIES, LEADERWORKERSETS, NODES, PODS, VOLCANO_PODGROUPS
 from e2e import cluster as clustermod
 from e2e.cluster import ClusterSpec, ScenarioFileError
 from e2e.lws import create_group_pods
-from e2e.tree import build_tree
 
 log = structlog.get_logger("e2e.scenario")
 
@@ -254,7 +254,7 @@ def check(expect: Expect, seen: Observed, target: Target) -> list[str]:
         ):
             failures.append(f"{name}: expected bound and Running, is {where(name)}")
     if expect.together:
-        tree = build_tree(seen.nodes, cnt=seen.cnt)
+        tree = topology_of(load_scenario([*seen.nodes, *([seen.cnt] if seen.cnt else [])], lenient=True))
         for group in expect.together:
             nodes = [(pods.get(p) or {}).get("spec", {}).get("nodeName") for p in group.pods]
             if not all(nodes):

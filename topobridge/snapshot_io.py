@@ -58,6 +58,14 @@ async def read_cluster_async(
     except ControllerError as exc:
         raise SnapshotError(str(exc)) from None
     try:
+        return await read_objects(kube)
+    finally:
+        await kube.close()
+
+
+async def read_objects(kube: Kube) -> list[dict[str, Any]]:
+    """The snapshot through a client someone else holds (the demo's, a test's)."""
+    try:
         out: list[dict[str, Any]] = []
         for res in REQUIRED:
             selector = NOT_TERMINAL if res is PODS else None
@@ -71,8 +79,6 @@ async def read_cluster_async(
         return out
     except ControllerError as exc:  # API errors and transport failures alike
         raise SnapshotError(f"reading the cluster failed: {exc}") from None
-    finally:
-        await kube.close()
 
 
 async def _list(kube: Kube, res: Resource, *, field_selector: str | None = None) -> list[dict[str, Any]]:

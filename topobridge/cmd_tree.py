@@ -1,0 +1,377 @@
+"""`topobridge tree [-n NAMESPACE] [--gang NAME] [-o text|json|yaml]`: the topology tree of the
+current cluster, read-only, with what runs where and what waits and why.
+
+The tree is the one the scheduler uses (HyperNodes when there are any, else the
+ClusterNetworkTopology `default` and the nodes' labels), built by the placer's own code from
+the objects listed through the kubeconfig (only `list` calls). Per domain and per node:
+free/allocatable cpu, memory (and GPUs where there are any), counting every pod on the node
+whatever the filter. Per domain: the gangs placed there (the lowest domain holding all their
+bound pods). Pending gangs are listed with their reason, read from their pods' PodScheduled
+condition, else from their PodGroup's conditions.
+
+Pods on a node: ● running or bound, ✗ being evicted (deleting), → nominated (waiting for the node).
+`-n/--namespace` shows only that namespace's pods and gangs; `--gang NAME` (or NAMESPACE/NAME)
+only one gang, and the branches of the tree that hold it.
+
+Exit status: 0 shown, 1 --gang names no gang, 2 the cluster could not be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from topobridge import output
+
+EXIT_OK, EXIT_NO_GANG, EXIT_UNREADABLE = 0, 1, 2
+FORMATS = (output.TEXT, output.JSON, output.YAML)
+RUNNING, EVICTING, NOMINATED = "●", "✗", "→"
+STATE_MARK = {"running": RUNNING, "evicting": EVICTING, "nominated": NOMINATED}
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "tree",
+        help="the cluster's topology tree with free resources, placed gangs and pending ones (read-only)",
+        description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("-n", "--namespace", default=None, help="only this namespace's pods and gangs")
+    p.add_argument("--gang", default=None, metavar="NAME", help="only this gang (NAME or NAMESPACE/NAME)")
+    output.add_output_argument(p, formats=FORMATS, default=output.TEXT, says="the same tree as data")
+    p.set_defaults(handler=_handle)
+
+
+def _handle(args: argparse.Namespace) -> int:
+    return run(
+        kubeconfig=args.kubeconfig,
+        context=args.context,
+        namespace=args.namespace,
+        gang=args.gang,
+        output_format=args.output,
+        out=sys.stdout,
+        err=sys.stderr,
+    )
+
+
+def run(
+    *,
+    kubeconfig: str | None,
+    context: str | None,
+    namespace: str | None = None,
+    gang: str | None = None,
+    output_format: str = output.TEXT,
+    out: TextIO,
+    err: TextIO,
+) -> int:
+    from topobridge.snapshot_io import SnapshotError, read_cluster
+
+    try:
+        objects = read_cluster(kubeconfig=kubeconfig, context=context)
+    except SnapshotError as exc:
+        print(f"error: {exc}", file=err)
+        return EXIT_UNREADABLE
+    view = cluster_view(objects, namespace=namespace, gang=gang)
+    for warning in view.warnings:
+        print(f"warning: {warning}", file=err)
+    if gang is not None and not view.placed and not view.pending:
+        where = f" in namespace {namespace}" if namespace else ""
+        print(f"error: --gang {gang}: no gang of that name{where}", file=err)
+        return EXIT_NO_GANG
+    if output_format == output.JSON:
+        output.dump_json(view.to_dict(), out)
+    elif output_format == output.YAML:
+        output.dump_yaml(view.to_dict(), out)
+    else:
+        out.write(render(view))
+    return EXIT_OK
+
+
+# --- the view: objects in, a tree of plain data out ---------------------------------------------
+
+
+@dataclass
+class PodOnNode:
+    name: str
+    state: str
+    """running, evicting or nominated"""
+
+
+@dataclass
+class NodeView:
+    name: str
+    allocatable: dict[str, str]
+    free: dict[str, str]
+    text: str
+    """`free cpu 2/8 mem 8Gi/32Gi`, the same figures as text."""
+    pods: list[PodOnNode] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "allocatable": self.allocatable,
+            "free": self.free,
+            "pods": [{"name": p.name, "state": p.state} for p in self.pods],
+        }
+
+
+@dataclass
+class DomainView:
+    name: str
+    tier: int
+    allocatable: dict[str, str]
+    free: dict[str, str]
+    text: str
+    gangs: list[str] = field(default_factory=list)
+    nodes: list[NodeView] = field(default_factory=list)
+    domains: list[DomainView] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "tier": self.tier,
+            "allocatable": self.allocatable,
+            "free": self.free,
+            "gangs": self.gangs,
+            "domains": [d.to_dict() for d in self.domains],
+            "nodes": [n.to_dict() for n in self.nodes],
+        }
+
+
+@dataclass
+class PlacedGang:
+    gang: str
+    domain: str
+    tier: int
+    bound: int
+    min_member: int
+
+
+@dataclass
+class PendingGang:
+    gang: str
+    pending: int
+    bound: int
+    min_member: int
+    reason: str
+
+
+@dataclass
+class ClusterView:
+    topology: str
+    domains: list[DomainView] = field(default_factory=list)
+    nodes: list[NodeView] = field(default_factory=list)
+    """Nodes in no domain."""
+    placed: list[PlacedGang] = field(default_factory=list)
+    pending: list[PendingGang] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+    """The tree drawn, filtered as asked."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "topology": self.topology,
+            "domains": [d.to_dict() for d in self.domains],
+            "nodes": [n.to_dict() for n in self.nodes],
+            "gangs": {
+                "placed": [
+                    {
+                        "gang": g.gang,
+                        "domain": g.domain,
+                        "tier": g.tier,
+                        "bound": g.bound,
+                        "minMember": g.min_member,
+                    }
+                    for g in self.placed
+                ],
+                "pending": [
+                    {
+                        "gang": g.gang,
+                        "pending": g.pending,
+                        "bound": g.bound,
+                        "minMember": g.min_member,
+                        "reason": g.reason,
+                    }
+                    for g in self.pending
+                ],
+            },
+        }
+
+
+def cluster_view(
+    objects: Sequence[Mapping[str, Any]], *, namespace: str | None = None, gang: str | None = None
+) -> ClusterView:
+    """The tree of `objects` (as `kubectl get -o yaml` lists them), filtered to a namespace or
+    a gang. Objects that cannot be read are left out with a warning, as in a dry run."""
+    import numpy as np
+
+    from controller.placer.engine import lowest_common
+    from controller.placer.scenario import load_scenario, prepare
+    from topobridge.treeview import amounts, draw, quantity, topology_line
+    from translations.topology import natural_key
+
+    sc = load_scenario(objects, lenient=True)
+    prep = prepare(sc)
+    index, snap = prep.index, prep.snapshot
+    free = index.alloc - snap.used
+
+    def wanted_gang(key: str) -> bool:
+        if namespace is not None and key.split("/", 1)[0] != namespace:
+            return False
+        return gang is None or key == gang or key.split("/", 1)[1] == gang
+
+    gangs = [g for g in prep.gangs(sc) if wanted_gang(g.key)]
+    conditions = _podgroup_messages(objects)
+    view = ClusterView(topology=topology_line(index), warnings=list(prep.warnings))
+    in_domain: dict[str, list[str]] = {}
+    focus_nodes: set[int] = set()
+    gang_pods: set[str] = set()
+    for g in sorted(gangs, key=lambda g: natural_key(g.key)):
+        gang_pods.update(p.key for p in g.pods)
+        held = {index.node_pos[n] for p in g.bound if (n := p.pod.spec.node_name or "") in index.node_pos}
+        focus_nodes |= held
+        if held and g.source != "none":  # a pod of no gang is not a gang placed anywhere
+            domain, tier = lowest_common(index, held)
+            view.placed.append(PlacedGang(g.key, domain, tier, len(g.bound), g.min_member))
+            in_domain.setdefault(domain, []).append(g.key)
+        if g.pending:
+            reason = (
+                g.error or _pod_message(g.pending) or conditions.get(g.key) or "waiting for the scheduler"
+            )
+            view.pending.append(PendingGang(g.key, len(g.pending), len(g.bound), g.min_member, reason))
+
+    def shown_pod(ns: str, name: str) -> bool:
+        key = f"{ns}/{name}"
+        if gang is not None:
+            return key in gang_pods
+        return namespace is None or ns == namespace
+
+    pods_on = _pods_by_node(objects, shown_pod, short=namespace is not None)
+    focus_nodes |= {index.node_pos[n] for n in pods_on if n in index.node_pos}  # nominated ones too
+
+    def figures(rows: slice | int) -> tuple[dict[str, str], dict[str, str], str]:
+        alloc = {r: int(np.sum(index.alloc[rows, p])) for r, p in index.res_pos.items()}
+        left = {r: int(np.sum(free[rows, p])) for r, p in index.res_pos.items()}
+        main = {r for r, _ in (("cpu", 0), ("memory", 0), ("nvidia.com/gpu", 0)) if alloc.get(r)}
+        return (
+            {r: quantity(r, alloc[r]) for r in sorted(main)},
+            {r: quantity(r, left[r]) for r in sorted(main)},
+            "free " + amounts(index, left, alloc),
+        )
+
+    nodes: dict[int, NodeView] = {}
+    for v, name in enumerate(index.node_names):
+        a, f, text = figures(v)
+        listed = [PodOnNode(p, s) for _, p, s in pods_on.get(name, [])]
+        nodes[v] = NodeView(name, a, f, text, listed)
+    domains: dict[int, DomainView] = {}
+    for d in range(index.n_domains):
+        a, f, text = figures(slice(int(index.dom_start[d]), int(index.dom_end[d])))
+        label = index.domain_label(d)
+        domains[d] = DomainView(label, int(index.dom_tier[d]), a, f, text, in_domain.get(label, []))
+    focused = gang is not None
+
+    def holds_focus(d: int) -> bool:
+        lo, hi = int(index.dom_start[d]), int(index.dom_end[d])
+        return any(lo <= v < hi for v in focus_nodes)
+
+    def kept(d: int) -> bool:
+        return not focused or holds_focus(d)
+
+    for d, dom in domains.items():
+        dom.domains = [domains[c] for c in index.dom_children[d] if kept(c)]
+        direct = range(int(index.dom_start[d]), int(index.dom_direct_end[d]))
+        dom.nodes = [nodes[v] for v in direct if not focused or v in focus_nodes]
+    view.domains = [domains[r] for r in index.roots if kept(r)]
+    view.nodes = [nodes[v] for v in range(*index.loose) if not focused or v in focus_nodes]
+
+    width = max((len(n) for n in index.node_names), default=0)
+
+    def node_text(v: int) -> str | None:
+        if focused and v not in focus_nodes:
+            return None
+        n = nodes[v]
+        marks = "  ".join(f"{STATE_MARK[p.state]} {p.name}" for p in n.pods)
+        return f"{n.name.ljust(width)}  {n.text}" + (f"   {marks}" if marks else "")
+
+    def domain_text(d: int) -> str | None:
+        if focused and not holds_focus(d):
+            return None
+        dom = domains[d]
+        placed = f"   gangs: {', '.join(dom.gangs)}" if dom.gangs else ""
+        return f"{dom.name}  {dom.text}{placed}"
+
+    a, f, text = figures(slice(0, index.n_nodes))
+    root_gangs = in_domain.get("cluster", [])
+    root = f"cluster  {text}" + (f"   gangs: {', '.join(root_gangs)}" if root_gangs else "")
+    view.lines = draw(index, node_text=node_text, domain_text=domain_text, root_text=root)
+    return view
+
+
+def render(view: ClusterView) -> str:
+    lines = [view.topology, "", *view.lines, ""]
+    lines.append(f"legend: {RUNNING} running or bound   {EVICTING} being evicted   {NOMINATED} nominated")
+    if view.placed:
+        lines += ["", "placed gangs:"]
+        lines += [
+            f"  {g.gang}  in {g.domain} (tier {g.tier}), {g.bound}/{g.min_member} bound" for g in view.placed
+        ]
+    if view.pending:
+        lines += ["", "pending gangs:"]
+        for g in view.pending:
+            lines.append(f"  {g.gang}  {g.pending} pending, {g.bound}/{g.min_member} bound: {g.reason}")
+    return "\n".join(lines) + "\n"
+
+
+def _pods_by_node(
+    objects: Iterable[Mapping[str, Any]], shown: Callable[[str, str], bool], *, short: bool
+) -> dict[str, list[tuple[str, str, str]]]:
+    """node -> [(node, pod, state)] of the pods shown, in natural order."""
+    from translations.topology import natural_key
+
+    out: dict[str, list[tuple[str, str, str]]] = {}
+    for obj in objects:
+        if obj.get("kind") != "Pod":
+            continue
+        meta, spec, status = obj.get("metadata") or {}, obj.get("spec") or {}, obj.get("status") or {}
+        ns, name = str(meta.get("namespace") or "default"), str(meta.get("name") or "")
+        if status.get("phase") in ("Succeeded", "Failed") or not shown(ns, name):
+            continue
+        label = name if short else f"{ns}/{name}"
+        if spec.get("nodeName"):
+            state = "evicting" if meta.get("deletionTimestamp") else "running"
+            out.setdefault(str(spec["nodeName"]), []).append((str(spec["nodeName"]), label, state))
+        elif status.get("nominatedNodeName"):
+            node = str(status["nominatedNodeName"])
+            out.setdefault(node, []).append((node, label, "nominated"))
+    for pods in out.values():
+        pods.sort(key=lambda t: (t[2] != "running", natural_key(t[1])))
+    return out
+
+
+def _pod_message(pending: Iterable[Any]) -> str | None:
+    """The PodScheduled=False message of the first pending pod that has one."""
+    for gp in pending:
+        for cond in (gp.pod.status.conditions if gp.pod.status is not None else None) or []:
+            if cond.type == "PodScheduled" and cond.status == "False" and cond.message:
+                return str(cond.message)
+    return None
+
+
+def _podgroup_messages(objects: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """ns/name -> the message of a PodGroup's Unschedulable (or last False) condition."""
+    out: dict[str, str] = {}
+    for obj in objects:
+        if obj.get("kind") != "PodGroup":
+            continue
+        meta = obj.get("metadata") or {}
+        key = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+        for cond in (obj.get("status") or {}).get("conditions") or []:
+            if not isinstance(cond, dict) or not cond.get("message"):
+                continue
+            if cond.get("type") == "Unschedulable" or cond.get("status") == "False":
+                out[key] = str(cond["message"])
+    return out
