@@ -1,6 +1,12 @@
-"""The ClusterRole topobridge needs: exactly the verbs its code uses, per resource.
+"""The RBAC topobridge needs: exactly the verbs its code uses, per resource, each as narrow
+as the code allows.
 
-`USES` is the single declaration; `cluster_role()` renders it. Two tests keep it honest:
+`USES` is the single declaration of what is used; `NAMESPACED` and `NAMED` narrow where:
+* the leader-election Lease lives in one namespace (the release's), so its rights are a Role
+  there (`lease_role`), not cluster-wide;
+* Deployments are read only to see whether volcano-scheduler and koord-scheduler are ready, so
+  the ClusterRole names them (`resourceNames`) instead of granting every Deployment.
+`cluster_role()` renders the rest. Two tests keep it honest:
 a static scan of every `kube.<verb>(RESOURCE, ...)` call in `controller/` must find the
 same set (no verb missing, none extra), and the integration tests run the controller
 impersonating a ServiceAccount bound to this role, so the API server itself refuses any
@@ -21,7 +27,9 @@ SERVICE_ACCOUNT = "topobridge"
 NAMESPACE = "topobridge-system"
 ROLE_NAME = "topobridge"
 
-USES: dict[tuple[r.Resource, str | None], frozenset[Verb]] = {
+Use = tuple[r.Resource, str | None]
+
+USES: dict[Use, frozenset[Verb]] = {
     # informers (list+watch), leader pods and placement
     (r.PODS, None): frozenset({"list", "watch", "get", "delete", "patch"}),
     (r.PODS, "binding"): frozenset({"create"}),
@@ -51,6 +59,16 @@ USES: dict[tuple[r.Resource, str | None], frozenset[Verb]] = {
 }
 
 
+NAMESPACED: frozenset[Use] = frozenset({(r.LEASES, None)})
+"""Granted by a Role in the lease namespace, not by the ClusterRole."""
+
+VOLCANO_DEPLOYMENT = "volcano-scheduler"
+KOORDINATOR_DEPLOYMENT = "koord-scheduler"
+NAMED: dict[Use, tuple[str, ...]] = {(r.DEPLOYMENTS, None): (KOORDINATOR_DEPLOYMENT, VOLCANO_DEPLOYMENT)}
+"""Granted only on these object names (the defaults of --volcano-deployment and of the
+Koordinator check); the chart adds a --volcano-deployment it is given."""
+
+
 def allowed() -> set[tuple[str, str, str]]:
     """(group, resource[/subresource], verb) triples the role grants."""
     return {
@@ -60,20 +78,73 @@ def allowed() -> set[tuple[str, str, str]]:
     }
 
 
+def _rules(uses: dict[Use, frozenset[Verb]]) -> list[dict[str, Any]]:
+    """One rule per (group, verbs[, names]) with its resources, sorted for stable diffs."""
+    grouped: dict[tuple[str, tuple[str, ...], tuple[str, ...]], list[str]] = defaultdict(list)
+    for (res, sub), granted in uses.items():
+        names = NAMED.get((res, sub), ())
+        grouped[(res.group, tuple(sorted(granted)), names)].append(
+            f"{res.plural}/{sub}" if sub else res.plural
+        )
+    rules = []
+    for (group, verb_list, names), resources in sorted(grouped.items()):
+        rule: dict[str, Any] = {"apiGroups": [group], "resources": sorted(resources)}
+        if names:
+            rule["resourceNames"] = list(names)
+        rule["verbs"] = list(verb_list)
+        rules.append(rule)
+    return rules
+
+
+def cluster_rules() -> list[dict[str, Any]]:
+    """The ClusterRole's rules: everything but the namespaced uses."""
+    return _rules({use: verbs for use, verbs in USES.items() if use not in NAMESPACED})
+
+
+def namespaced_rules() -> list[dict[str, Any]]:
+    """The lease namespace's Role rules."""
+    return _rules({use: verbs for use, verbs in USES.items() if use in NAMESPACED})
+
+
 def cluster_role(name: str = ROLE_NAME) -> dict[str, Any]:
-    """The ClusterRole, one rule per (group, verbs) with its resources, sorted for stable diffs."""
-    by_group_verbs: dict[tuple[str, tuple[str, ...]], list[str]] = defaultdict(list)
-    for (res, sub), verbs in USES.items():
-        by_group_verbs[(res.group, tuple(sorted(verbs)))].append(f"{res.plural}/{sub}" if sub else res.plural)
-    rules = [
-        {"apiGroups": [group], "resources": sorted(names), "verbs": list(verbs)}
-        for (group, verbs), names in sorted(by_group_verbs.items())
-    ]
     return {
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRole",
         "metadata": {"name": name, "labels": {"app.kubernetes.io/name": "topobridge"}},
-        "rules": rules,
+        "rules": cluster_rules(),
+    }
+
+
+def lease_role(*, namespace: str, name: str = ROLE_NAME) -> dict[str, Any]:
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "Role",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {"app.kubernetes.io/name": "topobridge"},
+        },
+        "rules": namespaced_rules(),
+    }
+
+
+def lease_role_binding(
+    *,
+    namespace: str,
+    name: str = ROLE_NAME,
+    service_account: str = SERVICE_ACCOUNT,
+    sa_namespace: str = NAMESPACE,
+) -> dict[str, Any]:
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {"app.kubernetes.io/name": "topobridge"},
+        },
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+        "subjects": [{"kind": "ServiceAccount", "name": service_account, "namespace": sa_namespace}],
     }
 
 
@@ -89,6 +160,19 @@ def cluster_role_binding(
     }
 
 
-def render(*, service_account: str = SERVICE_ACCOUNT, namespace: str = NAMESPACE) -> str:
-    docs = [cluster_role(), cluster_role_binding(service_account=service_account, namespace=namespace)]
+def render(
+    *,
+    service_account: str = SERVICE_ACCOUNT,
+    namespace: str = NAMESPACE,
+    lease_namespace: str = "kube-system",
+) -> str:
+    """ClusterRole + binding, and the Role + binding in the lease namespace (`--print-rbac`)."""
+    docs = [
+        cluster_role(),
+        cluster_role_binding(service_account=service_account, namespace=namespace),
+        lease_role(namespace=lease_namespace),
+        lease_role_binding(
+            namespace=lease_namespace, service_account=service_account, sa_namespace=namespace
+        ),
+    ]
     return "---\n".join(yaml.safe_dump(d, sort_keys=False) for d in docs)

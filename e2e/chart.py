@@ -67,9 +67,9 @@ def render(values: Mapping[str, Any] | None = None, **kw: Any) -> list[dict[str,
 
 
 def crds(chart_dir: Path = CHART_DIR) -> list[dict[str, Any]]:
-    """The CRDs the chart installs before its templates (its crds/ directory)."""
+    """The third-party CRDs the chart installs with `crds.install: true` (files/crds/)."""
     docs: list[dict[str, Any]] = []
-    for path in sorted((chart_dir / "crds").glob("*.yaml")):
+    for path in sorted((chart_dir / "files" / "crds").glob("*.yaml")):
         docs.extend(d for d in yaml.safe_load_all(path.read_text()) if d)
     return docs
 

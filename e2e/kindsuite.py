@@ -80,7 +80,7 @@ def manifests() -> list[tuple[str, JsonDict]]:
     out: list[tuple[str, JsonDict]] = []
     for path in ("volcano-scheduler.yaml", "lws-volcano.yaml"):
         out += [(f"e2e/kind/{path}", d) for d in yaml.safe_load_all((KIND_DIR / path).read_text()) if d]
-    out += [("deploy/topobridge/crds", d) for d in chart.crds()]
+    out += [("deploy/topobridge/files/crds", d) for d in chart.crds()]
     files = chart.render_files(kind_values(), release=RELEASE, namespace=NAMESPACE)
     for name in sorted(files):
         if not name.endswith(chart.NOTES):

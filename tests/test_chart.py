@@ -17,8 +17,9 @@ import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 
-from controller.rbac import cluster_role
+from controller.rbac import cluster_role, lease_role
 from e2e.chart import CHART_DIR, ChartError, lint, render, render_files
+from e2e.chart import crds as chart_crds
 from topobridge import cmd_manifests
 from topobridge.cli import build_parser
 from webhooks.configuration import ServiceRef, validating_webhook_configuration
@@ -71,6 +72,7 @@ def test_manifests_check_fails_on_a_stale_file(tmp_path: Path) -> None:
     chart = tmp_path / "chart"
     (chart / "files").mkdir(parents=True)
     (chart / "Chart.yaml").write_text("apiVersion: v2\nname: x\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text((CHART_DIR / "values.yaml").read_text())  # the README's defaults
     write = build_parser().parse_args(["manifests", "--chart-dir", str(chart)])
     assert write.handler(write) == 0
     args = build_parser().parse_args(["manifests", "--chart-dir", str(chart), "--check"])
@@ -83,6 +85,13 @@ def test_manifests_check_fails_on_a_stale_file(tmp_path: Path) -> None:
 def test_cluster_role_is_exactly_the_generated_one(default_objects: list[dict[str, Any]]) -> None:
     role = one(default_objects, "ClusterRole")
     assert role["rules"] == cluster_role()["rules"]
+    lease = one(default_objects, "Role")
+    assert lease["rules"] == lease_role(namespace=NS)["rules"]
+    assert lease["metadata"]["namespace"] == NS, "Lease rights in the release namespace only"
+    assert not [r for r in role["rules"] if "leases" in r["resources"]]
+    lease_binding = one(default_objects, "RoleBinding")
+    assert lease_binding["metadata"]["namespace"] == NS
+    assert lease_binding["roleRef"]["name"] == lease["metadata"]["name"]
     binding = one(default_objects, "ClusterRoleBinding")
     assert binding["roleRef"]["name"] == role["metadata"]["name"]
     sa = one(default_objects, "ServiceAccount")
@@ -213,6 +222,8 @@ def test_default_objects(default_objects: list[dict[str, Any]]) -> None:
         "ClusterRoleBinding",
         "Deployment",
         "PodDisruptionBudget",
+        "Role",
+        "RoleBinding",
         "Secret",
         "Service",
         "ServiceAccount",
@@ -246,6 +257,92 @@ def test_two_replicas_spread_and_a_disruption_budget(default_objects: list[dict[
     assert render({"podDisruptionBudget": {"enabled": False}}, namespace=NS).count(pdb) == 0
 
 
+def test_one_replica_renders_no_disruption_budget() -> None:
+    """minAvailable 1 of 1 replica would block every node drain."""
+    objs = render({"replicaCount": 1}, namespace=NS)
+    assert by_kind(objs, "PodDisruptionBudget") == []
+    assert one(objs, "Deployment")["spec"]["replicas"] == 1
+
+
+def test_priority_class_is_cluster_critical_by_default(default_objects: list[dict[str, Any]]) -> None:
+    pod = one(default_objects, "Deployment")["spec"]["template"]["spec"]
+    assert pod["priorityClassName"] == "system-cluster-critical"
+    pod = one(render({"priorityClassName": "mine"}, namespace=NS), "Deployment")["spec"]["template"]["spec"]
+    assert pod["priorityClassName"] == "mine"
+    pod = one(render({"priorityClassName": ""}, namespace=NS), "Deployment")["spec"]["template"]["spec"]
+    assert "priorityClassName" not in pod
+
+
+def test_deployments_are_read_by_name_only() -> None:
+    role = one(render({"args": {"volcano-deployment": "my-volcano"}}, namespace=NS), "ClusterRole")
+    named = [r for r in role["rules"] if r["resources"] == ["deployments"]]
+    assert [r["resourceNames"] for r in named] == [["koord-scheduler", "volcano-scheduler"], ["my-volcano"]]
+    assert all(r["verbs"] == ["get"] for r in named)
+
+
+def test_lease_role_follows_the_lease_namespace() -> None:
+    objs = render({"args": {"lease-namespace": "leases"}}, namespace=NS)
+    assert one(objs, "Role")["metadata"]["namespace"] == "leases"
+    assert one(objs, "RoleBinding")["subjects"][0]["namespace"] == NS
+
+
+def test_third_party_crds_only_when_asked(default_objects: list[dict[str, Any]]) -> None:
+    assert by_kind(default_objects, "CustomResourceDefinition") == []
+    crds = by_kind(render({"crds": {"install": True}}, namespace=NS), "CustomResourceDefinition")
+    assert sorted(c["spec"]["names"]["kind"] for c in crds) == [
+        "ClusterNetworkTopology",
+        "HyperNode",
+        "LeaderWorkerSet",
+        "PodGroup",
+        "PodGroup",
+        "PodGroup",
+    ]
+    assert all(c["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep" for c in crds)
+    assert crds == [
+        {
+            **c,
+            "metadata": {
+                **c["metadata"],
+                "annotations": {**c["metadata"].get("annotations", {}), "helm.sh/resource-policy": "keep"},
+            },
+        }
+        for c in chart_crds()
+    ], "the generated CRDs, unchanged but for the keep annotation"
+
+
+def test_network_policy_admits_only_the_api_server_to_the_webhook(
+    default_objects: list[dict[str, Any]],
+) -> None:
+    assert by_kind(default_objects, "NetworkPolicy") == []
+    with pytest.raises(ChartError, match=r"networkPolicy\.apiServerCIDRs: Required value"):
+        render({"networkPolicy": {"enabled": True}}, namespace=NS)
+    peers = [{"namespaceSelector": {"matchLabels": {"name": "monitoring"}}}]
+    values = {"networkPolicy": {"enabled": True, "apiServerCIDRs": ["10.0.0.1/32"], "metricsFrom": peers}}
+    objs = render(values, namespace=NS)
+    policy = one(objs, "NetworkPolicy")
+    assert (
+        policy["spec"]["podSelector"]["matchLabels"]
+        == one(objs, "Deployment")["spec"]["selector"]["matchLabels"]
+    )
+    webhook, metrics = policy["spec"]["ingress"]
+    assert webhook == {
+        "from": [{"ipBlock": {"cidr": "10.0.0.1/32"}}],
+        "ports": [{"protocol": "TCP", "port": 9443}],
+    }
+    assert metrics == {"from": peers, "ports": [{"protocol": "TCP", "port": 9090}]}
+    assert (
+        len(
+            one(
+                render(
+                    {**values, "networkPolicy": {**values["networkPolicy"], "metricsFrom": []}}, namespace=NS
+                ),
+                "NetworkPolicy",
+            )["spec"]["ingress"]
+        )
+        == 1
+    )
+
+
 def test_more_than_one_replica_needs_leader_election() -> None:
     with pytest.raises(ChartError, match=r"args\.no-leader-elect: Invalid value: true"):
         render({"args": {"no-leader-elect": True}}, namespace=NS)
@@ -260,8 +357,25 @@ def test_more_than_one_replica_needs_leader_election() -> None:
         ({"args": {"workers": "many"}}, "at '/args/workers': got string, want null or integer"),
         ({"args": {"scheduler-name": "volcano"}}, "at '/args/scheduler-name'"),
         ({"logFormat": "xml"}, "at '/logFormat'"),
+        ({"image": {"tagg": "v1"}}, "at '/image': additional properties 'tagg' not allowed"),
+        ({"webhook": {"failurePolicy": "fail"}}, "at '/webhook/failurePolicy'"),
+        ({"replicaCount": "2"}, "at '/replicaCount'"),
+        ({"kubeconfig": "/k"}, "additional properties 'kubeconfig' not allowed"),
+        ({"args": {"as": "admin"}}, "additional properties 'as' not allowed"),
+        ({"metrics": {"serviceMonitor": {"interval": "often"}}}, "at '/metrics/serviceMonitor/interval'"),
     ],
-    ids=["typo", "wrong-type", "list-expected", "enum"],
+    ids=[
+        "typo",
+        "wrong-type",
+        "list-expected",
+        "enum",
+        "typo-image",
+        "enum-policy",
+        "type-replicas",
+        "no-kubeconfig",
+        "no-impersonation",
+        "duration",
+    ],
 )
 def test_the_values_schema_refuses_what_topobridge_run_would(values: dict[str, Any], message: str) -> None:
     with pytest.raises(ChartError, match=re.escape(message)):
@@ -375,7 +489,10 @@ def test_cert_manager_auto_without_its_api_uses_the_charts_certificate() -> None
 
 
 def test_cert_manager_mode_is_checked() -> None:
-    with pytest.raises(ChartError, match=r'webhook\.certManager\.enabled: Unsupported value: "maybe"'):
+    # The schema's enum refuses it before the template's own check could.
+    with pytest.raises(
+        ChartError, match=r"at '/webhook/certManager/enabled': value must be one of 'auto', true, false, 'true', 'false'"
+    ):
         render({"webhook": {"certManager": {"enabled": "maybe"}}}, namespace=NS)
 
 
@@ -422,11 +539,40 @@ def test_service_monitor_is_optional(default_objects: list[dict[str, Any]]) -> N
     assert sm["spec"]["selector"]["matchLabels"] == one(objs, "Service")["spec"]["selector"]
 
 
+LINTED_VALUES = [
+    {},
+    {"replicaCount": 1, "args": {"no-leader-elect": True}},
+    {"crds": {"install": True}, "networkPolicy": {"enabled": True, "apiServerCIDRs": ["10.0.0.1/32"]}},
+]
+
+
 @pytest.mark.parametrize("kube_version", ["v1.20.2", "v1.30.0"])
-def test_helm_lint_strict(kube_version: str) -> None:
-    report = lint(kube_version=kube_version)
-    problems = [m for m in report["messages"] if m["severity"] >= 2]
+@pytest.mark.parametrize("values", LINTED_VALUES, ids=["defaults", "one-replica", "crds-and-policy"])
+def test_helm_lint_strict(kube_version: str, values: dict[str, Any]) -> None:
+    report = lint(values, kube_version=kube_version)
+    problems = [m for m in report["messages"] if m["severity"] >= 2]  # 1 is INFO (no icon)
     assert report["errors"] == [] and problems == [], report
+
+
+def test_values_yaml_sets_every_value_the_schema_declares() -> None:
+    """The README's table and values.yaml cannot disagree: every declared key has a default."""
+    schema = cmd_manifests.values_schema()
+    values = render_values()
+
+    def walk(sub: dict[str, Any], node: Any, path: str) -> None:
+        for key, child in sub.get("properties", {}).items():
+            assert isinstance(node, dict) and key in node, f"values.yaml lacks {path}{key}"
+            if (
+                child.get("additionalProperties") is False
+                and "properties" in child
+                and path + key != "webhook.certManager.issuerRef"
+            ):
+                walk(child, node[key], f"{path}{key}.")
+
+    walk(schema, values, "")
+    readme = (CHART_DIR / "README.md").read_text()
+    for flag in schema["properties"]["args"]["properties"]:
+        assert f"`args.{flag}`" in readme
 
 
 def test_notes_render() -> None:

@@ -61,6 +61,8 @@ async def test_every_object_passes_a_server_side_dry_run(
             "ClusterRoleBinding",
             "Deployment",
             "PodDisruptionBudget",
+            "Role",
+            "RoleBinding",
             "Secret",
             "Service",
             "ServiceAccount",
@@ -190,7 +192,7 @@ async def test_install_upgrade_uninstall(
             cfg = helm.Config(kubeconfig_path=kubeconfig, namespace=namespace)
             try:
                 result: dict[str, Any] = cfg.upgrade(
-                    str(CHART_DIR), release_name, {**FAIL_OPEN, "args": {"workers": 4}}, namespace=namespace
+                    str(CHART_DIR), release_name, {**FAIL_OPEN, "args": {"workers": 3}}, namespace=namespace
                 )
                 return result
             finally:
@@ -199,7 +201,7 @@ async def test_install_upgrade_uninstall(
         upgraded = await asyncio.to_thread(upgrade)
         assert upgraded["revision"] == 2
         dep = await apps.read_namespaced_deployment(fullname, namespace)
-        assert "--workers=4" in dep.spec.template.spec.containers[0].args
+        assert "--workers=3" in dep.spec.template.spec.containers[0].args
         again = await core.read_namespaced_secret(f"{fullname}-tls", namespace)
         assert again.data == secret.data
     finally:

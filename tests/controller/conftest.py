@@ -18,6 +18,8 @@ CLUSTER_ROLES = Resource("rbac.authorization.k8s.io", "v1", "clusterroles", "Clu
 CLUSTER_ROLE_BINDINGS = Resource(
     "rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", namespaced=False
 )
+ROLES = Resource("rbac.authorization.k8s.io", "v1", "roles", "Role", namespaced=True)
+ROLE_BINDINGS = Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", namespaced=True)
 
 
 @pytest.fixture
@@ -31,9 +33,11 @@ async def tkube(control_plane: Any) -> AsyncIterator[Kube]:
 
 
 @pytest.fixture
-async def controller_user(tkube: Kube) -> str:
+async def controller_user(tkube: Kube, namespace: str) -> str:
     """The user controller replicas act as: the ServiceAccount bound to the generated
-    ClusterRole. Replicas impersonate it, so the API server refuses any call the role lacks."""
+    ClusterRole, and to the Lease Role in the two lease namespaces the tests use (kube-system,
+    the default, and the test's own). Replicas impersonate it, so the API server refuses any
+    call the roles lack."""
     for res, body in (
         (CLUSTER_ROLES, rbac.cluster_role()),
         (CLUSTER_ROLE_BINDINGS, rbac.cluster_role_binding()),
@@ -41,4 +45,12 @@ async def controller_user(tkube: Kube) -> str:
         with contextlib.suppress(AlreadyExistsError):
             await tkube.create(res, body)
         await tkube.apply(res, body)  # keep it current if an earlier test installed an older one
+    for lease_namespace in ("kube-system", namespace):
+        for res, body in (
+            (ROLES, rbac.lease_role(namespace=lease_namespace)),
+            (ROLE_BINDINGS, rbac.lease_role_binding(namespace=lease_namespace)),
+        ):
+            with contextlib.suppress(AlreadyExistsError):
+                await tkube.create(res, body, namespace=lease_namespace)
+            await tkube.apply(res, body)
     return f"system:serviceaccount:{rbac.NAMESPACE}:{rbac.SERVICE_ACCOUNT}"

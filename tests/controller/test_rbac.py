@@ -98,7 +98,12 @@ def scan() -> dict[tuple[str, str, str], list[str]]:
             ):
                 add(_key(res, None, "list"), where)
                 add(_key(res, None, "watch"), where)
-            elif name == "first_served" and args and isinstance(args[0], ast.Name) and args[0].id in VERSION_CHOICES:
+            elif (
+                name == "first_served"
+                and args
+                and isinstance(args[0], ast.Name)
+                and args[0].id in VERSION_CHOICES
+            ):
                 for res in VERSION_CHOICES[args[0].id]:
                     add(_key(res, None, "list"), where)
                     add(_key(res, None, "watch"), where)
@@ -128,14 +133,33 @@ def test_role_grants_exactly_what_the_code_uses() -> None:
 
 
 def test_rendered_role_is_valid_rbac() -> None:
-    role, binding = yaml.safe_load_all(rbac.render())
+    role, binding, lease_role, lease_binding = yaml.safe_load_all(rbac.render())
     assert role["kind"] == "ClusterRole" and binding["roleRef"]["name"] == role["metadata"]["name"]
-    rendered = {
-        (group, res, verb)
-        for rule in role["rules"]
-        for group in rule["apiGroups"]
-        for res in rule["resources"]
-        for verb in rule["verbs"]
+    assert lease_role["kind"] == "Role" and lease_binding["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "Role",
+        "name": lease_role["metadata"]["name"],
     }
-    assert rendered == rbac.allowed()
-    assert all("*" not in r["verbs"] and "*" not in r["resources"] for r in role["rules"]), "no wildcards"
+    assert lease_role["metadata"]["namespace"] == lease_binding["metadata"]["namespace"] == "kube-system"
+
+    def granted(rules: list[dict[str, object]]) -> set[tuple[str, str, str]]:
+        return {
+            (group, res, verb)
+            for rule in rules
+            for group in rule["apiGroups"]  # type: ignore[attr-defined]
+            for res in rule["resources"]  # type: ignore[attr-defined]
+            for verb in rule["verbs"]  # type: ignore[attr-defined]
+        }
+
+    cluster, namespaced = granted(role["rules"]), granted(lease_role["rules"])
+    assert cluster | namespaced == rbac.allowed() and not cluster & namespaced
+    assert {res for _, res, _ in namespaced} == {"leases"}, "Lease rights only in the lease namespace"
+    rules = [*role["rules"], *lease_role["rules"]]
+    assert all("*" not in r["verbs"] and "*" not in r["resources"] for r in rules), "no wildcards"
+    deployments = next(r for r in role["rules"] if r["resources"] == ["deployments"])
+    assert deployments == {
+        "apiGroups": ["apps"],
+        "resources": ["deployments"],
+        "resourceNames": ["koord-scheduler", "volcano-scheduler"],
+        "verbs": ["get"],
+    }, "Deployments only by name"
