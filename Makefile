@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: demo demo-down test venv control-plane lint crds
+.PHONY: demo demo-down test venv control-plane lint crds docs-picture
 
 venv: $(STAMP)
 
@@ -37,6 +37,11 @@ lint: venv
 crds: venv
 	$(VENV)/bin/topobridge crds
 	$(VENV)/bin/topobridge manifests
+
+# docs/images/*.svg from their Graphviz sources (needs `dot`: apt-get install graphviz); a test
+# fails while a picture is older than its source.
+docs-picture:
+	bash hack/docs-picture.sh
 
 # Integration tests run against a real kube-apiserver: the control plane is installed first.
 # pytest exit 5 (nothing collected) is a failure here, never a pass.

@@ -4,6 +4,7 @@ text the code has is documented, and the docs name nothing the code does not hav
 from __future__ import annotations
 
 import argparse
+import ast
 import re
 from pathlib import Path
 
@@ -41,7 +42,7 @@ def test_every_run_flag_is_documented() -> None:
 
 
 def test_documented_flags_exist() -> None:
-    section = doc("reference.md").split("## topobridge run", 1)[1]
+    section = doc("reference.md").split("## topobridge run", 1)[1].split("\n## ", 1)[0]
     named = set(re.findall(r"`(--[a-z][a-z-]+)", section))
     assert named - run_flags() - {"--log-level", "--log-format"} == set()
 
@@ -112,3 +113,91 @@ def test_links_between_docs_resolve() -> None:
     for page in DOCS.glob("*.md"):
         for target in re.findall(r"\]\(([a-z-]+\.md)(?:#[a-z-]+)?\)", page.read_text()):
             assert (DOCS / target).is_file(), f"{page.name} links to missing {target}"
+
+
+# --- reasons -------------------------------------------------------------------------------------
+
+ROOT = DOCS.parent
+EVENT_CALLS = {"event", "_event_on_group", "_report_once"}
+"""Calls whose third argument is an Event's reason: recorder.event(obj, type, reason, message)."""
+
+
+def _strings(node: ast.AST, constants: dict[str, str]) -> set[str]:
+    """The string values an expression can take: literals, both arms of `a if c else b`, and
+    module-level string constants named directly."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return {node.value}
+    if isinstance(node, ast.IfExp):
+        return _strings(node.body, constants) | _strings(node.orelse, constants)
+    if isinstance(node, ast.Name) and node.id in constants:
+        return {constants[node.id]}
+    return set()
+
+
+def emitted_reasons() -> set[str]:
+    """Every reason the controller writes on a condition or an Event, found in its source:
+    `reason=` keywords (not on loggers), `"reason": ...` in dict literals (conditions), and
+    the reason argument of recorder events."""
+    found: set[str] = set()
+    for path in sorted((ROOT / "controller").rglob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        constants = {
+            t.id: n.value.value
+            for n in tree.body
+            if isinstance(n, ast.Assign)
+            and isinstance(n.value, ast.Constant)
+            and isinstance(n.value.value, str)
+            for t in n.targets
+            if isinstance(t, ast.Name)
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                func = node.func
+                callee = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                owner = func.value if isinstance(func, ast.Attribute) else None
+                if isinstance(owner, ast.Name) and owner.id in ("log", "glog", "logger"):
+                    continue  # a log line's `reason=` is not a reason users see
+                if callee in EVENT_CALLS and len(node.args) >= 3:
+                    found |= _strings(node.args[2], constants)
+                for kw in node.keywords:
+                    if kw.arg == "reason":
+                        found |= _strings(kw.value, constants)
+            elif isinstance(node, ast.Dict):
+                for key, value in zip(node.keys, node.values, strict=True):
+                    if isinstance(key, ast.Constant) and key.value == "reason" and value is not None:
+                        found |= _strings(value, constants)
+    # The PodGroup condition's reason is the engine's verdict code (`verdict.code.value`).
+    found |= {code.value for code in engine.Code if code is not engine.Code.SUCCESS}
+    return found
+
+
+def test_the_reason_scan_finds_reasons() -> None:
+    reasons = emitted_reasons()
+    assert {"WaitingForLeaderPods", "Preempted", "GangRolledBack", "Unresolvable"} <= reasons
+
+
+def test_every_reason_the_code_emits_is_in_status_md() -> None:
+    text = doc("status.md")
+    missing = sorted(r for r in emitted_reasons() if f"`{r}`" not in text)
+    assert missing == [], f"reasons the code emits that docs/status.md does not explain: {missing}"
+
+
+# --- the architecture picture ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("source", sorted((DOCS / "images").glob("*.dot")), ids=lambda p: p.name)
+def test_pictures_are_generated_from_their_sources(source: Path) -> None:
+    import hashlib
+
+    svg = source.with_suffix(".svg").read_text()
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()
+    assert f"<!-- source: {source.name} sha256:{digest} -->" in svg, (
+        f"{source.with_suffix('.svg').name} is older than {source.name}: run `make docs-picture`"
+    )
+    assert "<svg" in svg
+
+
+def test_the_readme_links_the_real_cluster_install_from_its_first_screen() -> None:
+    first_screen = "\n".join((ROOT / "README.md").read_text().splitlines()[:40])
+    assert "docs/install.md#install-on-a-real-cluster" in first_screen
+    assert "## Install on a real cluster" in doc("install.md")
