@@ -123,6 +123,12 @@ kc -n lws-system rollout restart deployment/lws-controller-manager
 kc -n lws-system rollout status deployment/lws-controller-manager --timeout=180s
 
 step "install topobridge from deploy/topobridge (values: e2e/kind/values.yaml)"
+# The Koordinator and coscheduling CRDs have no chart of their own here; Volcano's and LWS's
+# came with them, so the chart's crds.install stays off.
+kc apply --server-side \
+  -f deploy/topobridge/files/crds/scheduling.koordinator.sh_clusternetworktopologies.yaml \
+  -f deploy/topobridge/files/crds/scheduling.sigs.k8s.io_podgroups.yaml \
+  -f deploy/topobridge/files/crds/scheduling.x-k8s.io_podgroups.yaml
 py install-topobridge --kubeconfig "$KUBECONFIG_FILE"
 kc -n topobridge-system rollout status deployment/topobridge --timeout=180s
 
@@ -131,8 +137,8 @@ py scenarios --kubeconfig "$KUBECONFIG_FILE" --target kind-volcano
 
 step "remove Volcano; put the PodGroup and HyperNode CRDs back if its chart took them"
 py uninstall-volcano --kubeconfig "$KUBECONFIG_FILE"
-kc apply --server-side --force-conflicts -f deploy/topobridge/crds/
-kc wait --for=condition=Established --timeout=60s -f deploy/topobridge/crds/
+kc apply --server-side --force-conflicts -f deploy/topobridge/files/crds/
+kc wait --for=condition=Established --timeout=60s -f deploy/topobridge/files/crds/
 
 step "the same scenarios, and the seed's preemption examples, with topobridge's fallback scheduler (target kind-fallback)"
 py scenarios --kubeconfig "$KUBECONFIG_FILE" --target kind-fallback

@@ -107,6 +107,7 @@ async def test_tree_of_the_live_cluster(control_plane: Any, kube: Any, namespace
         assert "free cpu 6/8 mem 31232Mi/32Gi" in node0 and "● train-0" in node0
         assert f"  {namespace}/train  in {blocks[0]} (tier 1), 2/2 bound" in lines
         assert f"  {namespace}/waiting  1 pending, 0/1 bound: {REASON}" in lines
+        assert "None" not in text and "{'" not in text, "no Python repr"
 
         code, out, _ = await _tree(control_plane.kubeconfig, namespace=namespace, output_format="json")
         doc = json.loads(out)
