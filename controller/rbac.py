@@ -1,21 +1,25 @@
 """The RBAC topobridge needs: exactly the verbs its code uses, per resource, each as narrow
 as the code allows.
 
-`USES` is the single declaration of what is used; `NAMESPACED` and `NAMED` narrow where:
-* the leader-election Lease lives in one namespace (the release's), so its rights are a Role
-  there (`lease_role`), not cluster-wide;
-* Deployments are read only to see whether volcano-scheduler and koord-scheduler are ready, so
-  the ClusterRole names them (`resourceNames`) instead of granting every Deployment.
-`cluster_role()` renders the rest. Two tests keep it honest:
+`USES` is the single declaration of what is used; `NARROWED` says where a use is granted less
+than cluster-wide:
+* its own leader-election Lease lives in one namespace (the release's), so get/create/update
+  on Leases is a Role there (`lease_role`); cluster-wide it may only `get` the Leases the
+  scheduler hand-off watches (koord-scheduler's), by name;
+* Deployments are read only to see whether volcano-scheduler is ready: by name only.
+The names are those of the hand-off's default rules (`controller.handoff.default_rules`); the
+chart adds the ones its `args.handoff` and `args.volcano-deployment` name.
+`cluster_role()` and `lease_role()` render them. Two tests keep it honest:
 a static scan of every `kube.<verb>(RESOURCE, ...)` call in `controller/` must find the
 same set (no verb missing, none extra), and the integration tests run the controller
-impersonating a ServiceAccount bound to this role, so the API server itself refuses any
-call the role does not allow.
+impersonating a ServiceAccount bound to these roles, so the API server itself refuses any
+call they do not allow.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -59,14 +63,31 @@ USES: dict[Use, frozenset[Verb]] = {
 }
 
 
-NAMESPACED: frozenset[Use] = frozenset({(r.LEASES, None)})
-"""Granted by a Role in the lease namespace, not by the ClusterRole."""
+@dataclass(frozen=True)
+class Narrowed:
+    """A use granted less than cluster-wide."""
 
-VOLCANO_DEPLOYMENT = "volcano-scheduler"
-KOORDINATOR_DEPLOYMENT = "koord-scheduler"
-NAMED: dict[Use, tuple[str, ...]] = {(r.DEPLOYMENTS, None): (KOORDINATOR_DEPLOYMENT, VOLCANO_DEPLOYMENT)}
-"""Granted only on these object names (the defaults of --volcano-deployment and of the
-Koordinator check); the chart adds a --volcano-deployment it is given."""
+    in_lease_namespace: frozenset[Verb] = frozenset()
+    """Verbs granted by the Role in the lease namespace."""
+    by_name: frozenset[Verb] = frozenset()
+    """Verbs granted cluster-wide on `names` only."""
+    names: tuple[str, ...] = ()
+
+
+def _handoff_names(kind: str) -> tuple[str, ...]:
+    from controller.handoff import default_rules
+
+    return tuple(sorted({rule.name for rule in default_rules() if rule.kind == kind}))
+
+
+NARROWED: dict[Use, Narrowed] = {
+    (r.LEASES, None): Narrowed(
+        in_lease_namespace=frozenset({"get", "create", "update"}),
+        by_name=frozenset({"get"}),
+        names=_handoff_names("lease"),
+    ),
+    (r.DEPLOYMENTS, None): Narrowed(by_name=frozenset({"get"}), names=_handoff_names("deployment")),
+}
 
 
 def allowed() -> set[tuple[str, str, str]]:
@@ -78,14 +99,13 @@ def allowed() -> set[tuple[str, str, str]]:
     }
 
 
-def _rules(uses: dict[Use, frozenset[Verb]]) -> list[dict[str, Any]]:
-    """One rule per (group, verbs[, names]) with its resources, sorted for stable diffs."""
+def _rules(grants: list[tuple[Use, frozenset[Verb], tuple[str, ...]]]) -> list[dict[str, Any]]:
+    """One rule per (group, verbs, names) with its resources, sorted for stable diffs."""
     grouped: dict[tuple[str, tuple[str, ...], tuple[str, ...]], list[str]] = defaultdict(list)
-    for (res, sub), granted in uses.items():
-        names = NAMED.get((res, sub), ())
-        grouped[(res.group, tuple(sorted(granted)), names)].append(
-            f"{res.plural}/{sub}" if sub else res.plural
-        )
+    for (res, sub), granted, names in grants:
+        if granted:
+            key = (res.group, tuple(sorted(granted)), names)
+            grouped[key].append(f"{res.plural}/{sub}" if sub else res.plural)
     rules = []
     for (group, verb_list, names), resources in sorted(grouped.items()):
         rule: dict[str, Any] = {"apiGroups": [group], "resources": sorted(resources)}
@@ -97,13 +117,20 @@ def _rules(uses: dict[Use, frozenset[Verb]]) -> list[dict[str, Any]]:
 
 
 def cluster_rules() -> list[dict[str, Any]]:
-    """The ClusterRole's rules: everything but the namespaced uses."""
-    return _rules({use: verbs for use, verbs in USES.items() if use not in NAMESPACED})
+    """The ClusterRole's rules: every use cluster-wide, but the narrowed ones by name only."""
+    grants: list[tuple[Use, frozenset[Verb], tuple[str, ...]]] = []
+    for use, verbs in USES.items():
+        narrowed = NARROWED.get(use)
+        if narrowed is None:
+            grants.append((use, verbs, ()))
+        else:
+            grants.append((use, narrowed.by_name, narrowed.names))
+    return _rules(grants)
 
 
 def namespaced_rules() -> list[dict[str, Any]]:
     """The lease namespace's Role rules."""
-    return _rules({use: verbs for use, verbs in USES.items() if use in NAMESPACED})
+    return _rules([(use, n.in_lease_namespace, ()) for use, n in NARROWED.items()])
 
 
 def cluster_role(name: str = ROLE_NAME) -> dict[str, Any]:

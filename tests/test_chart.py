@@ -88,7 +88,7 @@ def test_cluster_role_is_exactly_the_generated_one(default_objects: list[dict[st
     lease = one(default_objects, "Role")
     assert lease["rules"] == lease_role(namespace=NS)["rules"]
     assert lease["metadata"]["namespace"] == NS, "Lease rights in the release namespace only"
-    assert not [r for r in role["rules"] if "leases" in r["resources"]]
+    assert all("resourceNames" in r for r in role["rules"] if "leases" in r["resources"]), "by name only"
     lease_binding = one(default_objects, "RoleBinding")
     assert lease_binding["metadata"]["namespace"] == NS
     assert lease_binding["roleRef"]["name"] == lease["metadata"]["name"]
@@ -273,11 +273,25 @@ def test_priority_class_is_cluster_critical_by_default(default_objects: list[dic
     assert "priorityClassName" not in pod
 
 
-def test_deployments_are_read_by_name_only() -> None:
-    role = one(render({"args": {"volcano-deployment": "my-volcano"}}, namespace=NS), "ClusterRole")
-    named = [r for r in role["rules"] if r["resources"] == ["deployments"]]
-    assert [r["resourceNames"] for r in named] == [["koord-scheduler", "volcano-scheduler"], ["my-volcano"]]
-    assert all(r["verbs"] == ["get"] for r in named)
+def test_other_schedulers_objects_are_read_by_name_only() -> None:
+    values = {
+        "args": {
+            "volcano-deployment": "my-volcano",
+            "handoff": ["koord-scheduler=lease:kx/koord-leader", "custom=deployment:ns/custom-sched"],
+        }
+    }
+    role = one(render(values, namespace=NS), "ClusterRole")
+    named = [(r["resources"], r["resourceNames"], r["verbs"]) for r in role["rules"] if "resourceNames" in r]
+    assert sorted(named) == sorted(
+        [
+            (["deployments"], ["volcano-scheduler"], ["get"]),
+            (["leases"], ["koord-scheduler"], ["get"]),
+            (["deployments"], ["my-volcano"], ["get"]),
+            (["leases"], ["koord-leader"], ["get"]),
+            (["deployments"], ["custom-sched"], ["get"]),
+        ]
+    )
+    assert all("resourceNames" in r for r in role["rules"] if set(r["resources"]) & {"deployments", "leases"})
 
 
 def test_lease_role_follows_the_lease_namespace() -> None:
@@ -491,7 +505,8 @@ def test_cert_manager_auto_without_its_api_uses_the_charts_certificate() -> None
 def test_cert_manager_mode_is_checked() -> None:
     # The schema's enum refuses it before the template's own check could.
     with pytest.raises(
-        ChartError, match=r"at '/webhook/certManager/enabled': value must be one of 'auto', true, false, 'true', 'false'"
+        ChartError,
+        match=r"at '/webhook/certManager/enabled': value must be one of 'auto', true, false, 'true', 'false'",
     ):
         render({"webhook": {"certManager": {"enabled": "maybe"}}}, namespace=NS)
 
