@@ -223,7 +223,12 @@ def render_text(title: str, result: SimulationResult) -> str:
         return "   ".join(parts)
 
     lines += draw(index, node_text=node_line, hidden_note="({n} more node(s), nothing changed)")
-    lines += ["", "legend: + placed in this run   x evicted (preemption victim)   . running, untouched", ""]
+    lines += [
+        "",
+        "legend: + placed in this run   x evicted (preemption victim)   . running, untouched   "
+        "cpu/mem: requested/allocatable after the run",
+        "",
+    ]
     if result.events:
         lines.append("events:")
         for e in result.events:
