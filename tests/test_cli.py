@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from topobridge import cli, cmd_completion
-from topobridge.cmd_validate import NO_INPUT
+from topobridge.inputs import NO_INPUT
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE_2 = ROOT / "controller" / "placer" / "demo" / "example-2.yaml"

@@ -38,7 +38,7 @@ from typing import Any, TextIO
 from controller.placer.scenario import DEFAULT_SCHEDULERS, SimulationResult, load_scenario, simulate
 from controller.placer.snapshot import ClusterIndex
 from topobridge import output as printing
-from topobridge.inputs import add_filename_arguments, load_objects, paths_of, read_inputs
+from topobridge.inputs import add_filename_arguments, load_objects, paths_of, read_reporting
 from topobridge.treeview import amounts, draw, topology_line
 from translations.errors import TopobridgeError
 from translations.topology import natural_key
@@ -150,13 +150,8 @@ def run(
             )
         else:
             paths = [scenario] if isinstance(scenario, str) else list(scenario or ())
-            inputs = read_inputs(paths, recursive=recursive, stdin=stdin)
-            for problem in inputs.problems:
-                print(f"error: {problem}", file=err)
-            if inputs.problems:
-                return EXIT_UNREADABLE
-            if inputs.empty:
-                print(f"error: {inputs.empty_message('simulate')}", file=err)
+            inputs = read_reporting("simulate", paths, err=err, recursive=recursive, stdin=stdin)
+            if inputs is None or inputs.problems:  # one snapshot: every file counts
                 return EXIT_UNREADABLE
             objects = [loc.obj for loc in inputs.objects]
             title = ", ".join("standard input" if p == "-" else p for p in paths)

@@ -35,8 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from topobridge import output
-from topobridge.cmd_validate import NO_INPUT
-from topobridge.inputs import add_filename_arguments, describe, paths_of, read_inputs
+from topobridge.inputs import add_filename_arguments, describe, paths_of, read_reporting
 
 EXIT_OK, EXIT_UNTRANSLATABLE, EXIT_UNREADABLE = 0, 1, 2
 TARGETS = ("volcano", "koordinator")
@@ -86,14 +85,8 @@ def run(
     recursive: bool = False,
     output_format: str = output.YAML,
 ) -> int:
-    if not files:
-        print(f"error: {NO_INPUT}", file=err)
-        return EXIT_UNREADABLE
-    inputs = read_inputs(files, recursive=recursive, stdin=stdin)
-    for problem in inputs.problems:
-        print(f"error: {problem}", file=err)
-    if inputs.empty:
-        print(f"error: {inputs.empty_message('translate')}", file=err)
+    inputs = read_reporting("translate", files, err=err, recursive=recursive, stdin=stdin)
+    if inputs is None:
         return EXIT_UNREADABLE
     result = translate_objects([o.obj for o in inputs.objects], to=to, revision=revision)
     for line in result.report_lines:

@@ -35,7 +35,7 @@ from topobridge.inputs import (
     describe,
     load_objects,
     paths_of,
-    read_inputs,
+    read_reporting,
 )
 
 __all__ = [
@@ -50,7 +50,6 @@ __all__ = [
 
 EXIT_VALID, EXIT_INVALID, EXIT_UNREADABLE = 0, 1, 2
 FORMATS = (output.TEXT, output.JSON, output.YAML, output.NAME)
-NO_INPUT = "no input: give FILE or -f FILE (a file, a directory, or - for standard input)"
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -124,9 +123,6 @@ def run(
 ) -> int:
     from webhooks.rules.cluster_state import ClusterState
 
-    if not files:
-        print(f"error: {NO_INPUT}", file=err)
-        return EXIT_UNREADABLE
     state = ClusterState.unknown()
     if cluster_state is not None:
         try:
@@ -136,11 +132,8 @@ def run(
             return EXIT_UNREADABLE
         for problem in problems:
             print(f"warning: --cluster-state {cluster_state}: {problem}", file=err)
-    inputs = read_inputs(files, recursive=recursive, stdin=stdin)
-    for problem in inputs.problems:
-        print(f"error: {problem}", file=err)
-    if inputs.empty:
-        print(f"error: {inputs.empty_message('validate')}", file=err)
+    inputs = read_reporting("validate", files, err=err, recursive=recursive, stdin=stdin)
+    if inputs is None:
         return EXIT_UNREADABLE
     verdicts = check(inputs, state)
     for v in verdicts:

@@ -19,6 +19,7 @@ from typing import Any, TextIO
 import yaml
 
 STDIN = "-"
+NO_INPUT = "no input: give FILE or -f FILE (a file, a directory, or - for standard input)"
 EXTENSIONS = (".yaml", ".yml", ".json")
 """What a directory is read for (kubectl's set)."""
 
@@ -103,6 +104,24 @@ def read_inputs(paths: Sequence[str], *, recursive: bool = False, stdin: TextIO 
                 inputs.objects.extend(load_objects(file, stdin))
             except UnreadableError as exc:
                 inputs.problems.append(str(exc))
+    return inputs
+
+
+def read_reporting(
+    command: str, paths: Sequence[str], *, err: TextIO, recursive: bool = False, stdin: TextIO | None = None
+) -> Inputs | None:
+    """`read_inputs` for a command: each source that failed is reported on `err` as it would be
+    by kubectl (`error: FILE: why`); None, after saying why, when there is nothing to work on
+    (no FILE given, or only empty input)."""
+    if not paths:
+        print(f"error: {NO_INPUT}", file=err)
+        return None
+    inputs = read_inputs(paths, recursive=recursive, stdin=stdin)
+    for problem in inputs.problems:
+        print(f"error: {problem}", file=err)
+    if inputs.empty:
+        print(f"error: {inputs.empty_message(command)}", file=err)
+        return None
     return inputs
 
 
