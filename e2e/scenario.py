@@ -38,6 +38,7 @@ from controller.resources import CLUSTER_NETWORK_TOPOLOGIES, LEADERWORKERSETS, N
 from e2e import cluster as clustermod
 from e2e.cluster import ClusterSpec, ScenarioFileError
 from e2e.lws import create_group_pods
+from translations.topology import TopologyTree
 
 log = structlog.get_logger("e2e.scenario")
 
@@ -254,7 +255,7 @@ def check(expect: Expect, seen: Observed, target: Target) -> list[str]:
         ):
             failures.append(f"{name}: expected bound and Running, is {where(name)}")
     if expect.together:
-        tree = topology_of(load_scenario([*seen.nodes, *([seen.cnt] if seen.cnt else [])], lenient=True))
+        tree = _tree(seen)
         for group in expect.together:
             nodes = [(pods.get(p) or {}).get("spec", {}).get("nodeName") for p in group.pods]
             if not all(nodes):
@@ -269,7 +270,7 @@ def check(expect: Expect, seen: Observed, target: Target) -> list[str]:
                     f"{common or 'the cluster'} (tier {tier})"
                 )
     if expect.apart:
-        tree = build_tree(seen.nodes, cnt=seen.cnt)
+        tree = _tree(seen)
         for group in expect.apart:
             nodes = [(pods.get(p) or {}).get("spec", {}).get("nodeName") for p in group.pods]
             if not all(nodes):
@@ -468,3 +469,9 @@ async def run_all(
     runner = ScenarioRunner(kube, target)
     specs = [s for s in all_scenarios() if target.name in s.targets and (not names or s.name in names)]
     return [await runner.run(s, progress=progress) for s in specs]
+
+
+def _tree(seen: Observed) -> TopologyTree:
+    """The topology tree as the scheduler builds it from what was observed (the nodes and the
+    ClusterNetworkTopology)."""
+    return topology_of(load_scenario([*seen.nodes, *([seen.cnt] if seen.cnt else [])], lenient=True))
