@@ -13,6 +13,8 @@ Nothing at all is written when any object could not be read or translated, so a 
   Koordinator PodGroup / pods -> Volcano PodGroup (GangGroups: one), and the member pods patched
   ClusterNetworkTopology      -> HyperNodes (with the Nodes); likewise a Kueue Topology, or
                                  NVIDIA topograph node labels when no other description is given
+  batch/v1 Job (gpu.topology/*) -> PodGroup, its pod template pointed at it (--gpu-pack-tier,
+                                 --gpu-nvlink-label); what Volcano cannot hold is refused
 --to koordinator:
   Volcano PodGroup            -> scheduling.sigs.k8s.io PodGroup + gang annotations, pods patched
   LeaderWorkerSet             -> through its Volcano PodGroups
@@ -36,6 +38,7 @@ from typing import Any, TextIO
 
 from topobridge import output
 from topobridge.inputs import add_filename_arguments, describe, paths_of, read_reporting
+from translations.gpu import NVLINK_LABEL
 
 EXIT_OK, EXIT_UNTRANSLATABLE, EXIT_UNREADABLE = 0, 1, 2
 TARGETS = ("volcano", "koordinator")
@@ -59,6 +62,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="HASH",
         help="LWS template-revision-hash for groups whose leader pod is not in the input",
     )
+    p.add_argument(
+        "--gpu-pack-tier",
+        type=int,
+        metavar="T",
+        help="GPU Jobs with multi-node-policy pack stay within one domain of tier T (networkTopology hard "
+        "at T); default: soft",
+    )
+    p.add_argument(
+        "--gpu-nvlink-label",
+        default=NVLINK_LABEL,
+        metavar="KEY",
+        help=f"node label the NVLink requirement becomes node affinity on (default: {NVLINK_LABEL})",
+    )
     p.set_defaults(handler=_handle)
 
 
@@ -69,6 +85,7 @@ def _handle(args: argparse.Namespace) -> int:
         revision=args.revision,
         recursive=args.recursive,
         output_format=args.output,
+        gpu=GpuOptions(pack_tier=args.gpu_pack_tier, nvlink_label=args.gpu_nvlink_label),
         out=sys.stdout,
         err=sys.stderr,
     )
@@ -79,6 +96,7 @@ def run(
     *,
     to: str = "volcano",
     revision: str | None = None,
+    gpu: GpuOptions | None = None,
     out: TextIO,
     err: TextIO,
     stdin: TextIO | None = None,
@@ -88,7 +106,7 @@ def run(
     inputs = read_reporting("translate", files, err=err, recursive=recursive, stdin=stdin)
     if inputs is None:
         return EXIT_UNREADABLE
-    result = translate_objects([o.obj for o in inputs.objects], to=to, revision=revision)
+    result = translate_objects([o.obj for o in inputs.objects], to=to, revision=revision, gpu=gpu)
     for line in result.report_lines:
         print(line, file=err)
     for line in result.errors:
@@ -105,6 +123,14 @@ def run(
 
 
 # --- the pure part: objects in, objects + report out -----------------------------------------
+
+
+@dataclass(frozen=True)
+class GpuOptions:
+    """How GPU-dialect Jobs translate: the tier `pack` stays within, the NVLink node label."""
+
+    pack_tier: int | None = None
+    nvlink_label: str = NVLINK_LABEL
 
 
 @dataclass
@@ -140,22 +166,48 @@ class Inputs:
     hypernodes: list[Any] = field(default_factory=list)
     cnts: list[Any] = field(default_factory=list)
     kueue_topologies: list[Any] = field(default_factory=list)
+    jobs: list[Any] = field(default_factory=list)
+    raw_jobs: list[dict[str, Any]] = field(default_factory=list)
 
 
-def translate_objects(objects: Iterable[Any], *, to: str = "volcano", revision: str | None = None) -> Outcome:
+def translate_objects(
+    objects: Iterable[Any], *, to: str = "volcano", revision: str | None = None, gpu: GpuOptions | None = None
+) -> Outcome:
     outcome = Outcome()
     inputs = _classify(objects, to, outcome)
     if to == "koordinator":
         _to_koordinator(inputs, revision, outcome)
+        for job in inputs.jobs:
+            outcome.report_lines.append(
+                f"Job {job.key}: skipped (the GPU dialect translates into Volcano only)"
+            )
     else:
         _to_volcano(inputs, revision, outcome)
+        _gpu_jobs(inputs, gpu or GpuOptions(), outcome)
     return outcome
+
+
+def _gpu_jobs(inputs: Inputs, options: GpuOptions, outcome: Outcome) -> None:
+    from translations import gpu_to_volcano as g2v
+
+    for raw in inputs.raw_jobs:
+        who = describe(raw)
+
+        def one_job(raw: dict[str, Any] = raw, who: str = who) -> None:
+            result = g2v.translate(raw, nvlink_label=options.nvlink_label, pack_tier=options.pack_tier)
+            if result is None:
+                outcome.report_lines.append(f"{who}: skipped (no gpu.topology/ request)")
+                return
+            outcome.report_lines.extend(result.report.render())
+            outcome.objects.extend([result.pod_group.to_dict(), result.job])
+
+        outcome.attempt(who, one_job)
 
 
 def _classify(objects: Iterable[Any], to: str, outcome: Outcome) -> Inputs:
     from translations import koordinator as koord
     from translations import kueue, schedplugins, volcano
-    from translations.core import Node, Pod
+    from translations.core import Job, Node, Pod
     from translations.errors import InvalidSpecError, raise_all
     from translations.lws import API_VERSION as LWS_API_VERSION
     from translations.lws import LeaderWorkerSet, read_topology_request
@@ -172,6 +224,7 @@ def _classify(objects: Iterable[Any], to: str, outcome: Outcome) -> Inputs:
         (volcano.HYPERNODE_GROUP, "HyperNode"): (volcano.HyperNode, inputs.hypernodes),
         (koord.GROUP, "ClusterNetworkTopology"): (koord.ClusterNetworkTopology, inputs.cnts),
         (kueue.GROUP, "Topology"): (kueue.Topology, inputs.kueue_topologies),
+        ("batch", "Job"): (Job, inputs.jobs),
     }
     for obj in objects:
         who = describe(obj)
@@ -202,6 +255,8 @@ def _classify(objects: Iterable[Any], to: str, outcome: Outcome) -> Inputs:
             inputs.raw_pods[(parsed.namespace, parsed.name)] = obj
         elif model is Node:
             inputs.raw_nodes[parsed.name] = obj
+        elif model is Job:
+            inputs.raw_jobs.append(obj)
     return inputs
 
 
