@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from placer_objects import Obj, attempt, node, pod, run
+from placer_objects import Obj, attempt, hypernode, node, pod, run
 
 from controller.placer.engine import Code
 from controller.placer.gpu import (
@@ -102,21 +102,9 @@ def hypernodes(layout: dict[str, dict[str, dict[str, int]]]) -> list[Obj]:
     out: list[Obj] = []
     for spine, blocks in layout.items():
         for block, nodes in blocks.items():
-            out.append(_hn(block, 1, [("Node", n) for n in nodes]))
-        out.append(_hn(spine, 2, [("HyperNode", b) for b in blocks]))
+            out.append(hypernode(block, 1, [("Node", n) for n in nodes]))
+        out.append(hypernode(spine, 2, [("HyperNode", b) for b in blocks]))
     return out
-
-
-def _hn(name: str, tier: int, members: list[tuple[str, str]]) -> Obj:
-    return {
-        "apiVersion": "topology.volcano.sh/v1alpha1",
-        "kind": "HyperNode",
-        "metadata": {"name": name},
-        "spec": {
-            "tier": tier,
-            "members": [{"type": t, "selector": {"exactMatch": {"name": m}}} for t, m in members],
-        },
-    }
 
 
 def busy(name: str, node_name: str, gpus: str) -> Obj:
