@@ -215,7 +215,7 @@ def discover_gangs(
     for pod in pods:
         if pod.terminal:
             continue
-        key, source = _membership(pod, tables)
+        key, source = membership(pod, tables.jobs)
         drafts.setdefault(key, _Draft(key=key, source=source)).members.append(pod)
 
     for d in drafts.values():
@@ -234,7 +234,9 @@ def discover_gangs(
     return sorted(gangs, key=lambda g: natural_key(g.key))
 
 
-def _membership(pod: Pod, tables: _Tables) -> tuple[GangKey, GangSource]:
+def membership(pod: Pod, jobs: Mapping[str, Job] | None = None) -> tuple[GangKey, GangSource]:
+    """The key of the gang `pod` names (before GangGroups merge gangs), and the dialect naming
+    it; `jobs` (by uid) are the Jobs in view, for the GPU dialect's gangs."""
     ns = pod.namespace
     ann = pod.metadata.annotations or {}
     labels = pod.metadata.labels or {}
@@ -246,18 +248,18 @@ def _membership(pod: Pod, tables: _Tables) -> tuple[GangKey, GangSource]:
         return GangKey(f"{ns}/{labels[schedplugins.POD_GROUP_LABEL]}"), "scheduler-plugins"
     if koord.GANG_NAME in ann:
         return GangKey(f"{ns}/{ann[koord.GANG_NAME]}"), "koordinator-annotations"
-    job_gang = _job_gang(pod, tables)
+    job_gang = _job_gang(pod, jobs or {})
     if job_gang is not None:
         return job_gang, "job"
     return GangKey(pod.key), "none"
 
 
-def _job_gang(pod: Pod, tables: _Tables) -> GangKey | None:
+def _job_gang(pod: Pod, jobs: Mapping[str, Job]) -> GangKey | None:
     """`namespace/<job>` when the pod's Job (or, without it, the pod) asks for a multi-node gang."""
     uid = gpumod.job_uid_of(pod)
     if uid is None:
         return None
-    job = tables.jobs.get(uid)
+    job = jobs.get(uid)
     request, _ = gpumod.pod_request(pod, job)
     if request is None or not request.multi_node:
         return None

@@ -7,11 +7,11 @@ PriorityClasses and PodDisruptionBudgets. Other kinds
 are skipped with a warning. An object that cannot be read raises `ScenarioError` naming the
 document, the object and the field.
 
-The run repeats rounds until nothing changes: gangs with pending pods whose schedulerName is
-served go in order of priority (highest first), then age, then name; a placed gang is bound;
-a preempting gang marks its victims terminating (DisruptionTarget), nominates its pods, and is
-tried once more while they terminate (that attempt's message is what its pods show meanwhile);
-between rounds terminating pods finish. Pending pods stay pending when nothing fits.
+The run is the live scheduler's cycle (`controller.placer.cycle`) repeated on a static
+cluster with a fake clock until nothing changes: each round takes the snapshot, runs one
+cycle, and applies its plan as the API server would (bound pods get their node, victims a
+deletionTimestamp, nominated pods `status.nominatedNodeName`); between rounds terminating pods
+finish and the clock moves past the assembly grace. Pending pods stay pending when nothing fits.
 """
 
 from __future__ import annotations
@@ -20,17 +20,24 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from controller.placer.engine import Code, Verdict, lowest_common, schedule
-from controller.placer.preempt import budgets_from
-from controller.placer.snapshot import I64, BoundPod, ClusterIndex, Nomination, Snapshot
-from controller.placer.terms import PodTerms
+from controller.placer.cluster import ClusterState, Kind, topology_tree
+from controller.placer.cycle import DEFAULT_ASSEMBLY_GRACE, GangTiming, SchedulingCycle
+from controller.placer.snapshot import I64, ClusterIndex, Snapshot
 from translations import koordinator as koord
 from translations import schedplugins, volcano
 from translations._base import KubeModel
-from translations.core import Job, Node, Pod, PodDisruptionBudget, PriorityClass, effective_requests
+from translations.core import (
+    Job,
+    Node,
+    Pod,
+    PodDisruptionBudget,
+    PodStatus,
+    PriorityClass,
+    effective_requests,
+)
 from translations.errors import InvalidSpecError, ScenarioError, go_quote
-from translations.gangs import Gang, PodGroups, discover_gangs
-from translations.topology import TopologyTree, from_cluster_network_topology, from_hypernodes, natural_key
+from translations.gangs import Gang, PodGroups
+from translations.topology import TopologyTree, natural_key
 
 DEFAULT_SCHEDULERS = ("volcano", "koord-scheduler", "topobridge")
 MAX_ROUNDS = 1000
@@ -160,17 +167,41 @@ def _namespaced(pg: PG) -> PG:
 
 
 def topology_of(sc: Scenario) -> TopologyTree:
-    """HyperNodes when there are any, else the ClusterNetworkTopology, else no tree."""
-    if sc.hypernodes:
-        return from_hypernodes(sc.hypernodes, sc.nodes)
+    """The tree the scheduler would use (`cluster.topology_tree`); a ClusterNetworkTopology that
+    cannot be used is an error here unless the scenario is lenient (then: a warning, no tree)."""
+    try:
+        return topology_tree(sc.nodes, sc.hypernodes, sc.cnt)
+    except InvalidSpecError as exc:
+        if not sc.lenient:
+            raise ScenarioError(f"ClusterNetworkTopology default: {exc}") from None
+        return TopologyTree.empty()
+
+
+def cluster_state(sc: Scenario) -> ClusterState:
+    """The scenario's objects in a `ClusterState`, as the live cache would hold them."""
+    topology_of(sc)  # a strict scenario fails here, naming the ClusterNetworkTopology
+    state = ClusterState()
+    for node in sc.nodes:
+        state.put(Kind.NODE, node.name, node)
+    for pod in sc.pods:
+        state.put(Kind.POD, pod.key, pod)
+    for vpg in sc.podgroups.volcano:
+        state.put(Kind.VOLCANO_PODGROUP, vpg.key, vpg)
+    for spg in sc.podgroups.koordinator:
+        state.put(Kind.SIGS_PODGROUP, spg.key, spg)
+    for xpg in sc.podgroups.scheduler_plugins:
+        state.put(Kind.X_PODGROUP, xpg.key, xpg)
+    for hn in sc.hypernodes:
+        state.put(Kind.HYPERNODE, hn.name, hn)
     if sc.cnt is not None:
-        try:
-            return from_cluster_network_topology(sc.cnt, sc.nodes)
-        except InvalidSpecError as exc:
-            if not sc.lenient:
-                raise ScenarioError(f"ClusterNetworkTopology default: {exc}") from None
-            sc.warnings.append(f"ClusterNetworkTopology default: left out: {exc}")
-    return TopologyTree.empty()
+        state.put(Kind.CNT, sc.cnt.name, sc.cnt)
+    for pc in sc.priority_classes:
+        state.put(Kind.PRIORITY_CLASS, pc.name, pc)
+    for pdb in sc.pdbs:
+        state.put(Kind.PDB, pdb.key, pdb)
+    for job in sc.podgroups.jobs:
+        state.put(Kind.JOB, job.key, job)
+    return state
 
 
 # --- running ------------------------------------------------------------------------------------
@@ -221,183 +252,129 @@ class SimulationResult:
 
 @dataclass
 class Prepared:
-    """A scenario turned into the engine's inputs."""
+    """A scenario turned into one cycle's inputs (for tests and tools that call the engine)."""
 
     tree: TopologyTree
     index: ClusterIndex
     snapshot: Snapshot
-    pods: dict[str, Pod]
-    """Non-terminal pods on known nodes (or pending), by key."""
+    discovered: list[Gang]
     warnings: list[str]
 
-    def gangs(self, sc: Scenario) -> list[Gang]:
-        """Gangs as the pods stand now (the simulator rebinds pods as it goes)."""
-        return _discover(sc, self.pods, self.tree)
-
-
-def _discover(sc: Scenario, pods: Mapping[str, Pod], tree: TopologyTree) -> list[Gang]:
-    return discover_gangs(
-        pods.values(), podgroups=sc.podgroups, priority_classes=sc.priority_classes, tree=tree, cnt=sc.cnt
-    )
+    def gangs(self, sc: Scenario | None = None) -> list[Gang]:
+        """Every gang, as the first cycle sees them (`sc` is not needed; kept for callers)."""
+        del sc
+        return self.discovered
 
 
 def prepare(sc: Scenario) -> Prepared:
-    """Tree, static index and snapshot (bound pods, terminating ones, existing nominations)."""
-    tree = topology_of(sc)
-    warnings = [*sc.warnings, *tree.warnings]
-    node_names = {n.name for n in sc.nodes}
-    pods: dict[str, Pod] = {}
-    for p in sc.pods:
-        if p.terminal:
-            continue
-        if p.bound and p.spec.node_name not in node_names:
-            warnings.append(
-                f"pod {p.key}: left out: bound to node {p.spec.node_name}, which is not in the snapshot"
-            )
-            continue
-        pods[p.key] = p
-    gangs = _discover(sc, pods, tree)
-    resources = {r for g in gangs for gp in g.pods for r in gp.requests}
-    index = ClusterIndex.build(sc.nodes, tree, resources=resources)
-    snap = _snapshot(index, gangs, pods)
-    for gang in gangs:
-        for gp in gang.pending:
-            st = gp.pod.status
-            nominated = st.nominated_node_name if st is not None else None
-            if nominated is not None and nominated in index.node_pos:
-                vec = index.vector(gp.requests)
-                if vec is not None:
-                    snap.nominate(Nomination(gp.key, gang.key, index.node_pos[nominated], vec, gang.priority))
-    return Prepared(tree, index, snap, pods, warnings)
+    """Tree, static index, snapshot and gangs, exactly as the first cycle would see them."""
+    view = cluster_state(sc).view()
+    return Prepared(
+        view.tree,
+        view.index,
+        view.snapshot,
+        sorted(view.gangs.values(), key=lambda g: natural_key(g.key)),
+        [*sc.warnings, *view.warnings, *_orphans(sc)],
+    )
 
 
-def simulate(sc: Scenario, *, schedulers: Iterable[str] = DEFAULT_SCHEDULERS) -> SimulationResult:
-    served = set(schedulers)
-    prep = prepare(sc)
-    index, snap, pods = prep.index, prep.snapshot, prep.pods
-    res = SimulationResult(warnings=prep.warnings, index=index)
+def _orphans(sc: Scenario) -> list[str]:
+    names = {n.name for n in sc.nodes}
+    return [
+        f"pod {p.key}: holds nothing: bound to node {p.spec.node_name}, which is not in the snapshot"
+        for p in sc.pods
+        if not p.terminal and p.bound and p.spec.node_name not in names
+    ]
 
-    def gangs_now() -> list[Gang]:
-        return prep.gangs(sc)
 
-    res.initial_pods = {k: index.node_names[p.node] for k, p in snap.pods.items()}
-    last: dict[str, Verdict] = {}
+def simulate(
+    sc: Scenario,
+    *,
+    schedulers: Iterable[str] = DEFAULT_SCHEDULERS,
+    assembly_grace: float = DEFAULT_ASSEMBLY_GRACE,
+) -> SimulationResult:
+    """The live cycle, run to quiescence (see the module docstring)."""
+    served = tuple(schedulers)
+    state = cluster_state(sc)
+    timing = GangTiming()
+    clock = 0.0
+    view = state.view()
+    index = view.index
+    res = SimulationResult(warnings=[*sc.warnings, *view.warnings, *_orphans(sc)], index=index)
+    res.initial_pods = {k: index.node_names[p.node] for k, p in view.snapshot.pods.items()}
+    last: dict[str, str] = {}
     for rnd in range(1, MAX_ROUNDS + 1):
-        changed = False
-        gangs = gangs_now()
-        order = sorted(
-            (g for g in gangs if g.pending and g.scheduler_name in served),
-            key=lambda g: (-g.priority, g.creation, natural_key(g.key)),
-        )
-        budgets = budgets_from(sc.pdbs, snap)
-        by_key = {g.key: g for g in gangs}
-        for gang in order:
-            gang = by_key[gang.key]
-            verdict = schedule(gang, snap, budgets=budgets)
-            last[gang.key] = verdict
-            if verdict.code is Code.SUCCESS and verdict.placement is not None and verdict.placement.pods:
-                _bind(verdict, gang, snap, pods, res, rnd)
-                changed = True
-                gangs = gangs_now()
-                by_key = {g.key: g for g in gangs}
-            elif verdict.code is Code.WAIT and verdict.plan is not None:
-                plan = verdict.plan
-                snap.clear_nominations(gang.key)
-                for victim in plan.victims:
-                    snap.mark_terminating(victim.pod)
-                    res.conditions[victim.pod] = victim.condition
-                    if victim.pod not in res.evicted:
-                        res.evicted.append(victim.pod)
-                reqs = {gp.key: gp for gp in gang.pending}
-                for pod_key, node in plan.nominated:
-                    vec = index.vector(reqs[pod_key].requests)
-                    assert vec is not None
-                    snap.nominate(Nomination(pod_key, gang.key, index.node_pos[node], vec, gang.priority))
-                    res.nominated[pod_key] = node
-                victims = ", ".join(v.pod for v in plan.victims)
-                res.events.append(Event(rnd, gang.key, "preempting", f"in {plan.domain}: evicting {victims}"))
-                again = schedule(gang, snap, budgets=budgets)
-                last[gang.key] = again
-                res.waiting[gang.key] = again.message
-                res.events.append(Event(rnd, gang.key, "waiting", again.message))
-                changed = True
-        # Terminating pods finish between rounds.
-        for key in [k for k, p in snap.pods.items() if p.terminating]:
-            snap.evict(key)
-            pods.pop(key, None)
+        plan = SchedulingCycle(
+            view, served=served, now=clock, timing=timing, assembly_grace=assembly_grace
+        ).run()
+        changed = bool(plan.waiting)
+        for key, outcome in plan.outcomes.items():
+            if outcome.report:
+                last[key] = outcome.message
+        for bind in plan.binds:
+            for pod_key, node in bind.pods:
+                _put_pod(state, pod_key, node_name=node)
+                res.bound[pod_key] = node
+            res.gangs[bind.gang] = (bind.domain, bind.tier)
+            where = f"{bind.domain} (tier {bind.tier})"
+            res.events.append(Event(rnd, bind.gang, "placed", f"{len(bind.pods)} pod(s) in {where}"))
+            timing.bound(bind.gang)
+            last.pop(bind.gang, None)
             changed = True
+        for pre in plan.preemptions:
+            for victim in pre.plan.victims:
+                _put_pod(state, victim.pod, deleting=True)
+                res.conditions[victim.pod] = victim.condition
+                if victim.pod not in res.evicted:
+                    res.evicted.append(victim.pod)
+            for pod_key, node in pre.plan.nominated:
+                _put_pod(state, pod_key, nominated=node)
+                res.nominated[pod_key] = node
+            victims = ", ".join(v.pod for v in pre.plan.victims)
+            res.events.append(Event(rnd, pre.gang, "preempting", f"in {pre.plan.domain}: evicting {victims}"))
+            res.waiting[pre.gang] = pre.message
+            res.events.append(Event(rnd, pre.gang, "waiting", pre.message))
+            changed = True
+        # Terminating pods finish between rounds; the clock moves past any permit wait.
+        for key in [k for k, p in state.pods.items() if p.metadata.deletion_timestamp is not None]:
+            state.delete(Kind.POD, key)
+            changed = True
+        clock += assembly_grace + 1.0
+        view = state.view()
         if not changed:
             break
-    for gang in gangs_now():
-        if gang.pending and gang.scheduler_name in served:
-            v = last.get(gang.key)
-            msg = v.message if v is not None else "not attempted"
-            res.unschedulable[gang.key] = msg
-            res.events.append(Event(0, gang.key, "unschedulable", msg))
-    res.final_pods = {k: index.node_names[p.node] for k, p in snap.pods.items()}
-    res.final_used = snap.used.copy()
+    for key in view.pending:
+        gang = view.gangs[key]
+        if gang.scheduler_name in served:
+            msg = last.get(key, "not attempted")
+            res.unschedulable[key] = msg
+            res.events.append(Event(0, key, "unschedulable", msg))
+    res.final_pods = {k: index.node_names[p.node] for k, p in view.snapshot.pods.items()}
+    res.final_used = view.snapshot.used.copy()
     return res
 
 
-def _snapshot(index: ClusterIndex, gangs: Sequence[Gang], pods: Mapping[str, Pod]) -> Snapshot:
-    bound: list[BoundPod] = []
-    gang_min: dict[str, int] = {}
-    for g in gangs:
-        gang_min[g.key] = g.min_member
-        for gp in g.bound:
-            vec = index.vector(gp.requests)
-            if vec is None or gp.node_name is None or gp.node_name not in index.node_pos:
-                continue
-            pod = pods[gp.key]
-            bound.append(
-                BoundPod(
-                    key=gp.key,
-                    namespace=pod.namespace,
-                    node=index.node_pos[gp.node_name],
-                    req=vec,
-                    priority=gp.priority,
-                    gang=g.key,
-                    labels=pod.metadata.labels or {},
-                    terminating=pod.metadata.deletion_timestamp is not None,
-                    terms=PodTerms.of(pod),
-                )
-            )
-    return Snapshot.build(index, bound, gang_min)
+SIMULATED_DELETION = "1970-01-01T00:00:00Z"
 
 
-def _bind(
-    verdict: Verdict, gang: Gang, snap: Snapshot, pods: dict[str, Pod], res: SimulationResult, rnd: int
+def _put_pod(
+    state: ClusterState,
+    key: str,
+    *,
+    node_name: str | None = None,
+    deleting: bool = False,
+    nominated: str | None = None,
 ) -> None:
-    assert verdict.placement is not None
-    index = snap.index
-    members = {gp.key: gp for gp in gang.pods}
-    for pod_key, node in verdict.placement.pods:
-        gp = members[pod_key]
-        vec = index.vector(gp.requests)
-        assert vec is not None
-        pod = pods[pod_key]
-        snap.bind(
-            BoundPod(
-                pod_key,
-                pod.namespace,
-                index.node_pos[node],
-                vec,
-                gp.priority,
-                gang.key,
-                pod.metadata.labels or {},
-                terms=PodTerms.of(pod),
-            )
-        )
-        updated = pod.model_copy(deep=True)
-        updated.spec.node_name = node
-        pods[pod_key] = updated
-        res.bound[pod_key] = node
-    snap.gang_min[gang.key] = gang.min_member
-    nodes = {
-        index.node_pos[n]
-        for n in (pods[gp.key].spec.node_name for gp in gang.pods)
-        if n is not None and n in index.node_pos
-    }
-    res.gangs[gang.key] = lowest_common(index, nodes)
-    where = f"{verdict.placement.domain} (tier {verdict.placement.tier})"
-    res.events.append(Event(rnd, gang.key, "placed", f"{len(verdict.placement.pods)} pod(s) in {where}"))
+    """What the API server would store after a bind, a delete with grace, a nomination."""
+    pod = state.pods[key]
+    update: dict[str, Any] = {}
+    if node_name is not None:
+        update["spec"] = pod.spec.model_copy(update={"node_name": node_name})
+        if pod.status is not None and pod.status.nominated_node_name:
+            update["status"] = pod.status.model_copy(update={"nominated_node_name": None})
+    if deleting:
+        update["metadata"] = pod.metadata.model_copy(update={"deletion_timestamp": SIMULATED_DELETION})
+    if nominated is not None:
+        status = pod.status or PodStatus()
+        update["status"] = status.model_copy(update={"nominated_node_name": nominated})
+    state.put(Kind.POD, key, pod.model_copy(update=update))

@@ -1,10 +1,10 @@
-"""What the scheduler knows about the cluster: parsed models kept in step by informers.
+"""What the scheduler knows about the cluster: informer events fed into the placer's
+`ClusterState` (parsed models plus the aggregates each cycle's snapshot is cut from).
 
 Each object is parsed once per resourceVersion (pods and nodes through the lean
-`translations.core` views), so a scheduling cycle never touches raw dicts. A topology
-generation counter moves whenever anything that shapes the static index changes (nodes
-appearing or going, their labels, taints, allocatable, HyperNodes, the ClusterNetworkTopology),
-so the index is rebuilt only then.
+`translations.core` views), so a scheduling cycle never touches raw dicts, and each model is
+kept once: `ParsedStore.items` is the state's own dict. Changes that cannot alter a decision
+(status heartbeats) replace the model without moving any aggregate or waking the scheduler.
 
 Pods the scheduler has sent to bind are *assumed* on their node until the informer shows the
 binding (kube-scheduler's assume cache): the next cycle must not hand their room to another gang.
@@ -13,15 +13,15 @@ binding (kube-scheduler's assume cache): the next cycle must not hand their room
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 import structlog
 
 from controller.informer import Informer, object_key
 from controller.kube import JsonDict
+from controller.placer.cluster import ClusterState, Kind
+from translations import gpu, schedplugins, volcano
 from translations import koordinator as koord
-from translations import schedplugins, volcano
 from translations._base import KubeModel
 from translations.core import Job, Node, Pod, PodDisruptionBudget, PriorityClass
 from translations.errors import InvalidSpecError
@@ -31,29 +31,30 @@ log = structlog.get_logger(__name__)
 M = TypeVar("M", bound=KubeModel)
 
 
-@dataclass
 class ParsedStore(Generic[M]):
-    """key -> parsed model of one resource; objects that do not parse are set aside with why."""
+    """key -> parsed model of one kind (the state's dict); objects that do not parse are set
+    aside with why (and count as deleted)."""
 
-    model: type[M]
-    items: dict[str, M] = field(default_factory=dict)
-    invalid: dict[str, str] = field(default_factory=dict)
+    def __init__(self, model: type[M], state: ClusterState, kind: Kind) -> None:
+        self.model, self.state, self.kind = model, state, kind
+        self.items: dict[str, M] = state.store(kind)
+        self.invalid: dict[str, str] = {}
 
-    def put(self, obj: JsonDict) -> M | None:
+    def put(self, obj: JsonDict, *, relevant: bool = True) -> M | None:
         key = object_key(obj)
         try:
             parsed = self.model.parse(obj)
         except InvalidSpecError as exc:
-            self.items.pop(key, None)
+            self.state.delete(self.kind, key)
             self.invalid[key] = str(exc)
             return None
         self.invalid.pop(key, None)
-        self.items[key] = parsed
+        self.state.put(self.kind, key, parsed, relevant=relevant)
         return parsed
 
     def drop(self, obj: JsonDict) -> None:
         key = object_key(obj)
-        self.items.pop(key, None)
+        self.state.delete(self.kind, key)
         self.invalid.pop(key, None)
 
 
@@ -111,8 +112,9 @@ class _Handler:
     def on_update(self, old: JsonDict, new: JsonDict) -> None:
         if old is new:
             return  # resync: nothing new to parse
-        self._store.put(new)
-        if self._changed(old, new):
+        relevant = self._changed(old, new)
+        self._store.put(new, relevant=relevant)
+        if relevant:
             self._touch()
 
     def on_delete(self, obj: JsonDict) -> None:
@@ -123,24 +125,47 @@ class _Handler:
 class ClusterCache:
     """Parsed pods, nodes, gangs' PodGroups, priority classes, budgets and the topology."""
 
-    def __init__(self, *, on_change: Callable[[], None] | None = None) -> None:
-        self.pods: ParsedStore[Pod] = ParsedStore(Pod)
-        self.nodes: ParsedStore[Node] = ParsedStore(Node)
-        self.volcano_pgs: ParsedStore[volcano.PodGroup] = ParsedStore(volcano.PodGroup)
-        self.sigs_pgs: ParsedStore[koord.SigsPodGroup] = ParsedStore(koord.SigsPodGroup)
-        self.x_pgs: ParsedStore[schedplugins.XPodGroup] = ParsedStore(schedplugins.XPodGroup)
-        self.priority_classes: ParsedStore[PriorityClass] = ParsedStore(PriorityClass)
-        self.pdbs: ParsedStore[PodDisruptionBudget] = ParsedStore(PodDisruptionBudget)
-        self.hypernodes: ParsedStore[volcano.HyperNode] = ParsedStore(volcano.HyperNode)
-        self.cnts: ParsedStore[koord.ClusterNetworkTopology] = ParsedStore(koord.ClusterNetworkTopology)
-        self.jobs: ParsedStore[Job] = ParsedStore(Job)
+    def __init__(
+        self, *, on_change: Callable[[], None] | None = None, nvlink_label: str = gpu.NVLINK_LABEL
+    ) -> None:
+        self.state = ClusterState(nvlink_label=nvlink_label)
+        st = self.state
+        self.pods: ParsedStore[Pod] = ParsedStore(Pod, st, Kind.POD)
+        self.nodes: ParsedStore[Node] = ParsedStore(Node, st, Kind.NODE)
+        self.volcano_pgs: ParsedStore[volcano.PodGroup] = ParsedStore(
+            volcano.PodGroup, st, Kind.VOLCANO_PODGROUP
+        )
+        self.sigs_pgs: ParsedStore[koord.SigsPodGroup] = ParsedStore(
+            koord.SigsPodGroup, st, Kind.SIGS_PODGROUP
+        )
+        self.x_pgs: ParsedStore[schedplugins.XPodGroup] = ParsedStore(
+            schedplugins.XPodGroup, st, Kind.X_PODGROUP
+        )
+        self.priority_classes: ParsedStore[PriorityClass] = ParsedStore(
+            PriorityClass, st, Kind.PRIORITY_CLASS
+        )
+        self.pdbs: ParsedStore[PodDisruptionBudget] = ParsedStore(PodDisruptionBudget, st, Kind.PDB)
+        self.hypernodes: ParsedStore[volcano.HyperNode] = ParsedStore(volcano.HyperNode, st, Kind.HYPERNODE)
+        self.cnts: ParsedStore[koord.ClusterNetworkTopology] = ParsedStore(
+            koord.ClusterNetworkTopology, st, Kind.CNT
+        )
+        self.jobs: ParsedStore[Job] = ParsedStore(Job, st, Kind.JOB)
         """batch/v1 Jobs: the GPU dialect's gangs read their annotations and parallelism."""
-        self.topology_generation = 0
-        self.generation = 0
-        """Moves on every change that can alter a scheduling decision."""
-        self.assumed: dict[str, str] = {}
-        """pod key -> node: sent to bind, not yet seen bound."""
         self._on_change = on_change
+
+    @property
+    def generation(self) -> int:
+        """Moves on every change that can alter a scheduling decision."""
+        return self.state.generation
+
+    @property
+    def topology_generation(self) -> int:
+        return self.state.topology_generation
+
+    @property
+    def assumed(self) -> dict[str, str]:
+        """pod key -> node: sent to bind, not yet seen bound."""
+        return self.state.assumed
 
     # --- wiring ----------------------------------------------------------------------
 
@@ -149,64 +174,28 @@ class ClusterCache:
         informer: Informer,
         store: ParsedStore[Any],
         *,
-        topology: bool = False,
         changed: Callable[[JsonDict, JsonDict], bool] | None = None,
     ) -> None:
-        informer.add_handler(_Handler(store, lambda: self._touch(topology), changed or (lambda _o, _n: True)))
+        informer.add_handler(_Handler(store, self._wake, changed or (lambda _o, _n: True)))
 
     def attach_pods(self, informer: Informer) -> None:
-        def add(obj: JsonDict) -> None:
-            pod = self.pods.put(obj)
-            if pod is not None and pod.spec.node_name and self.assumed.get(pod.key) == pod.spec.node_name:
-                del self.assumed[pod.key]  # the binding is visible now
-            self._touch(False)
-
-        def delete(obj: JsonDict) -> None:
-            self.pods.drop(obj)
-            self.assumed.pop(object_key(obj), None)
-            self._touch(False)
-
-        class PodHandler:
-            def on_add(self, obj: JsonDict) -> None:
-                add(obj)
-
-            def on_update(self, old: JsonDict, new: JsonDict) -> None:
-                if old is new:
-                    return
-                if _pod_shape(old) != _pod_shape(new):
-                    add(new)
-                else:
-                    cache.pods.put(new)  # phase/conditions only: current model, no wake-up
-
-            def on_delete(self, obj: JsonDict) -> None:
-                delete(obj)
-
-        cache = self
-        informer.add_handler(PodHandler())
+        self.attach(informer, self.pods, changed=lambda o, n: _pod_shape(o) != _pod_shape(n))
 
     def attach_nodes(self, informer: Informer) -> None:
-        self.attach(
-            informer, self.nodes, topology=True, changed=lambda o, n: _node_shape(o) != _node_shape(n)
-        )
+        self.attach(informer, self.nodes, changed=lambda o, n: _node_shape(o) != _node_shape(n))
 
     def attach_jobs(self, informer: Informer) -> None:
         self.attach(informer, self.jobs, changed=lambda o, n: _job_shape(o) != _job_shape(n))
 
-    def _touch(self, topology: bool) -> None:
-        self.generation += 1
-        if topology:
-            self.topology_generation += 1
+    def _wake(self) -> None:
         if self._on_change is not None:
             self._on_change()
 
     # --- assume ----------------------------------------------------------------------
 
     def assume(self, pod_key: str, node: str) -> None:
-        self.assumed[pod_key] = node
-        self.generation += 1
+        self.state.assume(pod_key, node)
 
     def forget(self, pod_key: str) -> None:
-        if self.assumed.pop(pod_key, None) is not None:
-            self.generation += 1
-            if self._on_change is not None:
-                self._on_change()
+        if self.state.forget(pod_key):
+            self._wake()

@@ -1,17 +1,17 @@
 """The fallback gang scheduler: a loop over scheduling cycles, served for the schedulerNames
 the hand-off leaves to topobridge (`serve`, with `controller.handoff`).
 
-A cycle (`run_cycle`), in kube-scheduler's terms:
-1. snapshot: build the view (tree, index, snapshot, gangs) from the cache;
-2. for each gang whose pods ask for a scheduler we serve, has pending pods and no job in
-   flight, highest priority first: run the engine (`controller.placer.engine.schedule`);
-3. reserve: a `Success` is applied to the snapshot and the pods are assumed in the cache, so
-   the gangs after it see the room taken; `Wait` with a plan marks the victims terminating
-   and nominates, so no later gang takes that room either;
-4. bind / preempt: each decision becomes a job (a task per gang) that writes to the API
-   server while the loop goes on; a gang is never planned again while its job runs;
-5. report: `Unschedulable`/`Unresolvable`/`Wait` messages go to the pods' PodScheduled
-   condition and the Volcano PodGroup, only when they change.
+A cycle (`run_cycle`) is `controller.placer.cycle.SchedulingCycle` over the cache's
+incremental snapshot (`ClusterState.view()`): every decision (queue order, fit, reserve,
+nominations, victims, the permit's assembly wait) is made there, the same code
+`topobridge simulate` runs. This module only turns each gang's result into API work:
+1. bind: the placed pods are assumed in the cache (the next cycle sees their room taken) and
+   a job (a task per gang) binds them while the loop goes on; a gang is never planned again
+   while its job runs, and a failed bind requeues it with backoff (`GangTiming`);
+2. preempt: victims get their DisruptionTarget condition and are deleted, the gang's pods
+   are nominated;
+3. report: verdict messages go to the pods' PodScheduled condition and the Volcano PodGroup,
+   only when they change.
 
 The loop wakes on cache changes (debounced) and every `period` seconds (waiting gangs,
 victims gone). Stopping (leadership lost, SIGTERM) stops planning at once
@@ -22,9 +22,8 @@ left half-bound by us.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import time
-from collections.abc import Callable, Collection, Coroutine, Mapping
+from collections.abc import Callable, Collection, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,10 +34,8 @@ from controller.aiotasks import run_roots, spawn
 from controller.handoff import HandOff
 from controller.informer import Informer
 from controller.kube import Kube
-from controller.placer.engine import Code, Verdict, schedule
-from controller.placer.gpu import rank_annotations
-from controller.placer.snapshot import BoundPod, Nomination
-from controller.placer.terms import PodTerms
+from controller.placer.cycle import Bind, CycleOptions, GangTiming, Outcome, Preemption, SchedulingCycle
+from controller.placer.engine import Code
 from controller.reporting import EventRecorder
 from controller.resources import (
     CLUSTER_NETWORK_TOPOLOGIES,
@@ -57,11 +54,8 @@ from controller.runtime.binder import Binder, BindOutcome
 from controller.runtime.cache import ClusterCache
 from controller.runtime.preemptor import Preemptor
 from controller.runtime.status import StatusWriter
-from controller.runtime.view import View, ViewBuilder, _vector, ordered
-from translations import gpu, schedplugins, volcano
-from translations import koordinator as koord
-from translations.core import Pod
-from translations.gangs import Gang
+from translations import gpu
+from translations.gangs import Gang, membership
 
 log = structlog.get_logger(__name__)
 
@@ -90,13 +84,12 @@ class SchedulerConfig:
     """Koordinator's coscheduling `awareNetworkTopology`: false places gangs ignoring their
     network-topology constraints (still whole)."""
 
+    def cycle_options(self) -> CycleOptions:
+        return CycleOptions(enable_preemption=self.enable_preemption, topology_aware=self.topology_aware)
+
     def shape(self, gang: Gang) -> Gang:
-        """The gang as these args let the engine see it (preemption, topology switched off)."""
-        if not self.enable_preemption and gang.preemption_policy != "Never":
-            gang = dataclasses.replace(gang, preemption_policy="Never")
-        if not self.topology_aware and (gang.constraint is not None or gang.subgroups):
-            gang = dataclasses.replace(gang, constraint=None, subgroups=())
-        return gang
+        """The gang as these args let the engine see it (`CycleOptions.shape`)."""
+        return self.cycle_options().shape(gang)
 
 
 @dataclass
@@ -113,15 +106,12 @@ class GangScheduler:
     cycles: int = 0
     _wake: asyncio.Event = field(init=False)
     _jobs: dict[str, asyncio.Task[None]] = field(init=False, default_factory=dict)
-    _ready_since: dict[str, float] = field(init=False, default_factory=dict)
+    timing: GangTiming = field(init=False, default_factory=GangTiming)
     _reported: dict[str, tuple[Code, str]] = field(init=False, default_factory=dict)
-    _backoff: dict[str, tuple[float, int]] = field(init=False, default_factory=dict)
-    """gang -> (not before, failures): a gang whose bind job failed waits before its next try."""
 
     def __post_init__(self) -> None:
         self._wake = asyncio.Event()
-        self.cache = ClusterCache(on_change=self._wake.set)
-        self.views = ViewBuilder(self.cache, nvlink_label=self.config.gpu_nvlink_label)
+        self.cache = ClusterCache(on_change=self._wake.set, nvlink_label=self.config.gpu_nvlink_label)
         self.status = StatusWriter(self.status_kube, self.cache, recorder=self.recorder)
         self.binder = Binder(
             self.kube,
@@ -159,8 +149,8 @@ class GangScheduler:
         c.attach(vpgs, c.volcano_pgs)
         c.attach(spgs, c.sigs_pgs)
         c.attach(xpgs, c.x_pgs)
-        c.attach(hypernodes, c.hypernodes, topology=True)
-        c.attach(cnts, c.cnts, topology=True)
+        c.attach(hypernodes, c.hypernodes)
+        c.attach(cnts, c.cnts)
         c.attach_jobs(jobs)
         return watched
 
@@ -223,48 +213,39 @@ class GangScheduler:
                 or (pod.spec.scheduler_name or "default-scheduler") not in names
             ):
                 continue
-            if busy and self._gang_hint(pod) in busy:
+            if busy and membership(pod)[0] in busy:
                 continue
             return True
         return False
-
-    def _gang_hint(self, pod: Pod) -> str:
-        """The gang key the pod most likely belongs to, for the in-flight check only."""
-        ann, labels = pod.metadata.annotations or {}, pod.metadata.labels or {}
-        name = (
-            ann.get(volcano.GROUP_NAME_ANNOTATION)
-            or labels.get(koord.SIGS_POD_GROUP_LABEL)
-            or labels.get(schedplugins.POD_GROUP_LABEL)
-            or ann.get(koord.GANG_NAME)
-        )
-        return f"{pod.namespace}/{name}" if name else pod.key
 
     async def run_cycle(self) -> None:
         if not self.has_work():
             return
         self.cycles += 1
         t0 = time.perf_counter()
-        view = self.views.build()
+        view = self.cache.state.view()
         t_view = time.perf_counter() - t0
-        now = time.monotonic()
+        cycle = SchedulingCycle(
+            view,
+            served=self.names(),
+            now=time.monotonic(),
+            timing=self.timing,
+            busy=set(self._jobs),
+            assembly_grace=self.config.assembly_grace,
+            options=self.config.cycle_options(),
+        )
+        live = view.gangs.keys()
+        for k in [k for k in self._reported if k not in live]:
+            del self._reported[k]
         planned = 0
-        live = {g.key for g in view.gangs}
-        for table in (self._ready_since, self._reported, self._backoff):
-            for k in [k for k in table if k not in live]:
-                del table[k]
-        for gang in ordered(view.gangs):
+        for gang in cycle.queue():
             if self.stopping:
                 return
-            if not self.served(gang) or not gang.pending or gang.key in self._jobs:
-                continue
-            if self._backoff.get(gang.key, (0.0, 0))[0] > now:
-                continue
-            first_seen = self._ready_since.setdefault(gang.key, now)
-            if len(gang.pods) < gang.min_member and now - first_seen < self.config.assembly_grace:
-                continue  # still being created: say nothing yet (a Permit-style wait)
-            verdict = schedule(self.config.shape(gang), view.snapshot, budgets=view.budgets)
-            metrics.SCHEDULING_ATTEMPTS.labels(verdict.code.value).inc()
-            self._apply(gang, verdict, view)
+            if not self.served(gang):
+                continue  # handed off since the cycle began
+            outcome = cycle.attempt(gang)
+            metrics.SCHEDULING_ATTEMPTS.labels(outcome.code.value).inc()
+            self._apply(gang, outcome, cycle)
             planned += 1
             await asyncio.sleep(0)  # let bind jobs and informers breathe between gangs
         log.debug(
@@ -277,52 +258,20 @@ class GangScheduler:
 
     # --- decisions -------------------------------------------------------------------
 
-    def _apply(self, gang: Gang, verdict: Verdict, view: View) -> None:
-        if verdict.code is Code.SUCCESS:
-            placement = verdict.placement
-            if placement is None or not placement.pods:
-                return
-            members = {m.key: m for m in gang.pods}
-            for key, node in placement.pods:
-                m = members[key]
-                pos = view.index.node_pos[node]
-                view.snapshot.bind(
-                    BoundPod(
-                        key,
-                        m.pod.namespace,
-                        pos,
-                        _vector(view.index, m.requests),
-                        m.priority,
-                        gang.key,
-                        dict(m.pod.metadata.labels or {}),
-                        terms=PodTerms.of(m.pod),
-                    )
-                )
+    def _apply(self, gang: Gang, outcome: Outcome, cycle: SchedulingCycle) -> None:
+        """Turn one gang's result into API work: nothing here decides anything."""
+        bind = next((b for b in cycle.plan.binds if b.gang == gang.key), None)
+        preemption = next((p for p in cycle.plan.preemptions if p.gang == gang.key), None)
+        if bind is not None:
+            for key, node in bind.pods:
                 self.cache.assume(key, node)
-            already = [m.key for m in gang.bound]
-            notes = rank_annotations(gang, placement.pods, view.index)
-            self._start(
-                gang.key,
-                self._bind_job(gang, list(placement.pods), already, placement.domain, placement.tier, notes),
-            )
-        elif verdict.code is Code.WAIT and verdict.plan is not None:
-            plan = verdict.plan
-            for v in plan.victims:
-                if v.pod in view.snapshot.pods:
-                    view.snapshot.mark_terminating(v.pod)
-            members = {m.key: m for m in gang.pods}
-            for key, node in plan.nominated:
-                m = members[key]
-                view.snapshot.nominate(
-                    Nomination(
-                        key, gang.key, view.index.node_pos[node], _vector(view.index, m.requests), m.priority
-                    )
-                )
-            self._start(gang.key, self._preempt_job(gang, verdict))
-        elif self._reported.get(gang.key) != (verdict.code, verdict.message):
+            self._start(gang.key, self._bind_job(gang, bind))
+        elif preemption is not None:
+            self._start(gang.key, self._preempt_job(gang, preemption))
+        elif outcome.report and self._reported.get(gang.key) != (outcome.code, outcome.message):
             # Only a changed verdict is written: an unschedulable gang costs nothing per cycle.
-            self._reported[gang.key] = (verdict.code, verdict.message)
-            self._start(gang.key, self._report_job(gang, verdict, "Unschedulable"), wake=False)
+            self._reported[gang.key] = (outcome.code, outcome.message)
+            self._start(gang.key, self._report_job(gang, outcome), wake=False)
 
     def _start(self, key: str, coro: Coroutine[Any, Any, None], *, wake: bool = True) -> None:
         task = spawn(f"gang:{key}", coro, forever=False)
@@ -336,28 +285,22 @@ class GangScheduler:
 
         task.add_done_callback(done)
 
-    async def _bind_job(
-        self,
-        gang: Gang,
-        placement: list[tuple[str, str]],
-        already: list[str],
-        domain: str,
-        tier: int,
-        notes: Mapping[str, Mapping[str, str]] | None = None,
-    ) -> None:
+    async def _bind_job(self, gang: Gang, bind: Bind) -> None:
+        already, domain, tier = list(bind.already_bound), bind.domain, bind.tier
         out: BindOutcome = await self.binder.bind_gang(
-            gang.key, placement, min_member=gang.min_member, already_bound=already, annotations=notes
+            gang.key,
+            list(bind.pods),
+            min_member=bind.min_member,
+            already_bound=already,
+            annotations=bind.annotations,
         )
         if out.result != "complete" or out.failed or out.unfinished:
             # Members that could not be bound wait before the next try, even when the gang
             # holds minMember without them (else a refused extra member is retried hot).
-            failures = self._backoff.get(gang.key, (0.0, 0))[1] + 1
-            self._backoff[gang.key] = (time.monotonic() + min(60.0, 0.5 * 2 ** (failures - 1)), failures)
-        else:
-            self._backoff.pop(gang.key, None)
+            self.timing.bind_failed(gang.key, time.monotonic())
         if out.result == "complete":
             metrics.GANGS_PLACED.inc()
-            since = self._ready_since.pop(gang.key, None)
+            since = self.timing.bound(gang.key)
             if since is not None:
                 metrics.SCHEDULING_LATENCY.observe(time.monotonic() - since)
             for key in out.bound:
@@ -390,27 +333,26 @@ class GangScheduler:
                 message=message,
             )
 
-    async def _preempt_job(self, gang: Gang, verdict: Verdict) -> None:
-        assert verdict.plan is not None
-        await self.preemptor.carry_out(verdict.plan, verdict.message)
+    async def _preempt_job(self, gang: Gang, preemption: Preemption) -> None:
+        await self.preemptor.carry_out(preemption.plan, preemption.message)
         await self.status.pod_group(
             gang,
             phase="Pending",
             condition="Unschedulable",
             ok=False,
             reason="Preempting",
-            message=verdict.message,
+            message=preemption.message,
         )
 
-    async def _report_job(self, gang: Gang, verdict: Verdict, reason: str) -> None:
-        await self.status.pods_unschedulable(gang, verdict.message, reason=reason)
+    async def _report_job(self, gang: Gang, outcome: Outcome) -> None:
+        await self.status.pods_unschedulable(gang, outcome.message, reason="Unschedulable")
         await self.status.pod_group(
             gang,
             phase="Pending",
             condition="Unschedulable",
             ok=False,
-            reason=verdict.code.value,
-            message=verdict.message,
+            reason=outcome.code.value,
+            message=outcome.message,
         )
 
     async def _event_on_group(self, gang: Gang, type_: str, reason: str, message: str) -> None:

@@ -1,0 +1,302 @@
+"""One scheduling cycle, in kube-scheduler's phases: the only place scheduling decisions are made.
+
+Both runners call it: the live `GangScheduler` (then turns the plan into API jobs) and
+`topobridge simulate` (applies the plan to its static cluster and runs the next cycle).
+
+1. snapshot: `ClusterState.view()` (incremental; `controller.placer.cluster`);
+2. queue order: gangs with pending pods whose schedulerName is served, not busy (a job in
+   flight) and not backing off, highest priority first, then oldest, then by key;
+3. per gang, prefilter / filter / score / select / postfilter (preemption): the engine
+   (`controller.placer.engine.schedule`), on the cycle's snapshot;
+4. reserve: a placement is applied to the snapshot (its pods bound there), a preemption plan
+   too (victims terminating, the gang's pods nominated), so later gangs of the same cycle see
+   the room taken; `unreserve` undoes a gang's reservation (idempotent);
+5. permit, the gang gate: a placement goes on to bind; a gang with fewer pods than its
+   minMember waits silently for `assembly_grace` seconds since it was first seen (its pods are
+   still being created) before it is reported;
+6. the plan: binds (gang -> [(pod, node)], domain, tier), preemptions (victims with their
+   DisruptionTarget condition, nominations), and per gang a verdict code with a message per pod.
+
+Time is injected (`now`); what a gang's clock remembers between cycles lives in `GangTiming`.
+Everything is deterministic: the same view, `now` and timing give the same plan.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field, replace
+
+from controller.placer.cluster import ClusterView, queue_order, request_vector
+from controller.placer.engine import Code, GangPlacement, Verdict, pod_messages, schedule
+from controller.placer.gpu import rank_annotations
+from controller.placer.preempt import PreemptionPlan, Victim
+from controller.placer.snapshot import BoundPod, Nomination, Snapshot
+from controller.placer.terms import PodTerms
+from translations.gangs import Gang
+
+DEFAULT_ASSEMBLY_GRACE = 10.0
+"""Seconds a gang with fewer pods than minMember may take to appear before it is reported."""
+BACKOFF_BASE, BACKOFF_MAX = 0.5, 60.0
+
+
+# --- options and state kept between cycles ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CycleOptions:
+    """Koordinator coscheduling's args, as they change what the engine is asked."""
+
+    enable_preemption: bool = True
+    """`enablePreemption`: false never evicts to make room."""
+    topology_aware: bool = True
+    """`awareNetworkTopology`: false places gangs ignoring their network-topology constraints
+    (still whole)."""
+
+    def shape(self, gang: Gang) -> Gang:
+        """The gang as these options let the engine see it (preemption, topology switched off)."""
+        if not self.enable_preemption and gang.preemption_policy != "Never":
+            gang = replace(gang, preemption_policy="Never")
+        if not self.topology_aware and (gang.constraint is not None or gang.subgroups):
+            gang = replace(gang, constraint=None, subgroups=())
+        return gang
+
+
+@dataclass
+class GangTiming:
+    """Per-gang clocks the cycle reads and the runner updates: when a gang was first seen
+    pending, and until when it backs off after a failed bind."""
+
+    first_seen: dict[str, float] = field(default_factory=dict)
+    not_before: dict[str, float] = field(default_factory=dict)
+    failures: dict[str, int] = field(default_factory=dict)
+
+    def seen(self, gang: str, now: float) -> float:
+        return self.first_seen.setdefault(gang, now)
+
+    def backing_off(self, gang: str, now: float) -> bool:
+        return self.not_before.get(gang, 0.0) > now
+
+    def bind_failed(self, gang: str, now: float) -> None:
+        """Requeue with exponential backoff (0.5 s doubling, at most a minute)."""
+        n = self.failures.get(gang, 0) + 1
+        self.failures[gang] = n
+        self.not_before[gang] = now + min(BACKOFF_MAX, BACKOFF_BASE * 2 ** (n - 1))
+
+    def bound(self, gang: str) -> float | None:
+        """The gang is placed: its clocks stop. Returns when it was first seen, if known."""
+        self.failures.pop(gang, None)
+        self.not_before.pop(gang, None)
+        return self.first_seen.pop(gang, None)
+
+    def prune(self, live: Collection[str]) -> None:
+        """Forget gangs that no longer exist."""
+        for table in (self.first_seen, self.not_before, self.failures):
+            for k in [k for k in table if k not in live]:
+                del table[k]
+
+
+# --- the plan -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Bind:
+    """Bind `pods` (rank order) of `gang`; `already_bound` members were bound before."""
+
+    gang: str
+    pods: tuple[tuple[str, str], ...]
+    domain: str
+    tier: int
+    already_bound: tuple[str, ...]
+    min_member: int
+    annotations: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    """Per pod, annotations written at bind (a GPU gang's topology path and ring order)."""
+
+
+@dataclass(frozen=True)
+class Preemption:
+    """Evict the plan's victims, then nominate the gang's pods; `message` is what the pods
+    show while the victims terminate."""
+
+    gang: str
+    plan: PreemptionPlan
+    message: str
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A gang's verdict this cycle, and what each of its pending pods is told."""
+
+    gang: str
+    code: Code
+    step: str
+    message: str
+    pod_messages: Mapping[str, str]
+    report: bool = True
+    """False while the permit holds the gang silently (still assembling)."""
+
+
+@dataclass
+class CyclePlan:
+    binds: list[Bind] = field(default_factory=list)
+    preemptions: list[Preemption] = field(default_factory=list)
+    outcomes: dict[str, Outcome] = field(default_factory=dict)
+    """Every gang attempted, in queue order."""
+
+    @property
+    def nominations(self) -> dict[str, str]:
+        """pod -> node, for every pod nominated this cycle."""
+        return {pod: node for p in self.preemptions for pod, node in p.plan.nominated}
+
+    @property
+    def evictions(self) -> list[Victim]:
+        return [v for p in self.preemptions for v in p.plan.victims]
+
+    @property
+    def waiting(self) -> list[str]:
+        """Gangs the permit holds silently."""
+        return [k for k, o in self.outcomes.items() if not o.report]
+
+
+# --- the cycle ----------------------------------------------------------------------------------
+
+
+class SchedulingCycle:
+    """One cycle over `view`. `run()` does it all; a runner that yields between gangs calls
+    `queue()` then `attempt(gang)` for each (the plan accumulates either way)."""
+
+    def __init__(
+        self,
+        view: ClusterView,
+        *,
+        served: Collection[str],
+        now: float,
+        timing: GangTiming,
+        busy: Collection[str] = (),
+        assembly_grace: float = DEFAULT_ASSEMBLY_GRACE,
+        options: CycleOptions = CycleOptions(),
+    ) -> None:
+        self.view = view
+        self.options = options
+        self.snapshot: Snapshot = view.snapshot
+        self.served = frozenset(served)
+        self.now = now
+        self.timing = timing
+        self.busy = busy
+        self.assembly_grace = assembly_grace
+        self.plan = CyclePlan()
+
+    def run(self) -> CyclePlan:
+        for gang in self.queue():
+            self.attempt(gang)
+        return self.plan
+
+    # --- queue order ---
+
+    def queue(self) -> list[Gang]:
+        gangs = self.view.gangs
+        self.timing.prune(gangs.keys())
+        ready = [
+            gangs[k]
+            for k in self.view.pending
+            if gangs[k].scheduler_name in self.served
+            and k not in self.busy
+            and not self.timing.backing_off(k, self.now)
+        ]
+        return queue_order(ready)
+
+    # --- one gang: prefilter .. postfilter (engine), reserve, permit ---
+
+    def attempt(self, gang: Gang) -> Outcome:
+        first_seen = self.timing.seen(gang.key, self.now)
+        asked = self.options.shape(gang)
+        verdict = schedule(asked, self.snapshot, budgets=self.view.budgets)
+        if verdict.code is Code.SUCCESS and verdict.placement is not None and verdict.placement.pods:
+            self.reserve(gang, verdict.placement)
+            return self._permit_bind(gang, verdict, verdict.placement)
+        if verdict.code is Code.WAIT and verdict.plan is not None:
+            self.reserve_preemption(gang, verdict.plan)
+            # What the pods say while the victims terminate: the next attempt's answer.
+            again = schedule(asked, self.snapshot, budgets=self.view.budgets)
+            self.plan.preemptions.append(Preemption(gang.key, verdict.plan, again.message))
+            return self._outcome(gang, again)
+        if self._assembling(gang, first_seen):
+            return self._outcome(gang, replace(verdict, code=Code.WAIT, step="permit"), report=False)
+        return self._outcome(gang, verdict)
+
+    def _assembling(self, gang: Gang, first_seen: float) -> bool:
+        """Permit's wait: fewer pods than minMember, and the grace since first seen not over."""
+        return len(gang.pods) < gang.min_member and self.now - first_seen < self.assembly_grace
+
+    def _permit_bind(self, gang: Gang, verdict: Verdict, placement: GangPlacement) -> Outcome:
+        self.plan.binds.append(
+            Bind(
+                gang=gang.key,
+                pods=placement.pods,
+                domain=placement.domain,
+                tier=placement.tier,
+                already_bound=tuple(m.key for m in gang.bound),
+                min_member=gang.min_member,
+                annotations=rank_annotations(gang, placement.pods, self.snapshot.index),
+            )
+        )
+        return self._outcome(gang, verdict)
+
+    def _outcome(self, gang: Gang, verdict: Verdict, *, report: bool = True) -> Outcome:
+        out = Outcome(
+            gang=gang.key,
+            code=verdict.code,
+            step=verdict.step,
+            message=verdict.message,
+            pod_messages=pod_messages(gang, verdict),
+            report=report,
+        )
+        self.plan.outcomes[gang.key] = out
+        return out
+
+    # --- reserve / unreserve ---
+
+    def reserve(self, gang: Gang, placement: GangPlacement) -> None:
+        """Bind the placement on the cycle's snapshot: later gangs see the room taken."""
+        snap, index = self.snapshot, self.snapshot.index
+        members = {m.key: m for m in gang.pods}
+        for key, node in placement.pods:
+            m = members[key]
+            snap.bind(
+                BoundPod(
+                    key,
+                    m.pod.namespace,
+                    index.node_pos[node],
+                    request_vector(index, m.requests),
+                    m.priority,
+                    gang.key,
+                    m.pod.metadata.labels or {},
+                    terms=PodTerms.of(m.pod),
+                )
+            )
+        snap.gang_min[gang.key] = gang.min_member
+
+    def reserve_preemption(self, gang: Gang, plan: PreemptionPlan) -> None:
+        """Victims terminate and the gang's pods hold their nominated nodes."""
+        snap, index = self.snapshot, self.snapshot.index
+        for victim in plan.victims:
+            if victim.pod in snap.pods:
+                snap.mark_terminating(victim.pod)
+        snap.clear_nominations(gang.key)
+        members = {m.key: m for m in gang.pods}
+        for key, node in plan.nominated:
+            m = members[key]
+            snap.nominate(
+                Nomination(
+                    key, gang.key, index.node_pos[node], request_vector(index, m.requests), gang.priority
+                )
+            )
+
+    def unreserve(self, gang: Gang) -> None:
+        """Give back what this cycle reserved for `gang` (safe to call when nothing was)."""
+        snap = self.snapshot
+        for bind in [b for b in self.plan.binds if b.gang == gang.key]:
+            for key, _ in bind.pods:
+                if key in snap.pods:
+                    snap.evict(key)
+            self.plan.binds.remove(bind)
+        snap.clear_nominations(gang.key)

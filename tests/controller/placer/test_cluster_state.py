@@ -1,0 +1,223 @@
+"""The incremental snapshot equals a full rebuild, after any sequence of object events.
+
+Random add/update/delete sequences over nodes (labels, taints, capacity), pods (pending, bound,
+assumed, nominated, terminating, in gangs of three dialects, GangGroups), PodGroups, HyperNodes,
+the ClusterNetworkTopology, priority classes and PodDisruptionBudgets go into one
+`ClusterState`, which takes an incremental view at random points; at each point a fresh state
+holding the same objects builds its view from scratch, and every part must be equal: index,
+requested resources per node, bound pods (with gang, priority, labels, terminating), minMember,
+nominations, gangs, the pending list and the budgets.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from placer_objects import cnt, hypernode, koord_gang, node, pdb, pod, priority_class, volcano_gang
+
+from controller.placer.cluster import ClusterState, ClusterView, Kind
+from translations import koordinator as koord
+from translations import volcano
+from translations.core import Node, Pod, PodDisruptionBudget, PriorityClass
+
+Obj = dict[str, Any]
+NODES = [f"n{i}" for i in range(6)]
+GANGS = ["g0", "g1", "g2"]
+COUNTS: Counter[str] = Counter()
+
+
+def _node(i: int, variant: int) -> tuple[Kind, str, Any]:
+    name = NODES[i]
+    labels = {
+        "network.topology.nvidia.com/spine": f"s{(i + variant) % 2}",
+        "network.topology.nvidia.com/block": f"b{i // 2}",
+    }
+    taints = [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}] if variant == 2 else None
+    return Kind.NODE, name, Node.parse(node(name, cpu=str(4 + 2 * variant), labels=labels, taints=taints))
+
+
+def _pod(i: int, variant: int, gang: int, where: int) -> tuple[Kind, str, Any]:
+    name = f"p{i}"
+    kw: dict[str, Any] = {"cpu": str(1 + variant % 2), "priority": (variant * 7) % 3 * 10}
+    if gang == 1:
+        kw["labels"] = {"pod-group.scheduling.sigs.k8s.io": GANGS[i % 3], "app": f"a{variant % 2}"}
+    elif gang == 2:
+        kw["annotations"] = {"scheduling.k8s.io/group-name": GANGS[i % 3]}
+        kw["scheduler"] = "volcano"
+    elif gang == 3:
+        groups = json.dumps([f"default/{g}" for g in GANGS[:2]])
+        kw["annotations"] = {koord.GANG_NAME: f"k{i % 2}", "gang.scheduling.koordinator.sh/groups": groups}
+    else:
+        kw["labels"] = {"app": f"a{variant % 2}"}
+    if where > 0:
+        kw["node_name"] = NODES[(where - 1) % len(NODES)]
+    obj = pod(name, **kw)
+    if where < 0:
+        obj["status"] = {"nominatedNodeName": NODES[(-where - 1) % len(NODES)]}
+    if variant == 3:
+        obj["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    if variant == 4:
+        obj["status"] = {"phase": "Succeeded"}
+    return Kind.POD, f"default/{name}", Pod.parse(obj)
+
+
+def _podgroup(i: int, variant: int) -> tuple[Kind, str, Any]:
+    g = GANGS[i]
+    if variant % 2:
+        groups = [f"default/{GANGS[(i + 1) % 3]}"] if variant == 3 else None
+        return (
+            Kind.SIGS_PODGROUP,
+            f"default/{g}",
+            koord.SigsPodGroup.parse(koord_gang(g, 1 + variant % 3, groups=groups)),
+        )
+    return Kind.VOLCANO_PODGROUP, f"default/{g}", volcano.PodGroup.parse(volcano_gang(g, 1 + variant % 3))
+
+
+def _hypernode(i: int, variant: int) -> tuple[Kind, str, Any]:
+    members = [("Node", NODES[j]) for j in range(len(NODES)) if j % 2 == (i + variant) % 2]
+    return Kind.HYPERNODE, f"hn{i}", volcano.HyperNode.parse(hypernode(f"hn{i}", 1, members))
+
+
+def _other(i: int, variant: int) -> tuple[Kind, str, Any]:
+    if i == 0:
+        return Kind.CNT, "default", koord.ClusterNetworkTopology.parse(cnt(spine=variant % 2 == 0))
+    if i == 1:
+        return Kind.PRIORITY_CLASS, "high", PriorityClass.parse(priority_class("high", 100 + variant))
+    allowed = None if variant % 2 else variant
+    minimum: int | str | None = "50%" if variant == 3 else (1 if variant == 1 else None)
+    return (
+        Kind.PDB,
+        f"default/b{i}",
+        PodDisruptionBudget.parse(
+            pdb(f"b{i}", {"app": f"a{variant % 2}"}, allowed=allowed, min_available=minimum)
+        ),
+    )
+
+
+small = st.integers(0, 4)
+pods = st.builds(_pod, st.integers(0, 11), small, st.integers(0, 3), st.integers(-2, 7))
+objects = st.one_of(
+    st.builds(_node, st.integers(0, len(NODES) - 1), st.integers(0, 2)),
+    pods,
+    pods,
+    st.builds(_podgroup, st.integers(0, 2), st.integers(0, 3)),
+    st.builds(_hypernode, st.integers(0, 1), st.integers(0, 1)),
+    st.builds(_other, st.integers(0, 3), st.integers(0, 3)),
+)
+Step = tuple[str, Any]
+steps = st.lists(
+    st.one_of(
+        st.tuples(st.just("put"), objects),
+        st.tuples(st.just("delete"), objects),
+        st.tuples(st.just("assume"), st.tuples(st.integers(0, 11), st.integers(0, len(NODES) - 1))),
+        st.tuples(st.just("forget"), st.integers(0, 11)),
+        st.tuples(st.just("view"), st.none()),
+    ),
+    min_size=1,
+    max_size=40,
+)
+
+
+def _canonical(view: ClusterView) -> dict[str, Any]:
+    snap = view.snapshot
+    return {
+        "nodes": view.index.node_names,
+        "domains": [str(d) for d in view.index.dom_ids],
+        "resources": view.index.resources,
+        "used": snap.used.tolist(),
+        "pods": sorted(
+            (p.key, p.node, p.req.tolist(), p.priority, p.gang, dict(p.labels), p.terminating, p.namespace)
+            for p in snap.pods.values()
+        ),
+        "gang_min": dict(sorted(snap.gang_min.items())),
+        "nominations": sorted(
+            (n.pod, n.gang, n.node, n.req.tolist(), n.priority) for n in snap.nominations.values()
+        ),
+        "gangs": {k: view.gangs[k] for k in sorted(view.gangs)},
+        "pending": list(view.pending),
+        "budgets": [(b.key, b.allowed) for b in view.budgets],
+    }
+
+
+def _full(state: ClusterState) -> ClusterView:
+    fresh = ClusterState()
+    for kind in Kind:
+        for key, obj in state.store(kind).items():
+            fresh.put(kind, key, obj)
+    fresh.assumed.update(state.assumed)
+    return fresh.view()
+
+
+def _check(state: ClusterState) -> None:
+    incremental = _canonical(state.view())
+    full = _canonical(_full(state))
+    for part in full:
+        assert incremental[part] == full[part], part
+    assert np.array_equal(state.view().snapshot.used, _full(state).snapshot.used)
+    COUNTS["views compared"] += 1
+    COUNTS["with bound pods"] += bool(full["pods"])
+    COUNTS["with nominations"] += bool(full["nominations"])
+    COUNTS["with merged gangs"] += any(g.all_or_nothing for g in full["gangs"].values())
+
+
+@settings(
+    max_examples=300,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(st.lists(pods, min_size=3, max_size=12), steps)
+def test_incremental_view_equals_full_rebuild(base: list[tuple[Kind, str, Any]], events: list[Step]) -> None:
+    state = ClusterState()
+    # A cluster to start from: nodes under a ClusterNetworkTopology, and some pods.
+    for kind, key, obj in [*(_node(i, 0) for i in range(len(NODES))), _other(0, 0), *base]:
+        state.put(kind, key, obj)
+    for what, arg in events:
+        if what == "put":
+            kind, key, obj = arg
+            state.put(kind, key, obj)
+        elif what == "delete":
+            kind, key, _ = arg
+            state.delete(kind, key)
+        elif what == "assume":
+            i, n = arg
+            key = f"default/p{i}"
+            if key in state.pods and not state.pods[key].spec.node_name:
+                state.assume(key, NODES[n])
+        elif what == "forget":
+            state.forget(f"default/p{arg}")
+        else:
+            _check(state)
+    _check(state)
+    COUNTS["sequences"] += 1
+
+
+def test_zz_property_counts() -> None:
+    """The property above really compared views with bound pods, nominations and GangGroups."""
+    print(f"incremental vs full rebuild: {dict(COUNTS)}")
+    assert COUNTS["sequences"] >= 300
+    assert COUNTS["with bound pods"] > 100
+    assert COUNTS["with nominations"] > 20
+    assert COUNTS["with merged gangs"] > 5
+
+
+def test_relevant_false_moves_nothing() -> None:
+    """A heartbeat (relevant=False) replaces the model and moves no aggregate or generation."""
+    state = ClusterState()
+    _, name, n = _node(0, 0)
+    state.put(Kind.NODE, name, n)
+    _, key, p = _pod(0, 0, 0, 1)
+    state.put(Kind.POD, key, p)
+    before = state.view()
+    gen = state.generation
+    state.put(Kind.POD, key, p.model_copy(), relevant=False)
+    assert state.generation == gen
+    after = state.view()
+    assert after.snapshot.pods.keys() == before.snapshot.pods.keys()
+    assert after.index is before.index

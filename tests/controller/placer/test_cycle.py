@@ -1,0 +1,130 @@
+"""The scheduling cycle's phases and the rules both runners share (pure, no server)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from placer_objects import cnt, hypernode, koord_gang, members, node, pod, spine_block_nodes
+
+from controller.placer.cluster import ClusterState, Kind, topology_tree
+from controller.placer.cycle import GangTiming, SchedulingCycle
+from controller.placer.engine import Code
+from controller.placer.scenario import cluster_state, load_scenario
+from translations import hypernodes as hntr
+from translations import volcano
+from translations.core import Node
+
+Obj = dict[str, Any]
+SERVED = ("koord-scheduler", "topobridge", "volcano")
+LAYOUT = {"spine-0": {"block-0": ["n0", "n1"], "block-1": ["n2", "n3"]}}
+
+
+def _state(objects: list[Obj]) -> ClusterState:
+    return cluster_state(load_scenario(objects))
+
+
+def test_permit_holds_an_assembling_gang_silently_until_the_grace_is_over() -> None:
+    state = _state([*spine_block_nodes(LAYOUT), cnt(), koord_gang("gang", 4), *members("gang", 2)])
+    timing = GangTiming()
+    early = SchedulingCycle(state.view(), served=SERVED, now=100.0, timing=timing, assembly_grace=10.0).run()
+    held = early.outcomes["default/gang"]
+    assert (held.code, held.step, held.report) == (Code.WAIT, "permit", False)
+    assert early.waiting == ["default/gang"] and not early.binds
+    late = SchedulingCycle(state.view(), served=SERVED, now=110.0, timing=timing, assembly_grace=10.0).run()
+    told = late.outcomes["default/gang"]
+    assert told.code is Code.UNRESOLVABLE and told.report
+    assert told.message == "gang default/gang has 2 pod(s), fewer than its minMember 4"
+    assert set(told.pod_messages) == {"default/gang-0", "default/gang-1"}
+
+
+def test_reserve_makes_later_gangs_of_the_same_cycle_see_the_room_taken() -> None:
+    objects = [
+        *spine_block_nodes(LAYOUT),
+        cnt(),
+        koord_gang("first", 4),
+        *members("first", 4, priority=10),
+        koord_gang("second", 4),
+        *members("second", 4, priority=5),
+    ]
+    plan = SchedulingCycle(_state(objects).view(), served=SERVED, now=0.0, timing=GangTiming()).run()
+    assert [b.gang for b in plan.binds] == ["default/first"]
+    second = plan.outcomes["default/second"]
+    assert second.code is Code.UNRESOLVABLE and "4 Insufficient cpu" in second.message
+    assert list(plan.outcomes) == ["default/first", "default/second"]  # queue order: priority
+
+
+def test_the_same_inputs_give_the_same_plan() -> None:
+    objects = [*spine_block_nodes(LAYOUT), cnt(), koord_gang("g", 3), *members("g", 3, cpu="4")]
+    a = SchedulingCycle(_state(objects).view(), served=SERVED, now=0.0, timing=GangTiming()).run()
+    b = SchedulingCycle(_state(objects).view(), served=SERVED, now=0.0, timing=GangTiming()).run()
+    assert a == b and a.binds
+
+
+def test_unreserve_gives_the_room_back_and_a_failed_bind_backs_off() -> None:
+    objects = [*spine_block_nodes(LAYOUT), cnt(), koord_gang("g", 4), *members("g", 4)]
+    view = _state(objects).view()
+    free_before = view.snapshot.free().copy()
+    cycle = SchedulingCycle(view, served=SERVED, now=0.0, timing=GangTiming())
+    gang = cycle.queue()[0]
+    cycle.attempt(gang)
+    assert cycle.plan.binds and (view.snapshot.free() != free_before).any()
+    cycle.unreserve(gang)
+    cycle.unreserve(gang)  # idempotent
+    assert not cycle.plan.binds and (view.snapshot.free() == free_before).all()
+    timing = GangTiming()
+    timing.bind_failed("default/g", 50.0)
+    assert SchedulingCycle(view, served=SERVED, now=50.2, timing=timing).queue() == []
+    assert [g.key for g in SchedulingCycle(view, served=SERVED, now=50.6, timing=timing).queue()] == [
+        "default/g"
+    ]
+
+
+def test_a_bound_pod_asking_for_an_unknown_resource_still_holds_its_cpu() -> None:
+    objects = [
+        node("n0", cpu="8"),
+        pod("odd", cpu="6", node_name="n0", scheduler="other"),
+        pod("new", cpu="4"),
+        pod("foo", cpu="1"),
+    ]
+    objects[1]["spec"]["containers"][0]["resources"]["requests"]["example.com/foo"] = "1"
+    objects[3]["spec"]["containers"][0]["resources"]["requests"]["example.com/foo"] = "1"
+    view = _state(objects).view()
+    assert view.snapshot.pods["default/odd"].req[view.index.res_pos["cpu"]] == 6000
+    plan = SchedulingCycle(view, served=SERVED, now=0.0, timing=GangTiming()).run()
+    assert "1 Insufficient cpu" in plan.outcomes["default/new"].message  # 2 CPU left, not 4
+    foo = plan.outcomes["default/foo"]
+    assert (foo.code, foo.message) == (
+        Code.UNRESOLVABLE,
+        "0/1 nodes are available: 1 Insufficient example.com/foo.",
+    )
+
+
+def test_hypernodes_translated_from_the_cnt_leave_the_cnt_in_charge() -> None:
+    nodes = [Node.parse(n) for n in spine_block_nodes(LAYOUT)]
+    from translations import koordinator as koord
+
+    default = koord.ClusterNetworkTopology.parse(cnt())
+    translated = volcano.HyperNode.parse(hypernode("t", 1, [("Node", "n0"), ("Node", "n1")]))
+    translated.metadata.labels = {hntr.MANAGED_BY_LABEL: hntr.MANAGED_BY, hntr.SOURCE_LABEL: "koordinator"}
+    foreign = volcano.HyperNode.parse(hypernode("f", 1, [("Node", "n2"), ("Node", "n3")]))
+    assert topology_tree(nodes, [translated], default).source == topology_tree(nodes, [], default).source
+    assert (
+        topology_tree(nodes, [translated, foreign], default).source
+        != topology_tree(nodes, [], default).source
+    )
+    assert topology_tree(nodes, [translated], None).source == topology_tree(nodes, [foreign], None).source
+
+
+def test_an_assumed_pod_is_bound_on_its_node_until_forgotten() -> None:
+    state = _state([node("n0", cpu="8"), pod("a", cpu="6")])
+    assert state.view().pending == ["default/a"]
+    state.assume("default/a", "n0")
+    view = state.view()
+    assert view.pending == [] and view.snapshot.pods["default/a"].node == 0
+    state.forget("default/a")
+    assert state.view().pending == ["default/a"] and "default/a" not in state.view().snapshot.pods
+    bound = state.pods["default/a"].model_copy(deep=True)
+    bound.spec.node_name = "n0"
+    state.assume("default/a", "n0")
+    state.put(Kind.POD, "default/a", bound)
+    assert state.assumed == {}  # the binding is visible now
