@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal, NewType
@@ -76,6 +76,10 @@ class GangPod:
     @property
     def node_name(self) -> str | None:
         return self.pod.spec.node_name
+
+
+MemberFn = Callable[[Pod], tuple[GangPod, str | None]]
+"""A pod -> its `GangPod` and the error it carries (see `gang_pod`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,11 +200,14 @@ def discover_gangs(
     tree: TopologyTree | None = None,
     cnt: koord.ClusterNetworkTopology | None = None,
     nvlink_label: str = gpumod.NVLINK_LABEL,
+    member: MemberFn | None = None,
 ) -> list[Gang]:
     """Group pods into gangs. Terminal pods are left out; every other pod is in exactly one gang.
 
     Gangs come back sorted by key (natural order) so callers iterate deterministically.
     `nvlink_label` is the node label GPU gangs that require NVLink are held to.
+    `member` (default `gang_pod` with these priority classes) lets a caller that keeps each
+    pod's `GangPod` from one change to the next hand it in instead of recomputing it.
     """
     groups_in = podgroups or PodGroups()
     classes = {c.name: c for c in priority_classes}
@@ -227,9 +234,9 @@ def discover_gangs(
             d.error = f"PodGroup {d.key}: {exc}"
 
     tiers = cons.layer_tiers(tree, cnt)
+    make = member or (lambda pod: gang_pod(pod, classes))
     gangs = [
-        _finish(group, classes, tiers, tree, nvlink_label)
-        for group in _merge_gang_groups(list(drafts.values()))
+        _finish(group, make, tiers, tree, nvlink_label) for group in _merge_gang_groups(list(drafts.values()))
     ]
     return sorted(gangs, key=lambda g: natural_key(g.key))
 
@@ -403,7 +410,7 @@ def _merge_gang_groups(drafts: list[_Draft]) -> list[list[_Draft]]:
 
 def _finish(
     group: list[_Draft],
-    classes: Mapping[str, PriorityClass],
+    member: MemberFn,
     tiers: dict[str, int],
     tree: TopologyTree | None,
     nvlink_label: str = gpumod.NVLINK_LABEL,
@@ -416,7 +423,7 @@ def _finish(
         error = error or koord.gang_group_spec_conflict([(d.key, d.gather_spec) for d in group])
     members: list[GangPod] = []
     for d in group:
-        pods, pod_error = _gang_pods(d.members, classes)
+        pods, pod_error = _gang_pods(d.members, member)
         members.extend(pods)
         error = error or pod_error
     if len(members) > 1:
@@ -456,24 +463,32 @@ def _finish(
     )
 
 
-def _gang_pods(pods: Sequence[Pod], classes: Mapping[str, PriorityClass]) -> tuple[list[GangPod], str | None]:
+def _gang_pods(pods: Sequence[Pod], member: MemberFn) -> tuple[list[GangPod], str | None]:
     """The members, and the first error that makes the gang unusable (a bad request or index)."""
     out: list[GangPod] = []
     error: str | None = None
     for pod in pods:
-        prio, policy = resolve_priority(pod, classes)
-        req: dict[str, int] = {}
-        rank: int | None = None
-        try:
-            req = dict(effective_requests(pod.spec))
-            rank = _rank(pod)
-        except InvalidSpecError as exc:
-            error = error or f"pod {pod.key}: {exc}"
-        req["pods"] = 1
-        # Only pending pods are ever placed: bound ones need no shape.
-        shape = "" if pod.bound else placement_shape(pod, req)
-        out.append(GangPod(pod, pod.key, rank, prio, policy, req, shape))
+        gp, pod_error = member(pod)
+        error = error or pod_error
+        out.append(gp)
     return out, error
+
+
+def gang_pod(pod: Pod, classes: Mapping[str, PriorityClass]) -> tuple[GangPod, str | None]:
+    """One member as the placer sees it, and why it makes its gang unusable (None: it does not)."""
+    prio, policy = resolve_priority(pod, classes)
+    req: dict[str, int] = {}
+    rank: int | None = None
+    error: str | None = None
+    try:
+        req = dict(effective_requests(pod.spec))
+        rank = _rank(pod)
+    except InvalidSpecError as exc:
+        error = f"pod {pod.key}: {exc}"
+    req["pods"] = 1
+    # Only pending pods are ever placed: bound ones need no shape.
+    shape = "" if pod.bound else placement_shape(pod, req)
+    return GangPod(pod, pod.key, rank, prio, policy, req, shape), error
 
 
 def placement_shape(pod: Pod, requests: Mapping[str, int]) -> str:

@@ -27,9 +27,9 @@ The rules that both runners share live here, once:
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, overload
+from typing import Any
 
 import numpy as np
 
@@ -42,7 +42,7 @@ from translations import koordinator as koord
 from translations import schedplugins, volcano
 from translations.core import Job, Node, Pod, PodDisruptionBudget, PriorityClass
 from translations.errors import InvalidSpecError
-from translations.gangs import Gang, GangKey, PodGroups, discover_gangs, membership
+from translations.gangs import Gang, GangKey, GangPod, PodGroups, discover_gangs, gang_pod, membership
 from translations.topology import TopologyTree, from_cluster_network_topology, from_hypernodes, natural_key
 
 
@@ -121,33 +121,6 @@ def queue_order(gangs: Iterable[Gang]) -> list[Gang]:
 # --- the view a cycle gets ----------------------------------------------------------------------
 
 
-class LazyBudgets(Sequence[Budget]):
-    """PodDisruptionBudgets' allowed disruptions, counted over the snapshot only when
-    preemption first reads them (a cycle that places or reports never pays for them)."""
-
-    def __init__(self, pdbs: Sequence[PodDisruptionBudget], snap: Snapshot) -> None:
-        self._pdbs, self._snap = pdbs, snap
-        self._value: list[Budget] | None = None
-
-    def _get(self) -> list[Budget]:
-        if self._value is None:
-            self._value = budgets_from(self._pdbs, self._snap)
-        return self._value
-
-    @overload
-    def __getitem__(self, i: int) -> Budget: ...
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[Budget]: ...
-    def __getitem__(self, i: int | slice) -> Budget | Sequence[Budget]:
-        return self._get()[i]
-
-    def __len__(self) -> int:
-        return len(self._get())
-
-    def __iter__(self) -> Iterator[Budget]:
-        return iter(self._get())
-
-
 @dataclass
 class ClusterView:
     """One cycle's inputs. `snapshot` is the cycle's own copy: reserving mutates it."""
@@ -165,10 +138,12 @@ class ClusterView:
 
 @dataclass
 class _Aggregates:
-    """What the snapshot is cut from, maintained across cycles."""
+    """What the snapshot is made of, maintained across cycles."""
 
     tree: TopologyTree
     index: ClusterIndex
+    snapshot: Snapshot
+    """Shares `used`, `bound`, `gang_min`, `nominations` and `budget_hits` below."""
     used: I64
     bound: dict[str, BoundPod] = field(default_factory=dict)
     nominations: dict[str, Nomination] = field(default_factory=dict)
@@ -181,6 +156,10 @@ class _Aggregates:
     links: dict[GangKey, frozenset[GangKey]] = field(default_factory=dict)
     """Membership key -> keys its `groups` annotation lists (GangGroups)."""
     pending: set[str] = field(default_factory=set)
+    budget_hits: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Bound pod -> keys of the PodDisruptionBudgets covering it."""
+    healthy: dict[str, int] = field(default_factory=dict)
+    """Budget key -> covered bound pods not terminating (what minAvailable is counted over)."""
     warnings: tuple[str, ...] = ()
 
 
@@ -208,7 +187,13 @@ class ClusterState:
         self._dirty: set[GangKey] = set()
         self._all_dirty = True
         self._topology_dirty = True
+        self._budgets_dirty = True
         self._agg: _Aggregates | None = None
+        self._members_memo: dict[str, tuple[Pod, GangPod, str | None]] = {}
+        """Pod key -> (the model, its GangPod, its error), computed when the pod changes (as
+        kube-scheduler builds a PodInfo in its event handler), so a cycle does not."""
+        self._cover_memo: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[str, ...]] = {}
+        self._budget_index: dict[str, list[Budget]] = {}
         self.generation = 0
         """Moves on every change that can alter a scheduling decision."""
         self.topology_generation = 0
@@ -272,6 +257,9 @@ class ClusterState:
             self._topology_dirty = True
         elif kind is Kind.PRIORITY_CLASS:
             self._all_dirty = True
+            self._members_memo.clear()
+        elif kind is Kind.PDB:
+            self._budgets_dirty = True
         elif kind is Kind.POD:
             before = self._key_of.pop(key, None)
             if before is not None:
@@ -286,6 +274,9 @@ class ClusterState:
                 self._key_of[key] = mkey
                 self._members.setdefault(mkey, set()).add(key)
                 self._dirty.add(mkey)
+                self._member(new)
+            else:
+                self._members_memo.pop(key, None)
         elif kind in _PODGROUPS:
             self._dirty.add(GangKey(key))
         elif kind is Kind.JOB:
@@ -298,12 +289,26 @@ class ClusterState:
                     self._jobs_by_uid.pop(uid, None)
                 for pod in [p for p in self.pods.values() if gpumod.job_uid_of(p) == uid]:
                     self._changed(Kind.POD, pod.key, pod, pod)
-        # PDBs: counted afresh by `LazyBudgets` each cycle that preempts.
+
+    def _member(self, pod: Pod) -> tuple[GangPod, str | None]:
+        memo = self._members_memo.get(pod.key)
+        if memo is not None and memo[0] is pod:
+            return memo[1], memo[2]
+        gp, error = gang_pod(pod, self.priority_classes)
+        if pod is self.pods.get(pod.key):  # not an assumed copy: keep it
+            self._members_memo[pod.key] = (pod, gp, error)
+        return gp, error
 
     # --- the snapshot ---------------------------------------------------------------------
 
     def view(self, *, full: bool = False) -> ClusterView:
-        """The next cycle's inputs: only what changed is recomputed, unless `full`."""
+        """The next cycle's inputs: only what changed is recomputed, unless `full`.
+
+        The snapshot is kept from one cycle to the next (kube-scheduler's UpdateSnapshot): the
+        previous cycle's reservations are rolled back first, so a view is good until the next
+        `view()` call, and the cycle may reserve on it freely."""
+        if self._agg is not None:
+            self._agg.snapshot.rollback()
         if full or self._agg is None or self._topology_dirty:
             self._agg = self._rebuild_topology()
             self._all_dirty = True
@@ -313,32 +318,25 @@ class ClusterState:
             keys: set[GangKey] = set(self._members)
         else:
             keys = self._dirty
+        if self._budgets_dirty:
+            self._recount_budgets(agg)
         if keys:
             self._rediscover(agg, keys)
+            agg.snapshot._changed()  # bound pods may have moved: pod arrays are rebuilt on demand
         self._dirty = set()
         self._all_dirty = False
-        snap = Snapshot(
-            index=agg.index,
-            used=agg.used.copy(),
-            pods=dict(agg.bound),
-            gang_min=dict(agg.gang_min),
-            nominations=dict(agg.nominations),
-            with_terms={k: p for k, p in agg.bound.items() if p.terms is not None},
-        )
+        snap = agg.snapshot
+        snap.start_journal()
         pending = sorted(agg.pending, key=natural_key)
-        pdbs = sorted(self.pdbs.values(), key=lambda p: natural_key(p.key))
-        # Budgets count the pods as the cycle starts, not as it reserves: a budget without a
-        # reported status is counted over a copy the cycle does not touch.
-        counted = snap
-        if any(p.status is None or p.status.disruptions_allowed is None for p in pdbs):
-            counted = Snapshot(agg.index, snap.used, dict(agg.bound), {})
+        # Budgets count the pods as the cycle starts, not as it reserves.
+        budgets = budgets_from(list(self.pdbs.values()), snap, healthy=agg.healthy)
         return ClusterView(
             tree=agg.tree,
             index=agg.index,
             snapshot=snap,
             gangs=agg.gangs,
             pending=pending,
-            budgets=LazyBudgets(pdbs, counted),
+            budgets=budgets,
             warnings=agg.warnings,
         )
 
@@ -354,13 +352,67 @@ class ClusterState:
         warnings.extend(tree.warnings)
         index = build_index(nodes, tree)
         self._topology_dirty = False
-        return _Aggregates(tree=tree, index=index, used=np.zeros_like(index.alloc), warnings=tuple(warnings))
+        used = np.zeros_like(index.alloc)
+        hits: dict[str, tuple[str, ...]] = {}
+        snap = Snapshot(index=index, used=used, pods={}, gang_min={}, budget_hits=hits)
+        return _Aggregates(
+            tree=tree,
+            index=index,
+            snapshot=snap,
+            used=used,
+            bound=snap.pods,
+            gang_min=snap.gang_min,
+            nominations=snap.nominations,
+            budget_hits=hits,
+            warnings=tuple(warnings),
+        )
 
     def _reset(self, agg: _Aggregates) -> None:
         agg.used[:] = 0
         for table in (agg.bound, agg.nominations, agg.gang_min, agg.gangs, agg.gang_of, agg.parts, agg.links):
             table.clear()
+        agg.snapshot.with_terms.clear()
+        agg.budget_hits.clear()
+        agg.healthy.clear()
         agg.pending.clear()
+
+    # --- disruption budgets ---
+
+    def _recount_budgets(self, agg: _Aggregates) -> None:
+        """A budget changed: match every bound pod again (memoised by namespace and labels)."""
+        self._budgets_dirty = False
+        self._cover_memo.clear()
+        self._budget_index = {}
+        for pdb in sorted(self.pdbs.values(), key=lambda p: natural_key(p.key)):
+            self._budget_index.setdefault(pdb.namespace, []).append(
+                Budget(pdb.key, pdb.namespace, pdb.spec.selector, 0)
+            )
+        agg.budget_hits.clear()
+        agg.healthy.clear()
+        for pod in agg.bound.values():
+            self._count_budgets(agg, pod, +1)
+
+    def _covering(self, pod: BoundPod) -> tuple[str, ...]:
+        budgets = self._budget_index.get(pod.namespace)
+        if not budgets:
+            return ()
+        memo_key = (pod.namespace, tuple(sorted(pod.labels.items())))
+        hits = self._cover_memo.get(memo_key)
+        if hits is None:
+            hits = tuple(b.key for b in budgets if b.covers(pod.namespace, pod.labels))
+            self._cover_memo[memo_key] = hits
+        return hits
+
+    def _count_budgets(self, agg: _Aggregates, pod: BoundPod, sign: int) -> None:
+        hits = self._covering(pod) if sign > 0 else agg.budget_hits.pop(pod.key, ())
+        if sign > 0:
+            if not hits:
+                return
+            agg.budget_hits[pod.key] = hits
+        if pod.terminating:
+            return
+        for k in hits:
+            agg.healthy[k] = agg.healthy.get(k, 0) + sign
 
     def _closure(self, agg: _Aggregates, keys: Iterable[GangKey]) -> set[GangKey]:
         """`keys` plus every membership key that may share a gang with one of them: the parts
@@ -432,6 +484,7 @@ class ClusterState:
             tree=agg.tree,
             cnt=self.cnts.get(koord.CNT_DEFAULT_NAME),
             nvlink_label=self.nvlink_label,
+            member=self._member,
         )
         for gang in gangs:
             self._contribute(agg, gang)
@@ -453,9 +506,11 @@ class ClusterState:
         if gang is None:
             return
         for m in gang.pods:
-            pod = agg.bound.pop(m.key, None)
+            pod = agg.bound.get(m.key)
             if pod is not None:
+                agg.snapshot.set_pod(None, m.key)
                 agg.used[pod.node] -= pod.req
+                self._count_budgets(agg, pod, -1)
             agg.nominations.pop(m.key, None)
 
     def _contribute(self, agg: _Aggregates, gang: Gang) -> None:
@@ -485,8 +540,9 @@ class ClusterState:
                     terminating=pod.metadata.deletion_timestamp is not None,
                     terms=PodTerms.of(pod),
                 )
-                agg.bound[m.key] = bp
+                agg.snapshot.set_pod(bp, m.key)
                 agg.used[pos] += bp.req
+                self._count_budgets(agg, bp, +1)
             elif pod.status is not None and pod.status.nominated_node_name:
                 pos = index.node_pos.get(pod.status.nominated_node_name)
                 if pos is not None:

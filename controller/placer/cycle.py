@@ -273,7 +273,7 @@ class SchedulingCycle:
                     terms=PodTerms.of(m.pod),
                 )
             )
-        snap.gang_min[gang.key] = gang.min_member
+        snap.set_gang_min(gang.key, gang.min_member)
 
     def reserve_preemption(self, gang: Gang, plan: PreemptionPlan) -> None:
         """Victims terminate and the gang's pods hold their nominated nodes."""

@@ -77,24 +77,32 @@ class Budget:
         )
 
 
-def budgets_from(pdbs: Sequence[PodDisruptionBudget], snap: Snapshot) -> list[Budget]:
+def budgets_from(
+    pdbs: Sequence[PodDisruptionBudget], snap: Snapshot, *, healthy: Mapping[str, int] | None = None
+) -> list[Budget]:
     """Disruptions each budget still allows: `status.disruptionsAllowed` when reported, else
-    computed from minAvailable / maxUnavailable over the pods it covers in the snapshot."""
+    computed from minAvailable / maxUnavailable over the pods it covers in the snapshot.
+
+    `healthy` (budget key -> covered, not terminating pods of the snapshot), when the caller
+    keeps those counts, spares counting here."""
     out: list[Budget] = []
     for pdb in sorted(pdbs, key=lambda p: natural_key(p.key)):
         b = Budget(pdb.key, pdb.namespace, pdb.spec.selector, 0)
         if pdb.status is not None and pdb.status.disruptions_allowed is not None:
             allowed = pdb.status.disruptions_allowed
         else:
-            healthy = sum(
-                1 for p in snap.pods.values() if not p.terminating and b.covers(p.namespace, p.labels)
-            )
-            if pdb.spec.min_available is not None:
-                allowed = healthy - _scaled(pdb.spec.min_available, healthy)
-            elif pdb.spec.max_unavailable is not None:
-                allowed = _scaled(pdb.spec.max_unavailable, healthy)
+            if healthy is not None:
+                healthy_n = healthy.get(pdb.key, 0)
             else:
-                allowed = healthy
+                healthy_n = sum(
+                    1 for p in snap.pods.values() if not p.terminating and b.covers(p.namespace, p.labels)
+                )
+            if pdb.spec.min_available is not None:
+                allowed = healthy_n - _scaled(pdb.spec.min_available, healthy_n)
+            elif pdb.spec.max_unavailable is not None:
+                allowed = _scaled(pdb.spec.max_unavailable, healthy_n)
+            else:
+                allowed = healthy_n
         out.append(Budget(b.key, b.namespace, b.selector, max(0, allowed)))
     return out
 
@@ -318,9 +326,17 @@ def _pod_budgets(
     out: dict[int, tuple[int, ...]] = {}
     if not budgets:
         return out
+    # Coverage kept by the caller (pod -> budget keys) is read, not recomputed.
+    known = snap.budget_hits
+    pos = {b.key: j for j, b in enumerate(budgets)}
     for i in np.flatnonzero(eligible):
-        pod = snap.pods[arrays.keys[int(i)]]
-        hits = tuple(j for j, b in enumerate(budgets) if b.covers(pod.namespace, pod.labels))
+        key = arrays.keys[int(i)]
+        keys = known.get(key) if known is not None else None
+        if keys is not None:
+            hits = tuple(sorted(pos[k] for k in keys if k in pos))
+        else:
+            pod = snap.pods[key]
+            hits = tuple(j for j, b in enumerate(budgets) if b.covers(pod.namespace, pod.labels))
         if hits:
             out[int(i)] = hits
     return out

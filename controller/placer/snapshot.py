@@ -9,15 +9,18 @@ per-cycle state on top of it.
 * allocatable as an int64 matrix [node, resource] over one resource axis;
 * label and taint indexes that let filters run as array operations.
 
-`Snapshot` (one per cycle, safe to mutate, `clone()` copies only the arrays): `used` [node,
-resource], the bound pods with their priority and gang (for preemption), and nominations.
+`Snapshot` (a cycle's state, mutated by the cycle's reservations; `clone()` copies only the
+arrays): `used` [node, resource], the bound pods with their priority and gang (for preemption),
+and nominations. A snapshot kept from one cycle to the next (`ClusterState`'s) journals the
+cycle's changes and rolls them back before it is brought up to date.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -314,8 +317,12 @@ class Snapshot:
     """Namespace -> labels, for `namespaceSelector` in pod (anti-)affinity terms."""
     with_terms: dict[str, BoundPod] = field(default_factory=dict)
     """The bound pods that carry inter-pod terms (kept in step by build/bind/evict)."""
+    budget_hits: Mapping[str, tuple[str, ...]] | None = None
+    """Pod key -> keys of the PodDisruptionBudgets covering it, when the caller keeps them (a pod
+    missing from it is matched against the budgets afresh)."""
     _arrays: PodArrays | None = field(default=None, repr=False)
     _gang_pods: dict[str, list[str]] | None = field(default=None, repr=False)
+    _journal: list[Callable[[], None]] | None = field(default=None, repr=False)
 
     @classmethod
     def build(cls, index: ClusterIndex, pods: Iterable[BoundPod], gang_min: Mapping[str, int]) -> Snapshot:
@@ -343,40 +350,86 @@ class Snapshot:
             nominations=dict(self.nominations),
             namespace_labels=self.namespace_labels,
             with_terms=dict(self.with_terms),
+            budget_hits=self.budget_hits,
         )
 
     def _changed(self) -> None:
         self._arrays = None
         self._gang_pods = None
 
+    # --- the journal: a snapshot kept from one cycle to the next undoes the cycle's changes ---
+
+    def start_journal(self) -> None:
+        """Record every change from now on, so `rollback` can undo them."""
+        self._journal = []
+
+    def rollback(self) -> None:
+        """Undo every change since `start_journal` (newest first); no-op without a journal."""
+        journal, self._journal = self._journal, None
+        if journal:
+            for undo in reversed(journal):
+                undo()
+            self._changed()
+
+    def _record(self, undo: Callable[[], None]) -> None:
+        if self._journal is not None:
+            self._journal.append(undo)
+
+    def set_pod(self, pod: BoundPod | None, key: str) -> None:
+        """Set (or, for None, remove) a bound pod, keeping `with_terms` in step; `used` is the
+        caller's (and no journal entry is made)."""
+        _restore(self.pods, key, pod)
+        _restore(self.with_terms, key, pod if pod is not None and pod.terms is not None else None)
+
     def bind(self, pod: BoundPod) -> None:
-        self.pods[pod.key] = pod
-        if pod.terms is not None:
-            self.with_terms[pod.key] = pod
+        prev_pod, prev_nom = self.pods.get(pod.key), self.nominations.get(pod.key)
+        self.set_pod(pod, pod.key)
         self.used[pod.node] += pod.req
         self.nominations.pop(pod.key, None)
         self._changed()
 
+        def undo() -> None:
+            self.used[pod.node] -= pod.req
+            self.set_pod(prev_pod, pod.key)
+            _restore(self.nominations, pod.key, prev_nom)
+
+        self._record(undo)
+
     def evict(self, key: str) -> None:
         """The pod is gone (terminated): its resources are free again."""
-        pod = self.pods.pop(key)
-        self.with_terms.pop(key, None)
+        pod = self.pods[key]
+        self.set_pod(None, key)
         self.used[pod.node] -= pod.req
         self._changed()
 
+        def undo() -> None:
+            self.set_pod(pod, key)
+            self.used[pod.node] += pod.req
+
+        self._record(undo)
+
     def mark_terminating(self, key: str) -> None:
-        pod = replace(self.pods[key], terminating=True)
-        self.pods[key] = pod
-        if pod.terms is not None:
-            self.with_terms[key] = pod
+        before = self.pods[key]
+        self.set_pod(replace(before, terminating=True), key)
         self._changed()
+        self._record(lambda: self.set_pod(before, key))
 
     def nominate(self, nom: Nomination) -> None:
+        prev = self.nominations.get(nom.pod)
         self.nominations[nom.pod] = nom
+        self._record(lambda: _restore(self.nominations, nom.pod, prev))
 
     def clear_nominations(self, gang: str) -> None:
-        for k in [k for k, n in self.nominations.items() if n.gang == gang]:
+        removed = {k: n for k, n in self.nominations.items() if n.gang == gang}
+        for k in removed:
             del self.nominations[k]
+        if removed:
+            self._record(lambda: self.nominations.update(removed))
+
+    def set_gang_min(self, gang: str, min_member: int) -> None:
+        prev = self.gang_min.get(gang)
+        self.gang_min[gang] = min_member
+        self._record(lambda: _restore(self.gang_min, gang, prev))
 
     def arrays(self) -> PodArrays:
         if self._arrays is None:
@@ -431,3 +484,13 @@ class Snapshot:
         if reserved is not None:
             free -= reserved
         return free
+
+
+V = TypeVar("V")
+
+
+def _restore(table: dict[str, V], key: str, value: V | None) -> None:
+    if value is None:
+        table.pop(key, None)
+    else:
+        table[key] = value

@@ -3,7 +3,8 @@
 Random add/update/delete sequences over nodes (labels, taints, capacity), pods (pending, bound,
 assumed, nominated, terminating, in gangs of three dialects, GangGroups), PodGroups, HyperNodes,
 the ClusterNetworkTopology, priority classes and PodDisruptionBudgets go into one
-`ClusterState`, which takes an incremental view at random points; at each point a fresh state
+`ClusterState`, which takes an incremental view at random points (and runs cycles that reserve
+on its kept snapshot, which the next view must roll back); at each point a fresh state
 holding the same objects builds its view from scratch, and every part must be equal: index,
 requested resources per node, bound pods (with gang, priority, labels, terminating), minMember,
 nominations, gangs, the pending list and the budgets.
@@ -15,12 +16,14 @@ import json
 from collections import Counter
 from typing import Any
 
-import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from placer_objects import cnt, hypernode, koord_gang, node, pdb, pod, priority_class, volcano_gang
 
 from controller.placer.cluster import ClusterState, ClusterView, Kind
+from controller.placer.cycle import GangTiming, SchedulingCycle
+from controller.placer.preempt import budgets_from
+from controller.placer.snapshot import Snapshot
 from translations import koordinator as koord
 from translations import volcano
 from translations.core import Node, Pod, PodDisruptionBudget, PriorityClass
@@ -29,6 +32,7 @@ Obj = dict[str, Any]
 NODES = [f"n{i}" for i in range(6)]
 GANGS = ["g0", "g1", "g2"]
 COUNTS: Counter[str] = Counter()
+SERVED = ("koord-scheduler", "volcano")
 
 
 def _node(i: int, variant: int) -> tuple[Kind, str, Any]:
@@ -63,6 +67,11 @@ def _pod(i: int, variant: int, gang: int, where: int) -> tuple[Kind, str, Any]:
         obj["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
     if variant == 4:
         obj["status"] = {"phase": "Succeeded"}
+    if variant == 2:  # inter-pod terms: kept apart in the snapshot (`with_terms`)
+        anti = {"labelSelector": {"matchLabels": {"app": "a0"}}, "topologyKey": "kubernetes.io/hostname"}
+        obj["spec"]["affinity"] = {
+            "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [anti]}
+        }
     return Kind.POD, f"default/{name}", Pod.parse(obj)
 
 
@@ -117,6 +126,7 @@ steps = st.lists(
         st.tuples(st.just("assume"), st.tuples(st.integers(0, 11), st.integers(0, len(NODES) - 1))),
         st.tuples(st.just("forget"), st.integers(0, 11)),
         st.tuples(st.just("view"), st.none()),
+        st.tuples(st.just("cycle"), st.none()),
     ),
     min_size=1,
     max_size=40,
@@ -141,6 +151,8 @@ def _canonical(view: ClusterView) -> dict[str, Any]:
         "gangs": {k: view.gangs[k] for k in sorted(view.gangs)},
         "pending": list(view.pending),
         "budgets": [(b.key, b.allowed) for b in view.budgets],
+        "budget_hits": dict(sorted((snap.budget_hits or {}).items())),
+        "with_terms": sorted(snap.with_terms),
     }
 
 
@@ -158,11 +170,17 @@ def _check(state: ClusterState) -> None:
     full = _canonical(_full(state))
     for part in full:
         assert incremental[part] == full[part], part
-    assert np.array_equal(state.view().snapshot.used, _full(state).snapshot.used)
+    # The kept counts are what counting every pod against every budget gives.
+    view = state.view()
+    counted = budgets_from(
+        list(state.pdbs.values()), Snapshot(view.index, view.snapshot.used, view.snapshot.pods, {})
+    )
+    assert [(b.key, b.allowed) for b in counted] == incremental["budgets"]
     COUNTS["views compared"] += 1
     COUNTS["with bound pods"] += bool(full["pods"])
     COUNTS["with nominations"] += bool(full["nominations"])
     COUNTS["with merged gangs"] += any(g.all_or_nothing for g in full["gangs"].values())
+    COUNTS["with inter-pod terms"] += bool(full["with_terms"])
 
 
 @settings(
@@ -192,6 +210,10 @@ def test_incremental_view_equals_full_rebuild(base: list[tuple[Kind, str, Any]],
                 state.assume(key, NODES[n])
         elif what == "forget":
             state.forget(f"default/p{arg}")
+        elif what == "cycle":
+            # A cycle reserves on the kept snapshot; the next view must not see its reservations.
+            plan = SchedulingCycle(state.view(), served=SERVED, now=0.0, timing=GangTiming()).run()
+            COUNTS["cycles that reserved"] += bool(plan.binds or plan.preemptions)
         else:
             _check(state)
     _check(state)
@@ -205,6 +227,8 @@ def test_zz_property_counts() -> None:
     assert COUNTS["with bound pods"] > 100
     assert COUNTS["with nominations"] > 20
     assert COUNTS["with merged gangs"] > 5
+    assert COUNTS["cycles that reserved"] > 20
+    assert COUNTS["with inter-pod terms"] > 20
 
 
 def test_relevant_false_moves_nothing() -> None:
