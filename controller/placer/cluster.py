@@ -468,7 +468,9 @@ class ClusterState:
             agg.gang_of.pop(k, None)
             if k not in self._members:
                 agg.links.pop(k, None)
-        pods = [self._as_planned(pk) for k in keys for pk in self._members.get(k, ())]
+        # Sorted: discovery takes a gang's dialect from its first pod, so the order must not
+        # depend on the order events came in.
+        pods = [self._as_planned(pk) for k in sorted(keys) for pk in sorted(self._members.get(k, ()))]
         if not pods:
             return
         groups = PodGroups(
