@@ -19,6 +19,7 @@ from controller.manager import ControllerOptions
 from controller.resources import (
     CLUSTER_NETWORK_TOPOLOGIES,
     HYPERNODES,
+    JOBS,
     LEADERWORKERSETS,
     NODES,
     PDBS_V1BETA1,
@@ -47,6 +48,7 @@ LEADER_WATCHES = {
         HYPERNODES,
         CLUSTER_NETWORK_TOPOLOGIES,
         LEADERWORKERSETS,
+        JOBS,  # Indexed Jobs of the GPU dialect: a gang's size and ranks
     )
 }
 
@@ -96,7 +98,7 @@ async def test_leader_watches_each_resource_once(
         print(f"watch requests by resource: {dict(sorted(CountingKube.watches.items()))}")
         assert {str(r) for r in WEBHOOK_STATE} | {str(LEADERWORKERSETS)} <= LEADER_WATCHES
         assert dict(CountingKube.watches) == dict.fromkeys(LEADER_WATCHES, 1)
-        assert len(informers.resources()) == len(LEADER_WATCHES) == 10
+        assert len(informers.resources()) == len(LEADER_WATCHES) == 11
     finally:
         stop.set_result(None)
         await process
