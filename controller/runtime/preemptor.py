@@ -6,14 +6,25 @@ pods are nominated to their planned nodes (`status.nominatedNodeName`), which ke
 gangs of lower or equal priority off that room; only then are the victims deleted, each with a
 uid precondition and its own grace period. Binding happens in a later cycle, once the victims
 are gone and the engine places the gang on its nominated nodes.
+
+A transient failure (a 5xx, 429 or lost connection) marking or deleting one victim is
+retried with backoff for up to `retry_deadline` seconds rather than abandoning the plan
+halfway: a plan cut short leaves victims marked or gone for a gang that is then planned
+again, maybe elsewhere, and the budgets it spent are spent twice.
 """
 
 from __future__ import annotations
 
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from functools import partial
+from typing import Any
+
 import structlog
 
 from controller import metrics
-from controller.errors import ConflictError, ControllerError, NotFoundError
+from controller.errors import ConflictError, ControllerError, NotFoundError, is_retryable
 from controller.kube import Kube
 from controller.placer.preempt import PreemptionPlan
 from controller.reporting import EventRecorder, now_rfc3339
@@ -27,9 +38,16 @@ log = structlog.get_logger(__name__)
 
 class Preemptor:
     def __init__(
-        self, kube: Kube, cache: ClusterCache, status: StatusWriter, recorder: EventRecorder | None
+        self,
+        kube: Kube,
+        cache: ClusterCache,
+        status: StatusWriter,
+        recorder: EventRecorder | None,
+        *,
+        retry_deadline: float = 10.0,
     ) -> None:
         self.kube = kube
+        self.retry_deadline = retry_deadline
         self.cache = cache
         self.status = status
         self.recorder = recorder
@@ -47,7 +65,10 @@ class Preemptor:
             uid = pod.metadata.uid if pod is not None else None
             condition = {**victim.condition, "lastTransitionTime": now_rfc3339()}
             try:
-                await self.kube.set_pod_condition(namespace=namespace, pod=name, condition=condition)
+                await self._retrying(
+                    victim.pod,
+                    partial(self.kube.set_pod_condition, namespace=namespace, pod=name, condition=condition),
+                )
             except NotFoundError:
                 continue
             except ControllerError as exc:
@@ -60,7 +81,7 @@ class Preemptor:
         for key, node, uid, pod in marked:
             namespace, _, name = key.partition("/")
             try:
-                await self.kube.delete(PODS, name, namespace=namespace, uid=uid)
+                await self._retrying(key, partial(self.kube.delete, PODS, name, namespace=namespace, uid=uid))
             except NotFoundError:
                 continue
             except ConflictError:
@@ -81,3 +102,21 @@ class Preemptor:
                     "Preempted",
                     f"Preempted by {preemptor} (gang {plan.gang}) on node {node}",
                 )
+
+    async def _retrying(self, key: str, call: Callable[[], Awaitable[Any]]) -> None:
+        """`call()`, retried on transient failures until `retry_deadline`. Not found and
+        conflicts (the pod gone or replaced) are the caller's to judge, never retried."""
+        deadline = time.monotonic() + self.retry_deadline
+        attempt = 0
+        while True:
+            try:
+                await call()
+                return
+            except (NotFoundError, ConflictError):
+                raise
+            except ControllerError as exc:
+                if not is_retryable(exc) or time.monotonic() >= deadline:
+                    raise
+                attempt += 1
+                log.info("preempt.victim_retry", victim=key, attempt=attempt, error=str(exc))
+                await asyncio.sleep(min(2.0, 0.05 * 2**attempt))

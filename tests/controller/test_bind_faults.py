@@ -18,11 +18,12 @@ from typing import Any, ClassVar
 
 import pytest
 from controller_helpers import Kubelet, controller_replica, create_node, delete_nodes, eventually, running
+from prometheus_client import REGISTRY
 
-from controller.errors import NotFoundError, TransportError
+from controller.errors import AlreadyExistsError, NotFoundError, ServerError, TransportError
 from controller.kube import JsonDict, Kube
 from controller.manager import ControllerOptions
-from controller.resources import EVENTS, PODS, VOLCANO_PODGROUPS, Resource
+from controller.resources import EVENTS, PODS, PRIORITY_CLASSES, VOLCANO_PODGROUPS, Resource
 
 pytestmark = pytest.mark.integration
 
@@ -281,3 +282,96 @@ async def test_a_gang_whose_binding_outlasts_the_deadline_is_rolled_back_not_lef
         }
         assert authors == {manager.identity}, authors
     assert StallingKube.attempts > 1, "the stalled member was never retried"
+
+
+class FlakyEvictionKube(Kube):
+    """Kube whose first deletion of each pod of gang `low` is answered 503 (not carried out)."""
+
+    refused: ClassVar[set[str]] = set()
+
+    async def delete(self, res: Resource, name: str, **kw: Any) -> Any:
+        if res == PODS and name.startswith("low-") and name not in type(self).refused:
+            type(self).refused.add(name)
+            raise ServerError(
+                "injected: the API server is unavailable", status=503, reason="ServiceUnavailable"
+            )
+        return await super().delete(res, name, **kw)
+
+
+async def test_an_eviction_refused_for_a_moment_is_retried_not_the_plan_abandoned(
+    control_plane: Any, tkube: Kube, controller_user: str, namespace: str
+) -> None:
+    FlakyEvictionKube.refused = set()
+    preemptions_before = preemptions()
+    nodes = ["ev-node-0", "ev-node-1"]
+    for n in nodes:
+        await create_node(tkube, n, cpu="4")
+    classes = {"ev-low": 10, "ev-high": 1000}
+    for name, value in classes.items():
+        with contextlib.suppress(AlreadyExistsError):
+            body = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}}
+            await tkube.create(PRIORITY_CLASSES, {**body, "value": value})
+    options = ControllerOptions(
+        reconcile_lws=False,
+        reconcile_hypernodes=False,
+        leader_election=None,
+        scheduler_tuning={"period": 0.5},
+    )
+
+    async def gang(name: str, size: int, cpu: str, priority_class: str) -> None:
+        await tkube.create(VOLCANO_PODGROUPS, pod_group(name, namespace, size))
+        for i in range(size):
+            await tkube.create(
+                PODS,
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {
+                        "name": f"{name}-{i}",
+                        "annotations": {"scheduling.k8s.io/group-name": name},
+                    },
+                    "spec": {
+                        "schedulerName": "topobridge",
+                        "priorityClassName": priority_class,
+                        "terminationGracePeriodSeconds": 0,
+                        "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": cpu}}}],
+                    },
+                },
+                namespace=namespace,
+            )
+
+    try:
+        async with controller_replica(
+            control_plane.kubeconfig, options, user=controller_user, kube_class=FlakyEvictionKube
+        ) as manager:
+            await gang("low", 4, "2", "ev-low")
+            await eventually(lambda: _bound(tkube, namespace, "low-", 4), timeout=30, what="low bound")
+            await gang("high", 2, "4", "ev-high")  # needs every cpu: all of `low` goes
+            await eventually(lambda: _bound(tkube, namespace, "high-", 2), timeout=60, what="high bound")
+            scheduler = manager.scope.scheduler if manager.scope is not None else None
+            assert scheduler is not None
+            evicted = list(scheduler.preemptor.evicted)
+    finally:
+        await delete_nodes(tkube, nodes)
+        for name in classes:
+            with contextlib.suppress(NotFoundError):
+                await tkube.delete(PRIORITY_CLASSES, name)
+    # Every victim was refused once and still went in the one plan that chose it.
+    assert FlakyEvictionKube.refused == {f"low-{i}" for i in range(4)}
+    assert sorted(evicted) == sorted(f"{namespace}/low-{i}" for i in range(4)), evicted
+    assert preemptions() - preemptions_before == 1, "the plan was abandoned and made again"
+
+
+def preemptions() -> float:
+    return REGISTRY.get_sample_value("topobridge_preemptions_total") or 0.0
+
+
+async def _bound(kube: Kube, namespace: str, prefix: str, count: int) -> bool:
+    pods = [
+        p
+        for p in (await kube.list(PODS, namespace=namespace)).items
+        if p["metadata"]["name"].startswith(prefix)
+    ]
+    return len(pods) == count and all(
+        p["spec"].get("nodeName") and not p["metadata"].get("deletionTimestamp") for p in pods
+    )
