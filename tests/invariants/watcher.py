@@ -188,6 +188,9 @@ class InvariantWatcher:
         self._reported_partial: set[str] = set()
         self._judged_victims: set[str] = set()
         self._plans: dict[str, _Plan] = {}
+        self._gone: dict[str, tuple[float, Obj]] = {}
+        """Pods deleted lately (key -> when, last state): the preemptor's decision may predate it."""
+        self._node_seen: dict[str, float] = {}
         self._gangs: dict[str, Gang] | None = None
         self._gang_of: dict[str, str] = {}
         self._tree: TopologyTree | None = None
@@ -260,8 +263,12 @@ class InvariantWatcher:
         old = self.store[kind].get(key)
         if event == "DELETED":
             self.store[kind].pop(key, None)
+            if kind == "pods" and old is not None:
+                self._gone[key] = (time.monotonic(), old)
         else:
             self.store[kind][key] = obj
+            if kind == "nodes" and old is None:
+                self._node_seen[key] = time.monotonic()
         if kind in TOPOLOGY_KINDS:
             self._tree = None
         if (kind in GANG_KINDS and kind != "pods") or kind in TOPOLOGY_KINDS:
@@ -414,7 +421,16 @@ class InvariantWatcher:
         if plan is None or now - plan.opened > ROUND_SECONDS:
             pods = self._parsed_pods()
             allowed = allowances(self._parsed("pdbs", PodDisruptionBudget), pods)
-            nodes = {n.name: n for n in self._parsed("nodes", Node)}
+            # The decision was made on a snapshot a little older than this mark: room freed or
+            # nodes added since (the last ROUND_SECONDS) do not count for the alternative.
+            recent = now - ROUND_SECONDS
+            self._gone = {k: v for k, v in self._gone.items() if v[0] >= recent}
+            for _, raw in self._gone.values():
+                with contextlib.suppress(Exception):
+                    pods.append(Pod.parse(raw))
+            nodes = {
+                n.name: n for n in self._parsed("nodes", Node) if self._node_seen.get(n.name, 0.0) < recent
+            }
             alternative = alternative_exists(
                 preemptor, gangs=self.gangs(), pods=pods, nodes=nodes, budgets=allowed, tree=self.tree()
             )
