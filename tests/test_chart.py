@@ -542,6 +542,18 @@ def test_webhook_policy_values() -> None:
             }
 
 
+def test_jobs_fail_open_whatever_the_policy() -> None:
+    """Every workload creates Jobs and few are GPU gangs: an unreachable topobridge must never
+    block them, so their webhook stays Ignore while the others follow webhook.failurePolicy."""
+    objs = render({"webhook": {"failurePolicy": "Fail"}}, namespace=NS)
+    policies = {
+        h["rules"][0]["resources"][0]: h["failurePolicy"]
+        for h in one(objs, "ValidatingWebhookConfiguration")["webhooks"]
+    }
+    assert policies.pop("jobs") == "Ignore"
+    assert set(policies.values()) == {"Fail"}
+
+
 def test_service_monitor_is_optional(default_objects: list[dict[str, Any]]) -> None:
     assert by_kind(default_objects, "ServiceMonitor") == []
     objs = render(

@@ -158,7 +158,7 @@ def values_schema(not_values: Mapping[str, str]) -> Schema:
             {
                 "failurePolicy": _str(
                     "Validating webhooks while no replica answers: Fail refuses objects, Ignore "
-                    "admits them unchecked (the mutating ones are always Ignore).",
+                    "admits them unchecked (the mutating ones and the one for Jobs are always Ignore).",
                     enum=["Fail", "Ignore"],
                 ),
                 "timeoutSeconds": _int("Seconds the API server waits for an answer.", minimum=1, maximum=30),

@@ -1,7 +1,8 @@
 """The ValidatingWebhookConfiguration that routes topobridge's kinds to the admission server.
 
 One webhook per validated kind (its own path), CREATE and UPDATE, sideEffects None,
-timeoutSeconds 5, failurePolicy Fail unless told otherwise, both AdmissionReview versions.
+timeoutSeconds 5, failurePolicy Fail unless told otherwise (kinds marked `fail_open`, Jobs, are
+always Ignore), both AdmissionReview versions.
 
 Selectors keep unrelated objects away. Namespaces labelled `topobridge.io/validation=disabled`
 (and the excluded ones, by their `kubernetes.io/metadata.name` label where the API server sets
@@ -133,7 +134,7 @@ def validating_webhook_configuration(
                         "scope": kind.scope,
                     }
                 ],
-                "failurePolicy": failure_policy,
+                "failurePolicy": "Ignore" if kind.fail_open else failure_policy,
                 "matchPolicy": "Equivalent",
                 "sideEffects": "None",
                 "timeoutSeconds": timeout_seconds,

@@ -47,12 +47,33 @@ class Kind:
     then carries an objectSelector."""
     operations: tuple[Operation, ...] = ("CREATE", "UPDATE")
     """Operations the rule judges; the others are allowed as they come."""
+    fail_open: bool = False
+    """True for a kind every workload uses and few of whose objects concern us (Jobs): its
+    webhook is always failurePolicy Ignore, so an unreachable topobridge never blocks creating
+    them cluster-wide. A bad request that slips through then is still refused by the scheduler,
+    which reads the same rules when it places the gang."""
 
     @classmethod
-    def of(cls, api: kinds.ApiKind, path: str, rule: Rule, *, selects_objects: bool = False) -> Kind:
+    def of(
+        cls,
+        api: kinds.ApiKind,
+        path: str,
+        rule: Rule,
+        *,
+        selects_objects: bool = False,
+        fail_open: bool = False,
+    ) -> Kind:
         """The entry for a kind of the one table of kinds (`translations.kinds`)."""
         return cls(
-            api.group, (api.version,), api.kind, api.plural, api.namespaced, path, rule, selects_objects
+            api.group,
+            (api.version,),
+            api.kind,
+            api.plural,
+            api.namespaced,
+            path,
+            rule,
+            selects_objects,
+            fail_open=fail_open,
         )
 
     @property
@@ -80,7 +101,7 @@ KINDS: tuple[Kind, ...] = (
     ),
     Kind.of(kinds.SIGS_PODGROUP, "/validate/sigs-podgroups", koordinator.validate_sigs_podgroup),
     Kind.of(kinds.X_PODGROUP, "/validate/x-podgroups", koordinator.validate_x_podgroup),
-    Kind.of(kinds.JOB, "/validate/jobs", gpu.validate),
+    Kind.of(kinds.JOB, "/validate/jobs", gpu.validate, fail_open=True),
     Kind.of(kinds.POD, "/validate/pods", validate_pod, selects_objects=True),
 )
 
