@@ -130,8 +130,10 @@ class Binder:
                 out.unfinished.append(pod)
             if status != "bound":
                 self.cache.forget(pod)
-        bound_total = len(out.bound) + len(out.already_bound)
-        if bound_total >= min_member or (not out.failed and not out.unfinished):
+        # Members bound before this job count only while they stay: one being preempted or
+        # deleted meanwhile will not be there to make the gang whole.
+        bound_total = len(out.bound) + sum(1 for key in out.already_bound if self._staying(key))
+        if bound_total >= min_member:
             out.result = "complete"  # minMember holds; the rest are retried as pending pods
         else:
             out.landed = await self._landed(out.unfinished, dict(placement))
@@ -216,6 +218,13 @@ class Binder:
         if assigned:
             raise _Permanent(f"pod is bound to {assigned} by someone else")
         return None  # a transient conflict: try again
+
+    def _staying(self, key: str) -> bool:
+        pod = self.cache.pods.items.get(key)
+        if pod is None or not pod.spec.node_name or pod.metadata.deletion_timestamp:
+            return False
+        conditions = (pod.status.conditions if pod.status else None) or []
+        return not any(c.type == "DisruptionTarget" and c.status == "True" for c in conditions)
 
     async def _landed(self, pods: Sequence[str], planned: dict[str, str]) -> list[str]:
         """Those of `pods` the API server shows bound where we planned (a binding that landed

@@ -375,3 +375,64 @@ async def _bound(kube: Kube, namespace: str, prefix: str, count: int) -> bool:
     return len(pods) == count and all(
         p["spec"].get("nodeName") and not p["metadata"].get("deletionTimestamp") for p in pods
     )
+
+
+async def test_members_being_preempted_do_not_count_toward_a_replacement_completing_the_gang(
+    control_plane: Any, tkube: Kube, controller_user: str, namespace: str
+) -> None:
+    """Found by a chaos run: a replacement was bound into a gang whose other members were
+    being evicted at that moment, and the gang was left with one member of six."""
+    nodes = ["pv-node-0"]
+    await create_node(tkube, nodes[0], cpu="8")
+    options = ControllerOptions(
+        reconcile_lws=False,
+        reconcile_hypernodes=False,
+        leader_election=None,
+        scheduler_tuning={"period": 0.5},
+    )
+
+    def member(name: str) -> JsonDict:
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "annotations": {"scheduling.k8s.io/group-name": "ring"}},
+            "spec": {
+                "schedulerName": "topobridge",
+                "terminationGracePeriodSeconds": 0,
+                "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}],
+            },
+        }
+
+    try:
+        async with controller_replica(control_plane.kubeconfig, options, user=controller_user) as manager:
+            await tkube.create(VOLCANO_PODGROUPS, pod_group("ring", namespace, 3))
+            await tkube.create(PODS, member("ring-0"), namespace=namespace)
+            await tkube.create(PODS, member("ring-1"), namespace=namespace)
+            await tkube.create(PODS, member("ring-2"), namespace=namespace)
+            await eventually(lambda: _bound(tkube, namespace, "ring-", 3), timeout=30, what="ring bound")
+            # ring-0 is a preemption victim (marked, not yet deleted); ring-2 is replaced.
+            condition = {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}
+            await tkube.patch_pod_status(namespace=namespace, pod="ring-0", patch={"conditions": [condition]})
+            await tkube.delete(PODS, "ring-2", namespace=namespace, grace_period_seconds=0)
+            await eventually(lambda: _gone(tkube, namespace, "ring-2"), what="ring-2 gone")
+            await tkube.create(PODS, member("ring-2"), namespace=namespace)
+
+            async def outcome() -> Any:
+                scheduler = getattr(manager.scope, "scheduler", None)
+                done = [o for o in scheduler.binder.outcomes if o.already_bound] if scheduler else []
+                return done[-1] if done else None
+
+            out = await eventually(outcome, timeout=30, what="the replacement's bind job")
+    finally:
+        await delete_nodes(tkube, nodes)
+    # Only ring-1 would stay: 2 of minMember 3, so the job rolls back instead of completing.
+    assert out.result == "rolled-back", out
+    assert f"{namespace}/ring-2" in out.rolled_back, out
+
+
+async def _gone(kube: Kube, namespace: str, name: str) -> bool:
+    try:
+        await kube.get(PODS, name, namespace=namespace)
+    except NotFoundError:
+        return True
+    return False
