@@ -15,6 +15,8 @@
   + TransportError           no HTTP answer at all (refused, reset, timed out): retry
   + LeadershipLost           the lease was lost; everything in the leading scope stops
   + ConfigError              a setting is unusable (bad timings, no kubeconfig)
+  + topobridge.devcluster.ControlPlaneError
+                             the local control plane could not start or stop
 
 Foreign errors (kubernetes_asyncio's ApiException, aiohttp's ClientError) stop at the
 boundary in `controller.kube` and never travel further.

@@ -40,6 +40,22 @@ def test_missing_binaries_name_the_install_command(tmp_path: Path, monkeypatch: 
     assert set(caught.value.missing) == {"etcd", "kube-apiserver", "kube-controller-manager"}
 
 
+def test_control_plane_errors_are_io_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A control plane that cannot start is an I/O failure: caught as `ControllerError` (and
+    `ControlPlaneError`), never as a bad user object (`TopobridgeError`)."""
+    from controller.errors import ControllerError
+    from topobridge.devcluster import ControlPlaneError
+    from translations.errors import TopobridgeError
+
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(ControllerError) as caught:
+        try:
+            locate_binaries(tmp_path / "bin")
+        except TopobridgeError:
+            pytest.fail("a missing binary was caught as a bad user object")
+    assert isinstance(caught.value, ControlPlaneError)
+
+
 def test_scheduler_is_asked_for_explicitly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(BinariesMissingError, match="--with-scheduler") as caught:

@@ -49,7 +49,7 @@ import yaml
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
-from translations.errors import TopobridgeError
+from controller.errors import ControllerError
 from webhooks.tls import generate_self_signed
 
 log = structlog.get_logger(__name__)
@@ -92,8 +92,9 @@ def default_bin_dir() -> Path:
     return Path(override) if override else cache_root() / f"k8s-{K8S_VERSION}" / "bin"
 
 
-class ControlPlaneError(TopobridgeError):
-    """The local control plane could not be started or stopped."""
+class ControlPlaneError(ControllerError):
+    """The local control plane could not be started or stopped: an I/O failure (a process,
+    a port, the API server), never a bad user object, so it sits under `ControllerError`."""
 
 
 class BinariesMissingError(ControlPlaneError):
@@ -181,7 +182,14 @@ def make_credentials(directory: Path) -> Credentials:
     # The first address of the service range is the in-cluster `kubernetes` service.
     service_ip = next(ipaddress.IPv4Network(SERVICE_CIDR).hosts())
     tls = generate_self_signed(
-        ["127.0.0.1", str(service_ip), "localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"],
+        [
+            "127.0.0.1",
+            str(service_ip),
+            "localhost",
+            "kubernetes",
+            "kubernetes.default",
+            "kubernetes.default.svc",
+        ],
         days=30,
         common_name="kube-apiserver",
     )
