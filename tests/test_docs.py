@@ -12,7 +12,7 @@ import pytest
 from prometheus_client import REGISTRY, CollectorRegistry
 
 import controller.metrics  # noqa: F401  (registers the controller's metrics)
-from controller.placer import affinity, engine, preempt
+from controller.placer import affinity, engine, preempt, timeout
 from controller.placer import gpu as gpu_placer
 from controller.reconcilers import lws as lws_reconciler
 from controller.runtime import scheduler
@@ -73,6 +73,8 @@ def test_metrics_doc_matches_the_registries() -> None:
         "preempting to accommodate higher priority pods, preemptor:",
         "gets rejected due to member Pod",
         "every member of a GangGroup must carry the same spec",
+        timeout.TIMEOUT_REASON,
+        "without starting (timeout",
         *(" ".join(t.split()) for t in affinity.REASONS),
         gpu_placer.NVLINK_EXCLUSION,
     ],

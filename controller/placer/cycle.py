@@ -14,8 +14,12 @@ Both runners call it: the live `GangScheduler` (then turns the plan into API job
 5. permit, the gang gate: a placement goes on to bind; a gang with fewer pods than its
    minMember waits silently for `assembly_grace` seconds since it was first seen (its pods are
    still being created) before it is reported;
+   A gang that has waited its timeout (`scheduleTimeoutSeconds`, Koordinator's `waiting-time`,
+   `controller.placer.timeout`) without starting is expired instead: its reservations and
+   nominations are released and it re-queues after a backoff;
 6. the plan: binds (gang -> [(pod, node)], domain, tier), preemptions (victims with their
-   DisruptionTarget condition, nominations), and per gang a verdict code with a message per pod.
+   DisruptionTarget condition, nominations), expiries, and per gang a verdict code with a
+   message per pod.
 
 Time is injected (`now`); what a gang's clock remembers between cycles lives in `GangTiming`.
 Everything is deterministic: the same view, `now` and timing give the same plan.
@@ -32,6 +36,7 @@ from controller.placer.gpu import rank_annotations
 from controller.placer.preempt import PreemptionPlan, Victim
 from controller.placer.snapshot import BoundPod, Nomination, Snapshot
 from controller.placer.terms import PodTerms
+from controller.placer.timeout import Expiry, expiry
 from translations.gangs import Gang
 
 DEFAULT_ASSEMBLY_GRACE = 10.0
@@ -69,6 +74,8 @@ class GangTiming:
     first_seen: dict[str, float] = field(default_factory=dict)
     not_before: dict[str, float] = field(default_factory=dict)
     failures: dict[str, int] = field(default_factory=dict)
+    timeouts: dict[str, int] = field(default_factory=dict)
+    """Timeouts in a row per gang (the backoff after the next one doubles)."""
 
     def seen(self, gang: str, now: float) -> float:
         return self.first_seen.setdefault(gang, now)
@@ -82,15 +89,22 @@ class GangTiming:
         self.failures[gang] = n
         self.not_before[gang] = now + min(BACKOFF_MAX, BACKOFF_BASE * 2 ** (n - 1))
 
+    def timed_out(self, gang: str, fired: Expiry, now: float) -> None:
+        """The gang gave up waiting: it re-queues after the backoff and waits afresh from then."""
+        self.timeouts[gang] = self.timeouts.get(gang, 0) + 1
+        self.not_before[gang] = now + fired.retry_after
+        self.first_seen[gang] = now + fired.retry_after
+
     def bound(self, gang: str) -> float | None:
         """The gang is placed: its clocks stop. Returns when it was first seen, if known."""
+        self.timeouts.pop(gang, None)
         self.failures.pop(gang, None)
         self.not_before.pop(gang, None)
         return self.first_seen.pop(gang, None)
 
     def prune(self, live: Collection[str]) -> None:
         """Forget gangs that no longer exist."""
-        for table in (self.first_seen, self.not_before, self.failures):
+        for table in (self.first_seen, self.not_before, self.failures, self.timeouts):
             for k in [k for k in table if k not in live]:
                 del table[k]
 
@@ -139,6 +153,9 @@ class Outcome:
 class CyclePlan:
     binds: list[Bind] = field(default_factory=list)
     preemptions: list[Preemption] = field(default_factory=list)
+    expiries: list[Expiry] = field(default_factory=list)
+    """Gangs whose timeout fired this cycle: their nominations are released (the runner
+    clears them on the pods and says so on the PodGroup and in an Event)."""
     outcomes: dict[str, Outcome] = field(default_factory=dict)
     """Every gang attempted, in queue order."""
 
@@ -213,6 +230,12 @@ class SchedulingCycle:
         if verdict.code is Code.SUCCESS and verdict.placement is not None and verdict.placement.pods:
             self.reserve(gang, verdict.placement)
             return self._permit_bind(gang, verdict, verdict.placement)
+        # Permit's timeout: a gang that waited its scheduleTimeout without starting lets go.
+        fired = expiry(
+            gang, waiting_since=first_seen, now=self.now, failures=self.timing.timeouts.get(gang.key, 0) + 1
+        )
+        if fired is not None:
+            return self.expire(gang, fired)
         if verdict.code is Code.WAIT and verdict.plan is not None:
             self.reserve_preemption(gang, verdict.plan)
             # What the pods say while the victims terminate: the next attempt's answer.
@@ -221,6 +244,14 @@ class SchedulingCycle:
             return self._outcome(gang, again)
         if self._assembling(gang, first_seen):
             return self._outcome(gang, replace(verdict, code=Code.WAIT, step="permit"), report=False)
+        return self._outcome(gang, verdict)
+
+    def expire(self, gang: Gang, fired: Expiry) -> Outcome:
+        """Release what the gang holds (reservations, nominations) and re-queue it with backoff."""
+        self.unreserve(gang)
+        self.timing.timed_out(gang.key, fired, self.now)
+        self.plan.expiries.append(fired)
+        verdict = Verdict(Code.UNSCHEDULABLE, fired.message, "permit", reason=fired.message)
         return self._outcome(gang, verdict)
 
     def _assembling(self, gang: Gang, first_seen: float) -> bool:

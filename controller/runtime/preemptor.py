@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from functools import partial
 from typing import Any
 
@@ -54,7 +54,9 @@ class Preemptor:
         self.evicted: list[str] = []
         """Every victim deleted, oldest first (bounded)."""
 
-    async def carry_out(self, plan: PreemptionPlan, message: str) -> None:
+    async def carry_out(
+        self, plan: PreemptionPlan, message: str, *, messages: Mapping[str, str] | None = None
+    ) -> None:
         metrics.PREEMPTIONS.inc()
         glog = log.bind(gang=plan.gang, domain=plan.domain)
         # 1. mark: every victim learns why it goes before anything else happens.
@@ -76,7 +78,7 @@ class Preemptor:
                 raise
             marked.append((victim.pod, victim.node, uid, pod))
         # 2. nominate: the room is claimed before it is freed.
-        await self.status.nominate(plan.nominated, message)
+        await self.status.nominate(plan.nominated, message, messages=messages)
         # 3. delete, with a uid precondition and the victim's own grace period.
         for key, node, uid, pod in marked:
             namespace, _, name = key.partition("/")

@@ -36,6 +36,7 @@ from controller.informer import Informer
 from controller.kube import Kube
 from controller.placer.cycle import Bind, CycleOptions, GangTiming, Outcome, Preemption, SchedulingCycle
 from controller.placer.engine import Code
+from controller.placer.timeout import TIMEOUT_REASON, Expiry
 from controller.reporting import EventRecorder
 from controller.resources import (
     CLUSTER_NETWORK_TOPOLOGIES,
@@ -267,7 +268,10 @@ class GangScheduler:
                 self.cache.assume(key, node)
             self._start(gang.key, self._bind_job(gang, bind))
         elif preemption is not None:
-            self._start(gang.key, self._preempt_job(gang, preemption))
+            self._start(gang.key, self._preempt_job(gang, preemption, outcome))
+        elif (fired := next((e for e in cycle.plan.expiries if e.gang == gang.key), None)) is not None:
+            self._reported[gang.key] = (outcome.code, outcome.message)
+            self._start(gang.key, self._expire_job(gang, fired, outcome), wake=False)
         elif outcome.report and self._reported.get(gang.key) != (outcome.code, outcome.message):
             # Only a changed verdict is written: an unschedulable gang costs nothing per cycle.
             self._reported[gang.key] = (outcome.code, outcome.message)
@@ -333,8 +337,8 @@ class GangScheduler:
                 message=message,
             )
 
-    async def _preempt_job(self, gang: Gang, preemption: Preemption) -> None:
-        await self.preemptor.carry_out(preemption.plan, preemption.message)
+    async def _preempt_job(self, gang: Gang, preemption: Preemption, outcome: Outcome) -> None:
+        await self.preemptor.carry_out(preemption.plan, preemption.message, messages=outcome.pod_messages)
         await self.status.pod_group(
             gang,
             phase="Pending",
@@ -345,7 +349,9 @@ class GangScheduler:
         )
 
     async def _report_job(self, gang: Gang, outcome: Outcome) -> None:
-        await self.status.pods_unschedulable(gang, outcome.message, reason="Unschedulable")
+        await self.status.pods_unschedulable(
+            gang, outcome.message, reason="Unschedulable", messages=outcome.pod_messages
+        )
         await self.status.pod_group(
             gang,
             phase="Pending",
@@ -354,6 +360,23 @@ class GangScheduler:
             reason=outcome.code.value,
             message=outcome.message,
         )
+
+    async def _expire_job(self, gang: Gang, fired: Expiry, outcome: Outcome) -> None:
+        """The gang's timeout fired: its nominations go, and the PodGroup and an Event say so."""
+        for m in gang.pending:
+            await self.status.clear_nomination(m.key)
+        await self.status.pods_unschedulable(
+            gang, outcome.message, reason="Unschedulable", messages=outcome.pod_messages
+        )
+        await self.status.pod_group(
+            gang,
+            phase="Pending",
+            condition="Unschedulable",
+            ok=False,
+            reason=TIMEOUT_REASON,
+            message=fired.message,
+        )
+        await self._event_on_group(gang, "Warning", TIMEOUT_REASON, fired.message)
 
     async def _event_on_group(self, gang: Gang, type_: str, reason: str, message: str) -> None:
         if self.recorder is None:

@@ -18,7 +18,7 @@ way), so a flood of status updates never slows binding.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 
 import structlog
@@ -68,11 +68,19 @@ class StatusWriter:
         """PodGroup key -> (uid, phase, condition, message) last written: fresher than the cache."""
         self._reconciled_at = -1
 
-    async def pods_unschedulable(self, gang: Gang, message: str, *, reason: str = UNSCHEDULABLE) -> int:
-        """PodScheduled=False on every pending member whose condition says something else."""
-        message = message[:_MESSAGE_LIMIT]
+    async def pods_unschedulable(
+        self,
+        gang: Gang,
+        message: str,
+        *,
+        reason: str = UNSCHEDULABLE,
+        messages: Mapping[str, str] | None = None,
+    ) -> int:
+        """PodScheduled=False on every pending member whose condition says something else;
+        `messages` gives a member its own text (the others get `message`)."""
         writes = 0
         for m in gang.pending:
+            text = (messages or {}).get(m.key, message)[:_MESSAGE_LIMIT]
             pod = self.cache.pods.items.get(m.key)
             if pod is None:
                 continue
@@ -80,13 +88,13 @@ class StatusWriter:
                 (c for c in (pod.status.conditions if pod.status else None) or [] if c.type == POD_SCHEDULED),
                 None,
             )
-            if cur is not None and cur.status == "False" and cur.reason == reason and cur.message == message:
+            if cur is not None and cur.status == "False" and cur.reason == reason and cur.message == text:
                 continue
             cond = {
                 "type": POD_SCHEDULED,
                 "status": "False",
                 "reason": reason,
-                "message": message,
+                "message": text,
                 "lastProbeTime": None,
                 "lastTransitionTime": _now(),
             }
@@ -94,14 +102,17 @@ class StatusWriter:
                 writes += 1
         return writes
 
-    async def nominate(self, pods: Iterable[tuple[str, str]], message: str) -> None:
-        """status.nominatedNodeName (and the waiting message) on each (pod, node)."""
+    async def nominate(
+        self, pods: Iterable[tuple[str, str]], message: str, *, messages: Mapping[str, str] | None = None
+    ) -> None:
+        """status.nominatedNodeName (and the waiting message, or the pod's own from
+        `messages`) on each (pod, node)."""
         for key, node in pods:
             cond = {
                 "type": POD_SCHEDULED,
                 "status": "False",
                 "reason": UNSCHEDULABLE,
-                "message": message[:_MESSAGE_LIMIT],
+                "message": (messages or {}).get(key, message)[:_MESSAGE_LIMIT],
                 "lastProbeTime": None,
                 "lastTransitionTime": _now(),
             }

@@ -75,9 +75,13 @@ async def test_unschedulable_then_scheduled_status(
 
             conds, pg = await eventually(reported, what="unschedulable status on the pods and the PodGroup")
             assert {c["reason"] for c in conds} == {"Unschedulable"}
-            message = conds[0]["message"]
-            assert message.startswith("0/2 nodes are available") and all(
-                c["message"] == message for c in conds
+            # The first member carries the fit error; the others say the gang waits on it.
+            firsts = [c["message"] for c in conds if c["message"].startswith("0/2 nodes are available")]
+            assert len(firsts) == 1
+            message = firsts[0]
+            others = [c["message"] for c in conds if c["message"] != message]
+            assert len(others) == len(conds) - 1 and all(
+                m.startswith(f'GangGroup "{namespace}/big" gets rejected due to member Pod') for m in others
             )
             assert pg["status"]["phase"] == "Pending"
             unsched = [c for c in pg["status"]["conditions"] if c["type"] == "Unschedulable"]

@@ -128,3 +128,41 @@ def test_an_assumed_pod_is_bound_on_its_node_until_forgotten() -> None:
     state.assume("default/a", "n0")
     state.put(Kind.POD, "default/a", bound)
     assert state.assumed == {}  # the binding is visible now
+
+
+def test_a_gang_that_waited_its_timeout_lets_go_and_requeues_with_backoff() -> None:
+    """scheduleTimeoutSeconds 30: at 30 s the gang expires (nominations released, the plan says
+    so), backs off one second, then waits a fresh 30 s; a Koordinator gang without one waits 300 s."""
+    timed = koord_gang("timed", 2)
+    timed["spec"]["scheduleTimeoutSeconds"] = 30
+    objects = [
+        *spine_block_nodes(LAYOUT),
+        cnt(),
+        timed,
+        *members("timed", 2, node_selector={"pool": "none"}),
+        koord_gang("plain", 2),
+        *members("plain", 2, node_selector={"pool": "none"}),
+    ]
+    state = _state(objects)
+    timing = GangTiming()
+    first = SchedulingCycle(state.view(), served=SERVED, now=0.0, timing=timing).run()
+    assert first.expiries == [] and first.outcomes["default/timed"].code is Code.UNRESOLVABLE
+    view = state.view()
+    fired = SchedulingCycle(view, served=SERVED, now=30.0, timing=timing).run()
+    assert [e.gang for e in fired.expiries] == ["default/timed"]
+    outcome = fired.outcomes["default/timed"]
+    assert (outcome.code, outcome.step) == (Code.UNSCHEDULABLE, "permit")
+    assert outcome.message == (
+        "gang default/timed waited 30s without starting (timeout 30s): its reservations and "
+        "nominations are released; it is tried again in 1s"
+    )
+    assert outcome.pod_messages["default/timed-0"] == outcome.message
+    assert not any(n.gang == "default/timed" for n in view.snapshot.nominations.values())
+    assert "default/plain" in fired.outcomes and "default/plain" not in [e.gang for e in fired.expiries]
+    backing_off = SchedulingCycle(state.view(), served=SERVED, now=30.5, timing=timing)
+    assert [g.key for g in backing_off.queue()] == ["default/plain"]
+    again = SchedulingCycle(state.view(), served=SERVED, now=31.0, timing=timing).run()
+    assert again.expiries == [] and "default/timed" in again.outcomes
+    later = SchedulingCycle(state.view(), served=SERVED, now=300.0, timing=timing).run()
+    assert sorted(e.gang for e in later.expiries) == ["default/plain", "default/timed"]
+    assert [e.retry_after for e in later.expiries if e.gang == "default/timed"] == [2.0]
