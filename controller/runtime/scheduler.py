@@ -348,7 +348,8 @@ class GangScheduler:
             message=preemption.message,
         )
 
-    async def _report_job(self, gang: Gang, outcome: Outcome) -> None:
+    async def _report_job(self, gang: Gang, outcome: Outcome, *, reason: str | None = None) -> None:
+        """Each pending pod's own message, and the verdict on the PodGroup."""
         await self.status.pods_unschedulable(
             gang, outcome.message, reason="Unschedulable", messages=outcome.pod_messages
         )
@@ -357,7 +358,7 @@ class GangScheduler:
             phase="Pending",
             condition="Unschedulable",
             ok=False,
-            reason=outcome.code.value,
+            reason=reason or outcome.code.value,
             message=outcome.message,
         )
 
@@ -365,17 +366,7 @@ class GangScheduler:
         """The gang's timeout fired: its nominations go, and the PodGroup and an Event say so."""
         for m in gang.pending:
             await self.status.clear_nomination(m.key)
-        await self.status.pods_unschedulable(
-            gang, outcome.message, reason="Unschedulable", messages=outcome.pod_messages
-        )
-        await self.status.pod_group(
-            gang,
-            phase="Pending",
-            condition="Unschedulable",
-            ok=False,
-            reason=TIMEOUT_REASON,
-            message=fired.message,
-        )
+        await self._report_job(gang, outcome, reason=TIMEOUT_REASON)
         await self._event_on_group(gang, "Warning", TIMEOUT_REASON, fired.message)
 
     async def _event_on_group(self, gang: Gang, type_: str, reason: str, message: str) -> None:
