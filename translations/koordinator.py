@@ -332,21 +332,21 @@ def topology_spec_text(spec: NetworkTopologyGatherSpec | None) -> str:
 def gang_group_spec_conflict(
     members: Sequence[tuple[str, NetworkTopologyGatherSpec | None]],
 ) -> str | None:
-    """Why the members of one GangGroup cannot be placed together: the first member whose
-    network-topology-spec differs from the first member's, both named with their specs; None
-    when every member carries the same spec (all none included). Placement and admission share
-    this rule, so neither silently picks one member's spec."""
+    """The placer's wording of `differing_group_members` for a whole GangGroup: the first
+    member whose spec differs from the first member's, both named with their specs; None when
+    every member carries the same spec (all none included)."""
     if not members:
         return None
     first_id, first_spec = members[0]
-    for other_id, other_spec in members[1:]:
-        if other_spec != first_spec:
-            return (
-                f"GangGroup {', '.join(m for m, _ in members)}: member {first_id} has "
-                f"network-topology-spec {topology_spec_text(first_spec)} but {other_id} has "
-                f"{topology_spec_text(other_spec)}; every member of a GangGroup must carry the same spec"
-            )
-    return None
+    specs = dict(members)
+    other_id = next(iter(differing_group_members(first_id, first_spec, [m for m, _ in members], specs)), None)
+    if other_id is None:
+        return None
+    return (
+        f"GangGroup {', '.join(m for m, _ in members)}: member {first_id} has "
+        f"network-topology-spec {topology_spec_text(first_spec)} but {other_id} has "
+        f"{topology_spec_text(specs[other_id])}; every member of a GangGroup must carry the same spec"
+    )
 
 
 def annotation_path(key: str) -> str:
@@ -733,19 +733,31 @@ def unknown_layer_problems(
     ]
 
 
+def differing_group_members(
+    gang: str,
+    spec: NetworkTopologyGatherSpec | None,
+    groups: Iterable[str],
+    known: Mapping[str, NetworkTopologyGatherSpec | None],
+) -> list[str]:
+    """The one GangGroup rule: a GangGroup gathers as one, so every member gang must carry the
+    same network-topology-spec (none included).
+
+    `gang` (`namespace/name`) carries `spec` and lists `groups`; `known` holds the specs of
+    the gangs whose spec is known (None: known to carry none). The known members whose spec
+    differs, sorted. Admission, translation (`differing_group_specs`) and placement
+    (`gang_group_spec_conflict`) word what this finds for their readers."""
+    return [m for m in sorted(set(groups)) if m != gang and m in known and known[m] != spec]
+
+
 def differing_group_specs(
     gang: str,
     spec: NetworkTopologyGatherSpec | None,
     groups: Iterable[str],
     known: Mapping[str, NetworkTopologyGatherSpec | None],
 ) -> list[InvalidSpecError]:
-    """A GangGroup gathers as one: every member gang must carry the same network-topology-spec.
-
-    `gang` (`namespace/name`) carries `spec` and lists `groups`; `known` holds the specs of
-    the gangs whose spec is known (None: known to carry none). One problem per known member
-    that differs, naming both specs (`gang_group_spec_conflict` says the same for a whole
-    group, for the placer's messages). The webhook, with its cluster view, and the translation
-    compare members with this."""
+    """`differing_group_members` as field errors on the gang's own annotation: one per
+    differing member, naming both specs (the webhook, with its cluster view, and the
+    translation)."""
     mine = topology_spec_text(spec)
     return [
         InvalidSpecError(
@@ -754,6 +766,5 @@ def differing_group_specs(
             f"Invalid value: {render_value(mine)}: differs from {topology_spec_text(known[member])} on GangGroup member "
             f"{member}; every member of a GangGroup must carry the same network-topology-spec",
         )
-        for member in sorted(set(groups))
-        if member != gang and member in known and known[member] != spec
+        for member in differing_group_members(gang, spec, groups, known)
     ]

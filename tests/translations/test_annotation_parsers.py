@@ -202,3 +202,19 @@ def test_every_bad_annotation_is_reported_at_once() -> None:
         _path(k.GANG_WAITING_TIME),
         _path(k.NETWORK_TOPOLOGY_INDEX),
     }
+
+
+def test_one_gang_group_rule_for_admission_and_placement() -> None:
+    """Admission/translation and the placer word the same finding: the members whose spec
+    differs (none counts as a spec) and nobody else."""
+    block = k.NetworkTopologyGatherSpec((k.GatherStrategy("BlockLayer", "MustGather"),))
+    spine = k.NetworkTopologyGatherSpec((k.GatherStrategy("SpineLayer", "MustGather"),))
+    known = {"ns/a": block, "ns/b": spine, "ns/c": None, "ns/d": block}
+    group = ["ns/a", "ns/b", "ns/c", "ns/d", "ns/unknown"]
+    assert k.differing_group_members("ns/a", block, group, known) == ["ns/b", "ns/c"]
+    problems = k.differing_group_specs("ns/a", block, group, known)
+    assert [p.detail.split("on GangGroup member ")[1].split(";")[0] for p in problems] == ["ns/b", "ns/c"]
+    placer = k.gang_group_spec_conflict(list(known.items()))
+    assert placer is not None and "member ns/a has" in placer and "but ns/b has" in placer
+    assert k.gang_group_spec_conflict([("ns/a", block), ("ns/d", block)]) is None
+    assert k.gang_group_spec_conflict([("ns/a", None), ("ns/c", None)]) is None
