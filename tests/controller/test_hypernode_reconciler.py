@@ -205,16 +205,18 @@ async def test_detail_status_left_to_a_running_koord_scheduler(
     opts.handoff = HandOffConfig(
         rules=(PresenceRule("koord-scheduler", "lease", koord_ns, "koord-scheduler"),)
     )
-    await tkube.create(CLUSTER_NETWORK_TOPOLOGIES, CNT)
+    cnt_uid = (await tkube.create(CLUSTER_NETWORK_TOPOLOGIES, CNT))["metadata"]["uid"]
     async with (
         running(koord.run(), "koord-scheduler"),
         controller_replica(control_plane.kubeconfig, opts, user=controller_user),
     ):
 
         async def synced() -> bool:
+            # By uid: an earlier test's ClusterNetworkTopology "default" left its own Event.
             events = (await tkube.list(EVENTS, namespace="default")).items
             return any(
-                e["reason"] == "HyperNodesSynced" and e["involvedObject"]["name"] == "default" for e in events
+                e["reason"] == "HyperNodesSynced" and e["involvedObject"].get("uid") == cnt_uid
+                for e in events
             )
 
         # The status decision is made in the same reconcile, after the HyperNodes are written.
