@@ -6,7 +6,8 @@
 2. one `SharedInformers` for the whole process: every resource is listed and watched once,
    whoever reads it;
 3. the parts, each a named root task: the admission webhook server (every replica), whose
-   cluster view reads pods, nodes, HyperNodes and the ClusterNetworkTopology and whose mutating
+   cluster view reads pods, nodes, HyperNodes, the ClusterNetworkTopology and the Koordinator
+   PodGroups the cluster serves (`WEBHOOK_STATE_IF_SERVED`), and whose mutating
    endpoints read LeaderWorkerSets from the shared informers; the controller (`Manager`:
    leader election, then the reconcilers, the scheduler hand-off and the fallback scheduler,
    which ask the same informers for what they read); a plain `/metrics` server when the
@@ -20,7 +21,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +40,8 @@ from controller.resources import (
     LEADERWORKERSETS,
     NODES,
     PODS,
+    SIGS_PODGROUPS,
+    X_PODGROUPS,
     Resource,
 )
 from webhooks.metrics import WebhookMetrics
@@ -50,6 +53,11 @@ log = structlog.get_logger("topobridge.app")
 
 WEBHOOK_STATE: tuple[Resource, ...] = (HYPERNODES, CLUSTER_NETWORK_TOPOLOGIES, PODS, NODES)
 """What the validating webhook's cluster view is built from (nodes: GPUs per node)."""
+WEBHOOK_STATE_IF_SERVED: tuple[Resource, ...] = (SIGS_PODGROUPS, X_PODGROUPS)
+"""Read into the view too when the cluster serves them (discovery at start, as for the PDB
+versions): the Koordinator gangs declared by PodGroup, so the GangGroup check at admission sees
+them. A CRD that is not installed is no gang of that dialect; it must not keep the view from
+ever syncing, which an informer of an unserved resource (404, retried forever) would."""
 NAMESPACE_INDEX = "namespace"
 
 
@@ -155,13 +163,30 @@ class StateFeed:
         self.state.delete(obj.get("kind", ""), meta.get("name", ""), meta.get("namespace"))
 
 
-async def feed_webhook_state(informers: SharedInformers, state: InMemoryStateSource) -> None:
+async def webhook_state_resources(
+    kube: Kube, *, if_served: Sequence[Resource] = WEBHOOK_STATE_IF_SERVED
+) -> tuple[Resource, ...]:
+    """`WEBHOOK_STATE`, plus those of `if_served` the cluster serves now."""
+    served = [res for res in if_served if await kube.serves(res)]
+    skipped = [str(res) for res in if_served if res not in served]
+    if skipped:
+        log.info("webhook.state_kinds_not_served", resources=skipped)
+    return (*WEBHOOK_STATE, *served)
+
+
+async def feed_webhook_state(
+    informers: SharedInformers,
+    state: InMemoryStateSource,
+    *,
+    if_served: Sequence[Resource] = WEBHOOK_STATE_IF_SERVED,
+) -> None:
     """Attach the webhook's ClusterState source to the shared informers; mark it synced once
     every one of them has listed."""
+    resources = await webhook_state_resources(informers.kube, if_served=if_served)
     feed = StateFeed(state)
-    for res in WEBHOOK_STATE:
+    for res in resources:
         informers.of(res).add_handler(feed)
-    await informers.wait_synced(WEBHOOK_STATE)
+    await informers.wait_synced(resources)
     state.mark_synced()
     log.info("webhook.state_synced")
 

@@ -30,8 +30,9 @@ from controller.resources import (
     X_PODGROUPS,
     Resource,
 )
-from topobridge.app import WEBHOOK_STATE, ProcessConfig, build_roots
+from topobridge.app import WEBHOOK_STATE, ProcessConfig, build_roots, feed_webhook_state
 from webhooks.server import ServerSettings
+from webhooks.state import InMemoryStateSource
 
 pytestmark = pytest.mark.integration
 
@@ -102,4 +103,25 @@ async def test_leader_watches_each_resource_once(
     finally:
         stop.set_result(None)
         await process
+        await kube.close()
+
+
+async def test_webhook_view_syncs_without_an_uninstalled_crd(control_plane: Any) -> None:
+    """A PodGroup kind whose CRD is not installed is left out of the webhook's view, which
+    still syncs; those the cluster serves are read."""
+    absent = Resource("absent.topobridge.test", "v1alpha1", "podgroups", "PodGroup", True)
+    kube = await Kube.connect(kubeconfig=control_plane.kubeconfig)
+    informers = SharedInformers(kube, resync_period=None)
+    state = InMemoryStateSource()
+    running = asyncio.ensure_future(informers.run(grace=5.0))
+    try:
+        assert await kube.serves(SIGS_PODGROUPS) and not await kube.serves(absent)
+        await asyncio.wait_for(feed_webhook_state(informers, state, if_served=(absent, SIGS_PODGROUPS)), 30)
+        assert state.synced
+        watched = set(informers.resources())
+        assert SIGS_PODGROUPS in watched and absent not in watched
+        assert set(WEBHOOK_STATE) <= watched
+    finally:
+        running.cancel()
+        await asyncio.gather(running, return_exceptions=True)
         await kube.close()

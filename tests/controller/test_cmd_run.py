@@ -4,6 +4,7 @@ stops cleanly and releases the lease."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import socket
@@ -17,7 +18,7 @@ from controller_helpers import eventually
 
 from controller.kube import Kube
 from controller.rbac import cluster_role
-from controller.resources import LEASES
+from controller.resources import LEASES, SIGS_PODGROUPS
 
 pytestmark = pytest.mark.integration
 
@@ -130,3 +131,107 @@ async def test_run_leads_serves_and_releases_on_sigterm(
         if proc.returncode is None:
             proc.kill()
             await proc.wait()
+
+
+def admit(url: str, review: dict[str, Any]) -> dict[str, Any]:
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    request = urllib.request.Request(
+        url, data=json.dumps(review).encode(), headers={"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=5, context=ctx) as resp:
+        answer: dict[str, Any] = json.loads(resp.read())["response"]
+        return answer
+
+
+async def test_webhook_sees_gang_group_members_declared_by_podgroup(
+    control_plane: Any, tkube: Kube, namespace: str
+) -> None:
+    """A `scheduling.sigs.k8s.io` PodGroup in the cluster is a GangGroup member the running
+    webhook knows: a second member declaring another network-topology-spec is denied."""
+    groups = json.dumps([f"{namespace}/infer-a", f"{namespace}/infer-b"])
+
+    def member(name: str, layer: str) -> dict[str, Any]:
+        return {
+            "apiVersion": "scheduling.sigs.k8s.io/v1alpha1",
+            "kind": "PodGroup",
+            "metadata": {
+                "name": name,
+                "namespace": namespace,
+                "annotations": {
+                    "gang.scheduling.koordinator.sh/groups": groups,
+                    "gang.scheduling.koordinator.sh/network-topology-spec": json.dumps(
+                        {"gatherStrategy": [{"layer": layer, "strategy": "MustGather"}]}
+                    ),
+                },
+            },
+            "spec": {"minMember": 2},
+        }
+
+    await tkube.create(SIGS_PODGROUPS, member("infer-a", "SpineLayer"), namespace=namespace)
+    webhook_port = free_port()
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "topobridge.cli",
+        "run",
+        "--no-controller",
+        "--kubeconfig",
+        control_plane.kubeconfig,
+        "--webhook-host",
+        "127.0.0.1",
+        "--webhook-port",
+        str(webhook_port),
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+        env={**os.environ},
+    )
+    base = f"https://127.0.0.1:{webhook_port}"
+    try:
+
+        async def synced() -> bool:
+            try:
+                status, body = await asyncio.to_thread(get, f"{base}/readyz", insecure=True)
+            except OSError:
+                return False
+            return status == 200 and "cluster state synced" in body
+
+        await eventually(synced, timeout=30, what="the webhook's cluster view to sync")
+
+        def review(obj: dict[str, Any]) -> dict[str, Any]:
+            return {
+                "apiVersion": "admission.k8s.io/v1",
+                "kind": "AdmissionReview",
+                "request": {
+                    "uid": "3c6b4f1e-0000-4000-8000-000000000002",
+                    "kind": {"group": "scheduling.sigs.k8s.io", "version": "v1alpha1", "kind": "PodGroup"},
+                    "resource": {
+                        "group": "scheduling.sigs.k8s.io",
+                        "version": "v1alpha1",
+                        "resource": "podgroups",
+                    },
+                    "operation": "CREATE",
+                    "namespace": namespace,
+                    "name": obj["metadata"]["name"],
+                    "object": obj,
+                    "userInfo": {"username": "admin"},
+                },
+            }
+
+        url = f"{base}/validate/sigs-podgroups"
+        denied = await asyncio.to_thread(admit, url, review(member("infer-b", "BlockLayer")))
+        assert denied["allowed"] is False
+        message = denied["status"]["message"]
+        assert "differs from" in message and f"on GangGroup member {namespace}/infer-a" in message
+        assert "every member of a GangGroup must carry the same network-topology-spec" in message
+        allowed = await asyncio.to_thread(admit, url, review(member("infer-b", "SpineLayer")))
+        assert allowed["allowed"] is True, allowed
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            await asyncio.wait_for(proc.wait(), 40)
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
