@@ -720,16 +720,18 @@ def unknown_layer_problems(
     spec: NetworkTopologyGatherSpec, layers: Collection[str]
 ) -> list[InvalidSpecError]:
     """Gather layers that ClusterNetworkTopology `default` (whose layers are `layers`) lacks."""
+    missing = [(i, g.layer) for i, g in enumerate(spec.gather_strategy) if g.layer not in layers]
+    if not missing:  # the common case; rendering the layer list costs a fifth of a pod review
+        return []
     field = annotation_path(NETWORK_TOPOLOGY_SPEC)
     known = ", ".join(render_value(n) for n in sorted(set(layers) - {CLUSTER_LAYER}))
     return [
         InvalidSpecError(
             f"{field}.gatherStrategy[{i}].layer",
-            g.layer,
-            f'Not found: {render_value(g.layer)}: no such layer in ClusterNetworkTopology "default" (layers: {known})',
+            layer,
+            f'Not found: {render_value(layer)}: no such layer in ClusterNetworkTopology "default" (layers: {known})',
         )
-        for i, g in enumerate(spec.gather_strategy)
-        if g.layer not in layers
+        for i, layer in missing
     ]
 
 
