@@ -403,12 +403,13 @@ def _spec_topology(
     if found:
         problems.extend(found)
         return None
-    fields: JsonDict = {"mode": nt.mode or "hard"}
+    # Built, not parsed: `nt` passed the same field checks when the LeaderWorkerSet parsed.
+    # Unset fields stay unset, so the translated spec dumps only what was given.
     if tier is not None:
-        fields["highestTierAllowed"] = tier
+        return volcano.NetworkTopologySpec(mode=nt.mode or "hard", highest_tier_allowed=tier)
     if name is not None:
-        fields["highestTierName"] = name
-    return volcano.NetworkTopologySpec.parse(fields)
+        return volcano.NetworkTopologySpec(mode=nt.mode or "hard", highest_tier_name=name)
+    return volcano.NetworkTopologySpec(mode=nt.mode or "hard")
 
 
 def _group_shape(spec: LeaderWorkerSetSpec, problems: list[InvalidSpecError]) -> int | None:
