@@ -40,6 +40,7 @@ USES: dict[Use, frozenset[Verb]] = {
     (r.PODS, "status"): frozenset({"patch"}),
     (r.NODES, None): frozenset({"list", "watch"}),
     (r.PRIORITY_CLASSES, None): frozenset({"list", "watch"}),
+    (r.NAMESPACES, None): frozenset({"list", "watch"}),  # pod affinity's namespaceSelector
     # reporting
     (r.EVENTS, None): frozenset({"create", "patch"}),
     # leader election

@@ -53,6 +53,7 @@ class Resource:
 
 PODS = Resource.of(kinds.POD)
 NODES = Resource("", "v1", "nodes", "Node", namespaced=False, status_subresource=True)
+NAMESPACES = Resource("", "v1", "namespaces", "Namespace", namespaced=False)
 EVENTS = Resource("", "v1", "events", "Event", namespaced=True)
 JOBS = Resource.of(kinds.JOB)
 LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease", namespaced=True)

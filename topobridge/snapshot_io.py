@@ -16,6 +16,7 @@ from controller.kube import Kube, KubeSettings
 from controller.resources import (
     CLUSTER_NETWORK_TOPOLOGIES,
     HYPERNODES,
+    NAMESPACES,
     NODES,
     PDB_VERSIONS,
     PODS,
@@ -28,7 +29,7 @@ from controller.resources import (
 
 log = structlog.get_logger(__name__)
 
-REQUIRED: tuple[Resource, ...] = (NODES, PODS, PRIORITY_CLASSES)
+REQUIRED: tuple[Resource, ...] = (NODES, PODS, PRIORITY_CLASSES, NAMESPACES)
 OPTIONAL: tuple[Resource, ...] = (
     VOLCANO_PODGROUPS,
     SIGS_PODGROUPS,

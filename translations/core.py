@@ -282,6 +282,13 @@ class Job(TypedObject):
         return parallelism
 
 
+class Namespace(TypedObject):
+    """Only its labels matter here: a pod affinity term's `namespaceSelector` selects by them."""
+
+    api_version: str | None = "v1"
+    kind: str | None = "Namespace"
+
+
 class PriorityClass(TypedObject):
     api_version: str | None = "scheduling.k8s.io/v1"
     kind: str | None = "PriorityClass"

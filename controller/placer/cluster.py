@@ -40,7 +40,7 @@ from translations import gpu as gpumod
 from translations import hypernodes as hntr
 from translations import koordinator as koord
 from translations import schedplugins, volcano
-from translations.core import Job, Node, Pod, PodDisruptionBudget, PriorityClass
+from translations.core import Job, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
 from translations.errors import InvalidSpecError
 from translations.gangs import Gang, GangKey, GangPod, PodGroups, discover_gangs, gang_pod, membership
 from translations.topology import TopologyTree, from_cluster_network_topology, from_hypernodes, natural_key
@@ -60,6 +60,8 @@ class Kind(enum.Enum):
     CNT = "ClusterNetworkTopology"
     JOB = "Job"
     """batch/v1: the GPU dialect's gangs."""
+    NAMESPACE = "Namespace"
+    """Only labels: what a pod affinity term's `namespaceSelector` selects by."""
 
 
 _TOPOLOGY = (Kind.NODE, Kind.HYPERNODE, Kind.CNT)
@@ -179,6 +181,9 @@ class ClusterState:
         self.hypernodes: dict[str, volcano.HyperNode] = {}
         self.cnts: dict[str, koord.ClusterNetworkTopology] = {}
         self.jobs: dict[str, Job] = {}
+        self.namespaces: dict[str, Namespace] = {}
+        self.namespace_labels: dict[str, Mapping[str, str]] = {}
+        """Namespace -> its labels, kept in step with `namespaces`; every snapshot reads it."""
         self._jobs_by_uid: dict[str, Job] = {}
         self.assumed: dict[str, str] = {}
         """pod key -> node: sent to bind, not yet seen bound."""
@@ -213,6 +218,7 @@ class ClusterState:
             Kind.HYPERNODE: self.hypernodes,
             Kind.CNT: self.cnts,
             Kind.JOB: self.jobs,
+            Kind.NAMESPACE: self.namespaces,
         }
         return stores[kind]
 
@@ -260,6 +266,12 @@ class ClusterState:
             self._members_memo.clear()
         elif kind is Kind.PDB:
             self._budgets_dirty = True
+        elif kind is Kind.NAMESPACE:
+            # Inter-pod rules are worked out per cycle from the snapshot: no gang is dirty.
+            if new is not None:
+                self.namespace_labels[key] = dict(new.metadata.labels or {})
+            else:
+                self.namespace_labels.pop(key, None)
         elif kind is Kind.POD:
             before = self._key_of.pop(key, None)
             if before is not None:
@@ -326,6 +338,7 @@ class ClusterState:
         self._dirty = set()
         self._all_dirty = False
         snap = agg.snapshot
+        snap.namespace_labels = self.namespace_labels
         snap.start_journal()
         pending = sorted(agg.pending, key=natural_key)
         # Budgets count the pods as the cycle starts, not as it reserves.

@@ -28,6 +28,7 @@ from translations import schedplugins, volcano
 from translations._base import KubeModel
 from translations.core import (
     Job,
+    Namespace,
     Node,
     Pod,
     PodDisruptionBudget,
@@ -57,6 +58,8 @@ class Scenario:
     cnt: koord.ClusterNetworkTopology | None = None
     priority_classes: list[PriorityClass] = field(default_factory=list)
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
+    namespaces: list[Namespace] = field(default_factory=list)
+    """Their labels are what a pod affinity term's namespaceSelector selects by."""
     warnings: list[str] = field(default_factory=list)
     lenient: bool = False
     """Objects that cannot be used are left out with a warning (a live cluster)."""
@@ -132,6 +135,8 @@ def load_scenario(
                     )
             elif kind == "PriorityClass":
                 sc.priority_classes.append(_parse(PriorityClass, raw, label))
+            elif kind == "Namespace":
+                sc.namespaces.append(_parse(Namespace, raw, label))
             elif kind == "PodDisruptionBudget":
                 pdb = _parse(PodDisruptionBudget, raw, label)
                 if not pdb.namespace:
@@ -201,6 +206,8 @@ def cluster_state(sc: Scenario) -> ClusterState:
         state.put(Kind.PDB, pdb.key, pdb)
     for job in sc.podgroups.jobs:
         state.put(Kind.JOB, job.key, job)
+    for ns in sc.namespaces:
+        state.put(Kind.NAMESPACE, ns.name, ns)
     return state
 
 

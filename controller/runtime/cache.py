@@ -23,7 +23,7 @@ from controller.placer.cluster import ClusterState, Kind
 from translations import gpu, schedplugins, volcano
 from translations import koordinator as koord
 from translations._base import KubeModel
-from translations.core import Job, Node, Pod, PodDisruptionBudget, PriorityClass
+from translations.core import Job, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
 from translations.errors import InvalidSpecError
 
 log = structlog.get_logger(__name__)
@@ -56,6 +56,10 @@ class ParsedStore(Generic[M]):
         key = object_key(obj)
         self.state.delete(self.kind, key)
         self.invalid.pop(key, None)
+
+
+def _labels(obj: JsonDict) -> Any:
+    return (obj.get("metadata") or {}).get("labels")
 
 
 def _node_shape(obj: JsonDict) -> Any:
@@ -150,6 +154,7 @@ class ClusterCache:
             koord.ClusterNetworkTopology, st, Kind.CNT
         )
         self.jobs: ParsedStore[Job] = ParsedStore(Job, st, Kind.JOB)
+        self.namespaces: ParsedStore[Namespace] = ParsedStore(Namespace, st, Kind.NAMESPACE)
         """batch/v1 Jobs: the GPU dialect's gangs read their annotations and parallelism."""
         self._on_change = on_change
 
@@ -177,6 +182,10 @@ class ClusterCache:
         changed: Callable[[JsonDict, JsonDict], bool] | None = None,
     ) -> None:
         informer.add_handler(_Handler(store, self._wake, changed or (lambda _o, _n: True)))
+
+    def attach_namespaces(self, informer: Informer) -> None:
+        # Only labels reach a decision (a namespaceSelector); status and finalizers do not.
+        self.attach(informer, self.namespaces, changed=lambda o, n: _labels(o) != _labels(n))
 
     def attach_pods(self, informer: Informer) -> None:
         self.attach(informer, self.pods, changed=lambda o, n: _pod_shape(o) != _pod_shape(n))

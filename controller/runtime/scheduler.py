@@ -42,6 +42,7 @@ from controller.resources import (
     CLUSTER_NETWORK_TOPOLOGIES,
     HYPERNODES,
     JOBS,
+    NAMESPACES,
     NODES,
     PDBS,
     PODS,
@@ -141,8 +142,9 @@ class GangScheduler:
             informer_of(HYPERNODES),
             informer_of(CLUSTER_NETWORK_TOPOLOGIES),
             informer_of(JOBS),
+            informer_of(NAMESPACES),
         ]
-        pods, nodes, classes, budgets, vpgs, spgs, xpgs, hypernodes, cnts, jobs = watched
+        pods, nodes, classes, budgets, vpgs, spgs, xpgs, hypernodes, cnts, jobs, namespaces = watched
         c.attach_pods(pods)
         c.attach_nodes(nodes)
         c.attach(classes, c.priority_classes)
@@ -153,6 +155,7 @@ class GangScheduler:
         c.attach(hypernodes, c.hypernodes)
         c.attach(cnts, c.cnts)
         c.attach_jobs(jobs)
+        c.attach_namespaces(namespaces)
         return watched
 
     # --- the loop --------------------------------------------------------------------

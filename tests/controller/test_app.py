@@ -21,6 +21,7 @@ from controller.resources import (
     HYPERNODES,
     JOBS,
     LEADERWORKERSETS,
+    NAMESPACES,
     NODES,
     PDBS_V1BETA1,
     PODS,
@@ -50,6 +51,7 @@ LEADER_WATCHES = {
         CLUSTER_NETWORK_TOPOLOGIES,
         LEADERWORKERSETS,
         JOBS,  # Indexed Jobs of the GPU dialect: a gang's size and ranks
+        NAMESPACES,  # their labels, for pod affinity's namespaceSelector
     )
 }
 
@@ -99,7 +101,7 @@ async def test_leader_watches_each_resource_once(
         print(f"watch requests by resource: {dict(sorted(CountingKube.watches.items()))}")
         assert {str(r) for r in WEBHOOK_STATE} | {str(LEADERWORKERSETS)} <= LEADER_WATCHES
         assert dict(CountingKube.watches) == dict.fromkeys(LEADER_WATCHES, 1)
-        assert len(informers.resources()) == len(LEADER_WATCHES) == 11
+        assert len(informers.resources()) == len(LEADER_WATCHES) == 12
     finally:
         stop.set_result(None)
         await process

@@ -179,6 +179,14 @@ PRIORITY_CLASS: dict[str, Any] = {
     "description": "Training jobs that may preempt batch work.",
 }
 
+NAMESPACE: dict[str, Any] = {
+    "apiVersion": "v1",
+    "kind": "Namespace",
+    "metadata": {"name": "team-a", "labels": {"team": "a"}},
+    "spec": {"finalizers": ["kubernetes"]},
+    "status": {"phase": "Active"},
+}
+
 PDB: dict[str, Any] = {
     "apiVersion": "policy/v1",
     "kind": "PodDisruptionBudget",
@@ -392,6 +400,7 @@ EXAMPLES: list[tuple[type[TypedObject], dict[str, Any]]] = [
     (core.Pod, POD),
     (core.Node, NODE),
     (core.PriorityClass, PRIORITY_CLASS),
+    (core.Namespace, NAMESPACE),
     (core.PodDisruptionBudget, PDB),
     (core.Job, JOB),
     (volcano.PodGroup, VOLCANO_PODGROUP),

@@ -183,6 +183,30 @@ def test_terms_see_only_their_namespaces() -> None:
         assert (node != "node-0") is avoids, name
 
 
+def test_namespace_selector_reads_the_namespaces_labels() -> None:
+    """A selector other than `{}` selects by the Namespace objects' labels: `team: a` picks the
+    guard's namespace, `team: b` does not, and a namespace with no object has no labels."""
+    guard = pod("guard", namespace="other", node_name="node-0", cpu="1", memory="1Gi", labels={"app": "db"})
+    labelled = {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": "other", "labels": {"team": "a"}},
+    }
+    sel = {BLOCK: "block-0"}
+    for name, team, known, avoids in (
+        ("a", "a", True, True),
+        ("b", "b", True, False),
+        ("c", "a", False, False),
+    ):
+        rule = anti(
+            term(HOST, {"matchLabels": {"app": "db"}}, namespaceSelector={"matchLabels": {"team": team}})
+        )
+        p = pod(name, cpu="1", memory="1Gi", affinity=rule, node_selector=sel)
+        objs = [*cluster(), guard, p, *([labelled] if known else [])]
+        node = run(objs).bound[f"default/{name}"]
+        assert (node != "node-0") is avoids, name
+
+
 def test_preferred_affinity_ranks_places_before_binpack() -> None:
     """Binpack alone picks node-0 (the fullest); the preference for the node holding
     `app=cache` wins."""
