@@ -17,7 +17,7 @@ from controller.placer import gpu as gpu_placer
 from controller.reconcilers import lws as lws_reconciler
 from controller.runtime import scheduler
 from topobridge.cli import build_parser
-from translations import gpu, koordinator, lws, volcano
+from translations import goregex, gpu, koordinator, lws, volcano
 from webhooks.metrics import WebhookMetrics
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
@@ -203,3 +203,9 @@ def test_the_readme_links_the_real_cluster_install_from_its_first_screen() -> No
     first_screen = "\n".join((ROOT / "README.md").read_text().splitlines()[:40])
     assert "docs/install.md#install-on-a-real-cluster" in first_screen
     assert "## Install on a real cluster" in doc("install.md")
+
+
+def test_hypernode_regex_bounds_are_the_ones_enforced() -> None:
+    text = " ".join(doc("reference.md").split())
+    assert f"`regexMatch.pattern` has at most {goregex.MAX_PATTERN_LENGTH} characters" in text
+    assert f"patterns at most {goregex.MAX_PATTERN_CHARS_PER_HYPERNODE} characters in all" in text

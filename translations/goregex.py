@@ -24,6 +24,10 @@ GoRegexError = re2.error
 MAX_PATTERN_LENGTH = 4096
 """Characters in one pattern. A node-name pattern is tens of characters; an alternation of a
 few hundred node names still fits."""
+MAX_PATTERN_CHARS_PER_HYPERNODE = 64 * 1024
+"""regexMatch characters one HyperNode may carry in all: compiling is the admission's CPU cost
+(hundreds of patterns at MAX_PATTERN_LENGTH take seconds on the webhook's worker thread)."""
+
 MAX_MEMORY_PER_PATTERN = 256 * 1024
 """RE2 `max_mem` of one compiled expression (bytes): a pattern whose program needs more does
 not compile, and matching beyond it falls back to a slower, memory-free algorithm."""

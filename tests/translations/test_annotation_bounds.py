@@ -96,3 +96,33 @@ def test_a_hypernode_with_a_too_long_pattern_is_denied_naming_the_field() -> Non
         "spec.members[0].selector.regexMatch.pattern: Too long: may not be more than "
         f"{goregex.MAX_PATTERN_LENGTH} characters"
     ]
+
+
+def _hypernode(patterns: list[str]) -> dict[str, object]:
+    members = [{"type": "Node", "selector": {"regexMatch": {"pattern": p}}} for p in patterns]
+    return {
+        "apiVersion": "topology.volcano.sh/v1alpha1",
+        "kind": "HyperNode",
+        "metadata": {"name": "s0"},
+        "spec": {"tier": 1, "members": members},
+    }
+
+
+def test_a_hypernode_beyond_the_regex_characters_bound_is_denied_with_the_field_named() -> None:
+    """690 patterns of 4 KiB once cost seconds of compiling at admission: refused unread."""
+    width = goregex.MAX_PATTERN_LENGTH
+    count = goregex.MAX_PATTERN_CHARS_PER_HYPERNODE // width
+    # Distinct patterns of the longest allowed length; one more crosses the bound.
+    at_bound = [f"n{i:04d}" + "x" * (width - 5) for i in range(count)]
+    _, decision = registry.validate_object(_hypernode(at_bound), ClusterState.unknown())
+    assert list(decision.errors) == []
+    over = [*at_bound, "n9999"]
+    total = count * width + 5
+    _, decision = registry.validate_object(_hypernode(over), ClusterState.unknown())
+    assert [str(e) for e in decision.errors] == [
+        f"spec.members: Forbidden: regexMatch patterns total {total} characters; "
+        f"at most {goregex.MAX_PATTERN_CHARS_PER_HYPERNODE} are allowed per HyperNode"
+    ]
+    # Refused before compiling: an invalid pattern among them is not even read.
+    _, decision = registry.validate_object(_hypernode([*over[:-1], "("]), ClusterState.unknown())
+    assert [e.field for e in decision.errors] == ["spec.members"]

@@ -15,7 +15,13 @@ from __future__ import annotations
 from typing import Any
 
 from translations.errors import render_value
-from translations.goregex import MAX_PATTERN_LENGTH, GoRegexError, compile_go_regex, regex_matches
+from translations.goregex import (
+    MAX_PATTERN_CHARS_PER_HYPERNODE,
+    MAX_PATTERN_LENGTH,
+    GoRegexError,
+    compile_go_regex,
+    regex_matches,
+)
 from translations.volcano import HyperNode, MemberSpec
 from webhooks.rules import fielderrors as fe
 from webhooks.rules._common import INT64_MAX, Findings, at_most, parse_strict
@@ -33,9 +39,22 @@ def validate(obj: Any, state: ClusterState) -> Decision:
     out.errors += at_most("spec.tier", hn.spec.tier, INT64_MAX)
     if hn.spec.members is None:
         out.errors.append(fe.required("spec.members"))
+    # What would be compiled (a pattern over MAX_PATTERN_LENGTH is refused on its own, unread):
+    # past the bound nothing is, since compiling is the admission's CPU cost.
+    lengths = [len(m.selector.regex_match.pattern) for m in hn.spec.member_list if m.selector.regex_match]
+    patterns = sum(n for n in lengths if n <= MAX_PATTERN_LENGTH)
+    compile_patterns = patterns <= MAX_PATTERN_CHARS_PER_HYPERNODE
+    if not compile_patterns:
+        out.errors.append(
+            fe.forbidden(
+                "spec.members",
+                f"regexMatch patterns total {patterns} characters; "
+                f"at most {MAX_PATTERN_CHARS_PER_HYPERNODE} are allowed per HyperNode",
+            )
+        )
     seen: set[tuple[str, str, str]] = set()  # (member type, selector, name or pattern)
     for i, member in enumerate(hn.spec.member_list):
-        _check_member(hn, i, member, out)
+        _check_member(hn, i, member, out, compile_pattern=compile_patterns)
         sel = member.selector
         if sel.exact_match is not None:
             selector, value = "exactMatch", sel.exact_match.name
@@ -53,7 +72,7 @@ def validate(obj: Any, state: ClusterState) -> Decision:
     return Decision.of(out.errors, out.warnings)
 
 
-def _check_member(hn: HyperNode, i: int, member: MemberSpec, out: Findings) -> None:
+def _check_member(hn: HyperNode, i: int, member: MemberSpec, out: Findings, *, compile_pattern: bool) -> None:
     base = f"spec.members[{i}].selector"
     sel = member.selector
     chosen = [
@@ -82,7 +101,7 @@ def _check_member(hn: HyperNode, i: int, member: MemberSpec, out: Findings) -> N
             out.errors.append(fe.required(f"{base}.regexMatch.pattern"))
         elif len(pattern) > MAX_PATTERN_LENGTH:  # bounds the memory its compiled form takes
             out.errors.append(fe.too_long(f"{base}.regexMatch.pattern", MAX_PATTERN_LENGTH))
-        else:
+        elif compile_pattern:
             try:
                 compile_go_regex(pattern)
             except GoRegexError as exc:
