@@ -1,0 +1,521 @@
+"""`topobridge simulate` and `topobridge run` decide the same, on the real API server.
+
+Random scenarios (TOPOBRIDGE_DIFF_SCENARIOS, default 25, seeded by TOPOBRIDGE_DIFF_SEED or a
+fresh seed printed for replay) run one after another through one `topobridge run` process on
+the local control plane, each in its own namespace on its own nodes: a few nodes under the
+ClusterNetworkTopology (some tainted), running pods of three priorities (some in gangs, some
+under a PodDisruptionBudget), and one pending gang (rank-indexed, sometimes a leader of its own
+shape, sometimes tolerating the taint, sometimes constrained to a block or a spine, sometimes of
+a priority that preempts). The gang's PodGroup is created last, so the scheduler sees the whole
+gang at once, as the simulator does.
+
+Just before that, the objects are read back from the API server and given to
+`topobridge simulate -o json` (the real command, in a subprocess). When the live run has
+settled (nothing terminating, every pending pod bound or reported, no change for a while), the
+binds, evictions and unschedulable gangs read back from the API server must equal the
+simulator's. Pending pods carry a nodeSelector for their scenario, so nodes of other tests (or
+of earlier scenarios) never take them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import random
+import shutil
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from controller.errors import AlreadyExistsError, NotFoundError
+from controller.kube import JsonDict, Kube
+from controller.resources import (
+    CLUSTER_NETWORK_TOPOLOGIES,
+    HYPERNODES,
+    NODES,
+    PDBS_V1BETA1,
+    PODS,
+    PRIORITY_CLASSES,
+    SIGS_PODGROUPS,
+)
+from e2e import local
+from e2e.kubelet import Kubelet
+from translations.core import Pod
+from translations.gangs import membership
+
+pytestmark = pytest.mark.integration
+
+SCHEDULER = "diff-scheduler"
+SCENARIO_LABEL = "diff.topobridge.io/scenario"
+SPINE, BLOCK = "network.topology.nvidia.com/spine", "network.topology.nvidia.com/block"
+PRIORITIES = {"diff-low": 0, "diff-mid": 100, "diff-high": 1000}
+TAINT = {"key": "diff.topobridge.io/dedicated", "value": "x", "effect": "NoSchedule"}
+SETTLE_SECONDS = 2.0
+BATCH = 5
+"""Scenarios in flight at once (own namespaces, own nodes, gates opened together)."""
+COUNTS: Counter[str] = Counter()
+
+
+# --- scenarios -------------------------------------------------------------------------------
+
+
+@dataclass
+class Scenario:
+    index: int
+    namespace: str
+    nodes: list[JsonDict] = field(default_factory=list)
+    running: list[JsonDict] = field(default_factory=list)
+    """Bound pods, PodGroups of running gangs, PodDisruptionBudgets."""
+    pending: list[JsonDict] = field(default_factory=list)
+    """The pending gang's pods."""
+    gate: JsonDict = field(default_factory=dict)
+    """The pending gang's PodGroup, created last."""
+    features: set[str] = field(default_factory=set)
+
+
+def _pod(
+    name: str,
+    namespace: str,
+    *,
+    cpu: int,
+    priority: str,
+    node: str | None = None,
+    labels: dict[str, str] | None = None,
+    annotations: dict[str, str] | None = None,
+    scenario: int | None = None,
+    tolerate: bool = False,
+) -> JsonDict:
+    spec: JsonDict = {
+        "schedulerName": SCHEDULER,
+        "priorityClassName": priority,
+        "terminationGracePeriodSeconds": 0,
+        "containers": [
+            {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": f"{cpu}m", "memory": "1Gi"}}}
+        ],
+    }
+    if node is not None:
+        spec["nodeName"] = node
+    if scenario is not None:
+        spec["nodeSelector"] = {SCENARIO_LABEL: f"s{scenario}"}
+    if tolerate:
+        spec["tolerations"] = [{"key": TAINT["key"], "operator": "Exists", "effect": "NoSchedule"}]
+    meta: JsonDict = {"name": name, "namespace": namespace, "labels": labels or {}}
+    if annotations:
+        meta["annotations"] = annotations
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+
+def _podgroup(name: str, namespace: str, min_member: int, gather: str | None = None) -> JsonDict:
+    meta: JsonDict = {"name": name, "namespace": namespace}
+    if gather is not None:
+        spec = {"gatherStrategy": [{"layer": gather, "strategy": "MustGather"}]}
+        meta["annotations"] = {"gang.scheduling.koordinator.sh/network-topology-spec": json.dumps(spec)}
+    return {
+        "apiVersion": "scheduling.sigs.k8s.io/v1alpha1",
+        "kind": "PodGroup",
+        "metadata": meta,
+        "spec": {"minMember": min_member},
+    }
+
+
+def make_scenario(rng: random.Random, index: int, namespace: str) -> Scenario:
+    sc = Scenario(index, namespace)
+    n_nodes = rng.randint(3, 6)
+    node_cpu: dict[str, int] = {}
+    tainted = rng.random() < 0.35
+    for j in range(n_nodes):
+        name = f"diff{index}-n{j}"
+        cpu = rng.choice((4, 8, 8))
+        node_cpu[name] = cpu * 1000
+        spec: JsonDict = {}
+        if tainted and j % 2 == 1:
+            spec["taints"] = [TAINT]
+        sc.nodes.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {
+                    "name": name,
+                    "labels": {
+                        "kubernetes.io/hostname": name,
+                        SCENARIO_LABEL: f"s{index}",
+                        SPINE: f"d{index}-spine-{j // 4}",
+                        BLOCK: f"d{index}-block-{j // 2}",
+                    },
+                },
+                "spec": spec,
+                "status": {"allocatable": {"cpu": str(cpu), "memory": "64Gi", "pods": "110"}},
+            }
+        )
+    if tainted:
+        sc.features.add("tainted nodes")
+    # Running pods: lone ones and one running gang, on nodes with room.
+    free = dict(node_cpu)
+    names = list(node_cpu)
+    running_gang = rng.random() < 0.4
+    if running_gang:
+        size = 2
+        hosts = rng.sample(names, size)
+        prio = rng.choice(("diff-low", "diff-mid"))
+        sc.running.append(_podgroup("run", namespace, rng.choice((1, 2))))
+        for k, host in enumerate(hosts):
+            if free[host] >= 1000:
+                free[host] -= 1000
+                sc.running.append(
+                    _pod(
+                        f"run-{k}",
+                        namespace,
+                        cpu=1000,
+                        priority=prio,
+                        node=host,
+                        labels={"pod-group.scheduling.sigs.k8s.io": "run", "app": "run"},
+                    )
+                )
+    crowded = rng.random() < 0.4  # full of low-priority pods: a high-priority gang must preempt
+    for k in range(rng.randint(0, n_nodes + 2) if not crowded else 4 * n_nodes):
+        host = names[k % n_nodes] if crowded else rng.choice(names)
+        cpu = rng.choice((500, 1000, 2000))
+        if free[host] < cpu:
+            continue
+        free[host] -= cpu
+        sc.running.append(
+            _pod(
+                f"lone-{k}",
+                namespace,
+                cpu=cpu,
+                priority="diff-low" if crowded else rng.choice(("diff-low", "diff-low", "diff-mid")),
+                node=host,
+                labels={"app": rng.choice(("web", "db"))},
+            )
+        )
+    if crowded:
+        sc.features.add("crowded")
+    if rng.random() < 0.4:
+        sc.features.add("pdb")
+        minimum: int | str = rng.choice((1, "50%"))
+        sc.running.append(
+            {
+                "apiVersion": "policy/v1beta1",
+                "kind": "PodDisruptionBudget",
+                "metadata": {"name": "budget", "namespace": namespace},
+                "spec": {"selector": {"matchLabels": {"app": "web"}}, "minAvailable": minimum},
+            }
+        )
+    # The pending gang.
+    size = rng.randint(1, 4)
+    cpu = rng.choice((1000, 2000, 3000, 4000))
+    leader = size > 1 and rng.random() < 0.35
+    prio = rng.choice(("diff-mid", "diff-high", "diff-high"))
+    tolerate = tainted and rng.random() < 0.5
+    gather = rng.choice((None, None, "BlockLayer", "SpineLayer"))
+    min_member = size if rng.random() < 0.7 else max(1, size - 1)
+    if leader:
+        sc.features.add("multi-shape gang")
+    if prio == "diff-high":
+        sc.features.add("may preempt")
+    if gather:
+        sc.features.add(f"gathered at {gather}")
+    for k in range(size):
+        sc.pending.append(
+            _pod(
+                f"gang-{k}",
+                namespace,
+                cpu=cpu + (1000 if leader and k == 0 else 0),
+                priority=prio,
+                labels={"pod-group.scheduling.sigs.k8s.io": "gang", "app": "gang"},
+                annotations={"gang.scheduling.koordinator.sh/network-topology-index": str(k)},
+                scenario=index,
+                tolerate=tolerate,
+            )
+        )
+    sc.features.add("rank-indexed gang")
+    sc.gate = _podgroup("gang", namespace, min_member, gather)
+    return sc
+
+
+# --- the run ----------------------------------------------------------------------------------
+
+
+def _resource(obj: JsonDict) -> Any:
+    return {
+        "Node": NODES,
+        "Pod": PODS,
+        "PodGroup": SIGS_PODGROUPS,
+        "PodDisruptionBudget": PDBS_V1BETA1,
+        "PriorityClass": PRIORITY_CLASSES,
+        "ClusterNetworkTopology": CLUSTER_NETWORK_TOPOLOGIES,
+    }[obj["kind"]]
+
+
+async def _create(kube: Kube, obj: JsonDict) -> None:
+    res = _resource(obj)
+    await kube.create(res, obj, namespace=obj["metadata"].get("namespace") if res.namespaced else None)
+    if res is NODES:
+        name = obj["metadata"]["name"]
+        # A node's status is not taken on create, and admission (TaintNodesByCondition) taints
+        # a new node not-ready until a kubelet reports: write both as a kubelet would.
+        await kube.merge_patch(NODES, name, {"status": obj["status"]}, subresource="status")
+        await kube.merge_patch(NODES, name, {"spec": {"taints": obj["spec"].get("taints")}})
+
+
+def _plain(obj: JsonDict, kind: str, api_version: str) -> JsonDict:
+    out = {k: v for k, v in obj.items() if k != "metadata"}
+    meta = obj.get("metadata") or {}
+    out["metadata"] = {
+        k: meta[k]
+        for k in ("name", "namespace", "labels", "annotations", "creationTimestamp", "deletionTimestamp")
+        if k in meta
+    }
+    out["kind"], out["apiVersion"] = kind, api_version
+    return out
+
+
+async def read_back(kube: Kube, namespace: str) -> list[JsonDict]:
+    """The cluster as a dry run reads it: every node and topology object, this namespace's
+    pods, PodGroups and budgets, the priority classes."""
+    objs: list[JsonDict] = []
+    for res, kind, api in (
+        (NODES, "Node", "v1"),
+        (HYPERNODES, "HyperNode", "topology.volcano.sh/v1alpha1"),
+        (CLUSTER_NETWORK_TOPOLOGIES, "ClusterNetworkTopology", "scheduling.koordinator.sh/v1alpha1"),
+        (PRIORITY_CLASSES, "PriorityClass", "scheduling.k8s.io/v1"),
+    ):
+        objs += [_plain(o, kind, api) for o in (await kube.list(res)).items]
+    for res, kind, api in (
+        (PODS, "Pod", "v1"),
+        (SIGS_PODGROUPS, "PodGroup", "scheduling.sigs.k8s.io/v1alpha1"),
+        (PDBS_V1BETA1, "PodDisruptionBudget", "policy/v1"),
+    ):
+        objs += [_plain(o, kind, api) for o in (await kube.list(res, namespace=namespace)).items]
+    return objs
+
+
+async def simulate(objects: list[JsonDict], work: Path, name: str) -> JsonDict:
+    path = work / f"{name}.yaml"
+    path.write_text(yaml.safe_dump_all(objects))
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "topobridge.cli",
+        "simulate",
+        str(path),
+        "-o",
+        "json",
+        f"--scheduler-names={SCHEDULER}",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await proc.communicate()
+    assert proc.returncode == 0, err.decode()
+    result: JsonDict = json.loads(out)
+    return result
+
+
+def _observed(pods: list[JsonDict]) -> tuple[Any, ...]:
+    out = []
+    for p in sorted(pods, key=lambda p: p["metadata"]["name"]):
+        conds = (p.get("status") or {}).get("conditions") or []
+        sched = next((c for c in conds if c.get("type") == "PodScheduled"), {})
+        out.append(
+            (
+                p["metadata"]["name"],
+                (p.get("spec") or {}).get("nodeName"),
+                bool(p["metadata"].get("deletionTimestamp")),
+                sched.get("status"),
+                sched.get("message"),
+                bool((p.get("status") or {}).get("nominatedNodeName")),
+            )
+        )
+    return tuple(out)
+
+
+async def settle(
+    kube: Kube, namespace: str, pending: set[str], *, timeout: float = 60.0, quiet_for: float = SETTLE_SECONDS
+) -> list[JsonDict]:
+    """Wait until nothing terminates, every pending pod is bound or told why not (after the
+    gate), and nothing has changed for SETTLE_SECONDS."""
+    deadline = time.monotonic() + timeout
+    last: tuple[Any, ...] | None = None
+    since = time.monotonic()
+    while True:
+        pods = (await kube.list(PODS, namespace=namespace)).items
+        seen = _observed(pods)
+        if seen != last:
+            last, since = seen, time.monotonic()
+        quiet = not any(d for _, _, d, _, _, _ in seen)
+        # A nominated pod is on its way (its victims are going): not settled until it binds.
+        told = all(
+            node or (status == "False" and msg and "not found" not in msg and not nominated)
+            for name, node, _, status, msg, nominated in seen
+            if f"{namespace}/{name}" in pending
+        )
+        if quiet and told and time.monotonic() - since >= quiet_for:
+            return pods
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{namespace} did not settle: {seen}")
+        await asyncio.sleep(0.25)
+
+
+async def budgets_observed(kube: Kube, namespace: str, *, timeout: float = 15.0) -> None:
+    """kube-controller-manager's disruption controller has written the budgets' status (the
+    scheduler reads `disruptionsAllowed` when it is there), and it stands still."""
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        pdbs = (await kube.list(PDBS_V1BETA1, namespace=namespace)).items
+        seen = [
+            (
+                p["metadata"].get("generation"),
+                (p.get("status") or {}).get("observedGeneration"),
+                p.get("status"),
+            )
+            for p in pdbs
+        ]
+        if all(gen == observed for gen, observed, _ in seen) and seen == last:
+            return
+        last = seen
+        await asyncio.sleep(0.5)
+
+
+@pytest.fixture(scope="module")
+async def diff_topobridge(control_plane: Any) -> AsyncIterator[local.TopobridgeState]:
+    work = Path(tempfile.mkdtemp(prefix="topobridge-diff-"))
+    state = await local.start(control_plane.kubeconfig, work, schedulers=(SCHEDULER,), register=False)
+    try:
+        yield state
+    finally:
+        await local.stop(state)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+async def test_simulate_equals_run(
+    diff_topobridge: local.TopobridgeState, admin: Kube, kubelet: Kubelet, make_namespace: Any
+) -> None:
+    count = int(os.environ.get("TOPOBRIDGE_DIFF_SCENARIOS", "25"))
+    seed = int(os.environ.get("TOPOBRIDGE_DIFF_SEED", str(random.randrange(2**31))))
+    print(f"simulate == run: {count} scenarios, TOPOBRIDGE_DIFF_SEED={seed}")
+    rng = random.Random(seed)
+    work = Path(tempfile.mkdtemp(prefix="topobridge-diff-sim-"))
+    cnt = {
+        "apiVersion": "scheduling.koordinator.sh/v1alpha1",
+        "kind": "ClusterNetworkTopology",
+        "metadata": {"name": "default"},
+        "spec": {
+            "networkTopologySpec": [
+                {"topologyLayer": "SpineLayer", "labelKey": [SPINE]},
+                {"topologyLayer": "BlockLayer", "labelKey": [BLOCK], "parentTopologyLayer": "SpineLayer"},
+                {"topologyLayer": "NodeTopologyLayer", "parentTopologyLayer": "BlockLayer"},
+            ]
+        },
+    }
+    with contextlib.suppress(NotFoundError):
+        await admin.delete(CLUSTER_NETWORK_TOPOLOGIES, "default")
+    await _create(admin, cnt)
+    for name, value in PRIORITIES.items():
+        with contextlib.suppress(AlreadyExistsError):
+            await _create(
+                admin,
+                {
+                    "apiVersion": "scheduling.k8s.io/v1",
+                    "kind": "PriorityClass",
+                    "metadata": {"name": name},
+                    "value": value,
+                },
+            )
+    failures: list[str] = []
+    try:
+        for first in range(0, count, BATCH):
+            batch = range(first, min(count, first + BATCH))
+            failures += await run_batch(admin, rng, batch, make_namespace, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        with contextlib.suppress(NotFoundError):
+            await admin.delete(CLUSTER_NETWORK_TOPOLOGIES, "default")
+    print(f"simulate == run: {dict(COUNTS)}; {len(failures)} differ")
+    assert not failures, (
+        "\n".join(failures) + "\n--- topobridge log ---\n" + local.log_tail(diff_topobridge, 30)
+    )
+    assert COUNTS["scenarios"] == count
+    if count >= 25:  # the random mix really covered what it is meant to
+        assert COUNTS["placed"] >= 5 and COUNTS["unschedulable"] >= 1 and COUNTS["preempted"] >= 1
+
+
+async def run_batch(
+    admin: Kube, rng: random.Random, batch: range, make_namespace: Any, work: Path
+) -> list[str]:
+    scenarios = [make_scenario(rng, i, await make_namespace(f"diff-{i}")) for i in batch]
+    for sc in scenarios:
+        for obj in [*sc.nodes, *sc.running, *sc.pending]:
+            await _create(admin, obj)
+    # The pods wait for their PodGroups; then the dry run reads the cluster as it stands.
+    befores: list[list[JsonDict]] = []
+    for sc in scenarios:
+        # Long enough for topobridge's informers to hold what the read-back will show.
+        await settle(admin, sc.namespace, set(), timeout=30, quiet_for=3.0)
+        await budgets_observed(admin, sc.namespace)
+    for sc in scenarios:
+        befores.append(await read_back(admin, sc.namespace))
+    sims = [
+        asyncio.create_task(simulate([*before, sc.gate], work, f"s{sc.index}"))
+        for sc, before in zip(scenarios, befores, strict=True)
+    ]
+    for sc in scenarios:
+        await _create(admin, sc.gate)
+    failures: list[str] = []
+    for sc, before, sim_task in zip(scenarios, befores, sims, strict=True):
+        pending = {f"{sc.namespace}/{p['metadata']['name']}" for p in sc.pending}
+        pods = await settle(admin, sc.namespace, pending)
+        sim = await sim_task
+        live = outcome(before, pods, pending)
+        want = {
+            "bound": sim["bound"],
+            "evicted": sorted(sim["evicted"]),
+            "unschedulable": sorted(sim["unschedulable"]),
+        }
+        COUNTS["scenarios"] += 1
+        COUNTS["placed"] += bool(want["bound"])
+        COUNTS["preempted"] += bool(want["evicted"])
+        COUNTS["unschedulable"] += bool(want["unschedulable"])
+        for f in sc.features:
+            COUNTS[f] += 1
+        if live != want:
+            failures.append(f"scenario {sc.index} ({sc.namespace}): simulate {want} != run {live}")
+        for node in sc.nodes:
+            with contextlib.suppress(NotFoundError):
+                await admin.delete(NODES, node["metadata"]["name"])
+        for p in pods:
+            with contextlib.suppress(NotFoundError):
+                await admin.delete(
+                    PODS, p["metadata"]["name"], namespace=sc.namespace, grace_period_seconds=0
+                )
+    return failures
+
+
+def outcome(before: list[JsonDict], after: list[JsonDict], pending: set[str]) -> JsonDict:
+    """What the live run did, read back: pods it bound, pods it removed, gangs left pending."""
+    initial = {f"{o['metadata']['namespace']}/{o['metadata']['name']}" for o in before if o["kind"] == "Pod"}
+    now = {f"{p['metadata']['namespace']}/{p['metadata']['name']}": p for p in after}
+    bound = {
+        k: p["spec"]["nodeName"]
+        for k, p in sorted(now.items())
+        if k in pending and (p.get("spec") or {}).get("nodeName")
+    }
+    evicted = sorted(k for k in initial if k not in pending and k not in now)
+    unschedulable = sorted(
+        {
+            str(membership(Pod.parse(p))[0])
+            for k, p in now.items()
+            if not (p.get("spec") or {}).get("nodeName")
+        }
+    )
+    return {"bound": bound, "evicted": evicted, "unschedulable": unschedulable}
