@@ -102,6 +102,9 @@ def schedule(gang: Gang, snap: Snapshot, *, budgets: Sequence[Budget] = ()) -> V
     pending = gang.pending
     if not pending:
         return Verdict(Code.SUCCESS, "", "prefilter", placement=GangPlacement((), "", 0))
+    stranded = _stranded(gang, index)
+    if stranded is not None:
+        return Verdict(Code.UNRESOLVABLE, stranded, "prefilter", reason=stranded)
     demand = build_demand(gang, index, snap=snap)
     free = snap.free(gang.key, gang.priority)
     waiting = _terminating_on_nominated(gang, snap)
@@ -152,6 +155,22 @@ def schedule(gang: Gang, snap: Snapshot, *, budgets: Sequence[Budget] = ()) -> V
     # The gang waits for its victims; this is what its pods say meanwhile.
     verdict = _waiting(Code.WAIT, index, core, NOT_ELIGIBLE_TERMINATING, "preempt", exclusions)
     return replace(verdict, plan=plan)
+
+
+def _stranded(gang: Gang, index: ClusterIndex) -> str | None:
+    """A hard constraint cannot be kept around a member bound to a node that is gone: its
+    domain is unknown, so the rest would be placed as if it were not there. The gang waits
+    until the member is deleted (the pod garbage collector removes pods of deleted nodes)."""
+    c = gang.constraint
+    if c is None or not c.binds:
+        return None
+    for m in gang.bound:
+        if m.node_name and m.node_name not in index.node_pos:
+            return (
+                f"member {m.key} is bound to node {m.node_name}, which is gone: the gang's hard "
+                "topology constraint waits until that pod is deleted"
+            )
+    return None
 
 
 def _terminating_on_nominated(gang: Gang, snap: Snapshot) -> bool:

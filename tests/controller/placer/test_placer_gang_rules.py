@@ -212,3 +212,21 @@ def test_a_gang_expires_after_its_timeout_unless_it_started() -> None:
         "default/c",
     )
     assert started.bound and not expired(started, waiting_since=0.0, now=10_000.0)
+
+
+def test_a_member_on_a_deleted_node_holds_a_hard_gang_back() -> None:
+    """A member still bound to a node that is gone has no known domain: placing its replacement
+    anywhere could break the hard tier, so the gang waits for that pod to be deleted."""
+    objs = [*spine_block_nodes(SEED), cnt(), volcano_gang("job", 2, mode="hard", tier=1)]
+    objs += [volcano_pod("job-0", "job", node_name="node-gone"), volcano_pod("job-1", "job")]
+    verdict = attempt(objs, "default/job")
+    assert verdict.code is Code.UNRESOLVABLE and verdict.placement is None
+    assert verdict.message == (
+        "member default/job-0 is bound to node node-gone, which is gone: the gang's hard "
+        "topology constraint waits until that pod is deleted"
+    )
+    assert run(objs).bound == {}
+    # Without a hard constraint nothing is at stake: the replacement is placed.
+    soft = [*spine_block_nodes(SEED), cnt(), volcano_gang("job", 2, mode="soft", tier=1)]
+    soft += [volcano_pod("job-0", "job", node_name="node-gone"), volcano_pod("job-1", "job")]
+    assert set(run(soft).bound) == {"default/job-1"}
