@@ -28,11 +28,12 @@ demo: venv control-plane
 demo-down: venv
 	$(PY) -m e2e.demo down
 
-# The layering contracts (pure code never imports the API client), strict typing, lint.
+# The layering contracts (pure code never imports the API client), strict typing, lint, format.
 lint: venv
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 crds: venv
 	$(VENV)/bin/topobridge crds

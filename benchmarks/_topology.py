@@ -26,7 +26,9 @@ def cluster_network_topology() -> ClusterNetworkTopology:
         specs.append(spec)
         parent = layer
     specs.append({"topologyLayer": "NodeTopologyLayer", "parentTopologyLayer": parent})
-    return ClusterNetworkTopology.parse({"metadata": {"name": "default"}, "spec": {"networkTopologySpec": specs}})
+    return ClusterNetworkTopology.parse(
+        {"metadata": {"name": "default"}, "spec": {"networkTopologySpec": specs}}
+    )
 
 
 def topology_labels(node_index: int) -> dict[str, str]:

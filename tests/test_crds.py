@@ -189,7 +189,9 @@ def test_python_defaults_do_not_leak_into_the_schema() -> None:
 
 
 def test_required_fields_follow_the_models() -> None:
-    assert _node(crdgen.volcano.HyperNode, "spec")["required"] == ["tier"]  # members: minItems 1 but optional, as upstream
+    assert _node(crdgen.volcano.HyperNode, "spec")["required"] == [
+        "tier"
+    ]  # members: minItems 1 but optional, as upstream
     assert _node(crdgen.lws.LeaderWorkerSet, "spec.leaderWorkerTemplate")["required"] == ["workerTemplate"]
     assert _node(crdgen.koordinator.ClusterNetworkTopology, "spec")["required"] == ["networkTopologySpec"]
 

@@ -35,7 +35,9 @@ INT64_MAX = 2**63 - 1
 def at_most(path: str, value: int | None, maximum: int) -> list[InvalidSpecError]:
     """Integers beyond int32/int64 parse in Python but not in the Go that reads them."""
     if value is not None and value > maximum:
-        return [InvalidSpecError(path, value, f"Invalid value: {value}: must be less than or equal to {maximum}")]
+        return [
+            InvalidSpecError(path, value, f"Invalid value: {value}: must be less than or equal to {maximum}")
+        ]
     return []
 
 
@@ -89,11 +91,21 @@ def spec_errors_from_pydantic(
 
 
 _TYPE_NAMES = {
-    "int_type": "integer", "int_parsing": "integer", "int_from_float": "integer",
-    "float_type": "number", "float_parsing": "number", "finite_number": "number",
-    "string_type": "string", "bool_type": "boolean", "bool_parsing": "boolean",
-    "dict_type": "object", "model_type": "object", "model_attributes_type": "object",
-    "list_type": "array", "tuple_type": "array", "none_required": "null",
+    "int_type": "integer",
+    "int_parsing": "integer",
+    "int_from_float": "integer",
+    "float_type": "number",
+    "float_parsing": "number",
+    "finite_number": "number",
+    "string_type": "string",
+    "bool_type": "boolean",
+    "bool_parsing": "boolean",
+    "dict_type": "object",
+    "model_type": "object",
+    "model_attributes_type": "object",
+    "list_type": "array",
+    "tuple_type": "array",
+    "none_required": "null",
 }
 
 
@@ -104,7 +116,9 @@ def _one_problem(path: str, errs: list[tuple[ErrorDetails, Any]]) -> InvalidSpec
     if not others:
         names = list(dict.fromkeys(_TYPE_NAMES[e["type"]] for e in type_errors))
         wanted = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
-        return InvalidSpecError(path, value, f"Invalid value: {render_value(value)}: must be of type {wanted}")
+        return InvalidSpecError(
+            path, value, f"Invalid value: {render_value(value)}: must be of type {wanted}"
+        )
     return InvalidSpecError(path, value, _detail(others[0], value))
 
 
@@ -136,7 +150,9 @@ def _detail(err: ErrorDetails, value: Any) -> str:
             return f"Required value: must have at least {n} item{'s' if n != 1 else ''}"
         case "too_long":
             n = ctx["max_length"]
-            return f"Too many: {ctx.get('actual_length', '')}: must have at most {n} item{'s' if n != 1 else ''}"
+            return (
+                f"Too many: {ctx.get('actual_length', '')}: must have at most {n} item{'s' if n != 1 else ''}"
+            )
         case "string_pattern_mismatch":
             pattern = str(ctx.get("pattern", ""))
             return f"Invalid value: {shown}: " + _PATTERN_MESSAGES.get(
@@ -145,7 +161,9 @@ def _detail(err: ErrorDetails, value: Any) -> str:
     return f"Invalid value: {shown}: {err['msg']}"
 
 
-def _field_path(model: type[BaseModel] | None, loc: tuple[int | str, ...], prefix: str) -> tuple[str, list[int | str]]:
+def _field_path(
+    model: type[BaseModel] | None, loc: tuple[int | str, ...], prefix: str
+) -> tuple[str, list[int | str]]:
     """pydantic's loc as a Kubernetes field path (`spec.minResources[cpu]`, `members[0]`), and
     the keys that lead to the value in the raw input (union member tags dropped)."""
     path = prefix
@@ -158,9 +176,7 @@ def _field_path(model: type[BaseModel] | None, loc: tuple[int | str, ...], prefi
             continue
         keys.append(item)
         if isinstance(ann, type) and issubclass(ann, BaseModel):
-            field = next(
-                (f for name, f in ann.model_fields.items() if item in (name, f.alias)), None
-            )
+            field = next((f for name, f in ann.model_fields.items() if item in (name, f.alias)), None)
             path += f".{item}" if path else str(item)
             ann = field.annotation if field is not None else None
         elif get_origin(ann) is dict or (ann is None and isinstance(item, str) and not _IDENT.match(item)):

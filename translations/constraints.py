@@ -50,25 +50,33 @@ def resolve_tier(
     *, tier: int | None, tier_name: str | None, tree: TopologyTree | None, field: str
 ) -> int | None:
     """A tier given by number or by HyperNode tierName, as a number."""
-    raise_all(volcano.network_topology_problems(highest_tier_allowed=tier, highest_tier_name=tier_name, path=field))
+    raise_all(
+        volcano.network_topology_problems(highest_tier_allowed=tier, highest_tier_name=tier_name, path=field)
+    )
     if tier_name is None:
         return tier
     resolved = tree.tier_of_name(tier_name) if tree is not None else None
     if resolved is None:
         known = sorted(set((tree.tier_names if tree else {}).values()))
         raise InvalidSpecError(
-            f"{field}.highestTierName", tier_name,
+            f"{field}.highestTierName",
+            tier_name,
             f'Not found: "{tier_name}": no HyperNode tier has this tierName (known: {", ".join(known) or "none"})',
         )
     return resolved
 
 
 def from_volcano(
-    spec: volcano.NetworkTopologySpec | None, tree: TopologyTree | None, *, field: str = "spec.networkTopology"
+    spec: volcano.NetworkTopologySpec | None,
+    tree: TopologyTree | None,
+    *,
+    field: str = "spec.networkTopology",
 ) -> TopologyConstraint | None:
     if spec is None:
         return None
-    tier = resolve_tier(tier=spec.highest_tier_allowed, tier_name=spec.highest_tier_name, tree=tree, field=field)
+    tier = resolve_tier(
+        tier=spec.highest_tier_allowed, tier_name=spec.highest_tier_name, tree=tree, field=field
+    )
     return TopologyConstraint(spec.effective_mode, tier)
 
 
@@ -109,7 +117,9 @@ def to_volcano(constraint: TopologyConstraint) -> volcano.NetworkTopologySpec:
     return volcano.NetworkTopologySpec(mode=constraint.mode, highest_tier_allowed=constraint.highest_tier)
 
 
-def to_koordinator(constraint: TopologyConstraint, layer_of_tier: dict[int, str]) -> koord.NetworkTopologyGatherSpec:
+def to_koordinator(
+    constraint: TopologyConstraint, layer_of_tier: dict[int, str]
+) -> koord.NetworkTopologyGatherSpec:
     """hard tier T -> MustGather at layer(T); soft -> PreferGather at every layer up to layer(T).
 
     Soft without a tier prefers the lowest fit with no ceiling: PreferGather at every layer.
@@ -119,13 +129,18 @@ def to_koordinator(constraint: TopologyConstraint, layer_of_tier: dict[int, str]
         return to_koordinator(TopologyConstraint("soft", max(layer_of_tier)), layer_of_tier)
     if constraint.highest_tier is None:
         raise NotExpressibleError(
-            "spec.networkTopology.highestTierAllowed", None, "a gather strategy needs a layer; no tier was given",
+            "spec.networkTopology.highestTierAllowed",
+            None,
+            "a gather strategy needs a layer; no tier was given",
             target="Koordinator",
         )
     t = constraint.highest_tier
     if t not in layer_of_tier:
         raise NotExpressibleError(
-            "spec.networkTopology.highestTierAllowed", t, f"tier {t} has no Koordinator layer", target="Koordinator"
+            "spec.networkTopology.highestTierAllowed",
+            t,
+            f"tier {t} has no Koordinator layer",
+            target="Koordinator",
         )
     if constraint.mode == "hard":
         return koord.NetworkTopologyGatherSpec((koord.GatherStrategy(layer_of_tier[t], "MustGather"),))

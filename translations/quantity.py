@@ -31,7 +31,9 @@ _SUFFIX: dict[str, Decimal] = {
     "Pi": Decimal(2**50),
     "Ei": Decimal(2**60),
 }
-_QUANTITY = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E))?$")
+_QUANTITY = re.compile(
+    r"^([+-]?(?:\d+\.?\d*|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E))?$"
+)
 
 Quantity = int | float | str
 
@@ -39,20 +41,28 @@ Quantity = int | float | str
 def parse_quantity(value: Quantity, *, field: str = "quantity") -> Decimal:
     """Exact value of a quantity; raises InvalidSpecError naming `field` when malformed."""
     if isinstance(value, bool):
-        raise InvalidSpecError(field, value, f"Invalid value: {render_value(value)}: must be a quantity string or number")
+        raise InvalidSpecError(
+            field, value, f"Invalid value: {render_value(value)}: must be a quantity string or number"
+        )
     if isinstance(value, int):
         return Decimal(value)
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise InvalidSpecError(field, value, f"Invalid value: {render_value(value)}: must be a finite number")
+            raise InvalidSpecError(
+                field, value, f"Invalid value: {render_value(value)}: must be a finite number"
+            )
         return Decimal(str(value))
     if not isinstance(value, str):
-        raise InvalidSpecError(field, value, f"Invalid value: {render_value(value)}: must be a quantity string or number")
+        raise InvalidSpecError(
+            field, value, f"Invalid value: {render_value(value)}: must be a quantity string or number"
+        )
     m = _QUANTITY.match(value.strip())
     if not m or value != value.strip():
         raise InvalidSpecError(
-            field, value, f'Invalid value: {render_value(value)}: quantities must match the regular expression '
-            f"'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+            field,
+            value,
+            f"Invalid value: {render_value(value)}: quantities must match the regular expression "
+            f"'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
         )
     number, exponent, suffix = m.groups()
     try:
@@ -61,7 +71,7 @@ def parse_quantity(value: Quantity, *, field: str = "quantity") -> Decimal:
             return base * (Decimal(10) ** int(exponent[1:]))
         return base * _SUFFIX[suffix or ""]
     except (ArithmeticError, ValueError):  # decimal.Overflow; exponents past int()'s digit limit
-        raise InvalidSpecError(field, value, f'Invalid value: {render_value(value)}: out of range') from None
+        raise InvalidSpecError(field, value, f"Invalid value: {render_value(value)}: out of range") from None
 
 
 def to_scheduler_units(resource: str, value: Quantity, *, field: str = "quantity") -> int:

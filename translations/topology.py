@@ -36,6 +36,8 @@ DomainId = NewType("DomainId", str)
 def natural_key(name: str) -> tuple[tuple[int, int | str], ...]:
     """Sort key that puts node-2 before node-10: digit runs compare as numbers."""
     return tuple((0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", name) if part)
+
+
 TopologySource = Literal["hypernode", "koordinator", "labels", "none"]
 
 
@@ -308,7 +310,9 @@ def from_hypernodes(hypernodes: Iterable[HyperNode], nodes: Iterable[Node]) -> T
                 if sel.exact_match is not None:
                     matched = [sel.exact_match.name] if sel.exact_match.name in hn_names else []
                     if not matched:
-                        warnings.append(f"hypernode {hn.name} names unknown member hypernode {sel.exact_match.name}")
+                        warnings.append(
+                            f"hypernode {hn.name} names unknown member hypernode {sel.exact_match.name}"
+                        )
                 elif sel.regex_match is not None:
                     matched = _regex_members(sel.regex_match.pattern, hn_names, hn.name, warnings)
                 else:
@@ -326,7 +330,9 @@ def from_hypernodes(hypernodes: Iterable[HyperNode], nodes: Iterable[Node]) -> T
         while cur is not None:
             if cur.name in seen:
                 child = seen[-1]
-                warnings.append(f"hypernodes form a cycle through {' -> '.join([*seen, cur.name])}; cut at {child}")
+                warnings.append(
+                    f"hypernodes form a cycle through {' -> '.join([*seen, cur.name])}; cut at {child}"
+                )
                 del hn_parent[child]
                 break
             seen.append(cur.name)
@@ -351,7 +357,9 @@ def from_hypernodes(hypernodes: Iterable[HyperNode], nodes: Iterable[Node]) -> T
         for h in by_name.values()
     }
     node_domain = {n: DomainId(p.name) for n, p in node_parent.items()}
-    return TopologyTree(domains=domains, node_domain=node_domain, source="hypernode", warnings=tuple(warnings))
+    return TopologyTree(
+        domains=domains, node_domain=node_domain, source="hypernode", warnings=tuple(warnings)
+    )
 
 
 def _regex_members(pattern: str, names: Sequence[str], owner: str, warnings: list[str]) -> list[str]:

@@ -78,9 +78,13 @@ class SubGroupPolicy(KubeModel):
     """Name of the subgroup policy."""
     network_topology: NetworkTopologySpec | None = None
     """Topology constraint for each subgroup."""
-    sub_group_size: int | None = Field(default=None, ge=1, json_schema_extra={"default": 1, "format": "int32"})
+    sub_group_size: int | None = Field(
+        default=None, ge=1, json_schema_extra={"default": 1, "format": "int32"}
+    )
     """Pods per subgroup."""
-    min_sub_groups: int | None = Field(default=None, ge=0, json_schema_extra={"default": 0, "format": "int32"})
+    min_sub_groups: int | None = Field(
+        default=None, ge=0, json_schema_extra={"default": 0, "format": "int32"}
+    )
     """Subgroups that must be schedulable for the job to start."""
     label_selector: LabelSelector | None = None
     """Pods this policy applies to."""
@@ -97,7 +101,9 @@ class PodGroupSpec(KubeModel):
         default=None, json_schema_extra={"additionalProperties": {"type": "integer", "format": "int32"}}
     )
     """Minimum pods per task name."""
-    queue: str | None = Field(default=None, max_length=253, pattern=DNS1123_SUBDOMAIN, json_schema_extra={"default": "default"})
+    queue: str | None = Field(
+        default=None, max_length=253, pattern=DNS1123_SUBDOMAIN, json_schema_extra={"default": "default"}
+    )
     """Volcano queue the job is admitted through."""
     priority_class_name: str | None = Field(default=None, max_length=253)
     """Priority of the whole group."""
@@ -240,6 +246,7 @@ class HyperNode(TypedObject):
 
 # --- the PodGroup's request: read once, for admission, translation and the controller -------
 
+
 def pod_group_problems(
     spec: PodGroupSpec, *, tier_of_name: Callable[[str], int | None] = lambda _name: None
 ) -> list[InvalidSpecError]:
@@ -252,7 +259,9 @@ def pod_group_problems(
     for task, count in (spec.min_task_member or {}).items():
         path = f"spec.minTaskMember[{task}]"
         if count < 0:
-            out.append(InvalidSpecError(path, count, f"Invalid value: {count}: must be greater than or equal to 0"))
+            out.append(
+                InvalidSpecError(path, count, f"Invalid value: {count}: must be greater than or equal to 0")
+            )
         out += at_most(path, count, INT32_MAX)
     for resource, quantity in (spec.min_resources or {}).items():
         path = f"spec.minResources[{resource}]"
@@ -260,7 +269,9 @@ def pod_group_problems(
             if parse_quantity(quantity, field=path) < 0:
                 out.append(
                     InvalidSpecError(
-                        path, quantity, f"Invalid value: {render_value(quantity)}: must be greater than or equal to 0"
+                        path,
+                        quantity,
+                        f"Invalid value: {render_value(quantity)}: must be greater than or equal to 0",
                     )
                 )
         except InvalidSpecError as exc:
@@ -271,7 +282,9 @@ def pod_group_problems(
         base = f"spec.subGroupPolicy[{i}]"
         if sub.name is not None:
             if sub.name in names:
-                out.append(InvalidSpecError(f"{base}.name", sub.name, f"Duplicate value: {render_value(sub.name)}"))
+                out.append(
+                    InvalidSpecError(f"{base}.name", sub.name, f"Duplicate value: {render_value(sub.name)}")
+                )
             names.add(sub.name)
         out += at_most(f"{base}.subGroupSize", sub.sub_group_size, INT32_MAX)
         out += at_most(f"{base}.minSubGroups", sub.min_sub_groups, INT32_MAX)

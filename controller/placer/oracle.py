@@ -128,7 +128,9 @@ def _same(nodes: Mapping[str, OracleNode], key: str, a: str, b: str) -> bool:
     return va is not None and va == vb
 
 
-def rules_hold(case: OracleCase, assignment: Mapping[str, str], removed: frozenset[str] = frozenset()) -> bool:
+def rules_hold(
+    case: OracleCase, assignment: Mapping[str, str], removed: frozenset[str] = frozenset()
+) -> bool:
     """Pod (anti-)affinity of a full assignment, with the gang's members counting like bound pods.
 
     Anti-affinity, both ways: no pod shares a key value with a pod its term (or the other's term)

@@ -95,7 +95,9 @@ async def create_gang(
                 },
                 "spec": {
                     "schedulerName": scheduler_name,
-                    "containers": [{"name": "c", "image": "busybox", "resources": {"requests": {"cpu": cpu}}}],
+                    "containers": [
+                        {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": cpu}}}
+                    ],
                 },
             },
         )
