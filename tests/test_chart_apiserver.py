@@ -111,7 +111,7 @@ def stand_in_crd(group: str, kind: str, plural: str, scope: str) -> dict[str, An
 
 @pytest.fixture
 async def third_party_apis(kube: Any) -> AsyncIterator[None]:
-    from kubernetes_asyncio.client import ApiextensionsV1Api
+    from kubernetes_asyncio.client import ApiextensionsV1Api, ApisApi
 
     ext: Any = ApiextensionsV1Api(kube)
     names = []
@@ -130,6 +130,16 @@ async def third_party_apis(kube: Any) -> AsyncIterator[None]:
     finally:
         for name in names:
             await ext.delete_custom_resource_definition(name)
+        # A CRD goes asynchronously: until its group leaves discovery, Helm (the next test's
+        # install) still sees the API served and renders objects for it.
+        gone = {group for group, *_ in STAND_IN_APIS}
+        for _ in range(300):
+            groups = await ApisApi(kube).get_api_versions()
+            if not gone & {g.name for g in groups.groups}:
+                break
+            await asyncio.sleep(0.1)
+        else:
+            raise AssertionError(f"API groups {sorted(gone)} still served 30 s after their CRDs were deleted")
 
 
 async def test_cert_manager_is_used_when_its_api_is_served(
