@@ -128,11 +128,17 @@ def _podgroup(name: str, namespace: str, min_member: int, gather: str | None = N
     }
 
 
+FORCED = {0: "unschedulable", 1: "preempt"}
+"""Scenarios whose outcome kind is fixed, so every run covers a gang that cannot fit and one
+that must preempt whatever the seed draws (the draws are still made: a seed replays)."""
+
+
 def make_scenario(rng: random.Random, index: int, namespace: str) -> Scenario:
     sc = Scenario(index, namespace)
+    forced = FORCED.get(index)
     n_nodes = rng.randint(3, 6)
     node_cpu: dict[str, int] = {}
-    tainted = rng.random() < 0.35
+    tainted = rng.random() < 0.35 and forced != "preempt"
     for j in range(n_nodes):
         name = f"diff{index}-n{j}"
         cpu = rng.choice((4, 8, 8))
@@ -181,7 +187,21 @@ def make_scenario(rng: random.Random, index: int, namespace: str) -> Scenario:
                         labels={"pod-group.scheduling.sigs.k8s.io": "run", "app": "run"},
                     )
                 )
-    crowded = rng.random() < 0.4  # full of low-priority pods: a high-priority gang must preempt
+    crowded = rng.random() < 0.4 or forced == "preempt"  # a high-priority gang must preempt
+    if forced == "preempt":  # every node full of low-priority pods
+        for k, host in enumerate(names):
+            if free[host] > 0:
+                sc.running.append(
+                    _pod(
+                        f"full-{k}",
+                        namespace,
+                        cpu=free[host],
+                        priority="diff-low",
+                        node=host,
+                        labels={"app": "db"},
+                    )
+                )
+                free[host] = 0
     for k in range(rng.randint(0, n_nodes + 2) if not crowded else 4 * n_nodes):
         host = names[k % n_nodes] if crowded else rng.choice(names)
         cpu = rng.choice((500, 1000, 2000))
@@ -200,7 +220,7 @@ def make_scenario(rng: random.Random, index: int, namespace: str) -> Scenario:
         )
     if crowded:
         sc.features.add("crowded")
-    if rng.random() < 0.4:
+    if rng.random() < 0.4 and forced != "preempt":
         sc.features.add("pdb")
         minimum: int | str = rng.choice((1, "50%"))
         sc.running.append(
@@ -219,6 +239,10 @@ def make_scenario(rng: random.Random, index: int, namespace: str) -> Scenario:
     tolerate = tainted and rng.random() < 0.5
     gather = rng.choice((None, None, "BlockLayer", "SpineLayer"))
     min_member = size if rng.random() < 0.7 else max(1, size - 1)
+    if forced == "preempt":  # two small pods: evicting any one full pod makes room
+        size, cpu, leader, prio, tolerate, gather, min_member = 2, 1000, False, "diff-high", False, None, 2
+    elif forced == "unschedulable":  # larger than any node
+        cpu, leader = 64000, False
     if leader:
         sc.features.add("multi-shape gang")
     if prio == "diff-high":
