@@ -236,6 +236,14 @@ def _ms(xs: list[float]) -> float:
     return statistics.median(xs) * 1e3
 
 
+def _order(run: int, before_runs: int) -> tuple[bool, ...]:
+    """Which paths run in round `run` (True: the full rebuild): both, alternating which goes
+    first, for the first `before_runs` rounds; the incremental path alone after that."""
+    if run >= before_runs:
+        return (False,)
+    return (False, True) if run % 2 == 0 else (True, False)
+
+
 def measure(n_nodes: int, runs: int, preempt_runs: int, before_runs: int) -> dict[str, Any]:
     gc.collect()
     CPU.clear()
@@ -254,7 +262,7 @@ def measure(n_nodes: int, runs: int, preempt_runs: int, before_runs: int) -> dic
     inc: list[float] = []
     full: list[float] = []
     for r in range(runs):
-        for is_full in (False, True) if r % 2 == 0 else (True, False):
+        for is_full in _order(r, before_runs):
             leave(state, place_pg, place_pods)
             state.view()
             arrive(state, place_pg, place_pods)
@@ -269,7 +277,7 @@ def measure(n_nodes: int, runs: int, preempt_runs: int, before_runs: int) -> dic
     steady_inc: list[float] = []
     steady_full: list[float] = []
     for r in range(runs):
-        for is_full in (False, True) if r % 2 == 0 else (True, False):
+        for is_full in _order(r, before_runs):
             state.delete(Kind.POD, member.key)
             state.put(
                 Kind.POD,
