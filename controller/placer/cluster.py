@@ -159,7 +159,7 @@ class _Aggregates:
     """Membership key -> keys its `groups` annotation lists (GangGroups)."""
     pending: set[str] = field(default_factory=set)
     budget_hits: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    """Bound pod -> keys of the PodDisruptionBudgets covering it."""
+    """Bound pod -> keys of the PodDisruptionBudgets covering it (empty when none does)."""
     healthy: dict[str, int] = field(default_factory=dict)
     """Budget key -> covered bound pods not terminating (what minAvailable is counted over)."""
     warnings: tuple[str, ...] = ()
@@ -419,10 +419,10 @@ class ClusterState:
     def _count_budgets(self, agg: _Aggregates, pod: BoundPod, sign: int) -> None:
         hits = self._covering(pod) if sign > 0 else agg.budget_hits.pop(pod.key, ())
         if sign > 0:
-            if not hits:
-                return
+            # Recorded even when empty: preemption reads "covered by none" instead of matching
+            # the pod against every budget again.
             agg.budget_hits[pod.key] = hits
-        if pod.terminating:
+        if pod.terminating or not hits:
             return
         for k in hits:
             agg.healthy[k] = agg.healthy.get(k, 0) + sign

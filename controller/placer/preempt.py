@@ -326,19 +326,24 @@ def _pod_budgets(
     out: dict[int, tuple[int, ...]] = {}
     if not budgets:
         return out
-    # Coverage kept by the caller (pod -> budget keys) is read, not recomputed.
-    known = snap.budget_hits
+    # Coverage kept by the caller (pod -> budget keys, empty for none) is read, not recomputed;
+    # the same keys map to the same budget positions, once.
+    known = snap.budget_hits if snap.budget_hits is not None else {}
     pos = {b.key: j for j, b in enumerate(budgets)}
-    for i in np.flatnonzero(eligible):
-        key = arrays.keys[int(i)]
-        keys = known.get(key) if known is not None else None
-        if keys is not None:
-            hits = tuple(sorted(pos[k] for k in keys if k in pos))
-        else:
-            pod = snap.pods[key]
+    mapped: dict[tuple[str, ...], tuple[int, ...]] = {(): ()}
+    keys = arrays.keys
+    for i in np.flatnonzero(eligible).tolist():
+        names = known.get(keys[i])
+        if names is None:
+            pod = snap.pods[keys[i]]
             hits = tuple(j for j, b in enumerate(budgets) if b.covers(pod.namespace, pod.labels))
+        else:
+            got = mapped.get(names)
+            if got is None:
+                got = mapped[names] = tuple(sorted(pos[k] for k in names if k in pos))
+            hits = got
         if hits:
-            out[int(i)] = hits
+            out[i] = hits
     return out
 
 

@@ -318,8 +318,8 @@ class Snapshot:
     with_terms: dict[str, BoundPod] = field(default_factory=dict)
     """The bound pods that carry inter-pod terms (kept in step by build/bind/evict)."""
     budget_hits: Mapping[str, tuple[str, ...]] | None = None
-    """Pod key -> keys of the PodDisruptionBudgets covering it, when the caller keeps them (a pod
-    missing from it is matched against the budgets afresh)."""
+    """Pod key -> keys of the PodDisruptionBudgets covering it (empty when none does), when the
+    caller keeps them (a pod missing from it is matched against the budgets afresh)."""
     _arrays: PodArrays | None = field(default=None, repr=False)
     _gang_pods: dict[str, list[str]] | None = field(default=None, repr=False)
     _journal: list[Callable[[], None]] | None = field(default=None, repr=False)
