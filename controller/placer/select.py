@@ -119,9 +119,15 @@ def _anchor_ok(lo: I64, hi: I64, demand: GangDemand) -> Bool:
 
 
 def candidates(
-    level: int | str, offers: Offers, index: ClusterIndex, within: tuple[int, int] | None = None
+    level: int | str,
+    offers: Offers,
+    index: ClusterIndex,
+    within: tuple[int, int] | None = None,
+    *,
+    limit: int | None = None,
 ) -> list[Where]:
-    """Fitting candidates at one level, best first."""
+    """Fitting candidates at one level, best first; the first `limit` of them when given (the
+    order is computed over all, only the `Where`s past the limit are not made)."""
     demand = offers.demand
     n = demand.n
     hard = demand.constraint is not None and demand.constraint.binds
@@ -145,7 +151,7 @@ def candidates(
         order = np.lexsort(
             (index.node_name_rank[idx], *reversed(keys), leftover, -pref[0][idx], -existing_node[idx])
         )
-        return [Where("node", int(i)) for i in idx[order]]
+        return [Where("node", i) for i in idx[order][:limit].tolist()]
     doms = index.tier_domains.get(int(level), np.zeros(0, np.int64))
     doms = doms[offers.dom_fit[doms]]
     if within is not None:
@@ -161,7 +167,7 @@ def candidates(
     keys = _ancestor_keys(index.dom_anc[doms], offers, n)
     pref = _preference(demand, index)
     order = np.lexsort((index.dom_name_rank[doms], *reversed(keys), leftover, -pref[1][doms], -existing))
-    return [Where("domain", int(d)) for d in doms[order]]
+    return [Where("domain", d) for d in doms[order][:limit].tolist()]
 
 
 def _preference(demand: GangDemand, index: ClusterIndex) -> tuple[I64, I64]:
@@ -197,9 +203,8 @@ def select(
             return None
         return Placement(tuple(sorted(_layout(demand.classes[0].pods, got.counts))), Where(*got.place))
     for level in levels(demand, index):
-        cands = candidates(level, offers, index)
         tries = 1 if demand.exact else MAX_TRIES
-        for where in cands[:tries]:
+        for where in candidates(level, offers, index, limit=tries):
             placed = place_in(where, demand, free, index, offers)
             if placed is not None and (demand.gpu is None or respects(demand.gpu, placed.assignments)):
                 return placed
@@ -232,7 +237,7 @@ def _place_subgroups(where: Where, demand: GangDemand, free: I64, index: Cluster
             lv for lv in levels(sd, index) if isinstance(lv, int) and lv <= (sg.constraint.highest_tier or 0)
         ]
         for level in sub_levels:
-            for cand in candidates(level, sub_offers, index, within=(lo, hi))[:MAX_TRIES]:
+            for cand in candidates(level, sub_offers, index, within=(lo, hi), limit=MAX_TRIES):
                 got = _place_plain(cand, sd, work, index, sub_offers)
                 if got is not None:
                     break
