@@ -104,14 +104,29 @@ def build_index(nodes: Sequence[Node], tree: TopologyTree) -> ClusterIndex:
     return ClusterIndex.build(nodes, tree)
 
 
+REQUEST_ROWS = 4096
+"""Distinct requests whose rows an index keeps (pods mostly share a few shapes)."""
+
+
 def request_vector(index: ClusterIndex, requests: Mapping[str, int]) -> I64:
     """A bound, assumed or nominated pod's request over the index's resource axis; resources no
-    node has are dropped (they consume no room anything is scheduled with), the rest still count."""
-    out = np.zeros(len(index.resources), dtype=np.int64)
-    for name, v in requests.items():
-        pos = index.res_pos.get(name)
-        if pos is not None and v > 0:
-            out[pos] = v
+    node has are dropped (they consume no room anything is scheduled with), the rest still count.
+
+    Rows are shared between pods asking the same (read-only; kept on the index, whose axis
+    they are on)."""
+    rows = index.cache.get("request_rows")
+    if not isinstance(rows, dict) or len(rows) >= REQUEST_ROWS:
+        rows = index.cache["request_rows"] = {}
+    key = tuple(requests.items())
+    out = rows.get(key)
+    if out is None:
+        out = np.zeros(len(index.resources), dtype=np.int64)
+        for name, v in requests.items():
+            pos = index.res_pos.get(name)
+            if pos is not None and v > 0:
+                out[pos] = v
+        out.flags.writeable = False
+        rows[key] = out
     return out
 
 

@@ -290,9 +290,10 @@ class SchedulingCycle:
         """Bind the placement on the cycle's snapshot: later gangs see the room taken."""
         snap, index = self.snapshot, self.snapshot.index
         members = {m.key: m for m in gang.pods}
+        bound: list[BoundPod] = []
         for key, node in placement.pods:
             m = members[key]
-            snap.bind(
+            bound.append(
                 BoundPod(
                     key,
                     m.pod.namespace,
@@ -304,6 +305,7 @@ class SchedulingCycle:
                     terms=PodTerms.of(m.pod),
                 )
             )
+        snap.bind(*bound)
         snap.set_gang_min(gang.key, gang.min_member)
 
     def reserve_preemption(self, gang: Gang, plan: PreemptionPlan) -> None:

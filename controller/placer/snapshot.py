@@ -381,17 +381,20 @@ class Snapshot:
         _restore(self.pods, key, pod)
         _restore(self.with_terms, key, pod if pod is not None and pod.terms is not None else None)
 
-    def bind(self, pod: BoundPod) -> None:
-        prev_pod, prev_nom = self.pods.get(pod.key), self.nominations.get(pod.key)
-        self.set_pod(pod, pod.key)
-        self.used[pod.node] += pod.req
-        self.nominations.pop(pod.key, None)
+    def bind(self, *pods: BoundPod) -> None:
+        """Bind `pods` (one journal entry for all: a gang is reserved at once)."""
+        before = [(pod, self.pods.get(pod.key), self.nominations.get(pod.key)) for pod in pods]
+        for pod in pods:
+            self.set_pod(pod, pod.key)
+            self.used[pod.node] += pod.req
+            self.nominations.pop(pod.key, None)
         self._changed()
 
         def undo() -> None:
-            self.used[pod.node] -= pod.req
-            self.set_pod(prev_pod, pod.key)
-            _restore(self.nominations, pod.key, prev_nom)
+            for pod, prev_pod, prev_nom in reversed(before):
+                self.used[pod.node] -= pod.req
+                self.set_pod(prev_pod, pod.key)
+                _restore(self.nominations, pod.key, prev_nom)
 
         self._record(undo)
 

@@ -115,10 +115,17 @@ class PodTerms:
     def of(cls, pod: Pod) -> PodTerms | None:
         """The pod's terms, or None when it has none (the common case, kept free)."""
         spec = pod.spec
-        ns = pod.namespace
         aff = spec.affinity
         pa = aff.pod_affinity if aff is not None else None
         anti = aff.pod_anti_affinity if aff is not None else None
+        if (
+            pa is None
+            and anti is None
+            and not spec.topology_spread_constraints
+            and not any(p.host_port for c in spec.containers for p in c.ports or ())
+        ):
+            return None  # the common case, answered before building anything
+        ns = pod.namespace
 
         def required(block: object) -> tuple[PodTerm, ...]:
             terms = getattr(block, "required_during_scheduling_ignored_during_execution", None) or []

@@ -44,3 +44,19 @@ def test_a_budget_arriving_later_covers_pods_recorded_as_covered_by_none() -> No
     assert [(v.pod, p.plan.cost) for p in plan.preemptions for v in p.plan.victims] == [
         ("default/batch", (0, 500, 1))
     ]
+
+
+def test_request_rows_are_shared_per_index_and_follow_a_new_resource_axis() -> None:
+    """Pods asking the same share one read-only row; a node bringing a new resource builds a
+    new index, and the rows are made again on its axis (the GPU counted from then on)."""
+    objs = [node("a"), _running("p", "a", "low", gpu="1"), _running("q", "a", "low", gpu="1")]
+    state = cluster_state(load_scenario(objs))
+    snap = state.view().snapshot
+    p, q = snap.pods["default/p"], snap.pods["default/q"]
+    assert p.req is q.req and not p.req.flags.writeable
+    assert "nvidia.com/gpu" not in snap.index.resources and int(snap.used.sum()) == int((p.req * 2).sum())
+    state.put(Kind.NODE, "b", load_scenario([node("b", gpu="8")]).nodes[0])
+    snap = state.view().snapshot
+    gpu = snap.index.res_pos["nvidia.com/gpu"]
+    assert len(snap.pods["default/p"].req) == len(snap.index.resources)
+    assert int(snap.used[snap.index.node_pos["a"], gpu]) == 2
