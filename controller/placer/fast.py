@@ -108,7 +108,7 @@ def _at_threshold(
     local = np.searchsorted(uniq, nodes)
     k = int(pos.max()) + 1 if len(pos) else 0
     prefix = np.zeros((len(uniq), k + 1, len(cols)), dtype=np.int64)
-    np.add.at(prefix, (local, pos + 1), arrays.req[pods][:, cols])
+    prefix[local, pos + 1] = arrays.req[pods][:, cols]  # one pod per (node, position)
     np.cumsum(prefix, axis=1, out=prefix)
     after = np.maximum(free[uniq][:, cols][:, None, :] + prefix, 0)
     slots = np.minimum((after // g).min(axis=2), n)
@@ -153,13 +153,13 @@ def _at_threshold(
     )
     total = np.bincount(s_place, weights=s_gain, minlength=n_places)
     out: dict[int, list[int]] = {}
-    # Pods of a node in eviction order, to turn segments into pods.
-    node_pods: dict[int, I64] = {}
+    # A node's pods in eviction order are `pods[first[l]:]` (pods are grouped by node): a
+    # segment (from, to) of node l is `pods[first[l] + from : first[l] + to]`.
     first = np.flatnonzero(np.r_[True, local[1:] != local[:-1]])
-    for f, c in zip(first, np.diff(np.r_[first, len(local)]), strict=True):
-        node_pods[int(local[f])] = pods[f : f + c]
+    s_lo = (first[s_node] + s_from).tolist()
+    s_hi = (first[s_node] + s_to).tolist()
     bounds = np.flatnonzero(np.r_[True, s_place[1:] != s_place[:-1]])
-    for b, c in zip(bounds, np.diff(np.r_[bounds, len(s_place)]), strict=True):
+    for b, c in zip(bounds.tolist(), np.diff(np.r_[bounds, len(s_place)]).tolist(), strict=True):
         p = int(s_place[b])
         if need[p] <= 0 or total[p] < need[p]:
             continue
@@ -167,7 +167,7 @@ def _at_threshold(
         cut = int(np.searchsorted(cum, need[p])) + 1
         victims: list[int] = []
         for j in range(b, b + cut):
-            victims.extend(int(x) for x in node_pods[int(s_node[j])][int(s_from[j]) : int(s_to[j])])
+            victims.extend(pods[s_lo[j] : s_hi[j]].tolist())
         out[p] = victims
     return out or None
 

@@ -35,6 +35,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
+from operator import is_
 
 import numpy as np
 
@@ -326,22 +328,25 @@ def _pod_budgets(
     out: dict[int, tuple[int, ...]] = {}
     if not budgets:
         return out
-    # Coverage kept by the caller (pod -> budget keys, empty for none) is read, not recomputed;
-    # the same keys map to the same budget positions, once.
+    # Coverage kept by the caller (pod -> budget keys, empty for none) is read, not recomputed:
+    # only pods it records as covered, or does not know, are looked at one by one.
     known = snap.budget_hits if snap.budget_hits is not None else {}
+    names = list(map(known.get, arrays.keys))
+    n = len(names)
+    covered = np.fromiter(map(bool, names), dtype=np.bool_, count=n)
+    unknown = np.fromiter(map(is_, names, repeat(None)), dtype=np.bool_, count=n)
     pos = {b.key: j for j, b in enumerate(budgets)}
-    mapped: dict[tuple[str, ...], tuple[int, ...]] = {(): ()}
-    keys = arrays.keys
-    for i in np.flatnonzero(eligible).tolist():
-        names = known.get(keys[i])
-        if names is None:
-            pod = snap.pods[keys[i]]
+    mapped: dict[tuple[str, ...], tuple[int, ...]] = {}
+    for i in np.flatnonzero(eligible & (covered | unknown)).tolist():
+        got = names[i]
+        if got is None:
+            pod = snap.pods[arrays.keys[i]]
             hits = tuple(j for j, b in enumerate(budgets) if b.covers(pod.namespace, pod.labels))
         else:
-            got = mapped.get(names)
-            if got is None:
-                got = mapped[names] = tuple(sorted(pos[k] for k in names if k in pos))
-            hits = got
+            known_hits = mapped.get(got)
+            if known_hits is None:
+                known_hits = mapped[got] = tuple(sorted(pos[k] for k in got if k in pos))
+            hits = known_hits
         if hits:
             out[i] = hits
     return out
