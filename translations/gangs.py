@@ -32,6 +32,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from operator import attrgetter
 from typing import Literal, NewType
 
 from translations import constraints as cons
@@ -45,6 +46,7 @@ from translations.errors import InvalidSpecError
 from translations.topology import TopologyTree, natural_key
 
 GangKey = NewType("GangKey", str)
+RankKey = tuple[int, int, tuple[tuple[int, int | str], ...]]
 KOORDINATOR_DEFAULT_WAITING_SECONDS = 300.0
 """Koordinator's wait for a gang that states neither `scheduleTimeoutSeconds` nor `waiting-time`."""
 PreemptionPolicy = Literal["PreemptLowerPriority", "Never"]
@@ -68,6 +70,11 @@ class GangPod:
     shape: str = ""
     """Equal for members that are interchangeable for placement: same requests, node
     selector, required node affinity and tolerations (computed once, here)."""
+    order: RankKey = field(init=False, compare=False, repr=False)
+    """Where the member goes in its gang's rank order (`_rank_key`), computed once, here."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "order", _rank_key(self.rank, self.key))
 
     @property
     def bound(self) -> bool:
@@ -427,7 +434,7 @@ def _finish(
         members.extend(pods)
         error = error or pod_error
     if len(members) > 1:
-        members.sort(key=_rank_key)
+        members.sort(key=attrgetter("order"))
     subgroups: list[SubGroup] = []
     if gather is not None and error is None:
         try:
@@ -531,9 +538,9 @@ def _rank(pod: Pod) -> int | None:
     return None
 
 
-def _rank_key(p: GangPod) -> tuple[int, int, tuple[tuple[int, int | str], ...]]:
+def _rank_key(rank: int | None, key: str) -> RankKey:
     """Ranked pods first by rank; unranked after them by name (natural order)."""
-    return (0, p.rank, natural_key(p.key)) if p.rank is not None else (1, 0, natural_key(p.key))
+    return (0, rank, natural_key(key)) if rank is not None else (1, 0, natural_key(key))
 
 
 def _pod_count_multiples(
