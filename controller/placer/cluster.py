@@ -382,7 +382,7 @@ class ClusterState:
         self._topology_dirty = False
         used = np.zeros_like(index.alloc)
         hits: dict[str, tuple[str, ...]] = {}
-        snap = Snapshot(index=index, used=used, pods={}, gang_min={}, budget_hits=hits)
+        snap = Snapshot(index=index, used=used, pods={}, gang_min={}, budget_hits=hits, keep_columns=True)
         return _Aggregates(
             tree=tree,
             index=index,
@@ -397,9 +397,9 @@ class ClusterState:
 
     def _reset(self, agg: _Aggregates) -> None:
         agg.used[:] = 0
-        for table in (agg.bound, agg.nominations, agg.gang_min, agg.gangs, agg.gang_of, agg.parts, agg.links):
+        agg.snapshot.clear_pods()  # agg.bound with it
+        for table in (agg.nominations, agg.gang_min, agg.gangs, agg.gang_of, agg.parts, agg.links):
             table.clear()
-        agg.snapshot.with_terms.clear()
         agg.budget_hits.clear()
         agg.healthy.clear()
         agg.pending.clear()

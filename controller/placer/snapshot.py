@@ -25,6 +25,8 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from controller.placer.columns import PodArrays as PodArrays
+from controller.placer.columns import PodColumns, pod_arrays
 from controller.placer.terms import NamespaceLabels, PodTerms
 from translations.core import Node, Taint
 from translations.topology import DomainId, TopologyTree, natural_key
@@ -291,19 +293,6 @@ class Nomination:
 
 
 @dataclass
-class PodArrays:
-    """Bound pods as parallel arrays, for vectorised preemption."""
-
-    keys: list[str]
-    node: I64
-    req: I64
-    priority: I64
-    terminating: Bool
-    gang_size: I64
-    """Per pod: bound, not terminating members of its gang (1 for a pod alone)."""
-
-
-@dataclass
 class Snapshot:
     """One cycle's state. The runner mutates it through `bind`, `evict` and `nominate`."""
 
@@ -321,6 +310,10 @@ class Snapshot:
     """Pod key -> keys of the PodDisruptionBudgets covering it (empty when none does), when the
     caller keeps them (a pod missing from it is matched against the budgets afresh)."""
     _arrays: PodArrays | None = field(default=None, repr=False)
+    _columns: PodColumns | None = field(default=None, repr=False)
+    """Kept from one `arrays()` to the next and told of every pod change (`set_pod`), when
+    `keep_columns` (a snapshot kept across cycles); else the arrays are built afresh."""
+    keep_columns: bool = False
     _gang_pods: dict[str, list[str]] | None = field(default=None, repr=False)
     _journal: list[Callable[[], None]] | None = field(default=None, repr=False)
 
@@ -380,6 +373,8 @@ class Snapshot:
         caller's (and no journal entry is made)."""
         _restore(self.pods, key, pod)
         _restore(self.with_terms, key, pod if pod is not None and pod.terms is not None else None)
+        if self._columns is not None and not self._columns.log(key, pod):
+            self._columns = None  # so many changes that building afresh is cheaper
 
     def bind(self, *pods: BoundPod) -> None:
         """Bind `pods` (one journal entry for all: a gang is reserved at once)."""
@@ -436,30 +431,21 @@ class Snapshot:
 
     def arrays(self) -> PodArrays:
         if self._arrays is None:
-            keys = list(self.pods)
-            r = len(self.index.resources)
-            if keys:
-                plist = [self.pods[k] for k in keys]
-                sizes: dict[str, int] = {}
-                for p in plist:
-                    if not p.terminating:
-                        sizes[p.gang] = sizes.get(p.gang, 0) + 1
-                self._arrays = PodArrays(
-                    keys=keys,
-                    node=np.fromiter((p.node for p in plist), dtype=np.int64, count=len(plist)),
-                    req=np.stack([p.req for p in plist]),
-                    priority=np.fromiter((p.priority for p in plist), dtype=np.int64, count=len(plist)),
-                    terminating=np.fromiter((p.terminating for p in plist), dtype=np.bool_, count=len(plist)),
-                    gang_size=np.fromiter(
-                        (sizes.get(p.gang, 0) for p in plist), dtype=np.int64, count=len(plist)
-                    ),
-                )
+            n_res = len(self.index.resources)
+            if not self.keep_columns:
+                self._arrays = pod_arrays(self.pods, n_res)
             else:
-                empty = np.zeros(0, np.int64)
-                self._arrays = PodArrays(
-                    [], empty, np.zeros((0, r), np.int64), empty, np.zeros(0, np.bool_), empty.copy()
-                )
+                if self._columns is None:
+                    self._columns = PodColumns(self.pods, n_res)
+                self._arrays = self._columns.arrays()
         return self._arrays
+
+    def clear_pods(self) -> None:
+        """Remove every bound pod (the caller zeroes `used`)."""
+        self.pods.clear()
+        self.with_terms.clear()
+        self._columns = None
+        self._changed()
 
     def gang_pods(self, gang: str) -> list[str]:
         """Bound members of `gang` (terminating ones included)."""

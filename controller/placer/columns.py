@@ -1,0 +1,185 @@
+"""Bound pods as parallel arrays (what preemption computes over), kept in step with a snapshot.
+
+A snapshot kept from one cycle to the next changes by a few pods per cycle, but preemption
+reads every bound pod as arrays. `PodColumns` holds them in slots (one per pod, in the order
+the pods came in) and is told of every change (`log`); `arrays()` replays the changes since the
+last call and returns the live slots. The order is the snapshot's dict order, exactly: a pod
+replaced in place keeps its slot, a pod removed leaves a hole, a pod added (or added again
+after a removal) takes a new slot at the end. So the arrays are the same as a fresh build from
+the dict (`pod_arrays`), which the tests check after random changes.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from itertools import compress
+from operator import attrgetter, not_
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from controller.placer.snapshot import BoundPod
+
+I64 = npt.NDArray[np.int64]
+Bool = npt.NDArray[np.bool_]
+
+SLACK = 1024
+"""Changes waiting, and holes left by removed pods, beyond which the slots are rebuilt (or
+compacted) rather than patched: at most that many more than the pods themselves."""
+
+_node, _req, _priority = attrgetter("node"), attrgetter("req"), attrgetter("priority")
+_terminating, _gang = attrgetter("terminating"), attrgetter("gang")
+
+
+@dataclass
+class PodArrays:
+    """Bound pods as parallel arrays, for vectorised preemption."""
+
+    keys: list[str]
+    node: I64
+    req: I64
+    priority: I64
+    terminating: Bool
+    gang_size: I64
+    """Per pod: bound, not terminating members of its gang (1 for a pod alone)."""
+
+
+def pod_arrays(pods: Mapping[str, BoundPod], n_resources: int) -> PodArrays:
+    """`pods` as parallel arrays, in the mapping's order (built column by column with C-level
+    iteration: `map`, `Counter`)."""
+    if not pods:
+        empty = np.zeros(0, np.int64)
+        return PodArrays(
+            [], empty, np.zeros((0, n_resources), np.int64), empty, np.zeros(0, np.bool_), empty.copy()
+        )
+    plist = list(pods.values())
+    n = len(plist)
+    terminating = list(map(_terminating, plist))
+    gangs = list(map(_gang, plist))
+    live = Counter(compress(gangs, map(not_, terminating)))
+    return PodArrays(
+        keys=list(pods),
+        node=np.fromiter(map(_node, plist), dtype=np.int64, count=n),
+        req=np.array(list(map(_req, plist)), dtype=np.int64).reshape(n, n_resources),
+        priority=np.fromiter(map(_priority, plist), dtype=np.int64, count=n),
+        terminating=np.array(terminating, dtype=np.bool_),
+        gang_size=np.fromiter(map(live.__getitem__, gangs), dtype=np.int64, count=n),
+    )
+
+
+class PodColumns:
+    """Slots of bound pods, patched from a log of changes (see the module docstring)."""
+
+    def __init__(self, pods: Mapping[str, BoundPod], n_resources: int) -> None:
+        self.n_resources = n_resources
+        self.slot: dict[str, int] = {}
+        self.keys: list[str] = []
+        self.alive = np.zeros(0, np.bool_)
+        self.node = np.zeros(0, np.int64)
+        self.req = np.zeros((0, n_resources), np.int64)
+        self.priority = np.zeros(0, np.int64)
+        self.terminating = np.zeros(0, np.bool_)
+        self.gang = np.zeros(0, np.int64)
+        self.gang_code: dict[str, int] = {}
+        self.changes: list[tuple[str, BoundPod | None]] = []
+        self._append(dict(pods))
+
+    def log(self, key: str, pod: BoundPod | None) -> bool:
+        """Record that `key` is now `pod` (None: removed). False when so many changes wait that
+        a fresh build is cheaper (the caller then drops the columns)."""
+        self.changes.append((key, pod))
+        return len(self.changes) <= SLACK + len(self.slot)
+
+    def arrays(self) -> PodArrays:
+        self._replay()
+        alive = self.alive
+        live = alive & ~self.terminating
+        sizes = np.bincount(self.gang[live], minlength=len(self.gang_code))
+        gang = self.gang[alive]
+        return PodArrays(
+            keys=list(compress(self.keys, alive.tolist())),
+            node=self.node[alive],
+            req=self.req[alive],
+            priority=self.priority[alive],
+            terminating=self.terminating[alive],
+            gang_size=sizes[gang].astype(np.int64, copy=False),
+        )
+
+    def _replay(self) -> None:
+        """Apply the logged changes with dict semantics (see the module docstring)."""
+        if not self.changes:
+            return
+        removed: set[str] = set()
+        updated: dict[str, BoundPod] = {}
+        added: dict[str, BoundPod] = {}
+        for key, pod in self.changes:
+            in_place = key in self.slot and key not in removed
+            if pod is None:
+                if key in added:
+                    del added[key]
+                elif in_place:
+                    removed.add(key)
+                    updated.pop(key, None)
+            elif key in added:
+                added[key] = pod  # an existing dict key keeps its place
+            elif in_place:
+                updated[key] = pod
+            else:
+                added[key] = pod  # new, or back after a removal: at the end
+        self.changes = []
+        if updated:
+            self._write([self.slot[k] for k in updated], list(updated.values()))
+        if removed:
+            self.alive[[self.slot.pop(k) for k in removed]] = False
+        if added:
+            self._append(added)
+        if len(self.keys) > 2 * len(self.slot) + SLACK:
+            self._compact()
+
+    def _codes(self, pods: list[BoundPod]) -> I64:
+        codes = self.gang_code
+        return np.fromiter(
+            (codes.setdefault(g, len(codes)) for g in map(_gang, pods)), dtype=np.int64, count=len(pods)
+        )
+
+    def _write(self, slots: list[int], pods: list[BoundPod]) -> None:
+        idx = np.asarray(slots, dtype=np.int64)
+        self.node[idx] = list(map(_node, pods))
+        self.req[idx] = np.array(list(map(_req, pods)), dtype=np.int64).reshape(len(pods), self.n_resources)
+        self.priority[idx] = list(map(_priority, pods))
+        self.terminating[idx] = list(map(_terminating, pods))
+        self.gang[idx] = self._codes(pods)
+
+    def _append(self, pods: dict[str, BoundPod]) -> None:
+        if not pods:
+            return
+        start = len(self.keys)
+        self.slot.update(zip(pods, range(start, start + len(pods)), strict=True))
+        self.keys.extend(pods)
+        plist = list(pods.values())
+        n = len(plist)
+        self.alive = np.concatenate([self.alive, np.ones(n, np.bool_)])
+        self.node = np.concatenate([self.node, np.fromiter(map(_node, plist), np.int64, n)])
+        new_req = np.array(list(map(_req, plist)), dtype=np.int64).reshape(n, self.n_resources)
+        self.req = np.concatenate([self.req, new_req])
+        self.priority = np.concatenate([self.priority, np.fromiter(map(_priority, plist), np.int64, n)])
+        self.terminating = np.concatenate(
+            [self.terminating, np.fromiter(map(_terminating, plist), np.bool_, n)]
+        )
+        self.gang = np.concatenate([self.gang, self._codes(plist)])
+
+    def _compact(self) -> None:
+        """Drop the holes (order kept); gang codes start afresh so they do not grow forever."""
+        alive = self.alive
+        self.keys = list(compress(self.keys, alive.tolist()))
+        self.slot = {k: i for i, k in enumerate(self.keys)}
+        self.node, self.req = self.node[alive], self.req[alive]
+        self.priority, self.terminating = self.priority[alive], self.terminating[alive]
+        live_codes, self.gang = np.unique(self.gang[alive], return_inverse=True)
+        by_code = {c: g for g, c in self.gang_code.items()}
+        self.gang_code = {by_code[int(c)]: i for i, c in enumerate(live_codes)}
+        self.alive = np.ones(len(self.keys), np.bool_)
