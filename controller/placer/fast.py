@@ -114,6 +114,11 @@ def _at_threshold(
     slots = np.minimum((after // g).min(axis=2), n)
     slots[~mask[uniq]] = 0
     gain = slots - slots[:, :1]
+    # The hull of a node ends at its largest gain: when no place can be freed even so, there is
+    # nothing to build.
+    most = np.bincount(place_of[uniq], weights=gain.max(axis=1), minlength=n_places)
+    if not ((need > 0) & (most >= need)).any():
+        return None
     # Upper concave hull of (evictions, gain) per node, as segments (node, from, to, slope).
     seg_node: list[I64] = []
     seg_from: list[I64] = []
