@@ -311,18 +311,21 @@ class SchedulingCycle:
     def reserve_preemption(self, gang: Gang, plan: PreemptionPlan) -> None:
         """Victims terminate and the gang's pods hold their nominated nodes."""
         snap, index = self.snapshot, self.snapshot.index
-        for victim in plan.victims:
-            if victim.pod in snap.pods:
-                snap.mark_terminating(victim.pod)
+        snap.mark_terminating(*(v.pod for v in plan.victims if v.pod in snap.pods))
         snap.clear_nominations(gang.key)
         members = {m.key: m for m in gang.pods}
-        for key, node in plan.nominated:
-            m = members[key]
-            snap.nominate(
+        snap.nominate(
+            *(
                 Nomination(
-                    key, gang.key, index.node_pos[node], request_vector(index, m.requests), gang.priority
+                    key,
+                    gang.key,
+                    index.node_pos[node],
+                    request_vector(index, members[key].requests),
+                    gang.priority,
                 )
+                for key, node in plan.nominated
             )
+        )
 
     def unreserve(self, gang: Gang) -> None:
         """Give back what this cycle reserved for `gang` (safe to call when nothing was)."""

@@ -329,15 +329,16 @@ def _pod_budgets(
     if not budgets:
         return out
     # Coverage kept by the caller (pod -> budget keys, empty for none) is read, not recomputed:
-    # only pods it records as covered, or does not know, are looked at one by one.
+    # only pods it records as covered, or does not know (None), are looked at one by one.
     known = snap.budget_hits if snap.budget_hits is not None else {}
     names = list(map(known.get, arrays.keys))
     n = len(names)
     covered = np.fromiter(map(bool, names), dtype=np.bool_, count=n)
-    unknown = np.fromiter(map(is_, names, repeat(None)), dtype=np.bool_, count=n)
+    if names.count(None):
+        covered |= np.fromiter(map(is_, names, repeat(None)), dtype=np.bool_, count=n)
     pos = {b.key: j for j, b in enumerate(budgets)}
     mapped: dict[tuple[str, ...], tuple[int, ...]] = {}
-    for i in np.flatnonzero(eligible & (covered | unknown)).tolist():
+    for i in np.flatnonzero(eligible & covered).tolist():
         got = names[i]
         if got is None:
             pod = snap.pods[arrays.keys[i]]

@@ -406,16 +406,30 @@ class Snapshot:
 
         self._record(undo)
 
-    def mark_terminating(self, key: str) -> None:
-        before = self.pods[key]
-        self.set_pod(replace(before, terminating=True), key)
+    def mark_terminating(self, *keys: str) -> None:
+        """The pods are being deleted: they still hold their room (one journal entry for all)."""
+        before = [self.pods[key] for key in keys]
+        for pod in before:
+            self.set_pod(replace(pod, terminating=True), pod.key)
         self._changed()
-        self._record(lambda: self.set_pod(before, key))
 
-    def nominate(self, nom: Nomination) -> None:
-        prev = self.nominations.get(nom.pod)
-        self.nominations[nom.pod] = nom
-        self._record(lambda: _restore(self.nominations, nom.pod, prev))
+        def undo() -> None:
+            for pod in reversed(before):
+                self.set_pod(pod, pod.key)
+
+        self._record(undo)
+
+    def nominate(self, *noms: Nomination) -> None:
+        """Pending pods claim nodes (one journal entry for all)."""
+        prev = [(nom.pod, self.nominations.get(nom.pod)) for nom in noms]
+        for nom in noms:
+            self.nominations[nom.pod] = nom
+
+        def undo() -> None:
+            for pod, was in reversed(prev):
+                _restore(self.nominations, pod, was)
+
+        self._record(undo)
 
     def clear_nominations(self, gang: str) -> None:
         removed = {k: n for k, n in self.nominations.items() if n.gang == gang}
