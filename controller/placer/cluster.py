@@ -176,7 +176,10 @@ class _Aggregates:
     budget_hits: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Bound pod -> keys of the PodDisruptionBudgets covering it (empty when none does)."""
     healthy: dict[str, int] = field(default_factory=dict)
-    """Budget key -> covered bound pods not terminating (what minAvailable is counted over)."""
+    """Budget key -> covered bound pods not terminating (the healthy count)."""
+    covered: dict[str, int] = field(default_factory=dict)
+    """Budget key -> covered bound pods, terminating ones included (what percentages and
+    maxUnavailable are of)."""
     warnings: tuple[str, ...] = ()
 
 
@@ -356,8 +359,8 @@ class ClusterState:
         snap.namespace_labels = self.namespace_labels
         snap.start_journal()
         pending = sorted(agg.pending, key=natural_key)
-        # Budgets count the pods as the cycle starts, not as it reserves.
-        budgets = budgets_from(list(self.pdbs.values()), snap, healthy=agg.healthy)
+        # Budgets count the pods as the cycle starts; the cycle takes off what its preemptions use.
+        budgets = budgets_from(list(self.pdbs.values()), snap, healthy=agg.healthy, covered=agg.covered)
         return ClusterView(
             tree=agg.tree,
             index=agg.index,
@@ -402,6 +405,7 @@ class ClusterState:
             table.clear()
         agg.budget_hits.clear()
         agg.healthy.clear()
+        agg.covered.clear()
         agg.pending.clear()
 
     # --- disruption budgets ---
@@ -417,6 +421,7 @@ class ClusterState:
             )
         agg.budget_hits.clear()
         agg.healthy.clear()
+        agg.covered.clear()
         for pod in agg.bound.values():
             self._count_budgets(agg, pod, +1)
 
@@ -437,10 +442,10 @@ class ClusterState:
             # Recorded even when empty: preemption reads "covered by none" instead of matching
             # the pod against every budget again.
             agg.budget_hits[pod.key] = hits
-        if pod.terminating or not hits:
-            return
         for k in hits:
-            agg.healthy[k] = agg.healthy.get(k, 0) + sign
+            agg.covered[k] = agg.covered.get(k, 0) + sign
+            if not pod.terminating:
+                agg.healthy[k] = agg.healthy.get(k, 0) + sign
 
     def _closure(self, agg: _Aggregates, keys: Iterable[GangKey]) -> set[GangKey]:
         """`keys` plus every membership key that may share a gang with one of them: the parts

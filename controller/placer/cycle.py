@@ -9,8 +9,9 @@ Both runners call it: the live `GangScheduler` (then turns the plan into API job
 3. per gang, prefilter / filter / score / select / postfilter (preemption): the engine
    (`controller.placer.engine.schedule`), on the cycle's snapshot;
 4. reserve: a placement is applied to the snapshot (its pods bound there), a preemption plan
-   too (victims terminating, the gang's pods nominated), so later gangs of the same cycle see
-   the room taken; `unreserve` undoes a gang's reservation (idempotent);
+   too (victims terminating, the gang's pods nominated, the disruptions they use taken off the
+   budgets), so later gangs of the same cycle see the room and the disruptions taken;
+   `unreserve` undoes a gang's reservation (idempotent);
 5. permit, the gang gate: a placement goes on to bind; a gang with fewer pods than its
    minMember waits silently for `assembly_grace` seconds since it was first seen (its pods are
    still being created) before it is reported;
@@ -33,7 +34,7 @@ from dataclasses import dataclass, field, replace
 from controller.placer.cluster import ClusterView, queue_order, request_vector
 from controller.placer.engine import Code, GangPlacement, Verdict, pod_messages, schedule
 from controller.placer.gpu import rank_annotations
-from controller.placer.preempt import PreemptionPlan, Victim
+from controller.placer.preempt import Budget, PreemptionPlan, Victim, after_evictions
 from controller.placer.snapshot import BoundPod, Nomination, Snapshot
 from controller.placer.terms import PodTerms
 from controller.placer.timeout import Expiry, expiry
@@ -195,6 +196,8 @@ class SchedulingCycle:
         self.view = view
         self.options = options
         self.snapshot: Snapshot = view.snapshot
+        self.budgets: list[Budget] = list(view.budgets)
+        """The disruption budgets as this cycle's preemptions leave them."""
         self.served = frozenset(served)
         self.now = now
         self.timing = timing
@@ -226,7 +229,7 @@ class SchedulingCycle:
     def attempt(self, gang: Gang) -> Outcome:
         first_seen = self.timing.seen(gang.key, self.now)
         asked = self.options.shape(gang)
-        verdict = schedule(asked, self.snapshot, budgets=self.view.budgets)
+        verdict = schedule(asked, self.snapshot, budgets=self.budgets)
         if verdict.code is Code.SUCCESS and verdict.placement is not None and verdict.placement.pods:
             self.reserve(gang, verdict.placement)
             return self._permit_bind(gang, verdict, verdict.placement)
@@ -239,7 +242,7 @@ class SchedulingCycle:
         if verdict.code is Code.WAIT and verdict.plan is not None:
             self.reserve_preemption(gang, verdict.plan)
             # What the pods say while the victims terminate: the next attempt's answer.
-            again = schedule(asked, self.snapshot, budgets=self.view.budgets)
+            again = schedule(asked, self.snapshot, budgets=self.budgets)
             self.plan.preemptions.append(Preemption(gang.key, verdict.plan, again.message))
             return self._outcome(gang, again)
         if self._assembling(gang, first_seen):
@@ -311,7 +314,9 @@ class SchedulingCycle:
     def reserve_preemption(self, gang: Gang, plan: PreemptionPlan) -> None:
         """Victims terminate and the gang's pods hold their nominated nodes."""
         snap, index = self.snapshot, self.snapshot.index
-        snap.mark_terminating(*(v.pod for v in plan.victims if v.pod in snap.pods))
+        going = [v.pod for v in plan.victims if v.pod in snap.pods and not snap.pods[v.pod].terminating]
+        self.budgets = after_evictions(self.budgets, snap, going)
+        snap.mark_terminating(*going)
         snap.clear_nominations(gang.key)
         members = {m.key: m for m in gang.pods}
         snap.nominate(

@@ -33,8 +33,8 @@ How, in two regimes:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from itertools import repeat
 from operator import is_
 
@@ -80,33 +80,56 @@ class Budget:
 
 
 def budgets_from(
-    pdbs: Sequence[PodDisruptionBudget], snap: Snapshot, *, healthy: Mapping[str, int] | None = None
+    pdbs: Sequence[PodDisruptionBudget],
+    snap: Snapshot,
+    *,
+    healthy: Mapping[str, int] | None = None,
+    covered: Mapping[str, int] | None = None,
 ) -> list[Budget]:
     """Disruptions each budget still allows: `status.disruptionsAllowed` when reported, else
-    computed from minAvailable / maxUnavailable over the pods it covers in the snapshot.
+    computed from minAvailable / maxUnavailable the way the disruption controller does: the
+    healthy (bound, not terminating) covered pods less the desired healthy count, where
+    percentages and maxUnavailable are of every covered bound pod, terminating ones included
+    (a terminating pod is a disruption already under way: it uses up part of the budget).
 
-    `healthy` (budget key -> covered, not terminating pods of the snapshot), when the caller
-    keeps those counts, spares counting here."""
+    `healthy` and `covered` (budget key -> those counts in the snapshot), when the caller keeps
+    them, spare counting here."""
     out: list[Budget] = []
     for pdb in sorted(pdbs, key=lambda p: natural_key(p.key)):
         b = Budget(pdb.key, pdb.namespace, pdb.spec.selector, 0)
         if pdb.status is not None and pdb.status.disruptions_allowed is not None:
             allowed = pdb.status.disruptions_allowed
         else:
-            if healthy is not None:
-                healthy_n = healthy.get(pdb.key, 0)
+            if healthy is not None and covered is not None:
+                healthy_n, expected = healthy.get(pdb.key, 0), covered.get(pdb.key, 0)
             else:
-                healthy_n = sum(
-                    1 for p in snap.pods.values() if not p.terminating and b.covers(p.namespace, p.labels)
-                )
+                hits = [p for p in snap.pods.values() if b.covers(p.namespace, p.labels)]
+                healthy_n, expected = sum(1 for p in hits if not p.terminating), len(hits)
             if pdb.spec.min_available is not None:
-                allowed = healthy_n - _scaled(pdb.spec.min_available, healthy_n)
+                allowed = healthy_n - _scaled(pdb.spec.min_available, expected)
             elif pdb.spec.max_unavailable is not None:
-                allowed = _scaled(pdb.spec.max_unavailable, healthy_n)
+                allowed = healthy_n - (expected - _scaled(pdb.spec.max_unavailable, expected))
             else:
                 allowed = healthy_n
         out.append(Budget(b.key, b.namespace, b.selector, max(0, allowed)))
     return out
+
+
+def after_evictions(budgets: Sequence[Budget], snap: Snapshot, victims: Iterable[str]) -> list[Budget]:
+    """The budgets once `victims` (bound pods of `snap`, not yet terminating) are evicted: each
+    victim a budget covers uses up one of the disruptions it allows (never below zero)."""
+    spent: dict[str, int] = {}
+    known = snap.budget_hits
+    for key in victims:
+        hits = known.get(key) if known is not None else None
+        if hits is None:
+            pod = snap.pods[key]
+            hits = tuple(b.key for b in budgets if b.covers(pod.namespace, pod.labels))
+        for k in hits:
+            spent[k] = spent.get(k, 0) + 1
+    if not spent:
+        return list(budgets)
+    return [replace(b, allowed=max(0, b.allowed - spent.get(b.key, 0))) for b in budgets]
 
 
 def _scaled(value: int | str, total: int) -> int:

@@ -166,3 +166,38 @@ def test_a_gang_that_waited_its_timeout_lets_go_and_requeues_with_backoff() -> N
     later = SchedulingCycle(state.view(), served=SERVED, now=300.0, timing=timing).run()
     assert sorted(e.gang for e in later.expiries) == ["default/plain", "default/timed"]
     assert [e.retry_after for e in later.expiries if e.gang == "default/timed"] == [2.0]
+
+
+def test_a_budget_spent_by_an_earlier_gang_of_the_cycle_is_spent_for_the_next() -> None:
+    """Two gangs preempt in one cycle; the budget over `web` allows one disruption. The first
+    gang takes it; the second must not evict the other `web` pod as if it were still free, but
+    pick the dearer victim that breaks no budget."""
+    high = {"priority": 1000, "cpu": "8", "memory": "8Gi"}
+
+    def victim(name: str, on: str, priority: int, labels: dict[str, str]) -> Obj:
+        return pod(name, node_name=on, priority=priority, scheduler="default-scheduler", labels=labels)
+
+    objects = [
+        node("a"),
+        node("b"),
+        node("c"),
+        victim("web-0", "a", 100, {"app": "web"}),
+        victim("web-1", "b", 100, {"app": "web"}),
+        victim("batch", "c", 500, {"app": "batch"}),
+        {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": "web", "namespace": "default"},
+            "spec": {"selector": {"matchLabels": {"app": "web"}}, "maxUnavailable": 1},
+        },
+        koord_gang("first", 1),
+        *members("first", 1, **high),
+        koord_gang("second", 1),
+        *members("second", 1, **high),
+    ]
+    plan = SchedulingCycle(_state(objects).view(), served=SERVED, now=0.0, timing=GangTiming()).run()
+    assert [p.gang for p in plan.preemptions] == ["default/first", "default/second"]
+    first, second = (tuple(v.pod for v in p.plan.victims) for p in plan.preemptions)
+    assert first == ("default/web-0",)
+    assert second == ("default/batch",), second
+    assert plan.preemptions[1].plan.cost[0] == 0

@@ -19,7 +19,7 @@ from placer_objects import (
 
 from controller.placer.engine import Code
 from controller.placer.preempt import budgets_from
-from controller.placer.scenario import load_scenario, prepare
+from controller.placer.scenario import cluster_state, load_scenario, prepare
 
 CLASSES = [priority_class("high", 1000), priority_class("mid", 500), priority_class("low", 100)]
 
@@ -178,3 +178,32 @@ def test_budgets_without_status_are_computed(
     sc = load_scenario([*objs, budget])
     prep = prepare(sc)
     assert [b.allowed for b in budgets_from(sc.pdbs, prep.snapshot)] == [allowed]
+
+
+@pytest.mark.parametrize(
+    ("spec", "allowed"),
+    [
+        ({"minAvailable": 2}, 1),
+        ({"minAvailable": "60%"}, 0),
+        ({"maxUnavailable": 1}, 0),
+        ({"maxUnavailable": "50%"}, 1),
+    ],
+    ids=["min-int", "min-percent-of-all-covered", "max-int-spent", "max-percent-partly-spent"],
+)
+def test_a_terminating_covered_pod_is_a_disruption_already_under_way(
+    spec: dict[str, object], allowed: int
+) -> None:
+    """As the disruption controller counts: percentages and maxUnavailable are of every covered
+    pod (terminating ones included), and a terminating pod is not healthy, so it uses up part of
+    the budget (four covered pods, one terminating)."""
+    objs = [node("a"), *[running(f"w{i}", "a", cpu="1", labels={"app": "web"}) for i in range(4)]]
+    objs[1]["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"  # type: ignore[index]
+    budget = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "b", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"app": "web"}}, **spec},
+    }
+    sc = load_scenario([*objs, budget])
+    assert [b.allowed for b in budgets_from(sc.pdbs, prepare(sc).snapshot)] == [allowed]
+    assert [b.allowed for b in cluster_state(sc).view().budgets] == [allowed]
