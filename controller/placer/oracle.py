@@ -1,4 +1,4 @@
-"""An exact, brute-force solver for tiny clusters (<= 8 nodes), to check the engine against.
+"""An exact, brute-force solver for tiny clusters (<= 12 nodes), to check the engine against.
 
 Pod rules: required pod affinity and anti-affinity (matchLabels terms on any node label,
 both directions, members counting like bound pods), checked on every full assignment.
@@ -14,6 +14,13 @@ right: property tests compare the engine's answers with it.
   all domains and the cluster (soft, none).
 * `cheapest_preemption(case)`: the minimum, in the order (PDB violations, highest victim
   priority, victim pods), over every valid victim set after which the gang fits; None if none.
+
+Kube-scheduler's rules for pods already on their way: a terminating pod holds its room but is
+no victim (it is going already), and counts neither towards its gang's members nor as healthy
+for a budget; a pending pod nominated to a node holds its room against gangs of equal or lower
+priority. A budget allows its reported disruptions, else what the disruption controller
+computes: healthy covered pods less the desired count, percentages and maxUnavailable taken of
+every covered pod.
 """
 
 from __future__ import annotations
@@ -49,6 +56,18 @@ class OraclePod:
     """Required pod affinity terms: (topology key, matchLabels), same namespace."""
     anti_affinity: tuple[tuple[str, frozenset[tuple[str, str]]], ...] = ()
     """Required pod anti-affinity terms, likewise."""
+    terminating: bool = False
+    """Bound and being deleted: holds its room, is no victim."""
+
+
+@dataclass(frozen=True)
+class OracleNomination:
+    """A pending pod's claim on a node (`status.nominatedNodeName`)."""
+
+    node: str
+    req: Mapping[str, int]
+    priority: int
+    gang: str
 
 
 @dataclass(frozen=True)
@@ -61,7 +80,10 @@ class OracleDomain:
 @dataclass(frozen=True)
 class OracleBudget:
     selector: Mapping[str, str]
-    allowed: int
+    allowed: int | None = None
+    """`status.disruptionsAllowed`; None: computed from the spec over the bound pods."""
+    min_available: int | str | None = None
+    max_unavailable: int | str | None = None
 
 
 @dataclass
@@ -89,6 +111,9 @@ class OracleCase:
     """GPU dialect: every node used takes at least this many pending pods."""
     one_per_node: bool = False
     """GPU dialect `spread`: at most one pending pod per node."""
+    key: str = ""
+    """The gang's own key (its own nominations hold nothing against it)."""
+    nominations: Sequence[OracleNomination] = ()
 
 
 def _tolerated(pod: OraclePod, taint: tuple[str, str, str]) -> bool:
@@ -115,6 +140,10 @@ def free_after(case: OracleCase, removed: frozenset[str]) -> dict[str, dict[str,
             continue
         for r, v in p.req.items():
             free[p.node][r] = free[p.node].get(r, 0) - v
+    for nom in case.nominations:
+        if nom.gang != case.key and nom.priority >= case.priority:
+            for r, v in nom.req.items():
+                free[nom.node][r] = free[nom.node].get(r, 0) - v
     return free
 
 
@@ -249,13 +278,15 @@ def fewest_nodes(case: OracleCase) -> int | None:
 
 
 def valid_victims(case: OracleCase, victims: frozenset[str]) -> bool:
-    """Strictly lower priority; a gang loses members only while it keeps minMember, else all."""
+    """Strictly lower priority, not terminating; a gang loses members only while it keeps
+    minMember (its terminating members are gone already), else all its remaining ones."""
     by_key = {p.key: p for p in case.bound}
-    if any(by_key[v].priority >= case.priority for v in victims):
+    if any(by_key[v].priority >= case.priority or by_key[v].terminating for v in victims):
         return False
     gangs: dict[str, list[str]] = {}
     for p in case.bound:
-        gangs.setdefault(p.gang or p.key, []).append(p.key)
+        if not p.terminating:
+            gangs.setdefault(p.gang or p.key, []).append(p.key)
     for g, members in gangs.items():
         gone = sum(1 for m in members if m in victims)
         if gone and gone > len(members) - case.gang_min.get(g, 1) and gone != len(members):
@@ -263,18 +294,42 @@ def valid_victims(case: OracleCase, victims: frozenset[str]) -> bool:
     return True
 
 
+def _percent_of(value: int | str, total: int) -> int:
+    if isinstance(value, str) and value.endswith("%"):
+        return -(-int(value[:-1]) * total // 100)
+    return int(value)
+
+
+def budget_allows(case: OracleCase, budget: OracleBudget) -> int:
+    """Disruptions `budget` allows over the case's bound pods."""
+    if budget.allowed is not None:
+        return max(0, budget.allowed)
+    covered = [p for p in case.bound if all(p.labels.get(k) == x for k, x in budget.selector.items())]
+    healthy = sum(1 for p in covered if not p.terminating)
+    if budget.min_available is not None:
+        allows = healthy - _percent_of(budget.min_available, len(covered))
+    elif budget.max_unavailable is not None:
+        allows = _percent_of(budget.max_unavailable, len(covered)) - (len(covered) - healthy)
+    else:
+        allows = healthy
+    return max(0, allows)
+
+
 def cost(case: OracleCase, victims: frozenset[str]) -> tuple[int, int, int]:
     by_key = {p.key: p for p in case.bound}
     pdb = 0
     for b in case.budgets:
         hit = sum(1 for v in victims if all(by_key[v].labels.get(k) == x for k, x in b.selector.items()))
-        pdb += max(0, hit - b.allowed)
+        pdb += max(0, hit - budget_allows(case, b))
     return pdb, max((by_key[v].priority for v in victims), default=-(2**62)), len(victims)
 
 
 def cheapest_preemption(case: OracleCase) -> tuple[tuple[int, int, int], frozenset[str]] | None:
     """Every victim set, cheapest first; the first after which the gang fits somewhere allowed."""
-    eligible = [p.key for p in case.bound if p.priority < case.priority]
+    eligible = [p.key for p in case.bound if p.priority < case.priority and not p.terminating]
+    ruled = any(p.affinity or p.anti_affinity for p in (*case.gang, *case.bound))
+    if not ruled and lowest_place(case, frozenset(eligible)) is None:
+        return None  # removing pods only frees room: no subset helps when all of them do not
     sets = [frozenset(c) for k in range(1, len(eligible) + 1) for c in itertools.combinations(eligible, k)]
     sets = [s for s in sets if valid_victims(case, s)]
     sets.sort(key=lambda s: (cost(case, s), sorted(s)))

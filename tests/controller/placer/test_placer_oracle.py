@@ -19,21 +19,13 @@ from collections import Counter
 import pytest
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
+from oracle_checks import check_assignment, compare
 from placer_cases import Case, cases
 
 from controller.placer import preempt
 from controller.placer.demand import build_demand
 from controller.placer.engine import Code, schedule
-from controller.placer.oracle import (
-    OracleCase,
-    allowed,
-    cheapest_preemption,
-    cost,
-    free_after,
-    lowest_place,
-    places,
-    valid_victims,
-)
+from controller.placer.oracle import cheapest_preemption, cost, valid_victims
 from controller.placer.preempt import budgets_from
 
 SETTINGS = settings(
@@ -45,80 +37,13 @@ SETTINGS = settings(
 )
 
 
-def _check_assignment(oc: OracleCase, removed: frozenset[str], assignment: dict[str, str]) -> None:
-    """Every pod placed on an allowed node with room, all inside one allowed place (hard)."""
-    pods = {p.key: p for p in oc.gang}
-    assert set(assignment) == set(pods), "partial gang"
-    nodes = {n.name: n for n in oc.nodes}
-    free = free_after(oc, removed)
-    for key, node in assignment.items():
-        assert allowed(pods[key], nodes[node]), f"{key} on {node} breaks its filters"
-        for r, v in pods[key].req.items():
-            free[node][r] = free[node].get(r, 0) - v
-    for node, left in free.items():
-        if any(n == node for n in assignment.values()):
-            assert min(left.values()) >= 0, f"{node} overcommitted: {left}"
-    used = frozenset(assignment.values())
-    if oc.mode == "hard" and oc.tier is not None:
-        assert any(used <= ns for _, ns in places(oc)), f"hard constraint broken: {sorted(used)}"
-
-
 def _run(case: Case, stats: Counter[str], *, exact_shapes: bool) -> None:
     sc, prep, gang = case.prepared()
     demand = build_demand(gang, prep.index)
-    exact = demand.exact
-    budgets = budgets_from(sc.pdbs, prep.snapshot)
-    verdict = schedule(gang, prep.snapshot, budgets=budgets)
-    oc = case.oracle()
+    verdict = schedule(gang, prep.snapshot, budgets=budgets_from(sc.pdbs, prep.snapshot))
     stats["examples"] += 1
     stats[f"kind:{demand.kind}"] += 1
-    lowest = lowest_place(oc)
-    if verdict.code is Code.SUCCESS:
-        assert verdict.placement is not None
-        assignment = dict(verdict.placement.pods)
-        _check_assignment(oc, frozenset(), assignment)
-        assert lowest is not None, "engine placed a gang the oracle cannot place"
-        if exact:
-            assert verdict.placement.chosen_tier == lowest, (verdict.placement, lowest)
-        stats["placed"] += 1
-        return
-    assert verdict.plan is None or verdict.code is Code.WAIT
-    if exact:
-        assert lowest is None, (
-            f"oracle places it at tier {lowest}; engine said {verdict.code}: {verdict.message}"
-        )
-    elif lowest is not None:
-        stats["mixed:missed placement"] += 1
-        return
-    stats["not placed"] += 1
-    if case.never:
-        assert verdict.plan is None, "preemptionPolicy Never preempted"
-        stats["never"] += 1
-        return
-    best = cheapest_preemption(oc)
-    plan = verdict.plan
-    if best is None:
-        if exact_shapes or exact:
-            assert plan is None, f"engine evicts {[v.pod for v in plan.victims]} but no victim set helps"
-        stats["no plan"] += 1
-        return
-    if exact:
-        assert plan is not None, (
-            f"oracle preempts {sorted(best[1])} at cost {best[0]}; engine: {verdict.message}"
-        )
-    if plan is None:
-        stats["mixed:missed plan"] += 1
-        return
-    victims = frozenset(v.pod for v in plan.victims)
-    assert valid_victims(oc, victims), f"invalid victim set {sorted(victims)}"
-    assert cost(oc, victims) == plan.cost, (cost(oc, victims), plan.cost)
-    assert all(v.condition["reason"] == "PreemptionByScheduler" for v in plan.victims)
-    _check_assignment(oc, victims, dict(plan.nominated))
-    if exact:
-        assert plan.optimal, "search budget ran out on a tiny cluster"
-        assert plan.cost == best[0], f"engine cost {plan.cost} > oracle {best[0]} ({sorted(best[1])})"
-    stats["preempted"] += 1
-    stats[f"victims:{len(victims)}"] += 1
+    compare(case.oracle(), verdict, stats, exact=demand.exact, never=case.never, exact_shapes=exact_shapes)
 
 
 def test_engine_agrees_with_oracle_on_random_clusters() -> None:
@@ -218,7 +143,7 @@ def test_big_place_heuristic_is_valid_and_counted_against_the_optimum(
         victims = frozenset(v.pod for v in plan.victims)
         assert valid_victims(oc, victims)
         assert cost(oc, victims) == plan.cost
-        _check_assignment(oc, victims, dict(plan.nominated))
+        check_assignment(oc, victims, dict(plan.nominated))
         assert plan.cost >= best[0]
         stats["preempted"] += 1
         stats["cheapest" if plan.cost == best[0] else "dearer"] += 1
