@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hypothesis import strategies as st
+from placer_objects import cnt
 
 from controller.placer.oracle import OracleBudget, OracleCase, OracleDomain, OracleNode, OraclePod
 from controller.placer.scenario import Prepared, Scenario, load_scenario, prepare
@@ -146,22 +147,8 @@ class Case:
         if self.topology == "none":
             return []
         if self.render == "cnt":
-            layers: list[dict[str, Any]] = [
-                {"topologyLayer": "NodeTopologyLayer", "parentTopologyLayer": "BlockLayer"}
-            ]
-            block: dict[str, Any] = {"topologyLayer": "BlockLayer", "labelKey": ["example.com/block"]}
-            if self.topology == "spine":
-                block["parentTopologyLayer"] = "SpineLayer"
-                layers.append({"topologyLayer": "SpineLayer", "labelKey": ["example.com/spine"]})
-            layers.append(block)
-            return [
-                {
-                    "apiVersion": "scheduling.koordinator.sh/v1alpha1",
-                    "kind": "ClusterNetworkTopology",
-                    "metadata": {"name": "default"},
-                    "spec": {"networkTopologySpec": layers},
-                }
-            ]
+            levels = [("BlockLayer", "example.com/block"), ("SpineLayer", "example.com/spine")]
+            return [cnt(levels=levels[: 2 if self.topology == "spine" else 1])]
         out: list[dict[str, Any]] = []
         blocks: dict[str, list[str]] = {}
         spines: dict[str, set[str]] = {}

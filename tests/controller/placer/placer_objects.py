@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -76,13 +77,19 @@ def spine_block_nodes(layout: dict[str, dict[str, list[str]]], **kw: Any) -> lis
     return out
 
 
-def cnt(*, spine: bool = True) -> Obj:
-    layers: list[Obj] = [{"topologyLayer": "NodeTopologyLayer", "parentTopologyLayer": "BlockLayer"}]
-    block: Obj = {"topologyLayer": "BlockLayer", "labelKey": ["network.topology.nvidia.com/block"]}
-    if spine:
-        block["parentTopologyLayer"] = "SpineLayer"
-        layers.append({"topologyLayer": "SpineLayer", "labelKey": ["network.topology.nvidia.com/spine"]})
-    layers.append(block)
+def cnt(*, spine: bool = True, levels: Sequence[tuple[str, str]] | None = None) -> Obj:
+    """Koordinator's ClusterNetworkTopology `default`: `levels` are (layer, node label key) from
+    just above the nodes up; by default the seed's block (and spine) labels."""
+    if levels is None:
+        levels = [("BlockLayer", "network.topology.nvidia.com/block")]
+        if spine:
+            levels.append(("SpineLayer", "network.topology.nvidia.com/spine"))
+    layers: list[Obj] = [{"topologyLayer": "NodeTopologyLayer", "parentTopologyLayer": levels[0][0]}]
+    for i, (layer, key) in enumerate(levels):
+        spec: Obj = {"topologyLayer": layer, "labelKey": [key]}
+        if i + 1 < len(levels):
+            spec["parentTopologyLayer"] = levels[i + 1][0]
+        layers.append(spec)
     return {
         "apiVersion": "scheduling.koordinator.sh/v1alpha1",
         "kind": "ClusterNetworkTopology",
@@ -256,13 +263,20 @@ def members(
 
 
 def pdb(
-    name: str, selector: dict[str, str], *, allowed: int | None = None, min_available: int | str | None = None
+    name: str,
+    selector: dict[str, str],
+    *,
+    allowed: int | None = None,
+    min_available: int | str | None = None,
+    max_unavailable: int | str = 1,
 ) -> Obj:
+    """A budget over `selector`: minAvailable when given, else maxUnavailable; `allowed` is the
+    reported `status.disruptionsAllowed` (None: computed from the spec)."""
     spec: Obj = {"selector": {"matchLabels": selector}}
     if min_available is not None:
         spec["minAvailable"] = min_available
     else:
-        spec["maxUnavailable"] = 1
+        spec["maxUnavailable"] = max_unavailable
     out: Obj = {
         "apiVersion": "policy/v1",
         "kind": "PodDisruptionBudget",

@@ -12,9 +12,10 @@ the engine.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
+
+from placer_objects import Obj, cnt, hypernode, koord_gang, node, pdb, pod, priority_class, volcano_gang
 
 from controller.placer.oracle import (
     OracleBudget,
@@ -129,117 +130,68 @@ class WideCase:
 
     # --- Kubernetes objects ---
 
-    def objects(self) -> list[dict[str, Any]]:
-        objs: list[dict[str, Any]] = [self._node(n) for n in self.nodes]
+    def objects(self) -> list[Obj]:
+        objs = [self._node(n) for n in self.nodes]
         objs += self._topology()
-        objs += [
-            {
-                "apiVersion": "scheduling.k8s.io/v1",
-                "kind": "PriorityClass",
-                "metadata": {"name": f"p{prio}"},
-                "value": prio,
-            }
-            for prio in PRIORITIES
-        ]
+        objs += [priority_class(f"p{prio}", prio) for prio in PRIORITIES]
         member_of = {m: g for g, (ms, _) in self.bound_gangs.items() for m in ms}
         for p in self.running:
             ann = {"scheduling.k8s.io/group-name": member_of[p.name]} if p.name in member_of else None
-            sched = "default-scheduler"
-            objs.append(_pod(p, labels={"app": p.app} if p.app else {}, annotations=ann, scheduler=sched))
-        for g, (_, minimum) in self.bound_gangs.items():
-            objs.append(_podgroup("volcano", g, minimum, created=0))
+            labels = {"app": p.app} if p.app else None
+            objs.append(_pod(p, labels=labels, annotations=ann, scheduler="default-scheduler"))
+        objs += [volcano_gang(g, minimum) for g, (_, minimum) in self.bound_gangs.items()]
         for j, (app, limit, reported) in enumerate(self.pdbs):
-            pdb: dict[str, Any] = {
-                "apiVersion": "policy/v1",
-                "kind": "PodDisruptionBudget",
-                "metadata": {"name": f"pdb-{j}", "namespace": "default"},
-                "spec": {"selector": {"matchLabels": {"app": app}}, **limit},
-            }
-            if reported is not None:
-                pdb["status"] = {"disruptionsAllowed": reported}
-            objs.append(pdb)
+            budget = pdb(
+                f"pdb-{j}",
+                {"app": app},
+                allowed=reported,
+                min_available=limit.get("minAvailable"),
+                max_unavailable=limit.get("maxUnavailable", 1),
+            )
+            objs.append(budget)
         for g in self.gangs:
             objs += self._gang(g)
         return objs
 
-    def _node(self, n: WideNode) -> dict[str, Any]:
-        labels = {"kubernetes.io/hostname": n.name, "zone": n.zone}
+    def _node(self, n: WideNode) -> Obj:
+        labels = {"zone": n.zone}
         for tier in range(1, self.depth + 1):
             labels[f"example.com/{LEVELS[tier - 1]}"] = n.domain(tier)
-        alloc = {"cpu": str(n.cpu), "memory": f"{n.mem}Gi", "pods": str(n.pods)}
-        if n.gpu:
-            alloc["nvidia.com/gpu"] = str(n.gpu)
-        spec: dict[str, Any] = {}
-        if n.tainted:
-            spec["taints"] = [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]
-        return {
-            "apiVersion": "v1",
-            "kind": "Node",
-            "metadata": {"name": n.name, "labels": labels},
-            "spec": spec,
-            "status": {"allocatable": alloc},
-        }
+        return node(
+            n.name,
+            cpu=str(n.cpu),
+            memory=f"{n.mem}Gi",
+            labels=labels,
+            pods=str(n.pods),
+            gpu=str(n.gpu) if n.gpu else None,
+            taints=[{"key": "dedicated", "value": "x", "effect": "NoSchedule"}] if n.tainted else None,
+        )
 
-    def _topology(self) -> list[dict[str, Any]]:
+    def _topology(self) -> list[Obj]:
         if not self.depth:
             return []
         if self.render == "cnt":
-            layers: list[dict[str, Any]] = [{"topologyLayer": LAYERS[0], "parentTopologyLayer": LAYERS[1]}]
-            for tier in range(1, self.depth + 1):
-                layer: dict[str, Any] = {
-                    "topologyLayer": LAYERS[tier],
-                    "labelKey": [f"example.com/{LEVELS[tier - 1]}"],
-                }
-                if tier < self.depth:
-                    layer["parentTopologyLayer"] = LAYERS[tier + 1]
-                layers.append(layer)
             return [
-                {
-                    "apiVersion": "scheduling.koordinator.sh/v1alpha1",
-                    "kind": "ClusterNetworkTopology",
-                    "metadata": {"name": "default"},
-                    "spec": {"networkTopologySpec": layers},
-                }
+                cnt(levels=[(LAYERS[t], f"example.com/{LEVELS[t - 1]}") for t in range(1, self.depth + 1)])
             ]
-        members: dict[str, list[tuple[str, str]]] = {}
-        tiers: dict[str, int] = {}
+        members: dict[tuple[int, str], list[tuple[str, str]]] = {}
         for n in self.nodes:
-            members.setdefault(n.domain(1), []).append(("Node", n.name))
-            tiers[n.domain(1)] = 1
+            members.setdefault((1, n.domain(1)), []).append(("Node", n.name))
             for tier in range(2, self.depth + 1):
                 child = ("HyperNode", n.domain(tier - 1))
-                if child not in members.setdefault(n.domain(tier), []):
-                    members[n.domain(tier)].append(child)
-                tiers[n.domain(tier)] = tier
-        return [
-            {
-                "apiVersion": "topology.volcano.sh/v1alpha1",
-                "kind": "HyperNode",
-                "metadata": {"name": name},
-                "spec": {
-                    "tier": tiers[name],
-                    "tierName": LAYERS[tiers[name]],
-                    "members": [{"type": t, "selector": {"exactMatch": {"name": m}}} for t, m in ms],
-                },
-            }
-            for name, ms in members.items()
-        ]
+                if child not in members.setdefault((tier, n.domain(tier)), []):
+                    members[(tier, n.domain(tier))].append(child)
+        return [hypernode(name, tier, ms, LAYERS[tier]) for (tier, name), ms in members.items()]
 
-    def _gang(self, g: WideGang) -> list[dict[str, Any]]:
-        pg = _podgroup(g.dialect, g.name, len(g.pods), created=g.created)
-        if g.dialect == "volcano" and g.mode is not None:
-            nt: dict[str, Any] = {"mode": g.mode}
-            if g.tier is not None:
-                nt["highestTierAllowed"] = g.tier
-            pg["spec"]["networkTopology"] = nt
-        if g.dialect == "koordinator" and g.mode is not None and g.tier is not None:
+    def _gang(self, g: WideGang) -> list[Obj]:
+        if g.dialect == "volcano":
+            group = volcano_gang(g.name, len(g.pods), mode=g.mode, tier=g.tier)
+        else:
             strategy = "MustGather" if g.mode == "hard" else "PreferGather"
-            pg["metadata"]["annotations"] = {
-                "gang.scheduling.koordinator.sh/network-topology-spec": json.dumps(
-                    {"gatherStrategy": [{"layer": LAYERS[g.tier], "strategy": strategy}]}
-                )
-            }
-        out = [pg]
+            gather = [(LAYERS[g.tier], strategy)] if g.mode is not None and g.tier is not None else None
+            group = koord_gang(g.name, len(g.pods), gather=gather)
+        group["metadata"]["creationTimestamp"] = f"2026-01-01T00:00:{g.created:02d}Z"
+        out = [group]
         for i, p in enumerate(g.pods):
             if g.dialect == "volcano":
                 obj = _pod(p, annotations={"scheduling.k8s.io/group-name": g.name}, scheduler="volcano")
@@ -365,42 +317,33 @@ class WideCase:
         }
 
 
-def _podgroup(dialect: str, name: str, minimum: int, *, created: int) -> dict[str, Any]:
-    meta = {"name": name, "namespace": "default", "creationTimestamp": f"2026-01-01T00:00:{created:02d}Z"}
-    api = "scheduling.volcano.sh/v1beta1" if dialect == "volcano" else "scheduling.sigs.k8s.io/v1alpha1"
-    return {"apiVersion": api, "kind": "PodGroup", "metadata": meta, "spec": {"minMember": minimum}}
-
-
 def _pod(
     p: WidePod,
     *,
     labels: dict[str, str] | None = None,
     annotations: dict[str, str] | None = None,
     scheduler: str,
-) -> dict[str, Any]:
-    req: dict[str, Any] = {"cpu": f"{p.cpu}m", "memory": f"{p.mem}Gi"}
-    if p.gpu:
-        req["nvidia.com/gpu"] = str(p.gpu)
-    meta: dict[str, Any] = {"name": p.name, "namespace": "default"}
-    if labels:
-        meta["labels"] = labels
-    if annotations:
-        meta["annotations"] = annotations
+) -> Obj:
+    """A pod as the API server holds it: bound and running, terminating, or pending (maybe
+    nominated to a node)."""
+    obj = pod(
+        p.name,
+        cpu=f"{p.cpu}m",
+        memory=f"{p.mem}Gi",
+        gpu=str(p.gpu) if p.gpu else None,
+        node_name=p.node,
+        scheduler=scheduler,
+        priority_class=f"p{p.priority}",
+        labels=labels,
+        annotations=annotations,
+        node_selector={"zone": p.zone} if p.zone else None,
+        tolerations=[{"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"}]
+        if p.tolerate
+        else None,
+    )
     if p.terminating:
-        meta["deletionTimestamp"] = "2026-01-01T00:00:00Z"
-    spec: dict[str, Any] = {
-        "schedulerName": scheduler,
-        "priorityClassName": f"p{p.priority}",
-        "containers": [{"name": "c", "image": "busybox", "resources": {"requests": req}}],
-    }
-    if p.node:
-        spec["nodeName"] = p.node
-    if p.zone:
-        spec["nodeSelector"] = {"zone": p.zone}
-    if p.tolerate:
-        spec["tolerations"] = [{"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"}]
-    obj: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
-    obj["status"] = {"phase": "Running"} if p.node else {"phase": "Pending"}
+        obj["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    obj["status"] = {"phase": "Running" if p.node else "Pending"}
     if p.nominated:
         obj["status"]["nominatedNodeName"] = p.nominated
     return obj

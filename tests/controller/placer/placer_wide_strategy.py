@@ -66,11 +66,18 @@ def wide_cases(draw: st.DrawFn, *, crowded: bool = False) -> WideCase:
         )
 
     running: list[WidePod] = []
+    # Contended: small gangs compete in one cycle for low-priority pods under one budget.
+    contend = crowded and draw(st.integers(0, 2)) == 0
+    # Crowded: the running pods gather on a few nodes (making room there takes several of
+    # them) or spread over all (several gangs each find some to evict).
+    hot = nodes[: draw(st.sampled_from([1, 2, 4, 12]))] if crowded and not contend else nodes
     for j in range(draw(st.integers(4, 14) if crowded else st.integers(0, 8))):
         p = sized(f"run-{j}")
-        node = draw(st.sampled_from(nodes))
+        node = draw(st.sampled_from(hot))
         p.node, p.app = node.name, draw(st.sampled_from(("", "a", "a", "b", "b", "c")))
         p.terminating = draw(st.integers(0, 4)) == 0
+        if contend:
+            p.app, p.priority = "a", min(p.priority, 100)
         if take(p, node):
             running.append(p)
     # The oracle enumerates victim sets: at most 11 pods that can be victims.
@@ -88,7 +95,10 @@ def wide_cases(draw: st.DrawFn, *, crowded: bool = False) -> WideCase:
         if take(holder, node):
             holder.nominated = node.name
             running.append(holder)
-    gangs = [_gang(draw, i, nodes, take, depth, crowded) for i in range(draw(st.integers(1, 3)))]
+    gangs = [
+        _gang(draw, i, nodes, take, depth, crowded, contend)
+        for i in range(draw(st.sampled_from([2, 3] if contend else [1, 2, 3, 3] if crowded else [1, 2, 3])))
+    ]
     if crowded and draw(st.integers(0, 3)) > 0:
         # Room left is held by pods no gang may evict: the gangs must preempt, often several pods.
         for i, n in enumerate(nodes):
@@ -103,6 +113,8 @@ def wide_cases(draw: st.DrawFn, *, crowded: bool = False) -> WideCase:
         )
         for _ in range(draw(st.integers(1, 3) if crowded else st.integers(0, 2)))
     ]
+    if contend:
+        pdbs[0] = ("a", *pdbs[0][1:])
     return WideCase(
         depth, draw(st.sampled_from(["cnt", "hypernode"])), nodes, running, bound_gangs, pdbs, gangs
     )
@@ -115,9 +127,12 @@ def _gang(
     take: Callable[[WidePod, WideNode], bool],
     depth: int,
     crowded: bool,
+    contend: bool,
 ) -> WideGang:
     priority = draw(st.sampled_from([1000, 5000, 5000] if crowded else [100, 1000, 5000]))
     size = draw(st.integers(1, 3))
+    if contend:
+        priority, size = 5000, 1
     base = WidePod(
         name="",
         cpu=draw(st.sampled_from([1000, 2000, 2000, 3000] if crowded else [500, 1000, 2000, 4000])),

@@ -20,22 +20,23 @@ from __future__ import annotations
 import os
 import random
 from collections import Counter
-from dataclasses import replace
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 from oracle_checks import compare
-from placer_wide_cases import SERVED, WideCase
+from placer_wide_cases import SERVED, PendingGang, WideCase
 from placer_wide_strategy import wide_cases
 
 from controller.placer.cycle import GangTiming, SchedulingCycle
 from controller.placer.demand import build_demand
 from controller.placer.engine import Code, schedule
-from controller.placer.oracle import OracleCase, OracleNomination, OraclePod
+from controller.placer.oracle import OracleBudget, OracleCase, OracleNomination, OraclePod
 from controller.placer.scenario import cluster_state, load_scenario
 
 SETTINGS = settings(
-    max_examples=400,
+    max_examples=600,
     derandomize=True,
     deadline=None,
     database=None,
@@ -44,120 +45,154 @@ SETTINGS = settings(
 FRESH_SEED = int(os.environ.get("TOPOBRIDGE_ORACLE_SEED", str(random.randrange(2**32))))
 
 
+@dataclass
+class OracleState:
+    """The oracle's picture of the cluster as the cycle's reservations so far leave it."""
+
+    case: WideCase
+    bound: list[OraclePod]
+    nominations: list[OracleNomination]
+    budgets: list[OracleBudget]
+    spent: set[str] = field(default_factory=set)
+    """Apps whose budgets this cycle's plans have taken disruptions from."""
+
+    def ask(self, pg: PendingGang) -> OracleCase:
+        return OracleCase(
+            nodes=self.case.oracle_nodes(),
+            domains=self.case.oracle_domains(),
+            bound=self.bound,
+            gang=pg.pods,
+            mode=pg.mode,
+            tier=pg.tier,
+            priority=pg.priority,
+            gang_min=self.case.gang_min(),
+            budgets=self.budgets,
+            anchors=pg.anchors,
+            node_domains=pg.node_domains,
+            key=pg.key,
+            nominations=self.nominations,
+        )
+
+    def placed(self, pg: PendingGang, pods: Sequence[tuple[str, str]]) -> None:
+        """The gang's pods are bound where the engine put them."""
+        req = {p.key: p.req for p in pg.pods}
+        self.bound = [*self.bound, *(OraclePod(k, req[k], pg.priority, n, pg.key) for k, n in pods)]
+
+    def preempted(
+        self, pg: PendingGang, victims: frozenset[str], nominated: Sequence[tuple[str, str]]
+    ) -> dict[str, int]:
+        """Victims terminate (a reported budget loses what they cover), the gang's pods are
+        nominated. Returns the victims each budget's app covers."""
+        covered = {b.selector["app"]: 0 for b in self.budgets}
+        for p in self.bound:
+            if p.key in victims and p.labels.get("app") in covered:
+                covered[p.labels["app"]] += 1
+        self.budgets = [
+            b if b.allowed is None else replace(b, allowed=max(0, b.allowed - covered[b.selector["app"]]))
+            for b in self.budgets
+        ]
+        self.bound = [replace(p, terminating=True) if p.key in victims else p for p in self.bound]
+        req = {p.key: p.req for p in pg.pods}
+        self.nominations = [
+            *self.nominations,
+            *(OracleNomination(n, req[k], pg.priority, pg.key) for k, n in nominated),
+        ]
+        return covered
+
+
 def _run(case: WideCase, stats: Counter[str]) -> None:
-    state = cluster_state(load_scenario(case.objects()))
-    view = state.view()
+    view = cluster_state(load_scenario(case.objects())).view()
     cycle = SchedulingCycle(view, served=SERVED, now=0.0, timing=GangTiming(), assembly_grace=0.0)
     queue = cycle.queue()
     assert [g.key for g in queue] == case.queue_order()
-    nodes, domains, gang_min = case.oracle_nodes(), case.oracle_domains(), case.gang_min()
-    bound, nominations, budgets = case.oracle_bound(), case.oracle_nominations(), case.oracle_budgets()
+    state = OracleState(case, case.oracle_bound(), case.oracle_nominations(), case.oracle_budgets())
     asked = case.pending_gangs()
     stats["cases"] += 1
     stats.update(k for k, v in case.figures().items() if v)
     for turn, gang in enumerate(queue):
         pg = asked[gang.key]
-        oc = OracleCase(
-            nodes=nodes,
-            domains=domains,
-            bound=bound,
-            gang=pg.pods,
-            mode=pg.mode,
-            tier=pg.tier,
-            priority=pg.priority,
-            gang_min=gang_min,
-            budgets=budgets,
-            anchors=pg.anchors,
-            node_domains=pg.node_domains,
-            key=pg.key,
-            nominations=nominations,
-        )
-        # The engine's verdict on the cycle's snapshot as it stands, then the cycle's own attempt.
-        verdict = schedule(cycle.options.shape(gang), cycle.snapshot, budgets=cycle.budgets)
-        outcome = cycle.attempt(gang)
-        assert outcome.code is verdict.code or (verdict.plan is not None and outcome.code is Code.WAIT)
         stats["gangs compared"] += 1
         stats["gangs after an earlier one reserved"] += turn > 0 and bool(
             cycle.plan.binds or cycle.plan.preemptions
         )
         stats["gangs with members bound"] += bool(pg.anchors)
         stats["nominations holding room"] += any(
-            n.priority >= pg.priority for n in nominations if n.gang != pg.key
+            n.priority >= pg.priority for n in state.nominations if n.gang != pg.key
         )
+        # The engine's verdict on the cycle's snapshot as it stands, then the cycle's own attempt.
+        verdict = schedule(cycle.options.shape(gang), cycle.snapshot, budgets=cycle.budgets)
+        outcome = cycle.attempt(gang)
+        assert outcome.code is verdict.code or (verdict.plan is not None and outcome.code is Code.WAIT)
         exact = build_demand(gang, view.index).exact
-        got = compare(oc, verdict, stats, exact=exact, never=pg.never, exact_shapes=True)
+        got = compare(state.ask(pg), verdict, stats, exact=exact, never=pg.never, exact_shapes=True)
         if got.outcome == "placed":
-            assert verdict.placement is not None
-            assert cycle.plan.binds[-1].pods == verdict.placement.pods
-            req = {p.key: p.req for p in pg.pods}
-            bound = [
-                *bound,
-                *(OraclePod(k, req[k], pg.priority, n, pg.key) for k, n in verdict.placement.pods),
-            ]
+            assert verdict.placement is not None and cycle.plan.binds[-1].pods == verdict.placement.pods
             stats["placed with members bound"] += bool(pg.anchors)
+            state.placed(pg, verdict.placement.pods)
         elif got.outcome == "preempted":
             assert verdict.plan is not None and cycle.plan.preemptions[-1].plan == verdict.plan
-            stats["plans with terminating pods around"] += any(p.terminating for p in bound)
+            stats["plans with >= 3 victims"] += len(got.victims) >= 3
+            stats["plans with terminating pods around"] += any(p.terminating for p in state.bound)
             stats["plans breaking a budget"] += verdict.plan.cost[0] > 0
-            covered = {b.selector["app"]: 0 for b in budgets}
-            for p in bound:
-                if p.key in got.victims and p.labels.get("app") in covered:
-                    covered[p.labels["app"]] += 1
+            stats["plans after an earlier plan"] += len(cycle.plan.preemptions) > 1
+            covered = state.preempted(pg, got.victims, verdict.plan.nominated)
             stats["plans spending a budget"] += any(covered.values())
-            budgets = [
-                b if b.allowed is None else replace(b, allowed=max(0, b.allowed - covered[b.selector["app"]]))
-                for b in budgets
-            ]
-            bound = [replace(p, terminating=True) if p.key in got.victims else p for p in bound]
-            req = {p.key: p.req for p in pg.pods}
-            nominations = [
-                *nominations,
-                *(OracleNomination(n, req[k], pg.priority, pg.key) for k, n in verdict.plan.nominated),
-            ]
+            stats["plans spending a budget spent earlier"] += any(covered[a] for a in state.spent)
+            state.spent |= {a for a, n in covered.items() if n}
 
 
-def _figures(stats: Counter[str]) -> str:
-    many = sum(v for k, v in stats.items() if k.startswith("victims:") and int(k.split(":")[1]) >= 3)
-    return (
-        f"figures: cases={stats['cases']} gangs={stats['gangs compared']} placed={stats['placed']} "
-        f"preemption_plans={stats['preempted']} plans_3plus_victims={many} "
-        f"bound_member_gangs={stats['gangs with members bound']} "
-        f"placed_beside_bound={stats['placed with members bound']} "
-        f"multi_gang_cases={stats['>= 2 pending gangs']} "
-        f"after_earlier_reservation={stats['gangs after an earlier one reserved']} "
-        f"nominations_holding_room={stats['nominations holding room']} "
-        f"terminating_cases={stats['terminating pods']} plans_beside_terminating={stats['plans with terminating pods around']} "
-        f"four_level_cases={stats['4-level trees']} over_8_nodes={stats['> 8 nodes']} "
-        f"percentage_pdb_cases={stats['percentage PDBs']} min_available_cases={stats['minAvailable PDBs']} "
-        f"max_unavailable_cases={stats['maxUnavailable PDBs']} plans_spending_budgets={stats['plans spending a budget']} "
-        f"plans_breaking_budgets={stats['plans breaking a budget']}"
-    )
+FIGURES = {
+    "cases": "cases",
+    "gangs": "gangs compared",
+    "placed": "placed",
+    "preemption_plans": "preempted",
+    "plans_3plus_victims": "plans with >= 3 victims",
+    "bound_member_gangs": "gangs with members bound",
+    "placed_beside_bound": "placed with members bound",
+    "multi_gang_cases": ">= 2 pending gangs",
+    "after_earlier_reservation": "gangs after an earlier one reserved",
+    "plans_after_earlier_plan": "plans after an earlier plan",
+    "nominations_holding_room": "nominations holding room",
+    "terminating_cases": "terminating pods",
+    "plans_beside_terminating": "plans with terminating pods around",
+    "four_level_cases": "4-level trees",
+    "over_8_nodes": "> 8 nodes",
+    "percentage_pdb_cases": "percentage PDBs",
+    "min_available_cases": "minAvailable PDBs",
+    "max_unavailable_cases": "maxUnavailable PDBs",
+    "plans_spending_budgets": "plans spending a budget",
+    "plans_on_a_budget_spent_this_cycle": "plans spending a budget spent earlier",
+    "plans_breaking_budgets": "plans breaking a budget",
+}
+"""The `figures:` line: its names -> the counts they print."""
+COMMON = (
+    "preempted",
+    "placed",
+    "gangs with members bound",
+    "placed with members bound",
+    ">= 2 pending gangs",
+    "gangs after an earlier one reserved",
+    "nominations holding room",
+    "terminating pods",
+    "plans with terminating pods around",
+    "4-level trees",
+    "> 8 nodes",
+    "percentage PDBs",
+    "minAvailable PDBs",
+    "maxUnavailable PDBs",
+    "plans spending a budget",
+)
+"""Counts that show the wider cases ran: tens to hundreds on every seed tried."""
+RARER = ("plans after an earlier plan", "plans spending a budget spent earlier", "plans with >= 3 victims")
+"""Tens on the fixed set, none on some seeds: asserted on the fixed set only."""
 
 
-def _assert_wide(stats: Counter[str], cases: int) -> None:
-    """Every wider feature really ran (thresholds well under what the fixed set gives)."""
+def _report(stats: Counter[str], cases: int, *, floor: int, keys: tuple[str, ...]) -> None:
+    """Print the figures line, then assert every count in `keys` reached `floor`."""
+    print("figures: " + " ".join(f"{name}={stats[key]}" for name, key in FIGURES.items()))
     assert stats["cases"] >= cases
-    many = sum(v for k, v in stats.items() if k.startswith("victims:") and int(k.split(":")[1]) >= 3)
-    floor = cases // 40
-    for key in (
-        "preempted",
-        "placed",
-        "gangs with members bound",
-        "placed with members bound",
-        ">= 2 pending gangs",
-        "gangs after an earlier one reserved",
-        "nominations holding room",
-        "terminating pods",
-        "plans with terminating pods around",
-        "4-level trees",
-        "> 8 nodes",
-        "percentage PDBs",
-        "minAvailable PDBs",
-        "maxUnavailable PDBs",
-        "plans spending a budget",
-    ):
+    for key in keys:
         assert stats[key] >= floor, (key, stats[key])
-    assert many >= max(1, cases // 100)
 
 
 def test_cycle_agrees_with_oracle_on_wide_clusters() -> None:
@@ -170,8 +205,7 @@ def test_cycle_agrees_with_oracle_on_wide_clusters() -> None:
 
     check()
     print("cycle vs oracle (fixed):", dict(sorted(stats.items())))
-    print(_figures(stats))
-    _assert_wide(stats, 400)
+    _report(stats, 600, floor=15, keys=COMMON + RARER)
 
 
 def test_cycle_agrees_with_oracle_on_a_fresh_seed() -> None:
@@ -180,12 +214,11 @@ def test_cycle_agrees_with_oracle_on_a_fresh_seed() -> None:
     print(f"oracle fresh seed: TOPOBRIDGE_ORACLE_SEED={FRESH_SEED}")
 
     @seed(FRESH_SEED)
-    @settings(SETTINGS, derandomize=False, max_examples=200)
+    @settings(SETTINGS, derandomize=False, max_examples=300)
     @given(case=st.one_of(wide_cases(), wide_cases(crowded=True), wide_cases(crowded=True)))
     def check(case: WideCase) -> None:
         _run(case, stats)
 
     check()
     print(f"cycle vs oracle (fresh seed {FRESH_SEED}):", dict(sorted(stats.items())))
-    print(_figures(stats))
-    _assert_wide(stats, 200)
+    _report(stats, 300, floor=1, keys=COMMON)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from placer_objects import (
     attempt,
@@ -181,29 +183,23 @@ def test_budgets_without_status_are_computed(
 
 
 @pytest.mark.parametrize(
-    ("spec", "allowed"),
+    ("limit", "allowed"),
     [
-        ({"minAvailable": 2}, 1),
-        ({"minAvailable": "60%"}, 0),
-        ({"maxUnavailable": 1}, 0),
-        ({"maxUnavailable": "50%"}, 1),
+        ({"min_available": 2}, 1),
+        ({"min_available": "60%"}, 0),
+        ({"max_unavailable": 1}, 0),
+        ({"max_unavailable": "50%"}, 1),
     ],
     ids=["min-int", "min-percent-of-all-covered", "max-int-spent", "max-percent-partly-spent"],
 )
 def test_a_terminating_covered_pod_is_a_disruption_already_under_way(
-    spec: dict[str, object], allowed: int
+    limit: dict[str, Any], allowed: int
 ) -> None:
     """As the disruption controller counts: percentages and maxUnavailable are of every covered
     pod (terminating ones included), and a terminating pod is not healthy, so it uses up part of
     the budget (four covered pods, one terminating)."""
     objs = [node("a"), *[running(f"w{i}", "a", cpu="1", labels={"app": "web"}) for i in range(4)]]
-    objs[1]["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"  # type: ignore[index]
-    budget = {
-        "apiVersion": "policy/v1",
-        "kind": "PodDisruptionBudget",
-        "metadata": {"name": "b", "namespace": "default"},
-        "spec": {"selector": {"matchLabels": {"app": "web"}}, **spec},
-    }
-    sc = load_scenario([*objs, budget])
+    objs[1]["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    sc = load_scenario([*objs, pdb("b", {"app": "web"}, **limit)])
     assert [b.allowed for b in budgets_from(sc.pdbs, prepare(sc).snapshot)] == [allowed]
     assert [b.allowed for b in cluster_state(sc).view().budgets] == [allowed]
