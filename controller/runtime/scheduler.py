@@ -375,7 +375,7 @@ class GangScheduler:
     async def _event_on_group(self, gang: Gang, type_: str, reason: str, message: str) -> None:
         if self.recorder is None:
             return
-        pg = self.cache.volcano_pgs.items.get(gang.key) if gang.source == "volcano" else None
+        pg = self.status.volcano_pod_group(gang)
         if pg is not None:
             obj = pg.to_dict()
         else:

@@ -141,9 +141,7 @@ class StatusWriter:
         conditions to write); skipped when nothing changed, and when the outcome would contradict
         what is bound: a gang at or above minMember stays Running while extra members wait (their
         pods carry the verdict)."""
-        if gang.source != "volcano":
-            return
-        pg = self.cache.volcano_pgs.items.get(gang.key)
+        pg = self.volcano_pod_group(gang)
         if pg is None:
             return
         if phase != "Running" and pod_group_phase(len(gang.bound), gang.min_member) == "Running":
@@ -151,6 +149,17 @@ class StatusWriter:
         await self._write_pod_group(
             pg, phase=phase, condition=condition, ok=ok, reason=reason, message=message
         )
+
+    def volcano_pod_group(self, gang: Gang) -> volcano.PodGroup | None:
+        """The gang's own Volcano PodGroup, or the one its members joined when the gang was
+        translated for Volcano (their group-name annotation): it reports the same verdict."""
+        if gang.source == "volcano":
+            return self.cache.volcano_pgs.items.get(gang.key)
+        for member in gang.pods:
+            group = (member.pod.metadata.annotations or {}).get(volcano.GROUP_NAME_ANNOTATION)
+            if group:
+                return self.cache.volcano_pgs.items.get(f"{gang.namespace}/{group}")
+        return None
 
     async def reconcile_pod_groups(self, scheduler_names: Iterable[str]) -> int:
         """Correct every served Volcano PodGroup whose phase the bound count no longer supports

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from placer_objects import cnt, hypernode, koord_gang, members, node, pod, spine_block_nodes
+from placer_objects import cnt, hypernode, koord_gang, members, node, pod, run, spine_block_nodes
 
 from controller.placer.cluster import ClusterState, Kind, topology_tree
 from controller.placer.cycle import GangTiming, SchedulingCycle
 from controller.placer.engine import Code
 from controller.placer.scenario import cluster_state, load_scenario
 from translations import hypernodes as hntr
+from translations import koordinator_to_volcano as k2v
 from translations import volcano
 from translations.core import Node
 
@@ -201,3 +202,29 @@ def test_a_budget_spent_by_an_earlier_gang_of_the_cycle_is_spent_for_the_next() 
     assert first == ("default/web-0",)
     assert second == ("default/batch",), second
     assert plan.preemptions[1].plan.cost[0] == 0
+
+
+def test_a_koordinator_gang_is_placed_the_same_once_translated_for_volcano() -> None:
+    """The controller translates a Koordinator gang for Volcano (a PodGroup, an annotation on
+    each member) while the scheduler may be placing it: the translation landing first must not
+    change where the gang goes (it did: Volcano's HyperNode-first order chose another node)."""
+    small, busy = {"n2": "4"}, {"n0": "500m", "n1": "2500m"}
+    nodes = spine_block_nodes(LAYOUT)
+    for n in nodes:
+        n["status"]["allocatable"]["cpu"] = small.get(n["metadata"]["name"], "8")
+    running = [pod(f"on-{n}", cpu=c, memory="1Gi", node_name=n) for n, c in busy.items()]
+    gang = koord_gang("gang", 1, gather=[("SpineLayer", "MustGather")])
+    pods = members("gang", 2, cpu="1", memory="1Gi")
+    before = run([*nodes, cnt(), *running, gang, *pods])
+
+    sc = load_scenario([*nodes, cnt(), gang, *pods])
+    (made,) = k2v.translate_all(sc.podgroups.koordinator, sc.pods, cnt=sc.cnt)
+    for p in pods:
+        patch = next(x for x in made.pod_patches if x.name == p["metadata"]["name"])
+        p["metadata"]["annotations"].update(patch.annotations)
+        p["metadata"].setdefault("labels", {}).update(patch.labels)
+    translated = made.pod_group.model_dump(by_alias=True, exclude_none=True, mode="json")
+    assert all(volcano.GROUP_NAME_ANNOTATION in p["metadata"]["annotations"] for p in pods)
+    after = run([*nodes, cnt(), *running, gang, translated, *pods])
+
+    assert before.bound == after.bound == {"default/gang-0": "n2", "default/gang-1": "n2"}
