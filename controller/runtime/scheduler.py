@@ -267,6 +267,15 @@ class GangScheduler:
         bind = next((b for b in cycle.plan.binds if b.gang == gang.key), None)
         preemption = next((p for p in cycle.plan.preemptions if p.gang == gang.key), None)
         if bind is not None:
+            log.debug(
+                "scheduler.bind_planned",
+                gang=gang.key,
+                cycle=self.cycles,
+                pods=dict(bind.pods),
+                domain=bind.domain,
+                tier=bind.tier,
+                generation=self.cache.state.generation,
+            )
             for key, node in bind.pods:
                 self.cache.assume(key, node)
             self._start(gang.key, self._bind_job(gang, bind))
