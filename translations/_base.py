@@ -107,6 +107,8 @@ _TYPE_NAMES = {
     "tuple_type": "array",
     "none_required": "null",
 }
+_TYPE_ORDER = {name: i for i, name in enumerate(dict.fromkeys(_TYPE_NAMES.values()))}
+"""Type names in messages come in this order, whatever the order of a union's members."""
 
 
 def _one_problem(path: str, errs: list[tuple[ErrorDetails, Any]]) -> InvalidSpecError:
@@ -114,7 +116,7 @@ def _one_problem(path: str, errs: list[tuple[ErrorDetails, Any]]) -> InvalidSpec
     type_errors = [e for e, _ in errs if e["type"] in _TYPE_NAMES]
     others = [e for e, _ in errs if e["type"] not in _TYPE_NAMES]
     if not others:
-        names = list(dict.fromkeys(_TYPE_NAMES[e["type"]] for e in type_errors))
+        names = sorted({_TYPE_NAMES[e["type"]] for e in type_errors}, key=_TYPE_ORDER.__getitem__)
         wanted = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
         return InvalidSpecError(
             path, value, f"Invalid value: {render_value(value)}: must be of type {wanted}"
