@@ -13,6 +13,7 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from translations._base import KubeModel, LabelSelector, TypedObject
+from translations.errors import InvalidSpecError
 from translations.quantity import Quantity, to_scheduler_units
 
 ResourceList = dict[str, Quantity]
@@ -192,23 +193,30 @@ def effective_requests(spec: PodSpec) -> dict[str, int]:
     the pod overhead.
     """
 
-    def container_req(c: Container, idx: str) -> dict[str, int]:
-        res = c.resources or ResourceRequirements()
+    def container_req(c: Container, where: str, i: int) -> dict[str, int]:
+        res = c.resources
+        if res is None:
+            return {}
         merged: dict[str, Quantity] = dict(res.limits or {})
         merged.update(res.requests or {})
-        return {
-            name: to_scheduler_units(name, q, field=f"spec.{idx}.resources.requests[{name}]")
-            for name, q in merged.items()
-        }
+        units: dict[str, int] = {}
+        for name, q in merged.items():
+            try:
+                units[name] = to_scheduler_units(name, q)
+            except InvalidSpecError as exc:  # the field's path is only spelled out when it is needed
+                raise InvalidSpecError(
+                    f"spec.{where}[{i}].resources.requests[{name}]", q, exc.detail
+                ) from None
+        return units
 
     total: dict[str, int] = defaultdict(int)
     for i, c in enumerate(spec.containers):
-        for name, v in container_req(c, f"containers[{i}]").items():
+        for name, v in container_req(c, "containers", i).items():
             total[name] += v
     sidecars: dict[str, int] = defaultdict(int)
     init_peak: dict[str, int] = defaultdict(int)
     for i, c in enumerate(spec.init_containers or []):
-        req = container_req(c, f"initContainers[{i}]")
+        req = container_req(c, "initContainers", i)
         if c.restart_policy == "Always":
             for name, v in req.items():
                 sidecars[name] += v

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
@@ -625,45 +625,47 @@ def check_gang_annotations(
     are listed (all of them, in annotation order)."""
     a = annotations or {}
     problems: list[InvalidSpecError] = []
-
-    def attempt(key: str, parse: Any) -> Any:
+    parsed: dict[str, Any] = {}
+    # Only the keys present are parsed: a pod usually carries two or three of the nine.
+    for key, field, parse in _GANG_PARSERS:
         if key not in a:
-            return None
+            continue
         try:
-            return parse(a[key])
+            parsed[field] = parse(a[key])
         except InvalidSpecError as exc:
             problems.extend(exc.all)
-            return None
+            continue
+        if key == GANG_TOTAL_NUMBER:
+            min_available, total = parsed.get("min_available"), parsed[field]
+            if min_available is not None and total < min_available:
+                problems.append(
+                    InvalidSpecError(
+                        annotation_path(GANG_TOTAL_NUMBER),
+                        a[GANG_TOTAL_NUMBER],
+                        f'Invalid value: "{a[GANG_TOTAL_NUMBER]}": must be greater than or equal to {GANG_MIN_AVAILABLE} ({min_available})',
+                    )
+                )
+                del parsed[field]
+    return GangAnnotations(**parsed), problems
 
-    def number(key: str) -> Any:
-        return attempt(key, lambda raw: parse_non_negative_int(key, raw))
 
-    name = attempt(GANG_NAME, parse_gang_name)
-    min_available = number(GANG_MIN_AVAILABLE)
-    total = number(GANG_TOTAL_NUMBER)
-    if min_available is not None and total is not None and total < min_available:
-        problems.append(
-            InvalidSpecError(
-                annotation_path(GANG_TOTAL_NUMBER),
-                a[GANG_TOTAL_NUMBER],
-                f'Invalid value: "{a[GANG_TOTAL_NUMBER]}": must be greater than or equal to {GANG_MIN_AVAILABLE} ({min_available})',
-            )
-        )
-        total = None
-    parsed = GangAnnotations(
-        name=name,
-        min_available=min_available,
-        total_number=total,
-        mode=attempt(GANG_MODE, lambda raw: parse_enum(GANG_MODE, raw, GANG_MODES)),
-        waiting_time_seconds=attempt(GANG_WAITING_TIME, lambda raw: parse_duration(GANG_WAITING_TIME, raw)),
-        groups=attempt(GANG_GROUPS, parse_groups),
-        match_policy=attempt(
-            GANG_MATCH_POLICY, lambda raw: parse_enum(GANG_MATCH_POLICY, raw, MATCH_POLICIES)
-        ),
-        network_topology=attempt(NETWORK_TOPOLOGY_SPEC, parse_network_topology_spec),
-        network_topology_index=number(NETWORK_TOPOLOGY_INDEX),
-    )
-    return parsed, problems
+_GANG_PARSERS: tuple[tuple[str, str, Callable[[str], Any]], ...] = (
+    (GANG_NAME, "name", parse_gang_name),
+    (GANG_MIN_AVAILABLE, "min_available", functools.partial(parse_non_negative_int, GANG_MIN_AVAILABLE)),
+    (GANG_TOTAL_NUMBER, "total_number", functools.partial(parse_non_negative_int, GANG_TOTAL_NUMBER)),
+    (GANG_MODE, "mode", lambda raw: parse_enum(GANG_MODE, raw, GANG_MODES)),
+    (GANG_WAITING_TIME, "waiting_time_seconds", functools.partial(parse_duration, GANG_WAITING_TIME)),
+    (GANG_GROUPS, "groups", parse_groups),
+    (GANG_MATCH_POLICY, "match_policy", lambda raw: parse_enum(GANG_MATCH_POLICY, raw, MATCH_POLICIES)),
+    (NETWORK_TOPOLOGY_SPEC, "network_topology", parse_network_topology_spec),
+    (
+        NETWORK_TOPOLOGY_INDEX,
+        "network_topology_index",
+        functools.partial(parse_non_negative_int, NETWORK_TOPOLOGY_INDEX),
+    ),
+)
+"""Each gang annotation, the GangAnnotations field it fills and its parser, in the order
+their problems are reported."""
 
 
 def parse_gang_annotations(annotations: dict[str, str] | None) -> GangAnnotations:
