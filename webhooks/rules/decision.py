@@ -33,9 +33,15 @@ class Decision:
 
     @classmethod
     def of(cls, errors: Iterable[FieldError] = (), warnings: Iterable[str] = ()) -> Decision:
-        return cls(tuple(errors), tuple(dict.fromkeys(warnings)))
+        found, said = tuple(errors), tuple(dict.fromkeys(warnings))
+        return cls(found, said) if found or said else ALLOW
 
     def merged(self, other: Decision) -> Decision:
+        """Both verdicts as one (the patches are dropped: only validating rules merge)."""
+        if other is ALLOW and self.patch is None:  # the common case: one dialect had nothing to say
+            return self
+        if self is ALLOW and other.patch is None:
+            return other
         return Decision.of((*self.errors, *other.errors), (*self.warnings, *other.warnings))
 
 
