@@ -112,9 +112,20 @@ def object_with_namespace(review: Review) -> Any:
     return obj
 
 
+_ALLOWED_HEAD = {
+    version: orjson.dumps({"apiVersion": version, "kind": "AdmissionReview"})[:-1] + b',"response":{"uid":'
+    for version in VERSIONS
+}
+_ALLOWED_TAIL = b',"allowed":true}}'
+
+
 def response_body(review: Review, decision: Decision, *, code: int = 422) -> bytes:
     """The AdmissionReview answering `review`: allowed (with the decision's JSON patch, if
     any), or denied with every field error."""
+    if decision.allowed and not decision.patch and not decision.warnings:
+        # The common answer, with the bytes around the uid made once: what the general
+        # encoding below gives, a dozen dict and string operations sooner.
+        return _ALLOWED_HEAD[review.api_version] + _dumps(review.uid) + _ALLOWED_TAIL
     response: dict[str, Any] = {"uid": review.uid, "allowed": decision.allowed}
     if decision.patch and decision.allowed:
         response["patchType"] = "JSONPatch"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gc
 import socket
 import ssl
@@ -234,10 +235,8 @@ class WebhookServer:
     # --- handlers ---------------------------------------------------------------------------
 
     def _handler(self, kind: Kind | MutatingKind) -> Callable[[web.Request], Awaitable[web.Response]]:
-        async def handle(request: web.Request) -> web.Response:
-            return await self._admit(kind, request)
-
-        return handle
+        # A partial, not a wrapping coroutine: one coroutine per request instead of two.
+        return functools.partial(self._admit, kind)
 
     def _refuse(self, status: int, reason: str) -> web.Response:
         self.metrics.rejected.labels(str(status)).inc()

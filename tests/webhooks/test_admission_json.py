@@ -143,3 +143,16 @@ def test_answer_echoes_any_uid_and_message_as_json_reads_them() -> None:
     answer = json.loads(response_body(parsed, denied))
     assert answer["response"]["warnings"] == ["careful: ü"]
     assert answer["response"]["status"]["details"]["causes"][0]["message"].endswith("bad: é \ud800")
+
+
+@pytest.mark.parametrize("version", ["admission.k8s.io/v1", "admission.k8s.io/v1beta1"])
+@pytest.mark.parametrize("uid", ["3c6b4f1e-0000-4000-8000-000000000001", 'a"b\\c', "\ud800-é"])
+def test_plain_allowed_answer_is_the_whole_review_in_the_request_version(version: str, uid: str) -> None:
+    body = review(uid, {"metadata": {"name": "x"}}).replace(b"admission.k8s.io/v1", version.encode(), 1)
+    answer = json.loads(response_body(parse_review(body), Decision()))
+    assert answer == {
+        "apiVersion": version,
+        "kind": "AdmissionReview",
+        "response": {"uid": uid, "allowed": True},
+    }
+    assert list(answer) == ["apiVersion", "kind", "response"]
