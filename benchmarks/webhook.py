@@ -10,7 +10,9 @@ alternate floor and topobridge level by level, so load from elsewhere on the mac
 both alike; every figure is the median over the rounds (the order within a round alternates
 too). Then a paced run (open loop, wrk's delay hook, exponential gaps) shows latency at a fixed
 admission rate (2,000/s by default). CPU per answer is the server processes' user + system CPU
-over a run divided by the answers it gave.
+over a run divided by the answers it gave. For the paced run, the time the server spent ready
+to run but waiting for a CPU held by another process (the kernel's run-queue delay) is printed
+beside its latency: on a shared machine that wait, not the server, sets the tail.
 
 `--baseline REF` serves topobridge as of a git ref as a third target, "before", in the same
 rounds: before/after from one run. `--workers 1,2` then compares topobridge served by 1 and 2
@@ -270,6 +272,15 @@ class Server:
                 total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
         return total
 
+    def cpu_wait_seconds(self) -> float:
+        """Time the server's processes have spent runnable but waiting for a CPU that another
+        process held (the kernel's run-queue delay, /proc/PID/schedstat)."""
+        total = 0.0
+        for pid in self.pids or [self.proc.pid]:
+            with contextlib.suppress(OSError):
+                total += int(Path(f"/proc/{pid}/schedstat").read_text().split()[1]) / 1e9
+        return total
+
 
 def start_server(
     target: str,
@@ -395,6 +406,8 @@ class Run:
     wrk: WrkResult
     cpu_us: float
     """Server CPU time per answer: what the server itself spent, whatever else ran."""
+    cpu_wait_ms: float = 0.0
+    """Milliseconds per second the server waited for a CPU held by another process."""
 
 
 @dataclass(frozen=True)
@@ -433,7 +446,7 @@ def main(argv: list[str] | None = None) -> int:
         "--rate",
         type=float,
         default=2000.0,
-        help="requests/s of the paced (open-loop) run over 64 connections; 0 skips it (default 500)",
+        help="requests/s of the paced (open-loop) run over 64 connections; 0 skips it (default 2000)",
     )
     parser.add_argument("--threads", type=int, default=1, help="wrk threads (default 1: one core for wrk)")
     parser.add_argument("--pin", choices=("auto", "off"), default="auto", help="taskset server and wrk apart")
@@ -507,7 +520,7 @@ def main(argv: list[str] | None = None) -> int:
             ) -> Run:
                 server = servers[target]
                 url = f"https://127.0.0.1:{server.port}{payload.path}"
-                cpu0 = server.cpu_seconds()
+                cpu0, wait0, t0 = server.cpu_seconds(), server.cpu_wait_seconds(), time.monotonic()
                 with machine.watch([server]):
                     result = run_wrk(
                         wrk,
@@ -523,7 +536,8 @@ def main(argv: list[str] | None = None) -> int:
                     raise WrkFailed(
                         f"{target} at {connections} connections: {result.errors}, {result.requests} answers"
                     )
-                return Run(result, (server.cpu_seconds() - cpu0) / result.requests * 1e6)
+                waited = (server.cpu_wait_seconds() - wait0) / (time.monotonic() - t0) * 1e3
+                return Run(result, (server.cpu_seconds() - cpu0) / result.requests * 1e6, waited)
 
             for target in targets:  # warm them all (imports, caches, allocator) before anything counts
                 measure(target, 64, 2)
@@ -676,12 +690,18 @@ def report(
             p99s[target] = statistics.median(r.wrk.p99 for r in runs)
             rps = statistics.median(r.wrk.rps for r in runs)
             cpu = statistics.median(r.cpu_us for r in runs)
+            waited = statistics.median(r.cpu_wait_ms for r in runs)
             print(
                 f"{target:<11} p50 {p50:6.2f} ms   p99 {p99s[target]:6.2f} ms   "
-                f"achieved {rps:6.0f} req/s   CPU {cpu:4.0f} us/req"
+                f"achieved {rps:6.0f} req/s   CPU {cpu:4.0f} us/req   "
+                f"waited for a CPU {waited:3.0f} ms/s"
             )
         for target in [t for t in p99s if t != "floor"]:
             print(f"paced p99 ratio {target}/floor = {p99s[target] / p99s['floor']:.2f}")
+        print(
+            "  (waited for a CPU: time the server was ready to run while another process held its "
+            "core; each such wait delays every answer queued behind it, whatever the server does)"
+        )
 
 
 if __name__ == "__main__":
