@@ -8,7 +8,8 @@ arrive within `read_timeout` (408), so no request can hang a handler. Below HTTP
 connection is bounded too (`webhooks.connections`): the TLS handshake and the first headers
 must come in time, idle keep-alive connections close, and a process holds at most
 `max_connections` at once. With `reuse_port`, several processes serve one port
-(SO_REUSEPORT): the kernel spreads new connections across them.
+(SO_REUSEPORT): the kernel spreads new connections across them. The admission port's paths
+are a table on aiohttp's low-level server (`webhooks.routing`), not an Application.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from webhooks.admission import MalformedReview, Review, object_with_namespace, p
 from webhooks.connections import Closed, ConnectionLimits, GuardedSite
 from webhooks.metrics import CONTENT_TYPE, WebhookMetrics
 from webhooks.mutating import MutatingEndpoints
+from webhooks.routing import Handler, Routes
 from webhooks.rules.decision import Decision
 from webhooks.rules.fielderrors import ErrorType, FieldError
 from webhooks.rules.registry import KINDS, MUTATING_KINDS, Kind, MutatingKind
@@ -113,23 +115,25 @@ class WebhookServer:
         self.certificate: ReloadingCertificate | None = None
         self.port = settings.port
         self.metrics_port = settings.metrics_port
-        self._runners: list[web.AppRunner] = []
+        self._runners: list[web.BaseRunner] = []
         self._watch: asyncio.Task[None] | None = None
         self._ready = False
         self._series: dict[tuple[str, str, bool], _Series] = {}
 
     # --- apps ------------------------------------------------------------------------------
 
-    def admission_app(self) -> web.Application:
-        app = web.Application(client_max_size=self.settings.max_request_bytes)
+    def admission_routes(self) -> Routes:
+        """The webhooks and the probes, served without an aiohttp Application (`routing`)."""
+        table: dict[tuple[str, str], Handler] = {}
         for kind in self.settings.kinds:
-            app.router.add_post(kind.path, self._handler(kind))
+            table["POST", kind.path] = self._handler(kind)
         if self.mutating is not None:
             for mutating in MUTATING_KINDS:
-                app.router.add_post(mutating.path, self._handler(mutating))
-        app.router.add_get("/healthz", self._healthz)
-        app.router.add_get("/readyz", self._readyz)
-        return app
+                table["POST", mutating.path] = self._handler(mutating)
+        for method in ("GET", "HEAD"):
+            table[method, "/healthz"] = self._healthz
+            table[method, "/readyz"] = self._readyz
+        return Routes(table)
 
     def metrics_app(self) -> web.Application:
         app = web.Application()
@@ -158,16 +162,29 @@ class WebhookServer:
 
     async def start(self) -> None:
         ctx = self.load_certificate()
+        keepalive = self.settings.connections.keepalive_timeout
+        admission = self.admission_routes().server(
+            client_max_size=self.settings.max_request_bytes, keepalive_timeout=keepalive
+        )
         self.port = await self._serve(
-            self.admission_app(),
+            web.ServerRunner(admission, handle_signals=False, shutdown_timeout=5),
             self.settings.host,
             self.settings.port,
             ctx,
             reuse_port=self.settings.reuse_port,
         )
         if self.settings.metrics_port is not None:
+            # lingering_time=0: after refusing a body we do not keep reading the rest of it.
+            metrics = web.AppRunner(
+                self.metrics_app(),
+                access_log=None,
+                handle_signals=False,
+                lingering_time=0,
+                shutdown_timeout=5,
+                keepalive_timeout=keepalive,
+            )
             self.metrics_port = await self._serve(
-                self.metrics_app(), self.settings.metrics_host, self.settings.metrics_port, None
+                metrics, self.settings.metrics_host, self.settings.metrics_port, None
             )
         if self.settings.cert_file and self.certificate is not None:
             self._watch = asyncio.create_task(
@@ -181,7 +198,7 @@ class WebhookServer:
 
     async def _serve(
         self,
-        app: web.Application,
+        runner: web.BaseRunner,
         host: str,
         port: int,
         ctx: ssl.SSLContext | None,
@@ -189,15 +206,6 @@ class WebhookServer:
         reuse_port: bool = False,
     ) -> int:
         limits = self.settings.connections
-        # lingering_time=0: after refusing a body we do not keep reading the rest of it.
-        runner = web.AppRunner(
-            app,
-            access_log=None,
-            handle_signals=False,
-            lingering_time=0,
-            shutdown_timeout=5,
-            keepalive_timeout=limits.keepalive_timeout,
-        )
         await runner.setup()
         self._runners.append(runner)
         sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
@@ -234,7 +242,7 @@ class WebhookServer:
 
     # --- handlers ---------------------------------------------------------------------------
 
-    def _handler(self, kind: Kind | MutatingKind) -> Callable[[web.Request], Awaitable[web.Response]]:
+    def _handler(self, kind: Kind | MutatingKind) -> Callable[[web.BaseRequest], Awaitable[web.Response]]:
         # A partial, not a wrapping coroutine: one coroutine per request instead of two.
         return functools.partial(self._admit, kind)
 
@@ -243,7 +251,7 @@ class WebhookServer:
         log.warning("admission.refused", status=status, reason=reason)
         return web.Response(status=status, text=reason + "\n")
 
-    async def _admit(self, kind: Kind | MutatingKind, request: web.Request) -> web.Response:
+    async def _admit(self, kind: Kind | MutatingKind, request: web.BaseRequest) -> web.Response:
         started = time.perf_counter()
         limit = self.settings.max_request_bytes
         if request.content_length is not None and request.content_length > limit:
@@ -331,10 +339,10 @@ class WebhookServer:
             series.warnings.inc(len(decision.warnings))
         series.latency.observe(seconds)
 
-    async def _healthz(self, _request: web.Request) -> web.Response:
+    async def _healthz(self, _request: web.BaseRequest) -> web.Response:
         return web.Response(text="ok\n")
 
-    async def _readyz(self, _request: web.Request) -> web.Response:
+    async def _readyz(self, _request: web.BaseRequest) -> web.Response:
         state = "synced" if self.state.synced else "not synced (cluster checks skipped)"
         if not self._ready:
             return web.Response(status=503, text=f"not serving yet; cluster state {state}\n")

@@ -287,6 +287,29 @@ async def test_health_and_metrics(http: aiohttp.ClientSession, server: WebhookSe
     assert f"topobridge_webhook_request_duration_seconds_count{{{kind}}} 2.0" in text
 
 
+async def test_unknown_paths_and_methods_are_refused_as_a_router_would(
+    http: aiohttp.ClientSession,
+) -> None:
+    async with http.post("/validate/deployments", data=b"{}") as r:
+        assert (r.status, await r.text()) == (404, "404: Not Found")
+    async with http.get("/validate/leaderworkersets") as r:
+        assert (r.status, r.headers["Allow"]) == (405, "POST")
+    async with http.post("/healthz", data=b"") as r:
+        assert (r.status, r.headers["Allow"]) == (405, "GET,HEAD")
+    async with http.head("/readyz") as r:
+        assert r.status == 200
+
+
+async def test_expect_100_continue_gets_its_interim_answer(http: aiohttp.ClientSession) -> None:
+    data = json.dumps(review(lws({"highestTierAllowed": 1}))).encode()
+    async with http.post("/validate/leaderworkersets", data=data, expect100=True) as r:
+        assert r.status == 200
+        assert (await r.json())["response"]["allowed"] is True
+    headers = {"Expect": "something-else"}
+    async with http.post("/validate/leaderworkersets", data=data, headers=headers) as r:
+        assert (r.status, await r.text()) == (417, "Unknown Expect: something-else")
+
+
 async def test_unsynced_state_skips_cluster_checks() -> None:
     srv = WebhookServer(
         ServerSettings(host="127.0.0.1", port=0, metrics_port=None), InMemoryStateSource(CLUSTER_OBJECTS)
