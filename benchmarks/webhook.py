@@ -1,18 +1,22 @@
 """Admission latency on loopback: topobridge's webhook against the floor, driven by wrk.
 
 The floor is a minimal aiohttp HTTPS endpoint that reads the body and returns a fixed
-AdmissionReview: what Python, aiohttp and TLS alone cost. Both servers run in a process of
-their own, with the same ECDSA P-256 certificate and the same TLS settings (1.2+); topobridge
-logs as in production (JSON at info). The load comes from wrk (C, keep-alive) with 1, 16 and
-64 connections, each sending its next request as soon as the last one is answered (closed
-loop). With two or more cores, the server is pinned to one core and wrk to another. Rounds
-alternate floor and topobridge level by level, so load from elsewhere on the machine falls on
-both alike; every figure is the median over the rounds (the order within a round alternates
-too). Then a paced run (open loop, wrk's delay hook, exponential gaps) shows latency at a fixed
-admission rate (2,000/s by default). CPU per answer is the server processes' user + system CPU
-over a run divided by the answers it gave. For the paced run, the time the server spent ready
-to run but waiting for a CPU held by another process (the kernel's run-queue delay) is printed
-beside its latency: on a shared machine that wait, not the server, sets the tail.
+AdmissionReview: what Python, aiohttp and TLS alone cost. It is an aiohttp Application with
+one route; topobridge's admission port is a path table on aiohttp's low-level web.Server
+(`webhooks.routing`), which skips the Application's router, middleware chain and signals,
+so part of what topobridge spends beyond the floor is offset there. Both servers run in a
+process of their own, with the same ECDSA P-256 certificate and the same TLS settings (1.2+);
+topobridge logs as in production (JSON at info). The load comes from wrk (C, keep-alive)
+with 1, 16 and 64 connections, each sending its next request as soon as the last one is
+answered (closed loop). With two or more cores, the server is pinned to one core and wrk
+to another. Rounds alternate floor and topobridge level by level, so load from elsewhere on
+the machine falls on both alike; every figure is the median over the rounds (the order
+within a round alternates too). Then a paced run (open loop, wrk's delay hook, exponential
+gaps) shows latency at a fixed admission rate (2,000/s by default). CPU per answer is the
+server processes' user + system CPU over a run divided by the answers it gave. For the
+paced run, the time the server spent ready to run but waiting for a CPU held by another
+process (the kernel's run-queue delay) is printed beside its latency: on a shared machine
+that wait, not the server, sets the tail.
 
 `--baseline REF` serves topobridge as of a git ref as a third target, "before", in the same
 rounds: before/after from one run. `--workers 1,2` then compares topobridge served by 1 and 2
@@ -23,7 +27,8 @@ Goals: CPU per answer <= 1.2x the floor's; at 64 clients, p99 <= 1.2x the floor'
 open loop at 2,000 answers/s, p99 <= 5 ms. The figures are printed, never asserted; the last
 line reads `summary: cpu_ratio_64=<x> p99_ratio_64=<x> open_p99_ms=<x> open_rate=<n>`. In a closed loop, mean latency is connections / throughput (Little's law), so the
 absolute goal needs more than 64 / 5 ms = 12,800 answers a second from the server: the
-ratio to the floor is the figure that says what topobridge itself costs.
+ratio to the floor is the figure that says what topobridge itself costs (less what its
+leaner HTTP layer saves).
 
 Needs wrk (`apt-get install -y wrk`); without it the benchmark says so and exits 2.
 
