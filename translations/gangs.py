@@ -208,13 +208,15 @@ def discover_gangs(
     cnt: koord.ClusterNetworkTopology | None = None,
     nvlink_label: str = gpumod.NVLINK_LABEL,
     member: MemberFn | None = None,
+    membership_of: Callable[[Pod], tuple[GangKey, GangSource]] | None = None,
 ) -> list[Gang]:
     """Group pods into gangs. Terminal pods are left out; every other pod is in exactly one gang.
 
     Gangs come back sorted by key (natural order) so callers iterate deterministically.
     `nvlink_label` is the node label GPU gangs that require NVLink are held to.
     `member` (default `gang_pod` with these priority classes) lets a caller that keeps each
-    pod's `GangPod` from one change to the next hand it in instead of recomputing it.
+    pod's `GangPod` from one change to the next hand it in instead of recomputing it, and
+    `membership_of` (default `membership` with these Jobs) the gang each pod names.
     """
     groups_in = podgroups or PodGroups()
     classes = {c.name: c for c in priority_classes}
@@ -229,7 +231,7 @@ def discover_gangs(
     for pod in pods:
         if pod.terminal:
             continue
-        key, source = membership(pod, tables.jobs)
+        key, source = membership_of(pod) if membership_of is not None else membership(pod, tables.jobs)
         drafts.setdefault(key, _Draft(key=key, source=source)).members.append(pod)
 
     for d in drafts.values():

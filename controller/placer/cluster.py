@@ -42,7 +42,16 @@ from translations import koordinator as koord
 from translations import schedplugins, volcano
 from translations.core import Job, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
 from translations.errors import InvalidSpecError
-from translations.gangs import Gang, GangKey, GangPod, PodGroups, discover_gangs, gang_pod, membership
+from translations.gangs import (
+    Gang,
+    GangKey,
+    GangPod,
+    GangSource,
+    PodGroups,
+    discover_gangs,
+    gang_pod,
+    membership,
+)
 from translations.topology import TopologyTree, from_cluster_network_topology, from_hypernodes, natural_key
 
 
@@ -207,6 +216,10 @@ class ClusterState:
         """pod key -> node: sent to bind, not yet seen bound."""
         self._members: dict[GangKey, set[str]] = {}
         self._key_of: dict[str, GangKey] = {}
+        self._membership: dict[str, tuple[GangKey, GangSource]] = {}
+        """Pod key -> the gang it names and the dialect naming it, computed when it changes."""
+        self._linking: dict[GangKey, set[str]] = {}
+        """Membership key -> its pods that carry a `groups` annotation (GangGroups)."""
         self._dirty: set[GangKey] = set()
         self._all_dirty = True
         self._topology_dirty = True
@@ -293,20 +306,26 @@ class ClusterState:
         elif kind is Kind.POD:
             before = self._key_of.pop(key, None)
             if before is not None:
-                self._members[before].discard(key)
-                if not self._members[before]:
-                    del self._members[before]
+                for table in (self._members, self._linking):
+                    pods = table.get(before)
+                    if pods is not None:
+                        pods.discard(key)
+                        if not pods:
+                            del table[before]
                 self._dirty.add(before)
             if new is not None:
                 if self.assumed.get(key) is not None and new.spec.node_name:
                     del self.assumed[key]  # the binding is visible now
-                mkey, _ = membership(new, self._jobs_by_uid)
+                mkey, _ = self._membership[key] = membership(new, self._jobs_by_uid)
                 self._key_of[key] = mkey
                 self._members.setdefault(mkey, set()).add(key)
+                if koord.GANG_GROUPS in (new.metadata.annotations or {}):
+                    self._linking.setdefault(mkey, set()).add(key)
                 self._dirty.add(mkey)
                 self._member(new)
             else:
                 self._members_memo.pop(key, None)
+                self._membership.pop(key, None)
         elif kind in _PODGROUPS:
             self._dirty.add(GangKey(key))
         elif kind is Kind.JOB:
@@ -479,10 +498,10 @@ class ClusterState:
                 ann = pg.metadata.annotations or {}
                 if koord.GANG_GROUPS in ann:
                     raw.append(ann[koord.GANG_GROUPS])
-        for pk in self._members.get(key, ()):
-            ann = self.pods[pk].metadata.annotations or {}
-            if koord.GANG_GROUPS in ann:
-                raw.append(ann[koord.GANG_GROUPS])
+        for pk in self._linking.get(key, ()):
+            text = (self.pods[pk].metadata.annotations or {}).get(koord.GANG_GROUPS)
+            if text is not None:
+                raw.append(text)
         out: set[GangKey] = set()
         for text in raw:
             try:
@@ -520,9 +539,14 @@ class ClusterState:
             cnt=self.cnts.get(koord.CNT_DEFAULT_NAME),
             nvlink_label=self.nvlink_label,
             member=self._member,
+            membership_of=self._membership_of,
         )
         for gang in gangs:
             self._contribute(agg, gang)
+
+    def _membership_of(self, pod: Pod) -> tuple[GangKey, GangSource]:
+        known = self._membership.get(pod.key)
+        return known if known is not None else membership(pod, self._jobs_by_uid)
 
     def _as_planned(self, pod_key: str) -> Pod:
         """The pod as planning sees it: an assumed pod is bound on its assumed node."""

@@ -12,7 +12,8 @@ per-cycle state on top of it.
 `Snapshot` (a cycle's state, mutated by the cycle's reservations; `clone()` copies only the
 arrays): `used` [node, resource], the bound pods with their priority and gang (for preemption),
 and nominations. A snapshot kept from one cycle to the next (`ClusterState`'s) journals the
-cycle's changes and rolls them back before it is brought up to date.
+cycle's changes and rolls them back before it is brought up to date, and patches its bound
+pods' arrays from the pods that changed instead of rebuilding them (`columns.PodColumns`).
 """
 
 from __future__ import annotations

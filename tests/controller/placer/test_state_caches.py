@@ -6,6 +6,7 @@ cycle decides from the new object: it fails if the matching invalidation is take
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
@@ -19,7 +20,8 @@ from controller.placer.columns import pod_arrays
 from controller.placer.cycle import CyclePlan, GangTiming, SchedulingCycle
 from controller.placer.scenario import cluster_state, load_scenario
 from controller.placer.snapshot import BoundPod, ClusterIndex, Snapshot
-from translations.core import Node, PodDisruptionBudget
+from translations.core import Node, Pod, PodDisruptionBudget
+from translations.koordinator import GANG_GROUPS, GANG_NAME
 from translations.topology import TopologyTree
 
 Obj = dict[str, Any]
@@ -134,3 +136,31 @@ def _same_as_fresh(snap: Snapshot) -> None:
     assert got.keys == want.keys
     for name in ("node", "req", "priority", "terminating", "gang_size"):
         assert np.array_equal(getattr(got, name), getattr(want, name)), name
+
+
+def _gang_pod(name: str, gang: str, groups: list[str] | None = None) -> Pod:
+    ann = {GANG_NAME: gang}
+    if groups:
+        ann[GANG_GROUPS] = json.dumps(groups)
+    return Pod.parse(pod(name, annotations=ann))
+
+
+def test_membership_and_gang_group_links_follow_pod_changes() -> None:
+    """What gang a pod names and which gangs its `groups` annotation links are kept per pod
+    from the change that set them: a relabelled pod moves, a link added later merges the gangs,
+    a link taken away splits them again."""
+    state = ClusterState()
+    state.put(Kind.NODE, "a", Node.parse(node("a")))
+    for name, gang in (("x0", "x"), ("x1", "x"), ("y0", "y")):
+        p = _gang_pod(name, gang)
+        state.put(Kind.POD, p.key, p)
+    assert {k: len(g.pods) for k, g in state.view().gangs.items()} == {"default/x": 2, "default/y": 1}
+    moved = _gang_pod("x1", "y")
+    state.put(Kind.POD, moved.key, moved)
+    assert {k: len(g.pods) for k, g in state.view().gangs.items()} == {"default/x": 1, "default/y": 2}
+    linked = _gang_pod("y0", "y", groups=["default/x", "default/y"])
+    state.put(Kind.POD, linked.key, linked)
+    assert {k: len(g.pods) for k, g in state.view().gangs.items()} == {"default/x": 3}
+    unlinked = _gang_pod("y0", "y")
+    state.put(Kind.POD, unlinked.key, unlinked)
+    assert {k: len(g.pods) for k, g in state.view().gangs.items()} == {"default/x": 1, "default/y": 2}
