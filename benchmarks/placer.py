@@ -32,8 +32,9 @@ the two alternate, in one run, on the same state, for the first --before-runs ro
 region is reported as wall time and as process CPU time (medians), since the machine it runs
 on may be shared.
 
-Growth: a table with every figure above (and the RSS) for each of --sizes, a fresh cluster
-per size (default 1k, 5k, 10k and 20k nodes; about 1 GB of RSS at 20k).
+Growth: a table with every figure above (and the RSS) for each of --sizes, each size but
+--nodes measured in a process of its own (default 1k, 5k, 10k and 20k nodes; about 1 GB of
+RSS at 20k).
 
 Memory: the process's resident set holding the cluster, beside the state's own estimate of
 its aggregates (`ClusterState.estimate_bytes`, the parsed models not counted).
@@ -52,6 +53,7 @@ import gc
 import json
 import random
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -340,6 +342,16 @@ def measure(n_nodes: int, runs: int, preempt_runs: int, before_runs: int) -> dic
     }
 
 
+def _measure_apart(size: int, args: argparse.Namespace) -> dict[str, Any]:
+    """One size's figures from a fresh process: its RSS is then its own (memory an earlier,
+    bigger cluster freed is not always given back to the system)."""
+    cmd = [sys.executable, __file__, "--row", "--nodes", str(size), "--runs", str(args.runs)]
+    cmd += ["--preempt-runs", str(args.preempt_runs), "--before-runs", str(args.before_runs)]
+    done = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    row: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    return row
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--nodes", type=int, default=10_000)
@@ -348,10 +360,16 @@ def main() -> None:
     ap.add_argument("--before-runs", type=int, default=3, help="full-rebuild runs (alternating)")
     ap.add_argument("--sizes", default="1000,5000,10000,20000")
     ap.add_argument("--quick", action="store_true", help="1,000 nodes, 5 runs, sizes 1000 only")
+    ap.add_argument(
+        "--row", action="store_true", help="print one size's figures as JSON (the growth table's)"
+    )
     args = ap.parse_args()
     if args.quick:
         args.nodes, args.runs, args.preempt_runs, args.before_runs, args.sizes = 1000, 5, 3, 2, "1000"
     r = measure(args.nodes, args.runs, args.preempt_runs, args.before_runs)
+    if args.row:
+        print(json.dumps(r))
+        return
     print(f"cluster: {r['nodes']} nodes, 4 tiers, {r['pods']} running pods, {PDBS} PodDisruptionBudgets")
     print(f"gang: {GANG_SIZE} pods, hard at the spine tier; placed in {r['placed_in']}")
     print(f"cold first cycle:  {r['cold_ms']:9.2f} ms  (index, every gang discovered, every aggregate)")
@@ -386,7 +404,7 @@ def main() -> None:
     widths = (7, 7, 9, 9, 7, 9, 10, 7, 9, 11, 7, 6, 7, 8)
     print(" ".join(h.rjust(w) for h, w in zip(header, widths, strict=True)))
     for size in (int(s) for s in args.sizes.split(",") if s):
-        g = r if size == args.nodes else measure(size, args.runs, args.preempt_runs, args.before_runs)
+        g = r if size == args.nodes else _measure_apart(size, args)
         row = (
             g["nodes"],
             g["pods"],
