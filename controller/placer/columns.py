@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import compress
 from operator import attrgetter, not_
 from typing import TYPE_CHECKING
@@ -46,6 +47,11 @@ class PodArrays:
     terminating: Bool
     gang_size: I64
     """Per pod: bound, not terminating members of its gang (1 for a pod alone)."""
+
+    @cached_property
+    def position(self) -> dict[str, int]:
+        """Pod key -> its index (made once, for every place the search looks at)."""
+        return {k: i for i, k in enumerate(self.keys)}
 
 
 def pod_arrays(pods: Mapping[str, BoundPod], n_resources: int) -> PodArrays:
@@ -86,6 +92,8 @@ class PodColumns:
         self.gang = np.zeros(0, np.int64)
         self.gang_code: dict[str, int] = {}
         self.changes: list[tuple[str, BoundPod | None]] = []
+        self.live: tuple[list[str], I64] | None = None
+        """Keys and slots of the live pods, kept while no pod is added or removed."""
         self._append(dict(pods))
 
     def log(self, key: str, pod: BoundPod | None) -> bool:
@@ -96,16 +104,18 @@ class PodColumns:
 
     def arrays(self) -> PodArrays:
         self._replay()
-        alive = self.alive
-        live = alive & ~self.terminating
-        sizes = np.bincount(self.gang[live], minlength=len(self.gang_code))
-        gang = self.gang[alive]
+        if self.live is None:
+            self.live = (list(compress(self.keys, self.alive.tolist())), np.flatnonzero(self.alive))
+        keys, slots = self.live
+        terminating = self.terminating[slots]
+        gang = self.gang[slots]
+        sizes = np.bincount(gang[~terminating], minlength=len(self.gang_code))
         return PodArrays(
-            keys=list(compress(self.keys, alive.tolist())),
-            node=self.node[alive],
-            req=self.req[alive],
-            priority=self.priority[alive],
-            terminating=self.terminating[alive],
+            keys=keys,
+            node=self.node[slots],
+            req=self.req[slots],
+            priority=self.priority[slots],
+            terminating=terminating,
             gang_size=sizes[gang].astype(np.int64, copy=False),
         )
 
@@ -135,6 +145,7 @@ class PodColumns:
             self._write([self.slot[k] for k in updated], list(updated.values()))
         if removed:
             self.alive[[self.slot.pop(k) for k in removed]] = False
+            self.live = None
         if added:
             self._append(added)
         if len(self.keys) > 2 * len(self.slot) + SLACK:
@@ -157,6 +168,7 @@ class PodColumns:
     def _append(self, pods: dict[str, BoundPod]) -> None:
         if not pods:
             return
+        self.live = None
         start = len(self.keys)
         self.slot.update(zip(pods, range(start, start + len(pods)), strict=True))
         self.keys.extend(pods)
@@ -175,6 +187,7 @@ class PodColumns:
     def _compact(self) -> None:
         """Drop the holes (order kept); gang codes start afresh so they do not grow forever."""
         alive = self.alive
+        self.live = None
         self.keys = list(compress(self.keys, alive.tolist()))
         self.slot = {k: i for i, k in enumerate(self.keys)}
         self.node, self.req = self.node[alive], self.req[alive]

@@ -356,12 +356,12 @@ def _pod_budgets(
     known = snap.budget_hits if snap.budget_hits is not None else {}
     names = list(map(known.get, arrays.keys))
     n = len(names)
-    covered = np.fromiter(map(bool, names), dtype=np.bool_, count=n)
+    look = np.fromiter(map(bool, names), dtype=np.bool_, count=n)  # covered by some budget
     if names.count(None):
-        covered |= np.fromiter(map(is_, names, repeat(None)), dtype=np.bool_, count=n)
+        look |= np.fromiter(map(is_, names, repeat(None)), dtype=np.bool_, count=n)
     pos = {b.key: j for j, b in enumerate(budgets)}
     mapped: dict[tuple[str, ...], tuple[int, ...]] = {}
-    for i in np.flatnonzero(eligible & covered).tolist():
+    for i in np.flatnonzero(eligible & look).tolist():
         got = names[i]
         if got is None:
             pod = snap.pods[arrays.keys[i]]

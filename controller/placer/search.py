@@ -124,7 +124,7 @@ def build_problem(
     gangs in order of priority, then name: the order the search decides them in."""
     lo, hi = where.range(snap.index)
     prob = Problem(where=where, lo=lo, hi=hi)
-    pos = {k: i for i, k in enumerate(arrays.keys)}
+    pos = arrays.position
     inside = np.flatnonzero(eligible & (arrays.node >= lo) & (arrays.node < hi))
     by_gang: dict[str, list[int]] = {}
     for i in inside:
