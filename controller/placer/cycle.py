@@ -160,6 +160,16 @@ class CyclePlan:
     outcomes: dict[str, Outcome] = field(default_factory=dict)
     """Every gang attempted, in queue order."""
 
+    def added_for(self, gang: str) -> tuple[Bind | None, Preemption | None, Expiry | None]:
+        """The bind, preemption and expiry `attempt(gang)` just added. A gang is attempted once
+        a cycle and each attempt appends at most one item to each list, so a runner applying
+        gang after gang finds them at the ends (a search would cost O(gangs) per gang)."""
+        return (
+            self.binds[-1] if self.binds and self.binds[-1].gang == gang else None,
+            self.preemptions[-1] if self.preemptions and self.preemptions[-1].gang == gang else None,
+            self.expiries[-1] if self.expiries and self.expiries[-1].gang == gang else None,
+        )
+
     @property
     def nominations(self) -> dict[str, str]:
         """pod -> node, for every pod nominated this cycle."""

@@ -264,8 +264,7 @@ class GangScheduler:
 
     def _apply(self, gang: Gang, outcome: Outcome, cycle: SchedulingCycle) -> None:
         """Turn one gang's result into API work: nothing here decides anything."""
-        bind = next((b for b in cycle.plan.binds if b.gang == gang.key), None)
-        preemption = next((p for p in cycle.plan.preemptions if p.gang == gang.key), None)
+        bind, preemption, fired = cycle.plan.added_for(gang.key)
         if bind is not None:
             log.debug(
                 "scheduler.bind_planned",
@@ -281,7 +280,7 @@ class GangScheduler:
             self._start(gang.key, self._bind_job(gang, bind))
         elif preemption is not None:
             self._start(gang.key, self._preempt_job(gang, preemption, outcome))
-        elif (fired := next((e for e in cycle.plan.expiries if e.gang == gang.key), None)) is not None:
+        elif fired is not None:
             self._reported[gang.key] = (outcome.code, outcome.message)
             self._start(gang.key, self._expire_job(gang, fired, outcome), wake=False)
         elif outcome.report and self._reported.get(gang.key) != (outcome.code, outcome.message):

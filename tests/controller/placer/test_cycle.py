@@ -228,3 +228,17 @@ def test_a_koordinator_gang_is_placed_the_same_once_translated_for_volcano() -> 
     after = run([*nodes, cnt(), *running, gang, translated, *pods])
 
     assert before.bound == after.bound == {"default/gang-0": "n2", "default/gang-1": "n2"}
+
+
+def test_added_for_names_only_what_the_gang_just_attempted_added() -> None:
+    objects = [*spine_block_nodes(LAYOUT), cnt(), koord_gang("a", 1), *members("a", 1)]
+    objects += [koord_gang("big", 1), *members("big", 1, cpu="64")]
+    cycle = SchedulingCycle(_state(objects).view(), served=SERVED, now=0.0, timing=GangTiming())
+    seen = {}
+    for gang in cycle.queue():
+        cycle.attempt(gang)
+        seen[gang.key] = cycle.plan.added_for(gang.key)
+    assert list(seen) == ["default/a", "default/big"]
+    bind, preemption, fired = seen["default/a"]
+    assert bind is not None and bind.gang == "default/a" and preemption is None and fired is None
+    assert seen["default/big"] == (None, None, None)
