@@ -57,7 +57,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# This folder goes last (a stable sort): its controller.py would otherwise shadow the
+# controller package, which the webhook workers import. The repository itself comes from
+# PYTHONPATH, so a --baseline tree serves its own code.
+sys.path.sort(key=lambda entry: entry == str(Path(__file__).resolve().parent))
 from _wrk import INSTALL_HINT, WrkFailed, WrkMissing, WrkResult, find_wrk
 from _wrk import run as run_wrk
 
