@@ -39,6 +39,7 @@ from typing import Any
 
 import pytest
 
+from controller.kube import Kube
 from topobridge.devcluster import BinariesMissingError, ControlPlaneError, LocalControlPlane
 
 _STARTUP_KEY = pytest.StashKey[dict[str, float]]()
@@ -108,6 +109,16 @@ async def kube(control_plane: LocalControlPlane) -> AsyncIterator[Any]:
     await config.load_kube_config(config_file=control_plane.kubeconfig, client_configuration=configuration)
     async with client.ApiClient(configuration) as api:
         yield api
+
+
+@pytest.fixture(scope="module")
+async def admin(control_plane: LocalControlPlane) -> AsyncIterator[Kube]:
+    """controller.kube.Kube as cluster admin, for arranging and inspecting test objects."""
+    kube = await Kube.connect(kubeconfig=control_plane.kubeconfig)
+    try:
+        yield kube
+    finally:
+        await kube.close()
 
 
 _NAME_CHARS = re.compile(r"[^a-z0-9-]+")

@@ -4,8 +4,6 @@ controller's generated RBAC installed so replicas run as its ServiceAccount."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
-from typing import Any
 
 import pytest
 
@@ -23,17 +21,7 @@ ROLE_BINDINGS = Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "Rol
 
 
 @pytest.fixture
-async def tkube(control_plane: Any) -> AsyncIterator[Kube]:
-    """controller.kube.Kube as cluster admin (for arranging and inspecting test objects)."""
-    kube = await Kube.connect(kubeconfig=control_plane.kubeconfig)
-    try:
-        yield kube
-    finally:
-        await kube.close()
-
-
-@pytest.fixture
-async def controller_user(tkube: Kube, namespace: str) -> str:
+async def controller_user(admin: Kube, namespace: str) -> str:
     """The user controller replicas act as: the ServiceAccount bound to the generated
     ClusterRole, and to the Lease Role in the two lease namespaces the tests use (kube-system,
     the default, and the test's own). Replicas impersonate it, so the API server refuses any
@@ -43,14 +31,14 @@ async def controller_user(tkube: Kube, namespace: str) -> str:
         (CLUSTER_ROLE_BINDINGS, rbac.cluster_role_binding()),
     ):
         with contextlib.suppress(AlreadyExistsError):
-            await tkube.create(res, body)
-        await tkube.apply(res, body)  # keep it current if an earlier test installed an older one
+            await admin.create(res, body)
+        await admin.apply(res, body)  # keep it current if an earlier test installed an older one
     for lease_namespace in ("kube-system", namespace):
         for res, body in (
             (ROLES, rbac.lease_role(namespace=lease_namespace)),
             (ROLE_BINDINGS, rbac.lease_role_binding(namespace=lease_namespace)),
         ):
             with contextlib.suppress(AlreadyExistsError):
-                await tkube.create(res, body, namespace=lease_namespace)
-            await tkube.apply(res, body)
+                await admin.create(res, body, namespace=lease_namespace)
+            await admin.apply(res, body)
     return f"system:serviceaccount:{rbac.NAMESPACE}:{rbac.SERVICE_ACCOUNT}"

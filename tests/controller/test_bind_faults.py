@@ -99,11 +99,11 @@ def pod_group(name: str, namespace: str, size: int) -> JsonDict:
 
 
 @pytest.fixture
-async def bf_nodes(tkube: Kube) -> Any:
+async def bf_nodes(admin: Kube) -> Any:
     for n in NODES:
-        await create_node(tkube, n, cpu="8", memory="64Gi")
+        await create_node(admin, n, cpu="8", memory="64Gi")
     yield
-    await delete_nodes(tkube, NODES)
+    await delete_nodes(admin, NODES)
 
 
 async def gang_state(kube: Kube, namespace: str) -> dict[str, tuple[int, int]]:
@@ -122,7 +122,7 @@ async def gang_state(kube: Kube, namespace: str) -> dict[str, tuple[int, int]]:
 
 
 async def test_injected_bind_failures_never_leave_a_partial_gang(
-    control_plane: Any, tkube: Kube, controller_user: str, namespace: str, bf_nodes: Any
+    control_plane: Any, admin: Kube, controller_user: str, namespace: str, bf_nodes: Any
 ) -> None:
     FaultyKube.poisoned.clear()
     FaultyKube.injected.clear()
@@ -134,7 +134,7 @@ async def test_injected_bind_failures_never_leave_a_partial_gang(
         scheduler_tuning={"bind_retry_deadline": 10.0, "period": 0.5},
     )
     sizes: dict[str, int] = {}
-    kubelet = Kubelet(tkube, namespace)
+    kubelet = Kubelet(admin, namespace)
     async with (
         controller_replica(
             control_plane.kubeconfig, options, user=controller_user, kube_class=FaultyKube
@@ -145,21 +145,21 @@ async def test_injected_bind_failures_never_leave_a_partial_gang(
             batch = {f"run-{i}": rng.randint(2, 6) for i in range(start, start + BATCH)}
             sizes.update(batch)
             for name, size in batch.items():
-                await tkube.create(VOLCANO_PODGROUPS, pod_group(name, namespace, size))
-                await tkube.create(REPLICASETS, replica_set(name, namespace, size))
+                await admin.create(VOLCANO_PODGROUPS, pod_group(name, namespace, size))
+                await admin.create(REPLICASETS, replica_set(name, namespace, size))
 
             async def batch_bound(batch: dict[str, int] = batch) -> bool:
-                state = await gang_state(tkube, namespace)
+                state = await gang_state(admin, namespace)
                 return all(state.get(n) == (s, s) for n, s in batch.items())
 
             await eventually(
                 batch_bound, timeout=180, interval=0.5, what=f"batch {start // BATCH} fully bound"
             )
             for name in batch:  # free the room for the next batch
-                await tkube.delete(REPLICASETS, name, namespace=namespace, propagation="Background")
+                await admin.delete(REPLICASETS, name, namespace=namespace, propagation="Background")
 
             async def batch_gone(batch: dict[str, int] = batch) -> bool:
-                state = await gang_state(tkube, namespace)
+                state = await gang_state(admin, namespace)
                 return not any(n in state for n in batch)
 
             await eventually(batch_gone, timeout=60, interval=0.5, what="the batch's pods deleted")
@@ -211,7 +211,7 @@ class StallingKube(Kube):
 
 
 async def test_a_gang_whose_binding_outlasts_the_deadline_is_rolled_back_not_left_partial(
-    control_plane: Any, tkube: Kube, controller_user: str, namespace: str, bf_nodes: Any
+    control_plane: Any, admin: Kube, controller_user: str, namespace: str, bf_nodes: Any
 ) -> None:
     StallingKube.victim, StallingKube.healed, StallingKube.attempts = None, False, 0
     options = ControllerOptions(
@@ -224,10 +224,10 @@ async def test_a_gang_whose_binding_outlasts_the_deadline_is_rolled_back_not_lef
         controller_replica(
             control_plane.kubeconfig, options, user=controller_user, kube_class=StallingKube
         ) as manager,
-        running(Kubelet(tkube, namespace).run(0.3), "kubelet"),
+        running(Kubelet(admin, namespace).run(0.3), "kubelet"),
     ):
-        await tkube.create(VOLCANO_PODGROUPS, pod_group("stall", namespace, 4))
-        await tkube.create(REPLICASETS, replica_set("stall", namespace, 4))
+        await admin.create(VOLCANO_PODGROUPS, pod_group("stall", namespace, 4))
+        await admin.create(REPLICASETS, replica_set("stall", namespace, 4))
 
         async def first_outcome() -> Any:
             scheduler = getattr(manager.scope, "scheduler", None)  # set once leading
@@ -243,17 +243,17 @@ async def test_a_gang_whose_binding_outlasts_the_deadline_is_rolled_back_not_lef
         for key in outcome.bound:
             name = key.split("/", 1)[1]
             with contextlib.suppress(NotFoundError):
-                pod = await tkube.get(PODS, name, namespace=namespace)
+                pod = await admin.get(PODS, name, namespace=namespace)
                 assert pod["metadata"].get("deletionTimestamp"), f"{key} still bound and not being deleted"
 
         async def reported() -> bool:
-            events = (await tkube.list(EVENTS, namespace=namespace)).items
+            events = (await admin.list(EVENTS, namespace=namespace)).items
             rolled = [
                 e
                 for e in events
                 if e.get("reason") == "GangRolledBack" and e["involvedObject"].get("name") == "stall"
             ]
-            pg = await tkube.get(VOLCANO_PODGROUPS, "stall", namespace=namespace)
+            pg = await admin.get(VOLCANO_PODGROUPS, "stall", namespace=namespace)
             conds = (pg.get("status") or {}).get("conditions") or []
             cond = next((c for c in conds if c.get("reason") == "GangRolledBack"), None)
             return bool(
@@ -271,13 +271,13 @@ async def test_a_gang_whose_binding_outlasts_the_deadline_is_rolled_back_not_lef
         StallingKube.healed = True
 
         async def whole() -> bool:
-            return (await gang_state(tkube, namespace)).get("stall") == (4, 4)
+            return (await gang_state(admin, namespace)).get("stall") == (4, 4)
 
         await eventually(whole, timeout=60, interval=0.3, what="the gang bound whole after healing")
         # Each binding names its author on the pod, written by the binding itself.
         authors = {
             (p["metadata"].get("annotations") or {}).get("topobridge.io/bound-by")
-            for p in (await tkube.list(PODS, namespace=namespace)).items
+            for p in (await admin.list(PODS, namespace=namespace)).items
             if p["spec"].get("nodeName")
         }
         assert authors == {manager.identity}, authors
@@ -299,18 +299,18 @@ class FlakyEvictionKube(Kube):
 
 
 async def test_an_eviction_refused_for_a_moment_is_retried_not_the_plan_abandoned(
-    control_plane: Any, tkube: Kube, controller_user: str, namespace: str
+    control_plane: Any, admin: Kube, controller_user: str, namespace: str
 ) -> None:
     FlakyEvictionKube.refused = set()
     preemptions_before = preemptions()
     nodes = ["ev-node-0", "ev-node-1"]
     for n in nodes:
-        await create_node(tkube, n, cpu="4")
+        await create_node(admin, n, cpu="4")
     classes = {"ev-low": 10, "ev-high": 1000}
     for name, value in classes.items():
         with contextlib.suppress(AlreadyExistsError):
             body = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}}
-            await tkube.create(PRIORITY_CLASSES, {**body, "value": value})
+            await admin.create(PRIORITY_CLASSES, {**body, "value": value})
     options = ControllerOptions(
         reconcile_lws=False,
         reconcile_hypernodes=False,
@@ -319,9 +319,9 @@ async def test_an_eviction_refused_for_a_moment_is_retried_not_the_plan_abandone
     )
 
     async def gang(name: str, size: int, cpu: str, priority_class: str) -> None:
-        await tkube.create(VOLCANO_PODGROUPS, pod_group(name, namespace, size))
+        await admin.create(VOLCANO_PODGROUPS, pod_group(name, namespace, size))
         for i in range(size):
-            await tkube.create(
+            await admin.create(
                 PODS,
                 {
                     "apiVersion": "v1",
@@ -345,17 +345,17 @@ async def test_an_eviction_refused_for_a_moment_is_retried_not_the_plan_abandone
             control_plane.kubeconfig, options, user=controller_user, kube_class=FlakyEvictionKube
         ) as manager:
             await gang("low", 4, "2", "ev-low")
-            await eventually(lambda: _bound(tkube, namespace, "low-", 4), timeout=30, what="low bound")
+            await eventually(lambda: _bound(admin, namespace, "low-", 4), timeout=30, what="low bound")
             await gang("high", 2, "4", "ev-high")  # needs every cpu: all of `low` goes
-            await eventually(lambda: _bound(tkube, namespace, "high-", 2), timeout=60, what="high bound")
+            await eventually(lambda: _bound(admin, namespace, "high-", 2), timeout=60, what="high bound")
             scheduler = manager.scope.scheduler if manager.scope is not None else None
             assert scheduler is not None
             evicted = list(scheduler.preemptor.evicted)
     finally:
-        await delete_nodes(tkube, nodes)
+        await delete_nodes(admin, nodes)
         for name in classes:
             with contextlib.suppress(NotFoundError):
-                await tkube.delete(PRIORITY_CLASSES, name)
+                await admin.delete(PRIORITY_CLASSES, name)
     # Every victim was refused once and still went in the one plan that chose it.
     assert FlakyEvictionKube.refused == {f"low-{i}" for i in range(4)}
     assert sorted(evicted) == sorted(f"{namespace}/low-{i}" for i in range(4)), evicted
@@ -378,12 +378,12 @@ async def _bound(kube: Kube, namespace: str, prefix: str, count: int) -> bool:
 
 
 async def test_members_being_preempted_do_not_count_toward_a_replacement_completing_the_gang(
-    control_plane: Any, tkube: Kube, controller_user: str, namespace: str
+    control_plane: Any, admin: Kube, controller_user: str, namespace: str
 ) -> None:
     """Found by a chaos run: a replacement was bound into a gang whose other members were
     being evicted at that moment, and the gang was left with one member of six."""
     nodes = ["pv-node-0"]
-    await create_node(tkube, nodes[0], cpu="8")
+    await create_node(admin, nodes[0], cpu="8")
     options = ControllerOptions(
         reconcile_lws=False,
         reconcile_hypernodes=False,
@@ -405,17 +405,17 @@ async def test_members_being_preempted_do_not_count_toward_a_replacement_complet
 
     try:
         async with controller_replica(control_plane.kubeconfig, options, user=controller_user) as manager:
-            await tkube.create(VOLCANO_PODGROUPS, pod_group("ring", namespace, 3))
-            await tkube.create(PODS, member("ring-0"), namespace=namespace)
-            await tkube.create(PODS, member("ring-1"), namespace=namespace)
-            await tkube.create(PODS, member("ring-2"), namespace=namespace)
-            await eventually(lambda: _bound(tkube, namespace, "ring-", 3), timeout=30, what="ring bound")
+            await admin.create(VOLCANO_PODGROUPS, pod_group("ring", namespace, 3))
+            await admin.create(PODS, member("ring-0"), namespace=namespace)
+            await admin.create(PODS, member("ring-1"), namespace=namespace)
+            await admin.create(PODS, member("ring-2"), namespace=namespace)
+            await eventually(lambda: _bound(admin, namespace, "ring-", 3), timeout=30, what="ring bound")
             # ring-0 is a preemption victim (marked, not yet deleted); ring-2 is replaced.
             condition = {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}
-            await tkube.patch_pod_status(namespace=namespace, pod="ring-0", patch={"conditions": [condition]})
-            await tkube.delete(PODS, "ring-2", namespace=namespace, grace_period_seconds=0)
-            await eventually(lambda: _gone(tkube, namespace, "ring-2"), what="ring-2 gone")
-            await tkube.create(PODS, member("ring-2"), namespace=namespace)
+            await admin.patch_pod_status(namespace=namespace, pod="ring-0", patch={"conditions": [condition]})
+            await admin.delete(PODS, "ring-2", namespace=namespace, grace_period_seconds=0)
+            await eventually(lambda: _gone(admin, namespace, "ring-2"), what="ring-2 gone")
+            await admin.create(PODS, member("ring-2"), namespace=namespace)
 
             async def outcome() -> Any:
                 scheduler = getattr(manager.scope, "scheduler", None)
@@ -424,7 +424,7 @@ async def test_members_being_preempted_do_not_count_toward_a_replacement_complet
 
             out = await eventually(outcome, timeout=30, what="the replacement's bind job")
     finally:
-        await delete_nodes(tkube, nodes)
+        await delete_nodes(admin, nodes)
     # Only ring-1 would stay: 2 of minMember 3, so the job rolls back instead of completing.
     assert out.result == "rolled-back", out
     assert f"{namespace}/ring-2" in out.rolled_back, out

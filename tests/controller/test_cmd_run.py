@@ -76,7 +76,7 @@ def test_bad_timings_fail_before_connecting(capsys: pytest.CaptureFixture[str]) 
 
 
 async def test_run_leads_serves_and_releases_on_sigterm(
-    control_plane: Any, tkube: Kube, namespace: str
+    control_plane: Any, admin: Kube, namespace: str
 ) -> None:
     metrics_port, webhook_port = free_port(), free_port()
     identity = f"cmd-run-{namespace}"
@@ -108,7 +108,7 @@ async def test_run_leads_serves_and_releases_on_sigterm(
     try:
 
         async def leading() -> bool:
-            lease = await tkube.get(LEASES, "topobridge-controller", namespace=namespace)
+            lease = await admin.get(LEASES, "topobridge-controller", namespace=namespace)
             return bool(lease["spec"].get("holderIdentity") == identity)
 
         await eventually(leading, timeout=30, what="the process to take the lease")
@@ -125,7 +125,7 @@ async def test_run_leads_serves_and_releases_on_sigterm(
         proc.send_signal(signal.SIGTERM)
         code = await asyncio.wait_for(proc.wait(), 40)
         assert code == 0, (await proc.stderr.read()).decode()[-3000:] if proc.stderr else ""
-        lease = await tkube.get(LEASES, "topobridge-controller", namespace=namespace)
+        lease = await admin.get(LEASES, "topobridge-controller", namespace=namespace)
         assert lease["spec"]["holderIdentity"] == "", "a clean exit releases the lease"
     finally:
         if proc.returncode is None:
@@ -146,7 +146,7 @@ def admit(url: str, review: dict[str, Any]) -> dict[str, Any]:
 
 
 async def test_webhook_sees_gang_group_members_declared_by_podgroup(
-    control_plane: Any, tkube: Kube, namespace: str
+    control_plane: Any, admin: Kube, namespace: str
 ) -> None:
     """A `scheduling.sigs.k8s.io` PodGroup in the cluster is a GangGroup member the running
     webhook knows: a second member declaring another network-topology-spec is denied."""
@@ -169,7 +169,7 @@ async def test_webhook_sees_gang_group_members_declared_by_podgroup(
             "spec": {"minMember": 2},
         }
 
-    await tkube.create(SIGS_PODGROUPS, member("infer-a", "SpineLayer"), namespace=namespace)
+    await admin.create(SIGS_PODGROUPS, member("infer-a", "SpineLayer"), namespace=namespace)
     webhook_port = free_port()
     proc = await asyncio.create_subprocess_exec(
         sys.executable,

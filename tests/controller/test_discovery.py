@@ -9,22 +9,22 @@ from controller.kube import Kube
 from controller.resources import PDB_VERSIONS, PDBS, PDBS_V1BETA1, PODS, Resource
 
 
-async def test_serves_reads_discovery(tkube: Kube) -> None:
-    assert await tkube.serves(PODS)
-    assert await tkube.serves(PDBS_V1BETA1)
+async def test_serves_reads_discovery(admin: Kube) -> None:
+    assert await admin.serves(PODS)
+    assert await admin.serves(PDBS_V1BETA1)
     # kube-apiserver 1.20 has no policy/v1 group version at all (404), nor an invented plural.
-    assert not await tkube.serves(PDBS)
-    assert not await tkube.serves(Resource("", "v1", "no-such-things", "NoSuchThing", namespaced=True))
+    assert not await admin.serves(PDBS)
+    assert not await admin.serves(Resource("", "v1", "no-such-things", "NoSuchThing", namespaced=True))
 
 
-async def test_first_served_picks_the_pdb_version_of_this_cluster(tkube: Kube) -> None:
+async def test_first_served_picks_the_pdb_version_of_this_cluster(admin: Kube) -> None:
     assert PDB_VERSIONS[0] is PDBS  # newest first: a modern cluster gets policy/v1
-    assert await tkube.first_served(PDB_VERSIONS) is PDBS_V1BETA1
+    assert await admin.first_served(PDB_VERSIONS) is PDBS_V1BETA1
 
 
-async def test_first_served_falls_back_to_the_last_candidate(tkube: Kube) -> None:
+async def test_first_served_falls_back_to_the_last_candidate(admin: Kube) -> None:
     ghosts = (
         Resource("example.com", "v2", "ghosts", "Ghost", namespaced=True),
         Resource("example.com", "v1", "ghosts", "Ghost", namespaced=True),
     )
-    assert await tkube.first_served(ghosts) is ghosts[-1]
+    assert await admin.first_served(ghosts) is ghosts[-1]

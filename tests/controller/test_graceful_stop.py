@@ -25,12 +25,12 @@ GANGS, SIZE = 30, 6
 
 
 async def test_sigterm_mid_binding_leaves_no_partial_gang(
-    control_plane: Any, tkube: Kube, controller_user: str, namespace: str, tmp_path: Path
+    control_plane: Any, admin: Kube, controller_user: str, namespace: str, tmp_path: Path
 ) -> None:
     for n in NODES:
-        await create_node(tkube, n, cpu="64")
+        await create_node(admin, n, cpu="64")
     for g in range(GANGS):
-        await create_gang(tkube, namespace, f"gang-{g}", SIZE)
+        await create_gang(admin, namespace, f"gang-{g}", SIZE)
     log = tmp_path / "run.log"
     with log.open("wb") as sink:
         # A low request rate stretches binding over several seconds, so the signal lands mid-way.
@@ -43,7 +43,7 @@ async def test_sigterm_mid_binding_leaves_no_partial_gang(
     try:
 
         async def some_bound() -> int:
-            pods = (await tkube.list(PODS, namespace=namespace)).items
+            pods = (await admin.list(PODS, namespace=namespace)).items
             n = sum(1 for p in pods if p["spec"].get("nodeName"))
             return n if n >= 2 * SIZE else 0
 
@@ -57,7 +57,7 @@ async def test_sigterm_mid_binding_leaves_no_partial_gang(
     try:
         assert code == 0, log.read_text()[-3000:]
         per_gang: Counter[str] = Counter()
-        for p in (await tkube.list(PODS, namespace=namespace)).items:
+        for p in (await admin.list(PODS, namespace=namespace)).items:
             if p["spec"].get("nodeName"):
                 per_gang[p["metadata"]["annotations"]["scheduling.k8s.io/group-name"]] += 1
         partial = {g: n for g, n in per_gang.items() if n != SIZE}
@@ -68,4 +68,4 @@ async def test_sigterm_mid_binding_leaves_no_partial_gang(
             f"{len(per_gang)} of {GANGS} gangs bound whole, none partial"
         )
     finally:
-        await delete_nodes(tkube, NODES)
+        await delete_nodes(admin, NODES)

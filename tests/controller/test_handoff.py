@@ -81,13 +81,13 @@ class FakeKoordScheduler:
 
 
 async def test_koord_scheduler_lease_hands_its_pods_over_and_back(
-    control_plane: Any, tkube: Kube, controller_user: str, namespace: str, make_namespace: Any
+    control_plane: Any, admin: Kube, controller_user: str, namespace: str, make_namespace: Any
 ) -> None:
     koord_ns = await make_namespace("koordinator")
     nodes = ["ho-node-0", "ho-node-1"]
     for n in nodes:
-        await create_node(tkube, n, cpu="8")
-    koord = FakeKoordScheduler(tkube, koord_ns)
+        await create_node(admin, n, cpu="8")
+    koord = FakeKoordScheduler(admin, koord_ns)
     await koord.create()
     koord.renewing.set()
     options = ControllerOptions(
@@ -110,60 +110,60 @@ async def test_koord_scheduler_lease_hands_its_pods_over_and_back(
                 lambda: _is(present(manager, "koord-scheduler"), True), what="koord-scheduler seen running"
             )
             # Its pods are left alone; pods of a name nobody else serves are still placed.
-            await create_gang(tkube, namespace, "koord-a", 3, scheduler_name="koord-scheduler")
-            await create_gang(tkube, namespace, "own", 2)
+            await create_gang(admin, namespace, "koord-a", 3, scheduler_name="koord-scheduler")
+            await create_gang(admin, namespace, "own", 2)
             await eventually(
-                lambda: _eq(bound(tkube, namespace, "own-"), 2), what="topobridge's own gang bound"
+                lambda: _eq(bound(admin, namespace, "own-"), 2), what="topobridge's own gang bound"
             )
             for _ in range(3):  # several hand-off checks and scheduler cycles after the gang came
                 await manager.scope.handoff.refresh()  # type: ignore[union-attr]
                 await asyncio.sleep(0.5)
             assert koord.renewals > 0
-            assert await bound(tkube, namespace, "koord-a-") == 0, "bound pods of a running koord-scheduler"
+            assert await bound(admin, namespace, "koord-a-") == 0, "bound pods of a running koord-scheduler"
 
             # The renewals stop: once the lease duration passes, topobridge takes the pods over.
             koord.renewing.clear()
             await eventually(
-                lambda: _eq(bound(tkube, namespace, "koord-a-"), 3),
+                lambda: _eq(bound(admin, namespace, "koord-a-"), 3),
                 timeout=30,
                 what="koord-scheduler pods taken over once its Lease is no longer renewed",
             )
             assert present(manager, "koord-scheduler") is False
-            placed = await nodes_of(tkube, namespace, "koord-a-")
+            placed = await nodes_of(admin, namespace, "koord-a-")
 
             # A gang that cannot fit waits with topobridge; then koord-scheduler comes back.
-            await create_gang(tkube, namespace, "koord-b", 2, scheduler_name="koord-scheduler", cpu="64")
+            await create_gang(admin, namespace, "koord-b", 2, scheduler_name="koord-scheduler", cpu="64")
             await eventually(
-                lambda: _not_scheduled(tkube, namespace, "koord-b-0"),
+                lambda: _not_scheduled(admin, namespace, "koord-b-0"),
                 what="the oversized gang reported unschedulable by topobridge",
             )
             koord.renewing.set()
             await eventually(
-                lambda: _has_event(tkube, namespace, "koord-b-0", HANDED_OFF_REASON),
+                lambda: _has_event(admin, namespace, "koord-b-0", HANDED_OFF_REASON),
                 timeout=30,
                 what="an Event on the pending pod when koord-scheduler returns",
             )
-            events = await _events(tkube, namespace, "koord-b-1")
+            events = await _events(admin, namespace, "koord-b-1")
             assert any(
                 e["reason"] == HANDED_OFF_REASON and "koord-scheduler is running" in e["message"]
                 for e in events
             ), events
             # Pods already running stay where topobridge put them.
-            assert await nodes_of(tkube, namespace, "koord-a-") == placed
-            assert await bound(tkube, namespace, "koord-b-") == 0
+            assert await nodes_of(admin, namespace, "koord-a-") == placed
+            assert await bound(admin, namespace, "koord-b-") == 0
     finally:
-        await delete_nodes(tkube, nodes)
+        await delete_nodes(admin, nodes)
 
 
 async def test_volcano_deployment_hands_volcano_pods_over_and_back(
-    control_plane: Any, tkube: Kube, controller_user: str, namespace: str, make_namespace: Any
+    control_plane: Any, admin: Kube, controller_user: str, namespace: str, make_namespace: Any
 ) -> None:
     """Volcano is present while its CRDs are served (they are, here) and its scheduler
     Deployment has a ready replica; only pods named `volcano` are handed over."""
     volcano_ns = await make_namespace("volcano")
     nodes = ["vd-node-0", "vd-node-1"]
     for n in nodes:
-        await create_node(tkube, n, cpu="8")
+        await create_node(admin, n, cpu="8")
     options = ControllerOptions(
         reconcile_lws=False,
         reconcile_hypernodes=False,
@@ -175,48 +175,48 @@ async def test_volcano_deployment_hands_volcano_pods_over_and_back(
         ),
         scheduler_tuning={"period": 0.5},
     )
-    kubelet = Kubelet(tkube, volcano_ns)
+    kubelet = Kubelet(admin, volcano_ns)
     try:
         async with (
             controller_replica(control_plane.kubeconfig, options, user=controller_user) as manager,
             running(kubelet.run(0.2), "kubelet"),
         ):
-            await create_gang(tkube, namespace, "early", 3, scheduler_name="volcano")
+            await create_gang(admin, namespace, "early", 3, scheduler_name="volcano")
             await eventually(
-                lambda: _eq(bound(tkube, namespace, "early-"), 3),
+                lambda: _eq(bound(admin, namespace, "early-"), 3),
                 what="a volcano gang bound while Volcano is absent",
             )
             # Volcano arrives: a Deployment whose pod becomes ready (pinned to a node, no scheduler needed).
-            await tkube.create(DEPLOYMENTS, volcano_deployment(volcano_ns, nodes[0]))
+            await admin.create(DEPLOYMENTS, volcano_deployment(volcano_ns, nodes[0]))
             await eventually(
                 lambda: _is(present(manager, "volcano"), True), timeout=60, what="Volcano to be detected"
             )
-            await create_gang(tkube, namespace, "late", 3, scheduler_name="volcano")
-            await create_gang(tkube, namespace, "mine", 2)
+            await create_gang(admin, namespace, "late", 3, scheduler_name="volcano")
+            await create_gang(admin, namespace, "mine", 2)
             await eventually(
-                lambda: _eq(bound(tkube, namespace, "mine-"), 2), what="topobridge's own gang bound"
+                lambda: _eq(bound(admin, namespace, "mine-"), 2), what="topobridge's own gang bound"
             )
             for _ in range(3):
                 await manager.scope.handoff.refresh()  # type: ignore[union-attr]
                 await asyncio.sleep(0.5)
-            assert await bound(tkube, namespace, "late-") == 0, (
+            assert await bound(admin, namespace, "late-") == 0, (
                 "the fallback bound volcano pods with Volcano present"
             )
-            assert await bound(tkube, namespace, "early-") == 3
+            assert await bound(admin, namespace, "early-") == 3
 
             # Volcano goes away again: the fallback scheduler takes the waiting gang.
-            await tkube.delete(
+            await admin.delete(
                 DEPLOYMENTS, "volcano-scheduler", namespace=volcano_ns, propagation="Background"
             )
             await eventually(
-                lambda: _eq(bound(tkube, namespace, "late-"), 3),
+                lambda: _eq(bound(admin, namespace, "late-"), 3),
                 timeout=60,
                 what="the fallback scheduler to resume once Volcano is gone",
             )
     finally:
-        await delete_nodes(tkube, nodes)
+        await delete_nodes(admin, nodes)
         with contextlib.suppress(NotFoundError, AlreadyExistsError):
-            await tkube.delete(DEPLOYMENTS, "volcano-scheduler", namespace=volcano_ns)
+            await admin.delete(DEPLOYMENTS, "volcano-scheduler", namespace=volcano_ns)
 
 
 def volcano_deployment(namespace: str, node: str) -> JsonDict:

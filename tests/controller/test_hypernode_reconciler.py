@@ -62,20 +62,20 @@ def child_members(hn: JsonDict) -> set[str]:
 
 
 @pytest.fixture
-async def topology_cluster(tkube: Kube) -> Any:
+async def topology_cluster(admin: Kube) -> Any:
     for name, (spine, block) in LAYOUT.items():
-        await create_node(tkube, name, labels={SPINE: spine, BLOCK: block})
+        await create_node(admin, name, labels={SPINE: spine, BLOCK: block})
     yield
     with contextlib.suppress(NotFoundError):
-        await tkube.delete(CLUSTER_NETWORK_TOPOLOGIES, "default")
-    await delete_nodes(tkube, list(LAYOUT))
-    for name in await hypernodes(tkube):
+        await admin.delete(CLUSTER_NETWORK_TOPOLOGIES, "default")
+    await delete_nodes(admin, list(LAYOUT))
+    for name in await hypernodes(admin):
         with contextlib.suppress(NotFoundError):
-            await tkube.delete(HYPERNODES, name)
+            await admin.delete(HYPERNODES, name)
 
 
 async def test_cnt_to_hypernodes_relabel_and_owned_deletion(
-    control_plane: Any, tkube: Kube, controller_user: str, topology_cluster: Any
+    control_plane: Any, admin: Kube, controller_user: str, topology_cluster: Any
 ) -> None:
     foreign = {
         "apiVersion": "topology.volcano.sh/v1alpha1",
@@ -83,13 +83,13 @@ async def test_cnt_to_hypernodes_relabel_and_owned_deletion(
         "metadata": {"name": "someone-elses"},
         "spec": {"tier": 1, "members": [{"type": "Node", "selector": {"exactMatch": {"name": "hn-node-1"}}}]},
     }
-    await tkube.create(HYPERNODES, foreign)
-    await tkube.create(CLUSTER_NETWORK_TOPOLOGIES, CNT)
+    await admin.create(HYPERNODES, foreign)
+    await admin.create(CLUSTER_NETWORK_TOPOLOGIES, CNT)
 
     async with controller_replica(control_plane.kubeconfig, options(), user=controller_user):
 
         async def tree() -> dict[str, JsonDict] | None:
-            hns = await hypernodes(tkube)
+            hns = await hypernodes(admin)
             return (
                 hns
                 if {
@@ -112,11 +112,11 @@ async def test_cnt_to_hypernodes_relabel_and_owned_deletion(
         assert hns["blocklayer-hb-0"]["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "topobridge"
 
         # Relabel: node-2 moves to block hb-1; node-4 to a brand-new block under spine hs-1.
-        await tkube.merge_patch(NODES, "hn-node-2", {"metadata": {"labels": {BLOCK: "hb-1"}}})
-        await tkube.merge_patch(NODES, "hn-node-4", {"metadata": {"labels": {BLOCK: "hb-9"}}})
+        await admin.merge_patch(NODES, "hn-node-2", {"metadata": {"labels": {BLOCK: "hb-1"}}})
+        await admin.merge_patch(NODES, "hn-node-4", {"metadata": {"labels": {BLOCK: "hb-9"}}})
 
         async def moved() -> dict[str, JsonDict] | None:
-            hns = await hypernodes(tkube)
+            hns = await hypernodes(admin)
             ok = (
                 "blocklayer-hb-2" not in hns
                 and "blocklayer-hb-9" in hns
@@ -131,16 +131,16 @@ async def test_cnt_to_hypernodes_relabel_and_owned_deletion(
         assert hns["someone-elses"]["spec"] == foreign["spec"], "an unowned HyperNode is never touched"
 
         # Deleting the ClusterNetworkTopology deletes only the owned HyperNodes.
-        await tkube.delete(CLUSTER_NETWORK_TOPOLOGIES, "default")
+        await admin.delete(CLUSTER_NETWORK_TOPOLOGIES, "default")
 
         async def only_foreign_left() -> bool:
-            return set(await hypernodes(tkube)) == {"someone-elses"}
+            return set(await hypernodes(admin)) == {"someone-elses"}
 
         await eventually(only_foreign_left, what="owned HyperNodes deleted, the foreign one kept")
 
 
 async def test_name_taken_by_unowned_hypernode_is_refused(
-    control_plane: Any, tkube: Kube, controller_user: str, topology_cluster: Any
+    control_plane: Any, admin: Kube, controller_user: str, topology_cluster: Any
 ) -> None:
     squatter = {
         "apiVersion": "topology.volcano.sh/v1alpha1",
@@ -148,36 +148,36 @@ async def test_name_taken_by_unowned_hypernode_is_refused(
         "metadata": {"name": "blocklayer-hb-0", "labels": {"team": "net"}},
         "spec": {"tier": 3, "members": [{"type": "Node", "selector": {"regexMatch": {"pattern": "^gpu-"}}}]},
     }
-    await tkube.create(HYPERNODES, squatter)
-    await tkube.create(CLUSTER_NETWORK_TOPOLOGIES, CNT)
+    await admin.create(HYPERNODES, squatter)
+    await admin.create(CLUSTER_NETWORK_TOPOLOGIES, CNT)
     async with controller_replica(control_plane.kubeconfig, options(), user=controller_user):
 
         async def others_created() -> bool:
-            return "blocklayer-hb-1" in await hypernodes(tkube)
+            return "blocklayer-hb-1" in await hypernodes(admin)
 
         await eventually(others_created, what="the other HyperNodes")
 
         async def refusal_reported() -> bool:
             from controller.resources import EVENTS
 
-            events = (await tkube.list(EVENTS, namespace="default")).items
+            events = (await admin.list(EVENTS, namespace="default")).items
             return any(
                 e["reason"] == "HyperNodeNotOwned" and "blocklayer-hb-0" in e["message"] for e in events
             )
 
         await eventually(refusal_reported, what="a HyperNodeNotOwned event on the CNT")
-        hn = await tkube.get(HYPERNODES, "blocklayer-hb-0")
+        hn = await admin.get(HYPERNODES, "blocklayer-hb-0")
         assert hn["spec"] == squatter["spec"] and hn["metadata"]["labels"] == {"team": "net"}
 
 
 async def test_detail_status_written_while_koordinator_absent(
-    control_plane: Any, tkube: Kube, controller_user: str, topology_cluster: Any
+    control_plane: Any, admin: Kube, controller_user: str, topology_cluster: Any
 ) -> None:
-    await tkube.create(CLUSTER_NETWORK_TOPOLOGIES, CNT)
+    await admin.create(CLUSTER_NETWORK_TOPOLOGIES, CNT)
     async with controller_replica(control_plane.kubeconfig, options(), user=controller_user):
 
         async def status_written() -> JsonDict | None:
-            cnt = await tkube.get(CLUSTER_NETWORK_TOPOLOGIES, "default")
+            cnt = await admin.get(CLUSTER_NETWORK_TOPOLOGIES, "default")
             return cnt if (cnt.get("status") or {}).get("detailStatus") else None
 
         cnt = await eventually(
@@ -193,19 +193,19 @@ async def test_detail_status_written_while_koordinator_absent(
 
 
 async def test_detail_status_left_to_a_running_koord_scheduler(
-    control_plane: Any, tkube: Kube, controller_user: str, topology_cluster: Any, make_namespace: Any
+    control_plane: Any, admin: Kube, controller_user: str, topology_cluster: Any, make_namespace: Any
 ) -> None:
     """The hand-off's koord-scheduler rule decides: while its Lease is renewed, the CNT's
     status is koord-scheduler's and topobridge writes none (HyperNodes are still made)."""
     koord_ns = await make_namespace("koordinator")
-    koord = FakeKoordScheduler(tkube, koord_ns)
+    koord = FakeKoordScheduler(admin, koord_ns)
     await koord.create()
     koord.renewing.set()
     opts = options()
     opts.handoff = HandOffConfig(
         rules=(PresenceRule("koord-scheduler", "lease", koord_ns, "koord-scheduler"),)
     )
-    cnt_uid = (await tkube.create(CLUSTER_NETWORK_TOPOLOGIES, CNT))["metadata"]["uid"]
+    cnt_uid = (await admin.create(CLUSTER_NETWORK_TOPOLOGIES, CNT))["metadata"]["uid"]
     async with (
         running(koord.run(), "koord-scheduler"),
         controller_replica(control_plane.kubeconfig, opts, user=controller_user),
@@ -213,7 +213,7 @@ async def test_detail_status_left_to_a_running_koord_scheduler(
 
         async def synced() -> bool:
             # By uid: an earlier test's ClusterNetworkTopology "default" left its own Event.
-            events = (await tkube.list(EVENTS, namespace="default")).items
+            events = (await admin.list(EVENTS, namespace="default")).items
             return any(
                 e["reason"] == "HyperNodesSynced" and e["involvedObject"].get("uid") == cnt_uid
                 for e in events
@@ -221,6 +221,6 @@ async def test_detail_status_left_to_a_running_koord_scheduler(
 
         # The status decision is made in the same reconcile, after the HyperNodes are written.
         await eventually(synced, what="HyperNodes made from the ClusterNetworkTopology")
-        cnt = await tkube.get(CLUSTER_NETWORK_TOPOLOGIES, "default")
+        cnt = await admin.get(CLUSTER_NETWORK_TOPOLOGIES, "default")
         assert koord.renewals > 0
         assert "detailStatus" not in (cnt.get("status") or {}), cnt.get("status")

@@ -63,15 +63,15 @@ def member(
 
 
 @pytest.fixture
-async def cnt(tkube: Kube) -> Any:
-    await tkube.create(CLUSTER_NETWORK_TOPOLOGIES, CNT)
+async def cnt(admin: Kube) -> Any:
+    await admin.create(CLUSTER_NETWORK_TOPOLOGIES, CNT)
     yield
     with contextlib.suppress(NotFoundError):
-        await tkube.delete(CLUSTER_NETWORK_TOPOLOGIES, "default")
+        await admin.delete(CLUSTER_NETWORK_TOPOLOGIES, "default")
 
 
 async def test_koordinator_gangs_become_volcano_podgroups(
-    control_plane: Any, tkube: Kube, controller_user: str, namespace: str, cnt: Any
+    control_plane: Any, admin: Kube, controller_user: str, namespace: str, cnt: Any
 ) -> None:
     spec = json.dumps(
         {
@@ -81,7 +81,7 @@ async def test_koordinator_gangs_become_volcano_podgroups(
             ]
         }
     )
-    await tkube.create(
+    await admin.create(
         SIGS_PODGROUPS,
         {
             "apiVersion": "scheduling.sigs.k8s.io/v1alpha1",
@@ -95,7 +95,7 @@ async def test_koordinator_gangs_become_volcano_podgroups(
         },
     )
     for i in range(4):
-        await tkube.create(
+        await admin.create(
             PODS,
             member(
                 f"training-pod-{i}",
@@ -105,7 +105,7 @@ async def test_koordinator_gangs_become_volcano_podgroups(
             ),
         )
     for i in range(2):  # an annotation-only gang, MustGather at the block
-        await tkube.create(
+        await admin.create(
             PODS,
             member(
                 f"ann-{i}",
@@ -120,7 +120,7 @@ async def test_koordinator_gangs_become_volcano_podgroups(
             ),
         )
     # A gang whose spec names a layer the ClusterNetworkTopology lacks: refused, reported, not blocking.
-    await tkube.create(
+    await admin.create(
         PODS,
         member(
             "bad-0",
@@ -148,7 +148,7 @@ async def test_koordinator_gangs_become_volcano_podgroups(
         async def translated() -> dict[str, JsonDict] | None:
             pgs = {
                 pg["metadata"]["name"]: pg
-                for pg in (await tkube.list(VOLCANO_PODGROUPS, namespace=namespace)).items
+                for pg in (await admin.list(VOLCANO_PODGROUPS, namespace=namespace)).items
             }
             return pgs if {"topology-demo-job", "ann-gang"} <= set(pgs) else None
 
@@ -161,7 +161,7 @@ async def test_koordinator_gangs_become_volcano_podgroups(
         assert "bad-gang" not in pgs
 
         async def joined() -> bool:
-            pods = {p["metadata"]["name"]: p for p in (await tkube.list(PODS, namespace=namespace)).items}
+            pods = {p["metadata"]["name"]: p for p in (await admin.list(PODS, namespace=namespace)).items}
             return all(
                 pods[f"training-pod-{i}"]["metadata"]["annotations"].get("scheduling.k8s.io/group-name")
                 == "topology-demo-job"
@@ -174,7 +174,7 @@ async def test_koordinator_gangs_become_volcano_podgroups(
         await eventually(joined, what="member pods to carry the group-name annotation")
 
         async def bad_reported() -> JsonDict | None:
-            events = (await tkube.list(EVENTS, namespace=namespace)).items
+            events = (await admin.list(EVENTS, namespace=namespace)).items
             return next(
                 (
                     e
@@ -188,14 +188,14 @@ async def test_koordinator_gangs_become_volcano_podgroups(
         assert "RackLayer" in event["message"] and event["type"] == "Warning"
 
         # The gang goes: its PodGroup goes with it.
-        await tkube.delete(SIGS_PODGROUPS, "topology-demo-job", namespace=namespace)
+        await admin.delete(SIGS_PODGROUPS, "topology-demo-job", namespace=namespace)
         for i in range(4):
-            await tkube.delete(PODS, f"training-pod-{i}", namespace=namespace, grace_period_seconds=0)
+            await admin.delete(PODS, f"training-pod-{i}", namespace=namespace, grace_period_seconds=0)
 
         async def cleaned() -> bool:
             names = {
                 pg["metadata"]["name"]
-                for pg in (await tkube.list(VOLCANO_PODGROUPS, namespace=namespace)).items
+                for pg in (await admin.list(VOLCANO_PODGROUPS, namespace=namespace)).items
             }
             return names == {"ann-gang"}
 
@@ -203,9 +203,9 @@ async def test_koordinator_gangs_become_volcano_podgroups(
 
 
 async def test_podgroup_owned_by_someone_else_is_left_alone(
-    control_plane: Any, tkube: Kube, controller_user: str, namespace: str, cnt: Any
+    control_plane: Any, admin: Kube, controller_user: str, namespace: str, cnt: Any
 ) -> None:
-    await tkube.create(
+    await admin.create(
         VOLCANO_PODGROUPS,
         {
             "apiVersion": "scheduling.volcano.sh/v1beta1",
@@ -214,7 +214,7 @@ async def test_podgroup_owned_by_someone_else_is_left_alone(
             "spec": {"minMember": 9, "queue": "mine"},
         },
     )
-    await tkube.create(
+    await admin.create(
         SIGS_PODGROUPS,
         {
             "apiVersion": "scheduling.sigs.k8s.io/v1alpha1",
@@ -233,12 +233,12 @@ async def test_podgroup_owned_by_someone_else_is_left_alone(
     async with controller_replica(control_plane.kubeconfig, options, user=controller_user):
 
         async def refused() -> bool:
-            events = (await tkube.list(EVENTS, namespace=namespace)).items
+            events = (await admin.list(EVENTS, namespace=namespace)).items
             return any(
                 e["reason"] == "TranslationFailed" and "not managed by topobridge" in e["message"]
                 for e in events
             )
 
         await eventually(refused, what="the refusal reported")
-    pg = await tkube.get(VOLCANO_PODGROUPS, "job", namespace=namespace)
+    pg = await admin.get(VOLCANO_PODGROUPS, "job", namespace=namespace)
     assert pg["spec"] == {"minMember": 9, "queue": "mine"}

@@ -21,7 +21,7 @@ BACKLOG = 40
 
 
 async def test_lease_renewals_go_through_while_the_shared_client_is_saturated(
-    control_plane: Any, tkube: Kube, controller_user: str, namespace: str
+    control_plane: Any, admin: Kube, controller_user: str, namespace: str
 ) -> None:
     kube = await Kube.connect(
         kubeconfig=control_plane.kubeconfig,
@@ -43,7 +43,7 @@ async def test_lease_renewals_go_through_while_the_shared_client_is_saturated(
     renew_times: set[str] = set()
 
     async def renewed_often() -> bool:
-        spec = (await tkube.get(LEASES, "budget", namespace=namespace))["spec"]
+        spec = (await admin.get(LEASES, "budget", namespace=namespace))["spec"]
         if spec.get("holderIdentity") == manager.identity:
             renew_times.add(spec["renewTime"])
         return len(renew_times) >= 5

@@ -85,18 +85,18 @@ async def podgroups(kube: Kube, namespace: str) -> dict[str, JsonDict]:
 
 
 async def test_lws_groups_get_podgroups_with_topology_and_follow_edits(
-    control_plane: Any, tkube: Kube, controller_user: str, namespace: str
+    control_plane: Any, admin: Kube, controller_user: str, namespace: str
 ) -> None:
-    lws = await tkube.create(
+    lws = await admin.create(
         LEADERWORKERSETS, lws_body("llm", namespace, topology={"mode": "hard", "highestTierAllowed": 1})
     )
     for g in range(2):
-        await tkube.create(PODS, leader_pod(lws, g))
+        await admin.create(PODS, leader_pod(lws, g))
 
     async with controller_replica(control_plane.kubeconfig, options(), user=controller_user):
 
         async def two_groups() -> dict[str, JsonDict] | None:
-            pgs = await podgroups(tkube, namespace)
+            pgs = await podgroups(admin, namespace)
             return pgs if set(pgs) == {f"llm-0-{REV}", f"llm-1-{REV}"} else None
 
         pgs = await eventually(two_groups, what="one PodGroup per group")
@@ -108,7 +108,7 @@ async def test_lws_groups_get_podgroups_with_topology_and_follow_edits(
             assert pg["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "topobridge"
 
         async def translated() -> JsonDict | None:
-            obj = await tkube.get(LEADERWORKERSETS, "llm", namespace=namespace)
+            obj = await admin.get(LEADERWORKERSETS, "llm", namespace=namespace)
             cond = find_condition(obj, CONDITION)
             return cond if cond and cond["reason"] == "Translated" else None
 
@@ -117,7 +117,7 @@ async def test_lws_groups_get_podgroups_with_topology_and_follow_edits(
         assert "2 PodGroups in step" in cond["message"]
 
         # Edit the topology: every group's PodGroup follows.
-        await tkube.merge_patch(
+        await admin.merge_patch(
             LEADERWORKERSETS,
             "llm",
             {"spec": {"networkTopology": {"mode": "soft", "highestTierAllowed": 2}}},
@@ -125,7 +125,7 @@ async def test_lws_groups_get_podgroups_with_topology_and_follow_edits(
         )
 
         async def followed() -> bool:
-            pgs = await podgroups(tkube, namespace)
+            pgs = await podgroups(admin, namespace)
             return len(pgs) == 2 and all(
                 pg["spec"].get("networkTopology") == {"mode": "soft", "highestTierAllowed": 2}
                 for pg in pgs.values()
@@ -133,33 +133,33 @@ async def test_lws_groups_get_podgroups_with_topology_and_follow_edits(
 
         await eventually(followed, what="PodGroups to follow the edited networkTopology")
 
-        events = (await tkube.list(EVENTS, namespace=namespace)).items
+        events = (await admin.list(EVENTS, namespace=namespace)).items
         reasons = {e["reason"] for e in events if e["involvedObject"].get("name") == "llm"}
         assert {"PodGroupCreated", "PodGroupUpdated", "Translated"} <= reasons
 
     # Deleting the LWS cleans everything up (controller running again to see the deletion).
     async with controller_replica(control_plane.kubeconfig, options(), user=controller_user):
-        await tkube.delete(LEADERWORKERSETS, "llm", namespace=namespace, propagation="Foreground")
+        await admin.delete(LEADERWORKERSETS, "llm", namespace=namespace, propagation="Foreground")
 
         async def all_gone() -> bool:
-            pgs = await podgroups(tkube, namespace)
-            pods = (await tkube.list(PODS, namespace=namespace)).items
+            pgs = await podgroups(admin, namespace)
+            pods = (await admin.list(PODS, namespace=namespace)).items
             return not pgs and not pods
 
         await eventually(all_gone, timeout=40, what="PodGroups and leader pods deleted with the LWS")
 
 
 async def test_existing_lws_podgroup_keeps_lws_fields(
-    control_plane: Any, tkube: Kube, controller_user: str, namespace: str
+    control_plane: Any, admin: Kube, controller_user: str, namespace: str
 ) -> None:
     """A PodGroup LWS made: only networkTopology/subGroupPolicy change, through server-side apply."""
-    lws = await tkube.create(
+    lws = await admin.create(
         LEADERWORKERSETS,
         lws_body("infer", namespace, replicas=1, topology={"mode": "hard", "highestTierAllowed": 2}),
     )
     name = f"infer-0-{REV}"
     # As LWS's provider would make it: its own minMember/queue, no topology, no topobridge label.
-    await tkube.create(
+    await admin.create(
         VOLCANO_PODGROUPS,
         {
             "apiVersion": "scheduling.volcano.sh/v1beta1",
@@ -168,11 +168,11 @@ async def test_existing_lws_podgroup_keeps_lws_fields(
             "spec": {"minMember": 3, "queue": "team-a"},
         },
     )
-    await tkube.create(PODS, leader_pod(lws, 0))
+    await admin.create(PODS, leader_pod(lws, 0))
     async with controller_replica(control_plane.kubeconfig, options(), user=controller_user):
 
         async def applied() -> JsonDict | None:
-            pg = await tkube.get(VOLCANO_PODGROUPS, name, namespace=namespace)
+            pg = await admin.get(VOLCANO_PODGROUPS, name, namespace=namespace)
             return pg if pg["spec"].get("networkTopology") else None
 
         pg = await eventually(applied, what="topology applied to the LWS-made PodGroup")
@@ -184,28 +184,28 @@ async def test_existing_lws_podgroup_keeps_lws_fields(
         assert "app.kubernetes.io/managed-by" not in (pg["metadata"].get("labels") or {})
 
         # Topology removed from the LWS: topobridge's applied fields are released.
-        await tkube.merge_patch(
+        await admin.merge_patch(
             LEADERWORKERSETS, "infer", {"spec": {"networkTopology": None}}, namespace=namespace
         )
 
         async def released() -> bool:
-            pg = await tkube.get(VOLCANO_PODGROUPS, name, namespace=namespace)
+            pg = await admin.get(VOLCANO_PODGROUPS, name, namespace=namespace)
             return "networkTopology" not in pg["spec"] and pg["spec"]["minMember"] == 3
 
         await eventually(released, what="topology removed from the PodGroup")
 
 
 async def test_invalid_lws_reported_not_retried(
-    control_plane: Any, tkube: Kube, controller_user: str, namespace: str
+    control_plane: Any, admin: Kube, controller_user: str, namespace: str
 ) -> None:
     body = lws_body("bad", namespace, replicas=1, topology={"mode": "hard", "highestTierAllowed": 1})
     body["metadata"]["annotations"] = {"scheduling.volcano.sh/queue-name": "Not_A_Queue"}
-    lws = await tkube.create(LEADERWORKERSETS, body)
-    await tkube.create(PODS, leader_pod(lws, 0))
+    lws = await admin.create(LEADERWORKERSETS, body)
+    await admin.create(PODS, leader_pod(lws, 0))
     async with controller_replica(control_plane.kubeconfig, options(), user=controller_user):
 
         async def failed() -> JsonDict | None:
-            obj = await tkube.get(LEADERWORKERSETS, "bad", namespace=namespace)
+            obj = await admin.get(LEADERWORKERSETS, "bad", namespace=namespace)
             cond = find_condition(obj, CONDITION)
             return cond if cond and cond["status"] == "False" else None
 
@@ -213,8 +213,8 @@ async def test_invalid_lws_reported_not_retried(
         assert cond["reason"] == "InvalidSpec"
         assert "scheduling.volcano.sh/queue-name" in cond["message"] and "Not_A_Queue" in cond["message"]
         with pytest.raises(NotFoundError):
-            await tkube.get(VOLCANO_PODGROUPS, f"bad-0-{REV}", namespace=namespace)
-        events = (await tkube.list(EVENTS, namespace=namespace)).items
+            await admin.get(VOLCANO_PODGROUPS, f"bad-0-{REV}", namespace=namespace)
+        events = (await admin.list(EVENTS, namespace=namespace)).items
         assert any(e["reason"] == "TranslationFailed" and e["type"] == "Warning" for e in events)
 
 
@@ -232,11 +232,11 @@ class ConflictOnceKube(Kube):
 
 
 async def test_api_conflict_is_retried_not_reported_as_invalid_spec(
-    control_plane: Any, tkube: Kube, controller_user: str, namespace: str
+    control_plane: Any, admin: Kube, controller_user: str, namespace: str
 ) -> None:
     """An API Conflict on the status write is an I/O failure: the queue retries it, and the
     LWS is never told its spec is invalid."""
-    await tkube.create(
+    await admin.create(
         LEADERWORKERSETS, lws_body("racy", namespace, topology={"mode": "hard", "highestTierAllowed": 1})
     )
     async with controller_replica(
@@ -244,11 +244,11 @@ async def test_api_conflict_is_retried_not_reported_as_invalid_spec(
     ):
 
         async def reported() -> JsonDict | None:
-            obj = await tkube.get(LEADERWORKERSETS, "racy", namespace=namespace)
+            obj = await admin.get(LEADERWORKERSETS, "racy", namespace=namespace)
             return find_condition(obj, CONDITION)
 
         cond = await eventually(reported, what="a TopologyTranslated condition")
         assert ConflictOnceKube.conflicts == 1
         assert (cond["status"], cond["reason"]) == ("True", "WaitingForLeaderPods"), cond
-        events = (await tkube.list(EVENTS, namespace=namespace)).items
+        events = (await admin.list(EVENTS, namespace=namespace)).items
         assert [e["message"] for e in events if e["reason"] == "TranslationFailed"] == []

@@ -161,10 +161,10 @@ def test_a_pod_with_malformed_labels_is_refused_naming_the_field() -> None:
 
 
 @pytest.mark.integration
-async def test_apiserver_calls_mutating_webhooks(tkube: Kube, make_namespace: Any) -> None:
+async def test_apiserver_calls_mutating_webhooks(admin: Kube, make_namespace: Any) -> None:
     marker = secrets.token_hex(4)
     namespace = await make_namespace("mutate", labels={"topobridge.test/mutate": marker})
-    informer = Informer(tkube, LEADERWORKERSETS, namespace=namespace, resync_period=None)
+    informer = Informer(admin, LEADERWORKERSETS, namespace=namespace, resync_period=None)
     informer.add_index("namespace", lambda o: [o["metadata"]["namespace"]])
 
     class View:
@@ -207,7 +207,7 @@ async def test_apiserver_calls_mutating_webhooks(tkube: Kube, make_namespace: An
                 "namespaceSelector": {"matchLabels": {"topobridge.test/mutate": marker}},
             }
 
-        await tkube.create(
+        await admin.create(
             MUTATING_CONFIGS,
             {
                 "apiVersion": "admissionregistration.k8s.io/v1",
@@ -220,13 +220,13 @@ async def test_apiserver_calls_mutating_webhooks(tkube: Kube, make_namespace: An
             },
         )
         try:
-            lws = await tkube.create(LEADERWORKERSETS, lws_body("llm", namespace, topology=TOPOLOGY))
+            lws = await admin.create(LEADERWORKERSETS, lws_body("llm", namespace, topology=TOPOLOGY))
             for _ in range(100):  # the view must have seen the LWS before the PodGroup arrives
                 if informer.get(f"{namespace}/llm") is not None:
                     break
                 await asyncio.sleep(0.05)
             # As LWS's Volcano provider makes it: no topology.
-            pg = await tkube.create(
+            pg = await admin.create(
                 VOLCANO_PODGROUPS,
                 {
                     "apiVersion": "scheduling.volcano.sh/v1beta1",
@@ -238,8 +238,8 @@ async def test_apiserver_calls_mutating_webhooks(tkube: Kube, make_namespace: An
             assert pg["spec"].get("networkTopology") == TOPOLOGY, (
                 "the topology was in before Volcano could see it"
             )
-            pod = await tkube.create(PODS, leader_pod(lws, 1))
+            pod = await admin.create(PODS, leader_pod(lws, 1))
             assert pod["metadata"]["annotations"]["scheduling.k8s.io/group-name"] == f"llm-1-{REV}"
         finally:
             with contextlib.suppress(NotFoundError):
-                await tkube.delete(MUTATING_CONFIGS, config_name)
+                await admin.delete(MUTATING_CONFIGS, config_name)

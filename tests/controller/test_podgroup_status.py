@@ -84,15 +84,15 @@ async def events(kube: Kube, namespace: str, reason: str) -> list[JsonDict]:
 
 
 async def test_a_preempted_gang_is_no_longer_running(
-    control_plane: Any, tkube: Kube, controller_user: str, namespace: str
+    control_plane: Any, admin: Kube, controller_user: str, namespace: str
 ) -> None:
     nodes = ["ps-node-0", "ps-node-1"]
     for n in nodes:
-        await create_node(tkube, n, cpu="4")
+        await create_node(admin, n, cpu="4")
     classes = {"ps-low": 10, "ps-high": 1000}
     for name, value in classes.items():
         with contextlib.suppress(Exception):
-            await tkube.create(
+            await admin.create(
                 PRIORITY_CLASSES,
                 {
                     "apiVersion": "scheduling.k8s.io/v1",
@@ -104,80 +104,80 @@ async def test_a_preempted_gang_is_no_longer_running(
     try:
         async with (
             controller_replica(control_plane.kubeconfig, OPTIONS, user=controller_user),
-            running(Kubelet(tkube, namespace).run(0.3)),
+            running(Kubelet(admin, namespace).run(0.3)),
         ):
-            await gang(tkube, namespace, "low", 4, cpu="2", priority_class="ps-low")
+            await gang(admin, namespace, "low", 4, cpu="2", priority_class="ps-low")
             await eventually(
-                lambda: has_phase(tkube, namespace, "low", "Running", "4 pods bound"), timeout=30
+                lambda: has_phase(admin, namespace, "low", "Running", "4 pods bound"), timeout=30
             )
             # A higher-priority gang needs every cpu: all four members of `low` are preempted.
-            await gang(tkube, namespace, "high", 2, cpu="4", priority_class="ps-high")
+            await gang(admin, namespace, "high", 2, cpu="4", priority_class="ps-high")
             await eventually(
-                lambda: has_phase(tkube, namespace, "high", "Running"), timeout=60, what="high bound"
+                lambda: has_phase(admin, namespace, "high", "Running"), timeout=60, what="high bound"
             )
             await eventually(
                 lambda: has_phase(
-                    tkube, namespace, "low", "Pending", f"gang {namespace}/low: 0 of minMember 4 pods bound"
+                    admin, namespace, "low", "Pending", f"gang {namespace}/low: 0 of minMember 4 pods bound"
                 ),
                 timeout=30,
                 what="low no longer Running",
             )
-            _, conditions = await status(tkube, namespace, "low")
+            _, conditions = await status(admin, namespace, "low")
             assert conditions["Unschedulable"]["reason"] == "BelowMinMember", conditions
             assert "Scheduled" not in conditions, conditions
-            assert await events(tkube, namespace, "GangBelowMinMember")
+            assert await events(admin, namespace, "GangBelowMinMember")
     finally:
-        await delete_nodes(tkube, nodes)
+        await delete_nodes(admin, nodes)
         for name in classes:
             with contextlib.suppress(NotFoundError):
-                await tkube.delete(PRIORITY_CLASSES, name)
+                await admin.delete(PRIORITY_CLASSES, name)
 
 
 async def test_raising_min_member_above_the_bound_count_leaves_running_and_lowering_it_returns(
-    control_plane: Any, tkube: Kube, controller_user: str, namespace: str
+    control_plane: Any, admin: Kube, controller_user: str, namespace: str
 ) -> None:
     nodes = ["mm-node-0"]
-    await create_node(tkube, nodes[0], cpu="8")
+    await create_node(admin, nodes[0], cpu="8")
     try:
         async with controller_replica(control_plane.kubeconfig, OPTIONS, user=controller_user):
-            await gang(tkube, namespace, "pair", 2, cpu="1")
-            await eventually(lambda: has_phase(tkube, namespace, "pair", "Running"), timeout=30)
-            await tkube.merge_patch(
+            await gang(admin, namespace, "pair", 2, cpu="1")
+            await eventually(lambda: has_phase(admin, namespace, "pair", "Running"), timeout=30)
+            await admin.merge_patch(
                 VOLCANO_PODGROUPS, "pair", {"spec": {"minMember": 3}}, namespace=namespace
             )
             await eventually(
                 lambda: has_phase(
-                    tkube, namespace, "pair", "Unknown", f"gang {namespace}/pair: 2 of minMember 3 pods bound"
+                    admin, namespace, "pair", "Unknown", f"gang {namespace}/pair: 2 of minMember 3 pods bound"
                 ),
                 timeout=30,
                 what="Unknown once minMember exceeds the bound count",
             )
-            warned = await events(tkube, namespace, "GangBelowMinMember")
+            warned = await events(admin, namespace, "GangBelowMinMember")
             assert warned and warned[0]["type"] == "Warning", warned
-            await tkube.merge_patch(
+            await admin.merge_patch(
                 VOLCANO_PODGROUPS, "pair", {"spec": {"minMember": 2}}, namespace=namespace
             )
             await eventually(
-                lambda: has_phase(tkube, namespace, "pair", "Running", "2 pods bound"),
+                lambda: has_phase(admin, namespace, "pair", "Running", "2 pods bound"),
                 timeout=30,
                 what="Running again",
             )
     finally:
-        await delete_nodes(tkube, nodes)
+        await delete_nodes(admin, nodes)
 
 
 async def test_a_gang_at_min_member_stays_running_while_an_extra_member_cannot_fit(
-    control_plane: Any, tkube: Kube, controller_user: str, namespace: str
+    control_plane: Any, admin: Kube, controller_user: str, namespace: str
 ) -> None:
     nodes = ["ex-node-0"]
-    await create_node(tkube, nodes[0], cpu="2")
+    await create_node(admin, nodes[0], cpu="2")
     try:
         async with controller_replica(control_plane.kubeconfig, OPTIONS, user=controller_user):
             # Three members, minMember 2, room for two: the third waits, the gang runs.
-            await gang(tkube, namespace, "extra", 3, cpu="1", min_member=2)
+            await gang(admin, namespace, "extra", 3, cpu="1", min_member=2)
 
             async def third_reported() -> bool:
-                pod = await tkube.get(PODS, "extra-2", namespace=namespace)
+                pod = await admin.get(PODS, "extra-2", namespace=namespace)
                 return any(
                     c["type"] == "PodScheduled" and c["status"] == "False"
                     for c in (pod.get("status") or {}).get("conditions") or []
@@ -185,67 +185,67 @@ async def test_a_gang_at_min_member_stays_running_while_an_extra_member_cannot_f
 
             await eventually(third_reported, timeout=40, what="the third member reported unschedulable")
             bound = [
-                p for p in (await tkube.list(PODS, namespace=namespace)).items if p["spec"].get("nodeName")
+                p for p in (await admin.list(PODS, namespace=namespace)).items if p["spec"].get("nodeName")
             ]
             assert len(bound) == 2
-            await eventually(lambda: has_phase(tkube, namespace, "extra", "Running"), timeout=20)
-            _, conditions = await status(tkube, namespace, "extra")
+            await eventually(lambda: has_phase(admin, namespace, "extra", "Running"), timeout=20)
+            _, conditions = await status(admin, namespace, "extra")
             assert "Unschedulable" not in conditions, conditions
     finally:
-        await delete_nodes(tkube, nodes)
+        await delete_nodes(admin, nodes)
 
 
 async def test_a_running_gang_that_loses_a_member_reports_it_and_its_replacement_returns_to_the_domain(
-    control_plane: Any, tkube: Kube, controller_user: str, namespace: str
+    control_plane: Any, admin: Kube, controller_user: str, namespace: str
 ) -> None:
     blocks = {"lm-block-a": ["lm-a-0", "lm-a-1"], "lm-block-b": ["lm-b-0", "lm-b-1"]}
     for members in blocks.values():
         for n in members:
-            await create_node(tkube, n, cpu="4")
+            await create_node(admin, n, cpu="4")
     for name, members in blocks.items():
-        await tkube.create(HYPERNODES, hypernode(name, members))
+        await admin.create(HYPERNODES, hypernode(name, members))
     try:
         async with controller_replica(control_plane.kubeconfig, OPTIONS, user=controller_user):
-            await tkube.create(
+            await admin.create(
                 VOLCANO_PODGROUPS,
                 pod_group("ring", 3, networkTopology={"mode": "hard", "highestTierAllowed": 1}),
                 namespace=namespace,
             )
             for i in range(3):
-                await tkube.create(PODS, member(f"ring-{i}", "ring", cpu="1"), namespace=namespace)
+                await admin.create(PODS, member(f"ring-{i}", "ring", cpu="1"), namespace=namespace)
             await eventually(
-                lambda: has_phase(tkube, namespace, "ring", "Running"), timeout=40, what="ring running"
+                lambda: has_phase(admin, namespace, "ring", "Running"), timeout=40, what="ring running"
             )
-            pods = (await tkube.list(PODS, namespace=namespace)).items
+            pods = (await admin.list(PODS, namespace=namespace)).items
             block = next(b for b, members in blocks.items() if pods[0]["spec"]["nodeName"] in members)
             assert all(p["spec"]["nodeName"] in blocks[block] for p in pods)
 
             # A member disappears from outside (its node drained, say): the gang says so.
-            await tkube.delete(PODS, "ring-0", namespace=namespace, grace_period_seconds=0)
+            await admin.delete(PODS, "ring-0", namespace=namespace, grace_period_seconds=0)
             message = f"gang {namespace}/ring: 2 of minMember 3 pods bound"
 
             async def reported() -> bool:
-                warned = await events(tkube, namespace, "GangBelowMinMember")
+                warned = await events(admin, namespace, "GangBelowMinMember")
                 return bool(warned) and message in warned[0]["message"] and warned[0]["type"] == "Warning"
 
             await eventually(reported, timeout=30, what="the GangBelowMinMember Event")
-            await eventually(lambda: has_phase(tkube, namespace, "ring", "Unknown", message), timeout=20)
-            _, conditions = await status(tkube, namespace, "ring")
+            await eventually(lambda: has_phase(admin, namespace, "ring", "Unknown", message), timeout=20)
+            _, conditions = await status(admin, namespace, "ring")
             assert conditions["Unschedulable"]["reason"] == "BelowMinMember", conditions
 
             # Its owner recreates it: the replacement joins the bound members' block.
-            await tkube.create(PODS, member("ring-0", "ring", cpu="1"), namespace=namespace)
+            await admin.create(PODS, member("ring-0", "ring", cpu="1"), namespace=namespace)
 
             async def replaced() -> str | None:
-                return (await tkube.get(PODS, "ring-0", namespace=namespace))["spec"].get("nodeName")
+                return (await admin.get(PODS, "ring-0", namespace=namespace))["spec"].get("nodeName")
 
             node = await eventually(replaced, timeout=40, what="the replacement bound")
             assert node in blocks[block], f"replacement on {node}, the gang runs in {block}"
             await eventually(
-                lambda: has_phase(tkube, namespace, "ring", "Running"), timeout=20, what="Running again"
+                lambda: has_phase(admin, namespace, "ring", "Running"), timeout=20, what="Running again"
             )
     finally:
         for name in blocks:
             with contextlib.suppress(NotFoundError):
-                await tkube.delete(HYPERNODES, name)
-        await delete_nodes(tkube, [n for members in blocks.values() for n in members])
+                await admin.delete(HYPERNODES, name)
+        await delete_nodes(admin, [n for members in blocks.values() for n in members])

@@ -116,10 +116,10 @@ async def holder(kube: Kube, namespace: str) -> str:
 
 
 async def test_one_leader_schedules_and_a_killed_leader_is_replaced(
-    control_plane: Any, tkube: Kube, controller_user: str, namespace: str, tmp_path: Path
+    control_plane: Any, admin: Kube, controller_user: str, namespace: str, tmp_path: Path
 ) -> None:
     for n in NODES:
-        await create_node(tkube, n, cpu="8")
+        await create_node(admin, n, cpu="8")
     lease = LeaderElectionConfig(lease_name=LEASE, lease_namespace=namespace)  # the flags' defaults
     endpoint = Endpoint(control_plane.server, control_plane.token, control_plane.ca_file)
     # Partial gangs are judged after the bind retry deadline (30 s) plus a takeover.
@@ -134,7 +134,7 @@ async def test_one_leader_schedules_and_a_killed_leader_is_replaced(
             control_plane, namespace, "replica-a", controller_user, logs["replica-a"]
         )
         await eventually(
-            lambda: _is(holder(tkube, namespace), "replica-a"), timeout=30, what="replica-a to lead"
+            lambda: _is(holder(admin, namespace), "replica-a"), timeout=30, what="replica-a to lead"
         )
         procs["replica-b"] = await start_replica(
             control_plane, namespace, "replica-b", controller_user, logs["replica-b"]
@@ -142,23 +142,23 @@ async def test_one_leader_schedules_and_a_killed_leader_is_replaced(
         await asyncio.sleep(3)  # b is up and contending
 
         for g in range(5):
-            await create_gang(tkube, namespace, f"first-{g}", 4)
-        await eventually(lambda: all_bound(tkube, namespace, 20), timeout=30, what="the first gangs bound")
+            await create_gang(admin, namespace, f"first-{g}", 4)
+        await eventually(lambda: all_bound(admin, namespace, 20), timeout=30, what="the first gangs bound")
 
         # Kill the leader without warning, right after handing it new work.
         for g in range(5):
-            await create_gang(tkube, namespace, f"second-{g}", 4)
+            await create_gang(admin, namespace, f"second-{g}", 4)
         procs["replica-a"].kill()
         killed_at = time.monotonic()
         await procs["replica-a"].wait()
         await eventually(
-            lambda: _is(holder(tkube, namespace), "replica-b"),
+            lambda: _is(holder(admin, namespace), "replica-b"),
             timeout=2 * takeover_bound(lease),
             interval=0.2,
             what="replica-b to take the lease",
         )
         takeover = time.monotonic() - killed_at
-        await eventually(lambda: all_bound(tkube, namespace, 40), timeout=60, what="every gang bound")
+        await eventually(lambda: all_bound(admin, namespace, 40), timeout=60, what="every gang bound")
         await asyncio.sleep(1)  # the watcher's stream catches up with the last bindings
     finally:
         for p in procs.values():
@@ -167,7 +167,7 @@ async def test_one_leader_schedules_and_a_killed_leader_is_replaced(
                 await p.wait()
         watching.cancel()
         await asyncio.gather(watching, return_exceptions=True)
-        await delete_nodes(tkube, NODES)
+        await delete_nodes(admin, NODES)
 
     bound = takeover_bound(lease)
     print(f"\nleader failover: takeover {takeover:.1f}s after SIGKILL (bound {bound:.1f}s)")
@@ -179,7 +179,7 @@ async def test_one_leader_schedules_and_a_killed_leader_is_replaced(
     # by the binding itself), and the author held the Lease at that resourceVersion.
     assert not watcher.violations, watcher.report()
     pods = {
-        f"{namespace}/{p['metadata']['name']}" for p in (await tkube.list(PODS, namespace=namespace)).items
+        f"{namespace}/{p['metadata']['name']}" for p in (await admin.list(PODS, namespace=namespace)).items
     }
     per_pod = Counter(b.pod for b in watcher.bindings)
     assert set(per_pod) == pods and set(per_pod.values()) == {1}, per_pod

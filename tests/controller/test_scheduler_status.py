@@ -19,11 +19,11 @@ NODES = ["st-node-0", "st-node-1", "st-node-2"]
 
 
 async def test_unschedulable_then_scheduled_status(
-    control_plane: Any, tkube: Kube, controller_user: str, namespace: str
+    control_plane: Any, admin: Kube, controller_user: str, namespace: str
 ) -> None:
     for n in NODES[:2]:
-        await create_node(tkube, n, cpu="8")
-    await tkube.create(
+        await create_node(admin, n, cpu="8")
+    await admin.create(
         VOLCANO_PODGROUPS,
         {
             "apiVersion": "scheduling.volcano.sh/v1beta1",
@@ -33,7 +33,7 @@ async def test_unschedulable_then_scheduled_status(
         },
     )
     for i in range(3):
-        await tkube.create(
+        await admin.create(
             PODS,
             {
                 "apiVersion": "v1",
@@ -59,14 +59,14 @@ async def test_unschedulable_then_scheduled_status(
         async with controller_replica(control_plane.kubeconfig, options, user=controller_user):
 
             async def reported() -> tuple[list[JsonDict], JsonDict] | None:
-                pods = (await tkube.list(PODS, namespace=namespace)).items
+                pods = (await admin.list(PODS, namespace=namespace)).items
                 conds = [
                     next(
                         (c for c in p["status"].get("conditions") or [] if c["type"] == "PodScheduled"), None
                     )
                     for p in pods
                 ]
-                pg = await tkube.get(VOLCANO_PODGROUPS, "big", namespace=namespace)
+                pg = await admin.get(VOLCANO_PODGROUPS, "big", namespace=namespace)
                 if all(c and c["status"] == "False" for c in conds) and (pg.get("status") or {}).get(
                     "conditions"
                 ):
@@ -87,14 +87,14 @@ async def test_unschedulable_then_scheduled_status(
             unsched = [c for c in pg["status"]["conditions"] if c["type"] == "Unschedulable"]
             assert unsched and unsched[0]["status"] == "False" and unsched[0]["message"] == message
             assert not any(
-                p["spec"].get("nodeName") for p in (await tkube.list(PODS, namespace=namespace)).items
+                p["spec"].get("nodeName") for p in (await admin.list(PODS, namespace=namespace)).items
             )
 
-            await create_node(tkube, NODES[2], cpu="8")  # room for the third pod: the gang goes whole
+            await create_node(admin, NODES[2], cpu="8")  # room for the third pod: the gang goes whole
 
             async def scheduled() -> JsonDict | None:
-                pods = (await tkube.list(PODS, namespace=namespace)).items
-                pg = await tkube.get(VOLCANO_PODGROUPS, "big", namespace=namespace)
+                pods = (await admin.list(PODS, namespace=namespace)).items
+                pg = await admin.get(VOLCANO_PODGROUPS, "big", namespace=namespace)
                 if (
                     all(p["spec"].get("nodeName") for p in pods)
                     and (pg.get("status") or {}).get("phase") == "Running"
@@ -105,7 +105,7 @@ async def test_unschedulable_then_scheduled_status(
             pg = await eventually(scheduled, what="the gang bound and the PodGroup Running")
             cond = next(c for c in pg["status"]["conditions"] if c["type"] == "Scheduled")
             assert cond["status"] == "True" and cond["message"].startswith("3 pods bound")
-            nodes = {p["spec"]["nodeName"] for p in (await tkube.list(PODS, namespace=namespace)).items}
+            nodes = {p["spec"]["nodeName"] for p in (await admin.list(PODS, namespace=namespace)).items}
             assert nodes == set(NODES), "one 6-CPU pod per 8-CPU node"
     finally:
-        await delete_nodes(tkube, NODES)
+        await delete_nodes(admin, NODES)

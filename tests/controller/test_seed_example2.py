@@ -95,16 +95,16 @@ def pod(
 
 
 @pytest.fixture
-async def seed_cluster(tkube: Kube) -> Any:
+async def seed_cluster(admin: Kube) -> Any:
     for spine, blocks in LAYOUT.items():
         for block, idx in blocks.items():
             for i in idx:
                 await create_node(
-                    tkube, f"node-{i}", cpu="8", memory="32Gi", labels={SPINE: spine, BLOCK: block}
+                    admin, f"node-{i}", cpu="8", memory="32Gi", labels={SPINE: spine, BLOCK: block}
                 )
     for name, value in (("high-priority", 1000000), ("low-priority", 1000)):
         with contextlib.suppress(AlreadyExistsError):
-            await tkube.create(
+            await admin.create(
                 PRIORITY_CLASSES,
                 {
                     "apiVersion": "scheduling.k8s.io/v1",
@@ -114,23 +114,23 @@ async def seed_cluster(tkube: Kube) -> Any:
                     "preemptionPolicy": "PreemptLowerPriority",
                 },
             )
-    await tkube.create(CLUSTER_NETWORK_TOPOLOGIES, CNT)
+    await admin.create(CLUSTER_NETWORK_TOPOLOGIES, CNT)
     yield
     with contextlib.suppress(NotFoundError):
-        await tkube.delete(CLUSTER_NETWORK_TOPOLOGIES, "default")
-    await delete_nodes(tkube, NODE_NAMES)
-    for hn in (await tkube.list(HYPERNODES)).items:
+        await admin.delete(CLUSTER_NETWORK_TOPOLOGIES, "default")
+    await delete_nodes(admin, NODE_NAMES)
+    for hn in (await admin.list(HYPERNODES)).items:
         with contextlib.suppress(NotFoundError):
-            await tkube.delete(HYPERNODES, hn["metadata"]["name"])
+            await admin.delete(HYPERNODES, hn["metadata"]["name"])
 
 
 async def test_seed_example_2_end_to_end(
-    control_plane: Any, tkube: Kube, controller_user: str, namespace: str, seed_cluster: Any
+    control_plane: Any, admin: Kube, controller_user: str, namespace: str, seed_cluster: Any
 ) -> None:
     history: dict[str, list[JsonDict]] = defaultdict(list)
     timeline: list[JsonDict] = []
     deleted: set[str] = set()
-    watcher = Informer(tkube, PODS, namespace=namespace, resync_period=None)
+    watcher = Informer(admin, PODS, namespace=namespace, resync_period=None)
 
     def seen(obj: JsonDict) -> None:
         history[obj["metadata"]["name"]].append(obj)
@@ -145,23 +145,23 @@ async def test_seed_example_2_end_to_end(
             deleted.add(obj["metadata"]["name"])
 
     watcher.add_handler(Deletions())
-    kubelet = Kubelet(tkube, namespace)
+    kubelet = Kubelet(admin, namespace)
     async with running(watcher.run(), "pod-history"), running(kubelet.run(), "kubelet"):
         lows: dict[str, str] = {}
         for i in (0, 1, 5):
-            created = await tkube.create(
+            created = await admin.create(
                 PODS, pod(f"low-priority-pod-{i}", namespace, priority_class="low-priority", node=f"node-{i}")
             )
             lows[created["metadata"]["name"]] = created["metadata"]["uid"]
 
         async def lows_running() -> bool:
-            pods = (await tkube.list(PODS, namespace=namespace)).items
+            pods = (await admin.list(PODS, namespace=namespace)).items
             return sum(1 for p in pods if p["status"].get("phase") == "Running") == 3
 
         await eventually(lows_running, what="the low-priority pods to run")
 
         spec = json.dumps({"gatherStrategy": [{"layer": "SpineLayer", "strategy": "MustGather"}]})
-        await tkube.create(
+        await admin.create(
             SIGS_PODGROUPS,
             {
                 "apiVersion": "scheduling.sigs.k8s.io/v1alpha1",
@@ -182,7 +182,7 @@ async def test_seed_example_2_end_to_end(
         )
         async with controller_replica(control_plane.kubeconfig, options, user=controller_user):
             for i in range(4):
-                await tkube.create(
+                await admin.create(
                     PODS,
                     pod(
                         f"hp-training-pod-{i}",
@@ -194,7 +194,7 @@ async def test_seed_example_2_end_to_end(
                 )
 
             async def gang_bound() -> dict[str, str] | None:
-                pods = {p["metadata"]["name"]: p for p in (await tkube.list(PODS, namespace=namespace)).items}
+                pods = {p["metadata"]["name"]: p for p in (await admin.list(PODS, namespace=namespace)).items}
                 hp = {n: p["spec"].get("nodeName") for n, p in pods.items() if n.startswith("hp-")}
                 return hp if len(hp) == 4 and all(hp.values()) else None
 
@@ -274,7 +274,7 @@ async def test_seed_example_2_end_to_end(
 
     # The others are untouched: same pods, never a DisruptionTarget.
     for name in ("low-priority-pod-0", "low-priority-pod-1"):
-        current = await tkube.get(PODS, name, namespace=namespace)
+        current = await admin.get(PODS, name, namespace=namespace)
         assert current["metadata"]["uid"] == lows[name]
         assert not any(
             c["type"] == "DisruptionTarget"

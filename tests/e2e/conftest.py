@@ -44,15 +44,6 @@ async def topobridge(control_plane: Any) -> AsyncIterator[local.TopobridgeState]
 
 
 @pytest.fixture(scope="module")
-async def admin(control_plane: Any) -> AsyncIterator[Kube]:
-    kube = await Kube.connect(kubeconfig=control_plane.kubeconfig)
-    try:
-        yield kube
-    finally:
-        await kube.close()
-
-
-@pytest.fixture(scope="module")
 async def kubelet(admin: Kube) -> AsyncIterator[Kubelet]:
     stand_in = Kubelet(admin)
     task = asyncio.create_task(stand_in.run(), name="e2e-kubelet")

@@ -18,17 +18,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "controller"))  # c
 from rawclient import Endpoint
 from watcher import InvariantWatcher, start
 
-from controller.kube import Kube
-
-
-@pytest.fixture
-async def admin(control_plane: Any) -> AsyncIterator[Kube]:
-    kube = await Kube.connect(kubeconfig=control_plane.kubeconfig)
-    try:
-        yield kube
-    finally:
-        await kube.close()
-
 
 @pytest.fixture
 async def watcher(control_plane: Any, namespace: str) -> AsyncIterator[InvariantWatcher]:
