@@ -7,7 +7,6 @@ scheduling and translation need is typed; everything else rides along as extra f
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import ClassVar, Literal
 
 from pydantic import Field
@@ -192,46 +191,49 @@ def effective_requests(spec: PodSpec) -> dict[str, int]:
     sum over regular containers (plus sidecars) and the largest single init container, plus
     the pod overhead.
     """
-
-    def container_req(c: Container, where: str, i: int) -> dict[str, int]:
-        res = c.resources
-        if res is None:
-            return {}
-        merged: dict[str, Quantity] = dict(res.limits or {})
-        merged.update(res.requests or {})
-        units: dict[str, int] = {}
-        for name, q in merged.items():
-            try:
-                units[name] = to_scheduler_units(name, q)
-            except InvalidSpecError as exc:  # the field's path is only spelled out when it is needed
-                raise InvalidSpecError(
-                    f"spec.{where}[{i}].resources.requests[{name}]", q, exc.detail
-                ) from None
-        return units
-
-    total: dict[str, int] = defaultdict(int)
+    # Plain dicts and module-level helpers: this runs for every pod admitted and every pod
+    # in every scheduling cycle, where defaultdicts and a closure per call cost more than
+    # the quantities themselves.
+    total: dict[str, int] = {}
     for i, c in enumerate(spec.containers):
-        for name, v in container_req(c, "containers", i).items():
-            total[name] += v
-    sidecars: dict[str, int] = defaultdict(int)
-    init_peak: dict[str, int] = defaultdict(int)
-    for i, c in enumerate(spec.init_containers or []):
-        req = container_req(c, "initContainers", i)
-        if c.restart_policy == "Always":
-            for name, v in req.items():
-                sidecars[name] += v
-            for name in req:
-                init_peak[name] = max(init_peak[name], sidecars[name])
-        else:
-            for name, v in req.items():
-                init_peak[name] = max(init_peak[name], v + sidecars[name])
-    for name, v in sidecars.items():
-        total[name] += v
-    for name, v in init_peak.items():
-        total[name] = max(total[name], v)
+        for name, v in _container_units(c, "containers", i).items():
+            total[name] = total.get(name, 0) + v
+    if spec.init_containers:
+        sidecars: dict[str, int] = {}
+        init_peak: dict[str, int] = {}
+        for i, c in enumerate(spec.init_containers):
+            req = _container_units(c, "initContainers", i)
+            if c.restart_policy == "Always":
+                for name, v in req.items():
+                    sidecars[name] = sidecars.get(name, 0) + v
+                for name in req:
+                    init_peak[name] = max(init_peak.get(name, 0), sidecars[name])
+            else:
+                for name, v in req.items():
+                    init_peak[name] = max(init_peak.get(name, 0), v + sidecars.get(name, 0))
+        for name, v in sidecars.items():
+            total[name] = total.get(name, 0) + v
+        for name, v in init_peak.items():
+            total[name] = max(total.get(name, 0), v)
     for name, q in (spec.overhead or {}).items():
-        total[name] += to_scheduler_units(name, q, field=f"spec.overhead[{name}]")
+        total[name] = total.get(name, 0) + to_scheduler_units(name, q, field=f"spec.overhead[{name}]")
     return {k: v for k, v in total.items() if v}
+
+
+def _container_units(c: Container, where: str, i: int) -> dict[str, int]:
+    """One container's requests in scheduler units, a limit standing in for a missing request."""
+    res = c.resources
+    if res is None:
+        return {}
+    merged: dict[str, Quantity] = dict(res.limits or {})
+    merged.update(res.requests or {})
+    units: dict[str, int] = {}
+    for name, q in merged.items():
+        try:
+            units[name] = to_scheduler_units(name, q)
+        except InvalidSpecError as exc:  # the field's path is only spelled out when it is needed
+            raise InvalidSpecError(f"spec.{where}[{i}].resources.requests[{name}]", q, exc.detail) from None
+    return units
 
 
 class NodeSpec(KubeModel):

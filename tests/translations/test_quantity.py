@@ -6,6 +6,7 @@ from decimal import Decimal
 
 import pytest
 
+from translations.core import PodSpec, effective_requests
 from translations.errors import InvalidSpecError
 from translations.quantity import format_quantity, parse_quantity, to_scheduler_units
 
@@ -76,3 +77,35 @@ def test_scheduler_units(resource: str, raw: str | int | float, units: int) -> N
 def test_format_is_canonical(value: Decimal, binary: bool, text: str) -> None:
     assert format_quantity(value, binary=binary) == text
     assert parse_quantity(text) == value
+
+
+def test_effective_requests_add_sidecars_to_every_later_init_container() -> None:
+    # kube-scheduler: regular containers plus sidecars, against each init container plus the
+    # sidecars started before it (a sidecar runs on); the overhead on top.
+    spec = PodSpec.model_validate(
+        {
+            "containers": [{"name": "app", "resources": {"requests": {"cpu": "300m"}}}],
+            "initContainers": [
+                {"name": "a", "restartPolicy": "Always", "resources": {"requests": {"cpu": "100m"}}},
+                {"name": "b", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}},
+                {"name": "c", "restartPolicy": "Always", "resources": {"requests": {"cpu": "200m"}}},
+                {"name": "d", "resources": {"requests": {"cpu": "500m", "memory": "2Gi"}}},
+            ],
+            "overhead": {"cpu": "50m"},
+        }
+    )
+    # cpu: max(300 + 100 + 200, 1000 + 100, 500 + 300) + 50; memory: the larger init container
+    assert effective_requests(spec) == {"cpu": 1150, "memory": 2 * 2**30}
+
+
+def test_effective_requests_name_the_container_of_a_bad_quantity() -> None:
+    spec = PodSpec.model_validate(
+        {
+            "containers": [{"name": "a"}],
+            "initContainers": [{"name": "b", "resources": {"limits": {"x": "1q"}}}],
+        }
+    )
+    with pytest.raises(InvalidSpecError) as exc:
+        effective_requests(spec)
+    assert exc.value.field_path == "spec.initContainers[0].resources.requests[x]"
+    assert exc.value.value == "1q"

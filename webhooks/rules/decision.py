@@ -33,6 +33,8 @@ class Decision:
 
     @classmethod
     def of(cls, errors: Iterable[FieldError] = (), warnings: Iterable[str] = ()) -> Decision:
+        if not errors and not warnings:  # empty lists or tuples: the common verdict, made once
+            return ALLOW
         found, said = tuple(errors), tuple(dict.fromkeys(warnings))
         return cls(found, said) if found or said else ALLOW
 
