@@ -184,7 +184,9 @@ def _terminating_on_nominated(gang: Gang, snap: Snapshot) -> bool:
 
 def _nominated_fit(gang: Gang, demand: GangDemand, snap: Snapshot, free: I64) -> Placement | None:
     """kube-scheduler tries a pod's nominated node first; a gang takes its nominated nodes when
-    every pending pod has one and they all still fit."""
+    every pending pod has one and they all still fit. Only what a pod asks for must fit, as in
+    NodeResourcesFit: the node may be short of something else (a GPU a higher-priority
+    nomination holds while its victim terminates)."""
     noms = {k: n for k, n in snap.nominations.items() if n.gang == gang.key}
     if not noms or any(p.key not in noms for p in demand.pods):
         return None
@@ -196,7 +198,7 @@ def _nominated_fit(gang: Gang, demand: GangDemand, snap: Snapshot, free: I64) ->
         if not cls.mask[node]:
             return None
         work[node] -= cls.req
-        if (work[node] < 0).any():
+        if (work[node][cls.req > 0] < 0).any():
             return None
         out.append((pos, node))
     return Placement(tuple(out), Where("node", out[0][1]), nominated=True)

@@ -242,3 +242,30 @@ def test_added_for_names_only_what_the_gang_just_attempted_added() -> None:
     bind, preemption, fired = seen["default/a"]
     assert bind is not None and bind.gang == "default/a" and preemption is None and fired is None
     assert seen["default/big"] == (None, None, None)
+
+
+def test_a_nominated_gang_takes_its_node_when_what_it_asks_for_is_free() -> None:
+    """As kube's NodeResourcesFit: only the resources a pod asks for must fit. Node `a` is short
+    of GPUs (a higher-priority pod nominated there waits for a terminating one), yet the
+    CPU-only gang nominated to `a` still takes it, not the tighter node `b`."""
+
+    def pending(name: str, priority: int, gpu: str | None, on: str) -> Obj:
+        obj = pod(name, cpu="1", memory="1Gi", gpu=gpu, priority=priority, scheduler="default-scheduler")
+        obj["status"] = {"nominatedNodeName": on}
+        return obj
+
+    going = pod("going", cpu="1", memory="1Gi", gpu="1", node_name="a", priority=700, scheduler="x")
+    going["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    objects = [
+        node("a", cpu="8", gpu="1"),
+        node("b", cpu="1", gpu="1"),
+        going,
+        pending("gpu-waiter", 1000, "1", "a"),
+        koord_gang("cpu", 1),
+        *[
+            {**m, "status": {"nominatedNodeName": "a"}}
+            for m in members("cpu", 1, cpu="1", memory="1Gi", priority=600)
+        ],
+    ]
+    plan = SchedulingCycle(_state(objects).view(), served=SERVED, now=0.0, timing=GangTiming()).run()
+    assert [b.pods for b in plan.binds] == [(("default/cpu-0", "a"),)], plan.outcomes
