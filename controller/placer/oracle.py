@@ -12,6 +12,9 @@ right: property tests compare the engine's answers with it.
   (pods on every node used) and `one_per_node` (spread); `fewest_nodes(case)` is the least
   number of nodes any valid assignment uses. Places: single nodes (tier 0); domains up to the hard tier (hard), or
   all domains and the cluster (soft, none).
+* `waits_for_victims(case)`, `fits_on(case, nominated_to(case))`: a gang nominated by an
+  earlier cycle waits while a lower-priority pod still terminates on its nodes, then takes
+  its nominated nodes when all its pods still fit there.
 * `cheapest_preemption(case)`: the minimum, in the order (PDB violations, highest victim
   priority, victim pods), over every valid victim set after which the gang fits; None if none.
 
@@ -68,6 +71,7 @@ class OracleNomination:
     req: Mapping[str, int]
     priority: int
     gang: str
+    pod: str = ""
 
 
 @dataclass(frozen=True)
@@ -145,6 +149,35 @@ def free_after(case: OracleCase, removed: frozenset[str]) -> dict[str, dict[str,
             for r, v in nom.req.items():
                 free[nom.node][r] = free[nom.node].get(r, 0) - v
     return free
+
+
+def nominated_to(case: OracleCase) -> dict[str, str]:
+    """The gang's own pending pods nominated by an earlier cycle: pod -> node."""
+    return {n.pod: n.node for n in case.nominations if n.gang == case.key}
+
+
+def waits_for_victims(case: OracleCase) -> bool:
+    """A lower-priority pod is still terminating on a node the gang is nominated to: it waits
+    for it (no new placement, no new preemption), as kube-scheduler does for a nominated pod."""
+    mine = set(nominated_to(case).values())
+    return any(p.terminating and p.priority < case.priority and p.node in mine for p in case.bound)
+
+
+def fits_on(case: OracleCase, assignment: Mapping[str, str]) -> bool:
+    """Does every pending pod pass its filters and find room on its node in `assignment` (what
+    kube-scheduler tries first for a nominated pod)?"""
+    pods = {p.key: p for p in case.gang}
+    if set(assignment) != set(pods):
+        return False
+    nodes = {n.name: n for n in case.nodes}
+    free = free_after(case, frozenset())
+    for key, node in assignment.items():
+        if not allowed(pods[key], nodes[node]):
+            return False
+        for r, v in pods[key].req.items():
+            free[node][r] = free[node].get(r, 0) - v
+    # Only what the pods ask for must fit, as in `assignable`.
+    return all(free[n][r] >= 0 for k, n in assignment.items() for r in pods[k].req)
 
 
 def _selects(selector: frozenset[tuple[str, str]], pod: OraclePod) -> bool:

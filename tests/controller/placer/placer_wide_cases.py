@@ -1,8 +1,8 @@
 """Random clusters for the cycle-against-oracle property test, wider than `placer_cases`: up to
 12 nodes under up to three domain tiers (block, spine, super-spine), several pending gangs in
-one cycle (some with members already bound), pods already terminating, pending pods of another
-scheduler nominated to a node, and PodDisruptionBudgets reported or computed from
-minAvailable / maxUnavailable, as numbers and percentages.
+one cycle (some with members already bound, some nominated by an earlier cycle), pods already
+terminating, pending pods of another scheduler nominated to a node, and PodDisruptionBudgets
+reported or computed from minAvailable / maxUnavailable, as numbers and percentages.
 
 One `WideCase` renders two ways: the Kubernetes objects the real cycle reads (through the
 scenario loader into a `ClusterState`), and the oracle's inputs (`OracleNode`s, domains, bound
@@ -63,7 +63,7 @@ class WidePod:
     app: str = ""
     terminating: bool = False
     nominated: str | None = None
-    """A pending pod of another scheduler, nominated to this node."""
+    """A pending pod nominated to this node (another scheduler's, or a gang's by an earlier cycle)."""
     zone: str | None = None
     tolerate: bool = False
 
@@ -245,11 +245,19 @@ class WideCase:
         return out
 
     def oracle_nominations(self) -> list[OracleNomination]:
-        return [
-            OracleNomination(p.nominated, p.req(), p.priority, f"default/{p.name}")
+        """Other schedulers' pending pods, and the pending gangs' pods an earlier cycle nominated."""
+        out = [
+            OracleNomination(p.nominated, p.req(), p.priority, f"default/{p.name}", f"default/{p.name}")
             for p in self.running
             if p.nominated
         ]
+        for g in self.gangs:
+            out += [
+                OracleNomination(p.nominated, p.req(), g.priority, g.key, f"default/{p.name}")
+                for p in g.pending
+                if p.nominated
+            ]
+        return out
 
     def oracle_budgets(self) -> list[OracleBudget]:
         return [
@@ -308,6 +316,7 @@ class WideCase:
             ">= 2 pending gangs": len(self.gangs) >= 2,
             "already-bound members": bound_members,
             "nominations": any(p.nominated for p in self.running),
+            "gangs nominated earlier": any(p.nominated for g in self.gangs for p in g.pods),
             "terminating pods": any(p.terminating for p in self.running),
             "percentage PDBs": any(
                 isinstance(v, str) for _, lim, r in self.pdbs if r is None for v in lim.values()

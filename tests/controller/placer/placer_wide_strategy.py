@@ -95,8 +95,9 @@ def wide_cases(draw: st.DrawFn, *, crowded: bool = False) -> WideCase:
         if take(holder, node):
             holder.nominated = node.name
             running.append(holder)
+    going = [n for n in nodes if any(p.terminating and p.node == n.name for p in running)]
     gangs = [
-        _gang(draw, i, nodes, take, depth, crowded, contend)
+        _gang(draw, i, nodes, take, depth, crowded, contend, going)
         for i in range(draw(st.sampled_from([2, 3] if contend else [1, 2, 3, 3] if crowded else [1, 2, 3])))
     ]
     if crowded and draw(st.integers(0, 3)) > 0:
@@ -128,6 +129,7 @@ def _gang(
     depth: int,
     crowded: bool,
     contend: bool,
+    going: list[WideNode],
 ) -> WideGang:
     priority = draw(st.sampled_from([1000, 5000, 5000] if crowded else [100, 1000, 5000]))
     size = draw(st.integers(1, 3))
@@ -154,6 +156,12 @@ def _gang(
         pods += [
             WidePod(f"gang-{i}-{r}", base.cpu, base.mem, base.gpu, priority) for r in range(size, size + 1)
         ]
+    elif draw(st.integers(0, 3)) == 0:
+        # Nominated by an earlier cycle, all on one node (inside any constraint), often where a
+        # victim is still terminating.
+        node = draw(st.sampled_from(going if going and draw(st.booleans()) else nodes))
+        for p in pods:
+            p.nominated = node.name
     if draw(st.integers(0, 4)) == 0:
         zone = draw(st.sampled_from(["a", "b"]))
         for p in pods:
