@@ -324,6 +324,19 @@ def _hypernode(name: str, tier: int, tier_name: str, members: list[tuple[str, st
 # --- strategies -----------------------------------------------------------------------------------
 
 
+def node_shape(draw: st.DrawFn) -> dict[str, Any]:
+    """A random node's size, zone and taint (cpu in cores, mem in Gi), drawn in one order so
+    every case builder that shares it replays the same examples."""
+    return {
+        "cpu": draw(st.sampled_from([2, 4, 4, 8])),
+        "mem": draw(st.sampled_from([4, 8, 16])),
+        "gpu": draw(st.sampled_from([0, 0, 2, 4])),
+        "pods": draw(st.sampled_from([110, 110, 110, 3])),
+        "zone": draw(st.sampled_from(["a", "b"])),
+        "tainted": draw(st.integers(0, 9)) == 0,
+    }
+
+
 @st.composite
 def cases(draw: st.DrawFn, *, shapes: tuple[str, ...] = ("uniform", "leader"), crowded: bool = False) -> Case:
     """A cluster of 1-8 nodes, some running pods, and one pending gang of 1-4 pods."""
@@ -340,12 +353,7 @@ def cases(draw: st.DrawFn, *, shapes: tuple[str, ...] = ("uniform", "leader"), c
                 name=f"node-{i}",
                 spine=f"spine-{spine}",
                 block=f"block-{spine}-{block}",
-                cpu=draw(st.sampled_from([2, 4, 4, 8])),
-                mem=draw(st.sampled_from([4, 8, 16])),
-                gpu=draw(st.sampled_from([0, 0, 2, 4])),
-                pods=draw(st.sampled_from([110, 110, 110, 3])),
-                zone=draw(st.sampled_from(["a", "b"])),
-                tainted=draw(st.integers(0, 9)) == 0,
+                **node_shape(draw),
                 unschedulable=draw(st.integers(0, 14)) == 0,
             )
         )

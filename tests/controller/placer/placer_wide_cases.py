@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from placer_cases import GI, PRIORITIES
 from placer_objects import Obj, cnt, hypernode, koord_gang, node, pdb, pod, priority_class, volcano_gang
 
 from controller.placer.oracle import (
@@ -25,8 +26,6 @@ from controller.placer.oracle import (
     OraclePod,
 )
 
-GI = 2**30
-PRIORITIES = (0, 100, 1000, 5000)
 LEVELS = ("block", "spine", "super")
 """Label (and HyperNode) levels, tier 1 up."""
 LAYERS = ("NodeTopologyLayer", "BlockLayer", "SpineLayer", "SuperSpineLayer")

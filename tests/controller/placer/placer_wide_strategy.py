@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hypothesis import strategies as st
+from placer_cases import node_shape
 from placer_wide_cases import APPS, LEVELS, PRIORITIES, WideCase, WideGang, WideNode, WidePod
 
 PDB_LIMITS: tuple[dict[str, Any], ...] = (
@@ -36,12 +37,7 @@ def wide_cases(draw: st.DrawFn, *, crowded: bool = False) -> WideCase:
                 draw(st.integers(0, widths[1] - 1)),
                 draw(st.integers(0, widths[2] - 1)),
             ),
-            cpu=draw(st.sampled_from([2, 4, 4, 8])),
-            mem=draw(st.sampled_from([4, 8, 16])),
-            gpu=draw(st.sampled_from([0, 0, 2, 4])),
-            pods=draw(st.sampled_from([110, 110, 110, 3])),
-            zone=draw(st.sampled_from(["a", "b"])),
-            tainted=draw(st.integers(0, 9)) == 0,
+            **node_shape(draw),
         )
         for i in range(draw(st.integers(1, 12)))
     ]
