@@ -9,6 +9,7 @@ import time
 from typing import Any
 
 import pytest
+from gpu_seed import SEED_ANNOTATIONS
 
 from controller.errors import ApiError, NotFoundError
 from controller.kube import JsonDict, Kube
@@ -21,13 +22,7 @@ from e2e.kubelet import Kubelet
 pytestmark = pytest.mark.integration
 
 G = "gpu.topology/"
-SEED = {
-    f"{G}policy": "nvlink",
-    f"{G}min-bandwidth": "100",
-    f"{G}multi-node-policy": "pack",
-    f"{G}max-nodes": "2",
-    f"{G}min-gpus-per-node": "4",
-}
+SEED = SEED_ANNOTATIONS
 NVLINK = "topobridge.io/gpu-nvlink"
 LAYERS = [
     {"layer": "SpineLayer", "labelKey": "network.topology.nvidia.com/spine"},

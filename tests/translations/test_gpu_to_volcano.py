@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from gpu_seed import SEED_ANNOTATIONS
 
 from translations import gpu
 from translations.errors import InvalidSpecError
@@ -28,13 +29,7 @@ def _job(annotations: dict[str, str], *, affinity: dict[str, Any] | None = None)
     }
 
 
-SEED = {
-    f"{G}policy": "nvlink",
-    f"{G}min-bandwidth": "100",
-    f"{G}multi-node-policy": "pack",
-    f"{G}max-nodes": "2",
-    f"{G}min-gpus-per-node": "4",
-}
+SEED = SEED_ANNOTATIONS
 
 
 def test_the_seed_job_becomes_a_pod_group_with_what_volcano_can_hold() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpu_seed import SEED_ANNOTATIONS
 from placer_objects import Obj, attempt, hypernode, node, pod, run
 
 from controller.placer.engine import Code
@@ -23,13 +24,7 @@ from controller.placer.scenario import load_scenario, prepare
 from translations import gpu
 
 G = gpu.PREFIX
-SEED = {
-    f"{G}policy": "nvlink",
-    f"{G}min-bandwidth": "100",
-    f"{G}multi-node-policy": "pack",
-    f"{G}max-nodes": "2",
-    f"{G}min-gpus-per-node": "4",
-}
+SEED = SEED_ANNOTATIONS
 
 
 def job(
