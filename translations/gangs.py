@@ -254,32 +254,24 @@ def membership(pod: Pod, jobs: Mapping[str, Job] | None = None) -> tuple[GangKey
     """The key of the gang `pod` names (before GangGroups merge gangs), and the dialect naming
     it; `jobs` (by uid) are the Jobs in view, for the GPU dialect's gangs.
 
-    A Koordinator member names its gang in Koordinator's words even once it also carries
-    Volcano's group-name annotation: that annotation is what translating the gang for Volcano
-    adds, and the gang must not change meaning (or placement) when the translation lands."""
+    The Koordinator and scheduler-plugins markers come before Volcano's group-name annotation:
+    that annotation is what translating such a gang for Volcano adds, and the gang must not
+    change meaning (or placement) when the translation lands."""
     ns = pod.namespace
     ann = pod.metadata.annotations or {}
     labels = pod.metadata.labels or {}
-    if volcano.GROUP_NAME_ANNOTATION in ann and not _koordinator_member(labels, ann):
-        return GangKey(f"{ns}/{ann[volcano.GROUP_NAME_ANNOTATION]}"), "volcano"
     if koord.SIGS_POD_GROUP_LABEL in labels:
         return GangKey(f"{ns}/{labels[koord.SIGS_POD_GROUP_LABEL]}"), "koordinator"
     if schedplugins.POD_GROUP_LABEL in labels:
         return GangKey(f"{ns}/{labels[schedplugins.POD_GROUP_LABEL]}"), "scheduler-plugins"
     if koord.GANG_NAME in ann:
         return GangKey(f"{ns}/{ann[koord.GANG_NAME]}"), "koordinator-annotations"
+    if volcano.GROUP_NAME_ANNOTATION in ann:
+        return GangKey(f"{ns}/{ann[volcano.GROUP_NAME_ANNOTATION]}"), "volcano"
     job_gang = _job_gang(pod, jobs or {})
     if job_gang is not None:
         return job_gang, "job"
     return GangKey(pod.key), "none"
-
-
-def _koordinator_member(labels: Mapping[str, str], annotations: Mapping[str, str]) -> bool:
-    return (
-        koord.SIGS_POD_GROUP_LABEL in labels
-        or schedplugins.POD_GROUP_LABEL in labels
-        or koord.GANG_NAME in annotations
-    )
 
 
 def _job_gang(pod: Pod, jobs: Mapping[str, Job]) -> GangKey | None:
