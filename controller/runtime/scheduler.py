@@ -270,7 +270,7 @@ class GangScheduler:
                 "scheduler.bind_planned",
                 gang=gang.key,
                 cycle=self.cycles,
-                pods=dict(bind.pods),
+                pods=bind.pods,
                 domain=bind.domain,
                 tier=bind.tier,
                 generation=self.cache.state.generation,
