@@ -160,7 +160,7 @@ class PendingGang:
 
 
 @dataclass
-class ClusterView:
+class TreeView:
     topology: str
     domains: list[DomainView] = field(default_factory=list)
     nodes: list[NodeView] = field(default_factory=list)
@@ -203,7 +203,7 @@ class ClusterView:
 
 def cluster_view(
     objects: Sequence[Mapping[str, Any]], *, namespace: str | None = None, gang: str | None = None
-) -> ClusterView:
+) -> TreeView:
     """The tree of `objects` (as `kubectl get -o yaml` lists them), filtered to a namespace or
     a gang. Objects that cannot be read are left out with a warning, as in a dry run."""
     import numpy as np
@@ -225,7 +225,7 @@ def cluster_view(
 
     gangs = [g for g in prep.gangs(sc) if wanted_gang(g.key)]
     conditions = _podgroup_messages(objects)
-    view = ClusterView(topology=topology_line(index), warnings=list(prep.warnings))
+    view = TreeView(topology=topology_line(index), warnings=list(prep.warnings))
     in_domain: dict[str, list[str]] = {}
     focus_nodes: set[int] = set()
     gang_pods: set[str] = set()
@@ -311,7 +311,7 @@ def cluster_view(
     return view
 
 
-def render(view: ClusterView) -> str:
+def render(view: TreeView) -> str:
     lines = [view.topology, "", *view.lines, ""]
     lines.append(f"legend: {RUNNING} running or bound   {EVICTING} being evicted   {NOMINATED} nominated")
     if view.placed:
