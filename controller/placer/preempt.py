@@ -20,6 +20,8 @@ Rules (the seed's job-level preemption, with a topology):
 How, in two regimes:
 * A vectorised pre-check drops every place where the gang would not fit even with every
   eligible pod gone.
+* Eligible pods count only on nodes some member may use (room elsewhere frees nothing for the
+  gang; a whole victim gang still takes its members there along).
 * Places with at most `EXACT_UNITS` eligible pods (any shape): the exact search of
   `search.py` (greedy incumbent, then branch and bound), places visited in order of a lower
   bound and skipped once they cannot beat the best plan. The oracle tests check on thousands of
@@ -182,32 +184,36 @@ def plan_preemption(
     index = snap.index
     arrays = snap.arrays()
     eligible = (arrays.priority < demand.priority) & ~arrays.terminating
-    if not eligible.any():
+    # Room freed on a node no member may use helps no one: such pods are never worth evicting
+    # alone, and counting them would let unrelated pods elsewhere decide how a place is searched.
+    if not demand.classes:
+        return None
+    usable = np.logical_or.reduce([c.mask for c in demand.classes])
+    reach = eligible & usable[arrays.node]
+    if not reach.any():
         return None
     # With every eligible pod gone, which candidate places could hold the gang at all?
     optimistic = free.copy()
-    np.add.at(optimistic, arrays.node[eligible], arrays.req[eligible])
+    np.add.at(optimistic, arrays.node[reach], arrays.req[reach])
     places = _candidate_places(demand, index, optimistic)
     if not places:
         return None
     pod_budgets = _pod_budgets(snap, arrays, eligible, budgets)
     allowed = [b.allowed for b in budgets]
     chosen: tuple[Where, list[int], bool, int] | None = None
-    if (
-        demand.kind == "uniform"
-        and demand.exact
-        and _most_units(places, arrays, eligible, index) > EXACT_UNITS
-    ):
+    if demand.kind == "uniform" and demand.exact and _most_units(places, arrays, reach, index) > EXACT_UNITS:
         budgeted = np.zeros(len(arrays.keys), dtype=np.bool_)
         budgeted[list(pod_budgets)] = True
-        lone = eligible & (arrays.gang_size == 1) & ~budgeted
+        lone = reach & (arrays.gang_size == 1) & ~budgeted
         fast = fast_plan(demand, index, arrays, free, lone, places)
         if fast is not None:
             chosen = (fast.where, list(fast.victims), False, len(places))
         else:
             budget_nodes = 0  # too big to search: the exact machinery's greedy alone
     if chosen is None:
-        chosen = _search_places(demand, snap, free, places, eligible, pod_budgets, allowed, budget_nodes)
+        chosen = _search_places(
+            demand, snap, free, places, eligible, reach, pod_budgets, allowed, budget_nodes
+        )
     if chosen is None:
         return None
     where, victim_idx, optimal, searched = chosen
@@ -264,14 +270,14 @@ def victim_cost(
 
 
 def _most_units(
-    places: Sequence[tuple[Where, int]], arrays: PodArrays, eligible: Bool, index: ClusterIndex
+    places: Sequence[tuple[Where, int]], arrays: PodArrays, reach: Bool, index: ClusterIndex
 ) -> int:
-    """The most eligible pods any one candidate place holds."""
+    """The most pods of `reach` any one candidate place holds."""
     place_of = np.full(index.n_nodes, -1, dtype=np.int64)
     for i, (where, _) in enumerate(places):
         lo, hi = where.range(index)
         place_of[lo:hi] = i
-    at = place_of[arrays.node[eligible]]
+    at = place_of[arrays.node[reach]]
     at = at[at >= 0]
     return int(np.bincount(at, minlength=len(places)).max()) if len(at) else 0
 
@@ -282,6 +288,7 @@ def _search_places(
     free: I64,
     places: Sequence[tuple[Where, int]],
     eligible: Bool,
+    reach: Bool,
     pod_budgets: Mapping[int, tuple[int, ...]],
     allowed: Sequence[int],
     budget_nodes: int,
@@ -292,7 +299,7 @@ def _search_places(
     best: tuple[PlanKey, Problem, list[int], bool] | None = None
     searched = 0
     for where, opt_leftover in places:
-        prob = build_problem(where, snap, arrays, eligible, pod_budgets)
+        prob = build_problem(where, snap, arrays, eligible, pod_budgets, reach)
         if not prob.units:
             continue
         lowest = min(u.priority for u in prob.units)

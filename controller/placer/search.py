@@ -119,13 +119,16 @@ def build_problem(
     arrays: PodArrays,
     eligible: Bool,
     pod_budgets: Mapping[int, tuple[int, ...]],
+    reach: Bool,
 ) -> Problem:
     """The units touching `where`, grouped per gang (its whole unit first, then lone members),
-    gangs in order of priority, then name: the order the search decides them in."""
+    gangs in order of priority, then name: the order the search decides them in. A unit must
+    hold a pod of `reach` (eligible, on a node the gang may use) inside `where`; a whole gang
+    takes its eligible members wherever they run."""
     lo, hi = where.range(snap.index)
     prob = Problem(where=where, lo=lo, hi=hi)
     pos = arrays.position
-    inside = np.flatnonzero(eligible & (arrays.node >= lo) & (arrays.node < hi))
+    inside = np.flatnonzero(reach & (arrays.node >= lo) & (arrays.node < hi))
     by_gang: dict[str, list[int]] = {}
     for i in inside:
         by_gang.setdefault(snap.pods[arrays.keys[int(i)]].gang, []).append(int(i))

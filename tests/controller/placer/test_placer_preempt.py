@@ -203,3 +203,28 @@ def test_a_terminating_covered_pod_is_a_disruption_already_under_way(
     sc = load_scenario([*objs, pdb("b", {"app": "web"}, **limit)])
     assert [b.allowed for b in budgets_from(sc.pdbs, prepare(sc).snapshot)] == [allowed]
     assert [b.allowed for b in cluster_state(sc).view().budgets] == [allowed]
+
+
+def test_pods_on_nodes_the_gang_cannot_use_do_not_change_its_plan() -> None:
+    """Two plans tie (two low pods, 3 CPU, freed either way); the exact search picks one. Forty
+    lone pods on nodes the gang's selector rules out are no victims at all, so they must not
+    tip the plan over to the heuristic for big places (it picked the other plan)."""
+    mine = {"pool": "mine"}
+    objs: list[dict[str, Any]] = [*CLASSES, node("a", labels=mine), node("b", cpu="4", labels=mine)]
+    objs += [node("c", labels=mine)]
+    layout = {"a": ["1", "2", "1", "500m"], "b": ["2", "1", "1"], "c": ["2", "2", "2", "500m"]}
+    # Named in turn across the nodes, as pods are spread: p0 on a, p1 on b, p2 on c, p3 on a...
+    for k in range(4):
+        for j, (host, cpus) in enumerate(layout.items()):
+            if k < len(cpus):
+                objs.append(running(f"p{3 * k + j}", host, cpu=cpus[k], memory="1Gi"))
+    objs += [koord_gang("gang", 3)]
+    objs += members(
+        "gang", 3, cpu="2", memory="1Gi", priority_class="mid", scheduler="topobridge", node_selector=mine
+    )
+    alone = run(objs)
+    assert alone.evicted and set(alone.bound) == {"default/gang-0", "default/gang-1", "default/gang-2"}
+    others = [node(f"o{i}") for i in range(10)]
+    others += [running(f"o{i}-{k}", f"o{i}", cpu="1", memory="1Gi") for i in range(10) for k in range(4)]
+    crowded = run(objs + others)
+    assert (crowded.evicted, crowded.bound) == (alone.evicted, alone.bound)
