@@ -18,6 +18,13 @@ paced run, the time the server spent ready to run but waiting for a CPU held by 
 process (the kernel's run-queue delay) is printed beside its latency: on a shared machine
 that wait, not the server, sets the tail.
 
+`--stages` adds topobridge cut short after each stage of an answer, measured at 64 clients in
+the same rounds: `stage-http` (TLS, HTTP and the path table; the body read, a fixed answer),
+`stage-review` (+ the review parsed and an allowed answer built from it), `stage-rule` (+ the
+rule; everything but the metrics). Differences of CPU per answer between neighbours say what
+each stage costs inside the serving process, where caches are shared with TLS and HTTP (a
+profiler's or a loop's figures for the same code are warm, and two to three times lower).
+
 `--baseline REF` serves topobridge as of a git ref as a third target, "before", in the same
 rounds: before/after from one run. `--workers 1,2` then compares topobridge served by 1 and 2
 processes on one port (`topobridge.workers`, as `topobridge run --webhook-workers` does),
@@ -33,7 +40,7 @@ leaner HTTP layer saves).
 Needs wrk (`apt-get install -y wrk`); without it the benchmark says so and exits 2.
 
     .venv/bin/python benchmarks/webhook.py [--seconds 3] [--rounds 5] [--payload lws|lws-invalid|pod]
-        [--rate 2000] [--pin auto|off] [--profile FILE] [--baseline REF] [--workers 1,2]
+        [--rate 2000] [--pin auto|off] [--profile FILE] [--baseline REF] [--workers 1,2] [--stages]
 """
 
 from __future__ import annotations
@@ -67,6 +74,12 @@ from _wrk import run as run_wrk
 ROOT = Path(__file__).resolve().parent.parent
 CONCURRENCY = (1, 16, 64)
 TARGETS = ("floor", "topobridge")
+STAGES = {
+    "stage-http": "TLS, HTTP, path table; body read, fixed answer",
+    "stage-review": "+ review parsed, allowed answer built from it",
+    "stage-rule": "+ the rule (all but the metrics)",
+}
+"""topobridge cut short after each stage (`--stages`), in the order an answer goes through them."""
 UID = "3c6b4f1e-0000-4000-8000-000000000001"
 FLOOR_BODY = json.dumps(
     {
@@ -199,7 +212,7 @@ def serve(
     async def main() -> None:
         stop = asyncio.Event()
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
-        if target == "topobridge":
+        if target == "topobridge" or target in STAGES:
             from topobridge import logs
             from webhooks.server import ServerSettings, WebhookServer
             from webhooks.state import InMemoryStateSource
@@ -214,7 +227,8 @@ def serve(
             settings = ServerSettings(
                 host="127.0.0.1", port=port, metrics_port=None, cert_file=cert, key_file=key, **sharing
             )
-            server = WebhookServer(settings, InMemoryStateSource(CLUSTER_OBJECTS, synced=True))
+            server_class = stage_server(target) if target in STAGES else WebhookServer
+            server = server_class(settings, InMemoryStateSource(CLUSTER_OBJECTS, synced=True))
             await server.start()
             pool_task = None
             if workers > 1:
@@ -260,6 +274,28 @@ def serve(
     profiler = cProfile.Profile()
     profiler.runcall(asyncio.run, main())
     profiler.dump_stats(profile)
+
+
+def stage_server(stage: str) -> Any:
+    """topobridge's server, answering as soon as `stage` is done (see STAGES)."""
+    from aiohttp import web
+
+    from webhooks.admission import parse_review, response_body
+    from webhooks.rules.decision import Decision
+    from webhooks.server import WebhookServer
+
+    class StageServer(WebhookServer):
+        async def _admit(self, kind: Any, request: web.BaseRequest) -> web.Response:
+            if stage == "stage-rule":
+                return await super()._admit(kind, request)
+            body = await request.read()
+            answer = FLOOR_BODY if stage == "stage-http" else response_body(parse_review(body), Decision())
+            return web.Response(body=answer, content_type="application/json")
+
+        def _record(self, *args: Any) -> None:
+            pass  # the last stage's difference to topobridge is the metrics
+
+    return StageServer
 
 
 @dataclass
@@ -352,7 +388,7 @@ def check_answer(server: Server, ca: bytes, payload: Payload, body: bytes) -> No
         answer = json.loads(resp.read())
     finally:
         conn.close()
-    allowed = True if server.target == "floor" else payload.allowed
+    allowed = True if server.target in ("floor", "stage-http", "stage-review") else payload.allowed
     got = answer.get("response", {})
     if resp.status != 200 or got.get("uid") != UID or got.get("allowed") is not allowed:
         raise RuntimeError(f"{server.target} answered {resp.status} {answer}, expected allowed={allowed}")
@@ -471,7 +507,10 @@ def main(argv: list[str] | None = None) -> int:
         metavar="REF",
         help="also serve topobridge as of git REF (e.g. main~5) as target 'before', in the same rounds",
     )
-    parser.add_argument("--serve", choices=TARGETS, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--stages", action="store_true", help="also measure topobridge cut short after each stage"
+    )
+    parser.add_argument("--serve", choices=[*TARGETS, *STAGES], help=argparse.SUPPRESS)
     parser.add_argument("--root", type=Path, default=ROOT, help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -500,9 +539,11 @@ def main(argv: list[str] | None = None) -> int:
     server_cpus, wrk_cpus = pinning(args.pin)
     machine = Machine()
     targets = [*TARGETS, *(["before"] if args.baseline else [])]
+    stage_names = list(STAGES) if args.stages else []
     scaling = [int(w) for w in args.workers.split(",") if w.strip()]
     closed: dict[str, dict[int, list[Run]]] = {t: {c: [] for c in CONCURRENCY} for t in targets}
     paced: dict[str, list[Run]] = {t: [] for t in targets}
+    staged: dict[str, list[Run]] = {t: [] for t in stage_names}
     scaled: dict[int, list[Run]] = {n: [] for n in scaling}
     with tempfile.TemporaryDirectory(prefix="topobridge-bench-") as tmpdir:
         tmp = Path(tmpdir)
@@ -511,7 +552,7 @@ def main(argv: list[str] | None = None) -> int:
         servers: dict[str, Server] = {}
         try:
             tree = checkout(args.baseline, tmp) if args.baseline else None
-            for target in targets:
+            for target in [*targets, *stage_names]:
                 profile = args.profile if target == "topobridge" else None
                 servers[target] = start_server(
                     target, cert, key, tmp, server_cpus, profile, tree=tree if target == "before" else None
@@ -547,13 +588,15 @@ def main(argv: list[str] | None = None) -> int:
                 waited = (server.cpu_wait_seconds() - wait0) / (time.monotonic() - t0) * 1e3
                 return Run(result, (server.cpu_seconds() - cpu0) / result.requests * 1e6, waited)
 
-            for target in targets:  # warm them all (imports, caches, allocator) before anything counts
+            for target in [*targets, *stage_names]:  # warm them all (imports, caches, allocator) first
                 measure(target, 64, 2)
             for r in range(args.rounds):
                 order = targets if r % 2 == 0 else targets[::-1]
                 for connections in CONCURRENCY:
                     for target in order:
                         closed[target][connections].append(measure(target, connections, args.seconds))
+                for stage in stage_names if r % 2 == 0 else stage_names[::-1]:
+                    staged[stage].append(measure(stage, 64, args.seconds))
                 if args.rate:
                     for target in order:
                         paced[target].append(measure(target, 64, max(args.seconds, 5.0), args.rate))
@@ -577,6 +620,8 @@ def main(argv: list[str] | None = None) -> int:
                 stop_server(s)
 
     report(args, payload, body, closed, paced, machine, server_cpus, wrk_cpus)
+    if staged:
+        report_stages(closed, staged)
     if len(scaling) > 1:
         report_scaling(scaled)
     top, floor64 = Figures.median_of(closed["topobridge"][64]), Figures.median_of(closed["floor"][64])
@@ -600,6 +645,20 @@ def checkout(ref: str, tmp: Path) -> Path:
     archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref], capture_output=True, check=True)
     subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
     return tree
+
+
+def report_stages(closed: dict[str, dict[int, list[Run]]], staged: dict[str, list[Run]]) -> None:
+    print()
+    print("where topobridge's CPU per answer goes (64 clients, in the serving process), medians:")
+    rows = [("floor", "aiohttp Application; body read, fixed answer", closed["floor"][64])]
+    rows += [(stage, what, staged[stage]) for stage, what in STAGES.items()]
+    rows += [("topobridge", "+ metrics: the whole answer", closed["topobridge"][64])]
+    last = None
+    for name, what, runs in rows:
+        cpu = statistics.median(r.cpu_us for r in runs)
+        step = "" if last is None else f"{cpu - last:+5.0f} us"
+        print(f"  {name:<13} {what:<48} {cpu:5.0f} us/answer  {step}")
+        last = cpu
 
 
 def report_scaling(scaled: dict[int, list[Run]]) -> None:
