@@ -218,10 +218,6 @@ def serve(
         if target == "topobridge" or target in STAGES:
             from topobridge import logs
             from webhooks.server import ServerSettings, WebhookServer
-            from webhooks.state import InMemoryStateSource
-
-            sys.path.insert(0, str(root / "tests" / "webhooks"))
-            from webhook_corpus import CLUSTER_OBJECTS  # type: ignore[import-not-found]
 
             logs.configure(level="info", json_output=True)
             sharing = (
@@ -231,7 +227,7 @@ def serve(
                 host="127.0.0.1", port=port, metrics_port=None, cert_file=cert, key_file=key, **sharing
             )
             server_class = stage_server(target) if target in STAGES else WebhookServer
-            server = server_class(settings, InMemoryStateSource(CLUSTER_OBJECTS, synced=True))
+            server = server_class(settings, corpus_state(root))
             await server.start()
             pool_task = None
             if workers > 1:
@@ -650,18 +646,26 @@ def checkout(ref: str, tmp: Path) -> Path:
     return tree
 
 
-def loop_cost(payload: Payload, body: bytes, calls: int = 5000) -> tuple[float, float]:
-    """(warm, cold) microseconds per call of review parse + rule + answer, in this process."""
-    import hashlib
-
-    sys.path.insert(0, str(ROOT / "tests" / "webhooks"))
+def corpus_state(root: Path) -> Any:
+    """The admission state both targets judge against: the webhook corpus's cluster objects."""
+    sys.path.insert(0, str(root / "tests" / "webhooks"))
     from webhook_corpus import CLUSTER_OBJECTS  # type: ignore[import-not-found]
 
-    from webhooks.admission import object_with_namespace, parse_review, response_body
-    from webhooks.rules.registry import KINDS
     from webhooks.state import InMemoryStateSource
 
-    state = InMemoryStateSource(CLUSTER_OBJECTS, synced=True)
+    return InMemoryStateSource(CLUSTER_OBJECTS, synced=True)
+
+
+def loop_cost(payload: Payload, body: bytes, calls: int = 5000) -> tuple[float, float]:
+    """(warm, cold) microseconds per call of review parse + rule + answer, in this process:
+    the server's own `_decide` between the two, without HTTP."""
+    import hashlib
+
+    from webhooks.admission import parse_review, response_body
+    from webhooks.rules.registry import KINDS
+    from webhooks.server import ServerSettings, WebhookServer
+
+    server = WebhookServer(ServerSettings(metrics_port=None), corpus_state(ROOT))
     kind = next(k for k in KINDS if k.path == payload.path)
     scratch = bytes(4 << 20)
 
@@ -672,7 +676,8 @@ def loop_cost(payload: Payload, body: bytes, calls: int = 5000) -> tuple[float, 
                 hashlib.md5(scratch[: 2 << 20]).digest()  # the slice is a fresh copy
             t = time.perf_counter()
             review = parse_review(body)
-            response_body(review, kind.rule(object_with_namespace(review), state.snapshot()))
+            decision, code = server._decide(kind, review)
+            response_body(review, decision, code=code)
             total += time.perf_counter() - t
         return total / calls * 1e6
 

@@ -184,10 +184,10 @@ def plan_preemption(
     index = snap.index
     arrays = snap.arrays()
     eligible = (arrays.priority < demand.priority) & ~arrays.terminating
-    # Room freed on a node no member may use helps no one: such pods are never worth evicting
-    # alone, and counting them would let unrelated pods elsewhere decide how a place is searched.
     if not demand.classes:
         return None
+    # Room freed on a node no member may use helps no one: such pods are never worth evicting
+    # alone, and counting them would let unrelated pods elsewhere decide how a place is searched.
     usable = np.logical_or.reduce([c.mask for c in demand.classes])
     reach = eligible & usable[arrays.node]
     if not reach.any():
