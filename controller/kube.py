@@ -31,12 +31,11 @@ from urllib.parse import urlencode
 import aiohttp
 import orjson
 import structlog
-from kubernetes_asyncio import client as k8s_client
-from kubernetes_asyncio import config as k8s_config
-from kubernetes_asyncio.client.exceptions import ApiException
 
 from controller import metrics
 from controller.errors import ConfigError, GoneError, NotFoundError, TransportError, api_error
+from controller.kubeclient import ApiClient, ApiException, Configuration
+from controller.kubeclient import config as k8s_config
 from controller.resources import PODS, Resource
 from controller.workqueue import BucketRateLimiter
 from translations import jsontext
@@ -119,7 +118,7 @@ class Kube:
         """From a kubeconfig file (the argument, then $KUBECONFIG, then ~/.kube/config), or
         in-cluster credentials when running in a pod and no kubeconfig is given."""
         settings = settings or KubeSettings()
-        conf = k8s_client.Configuration()
+        conf = Configuration()
         path = kubeconfig or os.environ.get("KUBECONFIG")
         in_cluster = path is None and "KUBERNETES_SERVICE_HOST" in os.environ
         if not in_cluster:
@@ -135,7 +134,7 @@ class Kube:
             where = "in-cluster service account" if in_cluster else f"kubeconfig {path or '~/.kube/config'}"
             raise ConfigError(f"cannot load the {where}: {exc}") from exc
         conf.connection_pool_maxsize = settings.connection_pool
-        api = k8s_client.ApiClient(configuration=conf)
+        api = ApiClient(configuration=conf)
         _env_lookups_only_for_proxies(api)
         return cls(api=api, settings=settings)
 
@@ -151,7 +150,7 @@ class Kube:
         conf = self.api.configuration
         conf_copy = copy.copy(conf)
         conf_copy.connection_pool_maxsize = settings.connection_pool
-        return type(self)(api=k8s_client.ApiClient(configuration=conf_copy), settings=settings)
+        return type(self)(api=ApiClient(configuration=conf_copy), settings=settings)
 
     async def close(self) -> None:
         if self.owns_api:

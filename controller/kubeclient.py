@@ -1,0 +1,93 @@
+"""kubernetes_asyncio's transport, without the generated API and model modules.
+
+The package's `__init__` files import every generated API and model class: about 900
+modules, some 30 MiB of resident memory, a sixth of the scheduler's peak at 1,000 nodes.
+topobridge uses only the transport: `ApiClient.call_api`, `Configuration`, `ApiException`
+and the kubeconfig and in-cluster loaders. So the three packages whose `__init__` pulls the
+generated code in (`kubernetes_asyncio`, `.client`, `.client.models`) are put in
+`sys.modules` created but not run, with their `__path__` set so that submodules import as
+usual. A package's own `__init__` runs on the first attribute read that is neither one of
+the transport's names below nor a submodule: `from kubernetes_asyncio.client import
+CoreV1Api` still works (tests and dev tools do it); it just pays the import then.
+
+If anything imported kubernetes_asyncio before this module, it is left as it is.
+
+Every import of kubernetes_asyncio in the controller goes through here, so this runs first.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.machinery
+import importlib.util
+import sys
+import threading
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+# Package -> {name: the submodule that defines it}: what the lean packages serve themselves.
+TRANSPORT_NAMES: dict[str, dict[str, str]] = {
+    "kubernetes_asyncio": {},
+    "kubernetes_asyncio.client": {
+        "ApiClient": "kubernetes_asyncio.client.api_client",
+        "Configuration": "kubernetes_asyncio.client.configuration",
+        "ApiException": "kubernetes_asyncio.client.exceptions",
+    },
+    "kubernetes_asyncio.client.models": {},
+}
+
+_lock = threading.RLock()
+
+
+def defer_package_inits(packages: dict[str, dict[str, str]] = TRANSPORT_NAMES) -> None:
+    """Install `packages` (parents first) created but not run; see the module docstring."""
+    with _lock:
+        top = next(iter(packages)).partition(".")[0]
+        if top in sys.modules:
+            return
+        for name, names in packages.items():
+            parent, _, child = name.rpartition(".")
+            search_path = sys.modules[parent].__path__ if parent else None
+            spec = importlib.machinery.PathFinder.find_spec(name, search_path)
+            if spec is None or spec.loader is None or spec.submodule_search_locations is None:
+                raise ImportError(f"{name} is not an installed package", name=name)
+            module = importlib.util.module_from_spec(spec)
+            module.__getattr__ = _on_first_use(module, names)  # type: ignore[method-assign]  # PEP 562
+            sys.modules[name] = module
+            if parent:
+                setattr(sys.modules[parent], child, module)
+
+
+def _on_first_use(module: ModuleType, names: dict[str, str]) -> Callable[[str], Any]:
+    def __getattr__(attr: str) -> Any:
+        where = names.get(attr)
+        if where is not None:
+            value = getattr(importlib.import_module(where), attr)
+            setattr(module, attr, value)
+            return value
+        spec = module.__spec__
+        assert spec is not None and spec.loader is not None
+        # A submodule: the import system imports it once this says the attribute is missing.
+        if importlib.machinery.PathFinder.find_spec(f"{module.__name__}.{attr}", module.__path__):
+            raise AttributeError(attr)
+        with _lock:
+            if module.__dict__.get("__getattr__") is __getattr__:
+                del module.__dict__["__getattr__"]
+                spec.loader.exec_module(module)
+        try:
+            return module.__dict__[attr]
+        except KeyError:
+            raise AttributeError(f"module {module.__name__!r} has no attribute {attr!r}") from None
+
+    return __getattr__
+
+
+defer_package_inits()
+
+from kubernetes_asyncio import config  # noqa: E402  (after the deferral above)
+from kubernetes_asyncio.client.api_client import ApiClient  # noqa: E402
+from kubernetes_asyncio.client.configuration import Configuration  # noqa: E402
+from kubernetes_asyncio.client.exceptions import ApiException  # noqa: E402
+
+__all__ = ["ApiClient", "ApiException", "Configuration", "config", "defer_package_inits"]
