@@ -19,14 +19,16 @@ process (the kernel's run-queue delay) is printed beside its latency: on a share
 that wait, not the server, sets the tail.
 
 `--stages` adds topobridge cut short after each stage of an answer, measured at 64 clients in
-the same rounds: `stage-http` (TLS, HTTP and the path table; the body read, a fixed answer),
+the same rounds. Every stage answers through the same per-turn batch (`webhooks.turns`) as the
+server: `stage-http` (TLS, HTTP, the path table and the batch; the body read, a fixed answer),
 `stage-review` (+ the review parsed and an allowed answer built from it), `stage-rule` (+ the
 rule; everything but the metrics). Differences of CPU per answer between neighbours say what
 each stage costs inside the serving process, where caches are shared with TLS and HTTP. Beside
-them, the review parse, the rule and the answer are timed in this process in a loop, warm
-(one call after another, what a profiler sees) and cold (between calls, a fresh 2 MiB copy is
-made and hashed: the CPU caches and the TLB lose what the call had in them, as they do in a
-server between two answers to the TLS, HTTP and system-call work in between).
+them, the server's whole answer to a review's body (parse, rule, answer, metrics) is timed in
+this process in a loop, warm (one call after another, what a profiler sees and what the
+per-turn batch gives under load) and cold (between calls, a fresh 2 MiB copy is made and
+hashed: the CPU caches and the TLB lose what the call had in them, as they do in a server
+that handles each request to the end, between two answers to TLS, HTTP and system calls).
 
 `--baseline REF` serves topobridge as of a git ref as a third target, "before", in the same
 rounds: before/after from one run. `--workers 1,2` then compares topobridge served by 1 and 2
@@ -78,7 +80,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CONCURRENCY = (1, 16, 64)
 TARGETS = ("floor", "topobridge")
 STAGES = {
-    "stage-http": "TLS, HTTP, path table; body read, fixed answer",
+    "stage-http": "TLS, HTTP, path table, turn batch; fixed answer",
     "stage-review": "+ review parsed, allowed answer built from it",
     "stage-rule": "+ the rule (all but the metrics)",
 }
@@ -284,10 +286,9 @@ def stage_server(stage: str) -> Any:
     from webhooks.server import WebhookServer
 
     class StageServer(WebhookServer):
-        async def _admit(self, kind: Any, request: web.BaseRequest) -> web.Response:
+        def _answer(self, kind: Any, body: bytes, started: float) -> web.Response:
             if stage == "stage-rule":
-                return await super()._admit(kind, request)
-            body = await request.read()
+                return super()._answer(kind, body, started)
             answer = FLOOR_BODY if stage == "stage-http" else response_body(parse_review(body), Decision())
             return web.Response(body=answer, content_type="application/json")
 
@@ -657,11 +658,10 @@ def corpus_state(root: Path) -> Any:
 
 
 def loop_cost(payload: Payload, body: bytes, calls: int = 5000) -> tuple[float, float]:
-    """(warm, cold) microseconds per call of review parse + rule + answer, in this process:
-    the server's own `_decide` between the two, without HTTP."""
+    """(warm, cold) microseconds per call of review parse + rule + answer + metrics, here:
+    the server's own `_answer` (what a turn's batch runs per review), without HTTP."""
     import hashlib
 
-    from webhooks.admission import parse_review, response_body
     from webhooks.rules.registry import KINDS
     from webhooks.server import ServerSettings, WebhookServer
 
@@ -675,9 +675,7 @@ def loop_cost(payload: Payload, body: bytes, calls: int = 5000) -> tuple[float, 
             if evict:
                 hashlib.md5(scratch[: 2 << 20]).digest()  # the slice is a fresh copy
             t = time.perf_counter()
-            review = parse_review(body)
-            decision, code = server._decide(kind, review)
-            response_body(review, decision, code=code)
+            server._answer(kind, body, t)
             total += time.perf_counter() - t
         return total / calls * 1e6
 
@@ -700,7 +698,8 @@ def report_stages(
         print(f"  {name:<13} {what:<48} {cpu:5.0f} us/answer  {step}")
         last = cpu
     print(
-        f"  the review parse, rule and answer in a loop here: {loop[0]:.1f} us warm, {loop[1]:.1f} us "
+        f"  one review's whole answer (`_answer`: parse, rule, answer, metrics) in a loop here: "
+        f"{loop[0]:.1f} us warm, {loop[1]:.1f} us "
         "with caches and TLB evicted between calls"
     )
 
