@@ -30,7 +30,6 @@ from typing import Any
 
 import structlog
 from aiohttp import web
-from prometheus_client import Counter, Histogram
 
 from webhooks.admission import MalformedReview, Review, object_with_namespace, parse_review, response_body
 from webhooks.connections import Closed, ConnectionLimits, GuardedSite
@@ -78,25 +77,6 @@ class ServerSettings:
     """Set SO_REUSEPORT, so other processes (webhook workers) can listen on the same port."""
 
 
-@dataclass(slots=True)
-class _Series:
-    """The labelled metric series of one (kind, operation, outcome), looked up once:
-    prometheus_client's `labels()` checks and locks on every call."""
-
-    requests: Counter
-    latency: Histogram
-    denials: Counter | None
-    warnings: Counter | None = None
-
-    @classmethod
-    def of(cls, m: WebhookMetrics, kind: str, operation: str, allowed: bool) -> _Series:
-        return cls(
-            requests=m.requests.labels(kind, operation, "allowed" if allowed else "denied"),
-            latency=m.latency.labels(kind),
-            denials=None if allowed else m.denials.labels(kind),
-        )
-
-
 class WebhookServer:
     """Runs the HTTPS admission app and the metrics app until stopped."""
 
@@ -121,7 +101,6 @@ class WebhookServer:
         self._runners: list[web.BaseRunner] = []
         self._watch: asyncio.Task[None] | None = None
         self._ready = False
-        self._series: dict[tuple[str, str, bool], _Series] = {}
         self._same_turn = SameTurn(self._answer)
 
     # --- apps ------------------------------------------------------------------------------
@@ -332,20 +311,10 @@ class WebhookServer:
             return Decision.of([failed]), 500
 
     def _record(self, kind: Kind | MutatingKind, operation: str, decision: Decision, seconds: float) -> None:
-        allowed = decision.allowed
-        series = self._series.get((kind.display, operation, allowed))
-        if series is None:
-            series = self._series[(kind.display, operation, allowed)] = _Series.of(
-                self.metrics, kind.display, operation, allowed
-            )
-        series.requests.inc()
-        if series.denials is not None:
-            series.denials.inc()
-        if decision.warnings:
-            if series.warnings is None:  # made on first use, so /metrics shows no zero series
-                series.warnings = self.metrics.warnings.labels(kind.display)
-            series.warnings.inc(len(decision.warnings))
-        series.latency.observe(seconds)
+        answers = self.metrics.answers
+        answers.record(
+            answers.series(kind.display, operation, decision.allowed), len(decision.warnings), seconds
+        )
 
     async def _healthz(self, _request: web.BaseRequest) -> web.Response:
         return web.Response(text="ok\n")
