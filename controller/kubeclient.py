@@ -1,18 +1,21 @@
 """kubernetes_asyncio's transport, without the generated API and model modules.
 
-The package's `__init__` files import every generated API and model class: about 900
-modules, some 30 MiB of resident memory, a sixth of the scheduler's peak at 1,000 nodes.
-topobridge uses only the transport: `ApiClient.call_api`, `Configuration`, `ApiException`
-and the kubeconfig and in-cluster loaders. So the three packages whose `__init__` pulls the
-generated code in (`kubernetes_asyncio`, `.client`, `.client.models`) are put in
-`sys.modules` created but not run, with their `__path__` set so that submodules import as
-usual. A package's own `__init__` runs on the first attribute read that is neither one of
-the transport's names below nor a submodule: `from kubernetes_asyncio.client import
-CoreV1Api` still works (tests and dev tools do it); it just pays the import then.
+The `kubernetes_asyncio.client` package's `__init__` imports every generated API and model
+class: over 800 modules and some 30 MiB of resident memory, a sixth of the scheduler's peak at
+1,000 nodes. topobridge uses only the transport: `ApiClient.call_api`, `Configuration`,
+`ApiException` and the kubeconfig and in-cluster loaders. So `kubernetes_asyncio.client` and
+`.client.models` are put in `sys.modules` created but not run, with their `__path__` set so
+that submodules import as usual. Such a package's own `__init__` runs on the first attribute
+read that is neither one of the transport's names below nor a submodule:
+`from kubernetes_asyncio.client import CoreV1Api` still works (tests and dev tools do it); it
+just pays the import then.
 
-If anything imported kubernetes_asyncio before this module, it is left as it is.
+The top package `kubernetes_asyncio` itself is run right away, as an import would run it:
+its subpackages (`dynamic`, `utils`, ...) import one another in a circle that works only in
+the order its `__init__` imports them.
 
-Every import of kubernetes_asyncio in the controller goes through here, so this runs first.
+If anything imported kubernetes_asyncio before this module, it is left as it is. Every import
+of kubernetes_asyncio in the controller goes through here, so this runs first.
 """
 
 from __future__ import annotations
@@ -22,13 +25,13 @@ import importlib.machinery
 import importlib.util
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Any
 
-# Package -> {name: the submodule that defines it}: what the lean packages serve themselves.
+TOP = "kubernetes_asyncio"
+# Package -> {name: the submodule that defines it}: what the deferred packages serve themselves.
 TRANSPORT_NAMES: dict[str, dict[str, str]] = {
-    "kubernetes_asyncio": {},
     "kubernetes_asyncio.client": {
         "ApiClient": "kubernetes_asyncio.client.api_client",
         "Configuration": "kubernetes_asyncio.client.configuration",
@@ -40,23 +43,37 @@ TRANSPORT_NAMES: dict[str, dict[str, str]] = {
 _lock = threading.RLock()
 
 
-def defer_package_inits(packages: dict[str, dict[str, str]] = TRANSPORT_NAMES) -> None:
-    """Install `packages` (parents first) created but not run; see the module docstring."""
+def defer_package_inits(top: str = TOP, packages: dict[str, dict[str, str]] = TRANSPORT_NAMES) -> None:
+    """Install `packages` (parents first, all inside `top`) created but not run, then run
+    `top`; see the module docstring."""
     with _lock:
-        top = next(iter(packages)).partition(".")[0]
         if top in sys.modules:
             return
-        for name, names in packages.items():
-            parent, _, child = name.rpartition(".")
-            search_path = sys.modules[parent].__path__ if parent else None
-            spec = importlib.machinery.PathFinder.find_spec(name, search_path)
-            if spec is None or spec.loader is None or spec.submodule_search_locations is None:
-                raise ImportError(f"{name} is not an installed package", name=name)
-            module = importlib.util.module_from_spec(spec)
-            module.__getattr__ = _on_first_use(module, names)  # type: ignore[method-assign]  # PEP 562
-            sys.modules[name] = module
-            if parent:
+        top_module = _created(top, None)
+        installed = [top]
+        try:
+            for name, names in packages.items():
+                parent, _, child = name.rpartition(".")
+                module = _created(name, sys.modules[parent].__path__)
+                module.__getattr__ = _on_first_use(module, names)  # type: ignore[method-assign]  # PEP 562
+                installed.append(name)
                 setattr(sys.modules[parent], child, module)
+            assert top_module.__spec__ is not None and top_module.__spec__.loader is not None
+            top_module.__spec__.loader.exec_module(top_module)
+        except BaseException:
+            for name in installed:  # nothing half-imported stays behind
+                sys.modules.pop(name, None)
+            raise
+
+
+def _created(name: str, search_path: Sequence[str] | None) -> ModuleType:
+    """The package `name`, in `sys.modules`, its `__init__` not run."""
+    spec = importlib.machinery.PathFinder.find_spec(name, search_path)
+    if spec is None or spec.loader is None or spec.submodule_search_locations is None:
+        raise ImportError(f"{name} is not an installed package", name=name)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    return module
 
 
 def _on_first_use(module: ModuleType, names: dict[str, str]) -> Callable[[str], Any]:

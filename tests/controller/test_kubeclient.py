@@ -61,6 +61,9 @@ def test_the_whole_package_still_resolves_on_first_use() -> None:
         import kubernetes_asyncio.client.api_client as transport
         import kubernetes_asyncio.client.models as models
         from kubernetes_asyncio import watch
+        from kubernetes_asyncio.dynamic import DynamicClient
+        from kubernetes_asyncio.utils import create_from_yaml
+        import kubernetes_asyncio.stream
         assert ApiClient is transport.ApiClient is kubernetes_asyncio.client.ApiClient
         assert models.V1Pod is V1Pod
         assert CoreV1Api.__module__ == "kubernetes_asyncio.client.api.core_v1_api"
