@@ -19,14 +19,14 @@ process (the kernel's run-queue delay) is printed beside its latency: on a share
 that wait, not the server, sets the tail.
 
 `--stages` adds topobridge cut short after each stage of an answer, measured at 64 clients in
-the same rounds. Every stage answers through the same per-turn batch (`webhooks.turns`) as the
+the same rounds. Every stage answers through the same batch of reviews (`webhooks.turns`) as the
 server: `stage-http` (TLS, HTTP, the path table and the batch; the body read, a fixed answer),
 `stage-review` (+ the review parsed and an allowed answer built from it), `stage-rule` (+ the
 rule; everything but the metrics). Differences of CPU per answer between neighbours say what
 each stage costs inside the serving process, where caches are shared with TLS and HTTP. Beside
 them, the server's whole answer to a review's body (parse, rule, answer, metrics) is timed in
 this process in a loop, warm (one call after another, what a profiler sees and what the
-per-turn batch gives under load) and cold (between calls, a fresh 2 MiB copy is made and
+batch of reviews gives under load) and cold (between calls, a fresh 2 MiB copy is made and
 hashed: the CPU caches and the TLB lose what the call had in them, as they do in a server
 that handles each request to the end, between two answers to TLS, HTTP and system calls).
 
@@ -80,7 +80,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CONCURRENCY = (1, 16, 64)
 TARGETS = ("floor", "topobridge")
 STAGES = {
-    "stage-http": "TLS, HTTP, path table, turn batch; fixed answer",
+    "stage-http": "TLS, HTTP, path table, batch; fixed answer",
     "stage-review": "+ review parsed, allowed answer built from it",
     "stage-rule": "+ the rule (all but the metrics)",
 }
@@ -659,7 +659,7 @@ def corpus_state(root: Path) -> Any:
 
 def loop_cost(payload: Payload, body: bytes, calls: int = 5000) -> tuple[float, float]:
     """(warm, cold) microseconds per call of review parse + rule + answer + metrics, here:
-    the server's own `_answer` (what a turn's batch runs per review), without HTTP."""
+    the server's own `_answer` (what the batch runs per review), without HTTP."""
     import hashlib
 
     from webhooks.rules.registry import KINDS

@@ -10,7 +10,7 @@ must come in time, idle keep-alive connections close, and a process holds at mos
 `max_connections` at once. With `reuse_port`, several processes serve one port
 (SO_REUSEPORT): the kernel spreads new connections across them. The admission port's paths
 are a table on aiohttp's low-level server (`webhooks.routing`), not an Application. The
-reviews read in one turn of the event loop are answered back to back in the next
+reviews read while the event loop takes two passes are answered back to back
 (`webhooks.turns`), which keeps the CPU caches on the rules rather than on TLS in between.
 """
 
@@ -41,7 +41,7 @@ from webhooks.rules.fielderrors import ErrorType, FieldError
 from webhooks.rules.registry import KINDS, MUTATING_KINDS, Kind, MutatingKind
 from webhooks.state import ClusterStateSource, InMemoryStateSource
 from webhooks.tls import ReloadingCertificate, generate_self_signed
-from webhooks.turns import SameTurn
+from webhooks.turns import TurnBatch
 
 log = structlog.get_logger("topobridge.webhooks")
 
@@ -101,7 +101,7 @@ class WebhookServer:
         self._runners: list[web.BaseRunner] = []
         self._watch: asyncio.Task[None] | None = None
         self._ready = False
-        self._same_turn = SameTurn(self._answer)
+        self._batch = TurnBatch(self._answer)
 
     # --- apps ------------------------------------------------------------------------------
 
@@ -256,7 +256,7 @@ class WebhookServer:
             # HyperNode): judge it on a worker thread so this loop keeps answering /healthz
             # and renewing the lease.
             return await asyncio.to_thread(self._answer, kind, body, started)
-        return await self._same_turn(kind, body, started)
+        return await self._batch(kind, body, started)
 
     def _answer(self, kind: Kind | MutatingKind, body: bytes, started: float) -> web.Response:
         """The answer to one review's body: parsed, judged, recorded and logged."""

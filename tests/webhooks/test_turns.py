@@ -1,5 +1,6 @@
-"""Calls handed over during one loop turn run back to back in the next, each answer going to
-its own caller; a failing call fails only its caller; a caller that went away is skipped."""
+"""Calls handed over during the batch's passes of the loop run back to back, each answer
+going to its own caller; a failing call fails only its caller; a caller that went away is
+skipped."""
 
 from __future__ import annotations
 
@@ -7,34 +8,71 @@ import asyncio
 
 import pytest
 
-from webhooks.turns import SameTurn
+from webhooks.turns import PASSES, TurnBatch
 
 
-async def test_calls_of_one_turn_run_together_in_the_next() -> None:
+async def test_calls_of_the_passes_run_together_after_them() -> None:
     events: list[str] = []
 
     def square(x: int) -> int:
         events.append(f"call {x}")
         return x * x
 
-    same_turn = SameTurn(square)
+    batch = TurnBatch(square)
 
-    async def caller(x: int) -> int:
+    async def caller(x: int, late: int = 0) -> int:
+        for _ in range(late):  # hand over `late` passes after the first caller
+            await asyncio.sleep(0)
         events.append(f"hand {x}")
-        result = await same_turn(x)
+        result = await batch(x)
         events.append(f"got {x}")
         return result
 
-    results = await asyncio.gather(*(caller(x) for x in range(4)))
+    assert PASSES == 2
+    results = await asyncio.gather(caller(0), caller(1), caller(2, late=1), caller(3, late=2))
     assert results == [0, 1, 4, 9]
-    assert events == [
-        *(f"hand {x}" for x in range(4)),
-        *(f"call {x}" for x in range(4)),
-        *(f"got {x}" for x in range(4)),
-    ]
-    # The next turn's calls make a batch of their own.
-    assert await caller(5) == 25
-    assert events[-3:] == ["hand 5", "call 5", "got 5"]
+    # 0 and 1 hand over first, 2 one pass later: all three run together; 3 comes a pass too
+    # late and makes a batch of its own.
+    assert events[:6] == ["hand 0", "hand 1", "hand 2", "call 0", "call 1", "call 2"]
+    assert events.index("hand 3") > events.index("call 2")
+    assert events[-2:] == ["call 3", "got 3"]
+
+
+async def batches_of(passes: int, lateness: list[int]) -> list[list[int]]:
+    """Which callers' calls ran together, when caller i hands over `lateness[i]` passes after
+    the loop starts: calls made in the same pass of the loop ran in the same batch."""
+    ran: list[tuple[int, int]] = []
+    tick = 0
+
+    async def ticker() -> None:
+        nonlocal tick
+        while True:
+            tick += 1
+            await asyncio.sleep(0)
+
+    batch = TurnBatch(lambda i: ran.append((tick, i)), passes=passes)
+
+    async def caller(i: int) -> None:
+        for _ in range(lateness[i]):
+            await asyncio.sleep(0)
+        await batch(i)
+
+    ticking = asyncio.create_task(ticker())
+    await asyncio.gather(*(caller(i) for i in range(len(lateness))))
+    ticking.cancel()
+    together: dict[int, list[int]] = {}
+    for at, i in ran:
+        together.setdefault(at, []).append(i)
+    return list(together.values())
+
+
+async def test_the_passes_decide_which_calls_run_together() -> None:
+    lateness = [0, 0, 1, 2, 3, 6]
+    assert await batches_of(1, lateness) == [[0, 1], [2], [3], [4], [5]]
+    assert await batches_of(2, lateness) == [[0, 1, 2], [3, 4], [5]]
+    assert await batches_of(3, lateness) == [[0, 1, 2, 3], [4], [5]]
+    with pytest.raises(ValueError, match="passes must be at least 1, not 0"):
+        TurnBatch(print, passes=0)
 
 
 async def test_a_failing_call_fails_only_its_caller() -> None:
@@ -43,17 +81,17 @@ async def test_a_failing_call_fails_only_its_caller() -> None:
             raise ValueError(f"odd: {x}")
         return x // 2
 
-    same_turn = SameTurn(half)
-    results = await asyncio.gather(*(same_turn(x) for x in range(4)), return_exceptions=True)
+    batch = TurnBatch(half)
+    results = await asyncio.gather(*(batch(x) for x in range(4)), return_exceptions=True)
     assert results[0::2] == [0, 1]
     assert [str(e) for e in results[1::2]] == ["odd: 1", "odd: 3"]
 
 
 async def test_a_caller_that_went_away_is_skipped() -> None:
     called: list[int] = []
-    same_turn = SameTurn(called.append)
-    gone = asyncio.ensure_future(same_turn(1))
-    kept = same_turn(2)
+    batch = TurnBatch(called.append)
+    gone = batch(1)
+    kept = batch(2)
     gone.cancel()
     await kept
     with pytest.raises(asyncio.CancelledError):
