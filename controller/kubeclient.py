@@ -43,16 +43,16 @@ TRANSPORT_NAMES: dict[str, dict[str, str]] = {
 _lock = threading.RLock()
 
 
-def defer_package_inits(top: str = TOP, packages: dict[str, dict[str, str]] = TRANSPORT_NAMES) -> None:
-    """Install `packages` (parents first, all inside `top`) created but not run, then run
-    `top`; see the module docstring."""
+def _defer_package_inits() -> None:
+    """Install `TRANSPORT_NAMES`' packages (parents first) created but not run, then run the
+    top package; see the module docstring."""
     with _lock:
-        if top in sys.modules:
+        if TOP in sys.modules:
             return
-        top_module = _created(top, None)
-        installed = [top]
+        top_module = _created(TOP, None)
+        installed = [TOP]
         try:
-            for name, names in packages.items():
+            for name, names in TRANSPORT_NAMES.items():
                 parent, _, child = name.rpartition(".")
                 module = _created(name, sys.modules[parent].__path__)
                 module.__getattr__ = _on_first_use(module, names)  # type: ignore[method-assign]  # PEP 562
@@ -61,7 +61,7 @@ def defer_package_inits(top: str = TOP, packages: dict[str, dict[str, str]] = TR
             assert top_module.__spec__ is not None and top_module.__spec__.loader is not None
             top_module.__spec__.loader.exec_module(top_module)
         except BaseException:
-            for name in installed:  # nothing half-imported stays behind
+            for name in installed:  # as a failed import would: the packages leave sys.modules
                 sys.modules.pop(name, None)
             raise
 
@@ -100,11 +100,11 @@ def _on_first_use(module: ModuleType, names: dict[str, str]) -> Callable[[str], 
     return __getattr__
 
 
-defer_package_inits()
+_defer_package_inits()
 
 from kubernetes_asyncio import config  # noqa: E402  (after the deferral above)
 from kubernetes_asyncio.client.api_client import ApiClient  # noqa: E402
 from kubernetes_asyncio.client.configuration import Configuration  # noqa: E402
 from kubernetes_asyncio.client.exceptions import ApiException  # noqa: E402
 
-__all__ = ["ApiClient", "ApiException", "Configuration", "config", "defer_package_inits"]
+__all__ = ["ApiClient", "ApiException", "Configuration", "config"]

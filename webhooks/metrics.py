@@ -14,7 +14,7 @@ import bisect
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from prometheus_client import CollectorRegistry, Counter, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
@@ -69,20 +69,8 @@ class AnswerStats(Collector):
             series.latency_counts[bucket] += 1
 
     def collect(self) -> Iterator[Metric]:
-        with self._lock:
-            snapshot = [
-                (
-                    s.kind,
-                    s.operation,
-                    s.allowed,
-                    s.created,
-                    s.answers,
-                    s.warnings,
-                    s.latency_sum,
-                    list(s.latency_counts),
-                )
-                for s in self._series.values()
-            ]
+        with self._lock:  # copies: answers go on counting while the families are built
+            snapshot = [replace(s, latency_counts=list(s.latency_counts)) for s in self._series.values()]
         requests = CounterMetricFamily(
             "topobridge_webhook_requests",
             "Admission reviews answered, by kind, operation and outcome.",
@@ -100,16 +88,16 @@ class AnswerStats(Collector):
             labels=["kind"],
         )
         by_kind: dict[str, _KindTotals] = {}
-        for kind, operation, allowed, created, answers, warnings, total, counts in snapshot:
-            outcome = "allowed" if allowed else "denied"
-            requests.add_metric([kind, operation, outcome], answers, created=created)
-            totals = by_kind.setdefault(kind, _KindTotals(created=created))
-            totals.add(allowed, created, answers, warnings, total, counts)
+        for s in snapshot:
+            outcome = "allowed" if s.allowed else "denied"
+            requests.add_metric([s.kind, s.operation, outcome], s.answers, created=s.created)
+            by_kind.setdefault(s.kind, _KindTotals(created=s.created)).add(s)
         for kind, t in by_kind.items():
-            if t.denials_created is not None:
-                denials.add_metric([kind], t.denials, created=t.denials_created)
-            if t.warnings_created is not None:
-                warned.add_metric([kind], t.warnings, created=t.warnings_created)
+            # As prometheus_client's children: a kind's series shows once it has counted something.
+            if t.denials:
+                denials.add_metric([kind], t.denials, created=t.created)
+            if t.warnings:
+                warned.add_metric([kind], t.warnings, created=t.created)
             cumulative, buckets = 0, []
             for le, count in zip(_LE, t.latency_counts, strict=True):
                 cumulative += count
@@ -121,27 +109,21 @@ class AnswerStats(Collector):
 
 @dataclass(slots=True)
 class _KindTotals:
+    """The series of one kind added up: its denials, warnings and latency."""
+
     created: float
     denials: int = 0
-    denials_created: float | None = None
-    """When the kind's first denied series was made; None: never denied (no series shown)."""
     warnings: int = 0
-    warnings_created: float | None = None
     latency_sum: float = 0.0
     latency_counts: list[int] = field(default_factory=lambda: [0] * (len(LATENCY_BUCKETS) + 1))
 
-    def add(
-        self, allowed: bool, created: float, answers: int, warnings: int, total: float, counts: list[int]
-    ) -> None:
-        self.created = min(self.created, created)
-        if not allowed:
-            self.denials += answers
-            self.denials_created = min(self.denials_created or created, created)
-        if warnings:
-            self.warnings += warnings
-            self.warnings_created = min(self.warnings_created or created, created)
-        self.latency_sum += total
-        self.latency_counts = [a + b for a, b in zip(self.latency_counts, counts, strict=True)]
+    def add(self, s: AnswerSeries) -> None:
+        self.created = min(self.created, s.created)
+        if not s.allowed:
+            self.denials += s.answers
+        self.warnings += s.warnings
+        self.latency_sum += s.latency_sum
+        self.latency_counts = [a + b for a, b in zip(self.latency_counts, s.latency_counts, strict=True)]
 
 
 class WebhookMetrics:

@@ -2,7 +2,7 @@
 are judged back to back, then the handlers write their answers.
 
 A review's answer (the parse, the rule, the answer's JSON) takes about 30 us when calls follow
-one another, and three to four times that when TLS, HTTP and system calls run between two of
+one another, and about four times that when TLS, HTTP and system calls run between two of
 them and take back the CPU caches and the TLB (`benchmarks/webhook.py --stages` measures
 both). Under load, each pass of the loop reads many requests; handling each to the end before
 the next starts interleaves the two kinds of work. Here each handler hands its call over and
