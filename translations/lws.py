@@ -295,12 +295,13 @@ def topology_request(lws: LeaderWorkerSet) -> tuple[TopologyRequest, list[Invali
 
 
 def read_topology_request(
-    raw: Any,
+    raw: Any, *, keep_unknown: bool = True
 ) -> tuple[LeaderWorkerSet | None, TopologyRequest | None, list[InvalidSpecError]]:
     """`topology_request` of a raw object, parsed as strictly as the API server's schema check.
 
     An object that does not parse still gets its annotations read, so every problem comes
-    back at once rather than in rounds.
+    back at once rather than in rounds. `keep_unknown=False` (admission, which never writes
+    the object back) drops the fields no model names; the problems are the same either way.
     """
     if not isinstance(raw, dict):
         return (
@@ -309,7 +310,7 @@ def read_topology_request(
             [InvalidSpecError("<root>", raw, f"Invalid value: {render_value(raw)}: must be of type object")],
         )
     try:
-        lws = LeaderWorkerSet.parse(raw, strict=True)
+        lws = LeaderWorkerSet.parse(raw, strict=True, keep_unknown=keep_unknown)
     except InvalidSpecError as exc:
         problems = list(exc.all)
         annotations = _raw_annotations(raw)
@@ -471,10 +472,10 @@ def _group_shape(spec: LeaderWorkerSetSpec, problems: list[InvalidSpecError]) ->
 
 def _template_requests(tpl: LeaderWorkerTemplate, problems: list[InvalidSpecError]) -> None:
     """Every quantity the gang's minResources adds up must parse."""
-    templates = [("workerTemplate", tpl.worker_template)]
-    if tpl.leader_template is not None:
-        templates.insert(0, ("leaderTemplate", tpl.leader_template))
+    templates = (("leaderTemplate", tpl.leader_template), ("workerTemplate", tpl.worker_template))
     for name, template in templates:
+        if template is None:
+            continue
         try:
             effective_requests(template.spec)
         except InvalidSpecError as exc:

@@ -28,11 +28,12 @@ class Findings:
 
 
 def parse_strict(model: type[M], obj: Any) -> tuple[M | None, list[FieldError]]:
-    """The object as `model`, refusing what the API server's schema check refuses."""
+    """The object as `model`, refusing what the API server's schema check refuses (fields
+    no model names are dropped: a verdict never depends on them)."""
     if not isinstance(obj, dict):
         return None, [fe.invalid("<root>", obj, "must be of type object")]
     try:
-        return model.parse(obj, strict=True), []
+        return model.parse(obj, strict=True, keep_unknown=False), []
     except InvalidSpecError as exc:
         return None, fe.from_spec_errors(exc)
 
