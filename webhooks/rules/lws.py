@@ -14,8 +14,10 @@ from webhooks.rules.decision import Decision
 
 
 def validate(obj: Any, state: ClusterState) -> Decision:
-    lws, _, problems = lwsmod.read_topology_request(obj)
+    lws, _, problems = lwsmod.read_topology_request(obj, keep_unknown=False)
+    topology = lws.spec.network_topology if lws is not None else None
+    if topology is None and not problems:  # nothing to warn about, nothing wrong
+        return Decision.of()
     out = Findings(errors=[fe.from_spec_error(p) for p in problems])
-    if lws is not None:
-        topology_warnings(lws.spec.network_topology, "spec.networkTopology", state, out)
+    topology_warnings(topology, "spec.networkTopology", state, out)
     return Decision.of(out.errors, out.warnings)
