@@ -44,6 +44,7 @@ from controller.resources import (
     X_PODGROUPS,
     Resource,
 )
+from topobridge.eventloop import running_loop_name
 from webhooks.metrics import WebhookMetrics
 from webhooks.mutating import MutatingEndpoints
 from webhooks.server import ServerSettings, WebhookServer
@@ -80,7 +81,9 @@ class ProcessConfig:
 
 async def run_process(config: ProcessConfig) -> None:
     """Build the process (see the module docstring) and run it until SIGTERM or a failure."""
-    stop: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    loop = asyncio.get_running_loop()
+    log.info("process.started", event_loop=running_loop_name(loop))
+    stop: asyncio.Future[None] = loop.create_future()
     install_stop_signals(stop)
     kube = await connect(config)
     try:

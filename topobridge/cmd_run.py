@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from topobridge import eventloop
+from topobridge.eventloop import EVENT_LOOPS, default_event_loop
 from translations.gpu import NVLINK_LABEL
 
 if TYPE_CHECKING:
@@ -152,6 +154,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--volcano-deployment", default="volcano-scheduler", help="Volcano's scheduler Deployment"
     )
     ctl.add_argument("--grace", type=float, default=30.0, help="seconds to wind down on SIGTERM (default 30)")
+    ctl.add_argument(
+        "--event-loop",
+        choices=EVENT_LOOPS,
+        default=default_event_loop(),
+        help="the process's event loop; webhook workers run on the same (default: uvloop where installed)",
+    )
 
     wh = p.add_argument_group("webhook and metrics")
     wh.add_argument("--webhook-host", default="0.0.0.0")
@@ -215,8 +223,8 @@ def _handle(args: argparse.Namespace) -> int:
 
     try:
         config = process_config(args)
-        asyncio.run(with_workers(run_process(config), args, config.webhook))
-    except ConfigError as exc:
+        eventloop.run(with_workers(run_process(config), args, config.webhook), args.event_loop)
+    except (ConfigError, eventloop.EventLoopUnavailable) as exc:
         print(f"topobridge run: {exc}", file=sys.stderr)
         return EXIT_CONFIG
     except LeadershipLost as exc:
@@ -331,7 +339,8 @@ def worker_argv(args: argparse.Namespace, webhook: ServerSettings) -> list[str]:
     if args.log_format:
         argv += ["--log-format", args.log_format]
     argv += ["run", "--no-controller", "--webhook-worker", "--webhook-host", webhook.host]
-    argv += ["--webhook-port", str(webhook.port), "--kube-api-qps", f"{args.kube_api_qps:g}"]
+    argv += ["--webhook-port", str(webhook.port), "--event-loop", args.event_loop]
+    argv += ["--kube-api-qps", f"{args.kube_api_qps:g}"]
     argv += ["--kube-api-burst", str(args.kube_api_burst)]
     argv += ["--webhook-header-timeout", f"{webhook.connections.header_timeout:g}"]
     argv += ["--webhook-keepalive-timeout", f"{webhook.connections.keepalive_timeout:g}"]

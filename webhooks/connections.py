@@ -25,7 +25,7 @@ import socket
 import ssl
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 from aiohttp import web
 
@@ -71,7 +71,8 @@ class _Guard(asyncio.Protocol):
         self._counted = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
+        # A stream transport, whichever loop made it: uvloop's do not subclass asyncio's.
+        transport = cast(asyncio.Transport, transport)
         self._transport = transport
         site = self._site
         if site.open_connections >= site.limits.max_connections:

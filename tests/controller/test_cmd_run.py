@@ -124,9 +124,13 @@ async def test_run_leads_serves_and_releases_on_sigterm(
 
         proc.send_signal(signal.SIGTERM)
         code = await asyncio.wait_for(proc.wait(), 40)
-        assert code == 0, (await proc.stderr.read()).decode()[-3000:] if proc.stderr else ""
+        logged = (await proc.stderr.read()).decode() if proc.stderr else ""
+        assert code == 0, logged[-3000:]
         lease = await admin.get(LEASES, "topobridge-controller", namespace=namespace)
         assert lease["spec"]["holderIdentity"] == "", "a clean exit releases the lease"
+        events = [json.loads(line) for line in logged.splitlines() if line.startswith("{")]
+        started = [e for e in events if e.get("event") == "process.started"]
+        assert [e["event_loop"] for e in started] == ["uvloop"], "the default loop, all of the above on it"
     finally:
         if proc.returncode is None:
             proc.kill()

@@ -14,6 +14,8 @@ from collections.abc import AsyncIterator
 import pytest
 from webhook_corpus import CLUSTER_OBJECTS
 
+from topobridge import eventloop
+from topobridge.eventloop import running_loop_name
 from webhooks.connections import ConnectionLimits
 from webhooks.server import ServerSettings, WebhookServer
 from webhooks.state import InMemoryStateSource
@@ -150,3 +152,25 @@ async def fill_to_the_cap(server: WebhookServer, cap: int) -> None:
 async def test_limits_refuse_nonsense() -> None:
     with pytest.raises(ValueError, match="max_connections >= 1"):
         ConnectionLimits(max_connections=0)
+
+
+def test_the_limits_hold_and_reviews_are_answered_on_uvloop() -> None:
+    """`topobridge run` serves on uvloop (topobridge.eventloop), whose transports are not
+    asyncio's: the guard must count, time out and refuse connections there too."""
+
+    async def scenario() -> None:
+        assert running_loop_name(asyncio.get_running_loop()) == "uvloop"
+        async with serving(LIMITS) as server:
+            reader, writer = await tls(server)
+            writer.write(b"POST /validate/pods HTTP/1.1\r\nHost: x\r\nContent-Le")
+            await writer.drain()
+            assert await closed_by_server(reader) == b""
+            writer.close()
+            assert closed_count(server, "header-timeout") == 1
+            await test_a_request_in_time_is_answered_on_a_kept_alive_connection(server)
+        async with serving(
+            ConnectionLimits(header_timeout=HANG, keepalive_timeout=HANG, max_connections=2)
+        ) as server:
+            await fill_to_the_cap(server, 2)
+
+    eventloop.run(scenario(), "uvloop")
