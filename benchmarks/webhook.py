@@ -4,9 +4,14 @@ The floor is a minimal aiohttp HTTPS endpoint that reads the body and returns a 
 AdmissionReview: what Python, aiohttp and TLS alone cost. It is an aiohttp Application with
 one route; topobridge's admission port is a path table on aiohttp's low-level web.Server
 (`webhooks.routing`), which skips the Application's router, middleware chain and signals,
-so part of what topobridge spends beyond the floor is offset there. Both servers run in a
-process of their own, with the same ECDSA P-256 certificate and the same TLS settings (1.2+);
-topobridge logs as in production (JSON at info). The load comes from wrk (C, keep-alive)
+so part of what topobridge spends beyond the floor is offset there. The floor runs on asyncio's
+own event loop, as the issue that set the goals measured it; topobridge runs on the loop
+`topobridge run` runs on (uvloop where installed: `topobridge.eventloop`), so its TLS transport
+is uvloop's. A third target, `floor-uvloop`, is the same floor on uvloop: what the loop alone
+saves, and the same-loop reference for what topobridge's own code costs (printed beside, and in
+the summary as `cpu_ratio_64_same_loop`). Every server runs in a process of its own, with the
+same ECDSA P-256 certificate and the same TLS settings (1.2+); topobridge logs as in production
+(JSON at info). The load comes from wrk (C, keep-alive)
 with 1, 16 and 64 connections, each sending its next request as soon as the last one is
 answered (closed loop). With two or more cores, the server is pinned to one core and wrk
 to another. Rounds alternate floor and topobridge level by level, so load from elsewhere on
@@ -19,7 +24,8 @@ process (the kernel's run-queue delay) is printed beside its latency: on a share
 that wait, not the server, sets the tail.
 
 `--stages` adds topobridge cut short after each stage of an answer, measured at 64 clients in
-the same rounds. Every stage answers through the same batch of reviews (`webhooks.turns`) as the
+the same rounds, on topobridge's loop (so `stage-http` is best compared with the floor on the
+same loop). Every stage answers through the same batch of reviews (`webhooks.turns`) as the
 server: `stage-http` (TLS, HTTP, the path table and the batch; the body read, a fixed answer),
 `stage-review` (+ the review parsed and an allowed answer built from it), `stage-rule` (+ the
 rule; everything but the metrics). Differences of CPU per answer between neighbours say what
@@ -30,7 +36,7 @@ batch of reviews gives under load) and cold (between calls, a fresh 2 MiB copy i
 hashed: the CPU caches and the TLB lose what the call had in them, as they do in a server
 that handles each request to the end, between two answers to TLS, HTTP and system calls).
 
-`--baseline REF` serves topobridge as of a git ref as a third target, "before", in the same
+`--baseline REF` serves topobridge as of a git ref as one more target, "before", in the same
 rounds: before/after from one run. `--workers 1,2` then compares topobridge served by 1 and 2
 processes on one port (`topobridge.workers`, as `topobridge run --webhook-workers` does),
 unpinned, with a 2-thread wrk, at 64 clients: how throughput scales with the cores.
@@ -78,7 +84,9 @@ from _wrk import run as run_wrk
 
 ROOT = Path(__file__).resolve().parent.parent
 CONCURRENCY = (1, 16, 64)
-TARGETS = ("floor", "topobridge")
+TARGETS = ("floor", "floor-uvloop", "topobridge")
+FLOORS = {"floor": "asyncio", "floor-uvloop": "uvloop"}
+"""The floor's targets and the event loop each runs on."""
 STAGES = {
     "stage-http": "TLS, HTTP, path table, batch; fixed answer",
     "stage-review": "+ review parsed, allowed answer built from it",
@@ -214,6 +222,13 @@ def serve(
 
     from aiohttp import web
 
+    if (root / "topobridge" / "eventloop.py").exists():
+        from topobridge.eventloop import default_event_loop
+        from topobridge.eventloop import run as run_on
+    else:  # a --baseline tree from before it: served on asyncio's loop, as it was then
+        default_event_loop, run_on = (lambda: "asyncio"), (lambda main, _name: asyncio.run(main))
+    loop_name = FLOORS.get(target) or default_event_loop()
+
     async def main() -> None:
         stop = asyncio.Event()
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
@@ -268,12 +283,12 @@ def serve(
             await runner.cleanup()
 
     if profile is None:
-        asyncio.run(main())
+        run_on(main(), loop_name)
         return
     import cProfile
 
     profiler = cProfile.Profile()
-    profiler.runcall(asyncio.run, main())
+    profiler.runcall(run_on, main(), loop_name)
     profiler.dump_stats(profile)
 
 
@@ -388,7 +403,7 @@ def check_answer(server: Server, ca: bytes, payload: Payload, body: bytes) -> No
         answer = json.loads(resp.read())
     finally:
         conn.close()
-    allowed = True if server.target in ("floor", "stage-http", "stage-review") else payload.allowed
+    allowed = True if server.target in (*FLOORS, "stage-http", "stage-review") else payload.allowed
     got = answer.get("response", {})
     if resp.status != 200 or got.get("uid") != UID or got.get("allowed") is not allowed:
         raise RuntimeError(f"{server.target} answered {resp.status} {answer}, expected allowed={allowed}")
@@ -521,7 +536,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.serve:
         count = int(args.workers) if args.workers.isdigit() else 1
         serve(
-            args.serve, args.cert, args.key, args.profile, workers=count, port=args.port, worker=args.worker
+            args.serve,
+            args.cert,
+            args.key,
+            args.profile,
+            workers=count,
+            port=args.port,
+            worker=args.worker,
+            root=args.root,
         )
         return 0
     try:
@@ -538,7 +560,11 @@ def main(argv: list[str] | None = None) -> int:
     body = review_body(payload)
     server_cpus, wrk_cpus = pinning(args.pin)
     machine = Machine()
-    targets = [*TARGETS, *(["before"] if args.baseline else [])]
+    from topobridge.eventloop import default_event_loop
+
+    uvloop_installed = default_event_loop() == "uvloop"
+    targets = [t for t in TARGETS if uvloop_installed or FLOORS.get(t) != "uvloop"]
+    targets += ["before"] if args.baseline else []
     stage_names = list(STAGES) if args.stages else []
     scaling = [int(w) for w in args.workers.split(",") if w.strip()]
     closed: dict[str, dict[int, list[Run]]] = {t: {c: [] for c in CONCURRENCY} for t in targets}
@@ -625,10 +651,13 @@ def main(argv: list[str] | None = None) -> int:
     if len(scaling) > 1:
         report_scaling(scaled)
     top, floor64 = Figures.median_of(closed["topobridge"][64]), Figures.median_of(closed["floor"][64])
+    loop = default_event_loop()
+    same_loop = Figures.median_of(closed["floor-uvloop" if loop == "uvloop" else "floor"][64])
     open_p99 = statistics.median(r.wrk.p99 for r in paced["topobridge"]) if args.rate else float("nan")
     print(
         f"summary: cpu_ratio_64={top.cpu_us / floor64.cpu_us:.2f} p99_ratio_64={top.p99 / floor64.p99:.2f} "
-        f"open_p99_ms={open_p99:.2f} open_rate={args.rate:.0f}"
+        f"open_p99_ms={open_p99:.2f} open_rate={args.rate:.0f} loop={loop} "
+        f"cpu_ratio_64_same_loop={top.cpu_us / same_loop.cpu_us:.2f}"
     )
     if args.profile:
         import pstats
@@ -688,7 +717,11 @@ def report_stages(
 ) -> None:
     print()
     print("where topobridge's CPU per answer goes (64 clients, in the serving process), medians:")
-    rows = [("floor", "aiohttp Application; body read, fixed answer", closed["floor"][64])]
+    rows = [
+        (floor, f"aiohttp Application on {FLOORS[floor]}; fixed answer", closed[floor][64])
+        for floor in FLOORS
+        if floor in closed
+    ]
     rows += [(stage, what, staged[stage]) for stage, what in STAGES.items()]
     rows += [("topobridge", "+ metrics: the whole answer", closed["topobridge"][64])]
     last = None
@@ -767,8 +800,8 @@ def report(
         f"({top.p99:.2f} ms); p99 <= {GOAL_RATIO:g}x floor: {'met' if ratio <= GOAL_RATIO else 'NOT met'} "
         f"({ratio:.2f}x)"
     )
-    lo = {t: min(r.wrk.p99 for r in closed[t][64]) for t in TARGETS}
-    hi = {t: max(r.wrk.p99 for r in closed[t][64]) for t in TARGETS}
+    lo = {t: min(r.wrk.p99 for r in closed[t][64]) for t in ("floor", "topobridge")}
+    hi = {t: max(r.wrk.p99 for r in closed[t][64]) for t in ("floor", "topobridge")}
     if lo["topobridge"] <= hi["floor"] * GOAL_RATIO and lo["floor"] * GOAL_RATIO <= hi["topobridge"]:
         print(
             "  the rounds disagree on that ratio (p99 ranges "
