@@ -161,12 +161,7 @@ def test_the_limits_hold_and_reviews_are_answered_on_uvloop() -> None:
     async def scenario() -> None:
         assert running_loop_name(asyncio.get_running_loop()) == "uvloop"
         async with serving(LIMITS) as server:
-            reader, writer = await tls(server)
-            writer.write(b"POST /validate/pods HTTP/1.1\r\nHost: x\r\nContent-Le")
-            await writer.drain()
-            assert await closed_by_server(reader) == b""
-            writer.close()
-            assert closed_count(server, "header-timeout") == 1
+            await test_half_a_header_is_closed(server)
             await test_a_request_in_time_is_answered_on_a_kept_alive_connection(server)
         async with serving(
             ConnectionLimits(header_timeout=HANG, keepalive_timeout=HANG, max_connections=2)
