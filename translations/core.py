@@ -194,8 +194,12 @@ def effective_requests(spec: PodSpec) -> dict[str, int]:
     # Plain dicts and module-level helpers: this runs for every pod admitted and every pod
     # in every scheduling cycle, where defaultdicts and a closure per call cost more than
     # the quantities themselves.
+    containers = spec.containers
+    if len(containers) == 1 and not spec.init_containers and not spec.overhead:
+        # Most pods: one container's request is the pod's, with no sums to make.
+        return {k: v for k, v in _container_units(containers[0], "containers", 0).items() if v}
     total: dict[str, int] = {}
-    for i, c in enumerate(spec.containers):
+    for i, c in enumerate(containers):
         for name, v in _container_units(c, "containers", i).items():
             total[name] = total.get(name, 0) + v
     if spec.init_containers:
