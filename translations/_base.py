@@ -60,9 +60,9 @@ class KubeModel(BaseModel):
         The raised InvalidSpecError is the first problem; `.more` holds the rest. `strict`
         refuses what the API server's schema check refuses (`"2"` or `2.0` for an integer,
         `1` for a string); leave it off for objects that already passed the API server.
-        `keep_unknown=False` drops the fields no model names instead of keeping them for a
-        dump: no verdict depends on them (they are never checked), and a reading that is
-        never written back, like admission's, is a fifth cheaper without them.
+        `keep_unknown=False` drops the fields no model names instead of copying them into
+        each model for a dump: no verdict depends on them (they are never checked), and a
+        reading that is never written back, like admission's, does not need the copies.
         """
         try:
             # The validator itself: `model_validate` adds only argument checks on top.
