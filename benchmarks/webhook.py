@@ -565,8 +565,8 @@ def main(argv: list[str] | None = None) -> int:
     machine = Machine()
     from topobridge.eventloop import default_event_loop
 
-    uvloop_installed = default_event_loop() == "uvloop"
-    targets = [t for t in TARGETS if uvloop_installed or FLOORS.get(t) != "uvloop"]
+    loop = default_event_loop()  # topobridge's; the uvloop floor runs only where uvloop is installed
+    targets = [t for t in TARGETS if loop == "uvloop" or FLOORS.get(t) != "uvloop"]
     targets += ["before"] if args.baseline else []
     stage_names = list(STAGES) if args.stages else []
     scaling = [int(w) for w in args.workers.split(",") if w.strip()]
@@ -654,8 +654,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(scaling) > 1:
         report_scaling(scaled)
     top, floor64 = Figures.median_of(closed["topobridge"][64]), Figures.median_of(closed["floor"][64])
-    loop = default_event_loop()
-    same_loop = Figures.median_of(closed["floor-uvloop" if loop == "uvloop" else "floor"][64])
+    same_loop = Figures.median_of(closed[next(t for t, on in FLOORS.items() if on == loop)][64])
     open_p99 = statistics.median(r.wrk.p99 for r in paced["topobridge"]) if args.rate else float("nan")
     print(
         f"summary: cpu_ratio_64={top.cpu_us / floor64.cpu_us:.2f} p99_ratio_64={top.p99 / floor64.p99:.2f} "
