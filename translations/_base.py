@@ -63,11 +63,15 @@ class KubeModel(BaseModel):
         `keep_unknown=False` drops the fields no model names instead of copying them into
         each model for a dump: no verdict depends on them (they are never checked), and a
         reading that is never written back, like admission's, does not need the copies.
+
+        A raw object names its fields as the API server does, by their JSON names only: a
+        Python name (`highest_tier_allowed`) is one more unknown field, not a second spelling.
+        (Code that builds a model from Python names calls the constructor.)
         """
         try:
             # The validator itself: `model_validate` adds only argument checks on top.
             parsed: Self = cls.__pydantic_validator__.validate_python(
-                raw, strict=strict, extra=None if keep_unknown else "ignore"
+                raw, strict=strict, extra=None if keep_unknown else "ignore", by_name=False
             )
             return parsed
         except ValidationError as exc:

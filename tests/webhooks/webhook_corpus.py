@@ -229,6 +229,9 @@ LWS_CASES = [
     Case("lws-valid-empty-topology", lws({})),
     Case("lws-valid-mode-null", lws({"mode": None, "highestTierAllowed": 1})),
     Case("lws-valid-unknown-field-kept", lws({"mode": "hard", "tier": 2})),
+    # The API server knows fields by their JSON names only; a Python name is one more unknown
+    # field (pruned there), never read as a second spelling and never checked.
+    Case("lws-valid-python-field-name-unknown", lws({"mode": "hard", "highest_tier_allowed": "two"})),
     Case("lws-mode-typo", lws({"mode": "hrad"}), [f'{NT}.mode: Unsupported value: "hrad": {MODES}']),
     Case("lws-mode-capitalised", lws({"mode": "Hard"}), [f'{NT}.mode: Unsupported value: "Hard": {MODES}']),
     Case("lws-mode-empty-string", lws({"mode": ""}), [f'{NT}.mode: Unsupported value: "": {MODES}']),
@@ -612,6 +615,9 @@ VPG_CASES = [
         state="cluster",
     ),
     Case("vpg-valid-number-quantities", vpg({"minResources": {"cpu": 2, "memory": 1.5e9}})),
+    Case(
+        "vpg-valid-python-field-name-unknown", vpg({"min_member": "two", "networkTopology": {"mode": "soft"}})
+    ),
     Case(
         "vpg-mode-typo",
         vpg({"networkTopology": {"mode": "sfot"}}),
