@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Literal, cast
+from typing import Any, Literal, NamedTuple, cast
 
 from pydantic import Field
 
@@ -223,9 +222,12 @@ def exclusive_affinity(group_key: str, topology_key: str) -> dict[str, object]:
 # --- the topology request: read once, for admission, translation and the controller ---------
 
 
-@dataclass(frozen=True, slots=True)
-class TopologyRequest:
-    """What one LeaderWorkerSet asks of the network topology and of its gangs."""
+class TopologyRequest(NamedTuple):
+    """What one LeaderWorkerSet asks of the network topology and of its gangs.
+
+    A NamedTuple, not a frozen dataclass, for the same reason as `webhooks.admission.Review`:
+    admission reads one per LeaderWorkerSet it is sent.
+    """
 
     network_topology: volcano.NetworkTopologySpec | None
     """Each group's constraint, mode filled in (`hard` when unset): from spec.networkTopology,
