@@ -35,9 +35,14 @@ class TurnBatch(Generic[T]):
         self._pending: list[tuple[tuple[object, ...], asyncio.Future[T]]] = []
 
     def __call__(self, *args: object) -> asyncio.Future[T]:
-        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        if not self._pending:
-            future.get_loop().call_soon(self._wait, self._passes - 1)
+        if self._pending:
+            # The batch's loop, from its first future: on Python 3.11, `get_running_loop()`
+            # asks the kernel for the process id each time (a fork check), once per review.
+            loop = self._pending[0][1].get_loop()
+        else:
+            loop = asyncio.get_running_loop()
+            loop.call_soon(self._wait, self._passes - 1)
+        future: asyncio.Future[T] = loop.create_future()
         self._pending.append((args, future))
         return future
 
