@@ -242,8 +242,12 @@ class WebhookServer:
                 413, f"request body of {request.content_length} bytes exceeds the limit of {limit}"
             )
         try:
-            if request.content.is_eof():  # the whole body came with the headers: no timer to arm
-                body = await request.read()
+            if request.content.is_eof():
+                # The whole body came with the headers: take it as it lies in the buffer, with
+                # no timer to arm and none of `read()`'s awaits and copies.
+                body = request.content.read_nowait()
+                if len(body) > limit:  # chunked: no Content-Length to refuse it by above
+                    raise web.HTTPRequestEntityTooLarge(max_size=limit, actual_size=len(body))
             else:
                 async with asyncio.timeout(self.settings.read_timeout):
                     body = await request.read()
