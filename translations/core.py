@@ -13,7 +13,7 @@ from pydantic import Field
 
 from translations._base import KubeModel, LabelSelector, TypedObject
 from translations.errors import InvalidSpecError
-from translations.quantity import Quantity, to_scheduler_units
+from translations.quantity import Quantity, scheduler_units, to_scheduler_units
 
 ResourceList = dict[str, Quantity]
 
@@ -229,12 +229,12 @@ def _container_units(c: Container, where: str, i: int) -> dict[str, int]:
     res = c.resources
     if res is None:
         return {}
-    merged: dict[str, Quantity] = dict(res.limits or {})
-    merged.update(res.requests or {})
+    requests, limits = res.requests, res.limits
+    merged: dict[str, Quantity] = {**limits, **requests} if requests and limits else requests or limits or {}
     units: dict[str, int] = {}
     for name, q in merged.items():
         try:
-            units[name] = to_scheduler_units(name, q)
+            units[name] = scheduler_units(name, q)
         except InvalidSpecError as exc:  # the field's path is only spelled out when it is needed
             raise InvalidSpecError(f"spec.{where}[{i}].resources.requests[{name}]", q, exc.detail) from None
     return units

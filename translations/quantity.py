@@ -80,7 +80,7 @@ def parse_quantity(value: Quantity, *, field: str = "quantity") -> Decimal:
 def to_scheduler_units(resource: str, value: Quantity, *, field: str = "quantity") -> int:
     """Integer units the placer compares: millicores for cpu, rounded-up units otherwise."""
     try:
-        return _scheduler_units(resource, value)
+        return scheduler_units(resource, value)
     except InvalidSpecError as exc:
         raise InvalidSpecError(field, value, exc.detail) from None
 
@@ -88,7 +88,9 @@ def to_scheduler_units(resource: str, value: Quantity, *, field: str = "quantity
 # Every scheduling cycle recomputes each pod's requests, and a cluster uses a handful of
 # distinct quantity strings; `typed` keeps True apart from 1 and 1.0 apart from 1.
 @functools.lru_cache(maxsize=4096, typed=True)
-def _scheduler_units(resource: str, value: Quantity) -> int:
+def scheduler_units(resource: str, value: Quantity) -> int:
+    """`to_scheduler_units` for a caller that names the field itself when the value is bad
+    (its InvalidSpecError says `quantity`): one call fewer per quantity."""
     exact = parse_quantity(value)
     if resource == "cpu":
         exact = exact * 1000

@@ -98,6 +98,25 @@ def test_effective_requests_add_sidecars_to_every_later_init_container() -> None
     assert effective_requests(spec) == {"cpu": 1150, "memory": 2 * 2**30}
 
 
+def test_a_request_wins_over_its_limit_and_a_limit_stands_in_for_a_missing_one() -> None:
+    spec = PodSpec.model_validate(
+        {
+            "containers": [
+                {
+                    "name": "a",
+                    "resources": {
+                        "requests": {"cpu": "500m"},
+                        "limits": {"cpu": "2", "memory": "1Gi", "nvidia.com/gpu": "1"},
+                    },
+                },
+                {"name": "b", "resources": {"requests": {"cpu": "1"}}},
+                {"name": "c", "resources": {"limits": {"memory": "1Gi"}}},
+            ]
+        }
+    )
+    assert effective_requests(spec) == {"cpu": 1500, "memory": 2 * 2**30, "nvidia.com/gpu": 1}
+
+
 def test_effective_requests_name_the_container_of_a_bad_quantity() -> None:
     spec = PodSpec.model_validate(
         {
