@@ -346,6 +346,8 @@ def _read_annotations(
     annotations: Mapping[str, str], problems: list[InvalidSpecError]
 ) -> tuple[volcano.NetworkTopologySpec | None, volcano.NetworkTopologySpec | None, str | None]:
     """(job topology, subgroup topology, queue) from the annotations."""
+    if not annotations:
+        return None, None, None
     job = _annotation_topology(
         annotations, volcano.POD_TOPOLOGY_MODE_ANNOTATION, volcano.POD_TOPOLOGY_TIER_ANNOTATION, problems
     )
