@@ -65,6 +65,11 @@ _CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
 """Processes this interpreter started, kept so they are waited for (and reaped) when stopped."""
 
 
+def running_children() -> set[int]:
+    """PIDs of the processes this interpreter started and has not yet stopped and reaped."""
+    return set(_CHILDREN)
+
+
 class TopobridgeError(Exception):
     """topobridge did not come up; the message carries its log tail."""
 

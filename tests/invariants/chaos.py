@@ -135,6 +135,8 @@ class ChaosReport:
     violations: list[str] = field(default_factory=list)
     seconds: float = 0.0
     work_dir: str = ""
+    unreaped: list[int] = field(default_factory=list)
+    """Replicas this run started that its end left running or unreaped (none, when it is right)."""
 
     def summary(self) -> str:
         faults = {**self.faults}
@@ -173,6 +175,7 @@ class ChaosRun:
         self.deleted_podgroups: list[Gang] = []
         self._serial = 0
         self._identities = 0
+        self._started: list[int] = []
         self._faults_until = 0.0
         self._background: set[asyncio.Task[None]] = set()
         self._disruptions: list[str] = []
@@ -229,6 +232,7 @@ class ChaosRun:
             for state in self.replicas:
                 with contextlib.suppress(Exception):
                     await local.stop(state, grace=5.0)
+            self.report.unreaped = [pid for pid in self._started if pid in local.running_children()]
             self._count_faults()
             await kube.close()
             await asyncio.to_thread(self.plane.stop)
@@ -295,6 +299,7 @@ class ChaosRun:
             ready_timeout=120.0,
         )
         self.logs.append(Path(state.log_file))
+        self._started.append(state.pid)
         return state
 
     def _count_faults(self) -> None:
@@ -544,6 +549,7 @@ class ChaosRun:
         leader.process().signal(signal.SIGKILL)
         killed = time.monotonic()
         self.replicas.remove(leader)
+        await local.stop(leader, grace=5.0)  # reaps it: no zombie, no Popen left running at exit
         self.replicas.append(await self._replica(leading=False))
         # The takeover is measured in the background; cycles go on meanwhile.
         task = asyncio.create_task(self._time_takeover(killed), name="chaos-takeover")
@@ -566,6 +572,7 @@ class ChaosRun:
         victim = self.rng.choice(standbys)
         victim.process().signal(signal.SIGKILL)
         self.replicas.remove(victim)
+        await local.stop(victim, grace=5.0)
         self.replicas.append(await self._replica(leading=False))
 
 

@@ -40,3 +40,5 @@ async def test_a_short_chaos_run_breaks_no_invariant(control_plane: Any) -> None
     assert sum(report.faults.values()) >= 5, report.summary()
     disruptions = ("apiserver_stop", "apiserver_restart", "kill_leader", "kill_standby")
     assert all(report.actions[k] >= 1 for k in disruptions), report.summary()
+    # Every replica it killed or stopped was reaped: no zombie, no Popen still "running" at exit.
+    assert not report.unreaped, report.unreaped
