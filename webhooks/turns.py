@@ -37,7 +37,8 @@ class TurnBatch(Generic[T]):
     def __call__(self, *args: object) -> asyncio.Future[T]:
         if self._pending:
             # The batch's loop, from its first future: on Python 3.11, `get_running_loop()`
-            # asks the kernel for the process id each time (a fork check), once per review.
+            # asks the kernel for the process id each time (a fork check), so it is asked once
+            # per batch rather than once per review.
             loop = self._pending[0][1].get_loop()
         else:
             loop = asyncio.get_running_loop()

@@ -233,6 +233,30 @@ async def test_chunked_body_over_3_mib_is_413(http: aiohttp.ClientSession) -> No
         assert r.status == 413
 
 
+async def test_chunked_body_over_the_limit_that_came_with_its_headers_is_413() -> None:
+    # One TLS write: headers and the whole chunked body reach the server together, so the
+    # handler takes the body from the buffer (no Content-Length to refuse it by) and must
+    # still apply the cap.
+    srv = WebhookServer(ServerSettings(host="127.0.0.1", port=0, metrics_port=None, max_request_bytes=1024))
+    async with srv:
+        assert srv.ca_bundle is not None
+        reader, writer = await asyncio.open_connection(
+            "127.0.0.1", srv.port, ssl=client_context(srv.ca_bundle), server_hostname="127.0.0.1"
+        )
+        body = b" " * 2048
+        writer.write(
+            b"POST /validate/leaderworkersets HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+            + f"{len(body):x}\r\n".encode()
+            + body
+            + b"\r\n0\r\n\r\n"
+        )
+        await writer.drain()
+        answer = await asyncio.wait_for(reader.read(4096), timeout=5)
+        writer.close()
+    assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
+    assert b"request body exceeds the limit of 1024 bytes" in answer
+
+
 async def test_body_just_under_the_limit_is_answered(http: aiohttp.ClientSession) -> None:
     obj = lws({"mode": "hard"})
     obj["metadata"]["annotations"] = {"big": "x" * (3 * 1024 * 1024 - 2000)}
