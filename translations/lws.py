@@ -389,10 +389,8 @@ def _annotation_topology(
         bad = True
     if bad:
         return None
-    if tier is None:
-        return volcano.NetworkTopologySpec(mode=cast(volcano.NetworkTopologyMode, mode or "hard"))
-    return volcano.NetworkTopologySpec(
-        mode=cast(volcano.NetworkTopologyMode, mode or "hard"), highest_tier_allowed=int(tier)
+    return volcano.network_topology(
+        cast(volcano.NetworkTopologyMode, mode or "hard"), None if tier is None else int(tier)
     )
 
 
@@ -409,22 +407,20 @@ def _spec_topology(
         problems.extend(found)
         return None
     # Built, not parsed: `nt` passed the same field checks when the LeaderWorkerSet parsed.
-    # Unset fields stay unset, so the translated spec dumps only what was given.
-    if tier is not None:
-        return volcano.NetworkTopologySpec(mode=nt.mode or "hard", highest_tier_allowed=tier)
-    if name is not None:
-        return volcano.NetworkTopologySpec(mode=nt.mode or "hard", highest_tier_name=name)
-    return volcano.NetworkTopologySpec(mode=nt.mode or "hard")
+    return volcano.network_topology(nt.mode or "hard", tier, name)
 
 
 def _group_shape(spec: LeaderWorkerSetSpec, problems: list[InvalidSpecError]) -> int | None:
     """The group shape LWS's own webhook enforces; returns the subgroups per group (None
     without subgroups or when the shape is wrong)."""
+    # Every admitted LeaderWorkerSet comes through here: paths and messages are spelled out
+    # only for a shape that is wrong.
     tpl = spec.leader_worker_template
     size = tpl.effective_size
-    replicas = 1 if spec.replicas is None else spec.replicas
-    replicas_ok = not (too_big := at_most("spec.replicas", spec.replicas, INT32_MAX))
-    problems += too_big
+    replicas = spec.replicas
+    replicas_ok = replicas is None or replicas <= INT32_MAX
+    if not replicas_ok:
+        problems += at_most("spec.replicas", replicas, INT32_MAX)
     if size < 1:
         problems.append(
             InvalidSpecError(
@@ -432,10 +428,10 @@ def _group_shape(spec: LeaderWorkerSetSpec, problems: list[InvalidSpecError]) ->
             )
         )
         return None
-    if too_big := at_most(f"{TEMPLATE_PATH}.size", size, INT32_MAX):
-        problems += too_big
+    if size > INT32_MAX:
+        problems += at_most(f"{TEMPLATE_PATH}.size", size, INT32_MAX)
         return None
-    if replicas_ok and replicas * size > INT32_MAX:
+    if replicas_ok and (1 if replicas is None else replicas) * size > INT32_MAX:
         problems.append(
             InvalidSpecError(
                 "spec.replicas",
@@ -446,32 +442,34 @@ def _group_shape(spec: LeaderWorkerSetSpec, problems: list[InvalidSpecError]) ->
     policy = tpl.sub_group_policy
     if policy is None:
         return None
-    path = f"{TEMPLATE_PATH}.subGroupPolicy.subGroupSize"
     sub = policy.sub_group_size
-
-    def invalid(detail: str) -> None:
-        problems.append(InvalidSpecError(path, sub, f"Invalid value: {sub}: {detail}"))
-
     if sub is None:
         problems.append(
-            InvalidSpecError(path, None, "Required value: must be set when subGroupPolicy is given")
+            InvalidSpecError(
+                _SUBGROUP_SIZE_PATH, None, "Required value: must be set when subGroupPolicy is given"
+            )
         )
-    elif sub < 1:
-        invalid("must be greater than or equal to 1")
-    elif sub > size:
-        invalid(f"must not be larger than size ({size})")
-    elif policy.sub_group_policy_type == "LeaderExcluded":
-        if (size - 1) % sub:
-            invalid(f"size-1 ({size - 1}) must be divisible by subGroupSize with LeaderExcluded")
+        return None
+    if 1 <= sub <= size:
+        if policy.sub_group_policy_type == "LeaderExcluded":
+            if not (size - 1) % sub:
+                return (size - 1) // sub
+            detail = f"size-1 ({size - 1}) must be divisible by subGroupSize with LeaderExcluded"
+        elif (size - 1) % sub == 0:
+            return max((size - 1) // sub, 1)
+        elif size % sub == 0:
+            return size // sub
         else:
-            return (size - 1) // sub
-    elif (size - 1) % sub == 0:
-        return max((size - 1) // sub, 1)
-    elif size % sub == 0:
-        return size // sub
+            detail = f"size ({size}) or size-1 ({size - 1}) must be divisible by subGroupSize"
+    elif sub < 1:
+        detail = "must be greater than or equal to 1"
     else:
-        invalid(f"size ({size}) or size-1 ({size - 1}) must be divisible by subGroupSize")
+        detail = f"must not be larger than size ({size})"
+    problems.append(InvalidSpecError(_SUBGROUP_SIZE_PATH, sub, f"Invalid value: {sub}: {detail}"))
     return None
+
+
+_SUBGROUP_SIZE_PATH = f"{TEMPLATE_PATH}.subGroupPolicy.subGroupSize"
 
 
 def _template_requests(tpl: LeaderWorkerTemplate, problems: list[InvalidSpecError]) -> None:

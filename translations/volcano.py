@@ -8,9 +8,10 @@ exactly what it was given.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from translations._base import (
     DNS1123_SUBDOMAIN,
@@ -40,6 +41,8 @@ NetworkTopologyMode = Literal["hard", "soft"]
 class NetworkTopologySpec(KubeModel):
     """How tightly a job's pods must gather in the HyperNode tree."""
 
+    model_config = ConfigDict(frozen=True)  # `network_topology` hands one instance to many readers
+
     mode: NetworkTopologyMode | None = Field(default=None, json_schema_extra={"default": "hard"})
     """`hard`: never exceed the tier limit; `soft`: prefer the lowest tier that fits."""
     highest_tier_allowed: int | None = Field(default=None, ge=0)
@@ -52,15 +55,30 @@ class NetworkTopologySpec(KubeModel):
         return self.mode or "hard"
 
 
+@lru_cache(maxsize=256)
+def network_topology(
+    mode: NetworkTopologyMode, highest_tier_allowed: int | None = None, highest_tier_name: str | None = None
+) -> NetworkTopologySpec:
+    """The spec of checked values (fields left None stay unset, so a dump shows only what
+    was given). Built once per value: admission reads one for every LeaderWorkerSet."""
+    if highest_tier_allowed is not None:
+        return NetworkTopologySpec(mode=mode, highest_tier_allowed=highest_tier_allowed)
+    if highest_tier_name is not None:
+        return NetworkTopologySpec(mode=mode, highest_tier_name=highest_tier_name)
+    return NetworkTopologySpec(mode=mode)
+
+
 def network_topology_problems(
     *, highest_tier_allowed: int | None, highest_tier_name: str | None, path: str
 ) -> list[InvalidSpecError]:
     """What Volcano (and LWS's networkTopology, which copies it) refuses in a networkTopology
     that parsed: a tier beyond int64, and a tier given both by number and by name."""
     tier = highest_tier_allowed
-    if too_big := at_most(f"{path}.highestTierAllowed", tier, INT64_MAX):
-        return too_big
-    if tier is not None and highest_tier_name is not None:
+    if tier is None:
+        return []
+    if tier > INT64_MAX:
+        return at_most(f"{path}.highestTierAllowed", tier, INT64_MAX)
+    if highest_tier_name is not None:
         return [
             InvalidSpecError(
                 path,

@@ -6,7 +6,9 @@ import copy
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
+from translations import lws as lwsmod
 from translations import lws_to_volcano as l2v
 from translations.core import Pod
 from translations.errors import InvalidSpecError, MissingInputError
@@ -157,6 +159,18 @@ def test_tier_name_is_carried_as_volcano_highest_tier_name() -> None:
     assert spec_of(lws(topology={"mode": "soft", "highestTierName": "SpineLayer"}))["networkTopology"] == {
         "mode": "soft",
         "highestTierName": "SpineLayer",
+    }
+
+
+def test_a_topology_shared_between_readers_cannot_be_changed_by_one_of_them() -> None:
+    first = lwsmod.topology_request(LeaderWorkerSet.parse(lws(topology={"highestTierAllowed": 2})))[0]
+    second = lwsmod.topology_request(LeaderWorkerSet.parse(lws(topology={"highestTierAllowed": 2})))[0]
+    assert first.network_topology is second.network_topology  # built once per value
+    with pytest.raises(ValidationError, match="frozen"):
+        first.network_topology.highest_tier_allowed = 3  # type: ignore[union-attr,misc]
+    assert spec_of(lws(topology={"highestTierAllowed": 2}))["networkTopology"] == {
+        "mode": "hard",
+        "highestTierAllowed": 2,
     }
 
 
