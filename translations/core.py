@@ -236,7 +236,8 @@ def _container_units(c: Container, where: str, i: int) -> dict[str, int]:
         try:
             units[name] = scheduler_units(name, q)
         except InvalidSpecError as exc:  # the field's path is only spelled out when it is needed
-            raise InvalidSpecError(f"spec.{where}[{i}].resources.requests[{name}]", q, exc.detail) from None
+            field = "requests" if requests and name in requests else "limits"
+            raise InvalidSpecError(f"spec.{where}[{i}].resources.{field}[{name}]", q, exc.detail) from None
     return units
 
 

@@ -117,14 +117,22 @@ def test_a_request_wins_over_its_limit_and_a_limit_stands_in_for_a_missing_one()
     assert effective_requests(spec) == {"cpu": 1500, "memory": 2 * 2**30, "nvidia.com/gpu": 1}
 
 
-def test_effective_requests_name_the_container_of_a_bad_quantity() -> None:
+@pytest.mark.parametrize(
+    ("resources", "path"),
+    [
+        ({"limits": {"x": "1q"}}, "spec.initContainers[0].resources.limits[x]"),
+        ({"requests": {"x": "1q"}, "limits": {"x": "2"}}, "spec.initContainers[0].resources.requests[x]"),
+        ({"requests": {"cpu": "1"}, "limits": {"x": "1q"}}, "spec.initContainers[0].resources.limits[x]"),
+    ],
+    ids=["limit", "request-over-a-good-limit", "limit-beside-a-request"],
+)
+def test_effective_requests_name_the_container_and_field_of_a_bad_quantity(
+    resources: dict[str, dict[str, str]], path: str
+) -> None:
     spec = PodSpec.model_validate(
-        {
-            "containers": [{"name": "a"}],
-            "initContainers": [{"name": "b", "resources": {"limits": {"x": "1q"}}}],
-        }
+        {"containers": [{"name": "a"}], "initContainers": [{"name": "b", "resources": resources}]}
     )
     with pytest.raises(InvalidSpecError) as exc:
         effective_requests(spec)
-    assert exc.value.field_path == "spec.initContainers[0].resources.requests[x]"
+    assert exc.value.field_path == path
     assert exc.value.value == "1q"
