@@ -16,7 +16,9 @@ with 1, 16 and 64 connections, each sending its next request as soon as the last
 answered (closed loop). With two or more cores, the server is pinned to one core and wrk
 to another. Rounds alternate the targets level by level, so load from elsewhere on
 the machine falls on both alike; every figure is the median over the rounds (the order
-within a round alternates too). Then a paced run (open loop, wrk's delay hook, exponential
+within a round alternates too). Beside the ratios of those medians, the ratio of topobridge to
+the floor is also taken round by round at 64 clients (the two are measured back to back) and
+printed as a median with its range: how far one run's verdict can move on this machine. Then a paced run (open loop, wrk's delay hook, exponential
 gaps) shows latency at a fixed admission rate (2,000/s by default). CPU per answer is the
 server processes' user + system CPU over a run divided by the answers it gave. For the
 paced run, the time the server spent ready to run but waiting for a CPU held by another
@@ -811,6 +813,17 @@ def report(
             f"the verdict is within this machine's noise; CPU per answer ({top.cpu_us / floor64.cpu_us:.2f}x "
             "the floor's) is the steadier figure"
         )
+    # Each round measures both within seconds of each other, so a per-round ratio leaves out
+    # the drift between rounds that a ratio of medians carries.
+    pairs = list(zip(closed["topobridge"][64], closed["floor"][64], strict=True))
+    cpu_pairs = [t.cpu_us / f.cpu_us for t, f in pairs]
+    p99_pairs = [t.wrk.p99 / f.wrk.p99 for t, f in pairs]
+    both = sum(c <= GOAL_RATIO and p <= GOAL_RATIO for c, p in zip(cpu_pairs, p99_pairs, strict=True))
+    print(
+        f"  paired by round: CPU ratio {statistics.median(cpu_pairs):.2f} "
+        f"({min(cpu_pairs):.2f}..{max(cpu_pairs):.2f}), p99 ratio {statistics.median(p99_pairs):.2f} "
+        f"({min(p99_pairs):.2f}..{max(p99_pairs):.2f}); both <= {GOAL_RATIO:g}x in {both} of {len(pairs)} rounds"
+    )
     best = lo
     print(
         f"  best of {args.rounds} rounds at 64 clients (the round least disturbed by other load): "
