@@ -111,10 +111,8 @@ def from_koordinator(
 
 
 def to_volcano(constraint: TopologyConstraint) -> volcano.NetworkTopologySpec:
-    # Leave the tier unset rather than null: the CRD types it as an integer.
-    if constraint.highest_tier is None:
-        return volcano.NetworkTopologySpec(mode=constraint.mode)
-    return volcano.NetworkTopologySpec(mode=constraint.mode, highest_tier_allowed=constraint.highest_tier)
+    # An unset tier stays unset rather than null: the CRD types it as an integer.
+    return volcano.network_topology(constraint.mode, constraint.highest_tier)
 
 
 def to_koordinator(
