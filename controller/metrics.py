@@ -55,6 +55,13 @@ SCHEDULING_ATTEMPTS = Counter(
     ["result"],
     namespace=NAMESPACE,
 )
+SCHEDULER_ERRORS = Counter(
+    "scheduler_errors",
+    "Failures inside the fallback scheduler, by where: a gang's attempt (`gang`, that gang backs "
+    "off), building the cycle's view (`view`), or the cycle around them (`cycle`); none stops it.",
+    ["where"],
+    namespace=NAMESPACE,
+)
 PREEMPTIONS = Counter("preemptions", "Preemptions started for a gang.", namespace=NAMESPACE)
 PREEMPTION_VICTIMS = Counter(
     "preemption_victims", "Pods evicted to make room for a gang.", namespace=NAMESPACE

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from controller.placer.deadline import DEFAULT_ATTEMPT_SECONDS
 from topobridge import eventloop
 from topobridge.eventloop import EVENT_LOOPS, default_event_loop
 from translations.gpu import NVLINK_LABEL
@@ -100,6 +101,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default="true",
         help="honour gangs' network-topology constraints (Koordinator coscheduling's "
         "awareNetworkTopology; default true); false places gangs whole, anywhere",
+    )
+    parts.add_argument(
+        "--attempt-deadline",
+        type=float,
+        default=DEFAULT_ATTEMPT_SECONDS,
+        metavar="SECONDS",
+        help="longest one gang's scheduling attempt may search for a preemption plan before it "
+        f"takes the best plan found so far, or waits for a later cycle (default {DEFAULT_ATTEMPT_SECONDS})",
     )
     parts.add_argument(
         "--gpu-nvlink-label",
@@ -278,10 +287,13 @@ def process_config(args: argparse.Namespace) -> ProcessConfig:
 
 def controller_options(args: argparse.Namespace) -> ControllerOptions:
     """ControllerOptions from the flags (raises ConfigError on unusable timings or rules)."""
+    from controller.errors import ConfigError
     from controller.handoff import HandOffConfig, PresenceRule, default_rules
     from controller.leaderelection import LeaderElectionConfig
     from controller.manager import ControllerOptions
 
+    if not 0 < args.attempt_deadline < float("inf"):
+        raise ConfigError(f"--attempt-deadline {args.attempt_deadline}: must be a positive number of seconds")
     le = None
     if args.leader_elect:
         le = LeaderElectionConfig(
@@ -310,6 +322,7 @@ def controller_options(args: argparse.Namespace) -> ControllerOptions:
         scheduler_tuning={
             "enable_preemption": args.enable_preemption == "true",
             "topology_aware": args.topology_aware == "true",
+            "attempt_deadline": args.attempt_deadline,
             "gpu_nvlink_label": args.gpu_nvlink_label,
         },
     )

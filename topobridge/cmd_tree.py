@@ -211,6 +211,7 @@ def cluster_view(
     from controller.placer.engine import lowest_common
     from controller.placer.scenario import load_scenario, prepare
     from topobridge.treeview import amounts, draw, quantity, topology_line
+    from translations.gangs import Gang
     from translations.topology import natural_key
 
     sc = load_scenario(objects, lenient=True)
@@ -218,12 +219,12 @@ def cluster_view(
     index, snap = prep.index, prep.snapshot
     free = index.alloc - snap.used
 
-    def wanted_gang(key: str) -> bool:
-        if namespace is not None and key.split("/", 1)[0] != namespace:
+    def wanted_gang(g: Gang) -> bool:
+        if namespace is not None and g.namespace != namespace:
             return False
-        return gang is None or key == gang or key.split("/", 1)[1] == gang
+        return gang is None or gang in (g.key, g.name, g.name.split("/", 1)[1])
 
-    gangs = [g for g in prep.gangs(sc) if wanted_gang(g.key)]
+    gangs = [g for g in prep.gangs(sc) if wanted_gang(g)]
     conditions = _podgroup_messages(objects)
     view = TreeView(topology=topology_line(index), warnings=list(prep.warnings))
     in_domain: dict[str, list[str]] = {}
@@ -239,7 +240,7 @@ def cluster_view(
             in_domain.setdefault(domain, []).append(g.key)
         if g.pending:
             reason = (
-                g.error or _pod_message(g.pending) or conditions.get(g.key) or "waiting for the scheduler"
+                g.error or _pod_message(g.pending) or conditions.get(g.name) or "waiting for the scheduler"
             )
             view.pending.append(PendingGang(g.key, len(g.pending), len(g.bound), g.min_member, reason))
 

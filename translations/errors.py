@@ -164,3 +164,15 @@ def _go_json(value: Any) -> str:
         .replace("\u2028", "\\u2028")
         .replace("\u2029", "\\u2029")
     )
+
+
+FAILURE_TEXT_LIMIT = 300
+"""Characters of an exception's text a status or a warning quotes (a hostile object can make
+the text huge; the log keeps the whole exception)."""
+
+
+def failure_text(exc: BaseException, limit: int = FAILURE_TEXT_LIMIT) -> str:
+    """An unexpected exception as one line a status can quote: its type and text, cut at
+    `limit` characters, never a traceback."""
+    text = " ".join(f"{type(exc).__name__}: {exc}".split())
+    return text if len(text) <= limit else text[:limit] + "..."

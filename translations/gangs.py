@@ -42,15 +42,53 @@ from translations import lws as lwsmod
 from translations import schedplugins, volcano
 from translations.constraints import TopologyConstraint
 from translations.core import Job, Pod, PriorityClass, effective_requests
-from translations.errors import InvalidSpecError
+from translations.errors import InvalidSpecError, failure_text
 from translations.topology import TopologyTree, natural_key
 
 GangKey = NewType("GangKey", str)
+"""A gang's identity: its dialect, then `namespace/name` (`volcano:ns/train`, `koordinator:ns/train`,
+`job:ns/train`, `pod:ns/train-0`). The dialect is part of it: a Volcano PodGroup, a Koordinator
+gang, a scheduler-plugins PodGroup and a Job of one name in one namespace are four gangs."""
 RankKey = tuple[int, int, tuple[tuple[int, int | str], ...]]
 KOORDINATOR_DEFAULT_WAITING_SECONDS = 300.0
 """Koordinator's wait for a gang that states neither `scheduleTimeoutSeconds` nor `waiting-time`."""
 PreemptionPolicy = Literal["PreemptLowerPriority", "Never"]
 GangSource = Literal["volcano", "koordinator", "scheduler-plugins", "koordinator-annotations", "job", "none"]
+Dialect = Literal["volcano", "koordinator", "scheduler-plugins", "job", "pod"]
+"""The name space a gang's name lives in. Koordinator's PodGroup label and its gang annotation
+name one gang id (`namespace/name`) in Koordinator, so both are `koordinator`."""
+_DIALECT: Mapping[GangSource, Dialect] = {
+    "volcano": "volcano",
+    "koordinator": "koordinator",
+    "koordinator-annotations": "koordinator",
+    "scheduler-plugins": "scheduler-plugins",
+    "job": "job",
+    "none": "pod",
+}
+
+
+_SOURCE_OF_DIALECT: Mapping[str, GangSource] = {
+    "volcano": "volcano",
+    "koordinator": "koordinator",
+    "scheduler-plugins": "scheduler-plugins",
+    "job": "job",
+    "pod": "none",
+}
+
+
+def gang_key(source: GangSource, namespaced_name: str) -> GangKey:
+    """The key of the gang `source` names `namespace/name`."""
+    return GangKey(f"{_DIALECT[source]}:{namespaced_name}")
+
+
+def gang_name(key: str) -> str:
+    """`namespace/name` of a gang key (what users and other schedulers call the gang)."""
+    return key.split(":", 1)[1] if ":" in key.split("/", 1)[0] else key
+
+
+def koordinator_key(namespaced_name: str) -> GangKey:
+    """The key of the Koordinator gang a `groups` annotation lists as `namespace/name`."""
+    return gang_key("koordinator", namespaced_name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,8 +164,13 @@ class Gang:
     """The GPU dialect's request (source `job`): max-nodes, min-gpus-per-node, NVLink, policy."""
 
     @property
+    def name(self) -> str:
+        """`namespace/name`, as the gang's own dialect spells it (the key without the dialect)."""
+        return gang_name(self.key)
+
+    @property
     def namespace(self) -> str:
-        return self.key.split("/", 1)[0]
+        return self.name.split("/", 1)[0]
 
     @cached_property
     def pending(self) -> tuple[GangPod, ...]:
@@ -198,6 +241,10 @@ class _Draft:
     timeout: float | None = None
     gpu: gpumod.GpuTopologyRequest | None = None
 
+    @property
+    def name(self) -> str:
+        return gang_name(self.key)
+
 
 def discover_gangs(
     pods: Iterable[Pod],
@@ -210,7 +257,8 @@ def discover_gangs(
     member: MemberFn | None = None,
     membership_of: Callable[[Pod], tuple[GangKey, GangSource]] | None = None,
 ) -> list[Gang]:
-    """Group pods into gangs. Terminal pods are left out; every other pod is in exactly one gang.
+    """Group pods into gangs. Terminal pods, and pending pods being deleted, are left out; every
+    other pod is in exactly one gang.
 
     Gangs come back sorted by key (natural order) so callers iterate deterministically.
     `nvlink_label` is the node label GPU gangs that require NVLink are held to.
@@ -229,8 +277,8 @@ def discover_gangs(
     drafts: dict[GangKey, _Draft] = {}
     # Member order is settled by rank in `_finish`, and gangs are sorted at the end.
     for pod in pods:
-        if pod.terminal:
-            continue
+        if pod.terminal or (not pod.bound and pod.metadata.deletion_timestamp is not None):
+            continue  # finished, or pending and being deleted: never placed (kube-scheduler skips it too)
         key, source = membership_of(pod) if membership_of is not None else membership(pod, tables.jobs)
         drafts.setdefault(key, _Draft(key=key, source=source)).members.append(pod)
 
@@ -240,7 +288,7 @@ def discover_gangs(
         except _Located as exc:
             d.error = str(exc)
         except InvalidSpecError as exc:
-            d.error = f"PodGroup {d.key}: {exc}"
+            d.error = f"PodGroup {d.name}: {exc}"
 
     tiers = cons.layer_tiers(tree, cnt)
     make = member or (lambda pod: gang_pod(pod, classes))
@@ -261,17 +309,19 @@ def membership(pod: Pod, jobs: Mapping[str, Job] | None = None) -> tuple[GangKey
     ann = pod.metadata.annotations or {}
     labels = pod.metadata.labels or {}
     if koord.SIGS_POD_GROUP_LABEL in labels:
-        return GangKey(f"{ns}/{labels[koord.SIGS_POD_GROUP_LABEL]}"), "koordinator"
+        return gang_key("koordinator", f"{ns}/{labels[koord.SIGS_POD_GROUP_LABEL]}"), "koordinator"
     if schedplugins.POD_GROUP_LABEL in labels:
-        return GangKey(f"{ns}/{labels[schedplugins.POD_GROUP_LABEL]}"), "scheduler-plugins"
+        return gang_key(
+            "scheduler-plugins", f"{ns}/{labels[schedplugins.POD_GROUP_LABEL]}"
+        ), "scheduler-plugins"
     if koord.GANG_NAME in ann:
-        return GangKey(f"{ns}/{ann[koord.GANG_NAME]}"), "koordinator-annotations"
+        return gang_key("koordinator-annotations", f"{ns}/{ann[koord.GANG_NAME]}"), "koordinator-annotations"
     if volcano.GROUP_NAME_ANNOTATION in ann:
-        return GangKey(f"{ns}/{ann[volcano.GROUP_NAME_ANNOTATION]}"), "volcano"
+        return gang_key("volcano", f"{ns}/{ann[volcano.GROUP_NAME_ANNOTATION]}"), "volcano"
     job_gang = _job_gang(pod, jobs or {})
     if job_gang is not None:
         return job_gang, "job"
-    return GangKey(pod.key), "none"
+    return gang_key("none", pod.key), "none"
 
 
 def _job_gang(pod: Pod, jobs: Mapping[str, Job]) -> GangKey | None:
@@ -287,7 +337,7 @@ def _job_gang(pod: Pod, jobs: Mapping[str, Job]) -> GangKey | None:
     name = (
         job.name if job is not None else labels.get("job-name") or labels.get("batch.kubernetes.io/job-name")
     )
-    return GangKey(f"{pod.namespace}/{name or uid}")
+    return gang_key("job", f"{pod.namespace}/{name or uid}")
 
 
 @dataclass(frozen=True)
@@ -313,16 +363,16 @@ def _resolve_source(
         request, problems = gpumod.pod_request(first, job)
         d.gpu = request
         if problems:
-            where = f"Job {d.key}" if job is not None else f"pod {first.key}"
+            where = f"Job {d.name}" if job is not None else f"pod {first.key}"
             raise _Located(f"{where}: {problems[0]}")
         # Without its Job in view, the pods present are the gang (their annotations said so).
         d.min_member = job.gang_size if job is not None else len(d.members)
         d.creation = (job or first).metadata.creation_timestamp or ""
         return
     if d.source == "volcano":
-        pg = tables.volcano.get(d.key)
+        pg = tables.volcano.get(d.name)
         if pg is None:
-            d.error = f"PodGroup {d.key} ({volcano.PODGROUP_GROUP}) not found: its pods wait until it exists"
+            d.error = f"PodGroup {d.name} ({volcano.PODGROUP_GROUP}) not found: its pods wait until it exists"
             return
         d.creation = pg.metadata.creation_timestamp or ""
         d.min_member = pg.spec.min_member if pg.spec.min_member is not None else 1
@@ -335,15 +385,15 @@ def _resolve_source(
     if d.source in ("koordinator", "scheduler-plugins"):
         pgx: koord.SigsPodGroup | schedplugins.XPodGroup | None
         if d.source == "koordinator":
-            pgx, group = tables.koordinator.get(d.key), koord.SIGS_GROUP
+            pgx, group = tables.koordinator.get(d.name), koord.SIGS_GROUP
         else:
-            pgx, group = tables.scheduler_plugins.get(d.key), schedplugins.GROUP
+            pgx, group = tables.scheduler_plugins.get(d.name), schedplugins.GROUP
         if pgx is None:
-            d.error = f"PodGroup {d.key} ({group}) not found: its pods wait until it exists"
+            d.error = f"PodGroup {d.name} ({group}) not found: its pods wait until it exists"
             return
         d.creation = pgx.metadata.creation_timestamp or ""
         d.min_member = pgx.spec.min_member if pgx.spec.min_member is not None else 1
-        ga = _annotations(pgx.metadata.annotations, f"PodGroup {d.key}")
+        ga = _annotations(pgx.metadata.annotations, f"PodGroup {d.name}")
         d.groups = ga.groups or ()
         d.gather_spec = ga.network_topology
         if pgx.spec.schedule_timeout_seconds is not None:
@@ -409,7 +459,7 @@ def _merge_gang_groups(drafts: list[_Draft]) -> list[list[_Draft]]:
 
     for d in drafts:
         for other in d.groups:
-            ok = GangKey(other)
+            ok = koordinator_key(other)
             if ok in parent and ok != d.key:
                 a, b = find(d.key), find(ok)
                 if a != b:
@@ -433,7 +483,7 @@ def _finish(
     constraint = next((d.constraint for d in group if d.constraint is not None), None)
     gather = head.gather_spec
     if len(group) > 1:
-        error = error or koord.gang_group_spec_conflict([(d.key, d.gather_spec) for d in group])
+        error = error or koord.gang_group_spec_conflict([(d.name, d.gather_spec) for d in group])
     members: list[GangPod] = []
     for d in group:
         pods, pod_error = _gang_pods(d.members, member)
@@ -447,14 +497,14 @@ def _finish(
             constraint = cons.from_koordinator(gather, tiers)
             subgroups.extend(_pod_count_multiples(gather, tiers, members))
         except InvalidSpecError as exc:
-            error = f"gang {head.key}: {exc}"
+            error = f"gang {head.name}: {exc}"
     for d in group:
         if error is not None:
             break
         try:
             subgroups.extend(_volcano_subgroups(d.volcano_policies, members, tree))
         except InvalidSpecError as exc:
-            error = f"PodGroup {d.key}: {exc}"
+            error = f"PodGroup {d.name}: {exc}"
     pg_prios = [d.pg_priority for d in group if d.pg_priority is not None]
     pending = [m for m in members if not m.bound] or members
     never = any(m.preemption_policy == "Never" for m in pending)
@@ -502,6 +552,44 @@ def gang_pod(pod: Pod, classes: Mapping[str, PriorityClass]) -> tuple[GangPod, s
     # Only pending pods are ever placed: bound ones need no shape.
     shape = "" if pod.bound else placement_shape(pod, req)
     return GangPod(pod, pod.key, rank, prio, policy, req, shape), error
+
+
+def safe_gang_pod(pod: Pod, classes: Mapping[str, PriorityClass]) -> tuple[GangPod, str | None]:
+    """`gang_pod`, never raising: a pod that cannot be read at all (not only a spec error) is a
+    member that asks for one pod slot and makes its gang unusable with the failure's text."""
+    try:
+        return gang_pod(pod, classes)
+    except Exception as exc:
+        return _bare_member(pod), f"pod {pod.key}: {failure_text(exc)}"
+
+
+def unusable_gang(key: GangKey, pods: Sequence[Pod], error: str, *, member: MemberFn | None = None) -> Gang:
+    """A gang that cannot be scheduled as its objects stand: its pods stay pending with `error`
+    (their PodGroup and Events say it) while every other gang schedules. Built from parts that
+    cannot fail: members `member` cannot read ask for one pod slot only."""
+    members: list[GangPod] = []
+    for pod in pods:
+        try:
+            gp = member(pod)[0] if member is not None else _bare_member(pod)
+        except Exception:
+            gp = _bare_member(pod)
+        members.append(gp)
+    source = _SOURCE_OF_DIALECT.get(key.split(":", 1)[0], "none")
+    return Gang(
+        key=key,
+        pods=tuple(members),
+        min_member=len(members),
+        priority=min((m.priority for m in members), default=0),
+        preemption_policy="Never",
+        constraint=None,
+        source=source,
+        scheduler_name=next((m.pod.spec.scheduler_name or "" for m in members if not m.bound), ""),
+        error=error,
+    )
+
+
+def _bare_member(pod: Pod) -> GangPod:
+    return GangPod(pod, pod.key, None, pod.spec.priority or 0, "Never", {"pods": 1}, shape=pod.key)
 
 
 def placement_shape(pod: Pod, requests: Mapping[str, int]) -> str:

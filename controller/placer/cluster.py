@@ -29,7 +29,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -41,7 +41,7 @@ from translations import hypernodes as hntr
 from translations import koordinator as koord
 from translations import schedplugins, volcano
 from translations.core import Job, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
-from translations.errors import InvalidSpecError
+from translations.errors import InvalidSpecError, failure_text
 from translations.gangs import (
     Gang,
     GangKey,
@@ -49,8 +49,12 @@ from translations.gangs import (
     GangSource,
     PodGroups,
     discover_gangs,
-    gang_pod,
+    gang_key,
+    gang_name,
+    koordinator_key,
     membership,
+    safe_gang_pod,
+    unusable_gang,
 )
 from translations.topology import TopologyTree, from_cluster_network_topology, from_hypernodes, natural_key
 
@@ -75,6 +79,11 @@ class Kind(enum.Enum):
 
 _TOPOLOGY = (Kind.NODE, Kind.HYPERNODE, Kind.CNT)
 _PODGROUPS = (Kind.VOLCANO_PODGROUP, Kind.SIGS_PODGROUP, Kind.X_PODGROUP)
+_PODGROUP_SOURCE: Mapping[Kind, GangSource] = {
+    Kind.VOLCANO_PODGROUP: "volcano",
+    Kind.SIGS_PODGROUP: "koordinator",
+    Kind.X_PODGROUP: "scheduler-plugins",
+}
 
 
 # --- the shared rules ---------------------------------------------------------------------------
@@ -140,8 +149,8 @@ def request_vector(index: ClusterIndex, requests: Mapping[str, int]) -> I64:
 
 
 def queue_order(gangs: Iterable[Gang]) -> list[Gang]:
-    """Scheduling order: higher priority first, then older, then by key."""
-    return sorted(gangs, key=lambda g: (-g.priority, g.creation or "", natural_key(g.key)))
+    """Scheduling order: higher priority first, then older, then by name, then by dialect."""
+    return sorted(gangs, key=lambda g: (-g.priority, g.creation or "", natural_key(g.name), g.key))
 
 
 # --- the view a cycle gets ----------------------------------------------------------------------
@@ -327,7 +336,7 @@ class ClusterState:
                 self._members_memo.pop(key, None)
                 self._membership.pop(key, None)
         elif kind in _PODGROUPS:
-            self._dirty.add(GangKey(key))
+            self._dirty.add(gang_key(_PODGROUP_SOURCE[kind], key))
         elif kind is Kind.JOB:
             # A Job decides whether its pods form a GPU gang, and its size: its pods are keyed again.
             uid = (new or old).metadata.uid
@@ -343,12 +352,17 @@ class ClusterState:
         memo = self._members_memo.get(pod.key)
         if memo is not None and memo[0] is pod:
             return memo[1], memo[2]
-        gp, error = gang_pod(pod, self.priority_classes)
+        gp, error = safe_gang_pod(pod, self.priority_classes)
         if pod is self.pods.get(pod.key):  # not an assumed copy: keep it
             self._members_memo[pod.key] = (pod, gp, error)
         return gp, error
 
     # --- the snapshot ---------------------------------------------------------------------
+
+    def invalidate(self) -> None:
+        """Rebuild everything at the next `view()` (after a view that failed half-way)."""
+        self._agg = None
+        self._all_dirty = self._topology_dirty = self._budgets_dirty = True
 
     def view(self, *, full: bool = False) -> ClusterView:
         """The next cycle's inputs: only what changed is recomputed, unless `full`.
@@ -394,10 +408,14 @@ class ClusterState:
         nodes = sorted(self.nodes.values(), key=lambda n: natural_key(n.name))
         cnt = self.cnts.get(koord.CNT_DEFAULT_NAME)
         warnings: list[str] = []
+        nodes = self._readable_nodes(nodes, warnings)
         try:
             tree = topology_tree(nodes, self.hypernodes.values(), cnt)
         except InvalidSpecError as exc:
             warnings.append(f"ClusterNetworkTopology {koord.CNT_DEFAULT_NAME}: left out: {exc}")
+            tree = TopologyTree.empty()
+        except Exception as exc:  # a tree no rule foresaw: gangs still schedule, without it
+            warnings.append(f"topology tree left out: {failure_text(exc)}")
             tree = TopologyTree.empty()
         warnings.extend(tree.warnings)
         index = build_index(nodes, tree)
@@ -416,6 +434,20 @@ class ClusterState:
             budget_hits=hits,
             warnings=tuple(warnings),
         )
+
+    @staticmethod
+    def _readable_nodes(nodes: list[Node], warnings: list[str]) -> list[Node]:
+        """The nodes whose allocatable can be read; each other one is left out with a warning
+        (pods bound there then hold nothing, as on a deleted node)."""
+        out: list[Node] = []
+        for node in nodes:
+            try:
+                node.allocatable()
+            except Exception as exc:
+                warnings.append(f"node {node.name}: left out: {failure_text(exc)}")
+                continue
+            out.append(node)
+        return out
 
     def _reset(self, agg: _Aggregates) -> None:
         agg.used[:] = 0
@@ -493,7 +525,8 @@ class ClusterState:
 
     def _links_of(self, key: GangKey) -> frozenset[GangKey]:
         raw: list[str] = []
-        for pg in (self.sigs_pgs.get(key), self.x_pgs.get(key)):
+        name = gang_name(key)
+        for pg in (self.sigs_pgs.get(name), self.x_pgs.get(name)):
             if pg is not None:
                 ann = pg.metadata.annotations or {}
                 if koord.GANG_GROUPS in ann:
@@ -505,7 +538,7 @@ class ClusterState:
         out: set[GangKey] = set()
         for text in raw:
             try:
-                out.update(GangKey(g) for g in koord.parse_groups(text))
+                out.update(koordinator_key(g) for g in koord.parse_groups(text))
             except InvalidSpecError:
                 continue  # discovery reports it on the gang
         out.discard(key)
@@ -514,8 +547,8 @@ class ClusterState:
     def _rediscover(self, agg: _Aggregates, dirty: Iterable[GangKey]) -> None:
         keys = self._closure(agg, dirty)
         # Take out what the gangs these keys were part of contributed.
-        for gang_key in {agg.gang_of[k] for k in keys if k in agg.gang_of}:
-            self._withdraw(agg, gang_key)
+        for old in {agg.gang_of[k] for k in keys if k in agg.gang_of}:
+            self._withdraw(agg, old)
         for k in keys:
             agg.gang_of.pop(k, None)
             if k not in self._members:
@@ -525,13 +558,39 @@ class ClusterState:
         pods = [self._as_planned(pk) for k in sorted(keys) for pk in sorted(self._members.get(k, ()))]
         if not pods:
             return
+        try:
+            gangs = self._discover(agg, keys, pods)
+        except Exception as exc:  # one bad object must not cost every gang in the batch its view
+            gangs = []
+            for k in sorted(keys):
+                alone = [self._as_planned(pk) for pk in sorted(self._members.get(k, ()))]
+                if not alone:
+                    continue
+                try:
+                    gangs += self._discover(agg, {k}, alone)
+                except Exception as one:
+                    gangs.append(unusable_gang(k, alone, failure_text(one), member=self._member))
+            self._warn(agg, f"gangs {failure_text(exc)}: discovered one key at a time")
+        for gang in gangs:
+            try:
+                self._contribute(agg, gang)
+            except Exception as exc:
+                bad = unusable_gang(
+                    gang.key, [m.pod for m in gang.pods], failure_text(exc), member=self._member
+                )
+                try:
+                    self._contribute(agg, bad)
+                except Exception:
+                    self._contribute(agg, bad, hold=False)
+
+    def _discover(self, agg: _Aggregates, keys: set[GangKey], pods: list[Pod]) -> list[Gang]:
         groups = PodGroups(
-            volcano=[self.volcano_pgs[k] for k in keys if k in self.volcano_pgs],
-            koordinator=[self.sigs_pgs[k] for k in keys if k in self.sigs_pgs],
-            scheduler_plugins=[self.x_pgs[k] for k in keys if k in self.x_pgs],
+            volcano=_groups_of(self.volcano_pgs, keys, "volcano"),
+            koordinator=_groups_of(self.sigs_pgs, keys, "koordinator"),
+            scheduler_plugins=_groups_of(self.x_pgs, keys, "scheduler-plugins"),
             jobs=list(self._jobs_by_uid.values()),
         )
-        gangs = discover_gangs(
+        return discover_gangs(
             pods,
             podgroups=groups,
             priority_classes=self.priority_classes.values(),
@@ -541,8 +600,11 @@ class ClusterState:
             member=self._member,
             membership_of=self._membership_of,
         )
-        for gang in gangs:
-            self._contribute(agg, gang)
+
+    @staticmethod
+    def _warn(agg: _Aggregates, text: str) -> None:
+        if text not in agg.warnings and len(agg.warnings) < MAX_WARNINGS:
+            agg.warnings = (*agg.warnings, text)
 
     def _membership_of(self, pod: Pod) -> tuple[GangKey, GangSource]:
         known = self._membership.get(pod.key)
@@ -572,8 +634,12 @@ class ClusterState:
                 self._count_budgets(agg, pod, -1)
             agg.nominations.pop(m.key, None)
 
-    def _contribute(self, agg: _Aggregates, gang: Gang) -> None:
+    def _contribute(self, agg: _Aggregates, gang: Gang, *, hold: bool = True) -> None:
+        """Add a discovered gang to the aggregates. Bound members are read before anything is
+        changed, so a member that cannot be read leaves the aggregates as they were. `hold=False`:
+        the gang's members hold no room (the last resort for members that cannot be read)."""
         index = agg.index
+        held = [(m, self._bound_record(index, gang, m)) for m in gang.pods] if hold else []
         agg.gangs[gang.key] = gang
         agg.gang_min[gang.key] = gang.min_member
         parts = tuple(sorted({self._key_of[m.key] for m in gang.pods}))
@@ -582,32 +648,39 @@ class ClusterState:
             agg.gang_of[k] = gang.key
         if gang.pending:
             agg.pending.add(gang.key)
-        for m in gang.pods:
-            pod = m.pod
-            if m.node_name:
-                pos = index.node_pos.get(m.node_name)
-                if pos is None:
-                    continue  # on a node we do not know (deleted): holds nothing we schedule on
-                bp = BoundPod(
-                    key=m.key,
-                    namespace=pod.namespace,
-                    node=pos,
-                    req=request_vector(index, m.requests),
-                    priority=m.priority,
-                    gang=gang.key,
-                    labels=pod.metadata.labels or {},
-                    terminating=pod.metadata.deletion_timestamp is not None,
-                    terms=PodTerms.of(pod),
-                )
-                agg.snapshot.set_pod(bp, m.key)
-                agg.used[pos] += bp.req
-                self._count_budgets(agg, bp, +1)
-            elif pod.status is not None and pod.status.nominated_node_name:
-                pos = index.node_pos.get(pod.status.nominated_node_name)
-                if pos is not None:
-                    agg.nominations[m.key] = Nomination(
-                        m.key, gang.key, pos, request_vector(index, m.requests), gang.priority
-                    )
+        for m, record in held:
+            if isinstance(record, BoundPod):
+                agg.snapshot.set_pod(record, m.key)
+                agg.used[record.node] += record.req
+                self._count_budgets(agg, record, +1)
+            elif record is not None:
+                agg.nominations[m.key] = record
+
+    @staticmethod
+    def _bound_record(index: ClusterIndex, gang: Gang, m: GangPod) -> BoundPod | Nomination | None:
+        """What a member holds: its node's room when bound (nothing on a node we do not know,
+        deleted: it stays a member), its nominated node's when nominated, else nothing."""
+        pod = m.pod
+        if m.node_name:
+            pos = index.node_pos.get(m.node_name)
+            if pos is None:
+                return None
+            return BoundPod(
+                key=m.key,
+                namespace=pod.namespace,
+                node=pos,
+                req=request_vector(index, m.requests),
+                priority=m.priority,
+                gang=gang.key,
+                labels=pod.metadata.labels or {},
+                terminating=pod.metadata.deletion_timestamp is not None,
+                terms=PodTerms.of(pod),
+            )
+        nominated = pod.status.nominated_node_name if pod.status is not None else None
+        pos = index.node_pos.get(nominated) if nominated else None
+        if pos is None:
+            return None
+        return Nomination(m.key, gang.key, pos, request_vector(index, m.requests), gang.priority)
 
     # --- sizes ----------------------------------------------------------------------------
 
@@ -618,3 +691,17 @@ class ClusterState:
             return 0
         per_pod = 200  # a BoundPod with its request row and dict slot
         return int(agg.used.nbytes + agg.index.alloc.nbytes + per_pod * len(agg.bound) + 400 * len(agg.gangs))
+
+
+PG = TypeVar("PG")
+
+
+def _groups_of(podgroups: Mapping[str, PG], keys: Iterable[GangKey], source: GangSource) -> list[PG]:
+    """The PodGroups of one dialect (stored by `namespace/name`) that `keys` of that dialect name."""
+    mine = gang_key(source, "")
+    names = {gang_name(k) for k in keys if k.startswith(mine)}
+    return [podgroups[n] for n in sorted(names, key=natural_key) if n in podgroups]
+
+
+MAX_WARNINGS = 100
+"""Warnings a view carries (each names the object left out); a hostile cluster can make more."""

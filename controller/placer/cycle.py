@@ -5,7 +5,7 @@ Both runners call it: the live `GangScheduler` (then turns the plan into API job
 
 1. snapshot: `ClusterState.view()` (incremental; `controller.placer.cluster`);
 2. queue order: gangs with pending pods whose schedulerName is served, not busy (a job in
-   flight) and not backing off, highest priority first, then oldest, then by key;
+   flight) and not backing off, highest priority first, then oldest, then by name (then dialect);
 3. per gang, prefilter / filter / score / select / postfilter (preemption): the engine
    (`controller.placer.engine.schedule`), on the cycle's snapshot;
 4. reserve: a placement is applied to the snapshot (its pods bound there), a preemption plan
@@ -28,21 +28,24 @@ Everything is deterministic: the same view, `now` and timing give the same plan.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+import time
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 
+from controller.placer.backoff import GANG_BIND, GANG_ERROR
 from controller.placer.cluster import ClusterView, queue_order, request_vector
+from controller.placer.deadline import DEFAULT_ATTEMPT_SECONDS, Deadline
 from controller.placer.engine import Code, GangPlacement, Verdict, pod_messages, schedule
 from controller.placer.gpu import rank_annotations
 from controller.placer.preempt import Budget, PreemptionPlan, Victim, after_evictions
 from controller.placer.snapshot import BoundPod, Nomination, Snapshot
 from controller.placer.terms import PodTerms
 from controller.placer.timeout import Expiry, expiry
+from translations.errors import failure_text
 from translations.gangs import Gang
 
 DEFAULT_ASSEMBLY_GRACE = 10.0
 """Seconds a gang with fewer pods than minMember may take to appear before it is reported."""
-BACKOFF_BASE, BACKOFF_MAX = 0.5, 60.0
 
 
 # --- options and state kept between cycles ------------------------------------------------------
@@ -57,6 +60,13 @@ class CycleOptions:
     topology_aware: bool = True
     """`awareNetworkTopology`: false places gangs ignoring their network-topology constraints
     (still whole)."""
+    attempt_deadline: float = DEFAULT_ATTEMPT_SECONDS
+    """Seconds one gang's attempt may spend searching for a preemption plan (`deadline`)."""
+    clock: Callable[[], float] = field(default=time.monotonic, compare=False, repr=False)
+    """The clock deadlines are read on (a test's own, to expire them at a chosen step)."""
+
+    def deadline(self) -> Deadline:
+        return Deadline.after(self.attempt_deadline, self.clock)
 
     def shape(self, gang: Gang) -> Gang:
         """The gang as these options let the engine see it (preemption, topology switched off)."""
@@ -77,6 +87,8 @@ class GangTiming:
     failures: dict[str, int] = field(default_factory=dict)
     timeouts: dict[str, int] = field(default_factory=dict)
     """Timeouts in a row per gang (the backoff after the next one doubles)."""
+    errors: dict[str, int] = field(default_factory=dict)
+    """Attempts in a row that raised, per gang."""
 
     def seen(self, gang: str, now: float) -> float:
         return self.first_seen.setdefault(gang, now)
@@ -85,10 +97,21 @@ class GangTiming:
         return self.not_before.get(gang, 0.0) > now
 
     def bind_failed(self, gang: str, now: float) -> None:
-        """Requeue with exponential backoff (0.5 s doubling, at most a minute)."""
-        n = self.failures.get(gang, 0) + 1
-        self.failures[gang] = n
-        self.not_before[gang] = now + min(BACKOFF_MAX, BACKOFF_BASE * 2 ** (n - 1))
+        """Requeue with exponential backoff (`backoff.GANG_BIND`)."""
+        n = self.failures[gang] = self.failures.get(gang, 0) + 1
+        self.not_before[gang] = now + GANG_BIND.delay(n)
+
+    def errored(self, gang: str, now: float) -> float:
+        """The attempt raised: requeue with kube-scheduler's pod backoff (`backoff.GANG_ERROR`);
+        returns the delay."""
+        n = self.errors[gang] = self.errors.get(gang, 0) + 1
+        delay = GANG_ERROR.delay(n)
+        self.not_before[gang] = now + delay
+        return delay
+
+    def attempted(self, gang: str) -> None:
+        """An attempt ran to its verdict: the error streak, if any, is over."""
+        self.errors.pop(gang, None)
 
     def timed_out(self, gang: str, fired: Expiry, now: float) -> None:
         """The gang gave up waiting: it re-queues after the backoff and waits afresh from then."""
@@ -100,12 +123,13 @@ class GangTiming:
         """The gang is placed: its clocks stop. Returns when it was first seen, if known."""
         self.timeouts.pop(gang, None)
         self.failures.pop(gang, None)
+        self.errors.pop(gang, None)
         self.not_before.pop(gang, None)
         return self.first_seen.pop(gang, None)
 
     def prune(self, live: Collection[str]) -> None:
         """Forget gangs that no longer exist."""
-        for table in (self.first_seen, self.not_before, self.failures, self.timeouts):
+        for table in (self.first_seen, self.not_before, self.failures, self.timeouts, self.errors):
             for k in [k for k in table if k not in live]:
                 del table[k]
 
@@ -148,6 +172,8 @@ class Outcome:
     pod_messages: Mapping[str, str]
     report: bool = True
     """False while the permit holds the gang silently (still assembling)."""
+    exception: BaseException | None = field(default=None, compare=False, repr=False)
+    """For an Error: what was raised, for the runner's log (the message never quotes a traceback)."""
 
 
 @dataclass
@@ -169,6 +195,14 @@ class CyclePlan:
             self.preemptions[-1] if self.preemptions and self.preemptions[-1].gang == gang else None,
             self.expiries[-1] if self.expiries and self.expiries[-1].gang == gang else None,
         )
+
+    def mark(self) -> tuple[int, int, int]:
+        """Where the lists stand now, for `truncate`."""
+        return len(self.binds), len(self.preemptions), len(self.expiries)
+
+    def truncate(self, mark: tuple[int, int, int]) -> None:
+        """Drop what was appended since `mark()` (a failed attempt's partial plan)."""
+        del self.binds[mark[0] :], self.preemptions[mark[1] :], self.expiries[mark[2] :]
 
     @property
     def nominations(self) -> dict[str, str]:
@@ -237,9 +271,35 @@ class SchedulingCycle:
     # --- one gang: prefilter .. postfilter (engine), reserve, permit ---
 
     def attempt(self, gang: Gang) -> Outcome:
+        """One gang's prefilter .. permit. Whatever one gang's attempt raises is that gang's
+        `Error`: what it reserved in this cycle is given back, it backs off, and the cycle goes
+        on with the next gang (kube-scheduler's rule for a pod whose attempt errs)."""
+        mark = self.snapshot.savepoint()
+        budgets, plan_marks = self.budgets, self.plan.mark()
+        try:
+            outcome = self._attempt(gang)
+        except Exception as exc:  # a bad object is its own gang's problem, never the cycle's
+            self.snapshot.rollback_to(mark)
+            self.budgets = budgets
+            self.plan.truncate(plan_marks)
+            return self._errored(gang, exc)
+        self.timing.attempted(gang.key)
+        return outcome
+
+    def _errored(self, gang: Gang, exc: Exception) -> Outcome:
+        delay = self.timing.errored(gang.key, self.now)
+        message = f"scheduling gang {gang.name} failed: {failure_text(exc)}; retrying in {delay:.0f}s"
+        verdict = Verdict(Code.ERROR, message, "error", reason=message)
+        out = Outcome(
+            gang.key, Code.ERROR, "error", message, _safe_pod_messages(gang, verdict), exception=exc
+        )
+        self.plan.outcomes[gang.key] = out
+        return out
+
+    def _attempt(self, gang: Gang) -> Outcome:
         first_seen = self.timing.seen(gang.key, self.now)
         asked = self.options.shape(gang)
-        verdict = schedule(asked, self.snapshot, budgets=self.budgets)
+        verdict = schedule(asked, self.snapshot, budgets=self.budgets, deadline=self.options.deadline())
         if verdict.code is Code.SUCCESS and verdict.placement is not None and verdict.placement.pods:
             self.reserve(gang, verdict.placement)
             return self._permit_bind(gang, verdict, verdict.placement)
@@ -351,3 +411,8 @@ class SchedulingCycle:
                     snap.evict(key)
             self.plan.binds.remove(bind)
         snap.clear_nominations(gang.key)
+
+
+def _safe_pod_messages(gang: Gang, verdict: Verdict) -> dict[str, str]:
+    """What an errored gang's pending pods are told: every one the verdict's message."""
+    return {p.key: verdict.message for p in gang.pending}

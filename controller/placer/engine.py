@@ -30,6 +30,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from controller.placer.deadline import Deadline, never
 from controller.placer.demand import GangDemand, build_demand, sub_demand
 from controller.placer.gpu import unfit_reason
 from controller.placer.offer import Offers, evaluate
@@ -49,6 +50,9 @@ class Code(enum.Enum):
     big even with every lower-priority pod gone)."""
     WAIT = "Wait"
     """Victims are terminating; the gang holds its nominated nodes."""
+    ERROR = "Error"
+    """The attempt itself failed (an object it could not read, or a bug): what the gang reserved
+    is given back, it backs off, and the cycle goes on with the other gangs."""
 
 
 @dataclass(frozen=True)
@@ -85,10 +89,14 @@ class Verdict:
 NOT_ELIGIBLE_TERMINATING = "not eligible due to terminating pod on the nominated node."
 NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 NO_VICTIMS = "no set of lower-priority pods whose eviction lets the whole gang fit."
+NO_VICTIMS_IN_TIME = "no set of lower-priority pods found within the attempt's deadline; tried again later."
 
 
-def schedule(gang: Gang, snap: Snapshot, *, budgets: Sequence[Budget] = ()) -> Verdict:
-    """One attempt for `gang` on `snap` (see the module docstring for the phases)."""
+def schedule(
+    gang: Gang, snap: Snapshot, *, budgets: Sequence[Budget] = (), deadline: Deadline | None = None
+) -> Verdict:
+    """One attempt for `gang` on `snap` (see the module docstring for the phases); the
+    preemption search stops at `deadline` (none: it runs to its step budget)."""
     index = snap.index
     # --- prefilter ---
     if gang.error:
@@ -96,7 +104,7 @@ def schedule(gang: Gang, snap: Snapshot, *, budgets: Sequence[Budget] = ()) -> V
     if len(gang.pods) < gang.min_member:
         return Verdict(
             Code.UNRESOLVABLE,
-            f"gang {gang.key} has {len(gang.pods)} pod(s), fewer than its minMember {gang.min_member}",
+            f"gang {gang.name} has {len(gang.pods)} pod(s), fewer than its minMember {gang.min_member}",
             "prefilter",
         )
     pending = gang.pending
@@ -149,9 +157,13 @@ def schedule(gang: Gang, snap: Snapshot, *, budgets: Sequence[Budget] = ()) -> V
         return _waiting(Code.UNSCHEDULABLE, index, core, NOT_ELIGIBLE_NEVER, "preempt", exclusions)
     if not _fits_without_lower(demand, snap, free):
         return _waiting(Code.UNRESOLVABLE, index, core, NO_VICTIMS, "preempt", exclusions)
-    plan = plan_preemption(demand, snap, free, budgets, scheduler=gang.scheduler_name or "topobridge")
+    deadline = deadline if deadline is not None else never()
+    plan = plan_preemption(
+        demand, snap, free, budgets, scheduler=gang.scheduler_name or "topobridge", deadline=deadline
+    )
     if plan is None:
-        return _waiting(Code.UNSCHEDULABLE, index, core, NO_VICTIMS, "preempt", exclusions)
+        why = NO_VICTIMS_IN_TIME if deadline.hit else NO_VICTIMS
+        return _waiting(Code.UNSCHEDULABLE, index, core, why, "preempt", exclusions)
     # The gang waits for its victims; this is what its pods say meanwhile.
     verdict = _waiting(Code.WAIT, index, core, NOT_ELIGIBLE_TERMINATING, "preempt", exclusions)
     return replace(verdict, plan=plan)
@@ -353,7 +365,7 @@ def pod_messages(gang: Gang, verdict: Verdict, *, waiting_for_bound: int = 0) ->
     out = {first: verdict.message}
     reason = verdict.reason or verdict.message
     other = (
-        f'GangGroup "{gang.key}" gets rejected due to member Pod "{first}" is unschedulable with '
+        f'GangGroup "{gang.name}" gets rejected due to member Pod "{first}" is unschedulable with '
         f'reason "{reason}", alreadyWaitForBound: {waiting_for_bound}'
     )
     if verdict.preemption:

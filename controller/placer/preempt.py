@@ -42,6 +42,7 @@ from operator import is_
 
 import numpy as np
 
+from controller.placer.deadline import Deadline, never
 from controller.placer.demand import GangDemand
 from controller.placer.fast import fast_plan
 from controller.placer.offer import evaluate
@@ -50,6 +51,7 @@ from controller.placer.select import Placement, Where, hard_limit_tier, place_in
 from controller.placer.snapshot import I64, Bool, ClusterIndex, PodArrays, Snapshot
 from translations._base import LabelSelector
 from translations.core import PodDisruptionBudget
+from translations.gangs import gang_name
 from translations.topology import natural_key
 
 SEARCH_BUDGET = 20_000
@@ -179,6 +181,7 @@ def plan_preemption(
     *,
     scheduler: str,
     budget_nodes: int = SEARCH_BUDGET,
+    deadline: Deadline | None = None,
 ) -> PreemptionPlan | None:
     """The cheapest plan that lets the whole gang fit, or None when no eviction set does."""
     index = snap.index
@@ -212,7 +215,16 @@ def plan_preemption(
             budget_nodes = 0  # too big to search: the exact machinery's greedy alone
     if chosen is None:
         chosen = _search_places(
-            demand, snap, free, places, eligible, reach, pod_budgets, allowed, budget_nodes
+            demand,
+            snap,
+            free,
+            places,
+            eligible,
+            reach,
+            pod_budgets,
+            allowed,
+            budget_nodes,
+            deadline or never(),
         )
     if chosen is None:
         return None
@@ -226,7 +238,7 @@ def plan_preemption(
         return None
     message = (
         f"{scheduler}: preempting to accommodate higher priority pods, "
-        f"preemptor: {demand.key}, triggerpod: {demand.pods[0].key}"
+        f"preemptor: {gang_name(demand.key)}, triggerpod: {demand.pods[0].key}"
     )
     condition = {"type": DISRUPTION_TARGET, "status": "True", "reason": PREEMPTION_REASON, "message": message}
     victims = tuple(
@@ -292,13 +304,18 @@ def _search_places(
     pod_budgets: Mapping[int, tuple[int, ...]],
     allowed: Sequence[int],
     budget_nodes: int,
+    deadline: Deadline,
 ) -> tuple[Where, list[int], bool, int] | None:
     """The exact search in every place that may still beat the best plan found so far."""
     index = snap.index
     arrays = snap.arrays()
     best: tuple[PlanKey, Problem, list[int], bool] | None = None
     searched = 0
+    cut = False
     for where, opt_leftover in places:
+        if deadline.expired():
+            cut = True  # the best plan so far (not proven the cheapest), or none
+            break
         prob = build_problem(where, snap, arrays, eligible, pod_budgets, reach)
         if not prob.units:
             continue
@@ -307,7 +324,7 @@ def _search_places(
             continue
         searched += 1
         bound = best[0][0] if best is not None else None
-        found = Search(prob, demand, free, index, arrays, allowed, budget_nodes, bound).run()
+        found = Search(prob, demand, free, index, arrays, allowed, budget_nodes, bound, deadline).run()
         if found.chosen is None or found.cost is None:
             continue
         after = free.copy()
@@ -323,7 +340,7 @@ def _search_places(
     if best is None:
         return None
     _, prob, chosen, optimal = best
-    return prob.where, pods_of(prob, chosen), optimal, searched
+    return prob.where, pods_of(prob, chosen), optimal and not cut, searched
 
 
 def _candidate_places(demand: GangDemand, index: ClusterIndex, optimistic: I64) -> list[tuple[Where, int]]:

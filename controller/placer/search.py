@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from controller.placer.deadline import CHECK_EVERY, Deadline, never
 from controller.placer.demand import GangDemand
 from controller.placer.offer import fits_rows
 from controller.placer.select import Where, place_in
@@ -192,8 +193,10 @@ class Search:
         allowed: Sequence[int],
         budget_nodes: int,
         bound: Cost | None,
+        deadline: Deadline | None = None,
     ) -> None:
         self.prob = prob
+        self.deadline = deadline if deadline is not None else never()
         self.demand = demand
         self.arrays = arrays
         self.allowed = list(allowed)
@@ -275,6 +278,8 @@ class Search:
         levels = sorted({u.priority for u in units})
         fit = self.fit
         for q in levels:
+            if self.deadline.expired():
+                return  # no incumbent: the caller says the search was cut short
             pool: list[int] = []
             taken_members: dict[str, int] = {}
             whole_in: set[str] = set()
@@ -299,6 +304,8 @@ class Search:
             )
             kept = set(pool)
             for k in order:
+                if self.deadline.expired():
+                    break  # what is kept still fits: a valid plan, if not the leanest
                 fit.apply(self.u_nodes[k], self.u_reqs[k], -1)
                 if fit.fits():
                     kept.discard(k)
@@ -345,7 +352,9 @@ class Search:
         whole_in: set[str],
         members_in: dict[str, int],
     ) -> None:
-        if self.found.visited >= self.budget_nodes:
+        if self.found.visited >= self.budget_nodes or (
+            self.found.visited % CHECK_EVERY == 0 and self.deadline.expired()
+        ):
             self.found.exhausted = True
             return
         self.found.visited += 1

@@ -365,6 +365,21 @@ class Snapshot:
                 undo()
             self._changed()
 
+    def savepoint(self) -> int:
+        """A mark `rollback_to` can return to (journaling starts here if it was off)."""
+        if self._journal is None:
+            self._journal = []
+        return len(self._journal)
+
+    def rollback_to(self, mark: int) -> None:
+        """Undo every change made since `savepoint()` returned `mark` (newest first)."""
+        journal = self._journal
+        if journal is None or len(journal) <= mark:
+            return
+        while len(journal) > mark:
+            journal.pop()()
+        self._changed()
+
     def _record(self, undo: Callable[[], None]) -> None:
         if self._journal is not None:
             self._journal.append(undo)

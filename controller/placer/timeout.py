@@ -10,11 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from translations.gangs import Gang
+from controller.placer.backoff import GANG_TIMEOUT
+from translations.gangs import Gang, gang_name
 
-INITIAL_BACKOFF_SECONDS = 1.0
-MAX_BACKOFF_SECONDS = 10.0
-"""kube-scheduler's podInitialBackoffSeconds and podMaxBackoffSeconds."""
 TIMEOUT_REASON = "GangTimeout"
 
 
@@ -30,7 +28,7 @@ class Expiry:
     @property
     def message(self) -> str:
         return (
-            f"gang {self.gang} waited {self.waited:.0f}s without starting (timeout {self.timeout:.0f}s): "
+            f"gang {gang_name(self.gang)} waited {self.waited:.0f}s without starting (timeout {self.timeout:.0f}s): "
             f"its reservations and nominations are released; it is tried again in {self.retry_after:.0f}s"
         )
 
@@ -43,14 +41,9 @@ def expired(gang: Gang, *, waiting_since: float | None, now: float) -> bool:
     return now - waiting_since >= gang.schedule_timeout
 
 
-def backoff(failures: int) -> float:
-    """Seconds before the next attempt after `failures` timeouts in a row: doubling, capped."""
-    return min(INITIAL_BACKOFF_SECONDS * float(2 ** max(failures - 1, 0)), MAX_BACKOFF_SECONDS)
-
-
 def expiry(gang: Gang, *, waiting_since: float | None, now: float, failures: int = 1) -> Expiry | None:
     """The expiry of `gang` at `now`, or None while it may keep waiting."""
     if not expired(gang, waiting_since=waiting_since, now=now):
         return None
     assert gang.schedule_timeout is not None and waiting_since is not None
-    return Expiry(gang.key, now - waiting_since, gang.schedule_timeout, backoff(failures))
+    return Expiry(gang.key, now - waiting_since, gang.schedule_timeout, GANG_TIMEOUT.delay(failures))

@@ -32,6 +32,7 @@ from controller.resources import PODS
 from controller.runtime.cache import ClusterCache
 from controller.runtime.status import StatusWriter
 from translations.core import Pod
+from translations.gangs import gang_name
 
 log = structlog.get_logger(__name__)
 
@@ -102,7 +103,7 @@ class Preemptor:
                     {"apiVersion": "v1", "kind": "Pod", "metadata": pod.metadata.to_dict()},
                     "Normal",
                     "Preempted",
-                    f"Preempted by {preemptor} (gang {plan.gang}) on node {node}",
+                    f"Preempted by {preemptor} (gang {gang_name(plan.gang)}) on node {node}",
                 )
 
     async def _retrying(self, key: str, call: Callable[[], Awaitable[Any]]) -> None:

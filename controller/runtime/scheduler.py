@@ -35,6 +35,7 @@ from controller.handoff import HandOff
 from controller.informer import Informer
 from controller.kube import Kube
 from controller.placer.cycle import Bind, CycleOptions, GangTiming, Outcome, Preemption, SchedulingCycle
+from controller.placer.deadline import DEFAULT_ATTEMPT_SECONDS
 from controller.placer.engine import Code
 from controller.placer.timeout import TIMEOUT_REASON, Expiry
 from controller.reporting import EventRecorder
@@ -57,6 +58,7 @@ from controller.runtime.cache import ClusterCache
 from controller.runtime.preemptor import Preemptor
 from controller.runtime.status import StatusWriter
 from translations import gpu
+from translations.errors import failure_text
 from translations.gangs import Gang, membership
 
 log = structlog.get_logger(__name__)
@@ -86,8 +88,15 @@ class SchedulerConfig:
     """Koordinator's coscheduling `awareNetworkTopology`: false places gangs ignoring their
     network-topology constraints (still whole)."""
 
+    attempt_deadline: float = DEFAULT_ATTEMPT_SECONDS
+    """Seconds one gang's attempt may search for a preemption plan (`controller.placer.deadline`)."""
+
     def cycle_options(self) -> CycleOptions:
-        return CycleOptions(enable_preemption=self.enable_preemption, topology_aware=self.topology_aware)
+        return CycleOptions(
+            enable_preemption=self.enable_preemption,
+            topology_aware=self.topology_aware,
+            attempt_deadline=self.attempt_deadline,
+        )
 
     def shape(self, gang: Gang) -> Gang:
         """The gang as these args let the engine see it (`CycleOptions.shape`)."""
@@ -176,8 +185,7 @@ class GangScheduler:
                     pass
                 self._wake.clear()
                 started = time.monotonic()
-                await self.run_cycle()
-                await self.status.reconcile_pod_groups(self.names())
+                await self._guarded_cycle()
                 took = time.monotonic() - started
                 # A busy cluster wakes us constantly: cycles may use at most a third of the time,
                 # leaving the event loop (and, on a small machine, the API server) room to bind.
@@ -185,6 +193,19 @@ class GangScheduler:
         finally:
             self.stopping = True
             await asyncio.shield(self.drain())
+
+    async def _guarded_cycle(self) -> None:
+        """One cycle and the PodGroup pass after it. Whatever escapes them (the cycle already
+        turns a gang's failure into that gang's Error) is logged and counted, and the loop
+        goes on: the scheduler's root task never ends on a cluster object."""
+        try:
+            await self.run_cycle()
+            await self.status.reconcile_pod_groups(self.names())
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            metrics.SCHEDULER_ERRORS.labels("cycle").inc()
+            log.error("scheduler.cycle_failed", cycle=self.cycles, error=failure_text(exc), exc_info=exc)
 
     async def drain(self) -> None:
         jobs = [t for t in self._jobs.values() if not t.done()]
@@ -227,7 +248,12 @@ class GangScheduler:
             return
         self.cycles += 1
         t0 = time.perf_counter()
-        view = self.cache.state.view()
+        try:
+            view = self.cache.state.view()
+        except Exception:
+            self.cache.state.invalidate()  # the next cycle rebuilds the view from the objects
+            metrics.SCHEDULER_ERRORS.labels("view").inc()
+            raise
         t_view = time.perf_counter() - t0
         cycle = SchedulingCycle(
             view,
@@ -249,6 +275,11 @@ class GangScheduler:
                 continue  # handed off since the cycle began
             outcome = cycle.attempt(gang)
             metrics.SCHEDULING_ATTEMPTS.labels(outcome.code.value).inc()
+            if outcome.code is Code.ERROR:
+                metrics.SCHEDULER_ERRORS.labels("gang").inc()
+                log.error(
+                    "scheduler.gang_failed", gang=gang.key, error=outcome.message, exc_info=outcome.exception
+                )
             self._apply(gang, outcome, cycle)
             planned += 1
             await asyncio.sleep(0)  # let bind jobs and informers breathe between gangs
@@ -283,6 +314,9 @@ class GangScheduler:
         elif fired is not None:
             self._reported[gang.key] = (outcome.code, outcome.message)
             self._start(gang.key, self._expire_job(gang, fired, outcome), wake=False)
+        elif outcome.code is Code.ERROR:
+            self._reported[gang.key] = (outcome.code, outcome.message)
+            self._start(gang.key, self._error_job(gang, outcome), wake=False)
         elif outcome.report and self._reported.get(gang.key) != (outcome.code, outcome.message):
             # Only a changed verdict is written: an unschedulable gang costs nothing per cycle.
             self._reported[gang.key] = (outcome.code, outcome.message)
@@ -331,11 +365,11 @@ class GangScheduler:
             )
             if self.recorder is not None:
                 await self._event_on_group(
-                    gang, "Normal", "Scheduled", f"gang {gang.key}: {len(out.bound)} pods bound in {where}"
+                    gang, "Normal", "Scheduled", f"gang {gang.name}: {len(out.bound)} pods bound in {where}"
                 )
         elif out.result == "rolled-back":
             message = (
-                f"gang {gang.key}: binding could not complete ({out.why()}); "
+                f"gang {gang.name}: binding could not complete ({out.why()}); "
                 f"deleted {len(out.rolled_back)} bound member(s) for their owners to recreate"
             )
             await self._event_on_group(gang, "Warning", "GangRolledBack", message)
@@ -372,6 +406,12 @@ class GangScheduler:
             reason=reason or outcome.code.value,
             message=outcome.message,
         )
+
+    async def _error_job(self, gang: Gang, outcome: Outcome) -> None:
+        """The attempt failed: the pods, the PodGroup and an Event say what failed (never a
+        traceback: that goes to the log), once per streak of the same message."""
+        await self._report_job(gang, outcome, reason=SCHEDULING_ERROR_REASON)
+        await self._event_on_group(gang, "Warning", SCHEDULING_ERROR_REASON, outcome.message)
 
     async def _expire_job(self, gang: Gang, fired: Expiry, outcome: Outcome) -> None:
         """The gang's timeout fired: its nominations go, and the PodGroup and an Event say so."""
@@ -425,6 +465,7 @@ async def serve(
 
 
 HANDED_OFF_REASON = "HandedOff"
+SCHEDULING_ERROR_REASON = "SchedulingError"
 
 
 async def _tell_pending(scheduler: GangScheduler, recorder: EventRecorder, name: str, why: str) -> None:

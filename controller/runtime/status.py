@@ -154,7 +154,7 @@ class StatusWriter:
         """The gang's own Volcano PodGroup, or the one its members joined when the gang was
         translated for Volcano (their group-name annotation): it reports the same verdict."""
         if gang.source == "volcano":
-            return self.cache.volcano_pgs.items.get(gang.key)
+            return self.cache.volcano_pgs.items.get(gang.name)
         for member in gang.pods:
             group = (member.pod.metadata.annotations or {}).get(volcano.GROUP_NAME_ANNOTATION)
             if group:

@@ -74,7 +74,7 @@ def test_volcano_podgroup_membership_constraint_and_priority() -> None:
         }
     )
     pods = [make_pod(f"p{i}", annotations={"scheduling.k8s.io/group-name": "job"}) for i in range(2)]
-    g = gangs(pods, podgroups=PodGroups(volcano=[pg]))["ns/job"]
+    g = gangs(pods, podgroups=PodGroups(volcano=[pg]))["volcano:ns/job"]
     assert g.source == "volcano" and g.min_member == 2 and g.priority == 1000
     assert g.constraint == TopologyConstraint("hard", 1)
     assert [p.key for p in g.pods] == ["ns/p0", "ns/p1"]
@@ -93,7 +93,7 @@ def test_volcano_pod_annotations_stand_in_for_a_podgroup_without_topology() -> N
             },
         )
     ]
-    assert gangs(pods, podgroups=PodGroups(volcano=[pg]))["ns/job"].constraint == TopologyConstraint(
+    assert gangs(pods, podgroups=PodGroups(volcano=[pg]))["volcano:ns/job"].constraint == TopologyConstraint(
         "soft", 2
     )
 
@@ -132,7 +132,7 @@ def test_koordinator_podgroup_gather_spec(rules: list[dict[str, str]], expected:
         }
     )
     pods = [make_pod("p", labels={koord.SIGS_POD_GROUP_LABEL: "job"})]
-    g = gangs(pods, podgroups=PodGroups(koordinator=[pg]))["ns/job"]
+    g = gangs(pods, podgroups=PodGroups(koordinator=[pg]))["koordinator:ns/job"]
     assert g.source == "koordinator" and g.constraint == expected and g.error is None
 
 
@@ -141,7 +141,7 @@ def test_scheduler_plugins_podgroup() -> None:
         {"metadata": {"name": "job", "namespace": "ns"}, "spec": {"minMember": 3}}
     )
     pods = [make_pod(f"p{i}", labels={schedplugins.POD_GROUP_LABEL: "job"}) for i in range(3)]
-    g = gangs(pods, podgroups=PodGroups(scheduler_plugins=[pg]))["ns/job"]
+    g = gangs(pods, podgroups=PodGroups(scheduler_plugins=[pg]))["scheduler-plugins:ns/job"]
     assert g.source == "scheduler-plugins" and g.min_member == 3 and len(g.pods) == 3
 
 
@@ -156,7 +156,7 @@ def test_scheduler_plugins_podgroup() -> None:
 )
 def test_koordinator_annotation_gangs(annotations: dict[str, str], min_member: int) -> None:
     pods = [make_pod(f"p{i}", annotations={koord.GANG_NAME: "job", **annotations}) for i in range(4)]
-    g = gangs(pods)["ns/job"]
+    g = gangs(pods)["koordinator:ns/job"]
     assert g.source == "koordinator-annotations" and g.min_member == min_member
 
 
@@ -179,21 +179,55 @@ def test_gang_group_merges_listed_gangs_into_one() -> None:
     pods = [make_pod("m", labels={koord.SIGS_POD_GROUP_LABEL: "master"})]
     pods += [make_pod(f"w{i}", labels={koord.SIGS_POD_GROUP_LABEL: "worker"}) for i in range(2)]
     found = gangs(pods, podgroups=PodGroups(koordinator=pgs))
-    assert list(found) == ["ns/master"]
-    g = found["ns/master"]
+    assert list(found) == ["koordinator:ns/master"]
+    g = found["koordinator:ns/master"]
     assert g.min_member == 3 and len(g.pods) == 3 and g.all_or_nothing
     assert g.constraint == TopologyConstraint("hard", 2)
 
 
 def test_a_pod_without_a_gang_is_a_gang_of_one() -> None:
-    g = gangs([make_pod("solo")])["ns/solo"]
+    g = gangs([make_pod("solo")])["pod:ns/solo"]
     assert g.source == "none" and g.min_member == 1 and g.constraint is None
 
 
 def test_terminal_pods_are_left_out() -> None:
     done = Pod.parse({**make_pod("done").to_dict(), "status": {"phase": "Succeeded"}})
     failed = Pod.parse({**make_pod("failed").to_dict(), "status": {"phase": "Failed"}})
-    assert list(gangs([done, failed, make_pod("live")])) == ["ns/live"]
+    assert list(gangs([done, failed, make_pod("live")])) == ["pod:ns/live"]
+
+
+def test_one_name_in_four_dialects_is_four_gangs() -> None:
+    """A Volcano PodGroup `x`, a Koordinator gang `x`, a scheduler-plugins PodGroup `x` and a
+    loose pod `x` in one namespace are four gangs: the dialect is part of a gang's identity."""
+    vpg = volcano.PodGroup.parse({"metadata": {"name": "x", "namespace": "ns"}, "spec": {"minMember": 1}})
+    xpg = schedplugins.XPodGroup.parse(
+        {"metadata": {"name": "x", "namespace": "ns"}, "spec": {"minMember": 1}}
+    )
+    pods = [
+        make_pod("v", annotations={volcano.GROUP_NAME_ANNOTATION: "x"}),
+        make_pod("k", annotations={koord.GANG_NAME: "x"}),
+        make_pod("s", labels={schedplugins.POD_GROUP_LABEL: "x"}),
+        make_pod("x"),
+    ]
+    found = gangs(pods, podgroups=PodGroups(volcano=[vpg], scheduler_plugins=[xpg]))
+    assert {k: [p.key for p in g.pods] for k, g in found.items()} == {
+        "volcano:ns/x": ["ns/v"],
+        "koordinator:ns/x": ["ns/k"],
+        "scheduler-plugins:ns/x": ["ns/s"],
+        "pod:ns/x": ["ns/x"],
+    }
+    assert {g.name for g in found.values()} == {"ns/x"}
+    assert all(g.error is None for g in found.values())
+
+
+def test_a_pending_pod_being_deleted_is_left_out_and_a_bound_one_stays() -> None:
+    """kube-scheduler never places a pod with a deletionTimestamp; a bound one still holds room."""
+    going = {"deletionTimestamp": "2026-11-26T00:00:00Z"}
+    pending = Pod.parse({**make_pod("p0").to_dict(), "metadata": {"name": "p0", "namespace": "ns", **going}})
+    bound_pod = make_pod("p1", nodeName="n1").to_dict()
+    bound_pod["metadata"].update(going)
+    found = gangs([pending, Pod.parse(bound_pod), make_pod("p2")])
+    assert sorted(found) == ["pod:ns/p1", "pod:ns/p2"]
 
 
 @pytest.mark.parametrize(
@@ -224,7 +258,7 @@ def test_gang_priority_is_its_lowest_member_and_never_if_any_member_says_so() ->
         make_pod("a", annotations={koord.GANG_NAME: "job"}, priorityClassName="high"),
         make_pod("b", annotations={koord.GANG_NAME: "job"}, priorityClassName="never"),
     ]
-    g = gangs(pods)["ns/job"]
+    g = gangs(pods)["koordinator:ns/job"]
     assert g.priority == 50 and g.preemption_policy == "Never"
 
 
@@ -240,7 +274,7 @@ def test_ranks_order_members_index_then_worker_index_then_name() -> None:
         make_pod("p10", annotations={koord.GANG_NAME: "job"}),
         make_pod("p9", annotations={koord.GANG_NAME: "job"}),
     ]
-    g = gangs(pods)["ns/job"]
+    g = gangs(pods)["koordinator:ns/job"]
     assert [p.key for p in g.pods] == ["ns/z", "ns/m", "ns/a", "ns/p9", "ns/p10"]
     assert [p.rank for p in g.pods] == [0, 1, 2, None, None]
 
@@ -301,7 +335,7 @@ def test_volcano_subgroups_by_match_label_keys() -> None:
         make_pod(f"p{i}", annotations={"scheduling.k8s.io/group-name": "job"}, labels={"sg": str(i // 2)})
         for i in range(4)
     ]
-    g = gangs(pods, podgroups=PodGroups(volcano=[pg]))["ns/job"]
+    g = gangs(pods, podgroups=PodGroups(volcano=[pg]))["volcano:ns/job"]
     assert [(s.pods, s.constraint) for s in g.subgroups] == [
         (("ns/p0", "ns/p1"), TopologyConstraint("hard", 1)),
         (("ns/p2", "ns/p3"), TopologyConstraint("hard", 1)),
@@ -328,7 +362,7 @@ def test_pod_count_multiple_becomes_rank_chunks_at_its_layer() -> None:
         )
         for i in range(5)
     ]
-    g = gangs(pods)["ns/job"]
+    g = gangs(pods)["koordinator:ns/job"]
     assert g.constraint == TopologyConstraint("hard", 2)
     assert [s.pods for s in g.subgroups] == [("ns/p0", "ns/p1"), ("ns/p2", "ns/p3"), ("ns/p4",)]
     assert all(s.constraint == TopologyConstraint("hard", 1) for s in g.subgroups)

@@ -223,7 +223,7 @@ class Case:
     def prepared(self) -> tuple[Scenario, Prepared, Gang]:
         sc = self.scenario()
         prep = prepare(sc)
-        gang = next(g for g in prep.gangs(sc) if g.key == "default/gang")
+        gang = next(g for g in prep.gangs(sc) if g.name == "default/gang")
         return sc, prep, gang
 
     # --- oracle inputs ---
@@ -254,12 +254,12 @@ class Case:
                 _req(p),
                 p.priority,
                 p.node,
-                f"default/{p.gang}" if p.gang else "",
+                f"volcano:default/{p.gang}" if p.gang else "",
                 {"app": p.app},
             )
             for p in self.bound
         ]
-        gang_min = {f"default/{g}": m for g, m in self.bound_gangs.items()}
+        gang_min = {f"volcano:default/{g}": m for g, m in self.bound_gangs.items()}
         tolerations = (("dedicated", "Exists", "", "NoSchedule"),)
         pending = [
             OraclePod(

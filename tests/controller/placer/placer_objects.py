@@ -293,8 +293,8 @@ def run(objects: list[Obj], **kw: Any) -> SimulationResult:
 
 
 def attempt(objects: list[Obj], gang: str) -> Verdict:
-    """One engine attempt for `gang` (ns/name) on the snapshot the objects describe."""
+    """One engine attempt for `gang` (its key, or ns/name) on the snapshot the objects describe."""
     sc = load_scenario(objects)
     prep = prepare(sc)
-    g = next(x for x in prep.gangs(sc) if x.key == gang)
+    g = next(x for x in prep.gangs(sc) if gang in (x.key, x.name))
     return schedule(g, prep.snapshot, budgets=budgets_from(sc.pdbs, prep.snapshot))

@@ -88,7 +88,7 @@ class WideGang:
 
     @property
     def key(self) -> str:
-        return f"default/{self.name}"
+        return f"{self.dialect}:default/{self.name}"
 
     @property
     def bound(self) -> list[WidePod]:
@@ -232,7 +232,7 @@ class WideCase:
                 p.req(),
                 p.priority,
                 p.node,
-                f"default/{member_of[p.name]}" if p.name in member_of else "",
+                f"volcano:default/{member_of[p.name]}" if p.name in member_of else "",
                 {"app": p.app} if p.app else {},
                 terminating=p.terminating,
             )
@@ -270,7 +270,7 @@ class WideCase:
         ]
 
     def gang_min(self) -> dict[str, int]:
-        out = {f"default/{g}": m for g, (_, m) in self.bound_gangs.items()}
+        out = {f"volcano:default/{g}": m for g, (_, m) in self.bound_gangs.items()}
         out.update({g.key: len(g.pods) for g in self.gangs})
         return out
 

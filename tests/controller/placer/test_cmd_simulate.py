@@ -36,7 +36,7 @@ def test_json_contract_example_2() -> None:
         "nominated": hp,
         "evicted": ["default/low-priority-pod-5"],
         "unschedulable": {},
-        "gangs": {"default/high-priority-training": {"domain": "SpineLayer/spine-1", "tier": 2}},
+        "gangs": {"koordinator:default/high-priority-training": {"domain": "SpineLayer/spine-1", "tier": 2}},
     }
 
 
@@ -46,11 +46,13 @@ def test_the_real_command_prints_text_into_a_pipe_and_json_when_asked(tmp_path: 
     command = [sys.executable, "-m", "topobridge.cli", "simulate", str(DEMO / "example-1.yaml")]
     proc = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr
-    assert "default/topology-demo-job -> SpineLayer/spine-1 (tier 2)" in proc.stdout
+    assert "koordinator:default/topology-demo-job -> SpineLayer/spine-1 (tier 2)" in proc.stdout
     proc = subprocess.run([*command, "-o", "json"], capture_output=True, text=True, timeout=120, check=False)
     assert (proc.returncode, proc.stderr) == (0, "")
     doc = json.loads(proc.stdout)
-    assert doc["gangs"] == {"default/topology-demo-job": {"domain": "SpineLayer/spine-1", "tier": 2}}
+    assert doc["gangs"] == {
+        "koordinator:default/topology-demo-job": {"domain": "SpineLayer/spine-1", "tier": 2}
+    }
 
 
 def test_bound_lists_only_pods_placed_in_this_run() -> None:
@@ -59,7 +61,7 @@ def test_bound_lists_only_pods_placed_in_this_run() -> None:
     assert code == 0
     doc = json.loads(out)
     assert doc["bound"] == {"default/new": "a"}
-    assert doc["gangs"] == {"default/new": {"domain": "a", "tier": 0}}
+    assert doc["gangs"] == {"pod:default/new": {"domain": "a", "tier": 0}}
 
 
 def test_a_kind_list_reads_like_documents() -> None:
@@ -87,7 +89,7 @@ def test_the_demo_runs_both_seed_examples_in_text() -> None:
     code, out, _ = simulate(None, output="text")
     assert code == 0
     assert "== demo example-1" in out and "== demo example-2" in out
-    assert "default/topology-demo-job -> SpineLayer/spine-1 (tier 2)" in out
+    assert "koordinator:default/topology-demo-job -> SpineLayer/spine-1 (tier 2)" in out
     assert "default/high-priority-training -> SpineLayer/spine-1 (tier 2)" in out
 
 

@@ -28,11 +28,11 @@ def test_permit_holds_an_assembling_gang_silently_until_the_grace_is_over() -> N
     state = _state([*spine_block_nodes(LAYOUT), cnt(), koord_gang("gang", 4), *members("gang", 2)])
     timing = GangTiming()
     early = SchedulingCycle(state.view(), served=SERVED, now=100.0, timing=timing, assembly_grace=10.0).run()
-    held = early.outcomes["default/gang"]
+    held = early.outcomes["koordinator:default/gang"]
     assert (held.code, held.step, held.report) == (Code.WAIT, "permit", False)
-    assert early.waiting == ["default/gang"] and not early.binds
+    assert early.waiting == ["koordinator:default/gang"] and not early.binds
     late = SchedulingCycle(state.view(), served=SERVED, now=110.0, timing=timing, assembly_grace=10.0).run()
-    told = late.outcomes["default/gang"]
+    told = late.outcomes["koordinator:default/gang"]
     assert told.code is Code.UNRESOLVABLE and told.report
     assert told.message == "gang default/gang has 2 pod(s), fewer than its minMember 4"
     assert set(told.pod_messages) == {"default/gang-0", "default/gang-1"}
@@ -48,10 +48,13 @@ def test_reserve_makes_later_gangs_of_the_same_cycle_see_the_room_taken() -> Non
         *members("second", 4, priority=5),
     ]
     plan = SchedulingCycle(_state(objects).view(), served=SERVED, now=0.0, timing=GangTiming()).run()
-    assert [b.gang for b in plan.binds] == ["default/first"]
-    second = plan.outcomes["default/second"]
+    assert [b.gang for b in plan.binds] == ["koordinator:default/first"]
+    second = plan.outcomes["koordinator:default/second"]
     assert second.code is Code.UNRESOLVABLE and "4 Insufficient cpu" in second.message
-    assert list(plan.outcomes) == ["default/first", "default/second"]  # queue order: priority
+    assert list(plan.outcomes) == [
+        "koordinator:default/first",
+        "koordinator:default/second",
+    ]  # queue order: priority
 
 
 def test_the_same_inputs_give_the_same_plan() -> None:
@@ -73,10 +76,10 @@ def test_unreserve_gives_the_room_back_and_a_failed_bind_backs_off() -> None:
     cycle.unreserve(gang)  # idempotent
     assert not cycle.plan.binds and (view.snapshot.free() == free_before).all()
     timing = GangTiming()
-    timing.bind_failed("default/g", 50.0)
+    timing.bind_failed("koordinator:default/g", 50.0)
     assert SchedulingCycle(view, served=SERVED, now=50.2, timing=timing).queue() == []
     assert [g.key for g in SchedulingCycle(view, served=SERVED, now=50.6, timing=timing).queue()] == [
-        "default/g"
+        "koordinator:default/g"
     ]
 
 
@@ -92,8 +95,8 @@ def test_a_bound_pod_asking_for_an_unknown_resource_still_holds_its_cpu() -> Non
     view = _state(objects).view()
     assert view.snapshot.pods["default/odd"].req[view.index.res_pos["cpu"]] == 6000
     plan = SchedulingCycle(view, served=SERVED, now=0.0, timing=GangTiming()).run()
-    assert "1 Insufficient cpu" in plan.outcomes["default/new"].message  # 2 CPU left, not 4
-    foo = plan.outcomes["default/foo"]
+    assert "1 Insufficient cpu" in plan.outcomes["pod:default/new"].message  # 2 CPU left, not 4
+    foo = plan.outcomes["pod:default/foo"]
     assert (foo.code, foo.message) == (
         Code.UNRESOLVABLE,
         "0/1 nodes are available: 1 Insufficient example.com/foo.",
@@ -118,12 +121,12 @@ def test_hypernodes_translated_from_the_cnt_leave_the_cnt_in_charge() -> None:
 
 def test_an_assumed_pod_is_bound_on_its_node_until_forgotten() -> None:
     state = _state([node("n0", cpu="8"), pod("a", cpu="6")])
-    assert state.view().pending == ["default/a"]
+    assert state.view().pending == ["pod:default/a"]
     state.assume("default/a", "n0")
     view = state.view()
     assert view.pending == [] and view.snapshot.pods["default/a"].node == 0
     state.forget("default/a")
-    assert state.view().pending == ["default/a"] and "default/a" not in state.view().snapshot.pods
+    assert state.view().pending == ["pod:default/a"] and "default/a" not in state.view().snapshot.pods
     bound = state.pods["default/a"].model_copy(deep=True)
     bound.spec.node_name = "n0"
     state.assume("default/a", "n0")
@@ -147,26 +150,31 @@ def test_a_gang_that_waited_its_timeout_lets_go_and_requeues_with_backoff() -> N
     state = _state(objects)
     timing = GangTiming()
     first = SchedulingCycle(state.view(), served=SERVED, now=0.0, timing=timing).run()
-    assert first.expiries == [] and first.outcomes["default/timed"].code is Code.UNRESOLVABLE
+    assert first.expiries == [] and first.outcomes["koordinator:default/timed"].code is Code.UNRESOLVABLE
     view = state.view()
     fired = SchedulingCycle(view, served=SERVED, now=30.0, timing=timing).run()
-    assert [e.gang for e in fired.expiries] == ["default/timed"]
-    outcome = fired.outcomes["default/timed"]
+    assert [e.gang for e in fired.expiries] == ["koordinator:default/timed"]
+    outcome = fired.outcomes["koordinator:default/timed"]
     assert (outcome.code, outcome.step) == (Code.UNSCHEDULABLE, "permit")
     assert outcome.message == (
         "gang default/timed waited 30s without starting (timeout 30s): its reservations and "
         "nominations are released; it is tried again in 1s"
     )
     assert outcome.pod_messages["default/timed-0"] == outcome.message
-    assert not any(n.gang == "default/timed" for n in view.snapshot.nominations.values())
-    assert "default/plain" in fired.outcomes and "default/plain" not in [e.gang for e in fired.expiries]
+    assert not any(n.gang == "koordinator:default/timed" for n in view.snapshot.nominations.values())
+    assert "koordinator:default/plain" in fired.outcomes and "koordinator:default/plain" not in [
+        e.gang for e in fired.expiries
+    ]
     backing_off = SchedulingCycle(state.view(), served=SERVED, now=30.5, timing=timing)
-    assert [g.key for g in backing_off.queue()] == ["default/plain"]
+    assert [g.key for g in backing_off.queue()] == ["koordinator:default/plain"]
     again = SchedulingCycle(state.view(), served=SERVED, now=31.0, timing=timing).run()
-    assert again.expiries == [] and "default/timed" in again.outcomes
+    assert again.expiries == [] and "koordinator:default/timed" in again.outcomes
     later = SchedulingCycle(state.view(), served=SERVED, now=300.0, timing=timing).run()
-    assert sorted(e.gang for e in later.expiries) == ["default/plain", "default/timed"]
-    assert [e.retry_after for e in later.expiries if e.gang == "default/timed"] == [2.0]
+    assert sorted(e.gang for e in later.expiries) == [
+        "koordinator:default/plain",
+        "koordinator:default/timed",
+    ]
+    assert [e.retry_after for e in later.expiries if e.gang == "koordinator:default/timed"] == [2.0]
 
 
 def test_a_budget_spent_by_an_earlier_gang_of_the_cycle_is_spent_for_the_next() -> None:
@@ -197,7 +205,7 @@ def test_a_budget_spent_by_an_earlier_gang_of_the_cycle_is_spent_for_the_next() 
         *members("second", 1, **high),
     ]
     plan = SchedulingCycle(_state(objects).view(), served=SERVED, now=0.0, timing=GangTiming()).run()
-    assert [p.gang for p in plan.preemptions] == ["default/first", "default/second"]
+    assert [p.gang for p in plan.preemptions] == ["koordinator:default/first", "koordinator:default/second"]
     first, second = (tuple(v.pod for v in p.plan.victims) for p in plan.preemptions)
     assert first == ("default/web-0",)
     assert second == ("default/batch",), second
@@ -238,10 +246,10 @@ def test_added_for_names_only_what_the_gang_just_attempted_added() -> None:
     for gang in cycle.queue():
         cycle.attempt(gang)
         seen[gang.key] = cycle.plan.added_for(gang.key)
-    assert list(seen) == ["default/a", "default/big"]
-    bind, preemption, fired = seen["default/a"]
-    assert bind is not None and bind.gang == "default/a" and preemption is None and fired is None
-    assert seen["default/big"] == (None, None, None)
+    assert list(seen) == ["koordinator:default/a", "koordinator:default/big"]
+    bind, preemption, fired = seen["koordinator:default/a"]
+    assert bind is not None and bind.gang == "koordinator:default/a" and preemption is None and fired is None
+    assert seen["koordinator:default/big"] == (None, None, None)
 
 
 def test_a_nominated_gang_takes_its_node_when_what_it_asks_for_is_free() -> None:

@@ -84,7 +84,7 @@ def test_anti_affinity_too_strict_for_the_gang_is_refused_with_kubes_reason() ->
         objs.append(p)
     result = run(objs)
     assert result.bound == {}
-    assert "default/job" in result.unschedulable
+    assert "koordinator:default/job" in result.unschedulable
 
 
 def lws_group(name: str, group: str, n: int, key: str = BLOCK, cpu: str = "2") -> list[Obj]:

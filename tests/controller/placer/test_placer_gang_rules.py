@@ -19,9 +19,10 @@ from placer_objects import (
     volcano_gang,
 )
 
+from controller.placer.backoff import GANG_TIMEOUT
 from controller.placer.engine import Code, pod_messages
 from controller.placer.scenario import load_scenario, prepare
-from controller.placer.timeout import backoff, expired, expiry
+from controller.placer.timeout import expired, expiry
 from translations.gangs import KOORDINATOR_DEFAULT_WAITING_SECONDS, Gang
 
 SEED = SEED_LAYOUT
@@ -37,7 +38,7 @@ def test_seed_waiting_messages_pod_0_and_the_other_members() -> None:
     the GangGroup rejection quoting it, character for character."""
     objs = demo_objects("example-2")
     sc = load_scenario(objs)
-    gang = next(g for g in prepare(sc).gangs(sc) if g.key == "default/high-priority-training")
+    gang = next(g for g in prepare(sc).gangs(sc) if g.name == "default/high-priority-training")
     verdict = attempt(objs, "default/high-priority-training")
     assert verdict.code is Code.WAIT
     messages = pod_messages(gang, verdict)
@@ -63,7 +64,7 @@ def test_filter_failures_quote_the_reason_without_a_preemption_clause() -> None:
     objs = [*spine_block_nodes(SEED), cnt(), koord_gang("job", 2)]
     objs += members("job", 2, node_selector={"pool": "none"})
     sc = load_scenario(objs)
-    gang = next(g for g in prepare(sc).gangs(sc) if g.key == "default/job")
+    gang = next(g for g in prepare(sc).gangs(sc) if g.name == "default/job")
     verdict = attempt(objs, "default/job")
     messages = pod_messages(gang, verdict)
     assert (
@@ -90,7 +91,7 @@ def test_gang_group_with_different_specs_is_refused_naming_both() -> None:
     objs += gang_group("worker", 2, [("BlockLayer", "MustGather")], group)
     result = run(objs)
     assert result.bound == {}
-    message = result.unschedulable["default/master"]
+    message = result.unschedulable["koordinator:default/master"]
     spine = json.dumps(
         {"gatherStrategy": [{"layer": "SpineLayer", "strategy": "MustGather"}]}, separators=(",", ":")
     )
@@ -122,7 +123,7 @@ def test_elastic_gang_starts_without_a_member_no_node_can_take() -> None:
     objs = [*spine_block_nodes(SEED), cnt(), volcano_gang("job", 1)]
     objs += [volcano_pod("job-0", "job"), volcano_pod("job-1", "job", node_selector={"pool": "none"})]
     sc = load_scenario(objs)
-    gang = next(g for g in prepare(sc).gangs(sc) if g.key == "default/job")
+    gang = next(g for g in prepare(sc).gangs(sc) if g.key == "volcano:default/job")
     verdict = attempt(objs, "default/job")
     assert verdict.code is Code.SUCCESS and verdict.placement is not None
     assert [k for k, _ in verdict.placement.pods] == ["default/job-0"]
@@ -130,7 +131,7 @@ def test_elastic_gang_starts_without_a_member_no_node_can_take() -> None:
     assert pod_messages(gang, verdict) == {"default/job-1": own}
     result = run(objs)
     assert set(result.bound) == {"default/job-0"}
-    assert result.unschedulable == {"default/job": own}
+    assert result.unschedulable == {"volcano:default/job": own}
 
 
 def test_elastic_gang_below_min_member_binds_nothing() -> None:
@@ -138,7 +139,7 @@ def test_elastic_gang_below_min_member_binds_nothing() -> None:
     objs += [volcano_pod("job-0", "job"), volcano_pod("job-1", "job", node_selector={"pool": "none"})]
     result = run(objs)
     assert result.bound == {}
-    assert result.unschedulable["default/job"] == (
+    assert result.unschedulable["volcano:default/job"] == (
         "0/12 nodes are available: 12 node(s) didn't match Pod's node affinity/selector."
     )
 
@@ -171,7 +172,7 @@ def test_volcano_chooses_a_hypernode_before_nodes_koordinator_keeps_its_node_lay
 
 def gang_of(objs: list[dict[str, object]], key: str) -> Gang:
     sc = load_scenario(objs)
-    return next(g for g in prepare(sc).gangs(sc) if g.key == key)
+    return next(g for g in prepare(sc).gangs(sc) if key in (g.key, g.name))
 
 
 def test_gang_timeouts_come_from_the_podgroup_the_annotation_or_koordinators_default() -> None:
@@ -206,7 +207,7 @@ def test_a_gang_expires_after_its_timeout_unless_it_started() -> None:
         "gang default/c waited 300s without starting (timeout 300s): its reservations and "
         "nominations are released; it is tried again in 4s"
     )
-    assert [backoff(n) for n in (1, 2, 5, 9)] == [1.0, 2.0, 10.0, 10.0]
+    assert [GANG_TIMEOUT.delay(n) for n in (1, 2, 5, 9)] == [1.0, 2.0, 10.0, 10.0]
     started = gang_of(
         [*objs[:-1], pod("c-1", node_name="node-0", labels={"pod-group.scheduling.sigs.k8s.io": "c"})],
         "default/c",

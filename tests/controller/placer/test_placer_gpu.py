@@ -124,7 +124,7 @@ def test_the_seed_job_is_one_gang_of_parallelism_pods_ranked_by_completion_index
     objects = [*cluster({"s0": {"b0": {"n0": 4, "n1": 4}}}, **NVL), *job("dt", 2, SEED, indexes=[1, 0])]
     sc = load_scenario(objects)
     (gang,) = prepare(sc).gangs(sc)
-    assert gang.key == "ml/dt" and gang.source == "job"
+    assert gang.key == "job:ml/dt" and gang.source == "job"
     assert gang.min_member == 2 and gang.all_or_nothing
     assert [(m.key, m.rank) for m in gang.pods] == [("ml/dt-b", 0), ("ml/dt-a", 1)]
     assert gang.gpu is not None and gang.gpu.request.max_nodes == 2
@@ -170,7 +170,7 @@ def test_max_nodes_that_cannot_be_met_keeps_the_whole_gang_pending_with_the_reas
     assert "the gang's 2 pods need at least 2 nodes now, gpu.topology/max-nodes 1 allows 1" in verdict.message
     result = run(objects, schedulers=("topobridge",))
     assert not any(p.startswith("ml/dt") for p in result.bound)
-    assert "gpu.topology/max-nodes 1 allows 1" in result.unschedulable["ml/dt"]
+    assert "gpu.topology/max-nodes 1 allows 1" in result.unschedulable["job:ml/dt"]
 
 
 def test_min_gpus_per_node_doubles_pods_up() -> None:
@@ -218,7 +218,7 @@ def test_nvlink_keeps_the_gang_on_labelled_nodes() -> None:
 def test_a_job_without_multi_node_keys_is_no_gang() -> None:
     objects = [*cluster({"s0": {"b0": {"n0": 8}}}), *job("dt", 2, {f"{G}policy": "single-numa"})]
     sc = load_scenario(objects)
-    assert sorted(g.key for g in prepare(sc).gangs(sc)) == ["ml/dt-a", "ml/dt-b"]
+    assert sorted(g.key for g in prepare(sc).gangs(sc)) == ["pod:ml/dt-a", "pod:ml/dt-b"]
 
 
 def _rules(**kw: Any) -> GpuRules:

@@ -118,7 +118,7 @@ STATS: Counter[str] = Counter()
 def test_gpu_gangs_agree_with_the_oracle(gc: GpuCase) -> None:
     sc = load_scenario(gc.objects())
     prep = prepare(sc)
-    gang = next(g for g in prep.gangs(sc) if g.key == "default/gang")
+    gang = next(g for g in prep.gangs(sc) if g.name == "default/gang")
     assert gang.source == "job" and gang.gpu is not None
     verdict = schedule(gang, prep.snapshot)
     oc = gc.oracle()

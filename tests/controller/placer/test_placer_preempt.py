@@ -69,7 +69,7 @@ def test_a_gang_with_a_member_at_or_above_the_preemptor_is_untouchable() -> None
     objs += [running("old-1", "b", "high", annotations={"scheduling.k8s.io/group-name": "old"})]
     objs += [pod("new", priority_class="high", scheduler="topobridge")]
     result = run(objs)
-    assert result.evicted == [] and "default/new" in result.unschedulable
+    assert result.evicted == [] and "pod:default/new" in result.unschedulable
 
 
 def test_budgets_come_before_priority() -> None:
@@ -128,7 +128,7 @@ def test_a_soft_gang_does_not_preempt_to_gather_better() -> None:
     ]
     result = run(objs)
     assert result.evicted == []
-    assert len(result.bound) == 3 and result.gangs["default/job"] == ("cluster", 3)
+    assert len(result.bound) == 3 and result.gangs["koordinator:default/job"] == ("cluster", 3)
 
 
 def test_a_soft_gang_that_cannot_be_placed_at_all_preempts() -> None:

@@ -37,7 +37,7 @@ def test_example_1_prefer_gather_binpacks_into_spine_1() -> None:
         "nominated": {},
         "evicted": [],
         "unschedulable": {},
-        "gangs": {"default/topology-demo-job": {"domain": "SpineLayer/spine-1", "tier": 2}},
+        "gangs": {"koordinator:default/topology-demo-job": {"domain": "SpineLayer/spine-1", "tier": 2}},
     }
 
 
@@ -49,9 +49,9 @@ def test_example_2_must_gather_preempts_only_pod_5() -> None:
         "nominated": hp,
         "evicted": ["default/low-priority-pod-5"],
         "unschedulable": {},
-        "gangs": {"default/high-priority-training": {"domain": "SpineLayer/spine-1", "tier": 2}},
+        "gangs": {"koordinator:default/high-priority-training": {"domain": "SpineLayer/spine-1", "tier": 2}},
     }
-    assert result.waiting["default/high-priority-training"] == WAITING_EXAMPLE_2
+    assert result.waiting["koordinator:default/high-priority-training"] == WAITING_EXAMPLE_2
     assert dict(result.conditions["default/low-priority-pod-5"]) == {
         "type": "DisruptionTarget",
         "status": "True",
@@ -112,14 +112,14 @@ def _example_2_with(**changes: object) -> list[dict[str, object]]:
 def test_preemption_policy_never_evicts_nothing() -> None:
     result = run(_example_2_with(preemptionPolicy="Never"))
     assert result.evicted == [] and result.bound == {}
-    msg = result.unschedulable["default/high-priority-training"]
+    msg = result.unschedulable["koordinator:default/high-priority-training"]
     assert msg.endswith("preemption: not eligible due to preemptionPolicy=Never..")
 
 
 def test_equal_priority_is_never_evicted() -> None:
     result = run(_example_2_with(priorityClassName="low-priority"))
     assert result.evicted == [] and result.bound == {}
-    assert "default/high-priority-training" in result.unschedulable
+    assert "koordinator:default/high-priority-training" in result.unschedulable
 
 
 def test_infeasible_gang_evicts_nothing() -> None:

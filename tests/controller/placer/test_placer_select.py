@@ -71,7 +71,7 @@ def test_ranks_form_one_interval_per_domain_when_spread() -> None:
     bound = result.bound
     spines = [SPINE_OF[bound[f"default/job-{i}"]] for i in range(7)]
     assert Counter(spines) == {"spine-1": 4, "spine-2": 3}  # fewest spines, then binpack
-    assert result.gangs["default/job"] == ("cluster", 3)
+    assert result.gangs["koordinator:default/job"] == ("cluster", 3)
     for level in (spines, [BLOCK_OF[bound[f"default/job-{i}"]] for i in range(7)]):
         seen: list[str] = []
         for d in level:
@@ -92,7 +92,7 @@ def test_smallest_fitting_domain_binpacks_and_keeps_bigger_free_domains() -> Non
     objs += [koord_gang("job", 2, gather=[("BlockLayer", "MustGather")]), *members("job", 2)]
     result = run(objs)
     assert sorted(result.bound.values()) == ["n0", "n1"]
-    assert result.gangs["default/job"] == ("BlockLayer/block-0", 1)
+    assert result.gangs["koordinator:default/job"] == ("BlockLayer/block-0", 1)
 
 
 def test_a_gang_that_fits_on_one_node_goes_to_the_fullest_such_node() -> None:
@@ -104,7 +104,7 @@ def test_a_gang_that_fits_on_one_node_goes_to_the_fullest_such_node() -> None:
     objs += members("job", 2, cpu="2", memory="8Gi")
     result = run(objs)
     assert set(result.bound.values()) == {"node-10"}
-    assert result.gangs["default/job"] == ("node-10", 0)
+    assert result.gangs["koordinator:default/job"] == ("node-10", 0)
 
 
 def test_hard_tier_zero_means_one_node() -> None:
@@ -294,7 +294,7 @@ def test_filters(node_kw: dict[str, object], pod_kw: dict[str, object], placed: 
     result = run(objs)
     assert (result.bound == {"default/p": "n"}) is placed
     if not placed:
-        assert result.unschedulable["default/p"].startswith("0/1 nodes are available:")
+        assert result.unschedulable["pod:default/p"].startswith("0/1 nodes are available:")
 
 
 def test_filter_exclusions_are_counted_in_the_message() -> None:
@@ -318,7 +318,7 @@ def test_min_member_below_size_places_the_longest_rank_prefix() -> None:
     objs += members("job", 4, dialect="volcano", cpu="1", memory="1Gi")
     result = run(objs)
     assert sorted(result.bound) == ["default/job-0", "default/job-1", "default/job-2"]
-    assert "default/job" in result.unschedulable
+    assert "volcano:default/job" in result.unschedulable
 
 
 def test_too_few_members_is_unresolvable() -> None:
@@ -346,7 +346,7 @@ def test_hypernode_tree_names_domains_by_hypernode_and_resolves_tier_names() -> 
     objs += [volcano_gang("job", 2, mode="hard", tier_name="rack"), *members("job", 2, dialect="volcano")]
     result = run(objs)
     assert sorted(result.bound.values()) == ["n2", "n3"]
-    assert result.gangs["default/job"] == ("rack-b", 1)
+    assert result.gangs["volcano:default/job"] == ("rack-b", 1)
 
 
 def test_bound_members_pin_a_hard_gang_to_their_domain() -> None:
@@ -365,7 +365,7 @@ def test_bound_members_pin_a_hard_gang_to_their_domain() -> None:
     ]
     result = run(objs)
     assert result.bound == {"default/job-2": "node-11", "default/job-3": "node-11"}
-    assert result.gangs["default/job"] == ("BlockLayer/block-4", 1)
+    assert result.gangs["koordinator:default/job"] == ("BlockLayer/block-4", 1)
 
 
 def test_pod_count_multiple_puts_an_even_count_in_every_block() -> None:

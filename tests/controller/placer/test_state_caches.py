@@ -154,13 +154,22 @@ def test_membership_and_gang_group_links_follow_pod_changes() -> None:
     for name, gang in (("x0", "x"), ("x1", "x"), ("y0", "y")):
         p = _gang_pod(name, gang)
         state.put(Kind.POD, p.key, p)
-    assert {k: len(g.pods) for k, g in state.view().gangs.items()} == {"default/x": 2, "default/y": 1}
+    assert {k: len(g.pods) for k, g in state.view().gangs.items()} == {
+        "koordinator:default/x": 2,
+        "koordinator:default/y": 1,
+    }
     moved = _gang_pod("x1", "y")
     state.put(Kind.POD, moved.key, moved)
-    assert {k: len(g.pods) for k, g in state.view().gangs.items()} == {"default/x": 1, "default/y": 2}
+    assert {k: len(g.pods) for k, g in state.view().gangs.items()} == {
+        "koordinator:default/x": 1,
+        "koordinator:default/y": 2,
+    }
     linked = _gang_pod("y0", "y", groups=["default/x", "default/y"])
     state.put(Kind.POD, linked.key, linked)
-    assert {k: len(g.pods) for k, g in state.view().gangs.items()} == {"default/x": 3}
+    assert {k: len(g.pods) for k, g in state.view().gangs.items()} == {"koordinator:default/x": 3}
     unlinked = _gang_pod("y0", "y")
     state.put(Kind.POD, unlinked.key, unlinked)
-    assert {k: len(g.pods) for k, g in state.view().gangs.items()} == {"default/x": 1, "default/y": 2}
+    assert {k: len(g.pods) for k, g in state.view().gangs.items()} == {
+        "koordinator:default/x": 1,
+        "koordinator:default/y": 2,
+    }
