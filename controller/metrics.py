@@ -2,12 +2,16 @@
 
 Reconcilers report per kind (`LeaderWorkerSet`, `ClusterNetworkTopology`, ...); the scheduler
 runtime reports gangs, pods bound, latency, preemptions and victims; work queues expose
-their depth through a callback so nothing has to remember to update it.
+their depth through a callback so nothing has to remember to update it, and so do the
+scheduler's pending gangs (`track_pending_gangs`): how many wait and how long the oldest has
+waited are computed when /metrics is read, so the age grows between scheduling cycles too.
+Two gauges, not one per gang: a series per gang would grow with every job ever submitted.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Collection, Iterable
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
 
@@ -62,6 +66,16 @@ SCHEDULER_ERRORS = Counter(
     ["where"],
     namespace=NAMESPACE,
 )
+PENDING_GANGS = Gauge(
+    "pending_gangs",
+    "Gangs the fallback scheduler has seen pending and not yet placed.",
+    namespace=NAMESPACE,
+)
+OLDEST_PENDING_GANG_AGE = Gauge(
+    "oldest_pending_gang_age_seconds",
+    "Seconds the longest-waiting pending gang has waited to be placed; 0 when none waits.",
+    namespace=NAMESPACE,
+)
 PREEMPTIONS = Counter("preemptions", "Preemptions started for a gang.", namespace=NAMESPACE)
 PREEMPTION_VICTIMS = Counter(
     "preemption_victims", "Pods evicted to make room for a gang.", namespace=NAMESPACE
@@ -90,6 +104,30 @@ def track_queue(name: str, depth: Callable[[], int], delayed: Callable[[], int])
     """Read a queue's depth at scrape time."""
     QUEUE_DEPTH.labels(name).set_function(lambda: float(depth()))
     QUEUE_DELAYED.labels(name).set_function(lambda: float(delayed()))
+
+
+def oldest_wait(waiting_since: Iterable[float], now: float) -> float:
+    """Seconds the longest wait has lasted at `now`; 0 for none. An instant after `now` (a gang
+    backing off after its schedule timeout, whose wait starts afresh then) counts as 0 s."""
+    return max((max(0.0, now - since) for since in waiting_since), default=0.0)
+
+
+def track_pending_gangs(
+    waiting_since: Callable[[], Collection[float]] | None,
+    clock: Callable[[], float] = time.monotonic,
+) -> None:
+    """Read the fallback scheduler's pending gangs at scrape time.
+
+    `waiting_since` returns, for every gang seen pending and not yet placed, the instant on
+    `clock` its wait began. None (the scheduler stopped: leadership lost, shutdown) reads as
+    no gang pending, so only the leading replica reports any.
+    """
+    if waiting_since is None:
+        PENDING_GANGS.set_function(lambda: 0.0)
+        OLDEST_PENDING_GANG_AGE.set_function(lambda: 0.0)
+        return
+    PENDING_GANGS.set_function(lambda: float(len(waiting_since())))
+    OLDEST_PENDING_GANG_AGE.set_function(lambda: oldest_wait(waiting_since(), clock()))
 
 
 def registry() -> CollectorRegistry:

@@ -570,11 +570,20 @@ LINTED_VALUES = [
     {},
     {"replicaCount": 1, "args": {"no-leader-elect": True}},
     {"crds": {"install": True}, "networkPolicy": {"enabled": True, "apiServerCIDRs": ["10.0.0.1/32"]}},
+    {
+        "metrics": {
+            "serviceMonitor": {"enabled": True},
+            "dashboard": {"enabled": True, "folder": "Scheduling"},
+            "prometheusRule": {"enabled": True},
+        }
+    },
 ]
 
 
 @pytest.mark.parametrize("kube_version", ["v1.20.2", "v1.30.0"])
-@pytest.mark.parametrize("values", LINTED_VALUES, ids=["defaults", "one-replica", "crds-and-policy"])
+@pytest.mark.parametrize(
+    "values", LINTED_VALUES, ids=["defaults", "one-replica", "crds-and-policy", "monitoring"]
+)
 def test_helm_lint_strict(kube_version: str, values: dict[str, Any]) -> None:
     report = lint(values, kube_version=kube_version)
     problems = [m for m in report["messages"] if m["severity"] >= 2]  # 1 is INFO (no icon)

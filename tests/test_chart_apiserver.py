@@ -82,6 +82,7 @@ STAND_IN_APIS = [
     ("cert-manager.io", "Certificate", "certificates", "Namespaced"),
     ("cert-manager.io", "Issuer", "issuers", "Namespaced"),
     ("monitoring.coreos.com", "ServiceMonitor", "servicemonitors", "Namespaced"),
+    ("monitoring.coreos.com", "PrometheusRule", "prometheusrules", "Namespaced"),
 ]
 
 
@@ -145,7 +146,13 @@ async def third_party_apis(kube: Any) -> AsyncIterator[None]:
 async def test_cert_manager_is_used_when_its_api_is_served(
     control_plane: Any, kube: Any, namespace: str, release_name: str, third_party_apis: None
 ) -> None:
-    values = {"metrics": {"serviceMonitor": {"enabled": True}}}  # certManager.enabled stays "auto"
+    values = {  # certManager.enabled stays "auto"
+        "metrics": {
+            "serviceMonitor": {"enabled": True},
+            "prometheusRule": {"enabled": True},
+            "dashboard": {"enabled": True, "folder": "Scheduling"},
+        }
+    }
     release = await asyncio.to_thread(
         install,
         control_plane.kubeconfig,
@@ -156,7 +163,7 @@ async def test_cert_manager_is_used_when_its_api_is_served(
     )
     objs = manifest_objects(release)
     kinds = {o["kind"] for o in objs}
-    assert {"Certificate", "Issuer", "ServiceMonitor"} <= kinds
+    assert {"Certificate", "Issuer", "ServiceMonitor", "PrometheusRule", "ConfigMap"} <= kinds
     assert "Secret" not in kinds
     webhook = next(o for o in objs if o["kind"] == "ValidatingWebhookConfiguration")
     assert "cert-manager.io/inject-ca-from" in webhook["metadata"]["annotations"]

@@ -34,6 +34,10 @@ def _int(description: str, **extra: Any) -> Schema:
     return {"type": "integer", "description": description, **extra}
 
 
+def _number(description: str, **extra: Any) -> Schema:
+    return {"type": "number", "description": description, **extra}
+
+
 def _obj(description: str, properties: Mapping[str, Schema]) -> Schema:
     return {
         "type": "object",
@@ -214,7 +218,9 @@ def values_schema(not_values: Mapping[str, str]) -> Schema:
                         "scrapeTimeout": _str("Scrape timeout.", pattern=DURATION),
                         "labels": _string_map("Labels the Prometheus selects ServiceMonitors by."),
                     },
-                )
+                ),
+                "dashboard": _dashboard_values(),
+                "prometheusRule": _rule_values(),
             },
         ),
         "networkPolicy": _obj(
@@ -265,6 +271,89 @@ def values_schema(not_values: Mapping[str, str]) -> Schema:
         "additionalProperties": False,
         "properties": properties,
     }
+
+
+def _dashboard_values() -> Schema:
+    return _obj(
+        "A Grafana dashboard (`dashboards/topobridge.json`) in a ConfigMap, for the Grafana "
+        "chart's dashboard sidecar to load.",
+        {
+            "enabled": _bool("Create the ConfigMap."),
+            "label": _str(
+                "The label key the sidecar selects ConfigMaps by (its `sidecar.dashboards.label`).",
+                minLength=1,
+            ),
+            "labelValue": _str("That label's value (its `sidecar.dashboards.labelValue`)."),
+            "folderAnnotation": _str(
+                "The annotation the sidecar reads a Grafana folder from (its "
+                "`sidecar.dashboards.folderAnnotation`).",
+                minLength=1,
+            ),
+            "folder": _str("The Grafana folder; empty: no annotation (the sidecar's default folder)."),
+            "namespace": _str(
+                "The ConfigMap's namespace; empty: the release's (the sidecar watches Grafana's own "
+                "namespace unless its `searchNamespace` names others)."
+            ),
+        },
+    )
+
+
+def _severity() -> Schema:
+    return _str("The alert's `severity` label (what Alertmanager routes by).", minLength=1)
+
+
+def _rule_values() -> Schema:
+    """The PrometheusRule and, per alert, its threshold, its `for` and its severity."""
+    minutes = "Minutes the condition must hold before the alert fires."
+    return _obj(
+        "A PrometheusRule with topobridge's alerts (needs the Prometheus Operator's "
+        "monitoring.coreos.com/v1). Alerts on parts switched off by `args` are left out.",
+        {
+            "enabled": _bool("Create the PrometheusRule."),
+            "labels": _string_map("Labels the Prometheus selects rules by (its `ruleSelector`)."),
+            "selector": _str(
+                'PromQL label matchers picking this release\'s series (e.g. `job="topobridge"`); '
+                'empty: `namespace="<release namespace>"`, as the Prometheus Operator labels targets.'
+            ),
+            "gangPending": _obj(
+                "TopobridgeGangPending: a gang has waited too long to be placed.",
+                {
+                    "minutes": _int("Minutes the oldest pending gang may wait.", minimum=1),
+                    "severity": _severity(),
+                },
+            ),
+            "schedulingErrors": _obj(
+                "TopobridgeSchedulingErrors: scheduling attempts end in `Error`.",
+                {"minutes": _int(minutes, minimum=1), "severity": _severity()},
+            ),
+            "webhookDenialSpike": _obj(
+                "TopobridgeWebhookDenialSpike: a kind's denials over 10 minutes well above its "
+                "rate in the hour before.",
+                {
+                    "factor": _number(
+                        "How many times the hour's rate counts as a spike.", exclusiveMinimum=1
+                    ),
+                    "minPerSecond": _number(
+                        "Denials per second below which nothing is a spike.", exclusiveMinimum=0
+                    ),
+                    "minutes": _int(minutes, minimum=0),
+                    "severity": _severity(),
+                },
+            ),
+            "gangRolledBack": _obj(
+                "TopobridgeGangRolledBack: a gang's partial binding was rolled back.",
+                {
+                    "minutes": _int("Minutes the alert stays after the last rollback.", minimum=1),
+                    "severity": _severity(),
+                },
+            ),
+            "noLeader": _obj(
+                "TopobridgeNoLeader: no replica holds the controller lease (left out without "
+                "leader election).",
+                {"minutes": _int(minutes, minimum=1), "severity": _severity()},
+            ),
+        },
+    )
 
 
 def _leaves(schema: Schema, prefix: str = "") -> Iterator[tuple[str, Schema]]:
