@@ -21,6 +21,7 @@ becomes a loop over the Filter plugins and this docstring shrinks; the rows do n
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -108,7 +109,7 @@ Cause = tuple[str, Bool]
 def _causes(index: ClusterIndex, snap: Snapshot, member: GangPod) -> tuple[list[Cause], list[Cause]]:
     """The rules that reject each node, split around NodeResourcesFit in kube's Filter order:
     (NodeUnschedulable, TaintToleration, NodeAffinity, NodePorts) and (PodTopologySpread,
-    InterPodAffinity: existing pods' anti-affinity, the pod's anti-affinity, its affinity)."""
+    InterPodAffinity: the pod's affinity, its anti-affinity, existing pods' anti-affinity)."""
     spec = FilterSpec.of(member.pod.spec)
     everything = (("", "Exists", "", ""),)
     only_unsched = FilterSpec((), "", (*spec.tolerations, (UNSCHEDULABLE_TAINT, "Exists", "", "")))
@@ -121,14 +122,23 @@ def _causes(index: ClusterIndex, snap: Snapshot, member: GangPod) -> tuple[list[
         ),
     ]
     terms = PodTerms.of(member.pod) or PodTerms()
-    rule = _interpod(index, snap, member, spec)
-    base = rule(None)
-    before.append((interpod.PORTS, ~rule(PodTerms(host_ports=terms.host_ports)) & base))
+    # Each rule alone: existing pods' terms are kept only where the rule reads them.
+    alone = dataclasses.replace(snap, with_terms={})
+    ports_only = dataclasses.replace(
+        snap,
+        with_terms={
+            k: dataclasses.replace(p, terms=PodTerms(host_ports=p.terms.host_ports))
+            for k, p in snap.with_terms.items()
+            if p.terms is not None and p.terms.host_ports
+        },
+    )
+    rule = _interpod(index, member, spec)
+    before.append((interpod.PORTS, ~rule(ports_only, PodTerms(host_ports=terms.host_ports))))
     after = [
-        (interpod.SPREAD, ~rule(PodTerms(spread=terms.spread)) & base),
-        (interpod.EXISTING_ANTI_AFFINITY, ~base),
-        (interpod.ANTI_AFFINITY, ~rule(PodTerms(anti_affinity=terms.anti_affinity)) & base),
-        (interpod.AFFINITY, ~rule(PodTerms(affinity=terms.affinity)) & base),
+        (interpod.SPREAD, ~rule(alone, PodTerms(spread=terms.spread))),
+        (interpod.AFFINITY, ~rule(alone, PodTerms(affinity=terms.affinity))),
+        (interpod.ANTI_AFFINITY, ~rule(alone, PodTerms(anti_affinity=terms.anti_affinity))),
+        (interpod.EXISTING_ANTI_AFFINITY, ~rule(snap, None)),
     ]
     return before, after
 
@@ -144,13 +154,13 @@ def _unschedulable_ok(index: ClusterIndex, spec: FilterSpec) -> Bool:
 
 
 def _interpod(
-    index: ClusterIndex, snap: Snapshot, member: GangPod, spec: FilterSpec
-) -> Callable[[PodTerms | None], Bool]:
-    """The inter-pod prefilter's mask for the pod with only `terms` (None: no terms of its own,
-    so only existing pods' anti-affinity toward it counts)."""
+    index: ClusterIndex, member: GangPod, spec: FilterSpec
+) -> Callable[[Snapshot, PodTerms | None], Bool]:
+    """The inter-pod prefilter's mask for the pod with only `terms` (None: none of its own, so
+    only existing pods' anti-affinity toward it counts) against the pods of `snap`."""
     everywhere = np.ones(index.n_nodes, dtype=np.bool_)
 
-    def mask(terms: PodTerms | None) -> Bool:
+    def mask(snap: Snapshot, terms: PodTerms | None) -> Bool:
         if terms is not None and terms == PodTerms():
             terms = None
         rules, _ = interpod.prefilter([member], [((0,), terms, spec, everywhere)], index, snap)

@@ -16,11 +16,19 @@ POD_LEVEL_RESOURCES = "pod-level spec.resources is not counted as the pod's requ
 DRA_EXTENDED_RESOURCES = (
     "extended resources a DeviceClass maps to DRA (alpha DRAExtendedResource) are not read"
 )
+AFFINITY_TERMS_SPLIT = (
+    "a required affinity term pair is met by two different pods: upstream counts an existing pod only when it "
+    "matches every term, and lets the first pod of a collection start only when none does"
+)
+INVALID_AFFINITY_SELECTOR = (
+    "an affinity term whose selector has an invalid label value should reject the pod, not match nothing"
+)
 SIDECAR_PORTS = "host ports of sidecar (restartable init) containers are not counted"
 
 _TAINT = "pkg/scheduler/framework/plugins/tainttoleration/taint_toleration_test.go"
 _AFFINITY = "pkg/scheduler/framework/plugins/nodeaffinity/node_affinity_test.go"
 _FIT = "pkg/scheduler/framework/plugins/noderesources/fit_test.go"
+_INTERPOD = "pkg/scheduler/framework/plugins/interpodaffinity/filtering_test.go"
 _PORTS = "pkg/scheduler/framework/plugins/nodeports/node_ports_test.go"
 
 NOT_HONOURED: dict[tuple[str, str], str] = {
@@ -57,4 +65,22 @@ NOT_HONOURED: dict[tuple[str, str], str] = {
         "extended resource was backed by Device Plugin (Allocatable: 0)",
     ): DRA_EXTENDED_RESOURCES,
     (f"{_PORTS}:TestNodePorts", "TCP hostPort conflict from sidecar initContainer"): SIDECAR_PORTS,
+    (
+        f"{_INTERPOD}:TestRequiredAffinitySingleNode",
+        "PodAffinity fails PreFilter with an invalid affinity label syntax",
+    ): INVALID_AFFINITY_SELECTOR,
+    (
+        f"{_INTERPOD}:TestRequiredAffinitySingleNode",
+        "PodAntiAffinity fails PreFilter with an invalid antiaffinity label syntax",
+    ): INVALID_AFFINITY_SELECTOR,
+    (
+        f"{_INTERPOD}:TestRequiredAffinityMultipleNodes",
+        "The affinity rule is to schedule all of the pods of this collection to the same zone. The first pod of the collection "
+        "should not be blocked from being scheduled onto any node, even there's no existing pod that matches the rule anywhere.",
+    ): AFFINITY_TERMS_SPLIT,
+    (
+        f"{_INTERPOD}:TestRequiredAffinityMultipleNodes",
+        "Test incoming pod's affinity: firstly check if all affinityTerms match, and then check if all topologyKeys match, "
+        "and the match logic should be satisfied on the same pod",
+    ): AFFINITY_TERMS_SPLIT,
 }
