@@ -32,7 +32,7 @@ from controller.placer import filter as nodefilter
 from controller.placer.demand import build_demand
 from controller.placer.filter import FilterSpec, run_filter
 from controller.placer.scenario import load_scenario, prepare, simulate
-from controller.placer.snapshot import Bool, ClusterIndex, Snapshot
+from controller.placer.snapshot import UNSCHEDULABLE_TAINT, Bool, ClusterIndex, Snapshot
 from controller.placer.terms import PodTerms
 from translations.gangs import Gang, GangPod
 
@@ -41,7 +41,6 @@ Verdict = bool | str
 
 NODE_NAME = "node(s) didn't match the requested node name"
 TOO_MANY_PODS = "Too many pods"
-UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 SERVED = ("topobridge",)
 
 
@@ -112,10 +111,10 @@ def _causes(index: ClusterIndex, snap: Snapshot, member: GangPod) -> tuple[list[
     InterPodAffinity: the pod's affinity, its anti-affinity, existing pods' anti-affinity)."""
     spec = FilterSpec.of(member.pod.spec)
     everything = (("", "Exists", "", ""),)
-    only_unsched = FilterSpec((), "", (*spec.tolerations, (UNSCHEDULABLE_TAINT, "Exists", "", "")))
+    unschedulable, tainted = _taint_causes(index, spec)
     before = [
-        (nodefilter.UNSCHEDULABLE, ~_unschedulable_ok(index, spec)),
-        (nodefilter.TAINT, ~run_filter(index, only_unsched).mask),
+        (nodefilter.UNSCHEDULABLE, unschedulable),
+        (nodefilter.TAINT, tainted),
         (
             nodefilter.AFFINITY,
             ~run_filter(index, FilterSpec(spec.node_selector, spec.affinity, everything)).mask,
@@ -143,14 +142,21 @@ def _causes(index: ClusterIndex, snap: Snapshot, member: GangPod) -> tuple[list[
     return before, after
 
 
-def _unschedulable_ok(index: ClusterIndex, spec: FilterSpec) -> Bool:
-    """True where the node is schedulable or the pod tolerates the unschedulable taint."""
-    ok = np.ones(index.n_nodes, dtype=np.bool_)
+def _taint_causes(index: ClusterIndex, spec: FilterSpec) -> tuple[Bool, Bool]:
+    """Per node: NodeUnschedulable rejects it (`spec.unschedulable`, the pseudo-taint not
+    tolerated); TaintToleration rejects it (a NoSchedule/NoExecute taint of its own not
+    tolerated, whatever its key)."""
+    unschedulable = np.zeros(index.n_nodes, dtype=np.bool_)
+    tainted = np.zeros(index.n_nodes, dtype=np.bool_)
     for i in range(index.n_nodes):
         for taint in index.taint_sets[int(index.taint_group[i])]:
-            if taint[0] == UNSCHEDULABLE_TAINT and not nodefilter.tolerates(spec.tolerations, taint):
-                ok[i] = False
-    return ok
+            if nodefilter.tolerates(spec.tolerations, taint):
+                continue
+            if taint == UNSCHEDULABLE_TAINT and bool(index.unschedulable[i]):
+                unschedulable[i] = True
+            else:
+                tainted[i] = True
+    return unschedulable, tainted
 
 
 def _interpod(

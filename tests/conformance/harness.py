@@ -59,15 +59,18 @@ class Row:
     """The pod(s) to schedule: exactly one for `Feasible`."""
     expect: Feasible | Lands
     repo: str = "kubernetes/kubernetes"
+    nth: int = 1
+    """Upstream names a few cases twice in one table: the second is `nth=2`."""
 
     @property
     def key(self) -> tuple[str, str]:
-        """How `NOT_HONOURED` names the row: upstream file:function, and the case."""
-        return (self.upstream, self.case)
+        """How `NOT_HONOURED` names the row: upstream file:function, and the case (with `#n`
+        appended for the n-th case of that name)."""
+        return (self.upstream, self.case if self.nth == 1 else f"{self.case} #{self.nth}")
 
     @property
     def test_id(self) -> str:
-        return f"{self.plugin}|{self.upstream.rsplit(':', 1)[-1]}|{self.case}"
+        return f"{self.plugin}|{self.upstream.rsplit(':', 1)[-1]}|{self.key[1]}"
 
 
 @dataclass(frozen=True)

@@ -23,12 +23,22 @@ AFFINITY_TERMS_SPLIT = (
 INVALID_AFFINITY_SELECTOR = (
     "an affinity term whose selector has an invalid label value should reject the pod, not match nothing"
 )
+SPREAD_SELF_MISMATCH = (
+    "spread lets a pod its own selector does not match onto a domain already over maxSkew "
+    "(upstream still requires count - min <= maxSkew)"
+)
+SPREAD_TERMINATING = "spread counts terminating pods"
+SPREAD_HONOR_COUNTS = (
+    "spread nodeAffinityPolicy/nodeTaintsPolicy Honor still counts pods on the nodes the policy excludes"
+)
+SPREAD_MIN_DOMAINS = "spread minDomains is not read"
 SIDECAR_PORTS = "host ports of sidecar (restartable init) containers are not counted"
 
 _TAINT = "pkg/scheduler/framework/plugins/tainttoleration/taint_toleration_test.go"
 _AFFINITY = "pkg/scheduler/framework/plugins/nodeaffinity/node_affinity_test.go"
 _FIT = "pkg/scheduler/framework/plugins/noderesources/fit_test.go"
 _INTERPOD = "pkg/scheduler/framework/plugins/interpodaffinity/filtering_test.go"
+_SPREAD = "pkg/scheduler/framework/plugins/podtopologyspread/filtering_test.go"
 _PORTS = "pkg/scheduler/framework/plugins/nodeports/node_ports_test.go"
 
 NOT_HONOURED: dict[tuple[str, str], str] = {
@@ -83,4 +93,21 @@ NOT_HONOURED: dict[tuple[str, str], str] = {
         "Test incoming pod's affinity: firstly check if all affinityTerms match, and then check if all topologyKeys match, "
         "and the match logic should be satisfied on the same pod",
     ): AFFINITY_TERMS_SPLIT,
+    (
+        f"{_SPREAD}:TestSingleConstraint",
+        "pods spread across nodes as 2/1/0/3, but pod doesn't match itself",
+    ): SPREAD_SELF_MISMATCH,
+    (f"{_SPREAD}:TestSingleConstraint", "terminating Pods should be excluded"): SPREAD_TERMINATING,
+    (
+        f"{_SPREAD}:TestSingleConstraint",
+        "incoming pod has nodeAffinity, pods spread as 0/~2~/0/1, hence node-a fits",
+    ): SPREAD_HONOR_COUNTS,
+    (
+        f"{_SPREAD}:TestSingleConstraint",
+        "pods spread across nodes as 2/2/1, maxSkew is 2, and the number of domains < minDomains, then the third node fits",
+    ): SPREAD_MIN_DOMAINS,
+    (
+        f"{_SPREAD}:TestSingleConstraint",
+        "pods spread across zone as 2/1, maxSkew is 2 and the number of domains < minDomains, then the third and fourth nodes fit",
+    ): SPREAD_MIN_DOMAINS,
 }
