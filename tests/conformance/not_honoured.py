@@ -32,6 +32,8 @@ SPREAD_HONOR_COUNTS = (
     "spread nodeAffinityPolicy/nodeTaintsPolicy Honor still counts pods on the nodes the policy excludes"
 )
 SPREAD_MIN_DOMAINS = "spread minDomains is not read"
+SCHEDULING_GATES = "spec.schedulingGates is ignored: a gated pod is bound"
+RESOURCE_CLAIMS = "spec.resourceClaims is ignored: a pod whose claim nothing allocates is bound"
 SIDECAR_PORTS = "host ports of sidecar (restartable init) containers are not counted"
 
 _TAINT = "pkg/scheduler/framework/plugins/tainttoleration/taint_toleration_test.go"
@@ -39,6 +41,8 @@ _AFFINITY = "pkg/scheduler/framework/plugins/nodeaffinity/node_affinity_test.go"
 _FIT = "pkg/scheduler/framework/plugins/noderesources/fit_test.go"
 _INTERPOD = "pkg/scheduler/framework/plugins/interpodaffinity/filtering_test.go"
 _SPREAD = "pkg/scheduler/framework/plugins/podtopologyspread/filtering_test.go"
+_GATES = "pkg/scheduler/framework/plugins/schedulinggates/scheduling_gates_test.go"
+_DRA = "pkg/scheduler/framework/plugins/dynamicresources/dynamicresources_test.go"
 _PORTS = "pkg/scheduler/framework/plugins/nodeports/node_ports_test.go"
 
 NOT_HONOURED: dict[tuple[str, str], str] = {
@@ -110,4 +114,12 @@ NOT_HONOURED: dict[tuple[str, str], str] = {
         f"{_SPREAD}:TestSingleConstraint",
         "pods spread across zone as 2/1, maxSkew is 2 and the number of domains < minDomains, then the third and fourth nodes fit",
     ): SPREAD_MIN_DOMAINS,
+    (f"{_GATES}:TestPreEnqueue", "pod carries scheduling gates"): SCHEDULING_GATES,
+    (f"{_DRA}:TestPlugin", "missing-claim"): RESOURCE_CLAIMS,
+    (f"{_DRA}:TestPlugin", "deleted-claim"): RESOURCE_CLAIMS,
+    (f"{_DRA}:TestPlugin", "wrong-claim"): RESOURCE_CLAIMS,
+    (f"{_DRA}:TestPlugin", "no-resources"): RESOURCE_CLAIMS,
+    (f"{_DRA}:TestPlugin", "exhausted-resources"): RESOURCE_CLAIMS,
+    (f"{_DRA}:TestPlugin", "missing-class"): RESOURCE_CLAIMS,
+    (f"{_DRA}:TestPlugin", "wrong-topology"): RESOURCE_CLAIMS,
 }

@@ -33,6 +33,10 @@ UNSCHEDULABLE_TAINT = [taint("node.kubernetes.io/unschedulable")]
 
 
 def n(name: str, *, tainted: bool = False, **labels: str) -> Obj:
+    return labelled(name, labels, tainted=tainted)
+
+
+def labelled(name: str, labels: dict[str, str], *, tainted: bool = False) -> Obj:
     return node(name, labels, hostname=False, taints=UNSCHEDULABLE_TAINT if tainted else None)
 
 
@@ -62,7 +66,7 @@ def abxy(**extra_labels: dict[str, str]) -> list[Obj]:
     """node-a, node-b in zone1 and node-x, node-y in zone2, labelled `node=<name>`."""
     out = []
     for name, z in (("node-a", "zone1"), ("node-b", "zone1"), ("node-x", "zone2"), ("node-y", "zone2")):
-        out.append(n(name, zone=z, node=name, **extra_labels.get(name.replace("-", "_"), {})))
+        out.append(labelled(name, {"zone": z, "node": name, **extra_labels.get(name.replace("-", "_"), {})}))
     return out
 
 
@@ -104,7 +108,7 @@ SPREAD_2103 = [
 ]
 FOO_NODES = {"node_a": {"foo": ""}, "node_b": {"foo": ""}, "node_x": {"foo": ""}}
 ONLY_NODE_LABEL = [
-    n(name, node=name, **({"foo": ""} if name != "node-y" else {}))
+    labelled(name, {"node": name, **({"foo": ""} if name != "node-y" else {})})
     for name in ("node-a", "node-b", "node-x", "node-y")
 ]
 ONLY_NODE_LABEL_TAINTED_Y = [n(name, node=name, foo="") for name in ("node-a", "node-b", "node-x")] + [

@@ -5,7 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from conformance import rows_fit, rows_interpod, rows_node, rows_nodeaffinity, rows_ports, rows_spread
+from conformance import (
+    rows_fit,
+    rows_interpod,
+    rows_lands,
+    rows_node,
+    rows_nodeaffinity,
+    rows_ports,
+    rows_spread,
+)
 from conformance.harness import Row
 from conformance.not_honoured import NOT_HONOURED
 
@@ -16,6 +24,7 @@ ROWS: list[Row] = [
     *rows_ports.ROWS,
     *rows_interpod.ROWS,
     *rows_spread.ROWS,
+    *rows_lands.ROWS,
 ]
 
 
