@@ -1,0 +1,131 @@
+"""A conformance row, its two kinds of expected outcome, and how a row is checked.
+
+A row is one upstream test case: the plugin it belongs to, where it lives upstream (file and Go
+test function), its name verbatim, the cluster as plain Kubernetes objects, the incoming pod(s),
+and upstream's fact about the outcome:
+
+* `Feasible`: the per-node Filter verdict for one incoming pod (upstream's plugin unit tables).
+  Feasibility is compared exactly; for a node that is out, the reason must be the owning
+  plugin's (NodeResourcesFit: the same set of "Insufficient ..." reasons).
+* `Lands`: where pods are after topobridge's real cycle runs to quiescence (upstream's
+  integration tables, Volcano's allocate tables, PreEnqueue): a node, any node of a set,
+  `ANYWHERE` (bound, no matter where) or None (stays pending).
+
+The expectations are upstream's; everything else (names, helpers, prose) is ours. Checking goes
+through `adapter` only, so the rows outlive any rewrite of the placer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from conformance.adapter import Verdict, filter_verdicts, landings
+
+Obj = dict[str, Any]
+
+ANYWHERE = "*"
+"""In `Lands`: the pod is bound, whichever node it got."""
+
+Where = str | frozenset[str] | None
+
+
+@dataclass(frozen=True)
+class Feasible:
+    """Per node: True, or the owning plugin's reason (several joined by "; ")."""
+
+    verdicts: Mapping[str, Verdict]
+
+
+@dataclass(frozen=True)
+class Lands:
+    """Per pod (`name` in namespace default, or `namespace/name`): where it ends up."""
+
+    places: Mapping[str, Where]
+
+
+@dataclass(frozen=True)
+class Row:
+    plugin: str
+    """Upstream plugin name; score rows use `<Plugin>/score`."""
+    upstream: str
+    """`path/to/file_test.go:TestFunction` in the upstream repository."""
+    case: str
+    """The upstream case name, verbatim."""
+    objects: Sequence[Obj]
+    """The cluster: Nodes, bound Pods, Namespaces, HyperNodes, PodGroups, ..."""
+    incoming: Sequence[Obj]
+    """The pod(s) to schedule: exactly one for `Feasible`."""
+    expect: Feasible | Lands
+    repo: str = "kubernetes/kubernetes"
+    nth: int = 1
+    """Upstream names a few cases twice in one table: the second is `nth=2`."""
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """How `NOT_HONOURED` names the row: upstream file:function, and the case (with `#n`
+        appended for the n-th case of that name)."""
+        return (self.upstream, self.case if self.nth == 1 else f"{self.case} #{self.nth}")
+
+    @property
+    def test_id(self) -> str:
+        return f"{self.plugin}|{self.upstream.rsplit(':', 1)[-1]}|{self.key[1]}"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    ok: bool
+    detail: str = ""
+    got: Mapping[str, object] = field(default_factory=dict)
+
+
+def check(row: Row) -> Outcome:
+    """Run the row through the adapter and compare with upstream's fact."""
+    if isinstance(row.expect, Feasible):
+        if len(row.incoming) != 1:
+            raise ValueError(f"row {row.case!r}: incoming: a Feasible row takes exactly one pod")
+        got = filter_verdicts(row.objects, row.incoming[0])
+        return _compare_verdicts(row.expect, got)
+    places = landings([*row.objects, *row.incoming])
+    return _compare_places(row.expect, places)
+
+
+def _reasons(v: Verdict) -> frozenset[str] | bool:
+    return True if v is True else frozenset(part.strip() for part in str(v).split(";"))
+
+
+def _compare_verdicts(want: Feasible, got: Mapping[str, Verdict]) -> Outcome:
+    if set(want.verdicts) != set(got):
+        return Outcome(False, f"nodes differ: want {sorted(want.verdicts)}, got {sorted(got)}", got)
+    wrong = [
+        f"{n}: want {want.verdicts[n]!r}, got {got[n]!r}"
+        for n in sorted(got)
+        if _reasons(want.verdicts[n]) != _reasons(got[n])
+    ]
+    return Outcome(not wrong, "; ".join(wrong), got)
+
+
+def _pod_key(name: str) -> str:
+    return name if "/" in name else f"default/{name}"
+
+
+def _compare_places(want: Lands, got: Mapping[str, str | None]) -> Outcome:
+    wrong: list[str] = []
+    for name, where in want.places.items():
+        key = _pod_key(name)
+        if key not in got:
+            raise ValueError(f"Lands: pod {name!r} is not among the row's objects")
+        at = got[key]
+        if where is None:
+            ok = at is None
+        elif where == ANYWHERE:
+            ok = at is not None
+        elif isinstance(where, frozenset):
+            ok = at in where
+        else:
+            ok = at == where
+        if not ok:
+            shown = sorted(where) if isinstance(where, frozenset) else where
+            wrong.append(f"{name}: want {shown!r}, got {at!r}")
+    return Outcome(not wrong, "; ".join(wrong), dict(got))

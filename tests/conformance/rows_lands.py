@@ -1,0 +1,205 @@
+"""Rows checked where pods land after topobridge's real cycle: SchedulingGates (PreEnqueue),
+DynamicResources, and Volcano's network-topology allocate table.
+
+SchedulingGates `TestPreEnqueue` (kubernetes commit 008b3652): a gated pod is never placed.
+
+DynamicResources `TestPlugin` (kubernetes commit of file id 413406178, resource.k8s.io/v1): taken
+are the cases whose outcome is "a pod with a resourceClaims entry that nothing allocates is not
+bound": `missing-claim`, `deleted-claim`, `wrong-claim` (PreEnqueue), `no-resources`,
+`exhausted-resources` (Filter: cannot allocate all claims), `missing-class` (PreFilter) and
+`wrong-topology` (the claim is allocated for another node). The rest of that table checks what
+the plugin writes into claims (reservations, finalizers, allocation results, CEL errors, admin
+access, device taints, bind failures); topobridge neither allocates devices nor writes claims,
+so those facts have no counterpart here. The ResourceClaims and DeviceClasses are in each row's
+objects as upstream sets them; topobridge skips kinds it does not read.
+
+Volcano `TestAllocateWithNetWorkTopologies` (volcano-sh/volcano, the file version with the
+networktopologyaware plugin): HyperNodes and PodGroups with `networkTopology` as built there,
+queue `q1` left out (topobridge has no queues). `ExpectBindsNum` n over n pending pods is "each
+lands somewhere"; `ExpectBindMap` names the node.
+"""
+
+from __future__ import annotations
+
+from conformance.harness import ANYWHERE, Lands, Obj, Row
+from conformance.objects import hypernode, member, node, pod, podgroup
+
+GATES = "pkg/scheduler/framework/plugins/schedulinggates/scheduling_gates_test.go:TestPreEnqueue"
+DRA = "pkg/scheduler/framework/plugins/dynamicresources/dynamicresources_test.go:TestPlugin"
+VOLCANO = "pkg/scheduler/actions/allocate/allocate_test.go:TestAllocateWithNetWorkTopologies"
+
+GATE_ROWS = [
+    Row(
+        "SchedulingGates",
+        GATES,
+        "pod does not carry scheduling gates",
+        [node("n1")],
+        [pod("p")],
+        Lands({"p": ANYWHERE}),
+    ),
+    Row(
+        "SchedulingGates",
+        GATES,
+        "pod carries scheduling gates",
+        [node("n1")],
+        [pod("p", schedulingGates=[{"name": "foo"}, {"name": "bar"}])],
+        Lands({"p": None}),
+    ),
+]
+
+CLAIM = "my-pod-my-resource"
+CLASS = "my-resource-class"
+
+
+def _claim(*, allocated_on: str | None = None, deleting: bool = False, owner_uid: str = "1234") -> Obj:
+    meta: Obj = {
+        "name": CLAIM,
+        "namespace": "default",
+        "ownerReferences": [
+            {"apiVersion": "v1", "kind": "Pod", "name": "my-pod", "uid": owner_uid, "controller": True}
+        ],
+    }
+    if deleting:
+        meta["deletionTimestamp"] = "2024-01-01T00:00:00Z"
+    out: Obj = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": meta,
+        "spec": {"devices": {"requests": [{"name": "req-1", "exactly": {"deviceClassName": CLASS}}]}},
+    }
+    if allocated_on is not None:
+        out["status"] = {
+            "allocation": {
+                "nodeSelector": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchFields": [
+                                {"key": "metadata.name", "operator": "In", "values": [allocated_on]}
+                            ]
+                        }
+                    ]
+                }
+            }
+        }
+    return out
+
+
+DEVICE_CLASS: Obj = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": CLASS}}
+
+
+def _claim_pod(*, template: bool, status: bool = True) -> Obj:
+    entry: Obj = {"name": "my-resource"}
+    if template:
+        entry["resourceClaimTemplateName"] = "my-pod-my-resource-template"
+    else:
+        entry["resourceClaimName"] = CLAIM
+    out = pod("my-pod", resourceClaims=[entry])
+    out["metadata"]["uid"] = "1234"
+    if template and status:
+        out["status"] = {"resourceClaimStatuses": [{"name": "my-resource", "resourceClaimName": CLAIM}]}
+    return out
+
+
+def _dra(case: str, the_pod: Obj, extra: list[Obj]) -> Row:
+    return Row("DynamicResources", DRA, case, [node("worker"), *extra], [the_pod], Lands({"my-pod": None}))
+
+
+DRA_ROWS = [
+    _dra("missing-claim", _claim_pod(template=True, status=False), [_claim(allocated_on="worker")]),
+    _dra("deleted-claim", _claim_pod(template=True), [_claim(allocated_on="worker", deleting=True)]),
+    _dra("wrong-claim", _claim_pod(template=True), [_claim(allocated_on="worker", owner_uid="1234123")]),
+    _dra("no-resources", _claim_pod(template=False), [_claim(), DEVICE_CLASS]),
+    _dra(
+        "exhausted-resources",
+        _claim_pod(template=False),
+        [
+            _claim(),
+            DEVICE_CLASS,
+            {**_claim(allocated_on="worker"), "metadata": {"name": "other", "namespace": "default"}},
+        ],
+    ),
+    _dra("missing-class", _claim_pod(template=False), [_claim()]),
+    _dra("wrong-topology", _claim_pod(template=False), [_claim(allocated_on="some-other-node")]),
+]
+
+
+def _vnode(name: str, labels: dict[str, str] | None = None) -> Obj:
+    return node(name, labels, allocatable={"cpu": "2", "memory": "4Gi", "pods": "10"})
+
+
+def _vpod(
+    name: str, at: str | None = None, selector: dict[str, str] | None = None, role: str = "worker"
+) -> Obj:
+    extra: Obj = {"nodeSelector": selector} if selector else {}
+    out = member(
+        name,
+        "pg1",
+        namespace="c1",
+        node_name=at,
+        requests={"cpu": "2", "memory": "4G"},
+        labels={"volcano.sh/task-spec": role},
+        **extra,
+    )
+    if at is not None:
+        out["status"] = {"phase": "Running"}
+    return out
+
+
+S0_S1_S2 = [
+    hypernode("s0", 1, ["s0-n1", "s0-n2"]),
+    hypernode("s1", 1, ["s1-n3", "s1-n4"]),
+    hypernode("s2", 2, hypernodes=["s0", "s1"]),
+]
+FOUR_NODES = [_vnode(n) for n in ("s0-n1", "s0-n2", "s1-n3", "s1-n4")]
+
+
+def _volcano(case: str, objects: list[Obj], pods: list[Obj], places: dict[str, str | None]) -> Row:
+    return Row("NetworkTopology", VOLCANO, case, objects, pods, Lands(places), repo="volcano-sh/volcano")
+
+
+VOLCANO_ROWS = [
+    _volcano(
+        "soft network topology constrain, can allocate job when resources are enough",
+        [
+            *FOUR_NODES,
+            hypernode("s0", 0, ["s0-n1", "s0-n2"]),
+            hypernode("s1", 0, ["s1-n3", "s1-n4"]),
+            hypernode("s2", 1, hypernodes=["s0", "s1"]),
+            podgroup("pg1", 3, namespace="c1", mode="soft", tier=0),
+        ],
+        [_vpod("p1", role="master"), _vpod("p2"), _vpod("p3")],
+        {"c1/p1": ANYWHERE, "c1/p2": ANYWHERE, "c1/p3": ANYWHERE},
+    ),
+    _volcano(
+        "soft network topology constrain, can allocate job when minavailable < replicas",
+        [*FOUR_NODES, *S0_S1_S2, podgroup("pg1", 1, namespace="c1", mode="soft", tier=0)],
+        [_vpod("p1", role="master"), _vpod("p2")],
+        {"c1/p1": ANYWHERE, "c1/p2": ANYWHERE},
+    ),
+    _volcano(
+        "soft network topology constrain, two available hyperNodes, can allocate job to nodes with affinity",
+        [
+            _vnode("s0-n1"),
+            _vnode("s1-n2", {"nodeRole": "master"}),
+            hypernode("s0", 0, ["s0-n1"]),
+            hypernode("s1", 0, ["s1-n2"]),
+            podgroup("pg1", 1, namespace="c1", mode="soft", tier=0),
+        ],
+        [_vpod("p1", selector={"nodeRole": "master"}, role="master")],
+        {"c1/p1": "s1-n2"},
+    ),
+    _volcano(
+        "soft network topology constrain and tasks in job rescheduled, can allocate job when resources are enough",
+        [*FOUR_NODES, *S0_S1_S2, podgroup("pg1", 2, namespace="c1", mode="soft", tier=0)],
+        [_vpod("p1", "s0-n1", role="master"), _vpod("p2", "s0-n2"), _vpod("p3")],
+        {"c1/p3": ANYWHERE},
+    ),
+    _volcano(
+        "soft network topology constrain and tasks in job rescheduled, can allocate job when resources are enough and minavailable = replicas",
+        [*FOUR_NODES, *S0_S1_S2, podgroup("pg1", 3, namespace="c1", mode="soft", tier=0)],
+        [_vpod("p1", "s0-n1", role="master"), _vpod("p2", "s0-n2"), _vpod("p3")],
+        {"c1/p3": ANYWHERE},
+    ),
+]
+
+ROWS = [*GATE_ROWS, *DRA_ROWS, *VOLCANO_ROWS]
