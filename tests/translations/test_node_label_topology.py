@@ -23,6 +23,7 @@ from nvl72_seed import (
     outline,
 )
 
+from controller.placer.snapshot import ClusterIndex
 from translations import kueue
 from translations import topology as topo
 from translations.core import Node
@@ -369,6 +370,7 @@ CLIQUE_TIERS = [
 @pytest.mark.parametrize(("tree", "want"), CLIQUE_TIERS)
 def test_clique_tier_names_the_tier_gpu_gangs_are_held_to(tree: topo.TopologyTree, want: int | None) -> None:
     assert topo.clique_tier(tree) == want
+    assert ClusterIndex.build(NVL72, tree).clique_tier == want
 
 
 def test_kueue_topology_tree_and_its_refusals() -> None:
