@@ -117,7 +117,8 @@ async def test_tree_of_a_live_cluster_labelled_by_topograph_and_gfd(
         )
         text = out.getvalue()
         print(text)  # the report quotes it
-        assert code == 0 and err.getvalue() == "", err.getvalue()
+        # Other tests' pods may linger while their namespaces go; nothing may be about ours.
+        assert code == 0 and [w for w in err.getvalue().splitlines() if tag in w] == [], err.getvalue()
         lines = text.splitlines()
         assert lines[0] == TOPOLOGY
         spine = next(
