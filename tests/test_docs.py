@@ -16,7 +16,7 @@ from controller.placer import gpu as gpu_placer
 from controller.reconcilers import lws as lws_reconciler
 from controller.runtime import scheduler
 from topobridge.cli import build_parser
-from translations import goregex, gpu, koordinator, lws, volcano
+from translations import goregex, gpu, koordinator, lws, topology, volcano
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
@@ -99,6 +99,11 @@ def test_fixed_status_texts_are_explained(text: str) -> None:
         *gpu.KEYS,
         gpu_placer.TOPOLOGY_PATH_ANNOTATION,
         gpu_placer.RING_ORDER_ANNOTATION,
+        topology.FABRIC_TIER_PREFIX,
+        topology.ACCELERATOR_DOMAIN_LABEL,
+        topology.ACCELERATOR_SUB_DOMAIN_LABEL,
+        topology.GPU_CLIQUE_LABEL,
+        *topology.NVLINK_TIER_NAMES,
     ],
 )
 def test_annotations_and_labels_are_in_the_reference(key: str) -> None:

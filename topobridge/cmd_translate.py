@@ -11,8 +11,9 @@ Nothing at all is written when any object could not be read or translated, so a 
 --to volcano (default):
   LeaderWorkerSet             -> one PodGroup per group (needs its leader pods, or --revision)
   Koordinator PodGroup / pods -> Volcano PodGroup (GangGroups: one), and the member pods patched
-  ClusterNetworkTopology      -> HyperNodes (with the Nodes); likewise a Kueue Topology, or
-                                 NVIDIA topograph node labels when no other description is given
+  ClusterNetworkTopology      -> HyperNodes (with the Nodes); likewise a Kueue Topology, or,
+                                 when no other description is given, the Nodes' topograph
+                                 (v1.0, v0.x) and GPU Feature Discovery nvidia.com/gpu.clique labels
   batch/v1 Job (gpu.topology/*) -> PodGroup, its pod template pointed at it (--gpu-pack-tier,
                                  --gpu-nvlink-label); what Volcano cannot hold is refused
 --to koordinator:
@@ -303,10 +304,8 @@ def _to_volcano(inputs: Inputs, revision: str | None, outcome: Outcome) -> None:
         outcome.attempt(
             f"Topology {topo.name}", functools.partial(_kueue_hypernodes, topo, inputs.nodes, emit_hypernodes)
         )
-    if cnt is None and not inputs.kueue_topologies and _has_topograph_labels(inputs.nodes):
-        outcome.attempt(
-            "topograph node labels", lambda: emit_hypernodes(hn.from_topograph_labels(inputs.nodes))
-        )
+    if cnt is None and not inputs.kueue_topologies and _has_topology_labels(inputs.nodes):
+        outcome.attempt("topology node labels", lambda: emit_hypernodes(hn.from_node_labels(inputs.nodes)))
     outcome.objects.extend(made.values())
 
     tree = from_hypernodes(inputs.hypernodes, inputs.nodes) if inputs.hypernodes else None
@@ -422,7 +421,7 @@ def _append_gang(gangs: list[Any], pg: Any, pods: list[Any]) -> None:
     gangs.append(k2v.gang_from_pod_group(pg, pods))
 
 
-def _has_topograph_labels(nodes: Iterable[Any]) -> bool:
-    from translations.hypernodes import TOPOGRAPH_PREFIXES
+def _has_topology_labels(nodes: Iterable[Any]) -> bool:
+    from translations.topology import carries_topology_labels
 
-    return any(k.startswith(TOPOGRAPH_PREFIXES) for n in nodes for k in (n.metadata.labels or {}))
+    return any(carries_topology_labels(n) for n in nodes)

@@ -2,8 +2,10 @@
 current cluster, read-only, with what runs where and what waits and why.
 
 The tree is the one the scheduler uses (HyperNodes when there are any, else the
-ClusterNetworkTopology `default` and the nodes' labels), built by the placer's own code from
-the objects listed through the kubeconfig (only `list` calls). Per domain and per node:
+ClusterNetworkTopology `default` and the nodes' labels, else the nodes' topograph and GPU
+Feature Discovery labels; Kueue Topologies are not listed yet), built by the placer's own code
+from the objects listed through the kubeconfig (only `list` calls). A domain made from a node
+label names it, e.g. `(nvidia.com/gpu.clique)`. Per domain and per node:
 free/allocatable cpu, memory (and GPUs where there are any), counting every pod on the node
 whatever the filter. Per domain: the gangs placed there (the lowest domain holding all their
 bound pods). Pending gangs are listed with their reason, read from their pods' PodScheduled
@@ -125,6 +127,8 @@ class DomainView:
     allocatable: dict[str, str]
     free: dict[str, str]
     text: str
+    source: str | None = None
+    """What made the domain, when a node label did: the key (`TopologyDomain.source`)."""
     gangs: list[str] = field(default_factory=list)
     nodes: list[NodeView] = field(default_factory=list)
     domains: list[DomainView] = field(default_factory=list)
@@ -133,6 +137,7 @@ class DomainView:
         return {
             "name": self.name,
             "tier": self.tier,
+            "source": self.source,
             "allocatable": self.allocatable,
             "free": self.free,
             "gangs": self.gangs,
@@ -272,7 +277,8 @@ def cluster_view(
     for d in range(index.n_domains):
         a, f, text = figures(slice(int(index.dom_start[d]), int(index.dom_end[d])))
         label = index.domain_label(d)
-        domains[d] = DomainView(label, int(index.dom_tier[d]), a, f, text, in_domain.get(label, []))
+        source = index.tree.domains[index.dom_ids[d]].source
+        domains[d] = DomainView(label, int(index.dom_tier[d]), a, f, text, source, in_domain.get(label, []))
     focused = gang is not None
 
     def holds_focus(d: int) -> bool:
@@ -303,7 +309,8 @@ def cluster_view(
             return None
         dom = domains[d]
         placed = f"   gangs: {', '.join(dom.gangs)}" if dom.gangs else ""
-        return f"{dom.name}  {dom.text}{placed}"
+        made = f" ({dom.source})" if dom.source else ""
+        return f"{dom.name}{made}  {dom.text}{placed}"
 
     a, f, text = figures(slice(0, index.n_nodes))
     root_gangs = in_domain.get("cluster", [])

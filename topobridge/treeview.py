@@ -50,6 +50,7 @@ def topology_line(index: ClusterIndex) -> str:
     source = {
         "hypernode": "HyperNodes",
         "koordinator": "ClusterNetworkTopology default",
+        "kueue": "a Kueue Topology",
         "labels": "node labels",
     }
     return f"topology from {source.get(tree.source, tree.source)}: {' > '.join(names)}"

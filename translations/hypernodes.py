@@ -6,9 +6,12 @@ Sources of a label-described tree (all through `topology.from_label_levels`, so 
 label follow Koordinator's rule: missing only the lowest level gives a stand-in domain named
 after the node, any other gap leaves the node out, with a warning):
 * ClusterNetworkTopology layers (tier = layers above NodeTopologyLayer, tierName = layer name),
-* NVIDIA topograph labels `network.topology.nvidia.com/{accelerator,block,spine,datacenter}`
-  (levels no node carries are skipped),
 * a Kueue Topology's levels.
+
+Node labels with no description object (topograph v1.0 and v0.x, GPU Feature Discovery's
+`nvidia.com/gpu.clique`) go through `topology.from_node_labels` instead, the same tree the
+scheduler builds from them: NVLink levels need no stand-ins (a node with none hangs off its
+lowest fabric domain), and levels no node carries are skipped.
 
 HyperNode names are `<level>-<value>`, lower-cased and made DNS-1123-safe, with an 8-hex
 suffix hashed from the domain's full path when that name is not unique (a value repeated
@@ -29,6 +32,7 @@ from dataclasses import dataclass
 
 from translations import koordinator as koord
 from translations import kueue, volcano
+from translations import topology as topo
 from translations._base import JsonDict
 from translations.core import Node
 from translations.errors import InvalidSpecError
@@ -46,15 +50,13 @@ from translations.topology import (
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 MANAGED_BY = "topobridge"
 SOURCE_LABEL = "topobridge.io/topology-source"
-"""Which description a HyperNode was made from: koordinator, topograph or kueue."""
+"""Which description a HyperNode was made from: koordinator, kueue, or topograph (node labels:
+topograph's and GPU Feature Discovery's)."""
+SOURCE_KOORDINATOR, SOURCE_KUEUE, SOURCE_NODE_LABELS = "koordinator", "kueue", "topograph"
 LABEL_KEY_ANNOTATION = "topobridge.io/label-key"
 LABEL_VALUE_ANNOTATION = "topobridge.io/label-value"
 TIER_LABEL_PREFIX = "topology.topobridge.io/tier-"
 """Node label key for a tier whose HyperNodes name no label key of their own."""
-
-TOPOGRAPH_PREFIXES = ("network.topology.nvidia.com/", "network.topology.kubernetes.io/")
-TOPOGRAPH_LEVELS = ("accelerator", "block", "spine", "datacenter")
-"""Bottom-up: accelerator (NVLink) is the narrowest domain."""
 
 _MAX_NAME = 253
 _HASH_LEN = 8
@@ -89,23 +91,25 @@ def from_cluster_network_topology(cnt: koord.ClusterNetworkTopology, nodes: Iter
             f"layer {layer.topology_layer} (labels {', '.join(layer.label_key)}) -> HyperNode tier {i + 1}"
         )
     levels = [LabelLevel(layer.topology_layer, tuple(layer.label_key or ())) for layer in chain]
-    return _from_levels(levels, list(nodes), source="koordinator", report=report)
+    return _from_levels(levels, list(nodes), source=SOURCE_KOORDINATOR, report=report)
 
 
-def from_topograph_labels(nodes: Iterable[Node]) -> HyperNodeSet:
-    """NVIDIA topograph's node labels -> HyperNodes; levels no node carries are skipped."""
+def from_node_labels(nodes: Iterable[Node]) -> HyperNodeSet:
+    """topograph's and GPU Feature Discovery's node labels -> HyperNodes (`topology.from_node_labels`)."""
     node_list = list(nodes)
-    report = TranslationReport("topograph node labels", "Volcano")
-    present: list[LabelLevel] = []
-    for name in TOPOGRAPH_LEVELS:
-        keys = tuple(prefix + name for prefix in TOPOGRAPH_PREFIXES)
-        if any(k in (n.metadata.labels or {}) for n in node_list for k in keys):
-            present.append(LabelLevel(name, keys))
-    if present:
-        report.carry("levels " + ", ".join(f"{lv.name} -> tier {i + 1}" for i, lv in enumerate(present)))
+    report = TranslationReport("topology node labels", "Volcano")
+    with _gc_paused():
+        tree = topo.from_node_labels(node_list)
+        hypernodes = hypernodes_from_tree(tree, source=SOURCE_NODE_LABELS)
+    if tree.domains:
+        tiers = range(1, tree.max_tier + 1)
+        report.carry("levels " + ", ".join(f"{tree.tier_names.get(t, t)} -> tier {t}" for t in tiers))
+        for t in tiers:
+            first = tree.domains[tree.domains_at_tier(t)[0]]
+            report.carry(f"{first.source}: HyperNode tier {t} ({first.tier_name})")
     else:
-        report.refuse("no node carries a network.topology.nvidia.com/ label: no HyperNodes")
-    return _from_levels(present, node_list, source="topograph", report=report)
+        report.refuse("no node carries a topology label (topograph's, nvidia.com/gpu.clique): no HyperNodes")
+    return _finish(tree, hypernodes, report)
 
 
 def from_kueue_topology(topology: kueue.Topology, nodes: Iterable[Node]) -> HyperNodeSet:
@@ -116,7 +120,7 @@ def from_kueue_topology(topology: kueue.Topology, nodes: Iterable[Node]) -> Hype
         report.carry(f"level {lv.name} -> HyperNode tier {i + 1}")
     if any(level.node_label == kueue.HOSTNAME_LABEL for level in topology.spec.levels):
         report.carry(f"level {kueue.HOSTNAME_LABEL}: the nodes themselves (HyperNode members)")
-    return _from_levels(levels, list(nodes), source="kueue", report=report)
+    return _from_levels(levels, list(nodes), source=SOURCE_KUEUE, report=report)
 
 
 def _from_levels(
@@ -134,6 +138,12 @@ def _from_levels(
                     f"node {node.name} has no {lowest.name} label: a stand-in {lowest.name} domain "
                     "holds it alone"
                 )
+    return _finish(tree, hypernodes, report)
+
+
+def _finish(
+    tree: TopologyTree, hypernodes: tuple[volcano.HyperNode, ...], report: TranslationReport
+) -> HyperNodeSet:
     for warning in tree.warnings:
         report.refuse(warning)
     report.carry(f"{len(hypernodes)} HyperNodes over {len(tree.node_domain)} nodes")

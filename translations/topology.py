@@ -2,33 +2,68 @@
 
 Tiers count up from the nodes: tier 1 is the domain directly above nodes (a block, an NVLink
 rack), higher tiers are wider (spine, datacenter). Tier 0 would be a single node; nodes are
-not domains here, they hang off the domain that holds them directly.
+not domains here, they hang off the domain that holds them directly. A node may hang off a
+domain above tier 1 (its branch has no domain of the lower tiers); a parent's tier is always
+above its children's.
 
 Builders turn each dialect into a tree:
 * `from_cluster_network_topology`: Koordinator's layers + node labels. A domain is named
   `<Layer>/<label value>`; one value under two different parents is two domains.
 * `from_hypernodes`: Volcano's HyperNodes, members resolved against the nodes.
-* `from_label_levels`: an ordered list of node label keys, highest first (NVIDIA topograph
-  labels, Kueue Topology levels).
+* `from_label_levels`: an ordered list of node label keys, highest first (a Kueue Topology's
+  levels, `from_kueue_topology`). Koordinator's gap rule: a node missing only the lowest label
+  gets a stand-in domain named after it; any other gap leaves it out.
+* `from_node_labels`: what labelling tools write on nodes, with no description object:
+  topograph v1.0 `fabric.topograph.run/tier-N` and `accelerator.topograph.run/{domain,
+  sub-domain}`, topograph v0.x `network.topology.nvidia.com/*`, and GPU Feature Discovery's
+  `nvidia.com/gpu.clique`. Its rules:
+  - Two families of levels. Fabric levels (switches) come from topograph: v1.0's tiers when
+    any node carries one (a node with only v0.x fabric labels is then left out of the fabric,
+    with a warning), else v0.x's `block`/`leaf`, `spine`, `datacenter`/`core`. NVLink levels,
+    top-down: `nvlink-domain` (v1.0 `accelerator.topograph.run/domain`, or v0.x
+    `accelerator`), `nvlink-sub-domain` (v1.0 `sub-domain`), `nvlink-rack` (the ClusterUUID
+    before the last dot of `nvidia.com/gpu.clique`) and `nvlink-clique` (its whole value).
+    A clique value without a dot (or with an empty part) names a clique with no rack.
+  - Fabric values are unique only within their parent (Kueue's rule): a node's fabric path is
+    its tiers top-down, skipping tiers it lacks (a gap between two of its tiers is warned of).
+    NVLink values name one domain cluster-wide, wherever its nodes sit in the fabric; a
+    sub-domain is one within its domain.
+  - A topograph accelerator domain or sub-domain whose value equals the node's clique or rack
+    value is that clique or rack (topograph copies the ID on InfiniBand providers): not a level
+    of its own. The nodes of one rack must agree on their accelerator domain and sub-domain;
+    where they do not, the rack's nodes keep only their GFD levels, with a warning.
+  - NVLink domains sit below the fabric: the top NVLink domain of a branch (the accelerator
+    domain, else the sub-domain, else the rack, else the clique) nests inside the lowest fabric
+    domain holding all of its nodes that carry fabric labels, so a rack cabled to two leaf
+    switches nests in their spine, and those nodes leave the leaves. When no fabric domain
+    holds them all it becomes a root, with a warning naming a node under each fabric root.
+  - Tiers: every level some domain has, in the order clique, rack, sub-domain, domain, then
+    fabric tiers closest-first, numbered from 1. Without NVLink labels topograph's
+    `tier-(T-1)` is tier T, as Volcano's label discovery counts; levels no node carries are
+    skipped. NVLink tiers are named `nvlink-*` (`clique_tier` finds the clique tier).
 
-Builders never raise on a messy cluster: what they cannot place in the tree is reported as
-warnings naming the node or HyperNode, and left out.
+Domain ids are `<level>/<value>`, or `<level>/<the path's values joined by />` where one value
+of a level appears under two parents. Builders never raise on a messy cluster: what they cannot
+place in the tree is reported as warnings naming the node or HyperNode, and left out.
 """
 
 from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Literal, NewType
+from typing import TYPE_CHECKING, Literal, NewType
 
 from translations.core import Node
 from translations.errors import go_quote
 from translations.goregex import GoRegexError, compile_go_regex, regex_matches
 from translations.koordinator import NODE_LAYER, ClusterNetworkTopology
 from translations.volcano import HyperNode
+
+if TYPE_CHECKING:
+    from translations import kueue
 
 DomainId = NewType("DomainId", str)
 
@@ -38,7 +73,7 @@ def natural_key(name: str) -> tuple[tuple[int, int | str], ...]:
     return tuple((0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", name) if part)
 
 
-TopologySource = Literal["hypernode", "koordinator", "labels", "none"]
+TopologySource = Literal["hypernode", "koordinator", "kueue", "labels", "none"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +89,11 @@ class TopologyDomain:
     """Nodes held directly (not through a child domain)."""
     label_key: str | None = None
     label_value: str | None = None
-    """For label-built trees: the node label and the value that make this domain."""
+    """For label-built trees: the node label and the value that make this domain (no key when
+    the value is part of a label's value, as a rack's ClusterUUID)."""
+    source: str | None = None
+    """For label-built trees, what made the domain, for people: the label key, or e.g.
+    `nvidia.com/gpu.clique ClusterUUID`."""
 
 
 @dataclass(frozen=True)
@@ -173,6 +212,14 @@ class LabelLevel:
 
     name: str
     label_keys: tuple[str, ...]
+    part: str | None = None
+    """Which part of the label's value names the domain (e.g. `ClusterUUID`); None: all of it."""
+
+
+Step = tuple[int, str]
+"""(level, value): one domain of a node's branch; `level` indexes the levels bottom-up."""
+Path = tuple[Step, ...]
+"""A branch top-down; the node hangs off the domain its last step names."""
 
 
 def from_label_levels(
@@ -188,12 +235,10 @@ def from_label_levels(
     (Koordinator's rule) when `stand_in_lowest`; a node with any other gap is left out.
     """
     warnings: list[str] = []
-    # path (tuple of values top-down) -> domain id, per tier
-    nodes_by_path: dict[tuple[str, ...], list[str]] = defaultdict(list)
-    paths: set[tuple[str, ...]] = set()
     n_levels = len(levels_bottom_up)
     if n_levels == 0:
         return TopologyTree.empty()
+    paths: dict[str, Path] = {}
     for node in sorted(nodes, key=lambda n: natural_key(n.name)):
         labels = node.metadata.labels or {}
         values: list[str | None] = []
@@ -209,49 +254,358 @@ def from_label_levels(
                     f" (keys {', '.join(k for lv in levels_bottom_up if lv.name in missing for k in lv.label_keys)})"
                 )
                 continue
-        top_down = tuple(v for v in reversed(values) if v is not None)
-        nodes_by_path[top_down].append(node.name)
-        for i in range(1, n_levels + 1):
-            paths.add(top_down[:i])
+        paths[node.name] = tuple((i, v) for i, v in reversed(list(enumerate(values))) if v is not None)
+    return tree_from_paths(levels_bottom_up, paths, source=source, warnings=warnings)
 
-    # Name each domain `<Level>/<value>`; fall back to the full path where a value repeats.
-    by_level_value: dict[tuple[int, str], int] = defaultdict(int)
-    for p in paths:
-        by_level_value[(len(p), p[-1])] += 1
 
-    def level_of(depth: int) -> LabelLevel:
-        return levels_bottom_up[n_levels - depth]
-
-    def ident(p: tuple[str, ...]) -> DomainId:
-        level = level_of(len(p))
-        if by_level_value[(len(p), p[-1])] == 1:
-            return DomainId(f"{level.name}/{p[-1]}")
-        return DomainId(f"{level.name}/{'/'.join(p)}")
-
-    children: dict[tuple[str, ...], list[tuple[str, ...]]] = defaultdict(list)
-    for p in paths:
+def tree_from_paths(
+    levels_bottom_up: Sequence[LabelLevel],
+    paths: Mapping[str, Path],
+    *,
+    source: TopologySource,
+    warnings: Sequence[str] = (),
+    keys: Mapping[Path, str] | None = None,
+) -> TopologyTree:
+    """The tree of the nodes' branches: one domain per distinct path prefix, tiers numbered by
+    the levels some domain has. `keys`: the label key that made a domain, where it is not the
+    level's first (a level read from one of several keys)."""
+    nodes_by_path: dict[Path, list[str]] = defaultdict(list)
+    prefixes: set[Path] = set()
+    for node, path in paths.items():
+        nodes_by_path[path].append(node)
+        prefixes.update(path[:i] for i in range(1, len(path) + 1))
+    tier_of = {lv: t for t, lv in enumerate(sorted({p[-1][0] for p in prefixes}), start=1)}
+    ident = _domain_ids(levels_bottom_up, prefixes)
+    children: dict[Path, list[Path]] = defaultdict(list)
+    for p in prefixes:
         if len(p) > 1:
             children[p[:-1]].append(p)
     domains: dict[DomainId, TopologyDomain] = {}
     node_domain: dict[str, DomainId] = {}
-    for p in paths:
-        depth = len(p)
-        level = level_of(depth)
-        did = ident(p)
-        direct = tuple(sorted(nodes_by_path.get(p, []), key=natural_key)) if depth == n_levels else ()
+    for p in prefixes:
+        lv, value = p[-1]
+        level = levels_bottom_up[lv]
+        did = ident[p]
+        direct = tuple(sorted(nodes_by_path.get(p, ()), key=natural_key))
         for n in direct:
             node_domain[n] = did
+        key = (keys or {}).get(p) or (level.label_keys[0] if level.label_keys else None)
         domains[did] = TopologyDomain(
             id=did,
-            tier=n_levels - depth + 1,
+            tier=tier_of[lv],
             tier_name=level.name,
-            parent=ident(p[:-1]) if depth > 1 else None,
-            children=tuple(sorted((ident(c) for c in children.get(p, [])), key=natural_key)),
+            parent=ident[p[:-1]] if len(p) > 1 else None,
+            children=tuple(sorted((ident[c] for c in children.get(p, [])), key=natural_key)),
             nodes=direct,
-            label_key=level.label_keys[0] if level.label_keys else None,
-            label_value=p[-1],
+            label_key=key if level.part is None else None,
+            label_value=value,
+            source=key if level.part is None or key is None else f"{level.part} of {key}",
         )
     return TopologyTree(domains=domains, node_domain=node_domain, source=source, warnings=tuple(warnings))
+
+
+def _domain_ids(levels: Sequence[LabelLevel], prefixes: Iterable[Path]) -> dict[Path, DomainId]:
+    """`<level>/<value>`; `<level>/<path values>` where the value repeats at its level; and,
+    should two such paths still read alike (they skip different levels), the levels too."""
+    by_level_value: dict[Step, int] = defaultdict(int)
+    for p in prefixes:
+        by_level_value[p[-1]] += 1
+    out: dict[Path, DomainId] = {}
+    taken: dict[DomainId, Path] = {}
+    for p in sorted(prefixes, key=lambda p: (len(p), p)):
+        name = levels[p[-1][0]].name
+        if by_level_value[p[-1]] == 1:
+            did = DomainId(f"{name}/{p[-1][1]}")
+        else:
+            did = DomainId(f"{name}/{'/'.join(v for _, v in p)}")
+            if did in taken and taken[did] != p:
+                did = DomainId(f"{name}/{'/'.join(f'{levels[lv].name}={v}' for lv, v in p)}")
+        taken[did] = p
+        out[p] = did
+    return out
+
+
+def from_kueue_topology(topology: kueue.Topology, nodes: Iterable[Node]) -> TopologyTree:
+    """A Kueue Topology's levels over node labels (`kueue.label_levels`: the hostname level is
+    the nodes themselves). Raises InvalidSpecError for levels Kueue's CRD would refuse."""
+    from translations import kueue as kueue_module
+
+    return from_label_levels(kueue_module.label_levels(topology), nodes, source="kueue")
+
+
+# --- node labels: topograph v1.0 and v0.x, GPU Feature Discovery cliques ---------------------
+
+FABRIC_TIER_PREFIX = "fabric.topograph.run/tier-"
+"""topograph v1.0: `fabric.topograph.run/tier-N`, tier 0 the switch closest to the node."""
+ACCELERATOR_DOMAIN_LABEL = "accelerator.topograph.run/domain"
+ACCELERATOR_SUB_DOMAIN_LABEL = "accelerator.topograph.run/sub-domain"
+GPU_CLIQUE_LABEL = "nvidia.com/gpu.clique"
+"""GPU Feature Discovery: `<ClusterUUID>.<CliqueID>`, an NVLink partition inside a rack."""
+OLD_TOPOGRAPH_PREFIXES = ("network.topology.nvidia.com/", "network.topology.kubernetes.io/")
+"""topograph v0.x label prefixes."""
+
+NVLINK_CLIQUE, NVLINK_RACK = "nvlink-clique", "nvlink-rack"
+NVLINK_SUB_DOMAIN, NVLINK_DOMAIN = "nvlink-sub-domain", "nvlink-domain"
+NVLINK_TIER_NAMES = (NVLINK_CLIQUE, NVLINK_RACK, NVLINK_SUB_DOMAIN, NVLINK_DOMAIN)
+"""The NVLink levels' tier names, bottom-up."""
+
+
+def _old_keys(*names: str) -> tuple[str, ...]:
+    return tuple(prefix + name for name in names for prefix in OLD_TOPOGRAPH_PREFIXES)
+
+
+_CLIQUE, _RACK, _SUB_DOMAIN, _DOMAIN = range(4)
+NVLINK_LEVELS = (
+    LabelLevel(NVLINK_CLIQUE, (GPU_CLIQUE_LABEL,)),
+    LabelLevel(NVLINK_RACK, (GPU_CLIQUE_LABEL,), part="ClusterUUID"),
+    LabelLevel(NVLINK_SUB_DOMAIN, (ACCELERATOR_SUB_DOMAIN_LABEL,)),
+    LabelLevel(NVLINK_DOMAIN, (ACCELERATOR_DOMAIN_LABEL, *_old_keys("accelerator"))),
+)
+"""Bottom-up; v0.x's `accelerator` label is the NVLink domain too."""
+OLD_FABRIC_LEVELS = (
+    LabelLevel("block", _old_keys("block", "leaf")),
+    LabelLevel("spine", _old_keys("spine")),
+    LabelLevel("datacenter", _old_keys("datacenter", "core")),
+)
+"""topograph v0.x's switch levels, closest first (v0.x wrote `block`, later `leaf`; `datacenter`,
+later `core`)."""
+
+
+def carries_topology_labels(node: Node) -> bool:
+    """Whether `node` carries a label `from_node_labels` reads."""
+    return any(_is_topology_key(k) for k in node.metadata.labels or {})
+
+
+def _is_topology_key(key: str) -> bool:
+    return key.startswith((FABRIC_TIER_PREFIX, *OLD_TOPOGRAPH_PREFIXES)) or key in (
+        ACCELERATOR_DOMAIN_LABEL,
+        ACCELERATOR_SUB_DOMAIN_LABEL,
+        GPU_CLIQUE_LABEL,
+    )
+
+
+def clique_tier(tree: TopologyTree) -> int | None:
+    """The tier of NVLink cliques, or None: the tier named `nvlink-clique`, else one whose
+    domains all come from `nvidia.com/gpu.clique` values (a Kueue level or Koordinator layer
+    on that label)."""
+    named = tree.tier_of_name(NVLINK_CLIQUE)
+    if named is not None:
+        return named
+    keys: dict[int, set[str | None]] = defaultdict(set)
+    for d in tree.domains.values():
+        keys[d.tier].add(d.label_key)
+    return min((t for t, k in keys.items() if k == {GPU_CLIQUE_LABEL}), default=None)
+
+
+@dataclass(frozen=True, slots=True)
+class _Labelled:
+    """One node's reading of the labels: its fabric branch and its NVLink branch, top-down."""
+
+    name: str
+    fabric: Path
+    nvlink: Path
+
+
+def from_node_labels(nodes: Iterable[Node]) -> TopologyTree:
+    """The tree topograph's and GPU Feature Discovery's node labels describe (the rules are in
+    the module docstring). Nodes with none of these labels are in no domain."""
+    node_list = sorted(nodes, key=lambda n: natural_key(n.name))
+    warnings: list[str] = []
+    keys: dict[Step, str] = {}
+    fabric_levels, fabric_of = _fabric_reader(node_list, warnings)
+    levels = [*NVLINK_LEVELS, *fabric_levels]
+    odd: dict[str, list[str]] = {}
+    read = [_Labelled(n.name, fabric_of(n, keys), _nvlink_path(n, keys, odd, warnings)) for n in node_list]
+    warnings.extend(_odd_cliques(odd))
+    read = _agreeing_racks(read, warnings)
+    attach = _attach_points(read, levels, warnings)
+    paths: dict[str, Path] = {}
+    for r in read:
+        path = (*attach[r.nvlink[:1]], *r.nvlink) if r.nvlink else r.fabric
+        if path:
+            paths[r.name] = path
+    prefixes = {p[:i] for p in paths.values() for i in range(1, len(p) + 1)}
+    return tree_from_paths(
+        levels, paths, source="labels", warnings=warnings, keys={p: keys[p[-1]] for p in prefixes}
+    )
+
+
+FabricOf = Callable[[Node, dict[Step, str]], Path]
+
+
+def _fabric_reader(nodes: Sequence[Node], warnings: list[str]) -> tuple[list[LabelLevel], FabricOf]:
+    """The fabric levels (bottom-up, after the NVLink ones) and how to read a node's branch:
+    topograph v1.0's tiers when any node has one, else v0.x's levels."""
+    tiers: set[int] = set()
+    for node in nodes:
+        for key in node.metadata.labels or {}:
+            tier = _fabric_tier(node.name, key, warnings)
+            if tier is not None:
+                tiers.add(tier)
+    base = len(NVLINK_LEVELS)
+    if tiers:
+        ordered = sorted(tiers)
+        levels = [LabelLevel(f"fabric-tier-{t}", (f"{FABRIC_TIER_PREFIX}{t}",)) for t in ordered]
+        old_only = [
+            n.name
+            for n in nodes
+            if not any(k.startswith(FABRIC_TIER_PREFIX) for k in n.metadata.labels or {})
+            and any(k in (n.metadata.labels or {}) for lv in OLD_FABRIC_LEVELS for k in lv.label_keys)
+        ]
+        if old_only:
+            more = f" and {len(old_only) - 1} more" if len(old_only) > 1 else ""
+            warnings.append(
+                f"node {old_only[0]}{more}: only topograph v0.x fabric labels "
+                f"({OLD_TOPOGRAPH_PREFIXES[0]}...), while other nodes carry {FABRIC_TIER_PREFIX}N: "
+                "left out of the fabric levels"
+            )
+    else:
+        levels = list(OLD_FABRIC_LEVELS)
+
+    def fabric_of(node: Node, keys: dict[Step, str]) -> Path:
+        return _branch(node, levels, base, keys, warnings)
+
+    return levels, fabric_of
+
+
+def _fabric_tier(node: str, key: str, warnings: list[str]) -> int | None:
+    if not key.startswith(FABRIC_TIER_PREFIX):
+        return None
+    suffix = key[len(FABRIC_TIER_PREFIX) :]
+    if not suffix.isdecimal() or str(int(suffix)) != suffix:
+        warnings.append(f"node {node}: label {key} ignored: the tier is not a number like tier-0")
+        return None
+    return int(suffix)
+
+
+def _branch(
+    node: Node, levels: Sequence[LabelLevel], base: int, keys: dict[Step, str], warnings: list[str]
+) -> Path:
+    """A node's steps over `levels` (numbered from `base`), top-down; empty values are no label."""
+    labels = node.metadata.labels or {}
+    steps: list[Step] = []
+    for i, level in enumerate(levels):
+        key = next((k for k in level.label_keys if labels.get(k)), None)
+        if key is None:
+            empty = next((k for k in level.label_keys if k in labels), None)
+            if empty is not None:
+                warnings.append(f"node {node.name}: label {empty} ignored: its value is empty")
+            continue
+        step = (base + i, labels[key])
+        keys.setdefault(step, key)
+        steps.append(step)
+    if steps:
+        held = [lv for lv, _ in steps]
+        gaps = [levels[i - base].name for i in range(held[0], held[-1]) if i not in held]
+        if gaps:
+            warnings.append(f"node {node.name}: no {', '.join(gaps)} label between its other fabric labels")
+    return tuple(reversed(steps))
+
+
+def _nvlink_path(node: Node, keys: dict[Step, str], odd: dict[str, list[str]], warnings: list[str]) -> Path:
+    """A node's NVLink steps, top-down: accelerator domain, sub-domain, rack, clique. An
+    accelerator value equal to the clique or rack value is that domain, not one more."""
+    labels = node.metadata.labels or {}
+    steps: dict[int, str] = {}
+    clique = labels.get(GPU_CLIQUE_LABEL)
+    if clique == "":
+        warnings.append(f"node {node.name}: label {GPU_CLIQUE_LABEL} ignored: its value is empty")
+    elif clique is not None:
+        steps[_CLIQUE] = clique
+        rack, dot, clique_id = clique.rpartition(".")
+        if dot and rack and clique_id:
+            steps[_RACK] = rack
+        else:
+            odd.setdefault(clique, []).append(node.name)
+    gfd = set(steps.values())
+    for lv in (_DOMAIN, _SUB_DOMAIN):
+        for key in NVLINK_LEVELS[lv].label_keys:
+            value = labels.get(key)
+            if value:
+                if value not in gfd:
+                    steps[lv] = value
+                    keys.setdefault((lv, value), key)
+                break
+    for lv in (_CLIQUE, _RACK):
+        if lv in steps:
+            keys.setdefault((lv, steps[lv]), GPU_CLIQUE_LABEL)
+    return tuple((lv, steps[lv]) for lv in sorted(steps, reverse=True))
+
+
+def _odd_cliques(odd: Mapping[str, Sequence[str]]) -> list[str]:
+    out = []
+    for value, names in odd.items():
+        more = f" and {len(names) - 1} more" if len(names) > 1 else ""
+        out.append(
+            f"node {names[0]}{more}: {GPU_CLIQUE_LABEL}={go_quote(value)} is not <ClusterUUID>.<CliqueID>: "
+            "a clique in no rack"
+        )
+    return out
+
+
+def _agreeing_racks(read: Sequence[_Labelled], warnings: list[str]) -> list[_Labelled]:
+    """The nodes of one rack (or of one rack-less clique) must agree on their accelerator
+    domain and sub-domain; where they do not, they keep only their GFD steps."""
+    by_rack: dict[Step, list[_Labelled]] = defaultdict(list)
+    for r in read:
+        gfd = [s for s in r.nvlink if s[0] in (_RACK, _CLIQUE)]
+        if gfd:
+            by_rack[gfd[0]].append(r)
+    strip: set[str] = set()
+    for (lv, value), members in by_rack.items():
+        above = {r.name: tuple(s for s in r.nvlink if s[0] not in (_RACK, _CLIQUE)) for r in members}
+        first = members[0]
+        other = next((r for r in members if above[r.name] != above[first.name]), None)
+        if other is None:
+            continue
+
+        said = ["/".join(v for _, v in above[r.name]) or "none" for r in (first, other)]
+        warnings.append(
+            f"{NVLINK_LEVELS[lv].name} {value}: nodes {first.name} and {other.name} disagree on the "
+            f"accelerator domain ({said[0]} vs {said[1]}): its nodes keep only "
+            f"their {GPU_CLIQUE_LABEL} levels"
+        )
+        strip.update(above)
+    return [
+        _Labelled(r.name, r.fabric, tuple(s for s in r.nvlink if s[0] in (_RACK, _CLIQUE)))
+        if r.name in strip
+        else r
+        for r in read
+    ]
+
+
+def _attach_points(
+    read: Sequence[_Labelled], levels: Sequence[LabelLevel], warnings: list[str]
+) -> dict[Path, Path]:
+    """Top NVLink step -> the fabric branch it hangs below: the lowest fabric domain holding
+    all its nodes that carry fabric labels (none: the top of the tree)."""
+    groups: dict[Path, list[_Labelled]] = defaultdict(list)
+    for r in read:
+        if r.nvlink:
+            groups[r.nvlink[:1]].append(r)
+    out: dict[Path, Path] = {}
+    for top, members in groups.items():
+        placed = [r for r in members if r.fabric]
+        prefix: Path = placed[0].fabric if placed else ()
+        for r in placed[1:]:
+            n = 0
+            while n < min(len(prefix), len(r.fabric)) and prefix[n] == r.fabric[n]:
+                n += 1
+            prefix = prefix[:n]
+        if placed and not prefix:
+            a = placed[0]
+            b = next(r for r in placed if r.fabric[0] != a.fabric[0])
+            (lv, value) = top[0]
+
+            def root(r: _Labelled) -> str:
+                return f"{levels[r.fabric[0][0]].name} {r.fabric[0][1]}"
+
+            warnings.append(
+                f"{levels[lv].name} {value}: no fabric domain holds all its nodes (node {a.name} is "
+                f"under {root(a)}, node {b.name} under {root(b)}): it is placed at the top of the tree"
+            )
+        out[top] = prefix
+    return out
 
 
 def from_cluster_network_topology(cnt: ClusterNetworkTopology, nodes: Iterable[Node]) -> TopologyTree:

@@ -1,7 +1,7 @@
 """The scheduler's picture of a cluster, and the per-cycle snapshot cut from it.
 
 `ClusterState` holds the parsed objects a cycle reads (pods, nodes, PodGroups, priority
-classes, PodDisruptionBudgets, HyperNodes, the ClusterNetworkTopology) and, beside them, the
+classes, PodDisruptionBudgets, HyperNodes, the ClusterNetworkTopology, Kueue Topologies) and, beside them, the
 aggregates a cycle needs, kept in step with every change: the static index, per-node
 requested resources, the bound pods with what preemption and affinity read (namespace,
 labels, priority, gang), gangs' minMember, nominations, and the discovered gangs.
@@ -10,12 +10,16 @@ Both runners feed it: the live scheduler from informer events (`controller.runti
 `topobridge simulate` from a snapshot file and from the plans it applies. `view()` then does
 what kube-scheduler's `UpdateSnapshot` does: only what changed since the last cycle is
 recomputed (pods of gangs whose members, PodGroup or links moved; PDB counts only when read);
-nodes, HyperNodes or the ClusterNetworkTopology moving rebuild the index and everything on
-it. `view(full=True)` rebuilds everything from the objects (the reference the incremental path
+nodes, HyperNodes, the ClusterNetworkTopology or a Kueue Topology moving rebuild the index and
+everything on it (nothing else does). `view(full=True)` rebuilds everything from the objects (the reference the incremental path
 is tested against).
 
 The rules that both runners share live here, once:
-* `topology_tree`: which tree the scheduler uses;
+* `topology_tree`: which tree the scheduler uses, the first usable of: HyperNodes (unless all
+  are topobridge's copies of a description in view), the ClusterNetworkTopology `default`, a
+  Kueue Topology (the one there is, else the one named by `kueue_topology`, else `default`),
+  the nodes' topograph and GPU Feature Discovery labels; else none. A source that cannot be
+  used is a warning and the next one is tried;
 * `request_vector`: how a bound pod's request meets the resource axis;
 * `build_index`: which resources the axis has;
 * gangs' minMember is known for every gang (`Snapshot.gang_min`);
@@ -26,6 +30,7 @@ The rules that both runners share live here, once:
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,7 +44,7 @@ from controller.placer.terms import PodTerms
 from translations import gpu as gpumod
 from translations import hypernodes as hntr
 from translations import koordinator as koord
-from translations import schedplugins, volcano
+from translations import kueue, schedplugins, volcano
 from translations.core import Job, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
 from translations.errors import InvalidSpecError, failure_text
 from translations.gangs import (
@@ -56,7 +61,14 @@ from translations.gangs import (
     safe_gang_pod,
     unusable_gang,
 )
-from translations.topology import TopologyTree, from_cluster_network_topology, from_hypernodes, natural_key
+from translations.topology import (
+    TopologyTree,
+    from_cluster_network_topology,
+    from_hypernodes,
+    from_kueue_topology,
+    from_node_labels,
+    natural_key,
+)
 
 
 class Kind(enum.Enum):
@@ -75,9 +87,10 @@ class Kind(enum.Enum):
     """batch/v1: the GPU dialect's gangs."""
     NAMESPACE = "Namespace"
     """Only labels: what a pod affinity term's `namespaceSelector` selects by."""
+    KUEUE_TOPOLOGY = "Topology.kueue.x-k8s.io"
 
 
-_TOPOLOGY = (Kind.NODE, Kind.HYPERNODE, Kind.CNT)
+_TOPOLOGY = (Kind.NODE, Kind.HYPERNODE, Kind.CNT, Kind.KUEUE_TOPOLOGY)
 _PODGROUPS = (Kind.VOLCANO_PODGROUP, Kind.SIGS_PODGROUP, Kind.X_PODGROUP)
 _PODGROUP_SOURCE: Mapping[Kind, GangSource] = {
     Kind.VOLCANO_PODGROUP: "volcano",
@@ -89,30 +102,96 @@ _PODGROUP_SOURCE: Mapping[Kind, GangSource] = {
 # --- the shared rules ---------------------------------------------------------------------------
 
 
-def translated_from_cnt(hn: volcano.HyperNode) -> bool:
-    """A HyperNode topobridge wrote from the ClusterNetworkTopology (not Volcano's own)."""
+@dataclass(frozen=True)
+class TopologyChoice:
+    """The tree chosen, and the sources passed over because they cannot be used."""
+
+    tree: TopologyTree
+    unusable: tuple[str, ...] = ()
+    """Each names the object and why, e.g. `ClusterNetworkTopology default: ...`."""
+
+
+def mirrors_a_source(hn: volcano.HyperNode, *, cnt: bool, kueue_topology: bool) -> bool:
+    """A HyperNode topobridge wrote from a description that is itself in view: from the
+    ClusterNetworkTopology (`cnt`: there is one), a Kueue Topology (`kueue_topology`: one is
+    used), or node labels (always in view)."""
     labels = hn.metadata.labels or {}
+    if labels.get(hntr.MANAGED_BY_LABEL) != hntr.MANAGED_BY:
+        return False
+    source = labels.get(hntr.SOURCE_LABEL)
     return (
-        labels.get(hntr.MANAGED_BY_LABEL) == hntr.MANAGED_BY
-        and labels.get(hntr.SOURCE_LABEL) == "koordinator"
+        (source == hntr.SOURCE_KOORDINATOR and cnt)
+        or (source == hntr.SOURCE_KUEUE and kueue_topology)
+        or source == hntr.SOURCE_NODE_LABELS
     )
 
 
-def topology_tree(
-    nodes: Sequence[Node], hypernodes: Iterable[volcano.HyperNode], cnt: koord.ClusterNetworkTopology | None
-) -> TopologyTree:
-    """The tree the scheduler uses: HyperNodes (what Volcano would use) when any exist that
-    topobridge did not translate from the ClusterNetworkTopology, or when there is no
-    ClusterNetworkTopology; else the ClusterNetworkTopology `default` over node labels (its
-    domain names are what Koordinator's messages use); else none.
-
-    Raises InvalidSpecError when the ClusterNetworkTopology chosen cannot be used."""
+def choose_topology(
+    nodes: Sequence[Node],
+    hypernodes: Iterable[volcano.HyperNode],
+    cnt: koord.ClusterNetworkTopology | None,
+    kueue_topologies: Iterable[kueue.Topology] = (),
+    *,
+    kueue_topology: str | None = None,
+) -> TopologyChoice:
+    """The scheduler's tree (the order is in the module docstring). HyperNodes are used whole
+    when any is not a copy of a description in view: Volcano's own, or ones a user applied
+    from `topobridge translate` without the description they came from."""
+    unusable: list[str] = []
+    topo, why = pick_kueue_topology(kueue_topologies, kueue_topology)
+    if why:
+        unusable.append(why)
     hns = list(hypernodes)
-    if any(not translated_from_cnt(h) for h in hns) or (hns and cnt is None):
-        return from_hypernodes(hns, nodes)
+    if any(not mirrors_a_source(h, cnt=cnt is not None, kueue_topology=topo is not None) for h in hns):
+        return TopologyChoice(from_hypernodes(hns, nodes), tuple(unusable))
     if cnt is not None:
-        return from_cluster_network_topology(cnt, nodes)
-    return TopologyTree.empty()
+        try:
+            return TopologyChoice(from_cluster_network_topology(cnt, nodes), tuple(unusable))
+        except InvalidSpecError as exc:
+            unusable.append(f"ClusterNetworkTopology {cnt.name}: left out: {exc}")
+    if topo is not None:
+        try:
+            return TopologyChoice(from_kueue_topology(topo, nodes), tuple(unusable))
+        except InvalidSpecError as exc:
+            unusable.append(f"Kueue Topology {topo.name}: left out: {exc}")
+    tree = from_node_labels(nodes)
+    return TopologyChoice(tree if tree.domains else TopologyTree.empty(), tuple(unusable))
+
+
+def pick_kueue_topology(
+    topologies: Iterable[kueue.Topology], name: str | None
+) -> tuple[kueue.Topology | None, str | None]:
+    """The Kueue Topology the scheduler reads: the one named `name`; with no name, the only
+    one, else the one named `default`. Second: why none is read, when some exist."""
+    by_name = {t.name: t for t in topologies}
+    if name is not None:
+        if name in by_name:
+            return by_name[name], None
+        return None, f"Kueue Topology {name}: not found (named as the scheduler's)" if by_name else None
+    if len(by_name) == 1:
+        return next(iter(by_name.values())), None
+    if "default" in by_name:
+        return by_name["default"], None
+    if by_name:
+        names = ", ".join(sorted(by_name, key=natural_key))
+        return None, f"Kueue Topologies {names}: none read: more than one, none named default"
+    return None, None
+
+
+def topology_tree(
+    nodes: Sequence[Node],
+    hypernodes: Iterable[volcano.HyperNode],
+    cnt: koord.ClusterNetworkTopology | None,
+    kueue_topologies: Iterable[kueue.Topology] = (),
+    *,
+    kueue_topology: str | None = None,
+) -> TopologyTree:
+    """The tree the scheduler uses (`choose_topology`); its warnings start with the sources
+    passed over. Never raises."""
+    choice = choose_topology(nodes, hypernodes, cnt, kueue_topologies, kueue_topology=kueue_topology)
+    if not choice.unusable:
+        return choice.tree
+    return dataclasses.replace(choice.tree, warnings=(*choice.unusable, *choice.tree.warnings))
 
 
 def build_index(nodes: Sequence[Node], tree: TopologyTree) -> ClusterIndex:
@@ -204,9 +283,11 @@ class _Aggregates:
 class ClusterState:
     """Parsed objects plus incrementally maintained aggregates (see the module docstring)."""
 
-    def __init__(self, *, nvlink_label: str = gpumod.NVLINK_LABEL) -> None:
+    def __init__(self, *, nvlink_label: str = gpumod.NVLINK_LABEL, kueue_topology: str | None = None) -> None:
         self.nvlink_label = nvlink_label
         """The node label GPU gangs that require NVLink are held to."""
+        self.kueue_topology = kueue_topology
+        """The Kueue Topology to read when there are several (`pick_kueue_topology`)."""
         self.pods: dict[str, Pod] = {}
         self.nodes: dict[str, Node] = {}
         self.volcano_pgs: dict[str, volcano.PodGroup] = {}
@@ -216,6 +297,7 @@ class ClusterState:
         self.pdbs: dict[str, PodDisruptionBudget] = {}
         self.hypernodes: dict[str, volcano.HyperNode] = {}
         self.cnts: dict[str, koord.ClusterNetworkTopology] = {}
+        self.kueue_topologies: dict[str, kueue.Topology] = {}
         self.jobs: dict[str, Job] = {}
         self.namespaces: dict[str, Namespace] = {}
         self.namespace_labels: dict[str, Mapping[str, str]] = {}
@@ -259,6 +341,7 @@ class ClusterState:
             Kind.CNT: self.cnts,
             Kind.JOB: self.jobs,
             Kind.NAMESPACE: self.namespaces,
+            Kind.KUEUE_TOPOLOGY: self.kueue_topologies,
         }
         return stores[kind]
 
@@ -410,10 +493,13 @@ class ClusterState:
         warnings: list[str] = []
         nodes = self._readable_nodes(nodes, warnings)
         try:
-            tree = topology_tree(nodes, self.hypernodes.values(), cnt)
-        except InvalidSpecError as exc:
-            warnings.append(f"ClusterNetworkTopology {koord.CNT_DEFAULT_NAME}: left out: {exc}")
-            tree = TopologyTree.empty()
+            tree = topology_tree(
+                nodes,
+                self.hypernodes.values(),
+                cnt,
+                self.kueue_topologies.values(),
+                kueue_topology=self.kueue_topology,
+            )
         except Exception as exc:  # a tree no rule foresaw: gangs still schedule, without it
             warnings.append(f"topology tree left out: {failure_text(exc)}")
             tree = TopologyTree.empty()

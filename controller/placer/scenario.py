@@ -2,8 +2,9 @@
 
 Input is what `kubectl get -o yaml` prints, as plain objects (the CLI reads the YAML):
 Nodes, Pods (bound ones have `spec.nodeName`), PodGroups of any of the three groups, batch/v1
-Jobs (the GPU dialect's gangs), HyperNodes or a ClusterNetworkTopology (`default`),
-PriorityClasses and PodDisruptionBudgets. Other kinds
+Jobs (the GPU dialect's gangs), HyperNodes, a ClusterNetworkTopology (`default`), Kueue
+Topologies, PriorityClasses and PodDisruptionBudgets; the tree is the one the scheduler would
+choose among them (`cluster.choose_topology`). Other kinds
 are skipped with a warning. An object that cannot be read raises `ScenarioError` naming the
 document, the object and the field.
 
@@ -20,11 +21,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from controller.placer.cluster import ClusterState, Kind, topology_tree
+from controller.placer.cluster import ClusterState, Kind, choose_topology
 from controller.placer.cycle import DEFAULT_ASSEMBLY_GRACE, GangTiming, SchedulingCycle
 from controller.placer.snapshot import I64, ClusterIndex, Snapshot
 from translations import koordinator as koord
-from translations import schedplugins, volcano
+from translations import kueue, schedplugins, volcano
 from translations._base import KubeModel
 from translations.core import (
     Job,
@@ -56,6 +57,7 @@ class Scenario:
     podgroups: PodGroups = field(default_factory=PodGroups)
     hypernodes: list[volcano.HyperNode] = field(default_factory=list)
     cnt: koord.ClusterNetworkTopology | None = None
+    kueue_topologies: list[kueue.Topology] = field(default_factory=list)
     priority_classes: list[PriorityClass] = field(default_factory=list)
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
     namespaces: list[Namespace] = field(default_factory=list)
@@ -133,6 +135,8 @@ def load_scenario(
                     sc.warnings.append(
                         f'{label}: ignored: only the ClusterNetworkTopology named "default" is read'
                     )
+            elif kind == "Topology" and group == kueue.GROUP:
+                sc.kueue_topologies.append(_parse(kueue.Topology, raw, label))
             elif kind == "PriorityClass":
                 sc.priority_classes.append(_parse(PriorityClass, raw, label))
             elif kind == "Namespace":
@@ -172,19 +176,18 @@ def _namespaced(pg: PG) -> PG:
 
 
 def topology_of(sc: Scenario) -> TopologyTree:
-    """The tree the scheduler would use (`cluster.topology_tree`); a ClusterNetworkTopology that
-    cannot be used is an error here unless the scenario is lenient (then: a warning, no tree)."""
-    try:
-        return topology_tree(sc.nodes, sc.hypernodes, sc.cnt)
-    except InvalidSpecError as exc:
-        if not sc.lenient:
-            raise ScenarioError(f"ClusterNetworkTopology default: {exc}") from None
-        return TopologyTree.empty()
+    """The tree the scheduler would use (`cluster.choose_topology`); a ClusterNetworkTopology
+    or Kueue Topology it would pass over as unusable is an error here unless the scenario is
+    lenient (then: a warning, and the next source)."""
+    choice = choose_topology(sc.nodes, sc.hypernodes, sc.cnt, sc.kueue_topologies)
+    if choice.unusable and not sc.lenient:
+        raise ScenarioError(choice.unusable[0])
+    return choice.tree
 
 
 def cluster_state(sc: Scenario) -> ClusterState:
     """The scenario's objects in a `ClusterState`, as the live cache would hold them."""
-    topology_of(sc)  # a strict scenario fails here, naming the ClusterNetworkTopology
+    topology_of(sc)  # a strict scenario fails here, naming the unusable topology object
     state = ClusterState()
     for node in sc.nodes:
         state.put(Kind.NODE, node.name, node)
@@ -200,6 +203,8 @@ def cluster_state(sc: Scenario) -> ClusterState:
         state.put(Kind.HYPERNODE, hn.name, hn)
     if sc.cnt is not None:
         state.put(Kind.CNT, sc.cnt.name, sc.cnt)
+    for topo in sc.kueue_topologies:
+        state.put(Kind.KUEUE_TOPOLOGY, topo.name, topo)
     for pc in sc.priority_classes:
         state.put(Kind.PRIORITY_CLASS, pc.name, pc)
     for pdb in sc.pdbs:

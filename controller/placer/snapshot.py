@@ -30,7 +30,7 @@ from controller.placer.columns import PodArrays as PodArrays
 from controller.placer.columns import PodColumns, pod_arrays
 from controller.placer.terms import NamespaceLabels, PodTerms
 from translations.core import Node, Taint
-from translations.topology import DomainId, TopologyTree, natural_key
+from translations.topology import DomainId, TopologyTree, clique_tier, natural_key
 
 I64 = npt.NDArray[np.int64]
 Bool = npt.NDArray[np.bool_]
@@ -237,6 +237,11 @@ class ClusterIndex:
     @cached_property
     def max_tier(self) -> int:
         return self.tiers[-1] if self.tiers else 0
+
+    @cached_property
+    def clique_tier(self) -> int | None:
+        """The tier whose domains are NVLink cliques (`topology.clique_tier`), or None."""
+        return clique_tier(self.tree)
 
 
 def _hard_taints(taints: Iterable[Taint]) -> tuple[TaintTuple, ...]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -191,3 +192,59 @@ def test_the_console_script_exits_2_without_a_traceback(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2
     assert "not valid YAML" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_nodes_labelled_by_topograph_v1_and_gfd_become_the_hypernodes_they_imply(tmp_path: Path) -> None:
+    from nvl72_seed import RACKS, nvl72_nodes
+
+    code, docs, err = translate(write(tmp_path, "nodes.yaml", nvl72_nodes()))
+    assert code == 0, err
+    tree = {d["metadata"]["name"]: (d["spec"]["tier"], d["spec"]["tierName"], members(d)) for d in docs}
+    rack1, clique = f"nvlink-rack-{RACKS[1]}", f"nvlink-clique-{RACKS[1]}"
+    assert tree["fabric-tier-1-s-spine-0"] == (
+        4,
+        "fabric-tier-1",
+        ["fabric-tier-0-s-leaf-0", "fabric-tier-0-s-leaf-1", rack1],
+    )
+    assert tree["fabric-tier-0-s-leaf-1"] == (3, "fabric-tier-0", ["cpu-0"])
+    assert tree[rack1] == (2, "nvlink-rack", [f"{clique}.1", f"{clique}.2"])
+    assert tree[f"{clique}.2"] == (1, "nvlink-clique", ["gb200-r1-t2", "gb200-r1-t3"])
+    assert len(tree) == 14 and all(DNS1123.match(name) for name in tree)
+    rack = next(d for d in docs if d["metadata"]["name"] == rack1)
+    assert rack["metadata"]["labels"]["topobridge.io/topology-source"] == "topograph"
+    assert rack["metadata"]["annotations"] == {"topobridge.io/label-value": RACKS[1]}
+    assert err.splitlines() == [
+        f"topology node labels -> Volcano: carried over: {line}"
+        for line in (
+            "levels nvlink-clique -> tier 1, nvlink-rack -> tier 2, fabric-tier-0 -> tier 3, fabric-tier-1 -> tier 4",
+            "nvidia.com/gpu.clique: HyperNode tier 1 (nvlink-clique)",
+            "ClusterUUID of nvidia.com/gpu.clique: HyperNode tier 2 (nvlink-rack)",
+            "fabric.topograph.run/tier-0: HyperNode tier 3 (fabric-tier-0)",
+            "fabric.topograph.run/tier-1: HyperNode tier 4 (fabric-tier-1)",
+            "14 HyperNodes over 13 nodes",
+        )
+    ]
+
+
+def test_odd_gfd_labels_are_refused_in_the_report_naming_the_node(tmp_path: Path) -> None:
+    from nvl72_seed import node
+
+    nodes = [node("a", {"nvidia.com/gpu.clique": "no-dot"}), node("b", {"nvidia.com/gpu.clique": ""})]
+    code, docs, err = translate(write(tmp_path, "nodes.yaml", nodes))
+    assert code == 0, err
+    assert kinds(docs) == [("HyperNode", "nvlink-clique-no-dot")]
+    assert (
+        "topology node labels -> Volcano: refused: node b: label nvidia.com/gpu.clique ignored: its value is empty"
+        in err
+    )
+    assert (
+        'refused: node a: nvidia.com/gpu.clique="no-dot" is not <ClusterUUID>.<CliqueID>: a clique in no rack'
+        in err
+    )
+
+
+def members(hypernode: JsonDict) -> list[str]:
+    return [m["selector"]["exactMatch"]["name"] for m in hypernode["spec"]["members"]]
+
+
+DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")

@@ -328,7 +328,7 @@ def test_values_that_sanitize_alike_get_distinct_names_and_every_name_is_dns1123
 
 
 def test_topograph_labels_skip_levels_no_node_carries() -> None:
-    result = hn.from_topograph_labels(parse_nodes(seed_nodes()))
+    result = hn.from_node_labels(parse_nodes(seed_nodes()))
     assert [(h.name, h.spec.tier, h.spec.tier_name) for h in result.hypernodes] == [
         ("spine-spine-0", 2, "spine"),
         ("block-block-0", 1, "block"),
@@ -360,7 +360,8 @@ def test_topograph_accelerator_and_datacenter_levels_and_the_kubernetes_io_prefi
                 "network.topology.nvidia.com/datacenter": "dc1",
             },
         ),
-        # Only the kubernetes.io spelling, and no accelerator: a stand-in NVLink domain.
+        # Only the kubernetes.io spelling, and no accelerator: no NVLink domain, so it hangs
+        # off its block (NVLink levels get no stand-ins).
         node(
             "n2",
             {
@@ -369,22 +370,26 @@ def test_topograph_accelerator_and_datacenter_levels_and_the_kubernetes_io_prefi
             },
         ),
     ]
-    result = hn.from_topograph_labels(parse_nodes(nodes))
+    result = hn.from_node_labels(parse_nodes(nodes))
     got = {
         h.name: (
             h.spec.tier,
+            h.spec.tier_name,
             sorted(m.selector.exact_match.name for m in h.spec.members if m.selector.exact_match),
         )
         for h in result.hypernodes
     }
     assert got == {
-        "datacenter-dc1": (3, ["block-b1"]),
-        "block-b1": (2, ["accelerator-n2", "accelerator-nvl1"]),
-        "accelerator-nvl1": (1, ["n0", "n1"]),
-        "accelerator-n2": (1, ["n2"]),
+        "datacenter-dc1": (3, "datacenter", ["block-b1"]),
+        "block-b1": (2, "block", ["n2", "nvlink-domain-nvl1"]),
+        "nvlink-domain-nvl1": (1, "nvlink-domain", ["n0", "n1"]),
     }
-    assert result.report.defaulted == [
-        "node n2 has no accelerator label: a stand-in accelerator domain holds it alone"
+    assert result.report.defaulted == []
+    assert result.report.carried[:4] == [
+        "levels nvlink-domain -> tier 1, block -> tier 2, datacenter -> tier 3",
+        "network.topology.nvidia.com/accelerator: HyperNode tier 1 (nvlink-domain)",
+        "network.topology.nvidia.com/block: HyperNode tier 2 (block)",
+        "network.topology.nvidia.com/datacenter: HyperNode tier 3 (datacenter)",
     ]
 
 
