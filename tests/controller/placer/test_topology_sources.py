@@ -185,7 +185,7 @@ def test_simulate_places_a_tier_1_gang_in_the_chosen_trees_tier_1(
     extra: list[Obj], domain_prefix: str, tier: int
 ) -> None:
     result = simulate(load_scenario([*nvl72_nodes(), *extra, *GANG]))
-    domain, got_tier = result.gangs["default/train"]
+    domain, got_tier = result.gangs["volcano:default/train"]
     assert domain.startswith(domain_prefix) and got_tier == tier
     assert len(result.bound) == 2
 
