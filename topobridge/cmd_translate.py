@@ -208,6 +208,7 @@ def _classify(objects: Iterable[Any], to: str, outcome: Outcome) -> Inputs:
     from translations import koordinator as koord
     from translations import kueue, schedplugins, volcano
     from translations.core import Job, Node, Pod
+    from translations.envelope import envelope_problems
     from translations.errors import InvalidSpecError, raise_all
     from translations.lws import API_VERSION as LWS_API_VERSION
     from translations.lws import LeaderWorkerSet, read_topology_request
@@ -230,6 +231,10 @@ def _classify(objects: Iterable[Any], to: str, outcome: Outcome) -> Inputs:
         who = describe(obj)
         if not isinstance(obj, dict):
             outcome.errors.append(f"{who}: not a Kubernetes object")
+            continue
+        envelope = envelope_problems(obj, require_name=True)
+        if envelope:  # what the API server would refuse is no input to translate
+            outcome.errors.append(f"{who}: " + "; ".join(f"{p.field_path}: {p.detail}" for p in envelope))
             continue
         api_version = str(obj.get("apiVersion") or "")
         group = api_version.rpartition("/")[0] if "/" in api_version else ""

@@ -29,7 +29,30 @@ class UnreadableError(Exception):
 
 
 class _Loader(yaml.SafeLoader):
-    """YAML as the API server reads it: timestamps stay strings (JSON has no dates)."""
+    """YAML as the API server reads it: timestamps stay strings (JSON has no dates), and a key
+    given twice in one mapping is an error naming both lines (the API server's strict decoding
+    refuses it; SafeLoader would keep the last value without a word)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        if isinstance(node, yaml.MappingNode):
+            first: dict[Any, yaml.Node] = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue  # `<<` merges: an explicit key may override a merged one
+                key = self.construct_object(key_node, deep=deep)
+                try:
+                    seen = first.setdefault(key, key_node)
+                except TypeError:  # an unhashable key: the base class says so
+                    break
+                if seen is not key_node:
+                    raise yaml.constructor.ConstructorError(
+                        None,
+                        None,
+                        f"found duplicate key {_key_text(key)} (first at line {seen.start_mark.line + 1})",
+                        key_node.start_mark,
+                    )
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return mapping
 
 
 _Loader.yaml_implicit_resolvers = {
@@ -196,6 +219,10 @@ def yaml_error(path: str, exc: yaml.YAMLError) -> str:
     if isinstance(exc, yaml.reader.ReaderError):
         return f"{path}: character {exc.position + 1}: not valid YAML: {exc.reason}"
     return f"{path}: not valid YAML: {exc}"
+
+
+def _key_text(key: Any) -> str:
+    return f'"{key}"' if isinstance(key, str) else str(key)
 
 
 def describe(obj: Any) -> str:
