@@ -233,8 +233,10 @@ def _classify(objects: Iterable[Any], to: str, outcome: Outcome) -> Inputs:
             outcome.errors.append(f"{who}: not a Kubernetes object")
             continue
         envelope = envelope_problems(obj, require_name=True)
-        if envelope:  # what the API server would refuse is no input to translate
-            outcome.errors.append(f"{who}: " + "; ".join(f"{p.field_path}: {p.detail}" for p in envelope))
+        # What the API server (or Kueue's webhook, for TAS annotations) would refuse is no input.
+        refused = envelope or [p for _, _, found in kueue.read_pod_sets(obj) for p in found]
+        if refused:
+            outcome.errors.append(f"{who}: " + "; ".join(f"{p.field_path}: {p.detail}" for p in refused))
             continue
         api_version = str(obj.get("apiVersion") or "")
         group = api_version.rpartition("/")[0] if "/" in api_version else ""

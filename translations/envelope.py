@@ -19,16 +19,14 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from translations._base import DNS1123_SUBDOMAIN, DNS1123_SUBDOMAIN_MESSAGE
+from translations._base import (
+    DNS1123_LABEL,
+    DNS1123_LABEL_MESSAGE,
+    DNS1123_SUBDOMAIN,
+    DNS1123_SUBDOMAIN_MESSAGE,
+)
 from translations.errors import InvalidSpecError, render_value
 
-DNS1123_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
-DNS1123_LABEL_MESSAGE = (
-    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
-    "start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
-    "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
-)
-"""Kubernetes' own wording (the two spaces after the first example are apimachinery's)."""
 LABEL_MAX, SUBDOMAIN_MAX = 63, 253
 
 LABEL_NAMED_KINDS = frozenset({("", "Namespace")})
@@ -38,22 +36,24 @@ _LABEL = re.compile(DNS1123_LABEL)
 _SUBDOMAIN = re.compile(DNS1123_SUBDOMAIN)
 
 
-def dns1123_problems(value: str, *, path: str, label: bool) -> list[InvalidSpecError]:
-    """apimachinery's IsDNS1123Label / IsDNS1123Subdomain as field errors (one per message)."""
+def dns1123_messages(value: str, *, label: bool) -> list[str]:
+    """apimachinery's IsDNS1123Label / IsDNS1123Subdomain: what is wrong, one message each."""
     limit, pattern, message = (
         (LABEL_MAX, _LABEL, DNS1123_LABEL_MESSAGE)
         if label
         else (SUBDOMAIN_MAX, _SUBDOMAIN, DNS1123_SUBDOMAIN_MESSAGE)
     )
+    out = [f"must be no more than {limit} characters"] if len(value) > limit else []
+    return out + ([] if pattern.match(value) else [message])
+
+
+def dns1123_problems(value: str, *, path: str, label: bool) -> list[InvalidSpecError]:
+    """`dns1123_messages` as field errors (one per message)."""
     shown = render_value(value)
-    out = []
-    if len(value) > limit:
-        out.append(
-            InvalidSpecError(path, value, f"Invalid value: {shown}: must be no more than {limit} characters")
-        )
-    if not pattern.match(value):
-        out.append(InvalidSpecError(path, value, f"Invalid value: {shown}: {message}"))
-    return out
+    return [
+        InvalidSpecError(path, value, f"Invalid value: {shown}: {m}")
+        for m in dns1123_messages(value, label=label)
+    ]
 
 
 def group_of(api_version: str) -> str:
@@ -117,3 +117,38 @@ def envelope_problems(raw: Any, *, require_name: bool = False) -> list[InvalidSp
                 InvalidSpecError(key, value, f"Invalid value: {render_value(value)}: must be of type string")
             )
     return out + name_problems(raw, require_name=require_name)
+
+
+QUALIFIED_NAME_PART = r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$"
+_NAME_PART = re.compile(QUALIFIED_NAME_PART)
+_NAME_PART_RULE = (
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+    "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation "
+    "is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+)
+
+
+def label_key_problems(value: str, *, path: str) -> list[InvalidSpecError]:
+    """apimachinery's IsQualifiedName (a label key: an optional DNS-1123 subdomain prefix and `/`,
+    then a name of at most 63 characters), one field error per message."""
+    shown = render_value(value)
+    parts = value.split("/")
+    if len(parts) > 2:
+        detail = f"a qualified name {_NAME_PART_RULE} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+        return [InvalidSpecError(path, value, f"Invalid value: {shown}: {detail}")]
+    name = parts[-1]
+    messages: list[str] = []
+    if len(parts) == 2:
+        prefix = parts[0]
+        if not prefix:
+            messages.append("prefix part must be non-empty")
+        else:
+            messages += ["prefix part " + m for m in dns1123_messages(prefix, label=False)]
+    if not name:
+        messages.append("name part must be non-empty")
+    else:
+        if len(name) > LABEL_MAX:
+            messages.append(f"name part must be no more than {LABEL_MAX} characters")
+        if not _NAME_PART.match(name):
+            messages.append(f"name part {_NAME_PART_RULE}")
+    return [InvalidSpecError(path, value, f"Invalid value: {shown}: {m}") for m in messages]

@@ -22,16 +22,16 @@ every group shares: minMember, minResources, queue, priority, topology, subgroup
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from translations import lws as lwsmod
 from translations import volcano
 from translations._base import JsonDict
-from translations.core import Pod, PodSpec, PodTemplateSpec, effective_requests
+from translations.core import Pod, PodSpec, binary_formats, effective_requests
 from translations.errors import InvalidSpecError, MissingInputError, raise_all
-from translations.quantity import Quantity, from_scheduler_units, is_binary
+from translations.quantity import from_scheduler_units
 from translations.report import TranslationReport, inline
 
 SUBGROUP_MODE_ANNOTATION = lwsmod.SUBGROUP_MODE_ANNOTATION
@@ -197,7 +197,7 @@ def min_resources(tmpl: lwsmod.LeaderWorkerTemplate) -> dict[str, str]:
             tmpl.worker_template.spec, "spec.leaderWorkerTemplate.workerTemplate"
         ).items():
             totals[name] = totals.get(name, 0) + workers * units
-    binary = {**_binary_formats(tmpl.worker_template), **_binary_formats(leader)}
+    binary = {**binary_formats(tmpl.worker_template), **binary_formats(leader)}
     return {
         name: from_scheduler_units(name, units, binary=binary.get(name, False))
         for name, units in sorted(totals.items())
@@ -209,24 +209,6 @@ def _requests(spec: PodSpec, path: str) -> dict[str, int]:
         return effective_requests(spec)
     except InvalidSpecError as exc:
         raise InvalidSpecError(f"{path}.{exc.field_path}", exc.value, exc.detail) from None
-
-
-def _binary_formats(template: PodTemplateSpec) -> dict[str, bool]:
-    """Per resource, whether the first quantity written for it uses a power-of-two suffix:
-    Kubernetes keeps the first operand's format when it adds quantities."""
-    out: dict[str, bool] = {}
-    spec = template.spec
-
-    def see(items: Mapping[str, Quantity] | None) -> None:
-        for name, q in (items or {}).items():
-            out.setdefault(name, is_binary(q))
-
-    for c in [*spec.containers, *(spec.init_containers or [])]:
-        if c.resources is not None:
-            see(c.resources.requests)
-            see(c.resources.limits)
-    see(spec.overhead)
-    return out
 
 
 def _priority_class(tmpl: lwsmod.LeaderWorkerTemplate, report: TranslationReport) -> str | None:

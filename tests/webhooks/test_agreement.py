@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from webhook_corpus import CASES, CLUSTER_OBJECTS, Case
 
-from translations import gpu, schedplugins, volcano
+from translations import gpu, kueue, schedplugins, volcano
 from translations import koordinator as koord
 from translations import koordinator_to_volcano as k2v
 from translations import lws as lwsmod
@@ -57,6 +57,8 @@ def _translated(case: Case) -> list[InvalidSpecError]:
     obj, in_cluster = case.obj, case.state == "cluster"
     group, kind = _group_kind(obj)
     try:
+        # `topobridge translate` refuses an object with malformed Kueue TAS annotations first.
+        raise_all([p for _, _, found in kueue.read_pod_sets(obj) for p in found])
         if kind == "LeaderWorkerSet":
             lws, _, problems = lwsmod.read_topology_request(obj)
             raise_all(problems)
