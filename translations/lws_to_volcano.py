@@ -26,14 +26,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from translations import kueue, volcano
 from translations import lws as lwsmod
-from translations import volcano
 from translations._base import JsonDict
 from translations.core import Pod, PodSpec, binary_formats, effective_requests
 from translations.errors import InvalidSpecError, MissingInputError, raise_all
 from translations.quantity import from_scheduler_units
 from translations.report import TranslationReport, inline
 
+TEMPLATE_PATH = lwsmod.TEMPLATE_PATH
 SUBGROUP_MODE_ANNOTATION = lwsmod.SUBGROUP_MODE_ANNOTATION
 SUBGROUP_TIER_ANNOTATION = lwsmod.SUBGROUP_TIER_ANNOTATION
 SUBGROUP_POLICY_NAME = "subgroup"
@@ -61,6 +62,7 @@ def translate(
     report = TranslationReport(f"LeaderWorkerSet {lws.key}", "Volcano")
     revisions, leaders = group_revisions(lws, pods, revision, report)
     spec = gang_spec(lws, report)
+    report_drops(lws, report)
     groups = tuple(
         pod_group(lws, index, rev, spec, leader_pod=leaders.get(index), report=report)
         for index, rev in sorted(revisions.items())
@@ -290,6 +292,37 @@ def subgroup_policy(
             f"{SUBGROUP_TIER_ANNOTATION})"
         )
     return entry
+
+
+VOLCANO_ANNOTATION_PREFIX = "volcano.sh/"
+"""LWS's Volcano provider (v0.8) copies every annotation of an LWS with this prefix onto its PodGroups."""
+READ_ANNOTATIONS = (volcano.POD_TOPOLOGY_MODE_ANNOTATION, volcano.POD_TOPOLOGY_TIER_ANNOTATION)
+
+
+def report_drops(lws: lwsmod.LeaderWorkerSet, report: TranslationReport) -> None:
+    """Name what the PodGroups do not carry: `volcano.sh/*` annotations other than the topology
+    ones read above (upstream LWS copies them onto its PodGroups), and Kueue's TAS annotations on
+    the templates (Kueue's placement, not Volcano's)."""
+    for key in sorted(lws.metadata.annotations or {}):
+        if key.startswith(VOLCANO_ANNOTATION_PREFIX) and key not in READ_ANNOTATIONS:
+            report.refuse(
+                f"metadata.annotations[{key}]: LWS's Volcano provider copies it onto each PodGroup; "
+                "topobridge's PodGroups do not carry it"
+            )
+    tmpl = lws.spec.leader_worker_template
+    for name, template in (
+        ("leaderTemplate", tmpl.leader_template),
+        ("workerTemplate", tmpl.worker_template),
+    ):
+        raw = template.metadata if template is not None else None
+        annotations = raw.get("annotations") if isinstance(raw, dict) else None
+        for key in sorted(
+            k for k in (annotations if isinstance(annotations, dict) else {}) if k in kueue.TAS_ANNOTATIONS
+        ):
+            report.refuse(
+                f"{TEMPLATE_PATH}.{name}.metadata.annotations[{key}]: Kueue's topology request, not carried into "
+                "the PodGroups (spec.networkTopology is what Volcano reads)"
+            )
 
 
 # --- one group -------------------------------------------------------------------------------
