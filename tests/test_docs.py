@@ -17,7 +17,7 @@ from controller.placer import gpu as gpu_placer
 from controller.reconcilers import lws as lws_reconciler
 from controller.runtime import scheduler
 from topobridge.cli import build_parser
-from translations import goregex, gpu, koordinator, lws, volcano
+from translations import goregex, gpu, koordinator, kueue, lws, volcano, volcano_job
 from webhooks.metrics import WebhookMetrics
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
@@ -105,6 +105,10 @@ def test_fixed_status_texts_are_explained(text: str) -> None:
         *gpu.KEYS,
         gpu_placer.TOPOLOGY_PATH_ANNOTATION,
         gpu_placer.RING_ORDER_ANNOTATION,
+        *kueue.TAS_ANNOTATIONS,
+        kueue.TOPOLOGY_GATE,
+        volcano_job.TASK_SPEC_LABEL,
+        volcano_job.PARTITION_ID_LABEL,
     ],
 )
 def test_annotations_and_labels_are_in_the_reference(key: str) -> None:
