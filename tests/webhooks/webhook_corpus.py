@@ -841,6 +841,17 @@ VPG_CASES = [
 M0 = "spec.members[0].selector"
 HN_CASES = [
     Case(
+        "hn-regex-repeats-an-exact-member",
+        hn("s0", 1, [_exact("Node", "node-0"), _regex("Node", "^node-0$")]),
+        [
+            'spec.members[1].selector.regexMatch.pattern: Invalid value: "^node-0$": selects Node "node-0", which '
+            "spec.members[0] already selects: a member is listed once"
+        ],
+    ),
+    Case(
+        "hn-valid-regex-beside-other-exact", hn("s0", 1, [_exact("Node", "gpu-a"), _regex("Node", "^node-")])
+    ),
+    Case(
         "hn-valid-exact-nodes",
         hn("block-9", 1, [_exact("Node", "node-9"), _exact("Node", "node-10")], "block"),
         state="cluster",
