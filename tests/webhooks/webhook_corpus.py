@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from translations.errors import render_value
 
@@ -2349,6 +2352,30 @@ KUEUE_CASES = [
     ),
 ]
 
+# --- the dialect fixtures (tests/dialect_fixtures): each file's `# error:` / `# warning:` header
+# lines are its exact verdict; `# corpus: no` marks what no webhook judges.
+
+FIXTURES = Path(__file__).resolve().parent.parent / "dialect_fixtures"
+
+
+def fixture_header(text: str, key: str) -> list[str]:
+    prefix = f"# {key}: "
+    return [line[len(prefix) :] for line in text.splitlines() if line.startswith(prefix)]
+
+
+def _fixture_cases() -> list[Case]:
+    out = []
+    for path in sorted(FIXTURES.glob("*/*.yaml")):
+        text = path.read_text(encoding="utf-8")
+        if fixture_header(text, "corpus"):
+            continue
+        errors, warnings = fixture_header(text, "error"), fixture_header(text, "warning")
+        out.append(Case(f"fixture-{path.parent.name}-{path.stem}", yaml.safe_load(text), errors, warnings))
+    return out
+
+
+FIXTURE_CASES = _fixture_cases()
+
 CASES: list[Case] = [
     *LWS_CASES,
     *LWS_ANNOTATION_CASES,
@@ -2360,4 +2387,5 @@ CASES: list[Case] = [
     *GPU_CASES,
     *VCJOB_CASES,
     *KUEUE_CASES,
+    *FIXTURE_CASES,
 ]
