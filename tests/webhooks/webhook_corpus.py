@@ -2171,6 +2171,7 @@ ONE_OF = (
 def tas_job(annotations: dict[str, str], parallelism: int = 4, *, on_job: bool = False) -> dict[str, Any]:
     obj = job(parallelism=parallelism, gpus=0)
     obj["metadata"]["name"] = "tas-sample"
+    obj["spec"]["template"]["spec"]["containers"][0]["image"] = "registry.k8s.io/e2e-test-images/agnhost:2.53"
     obj["spec"]["template"]["metadata"] = {"annotations": {} if on_job else annotations}
     if on_job:
         obj["metadata"]["annotations"] = annotations
