@@ -3,7 +3,9 @@ FILEs, `-R` to descend into directories, YAML or JSON, `kind: List` and bare lis
 
 Every source is read on its own: one that cannot be read is reported (`Inputs.problems`) and the
 others still count, so `validate good.yaml missing.yaml` says something about both. Messages
-name the file and, for YAML errors, the line and column (`objects.yaml:3:7: not valid YAML: ...`).
+name the file and, for YAML errors, the line and column (`objects.yaml:3:7: not valid YAML: ...`);
+a key given twice in one mapping is such an error (`found duplicate key "x" (first at line 6)`),
+as the API server's strict decoding refuses it.
 """
 
 from __future__ import annotations

@@ -24,11 +24,23 @@ def validate(obj: Any, state: ClusterState) -> Decision:
     del state  # the levels are the Topology's, which admission does not know (Kueue neither)
     if not isinstance(obj, dict):
         return ALLOW
+    if obj.get("kind") == "Pod" and not _has_tas(obj.get("metadata")):
+        return ALLOW  # the hot path: every pod the webhook is sent, almost none Kueue's
     errors = [fe.from_spec_error(p) for _, _, problems in kueue.read_pod_sets(obj) for p in problems]
     warnings: list[str] = []
     if obj.get("kind") == "Job":
         warnings += misplaced(raw_annotations_at(obj, ("metadata",)), "metadata.annotations", "the Job's")
     return Decision.of(errors, warnings)
+
+
+def _has_tas(metadata: Any) -> bool:
+    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
+    if not isinstance(annotations, dict):
+        return False
+    for key in kueue.TAS_ANNOTATIONS:  # noqa: SIM110 (a loop: any() over a generator costs twice as much)
+        if key in annotations:
+            return True
+    return False
 
 
 def ignored_annotations(metadata: Mapping[str, Any] | None, path: str) -> list[str]:
