@@ -236,6 +236,8 @@ def translate_objects(
     outcome = Outcome()
     inputs = _classify(objects, to, outcome)
     outcome.attempt("--kueue-topology", lambda: _level_order(inputs, kueue_topology, outcome))
+    if to in ("volcano", "koordinator"):
+        _pods_kueue_drops(inputs, to.capitalize(), outcome)
     if to == "koordinator":
         _to_koordinator(inputs, revision, outcome)
         for job in inputs.jobs:
@@ -377,6 +379,15 @@ def _default_cnt(inputs: Inputs, outcome: Outcome) -> Any:
                 f"ClusterNetworkTopology {cnt.name}: ignored (Koordinator reads only the one named `default`)"
             )
     return chosen
+
+
+def _pods_kueue_drops(inputs: Inputs, target: str, outcome: Outcome) -> None:
+    from translations import kueue_to_volcano as q2v
+
+    for pod in inputs.pods:
+        report = q2v.pod_annotations_not_carried(pod, target)
+        if report is not None:
+            outcome.report(report)
 
 
 def _to_volcano(inputs: Inputs, revision: str | None, outcome: Outcome) -> None:

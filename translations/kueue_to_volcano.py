@@ -32,7 +32,7 @@ from translations import constraints, kueue, volcano
 from translations import hypernodes as hn
 from translations._base import JsonDict
 from translations.constraints import TopologyConstraint
-from translations.core import Job, Node
+from translations.core import Job, Node, Pod
 from translations.errors import InvalidSpecError, MissingInputError, raise_all, render_value
 from translations.koordinator_to_volcano import SUBGROUP_INDEX_LABEL
 from translations.patches import NodeLabelPatch, job_pointed_at
@@ -181,6 +181,18 @@ def job_to_volcano(
         f"pods join the PodGroup ({volcano.GROUP_NAME_ANNOTATION}: {job.name}, schedulerName {scheduler_name})"
     )
     return VolcanoJob(pod_group, job_pointed_at(raw_job, job.name, scheduler_name), report)
+
+
+def pod_annotations_not_carried(pod: Pod, target: str) -> TranslationReport | None:
+    """A refused line per TAS annotation of a Pod: Kueue's plain-pod groups are not translated
+    (the pod is translated, if at all, as a member of its Koordinator or Volcano gang)."""
+    found = [k for k in kueue.TAS_ANNOTATIONS if k in (pod.metadata.annotations or {})]
+    if not found:
+        return None
+    report = TranslationReport(f"Pod {pod.key}", target)
+    for key in found:
+        report.refuse(f"metadata.annotations[{key}]: Kueue's plain-pod topology request is not translated")
+    return report
 
 
 # --- Volcano -> Kueue -------------------------------------------------------------------------

@@ -205,3 +205,22 @@ def test_a_job_in_two_dialects_is_refused() -> None:
     code, _, err = _run([job, TOPOLOGY])
     assert code == cmd_translate.EXIT_UNTRANSLATABLE
     assert "spec.template.metadata.annotations: Forbidden: both gpu.topology/* and Kueue's" in err
+
+
+def test_kueue_annotations_on_a_pod_are_named() -> None:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "p",
+            "namespace": "default",
+            "annotations": {"kueue.x-k8s.io/podset-required-topology": "cloud.com/rack"},
+        },
+        "spec": {"containers": [{"name": "c"}]},
+    }
+    code, _, err = _run([pod], strict=True)
+    assert code == cmd_translate.EXIT_UNTRANSLATABLE
+    assert (
+        "Pod default/p -> Volcano: refused: metadata.annotations[kueue.x-k8s.io/podset-required-topology]: Kueue's "
+        "plain-pod topology request is not translated"
+    ) in err
