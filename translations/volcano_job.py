@@ -9,7 +9,8 @@ policies, volumes, status...) rides along unchecked, as in every model here.
 controller call it. It holds Volcano's webhook rules (`pkg/webhooks/admission/jobs/validate/
 admit_job.go`) that concern the gang and the topology:
 * at least one task; task names unique; a task's `minAvailable` at most its `replicas`; the
-  job's `minAvailable` at most the replicas of all tasks;
+  job's `minAvailable` at most the replicas of all tasks; every quantity of a task's template
+  parses (the PodGroup's minResources adds them up);
 * `networkTopology`: mode `hard|soft` (the model's enum), `highestTierAllowed >= 0` (the model),
   not together with `highestTierName`, on the job and on each partition;
 * `partitionPolicy`: `totalPartitions >= 1`, `partitionSize >= 1` (both required; the model),
@@ -33,7 +34,7 @@ from pydantic import Field
 
 from translations import volcano
 from translations._base import DNS1123_LABEL, DNS1123_SUBDOMAIN, INT32_MAX, KubeModel, TypedObject, at_most
-from translations.core import PodTemplateSpec
+from translations.core import PodTemplateSpec, effective_requests
 from translations.errors import InvalidSpecError, render_value
 
 GROUP = "batch.volcano.sh"
@@ -156,6 +157,11 @@ def _task_problems(
                 f"Invalid value: {task.min_available}: must be less than or equal to replicas ({replicas})",
             )
         )
+    if task.template is not None:  # the PodGroup's minResources adds these up
+        try:
+            effective_requests(task.template.spec)
+        except InvalidSpecError as exc:
+            out += [InvalidSpecError(f"{base}.template.{p.field_path}", p.value, p.detail) for p in exc.all]
     policy = task.partition_policy
     if policy is None:
         return out

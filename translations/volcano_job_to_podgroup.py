@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from translations import constraints, kueue, volcano, volcano_job
 from translations._base import JsonDict
 from translations.core import PriorityClass, binary_formats, effective_requests
-from translations.errors import InvalidSpecError, raise_all
+from translations.errors import raise_all
 from translations.quantity import from_scheduler_units
 from translations.report import TranslationReport, inline
 from translations.topology import TopologyTree
@@ -214,12 +214,7 @@ def _sum_requests(counts: Iterable[tuple[EffectiveTask, int]]) -> dict[str, str]
         template = task.task.template
         if template is None or n <= 0:
             continue
-        try:
-            requests = effective_requests(template.spec)
-        except InvalidSpecError as exc:
-            base = f"spec.tasks[{task.index}].template"
-            raise InvalidSpecError(f"{base}.{exc.field_path}", exc.value, exc.detail) from None
-        for name, units in requests.items():
+        for name, units in effective_requests(template.spec).items():  # job_problems checked them
             totals[name] = totals.get(name, 0) + n * units
         for name, is_binary in binary_formats(template).items():
             binary.setdefault(name, is_binary)

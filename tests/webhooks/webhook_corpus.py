@@ -2132,6 +2132,21 @@ VCJOB_CASES = [
         ["spec.minAvailable: Invalid value: 2: must be less than or equal to the replicas of all tasks (1)"],
     ),
     Case(
+        "vcjob-template-quantity-does-not-parse",
+        vcjob(
+            {
+                **_task(),
+                "template": {
+                    "spec": {"containers": [{"name": "w", "resources": {"requests": {"cpu": "2x"}}}]}
+                },
+            }
+        ),
+        [
+            f'{T0}.template.spec.containers[0].resources.requests[cpu]: Invalid value: "2x": quantities must match '
+            "the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+        ],
+    ),
+    Case(
         "vcjob-replicas-negative",
         vcjob(_task(replicas=-1)),
         [f"{T0}.replicas: Invalid value: -1: must be greater than or equal to 0"],
