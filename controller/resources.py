@@ -75,6 +75,8 @@ LEADERWORKERSETS = Resource.of(kinds.LEADERWORKERSET)
 CLUSTER_NETWORK_TOPOLOGIES = Resource.of(kinds.CLUSTER_NETWORK_TOPOLOGY)
 SIGS_PODGROUPS = Resource.of(kinds.SIGS_PODGROUP)
 X_PODGROUPS = Resource.of(kinds.X_PODGROUP)
+VOLCANO_JOBS = Resource.of(kinds.VOLCANO_JOB)
+"""Read by no controller loop: named so the one table of kinds and the resources agree."""
 
 VOLCANO_CRD_NAMES = (kinds.VOLCANO_PODGROUP.display, kinds.HYPERNODE.display)
 """The CRDs whose presence (with a ready volcano-scheduler) means Volcano schedules."""

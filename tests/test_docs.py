@@ -16,7 +16,7 @@ from controller.placer import gpu as gpu_placer
 from controller.reconcilers import lws as lws_reconciler
 from controller.runtime import scheduler
 from topobridge.cli import build_parser
-from translations import goregex, gpu, koordinator, lws, topology, volcano
+from translations import goregex, gpu, koordinator, kueue, lws, topology, volcano, volcano_job
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
@@ -104,6 +104,10 @@ def test_fixed_status_texts_are_explained(text: str) -> None:
         topology.ACCELERATOR_SUB_DOMAIN_LABEL,
         topology.GPU_CLIQUE_LABEL,
         *topology.NVLINK_TIER_NAMES,
+        *kueue.TAS_ANNOTATIONS,
+        kueue.TOPOLOGY_GATE,
+        volcano_job.TASK_SPEC_LABEL,
+        volcano_job.PARTITION_ID_LABEL,
     ],
 )
 def test_annotations_and_labels_are_in_the_reference(key: str) -> None:

@@ -1,4 +1,4 @@
-"""`topobridge translate [-f] FILE... [-R] [--to volcano|koordinator] [-o yaml|json|name]`
+"""`topobridge translate [-f] FILE... [-R] [--to volcano|koordinator|kueue] [--kueue-topology FILE] [--strict]`
 
 Reads Kubernetes objects (YAML or JSON documents, a `kind: List` as `kubectl get -o yaml` prints
 them, directories with -R, - for standard input), writes the objects it made to stdout and the
@@ -16,10 +16,20 @@ Nothing at all is written when any object could not be read or translated, so a 
                                  (v1.0, v0.x) and GPU Feature Discovery nvidia.com/gpu.clique labels
   batch/v1 Job (gpu.topology/*) -> PodGroup, its pod template pointed at it (--gpu-pack-tier,
                                  --gpu-nvlink-label); what Volcano cannot hold is refused
+  batch/v1 Job (kueue.x-k8s.io/podset-* on its template) -> PodGroup, its template pointed at it
+                                 (levels -> tiers by the Kueue Topology: --kueue-topology FILE or
+                                 the one Topology in the input)
+  Volcano Job                 -> the PodGroup Volcano's job controller makes for it
 --to koordinator:
   Volcano PodGroup            -> scheduling.sigs.k8s.io PodGroup + gang annotations, pods patched
-  LeaderWorkerSet             -> through its Volcano PodGroups
+  LeaderWorkerSet, Volcano Job -> through their Volcano PodGroups
   HyperNodes                  -> ClusterNetworkTopology `default` + the Nodes relabelled
+--to kueue:
+  HyperNodes                  -> Kueue Topology `default` + the Nodes relabelled
+  batch/v1 Job + the Volcano PodGroup its template joins -> the Job with Kueue's TAS annotations
+
+Every field a target cannot hold is named on a `refused` report line; --strict makes any such
+line fail the translation (exit 1, nothing written).
 
 Output: yaml (default: YAML documents, what `kubectl apply -f -` takes), json (one object, or a
 `kind: List`), name (`kind.group/name` per object).
@@ -38,18 +48,25 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from topobridge import output
-from topobridge.inputs import add_filename_arguments, describe, paths_of, read_reporting
+from topobridge.inputs import (
+    UnreadableError,
+    add_filename_arguments,
+    describe,
+    load_objects,
+    paths_of,
+    read_reporting,
+)
 from translations.gpu import NVLINK_LABEL
 
 EXIT_OK, EXIT_UNTRANSLATABLE, EXIT_UNREADABLE = 0, 1, 2
-TARGETS = ("volcano", "koordinator")
+TARGETS = ("volcano", "koordinator", "kueue")
 FORMATS = (output.YAML, output.JSON, output.NAME)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "translate",
-        help="translate gangs and topologies between LWS, Koordinator and Volcano",
+        help="translate gangs and topologies between LWS, Koordinator, Volcano and Kueue",
         description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -76,6 +93,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="KEY",
         help=f"node label the NVLink requirement becomes node affinity on (default: {NVLINK_LABEL})",
     )
+    p.add_argument(
+        "--kueue-topology",
+        metavar="FILE",
+        help="a Kueue Topology whose levels (widest first) map Kueue levels to HyperNode tiers; default: the "
+        "Topology in the input, or (--to kueue) the one made from the HyperNodes",
+    )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="fail (exit 1, nothing written) when any field is not carried (a report line marked refused)",
+    )
     p.set_defaults(handler=_handle)
 
 
@@ -87,6 +115,8 @@ def _handle(args: argparse.Namespace) -> int:
         recursive=args.recursive,
         output_format=args.output,
         gpu=GpuOptions(pack_tier=args.gpu_pack_tier, nvlink_label=args.gpu_nvlink_label),
+        kueue_topology=args.kueue_topology,
+        strict=args.strict,
         out=sys.stdout,
         err=sys.stderr,
     )
@@ -103,16 +133,29 @@ def run(
     stdin: TextIO | None = None,
     recursive: bool = False,
     output_format: str = output.YAML,
+    kueue_topology: str | None = None,
+    strict: bool = False,
 ) -> int:
+    levels: list[Any] | None = None
+    if kueue_topology is not None:
+        try:
+            levels = [loc.obj for loc in load_objects(kueue_topology)]
+        except UnreadableError as exc:
+            print(f"error: --kueue-topology {exc}", file=err)
+            return EXIT_UNREADABLE
     inputs = read_reporting("translate", files, err=err, recursive=recursive, stdin=stdin)
     if inputs is None:
         return EXIT_UNREADABLE
-    result = translate_objects([o.obj for o in inputs.objects], to=to, revision=revision, gpu=gpu)
+    result = translate_objects(
+        [o.obj for o in inputs.objects], to=to, revision=revision, gpu=gpu, kueue_topology=levels
+    )
     for line in result.report_lines:
         print(line, file=err)
     for line in result.errors:
         print(f"error: {line}", file=err)
-    failed = len(inputs.problems) + len(result.errors)
+    if strict and result.refused:
+        print(f"error: --strict: {result.refused} field(s) not carried (the refused lines above)", file=err)
+    failed = len(inputs.problems) + len(result.errors) + (1 if strict and result.refused else 0)
     if failed:
         print(
             f"error: nothing written: {failed} problem(s) above; fix or leave out what they name",
@@ -141,6 +184,13 @@ class Outcome:
     objects: list[dict[str, Any]] = field(default_factory=list)
     report_lines: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    refused: int = 0
+    """Report lines that name something not carried (`--strict` fails on any)."""
+
+    def report(self, report: Any) -> None:
+        """Every line of a TranslationReport, in order; its refusals counted."""
+        self.report_lines.extend(report.render())
+        self.refused += len(report.refused)
 
     def attempt(self, who: str, step: Callable[[], None]) -> None:
         """Run one translation; a TopobridgeError becomes an error line naming `who`."""
@@ -169,37 +219,85 @@ class Inputs:
     kueue_topologies: list[Any] = field(default_factory=list)
     jobs: list[Any] = field(default_factory=list)
     raw_jobs: list[dict[str, Any]] = field(default_factory=list)
+    volcano_jobs: list[Any] = field(default_factory=list)
+    priority_classes: list[Any] = field(default_factory=list)
+    levels: Any = None
+    """The Kueue level order (`kueue.LevelOrder`) from --kueue-topology or the input's Topology."""
 
 
 def translate_objects(
-    objects: Iterable[Any], *, to: str = "volcano", revision: str | None = None, gpu: GpuOptions | None = None
+    objects: Iterable[Any],
+    *,
+    to: str = "volcano",
+    revision: str | None = None,
+    gpu: GpuOptions | None = None,
+    kueue_topology: Sequence[Any] | None = None,
 ) -> Outcome:
+    """`kueue_topology`: the objects of --kueue-topology FILE (one Topology)."""
     outcome = Outcome()
     inputs = _classify(objects, to, outcome)
+    outcome.attempt("--kueue-topology", lambda: _level_order(inputs, kueue_topology, outcome))
+    if to in ("volcano", "koordinator"):
+        _pods_kueue_drops(inputs, to.capitalize(), outcome)
     if to == "koordinator":
         _to_koordinator(inputs, revision, outcome)
         for job in inputs.jobs:
             outcome.report_lines.append(
-                f"Job {job.key}: skipped (the GPU dialect translates into Volcano only)"
+                f"Job {job.key}: skipped (batch/v1 Jobs translate into Volcano and Kueue only)"
             )
+    elif to == "kueue":
+        _to_kueue(inputs, outcome)
     else:
         _to_volcano(inputs, revision, outcome)
-        _gpu_jobs(inputs, gpu or GpuOptions(), outcome)
+        _batch_jobs(inputs, gpu or GpuOptions(), outcome)
     return outcome
 
 
-def _gpu_jobs(inputs: Inputs, options: GpuOptions, outcome: Outcome) -> None:
+def _level_order(inputs: Inputs, from_file: Sequence[Any] | None, outcome: Outcome) -> None:
+    """The Kueue level order: --kueue-topology's Topology, else the input's only Topology."""
+    from translations import kueue
+    from translations.errors import ScenarioError
+
+    if from_file is not None:
+        found = [o for o in from_file if isinstance(o, dict) and o.get("kind") == "Topology"]
+        if len(found) != 1:
+            raise ScenarioError(f"holds {len(found)} Kueue Topologies; it must hold exactly one")
+        inputs.levels = kueue.LevelOrder.of(kueue.Topology.parse(found[0], strict=True))
+        outcome.report_lines.append(f"Kueue levels: {inputs.levels.describe()} (--kueue-topology)")
+    elif len(inputs.kueue_topologies) == 1:
+        inputs.levels = kueue.LevelOrder.of(inputs.kueue_topologies[0])
+        outcome.report_lines.append(f"Kueue levels: {inputs.levels.describe()} (from the input)")
+    elif inputs.kueue_topologies:
+        names = ", ".join(t.name for t in inputs.kueue_topologies)
+        outcome.report_lines.append(
+            f"Kueue levels: {len(inputs.kueue_topologies)} Topologies ({names}): choose one with --kueue-topology"
+        )
+
+
+def _batch_jobs(inputs: Inputs, options: GpuOptions, outcome: Outcome) -> None:
+    """batch/v1 Jobs: the GPU dialect's or Kueue's TAS annotations, each into a PodGroup."""
     from translations import gpu_to_volcano as g2v
+    from translations import kueue_to_volcano as q2v
+    from translations.errors import InvalidSpecError
 
     for raw in inputs.raw_jobs:
         who = describe(raw)
 
         def one_job(raw: dict[str, Any] = raw, who: str = who) -> None:
-            result = g2v.translate(raw, nvlink_label=options.nvlink_label, pack_tier=options.pack_tier)
+            gpu = g2v.translate(raw, nvlink_label=options.nvlink_label, pack_tier=options.pack_tier)
+            tas = q2v.job_to_volcano(raw, inputs.levels)
+            if gpu is not None and tas is not None:
+                raise InvalidSpecError(
+                    "spec.template.metadata.annotations",
+                    None,
+                    "Forbidden: both gpu.topology/* and Kueue's podset-* topology annotations: one Job makes one "
+                    "PodGroup; keep one dialect",
+                )
+            result = gpu or tas
             if result is None:
-                outcome.report_lines.append(f"{who}: skipped (no gpu.topology/ request)")
+                outcome.report_lines.append(f"{who}: skipped (no gpu.topology/ or Kueue topology request)")
                 return
-            outcome.report_lines.extend(result.report.render())
+            outcome.report(result.report)
             outcome.objects.extend([result.pod_group.to_dict(), result.job])
 
         outcome.attempt(who, one_job)
@@ -207,8 +305,9 @@ def _gpu_jobs(inputs: Inputs, options: GpuOptions, outcome: Outcome) -> None:
 
 def _classify(objects: Iterable[Any], to: str, outcome: Outcome) -> Inputs:
     from translations import koordinator as koord
-    from translations import kueue, schedplugins, volcano
-    from translations.core import Job, Node, Pod
+    from translations import kueue, schedplugins, volcano, volcano_job
+    from translations.core import Job, Node, Pod, PriorityClass
+    from translations.envelope import envelope_problems
     from translations.errors import InvalidSpecError, raise_all
     from translations.lws import API_VERSION as LWS_API_VERSION
     from translations.lws import LeaderWorkerSet, read_topology_request
@@ -226,11 +325,19 @@ def _classify(objects: Iterable[Any], to: str, outcome: Outcome) -> Inputs:
         (koord.GROUP, "ClusterNetworkTopology"): (koord.ClusterNetworkTopology, inputs.cnts),
         (kueue.GROUP, "Topology"): (kueue.Topology, inputs.kueue_topologies),
         ("batch", "Job"): (Job, inputs.jobs),
+        (volcano_job.GROUP, "Job"): (volcano_job.VolcanoJob, inputs.volcano_jobs),
+        ("scheduling.k8s.io", "PriorityClass"): (PriorityClass, inputs.priority_classes),
     }
     for obj in objects:
         who = describe(obj)
         if not isinstance(obj, dict):
             outcome.errors.append(f"{who}: not a Kubernetes object")
+            continue
+        envelope = envelope_problems(obj, require_name=True)
+        # What the API server (or Kueue's webhook, for TAS annotations) would refuse is no input.
+        refused = envelope or [p for _, _, found in kueue.read_pod_sets(obj) for p in found]
+        if refused:
+            outcome.errors.append(f"{who}: " + "; ".join(f"{p.field_path}: {p.detail}" for p in refused))
             continue
         api_version = str(obj.get("apiVersion") or "")
         group = api_version.rpartition("/")[0] if "/" in api_version else ""
@@ -275,17 +382,27 @@ def _default_cnt(inputs: Inputs, outcome: Outcome) -> Any:
     return chosen
 
 
+def _pods_kueue_drops(inputs: Inputs, target: str, outcome: Outcome) -> None:
+    from translations import kueue_to_volcano as q2v
+
+    for pod in inputs.pods:
+        report = q2v.pod_annotations_not_carried(pod, target)
+        if report is not None:
+            outcome.report(report)
+
+
 def _to_volcano(inputs: Inputs, revision: str | None, outcome: Outcome) -> None:
     from translations import hypernodes as hn
     from translations import koordinator_to_volcano as k2v
     from translations import lws_to_volcano as l2v
+    from translations import volcano_job_to_podgroup as vj2pg
     from translations.topology import from_hypernodes
 
     cnt = _default_cnt(inputs, outcome)
     made: dict[str, dict[str, Any]] = {}
 
     def emit_hypernodes(result: hn.HyperNodeSet) -> None:
-        outcome.report_lines.extend(result.report.render())
+        outcome.report(result.report)
         for h in result.hypernodes:
             body = h.to_dict()
             if h.name in made and made[h.name] != body:
@@ -315,10 +432,18 @@ def _to_volcano(inputs: Inputs, revision: str | None, outcome: Outcome) -> None:
 
         def one_lws(lws: Any = lws) -> None:
             result = l2v.translate(lws, pods=inputs.pods, revision=revision)
-            outcome.report_lines.extend(result.report.render())
+            outcome.report(result.report)
             pod_groups.extend(pg.to_dict() for pg in result.pod_groups)
 
         outcome.attempt(f"LeaderWorkerSet {lws.key}", one_lws)
+    for job in inputs.volcano_jobs:
+
+        def one_job(job: Any = job) -> None:
+            result = vj2pg.translate(job, priority_classes=inputs.priority_classes, tree=tree)
+            outcome.report(result.report)
+            pod_groups.append(result.pod_group.to_dict())
+
+        outcome.attempt(f"Job {job.key}", one_job)
 
     gangs: list[k2v.KoordGang] = []
     for pg in inputs.koord_pod_groups:
@@ -334,7 +459,7 @@ def _to_volcano(inputs: Inputs, revision: str | None, outcome: Outcome) -> None:
 
         def one_gang(group: list[k2v.KoordGang] = group) -> None:
             gang = k2v.translate_gangs(group, layers=layers)
-            outcome.report_lines.extend(gang.report.render())
+            outcome.report(gang.report)
             pod_groups.append(gang.pod_group.to_dict())
             for patch in gang.pod_patches:
                 key = (patch.namespace, patch.name)
@@ -348,6 +473,7 @@ def _to_volcano(inputs: Inputs, revision: str | None, outcome: Outcome) -> None:
 def _to_koordinator(inputs: Inputs, revision: str | None, outcome: Outcome) -> None:
     from translations import hypernodes as hn
     from translations import lws_to_volcano as l2v
+    from translations import volcano_job_to_podgroup as vj2pg
     from translations import volcano_to_koordinator as v2k
     from translations.koordinator import ClusterNetworkTopology
     from translations.topology import from_hypernodes
@@ -360,7 +486,7 @@ def _to_koordinator(inputs: Inputs, revision: str | None, outcome: Outcome) -> N
         def topology() -> None:
             nonlocal cnt, tree
             result = hn.to_cluster_network_topology(inputs.hypernodes, inputs.nodes)
-            outcome.report_lines.extend(result.report.render())
+            outcome.report(result.report)
             if cnt is not None:
                 outcome.report_lines.append(
                     "ClusterNetworkTopology default: the input's own is replaced by the one made "
@@ -387,19 +513,27 @@ def _to_koordinator(inputs: Inputs, revision: str | None, outcome: Outcome) -> N
 
         def one_lws(lws: Any = lws) -> None:
             result = l2v.translate(lws, pods=inputs.pods, revision=revision)
-            outcome.report_lines.extend(result.report.render())
+            outcome.report(result.report)
             volcano_groups.extend(
                 (f"LeaderWorkerSet {lws.key} -> PodGroup {pg.key}", pg) for pg in result.pod_groups
             )
 
         outcome.attempt(f"LeaderWorkerSet {lws.key}", one_lws)
+    for job in inputs.volcano_jobs:
+
+        def one_job(job: Any = job) -> None:
+            result = vj2pg.translate(job, priority_classes=inputs.priority_classes, tree=tree)
+            outcome.report(result.report)
+            volcano_groups.append((f"Job {job.key} -> PodGroup {result.pod_group.key}", result.pod_group))
+
+        outcome.attempt(f"Job {job.key}", one_job)
     patched: dict[tuple[str, str], dict[str, Any]] = {}
     final_cnt: ClusterNetworkTopology | None = cnt
     for who, pg in volcano_groups:
 
         def one_group(pg: PodGroup = pg) -> None:
             result = v2k.translate(pg, pods=inputs.pods, cnt=final_cnt, tree=tree)
-            outcome.report_lines.extend(result.report.render())
+            outcome.report(result.report)
             outcome.objects.append(result.pod_group.to_dict())
             for patch in result.pod_patches:
                 key = (patch.namespace, patch.name)
@@ -407,6 +541,79 @@ def _to_koordinator(inputs: Inputs, revision: str | None, outcome: Outcome) -> N
 
         outcome.attempt(who, one_group)
     outcome.objects.extend(patched.values())
+
+
+def _to_kueue(inputs: Inputs, outcome: Outcome) -> None:
+    """HyperNodes -> a Kueue Topology and node labels; batch/v1 Jobs whose template joins a Volcano
+    PodGroup of the input -> the Job with Kueue's TAS annotations. Other kinds are named as skipped."""
+    from translations import kueue
+    from translations import kueue_to_volcano as q2v
+    from translations._base import raw_annotations_at
+    from translations.volcano import GROUP_NAME_ANNOTATION
+
+    tree = None
+    if inputs.hypernodes:
+
+        def topology() -> None:
+            nonlocal tree
+            made = q2v.topology_from_hypernodes(inputs.hypernodes, inputs.nodes)
+            outcome.report(made.report)
+            tree = made.tree
+            outcome.objects.append(made.topology.to_dict())
+            for patch in made.node_patches:
+                raw = inputs.raw_nodes.get(patch.node) or {
+                    "apiVersion": "v1",
+                    "kind": "Node",
+                    "metadata": {"name": patch.node},
+                }
+                outcome.objects.append(patch.apply(raw))
+            if inputs.levels is None:
+                inputs.levels = kueue.LevelOrder.of(made.topology)
+
+        outcome.attempt(f"{len(inputs.hypernodes)} HyperNodes", topology)
+    groups = {(pg.namespace, pg.name): pg for pg in inputs.volcano_pod_groups}
+    used: set[tuple[str, str]] = set()
+    for raw in inputs.raw_jobs:
+        who = describe(raw)
+        meta = raw.get("metadata") or {}
+        key = (
+            str(meta.get("namespace") or ""),
+            str(raw_annotations_at(raw, ("spec", "template", "metadata")).get(GROUP_NAME_ANNOTATION)),
+        )
+        pg = groups.get(key)
+        if pg is None:
+            outcome.report_lines.append(
+                f"{who}: skipped (its template joins no Volcano PodGroup of the input)"
+            )
+            continue
+        used.add(key)
+
+        def one_job(raw: dict[str, Any] = raw, pg: Any = pg) -> None:
+            result = q2v.job_to_kueue(raw, pg, inputs.levels, tree)
+            outcome.report(result.report)
+            outcome.objects.append(result.job)
+
+        outcome.attempt(who, one_job)
+    skipped = [
+        *(
+            (
+                f"PodGroup {pg.key}",
+                "Kueue's annotations live on a pod template: give the Job whose template joins it",
+            )
+            for key, pg in groups.items()
+            if key not in used
+        ),
+        *((f"Job {j.key}", "Kueue manages no Volcano Job") for j in inputs.volcano_jobs),
+        *(
+            (f"LeaderWorkerSet {w.key}", "its topology is not translated into Kueue's annotations")
+            for w in inputs.lws
+        ),
+        *(
+            (f"PodGroup {g.key}", "Koordinator gangs are not translated into Kueue")
+            for g in inputs.koord_pod_groups
+        ),
+    ]
+    outcome.report_lines.extend(f"{who}: skipped ({why})" for who, why in skipped)
 
 
 def _kueue_hypernodes(topo: Any, nodes: list[Any], emit: Callable[[Any], None]) -> None:

@@ -1,6 +1,7 @@
 """`topobridge validate [-f] FILE... [-R] [-o text|json|yaml|name] [--cluster-state FILE]`
 
-Checks LWS, Volcano and Koordinator objects with the same rules the admission webhook runs.
+Checks LWS, Volcano (PodGroups, HyperNodes, Jobs), Koordinator, Kueue TAS and GPU-dialect
+objects with the same rules the admission webhook runs.
 FILE is a file of YAML or JSON documents (objects, a `kind: List`, or a list of objects), a
 directory (its .yaml, .yml and .json files; -R for subdirectories too) or - for standard input;
 give them as arguments or with -f, as kubectl takes them. Every file is read and reported: one
@@ -12,6 +13,10 @@ Output (stdout), one verdict per object:
                    "unreadable": ["file: why"]}
   name            `kind.group/name` of every valid object
 Errors and warnings always go to stderr too, naming the object and the field.
+
+Every object, whatever its kind, is first checked as the API server checks it: `apiVersion` and
+`kind` given, a name (or generateName), names and namespaces in Kubernetes' form (`nodeC` and a
+namespace `NS1` are refused, naming `metadata.name` / `metadata.namespace`).
 
 Exit status: 0 all valid, 1 some object invalid, 2 a file could not be read or held no objects.
 
@@ -148,20 +153,24 @@ def run(
 
 
 def check(inputs: Inputs, state: Any) -> list[Verdict]:
-    """Every object through the admission rule for its kind."""
+    """Every object through what the API server checks first (`translations.envelope`: apiVersion,
+    kind, name and namespace, for every kind), then the admission rule for its kind."""
+    from translations.envelope import envelope_problems
     from webhooks.rules.registry import validate_object
 
     verdicts = []
     for located in inputs.objects:
+        envelope = [f"{p.field_path}: {p.detail}" for p in envelope_problems(located.obj)]
         kind, decision = validate_object(located.obj, state)
-        if kind is None:
+        if kind is None and not envelope:
             verdicts.append(Verdict(located, "skipped"))
             continue
+        errors = [*envelope, *(str(e) for e in decision.errors)]
         verdicts.append(
             Verdict(
                 located,
-                "valid" if decision.allowed else "invalid",
-                errors=[str(e) for e in decision.errors],
+                "invalid" if errors else "valid",
+                errors=errors,
                 warnings=[str(w) for w in decision.warnings],
             )
         )

@@ -3,7 +3,9 @@ FILEs, `-R` to descend into directories, YAML or JSON, `kind: List` and bare lis
 
 Every source is read on its own: one that cannot be read is reported (`Inputs.problems`) and the
 others still count, so `validate good.yaml missing.yaml` says something about both. Messages
-name the file and, for YAML errors, the line and column (`objects.yaml:3:7: not valid YAML: ...`).
+name the file and, for YAML errors, the line and column (`objects.yaml:3:7: not valid YAML: ...`);
+a key given twice in one mapping is such an error (`found duplicate key "x" (first at line 6)`),
+as the API server's strict decoding refuses it.
 """
 
 from __future__ import annotations
@@ -29,7 +31,30 @@ class UnreadableError(Exception):
 
 
 class _Loader(yaml.SafeLoader):
-    """YAML as the API server reads it: timestamps stay strings (JSON has no dates)."""
+    """YAML as the API server reads it: timestamps stay strings (JSON has no dates), and a key
+    given twice in one mapping is an error naming both lines (the API server's strict decoding
+    refuses it; SafeLoader would keep the last value without a word)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        if isinstance(node, yaml.MappingNode):
+            first: dict[Any, yaml.Node] = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue  # `<<` merges: an explicit key may override a merged one
+                key = self.construct_object(key_node, deep=deep)
+                try:
+                    seen = first.setdefault(key, key_node)
+                except TypeError:  # an unhashable key: the base class says so
+                    break
+                if seen is not key_node:
+                    raise yaml.constructor.ConstructorError(
+                        None,
+                        None,
+                        f"found duplicate key {_key_text(key)} (first at line {seen.start_mark.line + 1})",
+                        key_node.start_mark,
+                    )
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return mapping
 
 
 _Loader.yaml_implicit_resolvers = {
@@ -196,6 +221,10 @@ def yaml_error(path: str, exc: yaml.YAMLError) -> str:
     if isinstance(exc, yaml.reader.ReaderError):
         return f"{path}: character {exc.position + 1}: not valid YAML: {exc.reason}"
     return f"{path}: not valid YAML: {exc}"
+
+
+def _key_text(key: Any) -> str:
+    return f'"{key}"' if isinstance(key, str) else str(key)
 
 
 def describe(obj: Any) -> str:

@@ -26,7 +26,15 @@ DNS1123_SUBDOMAIN_MESSAGE = (
     "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
 )
 """Kubernetes' own wording for a name that is not a DNS-1123 subdomain."""
-_PATTERN_MESSAGES = {DNS1123_SUBDOMAIN: DNS1123_SUBDOMAIN_MESSAGE}
+DNS1123_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+DNS1123_LABEL_MESSAGE = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
+    "start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
+    "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+)
+"""Kubernetes' own wording for a name that is not a DNS-1123 label (the two spaces after the
+first example are apimachinery's)."""
+_PATTERN_MESSAGES = {DNS1123_SUBDOMAIN: DNS1123_SUBDOMAIN_MESSAGE, DNS1123_LABEL: DNS1123_LABEL_MESSAGE}
 
 INT32_MAX = 2**31 - 1
 INT64_MAX = 2**63 - 1
@@ -234,6 +242,16 @@ def _dig(raw: Any, keys: list[int | str]) -> Any:
         except (KeyError, IndexError, TypeError):
             return None
     return cur
+
+
+def raw_annotations_at(obj: Any, path: tuple[str, ...]) -> dict[str, Any]:
+    """The annotations of the metadata at `path` (e.g. `("spec", "template", "metadata")`) in a raw
+    object, `{}` wherever the shape is not what Kubernetes writes (the parsers say what is wrong)."""
+    cur: Any = obj
+    for key in path:
+        cur = cur.get(key) if isinstance(cur, dict) else None
+    annotations = cur.get("annotations") if isinstance(cur, dict) else None
+    return annotations if isinstance(annotations, dict) else {}
 
 
 class OwnerReference(KubeModel):

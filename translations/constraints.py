@@ -15,7 +15,7 @@ from typing import Literal
 
 from translations import koordinator as koord
 from translations import volcano
-from translations.errors import InvalidSpecError, NotExpressibleError, raise_all
+from translations.errors import NotExpressibleError, go_quote, raise_all
 from translations.topology import TopologyTree
 
 Mode = Literal["hard", "soft"]
@@ -47,21 +47,29 @@ class SubGroupConstraint:
 
 
 def resolve_tier(
-    *, tier: int | None, tier_name: str | None, tree: TopologyTree | None, field: str
+    *,
+    tier: int | None,
+    tier_name: str | None,
+    tree: TopologyTree | None,
+    field: str,
+    warnings: list[str] | None = None,
 ) -> int | None:
-    """A tier given by number or by HyperNode tierName, as a number."""
+    """A tier given by number or by HyperNode tierName, as a number.
+
+    A tierName no HyperNode of `tree` carries follows Volcano: it is logged and no tier limit
+    applies (None), with a warning appended to `warnings`. Without a tree there is nothing to
+    resolve the name against: None, silently."""
     raise_all(
         volcano.network_topology_problems(highest_tier_allowed=tier, highest_tier_name=tier_name, path=field)
     )
     if tier_name is None:
         return tier
     resolved = tree.tier_of_name(tier_name) if tree is not None else None
-    if resolved is None:
-        known = sorted(set((tree.tier_names if tree else {}).values()))
-        raise InvalidSpecError(
-            f"{field}.highestTierName",
-            tier_name,
-            f'Not found: "{tier_name}": no HyperNode tier has this tierName (known: {", ".join(known) or "none"})',
+    if resolved is None and tree is not None and warnings is not None:
+        known = sorted(set(tree.tier_names.values()))
+        warnings.append(
+            f"{field}.highestTierName: {go_quote(tier_name)} names no HyperNode tier "
+            f"(known: {', '.join(known) or 'none'}): as in Volcano, no tier limit applies"
         )
     return resolved
 
@@ -71,11 +79,16 @@ def from_volcano(
     tree: TopologyTree | None,
     *,
     field: str = "spec.networkTopology",
+    warnings: list[str] | None = None,
 ) -> TopologyConstraint | None:
     if spec is None:
         return None
     tier = resolve_tier(
-        tier=spec.highest_tier_allowed, tier_name=spec.highest_tier_name, tree=tree, field=field
+        tier=spec.highest_tier_allowed,
+        tier_name=spec.highest_tier_name,
+        tree=tree,
+        field=field,
+        warnings=warnings,
     )
     return TopologyConstraint(spec.effective_mode, tier)
 

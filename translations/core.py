@@ -7,13 +7,14 @@ scheduling and translation need is typed; everything else rides along as extra f
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import ClassVar, Literal
 
 from pydantic import Field
 
 from translations._base import KubeModel, LabelSelector, TypedObject
 from translations.errors import InvalidSpecError
-from translations.quantity import Quantity, scheduler_units, to_scheduler_units
+from translations.quantity import Quantity, is_binary, scheduler_units, to_scheduler_units
 
 ResourceList = dict[str, Quantity]
 
@@ -222,6 +223,24 @@ def effective_requests(spec: PodSpec) -> dict[str, int]:
     for name, q in (spec.overhead or {}).items():
         total[name] = total.get(name, 0) + to_scheduler_units(name, q, field=f"spec.overhead[{name}]")
     return {k: v for k, v in total.items() if v}
+
+
+def binary_formats(template: PodTemplateSpec) -> dict[str, bool]:
+    """Per resource, whether the first quantity written for it uses a power-of-two suffix:
+    Kubernetes keeps the first operand's format when it adds quantities."""
+    out: dict[str, bool] = {}
+    spec = template.spec
+
+    def see(items: Mapping[str, Quantity] | None) -> None:
+        for name, q in (items or {}).items():
+            out.setdefault(name, is_binary(q))
+
+    for c in [*spec.containers, *(spec.init_containers or [])]:
+        if c.resources is not None:
+            see(c.resources.requests)
+            see(c.resources.limits)
+    see(spec.overhead)
+    return out
 
 
 def _container_units(c: Container, where: str, i: int) -> dict[str, int]:

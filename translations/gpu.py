@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
+from translations._base import raw_annotations_at
 from translations.core import Job, Pod, effective_requests
 from translations.errors import InvalidSpecError, render_value
 
@@ -150,9 +151,9 @@ def annotation_layers(obj: Any) -> list[tuple[str, Mapping[str, Any]]]:
     pod template's, any other object's own."""
     if not isinstance(obj, dict):
         return []
-    layers = [(JOB_LAYERS[0], _annotations_at(obj, ("metadata",)))]
+    layers: list[tuple[str, Mapping[str, Any]]] = [(JOB_LAYERS[0], raw_annotations_at(obj, ("metadata",)))]
     if obj.get("kind") == "Job":
-        layers.append((JOB_LAYERS[1], _annotations_at(obj, ("spec", "template", "metadata"))))
+        layers.append((JOB_LAYERS[1], raw_annotations_at(obj, ("spec", "template", "metadata"))))
     return layers
 
 
@@ -340,14 +341,6 @@ def completion_index(pod: Pod) -> str | None:
 def _template_annotations(job: Job) -> Mapping[str, Any]:
     meta = job.spec.template.metadata or {}
     annotations = meta.get("annotations")
-    return annotations if isinstance(annotations, dict) else {}
-
-
-def _annotations_at(obj: dict[str, Any], path: tuple[str, ...]) -> Mapping[str, Any]:
-    cur: Any = obj
-    for key in path:
-        cur = cur.get(key) if isinstance(cur, dict) else None
-    annotations = cur.get("annotations") if isinstance(cur, dict) else None
     return annotations if isinstance(annotations, dict) else {}
 
 

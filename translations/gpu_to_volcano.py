@@ -19,7 +19,6 @@ kubelet's Topology Manager and the device plugin read them from the pods, no sch
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +26,7 @@ from typing import Any
 from translations import gpu, volcano
 from translations.core import Job
 from translations.errors import InvalidSpecError
+from translations.patches import job_pointed_at
 from translations.report import TranslationReport
 
 DEFAULT_SCHEDULER = "volcano"
@@ -73,17 +73,8 @@ def translate(
             "spec": spec,
         }
     )
-    out = copy.deepcopy(dict(raw_job))
-    spec_out = out.setdefault("spec", {})
-    template = spec_out.get("template") or {}
-    meta = dict(template.get("metadata") or {})
-    template = spec_out["template"] = {
-        "metadata": meta,
-        **{k: v for k, v in template.items() if k != "metadata"},
-    }
-    meta["annotations"] = {**(meta.get("annotations") or {}), volcano.GROUP_NAME_ANNOTATION: job.name}
-    pod_spec = template.setdefault("spec", {})
-    pod_spec["schedulerName"] = scheduler_name
+    out = job_pointed_at(raw_job, job.name, scheduler_name)
+    pod_spec = out["spec"]["template"]["spec"]
     report.carry(
         f"pods join the PodGroup ({volcano.GROUP_NAME_ANNOTATION}: {job.name}, schedulerName {scheduler_name})"
     )

@@ -3,7 +3,8 @@
 CRD generation (`crdgen.CRDS`), the controller's REST resources (`controller.resources`) and
 the admission registry (`webhooks.rules.registry.KINDS`) all build on these entries, so a
 kind's group, version, plural, scope and status subresource cannot drift apart
-(`tests/test_kinds.py` checks it).
+(`tests/test_kinds.py` checks it). Three sorts: `CUSTOM_KINDS` (CRDs topobridge generates),
+`FOREIGN_CRD_KINDS` (CRDs only their project installs) and the built-in Pod and Job.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from translations import koordinator, lws, schedplugins, volcano
+from translations import koordinator, lws, schedplugins, volcano, volcano_job
 
 KindName = Literal["LeaderWorkerSet", "PodGroup", "HyperNode", "ClusterNetworkTopology", "Pod", "Job"]
 """The kinds topobridge's own rules and CRDs speak of."""
@@ -57,6 +58,8 @@ SIGS_PODGROUP = ApiKind(koordinator.SIGS_GROUP, "v1alpha1", "PodGroup", "podgrou
 X_PODGROUP = ApiKind(schedplugins.GROUP, "v1alpha1", "PodGroup", "podgroups", True, True)
 POD = ApiKind("", "v1", "Pod", "pods", True, True)
 JOB = ApiKind("batch", "v1", "Job", "jobs", True, True)
+VOLCANO_JOB = ApiKind(volcano_job.GROUP, "v1alpha1", "Job", "jobs", True, True)
+"""Volcano's Job: validated and translated; its CRD is Volcano's (see `FOREIGN_CRD_KINDS`)."""
 
 CUSTOM_KINDS: tuple[ApiKind, ...] = (
     LEADERWORKERSET,
@@ -66,5 +69,12 @@ CUSTOM_KINDS: tuple[ApiKind, ...] = (
     SIGS_PODGROUP,
     X_PODGROUP,
 )
-"""The kinds defined by CRDs (topobridge generates each one's CRD)."""
-ALL_KINDS: tuple[ApiKind, ...] = (*CUSTOM_KINDS, POD, JOB)
+"""The kinds defined by CRDs topobridge generates from its models (`crdgen.CRDS`, the chart's
+`crds.install`): the ones its fallback scheduler and translations need to exist even where the
+upstream project is not installed."""
+FOREIGN_CRD_KINDS: tuple[ApiKind, ...] = (VOLCANO_JOB,)
+"""Kinds defined by a CRD topobridge neither generates nor ships: a Volcano Job means nothing
+without Volcano's job controller, which installs its own CRD. topobridge validates them (the
+webhook routes them as any kind; matching no served resource, its rule is inert) and
+translates them."""
+ALL_KINDS: tuple[ApiKind, ...] = (*CUSTOM_KINDS, *FOREIGN_CRD_KINDS, POD, JOB)

@@ -22,18 +22,19 @@ every group shares: minMember, minResources, queue, priority, topology, subgroup
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from translations import kueue, volcano
 from translations import lws as lwsmod
-from translations import volcano
 from translations._base import JsonDict
-from translations.core import Pod, PodSpec, PodTemplateSpec, effective_requests
+from translations.core import Pod, PodSpec, binary_formats, effective_requests
 from translations.errors import InvalidSpecError, MissingInputError, raise_all
-from translations.quantity import Quantity, from_scheduler_units, is_binary
+from translations.quantity import from_scheduler_units
 from translations.report import TranslationReport, inline
 
+TEMPLATE_PATH = lwsmod.TEMPLATE_PATH
 SUBGROUP_MODE_ANNOTATION = lwsmod.SUBGROUP_MODE_ANNOTATION
 SUBGROUP_TIER_ANNOTATION = lwsmod.SUBGROUP_TIER_ANNOTATION
 SUBGROUP_POLICY_NAME = "subgroup"
@@ -61,6 +62,7 @@ def translate(
     report = TranslationReport(f"LeaderWorkerSet {lws.key}", "Volcano")
     revisions, leaders = group_revisions(lws, pods, revision, report)
     spec = gang_spec(lws, report)
+    report_drops(lws, report)
     groups = tuple(
         pod_group(lws, index, rev, spec, leader_pod=leaders.get(index), report=report)
         for index, rev in sorted(revisions.items())
@@ -197,7 +199,7 @@ def min_resources(tmpl: lwsmod.LeaderWorkerTemplate) -> dict[str, str]:
             tmpl.worker_template.spec, "spec.leaderWorkerTemplate.workerTemplate"
         ).items():
             totals[name] = totals.get(name, 0) + workers * units
-    binary = {**_binary_formats(tmpl.worker_template), **_binary_formats(leader)}
+    binary = {**binary_formats(tmpl.worker_template), **binary_formats(leader)}
     return {
         name: from_scheduler_units(name, units, binary=binary.get(name, False))
         for name, units in sorted(totals.items())
@@ -209,24 +211,6 @@ def _requests(spec: PodSpec, path: str) -> dict[str, int]:
         return effective_requests(spec)
     except InvalidSpecError as exc:
         raise InvalidSpecError(f"{path}.{exc.field_path}", exc.value, exc.detail) from None
-
-
-def _binary_formats(template: PodTemplateSpec) -> dict[str, bool]:
-    """Per resource, whether the first quantity written for it uses a power-of-two suffix:
-    Kubernetes keeps the first operand's format when it adds quantities."""
-    out: dict[str, bool] = {}
-    spec = template.spec
-
-    def see(items: Mapping[str, Quantity] | None) -> None:
-        for name, q in (items or {}).items():
-            out.setdefault(name, is_binary(q))
-
-    for c in [*spec.containers, *(spec.init_containers or [])]:
-        if c.resources is not None:
-            see(c.resources.requests)
-            see(c.resources.limits)
-    see(spec.overhead)
-    return out
 
 
 def _priority_class(tmpl: lwsmod.LeaderWorkerTemplate, report: TranslationReport) -> str | None:
@@ -308,6 +292,37 @@ def subgroup_policy(
             f"{SUBGROUP_TIER_ANNOTATION})"
         )
     return entry
+
+
+VOLCANO_ANNOTATION_PREFIX = "volcano.sh/"
+"""LWS's Volcano provider (v0.8) copies every annotation of an LWS with this prefix onto its PodGroups."""
+READ_ANNOTATIONS = (volcano.POD_TOPOLOGY_MODE_ANNOTATION, volcano.POD_TOPOLOGY_TIER_ANNOTATION)
+
+
+def report_drops(lws: lwsmod.LeaderWorkerSet, report: TranslationReport) -> None:
+    """Name what the PodGroups do not carry: `volcano.sh/*` annotations other than the topology
+    ones read above (upstream LWS copies them onto its PodGroups), and Kueue's TAS annotations on
+    the templates (Kueue's placement, not Volcano's)."""
+    for key in sorted(lws.metadata.annotations or {}):
+        if key.startswith(VOLCANO_ANNOTATION_PREFIX) and key not in READ_ANNOTATIONS:
+            report.refuse(
+                f"metadata.annotations[{key}]: LWS's Volcano provider copies it onto each PodGroup; "
+                "topobridge's PodGroups do not carry it"
+            )
+    tmpl = lws.spec.leader_worker_template
+    for name, template in (
+        ("leaderTemplate", tmpl.leader_template),
+        ("workerTemplate", tmpl.worker_template),
+    ):
+        raw = template.metadata if template is not None else None
+        annotations = raw.get("annotations") if isinstance(raw, dict) else None
+        for key in sorted(
+            k for k in (annotations if isinstance(annotations, dict) else {}) if k in kueue.TAS_ANNOTATIONS
+        ):
+            report.refuse(
+                f"{TEMPLATE_PATH}.{name}.metadata.annotations[{key}]: Kueue's topology request, not carried into "
+                "the PodGroups (spec.networkTopology is what Volcano reads)"
+            )
 
 
 # --- one group -------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from translations._base import JsonDict
+from translations.volcano import GROUP_NAME_ANNOTATION
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +58,19 @@ class NodeLabelPatch:
 
     def apply(self, node: Mapping[str, Any]) -> JsonDict:
         return merge(node, self.merge_patch())
+
+
+def job_pointed_at(raw_job: Mapping[str, Any], pod_group: str, scheduler_name: str) -> JsonDict:
+    """A copy of a raw batch/v1 Job whose pod template joins the Volcano PodGroup `pod_group`
+    (its group-name annotation) and asks for `scheduler_name`; nothing else changes."""
+    out: JsonDict = copy.deepcopy(dict(raw_job))
+    spec = out.setdefault("spec", {})
+    template = spec.get("template") or {}
+    meta = dict(template.get("metadata") or {})
+    template = spec["template"] = {"metadata": meta, **{k: v for k, v in template.items() if k != "metadata"}}
+    meta["annotations"] = {**(meta.get("annotations") or {}), GROUP_NAME_ANNOTATION: pod_group}
+    template.setdefault("spec", {})["schedulerName"] = scheduler_name
+    return out
 
 
 def merge(target: Mapping[str, Any], patch: Mapping[str, Any]) -> JsonDict:

@@ -632,25 +632,43 @@ def from_hypernodes(hypernodes: Iterable[HyperNode], nodes: Iterable[Node]) -> T
     warnings: list[str] = []
     node_parent: dict[str, HyperNode] = {}
     hn_parent: dict[str, HyperNode] = {}
+    claimed_by: dict[tuple[str, str], int] = {}  # (what, member) -> member index in its parent
 
-    def claim(table: dict[str, HyperNode], what: str, member: str, owner: HyperNode) -> None:
+    def claim(table: dict[str, HyperNode], what: str, member: str, owner: HyperNode, index: int) -> None:
         prev = table.get(member)
         if prev is None:
             table[member] = owner
+            claimed_by[(what, member)] = index
+            return
+        if prev is owner:  # two selectors of one HyperNode: a repeat, not a second parent
+            first = claimed_by[(what, member)]
+            if first != index:
+                warnings.append(
+                    f"{what} {member} is selected twice by hypernode {owner.name} (members[{first}] and "
+                    f"members[{index}]); counted once"
+                )
             return
         if (owner.spec.tier, owner.name) < (prev.spec.tier, prev.name):
             keep, drop = owner, prev
+            claimed_by[(what, member)] = index
         else:
             keep, drop = prev, owner
         table[member] = keep
         warnings.append(f"{what} {member} has two parents ({keep.name}, {drop.name}); kept {keep.name}")
 
     for hn in hns:
-        for m in hn.spec.member_list:
+        for i, m in enumerate(hn.spec.member_list):
             sel = m.selector
             if m.type == "Node":
                 if sel.exact_match is not None:
                     matched = [sel.exact_match.name]
+                elif not node_list and (sel.regex_match is not None or sel.label_match is not None):
+                    how = "regexMatch" if sel.regex_match is not None else "labelMatch"
+                    warnings.append(
+                        f"hypernode {hn.name} members[{i}]: {how} selects Nodes and no Node was given, "
+                        "so it selects none (give the Nodes with the HyperNodes)"
+                    )
+                    matched = []
                 elif sel.regex_match is not None:
                     matched = _regex_members(sel.regex_match.pattern, node_names, hn.name, warnings)
                 elif sel.label_match is not None:
@@ -659,7 +677,7 @@ def from_hypernodes(hypernodes: Iterable[HyperNode], nodes: Iterable[Node]) -> T
                 else:
                     matched = []
                 for name in matched:
-                    claim(node_parent, "node", name, hn)
+                    claim(node_parent, "node", name, hn, i)
             else:
                 if sel.exact_match is not None:
                     matched = [sel.exact_match.name] if sel.exact_match.name in hn_names else []
@@ -675,7 +693,7 @@ def from_hypernodes(hypernodes: Iterable[HyperNode], nodes: Iterable[Node]) -> T
                     if name == hn.name:
                         warnings.append(f"hypernode {hn.name} lists itself as a member; ignored")
                         continue
-                    claim(hn_parent, "hypernode", name, hn)
+                    claim(hn_parent, "hypernode", name, hn, i)
 
     # Cut cycles: walk up from every HyperNode; a repeat means a cycle.
     for start in hn_names:

@@ -306,29 +306,54 @@ def pod_group_problems(
             names.add(sub.name)
         out += at_most(f"{base}.subGroupSize", sub.sub_group_size, INT32_MAX)
         out += at_most(f"{base}.minSubGroups", sub.min_sub_groups, INT32_MAX)
-        nt = sub.network_topology
-        sub_tier = _topology(nt, f"{base}.networkTopology", tier_of_name, out)
-        if nt is None or job_tier is None or sub_tier is None or sub_tier <= job_tier:
-            continue
-        if nt.highest_tier_allowed is not None:
-            out.append(
-                InvalidSpecError(
-                    f"{base}.networkTopology.highestTierAllowed",
-                    sub_tier,
-                    f"Invalid value: {sub_tier}: must be less than or equal to the job's tier "
-                    f"(spec.networkTopology: {job_tier})",
-                )
-            )
-        else:
-            out.append(
-                InvalidSpecError(
-                    f"{base}.networkTopology.highestTierName",
-                    nt.highest_tier_name,
-                    f"Invalid value: {render_value(nt.highest_tier_name)}: names tier {sub_tier}, above the "
-                    f"job's tier (spec.networkTopology: {job_tier})",
-                )
-            )
+        out += subgroup_topology_problems(
+            sub.network_topology, f"{base}.networkTopology", job_tier, tier_of_name=tier_of_name
+        )
     return out
+
+
+def subgroup_topology_problems(
+    nt: NetworkTopologySpec | None,
+    path: str,
+    job_tier: int | None,
+    *,
+    tier_of_name: Callable[[str], int | None],
+) -> list[InvalidSpecError]:
+    """One subgroup's networkTopology (a PodGroup's subGroupPolicy entry, a Volcano Job's
+    partition): `network_topology_problems`, and no wider than its job's tier `job_tier`."""
+    out: list[InvalidSpecError] = []
+    sub_tier = _topology(nt, path, tier_of_name, out)
+    if nt is None or job_tier is None or sub_tier is None or sub_tier <= job_tier:
+        return out
+    if nt.highest_tier_allowed is not None:
+        out.append(
+            InvalidSpecError(
+                f"{path}.highestTierAllowed",
+                sub_tier,
+                f"Invalid value: {sub_tier}: must be less than or equal to the job's tier "
+                f"(spec.networkTopology: {job_tier})",
+            )
+        )
+    else:
+        out.append(
+            InvalidSpecError(
+                f"{path}.highestTierName",
+                nt.highest_tier_name,
+                f"Invalid value: {render_value(nt.highest_tier_name)}: names tier {sub_tier}, above the "
+                f"job's tier (spec.networkTopology: {job_tier})",
+            )
+        )
+    return out
+
+
+def job_topology_tier(
+    nt: NetworkTopologySpec | None,
+    path: str,
+    tier_of_name: Callable[[str], int | None],
+    out: list[InvalidSpecError],
+) -> int | None:
+    """Check a job's networkTopology into `out`; its tier (by number or resolved name) when sound."""
+    return _topology(nt, path, tier_of_name, out)
 
 
 def _topology(

@@ -6,7 +6,8 @@ Jobs (the GPU dialect's gangs), HyperNodes, a ClusterNetworkTopology (`default`)
 Topologies, PriorityClasses and PodDisruptionBudgets; the tree is the one the scheduler would
 choose among them (`cluster.choose_topology`). Other kinds
 are skipped with a warning. An object that cannot be read raises `ScenarioError` naming the
-document, the object and the field.
+document, the object and the field; so does a name or namespace the API server would refuse
+(`translations.envelope`: `nodeC`, a namespace `NS1`).
 
 The run is the live scheduler's cycle (`controller.placer.cycle`) repeated on a static
 cluster with a fake clock until nothing changes: each round takes the snapshot, runs one
@@ -37,6 +38,7 @@ from translations.core import (
     PriorityClass,
     effective_requests,
 )
+from translations.envelope import name_problems
 from translations.errors import InvalidSpecError, ScenarioError, go_quote
 from translations.gangs import Gang, PodGroups
 from translations.topology import TopologyTree, natural_key
@@ -93,8 +95,9 @@ def load_scenario(
         where = sources[i] if sources is not None else f"object {i + 1}"
         label = f"{where} ({kind or '(no kind)'} {ns + '/' if ns else ''}{name or '(no name)'})"
         try:
-            if not name:
-                raise ScenarioError(f"{label}: metadata.name: Required value")
+            named = name_problems(raw, require_name=True)  # as the API server names objects
+            if named:
+                raise ScenarioError(f"{label}: " + "; ".join(f"{p.field_path}: {p.detail}" for p in named))
             ident = (kind if kind != "PodGroup" else f"PodGroup.{group}", ns, name)
             if ident in seen:
                 first = sources[seen[ident]] if sources is not None else f"object {seen[ident] + 1}"

@@ -141,7 +141,7 @@ def test_topobridge_translate_writes_the_pod_group_and_job_and_reports(tmp_path:
         "Job ml/dt -> Volcano: refused: metadata.annotations[gpu.topology/max-nodes]: 2: Volcano has no limit "
         "on the nodes a gang uses" in lines
     )
-    assert "Job ml/plain: skipped (no gpu.topology/ request)" in lines
+    assert "Job ml/plain: skipped (no gpu.topology/ or Kueue topology request)" in lines
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump(_job({f"{G}max-nodes": "zero"})))
     err = io.StringIO()

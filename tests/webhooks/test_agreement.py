@@ -15,11 +15,12 @@ from typing import Any
 import pytest
 from webhook_corpus import CASES, CLUSTER_OBJECTS, Case
 
-from translations import gpu, schedplugins, volcano
+from translations import gpu, kueue, schedplugins, volcano, volcano_job
 from translations import koordinator as koord
 from translations import koordinator_to_volcano as k2v
 from translations import lws as lwsmod
 from translations import lws_to_volcano as l2v
+from translations import volcano_job_to_podgroup as vj2pg
 from translations import volcano_to_koordinator as v2k
 from translations.core import Pod
 from translations.errors import InvalidSpecError, MissingInputError, NotExpressibleError, raise_all
@@ -44,6 +45,7 @@ TRANSLATED_KINDS = {
     (koord.SIGS_GROUP, "PodGroup"),
     (schedplugins.GROUP, "PodGroup"),
     ("", "Pod"),
+    (volcano_job.GROUP, "Job"),
 }
 
 
@@ -57,6 +59,8 @@ def _translated(case: Case) -> list[InvalidSpecError]:
     obj, in_cluster = case.obj, case.state == "cluster"
     group, kind = _group_kind(obj)
     try:
+        # `topobridge translate` refuses an object with malformed Kueue TAS annotations first.
+        raise_all([p for _, _, found in kueue.read_pod_sets(obj) for p in found])
         if kind == "LeaderWorkerSet":
             lws, _, problems = lwsmod.read_topology_request(obj)
             raise_all(problems)
@@ -66,6 +70,10 @@ def _translated(case: Case) -> list[InvalidSpecError]:
             pg = volcano.PodGroup.parse(obj, strict=True)
             v2k.translate(
                 pg, cnt=CLUSTER_CNT if in_cluster else None, tree=CLUSTER_TREE if in_cluster else None
+            )
+        elif group == volcano_job.GROUP:
+            vj2pg.translate(
+                volcano_job.VolcanoJob.parse(obj, strict=True), tree=CLUSTER_TREE if in_cluster else None
             )
         elif kind == "PodGroup":
             model = koord.SigsPodGroup if group == koord.SIGS_GROUP else schedplugins.XPodGroup

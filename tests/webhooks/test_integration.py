@@ -18,7 +18,21 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from webhook_corpus import CLUSTER_OBJECTS, cnt, gather, hn, lws, pod, spg, vpg, xpg
+from webhook_corpus import (
+    CLUSTER_OBJECTS,
+    _task,
+    cnt,
+    gather,
+    hn,
+    lws,
+    partition,
+    pod,
+    spg,
+    tas_job,
+    vcjob,
+    vpg,
+    xpg,
+)
 
 from webhooks.configuration import validating_webhook_configuration
 from webhooks.rules.registry import for_api_version
@@ -388,3 +402,92 @@ async def test_admission_review_v1beta1(harness_factory: Callable[..., Awaitable
     )
     status, warnings, _ = await h.create(lws({"highestTierAllowed": 0}))
     assert status == 201 and len(warnings) == 1
+
+
+@pytest.fixture
+async def volcano_job_api(kube: Any) -> AsyncIterator[None]:
+    """Volcano's Job served, as Volcano's own CRD would serve it (topobridge ships none): a
+    stand-in schema that keeps every field, so only the webhook judges the objects."""
+    from kubernetes_asyncio.client import ApiextensionsV1Api
+
+    ext: Any = ApiextensionsV1Api(kube)
+    name = "jobs.batch.volcano.sh"
+    await ext.create_custom_resource_definition(
+        {
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": name},
+            "spec": {
+                "group": "batch.volcano.sh",
+                "scope": "Namespaced",
+                "names": {"kind": "Job", "plural": "jobs", "singular": "job", "listKind": "JobList"},
+                "versions": [
+                    {
+                        "name": "v1alpha1",
+                        "served": True,
+                        "storage": True,
+                        "schema": {
+                            "openAPIV3Schema": {
+                                "type": "object",
+                                "x-kubernetes-preserve-unknown-fields": True,
+                            }
+                        },
+                    }
+                ],
+            },
+        }
+    )
+    try:
+        for _ in range(100):
+            crd = await ext.read_custom_resource_definition(name)
+            if any(c.type == "Established" and c.status == "True" for c in crd.status.conditions or []):
+                break
+            await asyncio.sleep(0.1)
+        yield
+    finally:
+        await ext.delete_custom_resource_definition(name)
+
+
+async def test_volcano_jobs_and_kueue_annotations(
+    volcano_job_api: None, harness_factory: Callable[..., Awaitable[Harness]]
+) -> None:
+    """The 2026 dialects through the real API server: a Volcano Job's topology and partitions,
+    Kueue's TAS annotations on a batch/v1 Job's template."""
+    h = await harness_factory()
+    status, _, message = await h.create(vcjob(networkTopology={"mode": "hrad", "highestTierAllowed": 1}))
+    assert (status, message) == (
+        422,
+        denied(
+            "volcano-jobs",
+            'spec.networkTopology.mode: Unsupported value: "hrad": supported values: "hard", "soft"',
+        ),
+    )
+    bad = vcjob(_task(replicas=5, partitionPolicy=partition(2, 3)))
+    status, _, message = await h.create(bad)
+    assert message == denied(
+        "volcano-jobs",
+        "spec.tasks[0].replicas: Invalid value: 5: must equal partitionPolicy.totalPartitions x partitionSize (2 x 3 = 6)",
+    )
+    good = vcjob(
+        _task(
+            partitionPolicy=partition(
+                minPartitions=2, networkTopology={"mode": "hard", "highestTierAllowed": 1}
+            )
+        ),
+        networkTopology={"mode": "hard", "highestTierAllowed": 2},
+    )
+    assert (await h.create(good))[::2] == (201, "")
+    k = "kueue.x-k8s.io/"
+    status, _, message = await h.create(tas_job({f"{k}podset-slice-size": "2"}))
+    assert (status, message) == (
+        422,
+        denied(
+            "jobs",
+            f"spec.template.metadata.annotations[{k}podset-slice-size]: Forbidden: may not be set when "
+            f"'{k}podset-slice-required-topology' is not specified",
+        ),
+    )
+    status, _, message = await h.create(
+        tas_job({f"{k}podset-required-topology": "cloud.provider.com/topology-rack"})
+    )
+    assert (status, message) == (201, "")

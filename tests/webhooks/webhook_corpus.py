@@ -12,7 +12,12 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+import yaml
+
+from translations.errors import render_value
 
 A = "gang.scheduling.koordinator.sh/"
 ANN = "metadata.annotations"
@@ -838,6 +843,17 @@ VPG_CASES = [
 
 M0 = "spec.members[0].selector"
 HN_CASES = [
+    Case(
+        "hn-regex-repeats-an-exact-member",
+        hn("s0", 1, [_exact("Node", "node-0"), _regex("Node", "^node-0$")]),
+        [
+            'spec.members[1].selector.regexMatch.pattern: Invalid value: "^node-0$": selects Node "node-0", which '
+            "spec.members[0] already selects: a member is listed once"
+        ],
+    ),
+    Case(
+        "hn-valid-regex-beside-other-exact", hn("s0", 1, [_exact("Node", "gpu-a"), _regex("Node", "^node-")])
+    ),
     Case(
         "hn-valid-exact-nodes",
         hn("block-9", 1, [_exact("Node", "node-9"), _exact("Node", "node-10")], "block"),
@@ -1964,6 +1980,418 @@ GPU_CASES = [
     Case("gpu-pod-valid", pod({f"{G}require-nvlink": "true"}), state="cluster"),
 ]
 
+# --- Volcano Job (batch.volcano.sh/v1alpha1, v1.14+) --------------------------------------------
+# Modelled on volcano's PR #4675 example (task-level network topology), issue #4867 (minPartitions
+# x partitionSize) and issue #5401 (minPartitions omitted).
+
+
+def _task(name: str = "worker", replicas: Any = 6, **extra: Any) -> dict[str, Any]:
+    template = {
+        "spec": {"containers": [{"name": name, "image": "ubuntu", "resources": {"requests": {"cpu": "2"}}}]}
+    }
+    return {"name": name, "replicas": replicas, "template": template, **extra}
+
+
+def vcjob(*tasks: dict[str, Any], **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "metadata": {"name": "network-topology-job", "namespace": "default"},
+        "spec": {"schedulerName": "volcano", **spec, "tasks": list(tasks) if tasks else [_task()]},
+    }
+
+
+def partition(total: Any = 2, size: Any = 3, **extra: Any) -> dict[str, Any]:
+    return {"totalPartitions": total, "partitionSize": size, **extra}
+
+
+HARD1 = {"mode": "hard", "highestTierAllowed": 1}
+HARD2 = {"mode": "hard", "highestTierAllowed": 2}
+T0 = "spec.tasks[0]"
+PP = f"{T0}.partitionPolicy"
+K = "kueue.x-k8s.io/"
+VCJOB_CASES = [
+    Case(
+        "vcjob-valid-pr4675-example",
+        vcjob(
+            _task(partitionPolicy=partition(minPartitions=2, networkTopology=HARD1)),
+            minAvailable=6,
+            networkTopology=HARD2,
+        ),
+        state="cluster",
+    ),
+    Case("vcjob-valid-no-topology", vcjob(_task("ps", 1), _task("worker", 3, minAvailable=2))),
+    Case(
+        "vcjob-valid-min-partitions-0-any-min-available",
+        vcjob(_task(replicas=4, minAvailable=1, partitionPolicy=partition(2, 2))),
+    ),
+    Case(
+        "vcjob-valid-tier-name",
+        vcjob(networkTopology={"mode": "soft", "highestTierName": "spine"}),
+        state="cluster",
+    ),
+    Case(
+        "vcjob-mode-typo",
+        vcjob(networkTopology={"mode": "hrad", "highestTierAllowed": 1}),
+        [f'{NT}.mode: Unsupported value: "hrad": {MODES}'],
+    ),
+    Case(
+        "vcjob-partition-mode-typo",
+        vcjob(_task(partitionPolicy=partition(networkTopology={"mode": "hrad"}))),
+        [f'{PP}.networkTopology.mode: Unsupported value: "hrad": {MODES}'],
+    ),
+    Case(
+        "vcjob-tier-negative",
+        vcjob(networkTopology={"highestTierAllowed": -1}),
+        [f"{NT}.highestTierAllowed: Invalid value: -1: must be greater than or equal to 0"],
+    ),
+    Case(
+        "vcjob-tier-and-name",
+        vcjob(networkTopology={"highestTierAllowed": 1, "highestTierName": "block"}),
+        [f"{NT}: {FORBID_BOTH}"],
+    ),
+    Case(
+        "vcjob-partition-tier-and-name",
+        vcjob(
+            _task(
+                partitionPolicy=partition(
+                    networkTopology={"highestTierAllowed": 1, "highestTierName": "block"}
+                )
+            )
+        ),
+        [f"{PP}.networkTopology: {FORBID_BOTH}"],
+    ),
+    Case(
+        "vcjob-total-partitions-zero",
+        vcjob(_task(partitionPolicy=partition(0, 3))),
+        [f"{PP}.totalPartitions: Invalid value: 0: must be greater than or equal to 1"],
+    ),
+    Case(
+        "vcjob-partition-size-missing",
+        vcjob(_task(partitionPolicy={"totalPartitions": 2})),
+        [f"{PP}.partitionSize: Required value"],
+    ),
+    Case(
+        "vcjob-replicas-not-partitions-product",
+        vcjob(_task(replicas=5, partitionPolicy=partition(2, 3))),
+        [
+            f"{T0}.replicas: Invalid value: 5: must equal partitionPolicy.totalPartitions x partitionSize (2 x 3 = 6)"
+        ],
+    ),
+    Case(
+        "vcjob-issue4867-min-available-not-min-partitions",
+        vcjob(
+            _task(replicas=12, minAvailable=12, partitionPolicy=partition(4, 3, minPartitions=2)),
+            networkTopology=HARD1,
+        ),
+        [
+            f"{T0}.minAvailable: Invalid value: 12: must equal partitionPolicy.minPartitions x partitionSize (2 x 3 = 6)"
+        ],
+    ),
+    Case(
+        "vcjob-min-partitions-above-total-warns",
+        vcjob(_task(partitionPolicy=partition(2, 3, minPartitions=3))),
+        warnings=[f"{PP}.minPartitions: 3 is above totalPartitions (2): the job can never start"],
+    ),
+    Case(
+        "vcjob-partition-wider-than-job",
+        vcjob(_task(partitionPolicy=partition(networkTopology=HARD2)), networkTopology=HARD1),
+        [
+            f"{PP}.networkTopology.highestTierAllowed: Invalid value: 2: must be less than or equal to the job's "
+            "tier (spec.networkTopology: 1)"
+        ],
+    ),
+    Case("vcjob-valid-one-task", vcjob()),
+    Case(
+        "vcjob-empty-tasks",
+        {**vcjob(), "spec": {"tasks": []}},
+        ["spec.tasks: Required value: a Job needs at least one task"],
+    ),
+    Case(
+        "vcjob-duplicate-task-name",
+        vcjob(_task("worker", 1), _task("worker", 1)),
+        ['spec.tasks[1].name: Duplicate value: "worker"'],
+    ),
+    Case(
+        "vcjob-task-name-not-a-label",
+        vcjob(_task("Task-1", 1)),
+        [
+            'spec.tasks[0].name: Invalid value: "Task-1": a lowercase RFC 1123 label must consist of lower case '
+            "alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. "
+            "'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+        ],
+    ),
+    Case(
+        "vcjob-task-min-available-above-replicas",
+        vcjob(_task(replicas=2, minAvailable=3)),
+        [f"{T0}.minAvailable: Invalid value: 3: must be less than or equal to replicas (2)"],
+    ),
+    Case(
+        "vcjob-job-min-available-above-replicas",
+        vcjob(_task(replicas=1), minAvailable=2),
+        ["spec.minAvailable: Invalid value: 2: must be less than or equal to the replicas of all tasks (1)"],
+    ),
+    Case(
+        "vcjob-template-quantity-does-not-parse",
+        vcjob(
+            {
+                **_task(),
+                "template": {
+                    "spec": {"containers": [{"name": "w", "resources": {"requests": {"cpu": "2x"}}}]}
+                },
+            }
+        ),
+        [
+            f'{T0}.template.spec.containers[0].resources.requests[cpu]: Invalid value: "2x": quantities must match '
+            "the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+        ],
+    ),
+    Case(
+        "vcjob-replicas-negative",
+        vcjob(_task(replicas=-1)),
+        [f"{T0}.replicas: Invalid value: -1: must be greater than or equal to 0"],
+    ),
+    Case(
+        "vcjob-tier-above-cluster-warns",
+        vcjob(networkTopology={"mode": "hard", "highestTierAllowed": 5}),
+        warnings=[f"{NT}.highestTierAllowed: 5 is above the highest HyperNode tier in the cluster (2)"],
+        state="cluster",
+    ),
+    Case(
+        "vcjob-kueue-annotation-on-task-warns",
+        vcjob(
+            {
+                **_task(),
+                "template": {"metadata": {"annotations": {f"{K}podset-required-topology": "cloud.com/rack"}}},
+            }
+        ),
+        warnings=[
+            f"{T0}.template.metadata.annotations[{K}podset-required-topology]: has no effect: Kueue manages no "
+            "Volcano Job (partitionPolicy.networkTopology and spec.networkTopology say this in Volcano)"
+        ],
+    ),
+]
+
+# --- Kueue TAS annotations (kueue.x-k8s.io/podset-*) ----------------------------------------------
+# Modelled on Kueue's TAS sample Jobs (site/static/examples/tas/) and LWS sample.
+
+TA = "spec.template.metadata.annotations"
+RACK, BLOCK = "cloud.provider.com/topology-rack", "cloud.provider.com/topology-block"
+ONE_OF = (
+    'Invalid value: must not contain more than one topology annotation: ["kueue.x-k8s.io/podset-required-topology", '
+    '"kueue.x-k8s.io/podset-preferred-topology", "kueue.x-k8s.io/podset-unconstrained-topology"]'
+)
+
+
+def tas_job(annotations: dict[str, str], parallelism: int = 4, *, on_job: bool = False) -> dict[str, Any]:
+    obj = job(parallelism=parallelism, gpus=0)
+    obj["metadata"]["name"] = "tas-sample"
+    obj["spec"]["template"]["spec"]["containers"][0]["image"] = "registry.k8s.io/e2e-test-images/agnhost:2.53"
+    obj["spec"]["template"]["metadata"] = {"annotations": {} if on_job else annotations}
+    if on_job:
+        obj["metadata"]["annotations"] = annotations
+    return obj
+
+
+def tas_lws(leader: dict[str, str], workers: dict[str, str], size: int = 4) -> dict[str, Any]:
+    obj = lws(size=size)
+    tpl = obj["spec"]["leaderWorkerTemplate"]
+    tpl["leaderTemplate"] = {
+        "metadata": {"annotations": leader},
+        "spec": {"containers": [{"name": "l", "image": "x"}]},
+    }
+    tpl["workerTemplate"]["metadata"] = {"annotations": workers}
+    return obj
+
+
+def layers(*pairs: tuple[str, int]) -> str:
+    import json
+
+    return json.dumps([{"topology": t, "size": n} for t, n in pairs])
+
+
+FOUR_LAYERS = layers(("a", 64), ("b", 16), ("c", 4), ("d", 1))
+KUEUE_CASES = [
+    Case("kueue-job-valid-required-rack", tas_job({f"{K}podset-required-topology": RACK}, 3)),
+    Case("kueue-job-valid-preferred-block", tas_job({f"{K}podset-preferred-topology": BLOCK})),
+    Case("kueue-job-valid-unconstrained", tas_job({f"{K}podset-unconstrained-topology": "true"})),
+    Case(
+        "kueue-job-valid-slices",
+        tas_job(
+            {
+                f"{K}podset-required-topology": BLOCK,
+                f"{K}podset-slice-required-topology": RACK,
+                f"{K}podset-slice-size": "2",
+            }
+        ),
+    ),
+    Case(
+        "kueue-job-valid-three-layers",
+        tas_job(
+            {
+                f"{K}podset-required-topology": "cloud.com/block",
+                f"{K}podset-slice-required-topology-constraints": layers(
+                    ("cloud.com/rack", 16), ("cloud.com/sub-rack", 4), ("kubernetes.io/hostname", 2)
+                ),
+            },
+            32,
+        ),
+    ),
+    Case(
+        "kueue-lws-valid-group-name",
+        tas_lws(
+            {f"{K}podset-preferred-topology": RACK, f"{K}podset-group-name": "llm"},
+            {f"{K}podset-preferred-topology": RACK, f"{K}podset-group-name": "llm"},
+        ),
+    ),
+    Case("kueue-pod-valid-required", pod({f"{K}podset-required-topology": RACK}, labels=None)),
+    Case(
+        "kueue-job-required-and-preferred",
+        tas_job({f"{K}podset-required-topology": RACK, f"{K}podset-preferred-topology": BLOCK}),
+        [f"{TA}: {ONE_OF}"],
+    ),
+    Case(
+        "kueue-pod-required-and-unconstrained",
+        pod({f"{K}podset-required-topology": RACK, f"{K}podset-unconstrained-topology": "true"}, labels=None),
+        [f"metadata.annotations: {ONE_OF}"],
+    ),
+    Case(
+        "kueue-job-slice-without-size",
+        tas_job({f"{K}podset-required-topology": BLOCK, f"{K}podset-slice-required-topology": RACK}),
+        [
+            f"{TA}[{K}podset-slice-size]: Required value: must be set when "
+            f"'{K}podset-slice-required-topology' is specified"
+        ],
+    ),
+    Case(
+        "kueue-job-size-without-slice",
+        tas_job({f"{K}podset-required-topology": BLOCK, f"{K}podset-slice-size": "2"}),
+        [
+            f"{TA}[{K}podset-slice-size]: Forbidden: may not be set when "
+            f"'{K}podset-slice-required-topology' is not specified"
+        ],
+    ),
+    *[
+        Case(
+            f"kueue-job-slice-size-{case}",
+            tas_job({f"{K}podset-slice-required-topology": RACK, f"{K}podset-slice-size": raw}),
+            [f'{TA}[{K}podset-slice-size]: Invalid value: "{raw}": {why}'],
+        )
+        for case, raw, why in (
+            ("not-a-number", "two", "must be a numeric value"),
+            ("zero", "0", "must be greater than or equal to 1"),
+            ("above-pod-count", "5", "must not be greater than pod set count 4"),
+        )
+    ],
+    Case(
+        "kueue-job-level-not-a-label-key",
+        tas_job({f"{K}podset-required-topology": "Cloud.com/rack"}),
+        [f'{TA}[{K}podset-required-topology]: Invalid value: "Cloud.com/rack": prefix part {DNS}'],
+    ),
+    Case(
+        "kueue-job-unconstrained-not-a-boolean",
+        tas_job({f"{K}podset-unconstrained-topology": "yes"}),
+        [f'{TA}[{K}podset-unconstrained-topology]: Invalid value: "yes": must be a boolean value'],
+    ),
+    Case(
+        "kueue-job-layers-do-not-divide",
+        tas_job(
+            {
+                f"{K}podset-required-topology": "cloud.com/block",
+                f"{K}podset-slice-required-topology-constraints": layers(
+                    ("cloud.com/rack", 16), ("kubernetes.io/hostname", 5)
+                ),
+            },
+            32,
+        ),
+        [
+            f"{TA}[{K}podset-slice-required-topology-constraints][1].size: Invalid value: 5: must evenly divide "
+            "the parent layer size 16"
+        ],
+    ),
+    Case(
+        "kueue-job-four-layers",
+        tas_job({f"{K}podset-slice-required-topology-constraints": FOUR_LAYERS}, 64),
+        [
+            f"{TA}[{K}podset-slice-required-topology-constraints]: Invalid value: {render_value(FOUR_LAYERS)}: "
+            "must list 1 to 3 layers, outermost first"
+        ],
+    ),
+    Case(
+        "kueue-job-layers-duplicate-level",
+        tas_job(
+            {
+                f"{K}podset-slice-required-topology-constraints": layers(
+                    ("cloud.com/rack", 16), ("cloud.com/rack", 4)
+                )
+            },
+            16,
+        ),
+        [
+            f'{TA}[{K}podset-slice-required-topology-constraints][1].topology: Duplicate value: "cloud.com/rack (also at index 0)"'
+        ],
+    ),
+    Case(
+        "kueue-job-outermost-layer-above-pod-count",
+        tas_job(
+            {
+                f"{K}podset-slice-required-topology-constraints": layers(
+                    ("cloud.com/rack", 16), ("kubernetes.io/hostname", 4)
+                )
+            },
+            10,
+        ),
+        [
+            f"{TA}[{K}podset-slice-required-topology-constraints]: Invalid value: 16: must not be greater than pod set count 10"
+        ],
+    ),
+    Case(
+        "kueue-job-group-name-a-number",
+        tas_job({f"{K}podset-required-topology": RACK, f"{K}podset-group-name": "7"}),
+        [f'{TA}[{K}podset-group-name]: Invalid value: "7": must not be a number'],
+    ),
+    Case(
+        "kueue-lws-slice-above-workers",
+        tas_lws({}, {f"{K}podset-slice-required-topology": RACK, f"{K}podset-slice-size": "4"}),
+        [
+            f'spec.leaderWorkerTemplate.workerTemplate.metadata.annotations[{K}podset-slice-size]: Invalid value: "4": '
+            "must not be greater than pod set count 3"
+        ],
+    ),
+    Case(
+        "kueue-job-annotation-on-the-job-warns",
+        tas_job({f"{K}podset-required-topology": RACK}, on_job=True),
+        warnings=[
+            f"metadata.annotations[{K}podset-required-topology]: has no effect on the Job's own metadata: Kueue "
+            "reads it on the pod template (spec.template.metadata.annotations)"
+        ],
+    ),
+]
+
+# --- the dialect fixtures (tests/dialect_fixtures): each file's `# error:` / `# warning:` header
+# lines are its exact verdict; `# corpus: no` marks what no webhook judges.
+
+FIXTURES = Path(__file__).resolve().parent.parent / "dialect_fixtures"
+
+
+def fixture_header(text: str, key: str) -> list[str]:
+    prefix = f"# {key}: "
+    return [line[len(prefix) :] for line in text.splitlines() if line.startswith(prefix)]
+
+
+def _fixture_cases() -> list[Case]:
+    out = []
+    for path in sorted(FIXTURES.glob("*/*.yaml")):
+        text = path.read_text(encoding="utf-8")
+        if fixture_header(text, "corpus"):
+            continue
+        errors, warnings = fixture_header(text, "error"), fixture_header(text, "warning")
+        out.append(Case(f"fixture-{path.parent.name}-{path.stem}", yaml.safe_load(text), errors, warnings))
+    return out
+
+
+FIXTURE_CASES = _fixture_cases()
+
 CASES: list[Case] = [
     *LWS_CASES,
     *LWS_ANNOTATION_CASES,
@@ -1973,4 +2401,7 @@ CASES: list[Case] = [
     *POD_CASES,
     *PODGROUP_CASES,
     *GPU_CASES,
+    *VCJOB_CASES,
+    *KUEUE_CASES,
+    *FIXTURE_CASES,
 ]

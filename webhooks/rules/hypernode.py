@@ -6,7 +6,7 @@ rules Volcano only enforces at scheduling time:
   (RE2) syntax and compiles; labelMatch only on Node members; exactMatch names are DNS-1123
   subdomains (the model's pattern); tier >= 0;
 * a HyperNode member sits at a lower tier than its parent, a HyperNode is not its own member,
-  members are not listed twice;
+  members are not listed twice (nor matched by a regexMatch as well as named by an exactMatch);
 * with the cluster in view: no HyperNode gets a second parent, no cycle forms.
 """
 
@@ -67,9 +67,34 @@ def validate(obj: Any, state: ClusterState) -> Decision:
         if (member.type, selector, value) in seen:
             out.errors.append(fe.duplicate(path, value))
         seen.add((member.type, selector, value))
+    if not out.errors:
+        _check_overlaps(hn, out)
     if state.known and not out.errors:
         _check_tree(hn, state, out)
     return Decision.of(out.errors, out.warnings)
+
+
+def _check_overlaps(hn: HyperNode, out: Findings) -> None:
+    """A regexMatch that matches a name another member of this HyperNode gives exactly selects
+    that member twice (translate would report the node or HyperNode as selected twice)."""
+    exact: dict[tuple[str, str], int] = {}
+    for i, member in enumerate(hn.spec.member_list):
+        if member.selector.exact_match is not None:
+            exact.setdefault((member.type, member.selector.exact_match.name), i)
+    for i, member in enumerate(hn.spec.member_list):
+        regex = member.selector.regex_match
+        if regex is None:
+            continue
+        names = sorted(name for kind, name in exact if kind == member.type)
+        for name in regex_matches(regex.pattern, names):
+            out.errors.append(
+                fe.invalid(
+                    f"spec.members[{i}].selector.regexMatch.pattern",
+                    regex.pattern,
+                    f"selects {member.type} {render_value(name)}, which spec.members[{exact[(member.type, name)]}] "
+                    "already selects: a member is listed once",
+                )
+            )
 
 
 def _check_member(hn: HyperNode, i: int, member: MemberSpec, out: Findings, *, compile_pattern: bool) -> None:

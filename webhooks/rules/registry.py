@@ -14,8 +14,10 @@ from webhooks.rules import (
     gpu,
     hypernode,
     koordinator,
+    kueue,
     lws,
     lws_mutation,
+    volcano_job,
     volcano_podgroup,
 )
 from webhooks.rules.cluster_state import ClusterState
@@ -86,12 +88,27 @@ class Kind:
 
 
 def validate_pod(obj: Any, state: ClusterState) -> Decision:
-    """A pod speaks Koordinator's gang annotations, the GPU dialect's, or both."""
-    return koordinator.validate_pod(obj, state).merged(gpu.validate(obj, state))
+    """A pod speaks Koordinator's gang annotations, the GPU dialect's, Kueue's TAS annotations,
+    or several."""
+    return (
+        koordinator.validate_pod(obj, state)
+        .merged(gpu.validate(obj, state))
+        .merged(kueue.validate(obj, state))
+    )
+
+
+def validate_job(obj: Any, state: ClusterState) -> Decision:
+    """A batch/v1 Job speaks the GPU dialect, Kueue's TAS annotations on its template, or both."""
+    return gpu.validate(obj, state).merged(kueue.validate(obj, state))
+
+
+def validate_lws(obj: Any, state: ClusterState) -> Decision:
+    """A LeaderWorkerSet's networkTopology, and Kueue's TAS annotations on its templates."""
+    return lws.validate(obj, state).merged(kueue.validate(obj, state))
 
 
 KINDS: tuple[Kind, ...] = (
-    Kind.of(kinds.LEADERWORKERSET, "/validate/leaderworkersets", lws.validate),
+    Kind.of(kinds.LEADERWORKERSET, "/validate/leaderworkersets", validate_lws),
     Kind.of(kinds.VOLCANO_PODGROUP, "/validate/volcano-podgroups", volcano_podgroup.validate),
     Kind.of(kinds.HYPERNODE, "/validate/hypernodes", hypernode.validate),
     Kind.of(
@@ -101,7 +118,8 @@ KINDS: tuple[Kind, ...] = (
     ),
     Kind.of(kinds.SIGS_PODGROUP, "/validate/sigs-podgroups", koordinator.validate_sigs_podgroup),
     Kind.of(kinds.X_PODGROUP, "/validate/x-podgroups", koordinator.validate_x_podgroup),
-    Kind.of(kinds.JOB, "/validate/jobs", gpu.validate, fail_open=True),
+    Kind.of(kinds.JOB, "/validate/jobs", validate_job, fail_open=True),
+    Kind.of(kinds.VOLCANO_JOB, "/validate/volcano-jobs", volcano_job.validate, fail_open=True),
     Kind.of(kinds.POD, "/validate/pods", validate_pod, selects_objects=True),
 )
 
