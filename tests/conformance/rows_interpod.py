@@ -12,6 +12,7 @@ the plugin ignores it, and here it is left out so the pod is one to place.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from conformance.harness import Feasible, Obj, Row
@@ -73,10 +74,10 @@ def existing(
 
 
 NAMESPACES = [
-    namespace("subteam1.team1", {"team": "team1"}),
-    namespace("subteam2.team1", {"team": "team1"}),
-    namespace("subteam1.team2", {"team": "team2"}),
-    namespace("subteam2.team2", {"team": "team2"}),
+    namespace("subteam1-team1", {"team": "team1"}),
+    namespace("subteam2-team1", {"team": "team1"}),
+    namespace("subteam1-team2", {"team": "team2"}),
+    namespace("subteam2-team2", {"team": "team2"}),
 ]
 NODE1 = node("node1", {"region": "r1", "zone": "z11"}, hostname=False)
 SCAN_POD = existing("pod", "node1", SECURITYSCAN)
@@ -257,19 +258,19 @@ SINGLE_ROWS = [
     _single(
         "affinity with NamespaceSelector",
         incoming(S1, [t_in("service", "region", "securityscan", "value2", **_TEAM1)]),
-        [existing("pod", "node1", SECURITYSCAN, ns="subteam1.team1")],
+        [existing("pod", "node1", SECURITYSCAN, ns="subteam1-team1")],
         True,
     ),
     _single(
         "affinity with non-matching NamespaceSelector",
         incoming(S1, [t_in("service", "region", "securityscan", "value2", **_TEAM1)]),
-        [existing("pod", "node1", SECURITYSCAN, ns="subteam1.team2")],
+        [existing("pod", "node1", SECURITYSCAN, ns="subteam1-team2")],
         AFF,
     ),
     _single(
         "anti-affinity with matching NamespaceSelector",
-        incoming(S1, anti=[t_in("service", "zone", "securityscan", "value2", **_TEAM1)], ns="subteam1.team1"),
-        [existing("pod", "node1", SECURITYSCAN, ns="subteam2.team1")],
+        incoming(S1, anti=[t_in("service", "zone", "securityscan", "value2", **_TEAM1)], ns="subteam1-team1"),
+        [existing("pod", "node1", SECURITYSCAN, ns="subteam2-team1")],
         ANTI,
     ),
     _single(
@@ -277,27 +278,30 @@ SINGLE_ROWS = [
         incoming(
             S1,
             anti=[t_in("service", "zone", "securityscan", "value2", namespaceSelector={})],
-            ns="subteam1.team1",
+            ns="subteam1-team1",
         ),
-        [existing("pod", "node1", SECURITYSCAN, ns="subteam2.team1")],
+        [existing("pod", "node1", SECURITYSCAN, ns="subteam2-team1")],
         ANTI,
     ),
     _single(
         "anti-affinity with non-matching NamespaceSelector",
-        incoming(S1, anti=[t_in("service", "zone", "securityscan", "value2", **_TEAM1)], ns="subteam1.team1"),
-        [existing("pod", "node1", SECURITYSCAN, ns="subteam1.team2")],
+        incoming(S1, anti=[t_in("service", "zone", "securityscan", "value2", **_TEAM1)], ns="subteam1-team1"),
+        [existing("pod", "node1", SECURITYSCAN, ns="subteam1-team2")],
         True,
     ),
 ]
 
 
 def _nodes(**labels: dict[str, str]) -> list[Obj]:
-    return [node(name, lab, hostname=False) for name, lab in labels.items()]
+    """Upstream's `nodeA` is a name the API server refuses: it becomes `node-a`."""
+    return [
+        node(re.sub(r"([A-Z])", r"-\1", name).lower(), lab, hostname=False) for name, lab in labels.items()
+    ]
 
 
 def _multi(case: str, the_pod: Obj, pods: list[Obj], nodes: list[Obj], verdicts: list[bool | str]) -> Row:
     names = [n["metadata"]["name"] for n in nodes]
-    objects = [namespace("NS1"), *nodes, *pods]
+    objects = [namespace("ns1"), *nodes, *pods]
     return Row(
         "InterPodAffinity",
         MULTIPLE,
@@ -317,8 +321,8 @@ def _rz(region: str, zone: str, host: str) -> dict[str, str]:
     return {"region": region, "zone": zone, "hostname": host}
 
 
-AB_SAME_ZONE = _nodes(nodeA=_rz("r1", "z1", "nodeA"), nodeB=_rz("r1", "z1", "nodeB"))
-AB_TWO_ZONES = _nodes(nodeA=_rz("r1", "z1", "nodeA"), nodeB=_rz("r1", "z2", "nodeB"))
+AB_SAME_ZONE = _nodes(nodeA=_rz("r1", "z1", "node-a"), nodeB=_rz("r1", "z1", "node-b"))
+AB_TWO_ZONES = _nodes(nodeA=_rz("r1", "z1", "node-a"), nodeB=_rz("r1", "z2", "node-b"))
 FOO_BAR = {"foo": "", "bar": ""}
 _COLLECTION = {"foo": "bar", "service": "securityscan"}
 _COLLECTION_TERMS = [t_in("foo", "zone", "bar"), t_in("service", "zone", "securityscan")]
@@ -335,44 +339,44 @@ MULTIPLE_ROWS = [
         "The affinity rule is to schedule all of the pods of this collection to the same zone. The first pod of the collection "
         "should not be blocked from being scheduled onto any node, even there's no existing pod that matches the rule anywhere.",
         incoming(_COLLECTION, _COLLECTION_TERMS),
-        [existing("p1", "nodeA", {"foo": "bar"})],
+        [existing("p1", "node-a", {"foo": "bar"})],
         _nodes(nodeA={"zone": "az1", "hostname": "h1"}, nodeB={"zone": "az2", "hostname": "h2"}),
         [True, True],
     ),
     _multi(
         "The first pod of the collection can only be scheduled on nodes labelled with the requested topology keys",
         incoming(_COLLECTION, _COLLECTION_TERMS),
-        [existing("p1", "nodeA", {"foo": "bar"})],
+        [existing("p1", "node-a", {"foo": "bar"})],
         _nodes(nodeA={"zoneLabel": "az1", "hostname": "h1"}, nodeB={"zoneLabel": "az2", "hostname": "h2"}),
         [AFF, AFF],
     ),
     _multi(
         "NodeA and nodeB have same topologyKey and label value. NodeA has an existing pod that matches the inter pod affinity rule. The pod can not be scheduled onto nodeA and nodeB.",
         incoming(anti=[t_in("foo", "region", "abc")]),
-        [existing("e1", "nodeA", {"foo": "abc"})],
-        _nodes(nodeA={"region": "r1", "hostname": "nodeA"}, nodeB={"region": "r1", "hostname": "nodeB"}),
+        [existing("e1", "node-a", {"foo": "abc"})],
+        _nodes(nodeA={"region": "r1", "hostname": "node-a"}, nodeB={"region": "r1", "hostname": "node-b"}),
         [ANTI, ANTI],
     ),
     _multi(
         "This test ensures that anti-affinity matches a pod when any term of the anti-affinity rule matches a pod.",
         incoming(anti=[t_in("foo", "region", "abc"), t_in("service", "zone", "securityscan")]),
-        [existing("e1", "nodeA", {"foo": "abc", "service": "securityscan"})],
+        [existing("e1", "node-a", {"foo": "abc", "service": "securityscan"})],
         AB_TWO_ZONES,
         [ANTI, ANTI],
     ),
     _multi(
         "NodeA and nodeB have same topologyKey and label value. NodeA has an existing pod that matches the inter pod affinity rule. The pod can not be scheduled onto nodeA and nodeB but can be scheduled onto nodeC",
         incoming(anti=[t_in("foo", "region", "abc")]),
-        [existing("e1", "nodeA", {"foo": "abc"})],
+        [existing("e1", "node-a", {"foo": "abc"})],
         _nodes(nodeA=CHINA, nodeB=CHINA_AZ1, nodeC=INDIA),
         [ANTI, ANTI, True],
     ),
     _multi(
         "NodeA and nodeB have same topologyKey and label value. NodeA has an existing pod that matches the inter pod affinity rule. The pod can not be scheduled onto nodeA, nodeB, but can be scheduled onto nodeC (NodeC has an existing pod that match the inter pod affinity rule but in different namespace)",
-        incoming({"foo": "123"}, anti=[t_in("foo", "region", "bar")], ns="NS1"),
+        incoming({"foo": "123"}, anti=[t_in("foo", "region", "bar")], ns="ns1"),
         [
-            existing("e1", "nodeA", {"foo": "bar"}, ns="NS1"),
-            existing("e2", "nodeC", None, [t_in("foo", "region", "123")], ns="NS2"),
+            existing("e1", "node-a", {"foo": "bar"}, ns="ns1"),
+            existing("e2", "node-c", None, [t_in("foo", "region", "123")], ns="ns2"),
         ],
         _nodes(nodeA=CHINA, nodeB=CHINA_AZ1, nodeC=INDIA),
         [ANTI, ANTI, True],
@@ -380,14 +384,14 @@ MULTIPLE_ROWS = [
     _multi(
         "Test existing pod's anti-affinity: if an existing pod has a term with invalid topologyKey, labelSelector of the term is firstly checked, and then topologyKey of the term is also checked",
         incoming({"foo": ""}),
-        [existing("e1", "nodeA", None, [t_exists("foo", "invalid-node-label")])],
+        [existing("e1", "node-a", None, [t_exists("foo", "invalid-node-label")])],
         AB_SAME_ZONE,
         [True, True],
     ),
     _multi(
         "Test incoming pod's anti-affinity: even if labelSelector matches, we still check if topologyKey matches",
         incoming(anti=[t_exists("foo", "invalid-node-label")]),
-        [existing("e1", "nodeA", {"foo": ""})],
+        [existing("e1", "node-a", {"foo": ""})],
         AB_SAME_ZONE,
         [True, True],
     ),
@@ -395,8 +399,8 @@ MULTIPLE_ROWS = [
         "Test existing pod's anti-affinity: incoming pod wouldn't considered as a fit as it violates each existingPod's terms on all nodes",
         incoming(FOO_BAR),
         [
-            existing("e1", "nodeA", None, [t_exists("foo", "zone")]),
-            existing("e2", "nodeA", None, [t_exists("bar", "region")]),
+            existing("e1", "node-a", None, [t_exists("foo", "zone")]),
+            existing("e2", "node-a", None, [t_exists("bar", "region")]),
         ],
         AB_TWO_ZONES,
         [EXISTING, EXISTING],
@@ -404,35 +408,35 @@ MULTIPLE_ROWS = [
     _multi(
         "Test incoming pod's anti-affinity: incoming pod wouldn't considered as a fit as it at least violates one anti-affinity rule of existingPod",
         incoming(anti=[t_exists("foo", "zone"), t_exists("bar", "region")]),
-        [existing("e1", "nodeA", {"foo": ""}), existing("e2", "nodeB", {"bar": ""})],
+        [existing("e1", "node-a", {"foo": ""}), existing("e2", "node-b", {"bar": ""})],
         AB_TWO_ZONES,
         [ANTI, ANTI],
     ),
     _multi(
         "Test existing pod's anti-affinity: only when labelSelector and topologyKey both match, it's counted as a single term match - case when one term has invalid topologyKey",
         incoming(FOO_BAR),
-        [existing("e1", "nodeA", None, [t_exists("foo", "invalid-node-label"), t_exists("bar", "zone")])],
+        [existing("e1", "node-a", None, [t_exists("foo", "invalid-node-label"), t_exists("bar", "zone")])],
         AB_TWO_ZONES,
         [EXISTING, True],
     ),
     _multi(
         "Test incoming pod's anti-affinity: only when labelSelector and topologyKey both match, it's counted as a single term match - case when one term has invalid topologyKey",
         incoming(anti=[t_exists("foo", "invalid-node-label"), t_exists("bar", "zone")]),
-        [existing("podA", "nodeA", FOO_BAR)],
+        [existing("pod-a", "node-a", FOO_BAR)],
         AB_TWO_ZONES,
         [ANTI, True],
     ),
     _multi(
         "Test existing pod's anti-affinity: only when labelSelector and topologyKey both match, it's counted as a single term match - case when all terms have valid topologyKey",
         incoming(FOO_BAR),
-        [existing("e1", "nodeA", None, [t_exists("foo", "region"), t_exists("bar", "zone")])],
+        [existing("e1", "node-a", None, [t_exists("foo", "region"), t_exists("bar", "zone")])],
         AB_TWO_ZONES,
         [EXISTING, EXISTING],
     ),
     _multi(
         "Test incoming pod's anti-affinity: only when labelSelector and topologyKey both match, it's counted as a single term match - case when all terms have valid topologyKey",
         incoming(anti=[t_exists("foo", "region"), t_exists("bar", "zone")]),
-        [existing("e1", "nodeA", FOO_BAR)],
+        [existing("e1", "node-a", FOO_BAR)],
         AB_TWO_ZONES,
         [ANTI, ANTI],
     ),
@@ -440,25 +444,25 @@ MULTIPLE_ROWS = [
         "Test existing pod's anti-affinity: existingPod on nodeA and nodeB has at least one anti-affinity term matches incoming pod, so incoming pod can only be scheduled to nodeC",
         incoming(FOO_BAR),
         [
-            existing("e1", "nodeA", None, [t_exists("foo", "zone"), t_exists("labelA", "zone")]),
-            existing("e2", "nodeB", None, [t_exists("bar", "zone"), t_exists("labelB", "zone")]),
+            existing("e1", "node-a", None, [t_exists("foo", "zone"), t_exists("labelA", "zone")]),
+            existing("e2", "node-b", None, [t_exists("bar", "zone"), t_exists("labelB", "zone")]),
         ],
         _nodes(
-            nodeA=_rz("r1", "z1", "nodeA"), nodeB=_rz("r1", "z2", "nodeB"), nodeC=_rz("r1", "z3", "nodeC")
+            nodeA=_rz("r1", "z1", "node-a"), nodeB=_rz("r1", "z2", "node-b"), nodeC=_rz("r1", "z3", "node-c")
         ),
         [EXISTING, EXISTING, True],
     ),
     _multi(
         "Test incoming pod's affinity: firstly check if all affinityTerms match, and then check if all topologyKeys match",
         incoming(None, [t_exists("foo", "region"), t_exists("bar", "zone")]),
-        [existing("pod1", "nodeA", FOO_BAR)],
+        [existing("pod1", "node-a", FOO_BAR)],
         AB_SAME_ZONE,
         [True, True],
     ),
     _multi(
         "Test incoming pod's affinity: firstly check if all affinityTerms match, and then check if all topologyKeys match, and the match logic should be satisfied on the same pod",
         incoming(None, [t_exists("foo", "region"), t_exists("bar", "zone")]),
-        [existing("pod1", "nodeA", {"foo": ""}), existing("pod2", "nodeB", {"bar": ""})],
+        [existing("pod1", "node-a", {"foo": ""}), existing("pod2", "node-b", {"bar": ""})],
         AB_TWO_ZONES,
         [AFF, AFF],
     ),

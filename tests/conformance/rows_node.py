@@ -65,7 +65,9 @@ def _taint(
     case: str, tols: list[Obj], taints: list[Obj], verdict: bool | str, upstream: str = TAINT_TEST
 ) -> Row:
     spec = {"tolerations": tols} if tols else {}
-    return _one("TaintToleration", upstream, case, node("nodeA", taints=taints), pod("pod1", **spec), verdict)
+    return _one(
+        "TaintToleration", upstream, case, node("node-a", taints=taints), pod("pod1", **spec), verdict
+    )
 
 
 _DEDICATED_1 = taint("dedicated", "user1")
