@@ -43,10 +43,10 @@ from translations import schedplugins, volcano
 from translations.constraints import TopologyConstraint
 from translations.core import Job, Pod, PriorityClass, effective_requests
 from translations.errors import InvalidSpecError
-from translations.topology import TopologyTree, natural_key
+from translations.topology import NaturalKey, TopologyTree, natural_key
 
 GangKey = NewType("GangKey", str)
-RankKey = tuple[int, int, tuple[tuple[int, int | str], ...]]
+RankKey = tuple[int, int, NaturalKey]
 KOORDINATOR_DEFAULT_WAITING_SECONDS = 300.0
 """Koordinator's wait for a gang that states neither `scheduleTimeoutSeconds` nor `waiting-time`."""
 PreemptionPolicy = Literal["PreemptLowerPriority", "Never"]
