@@ -217,6 +217,8 @@ def discover_gangs(
     `member` (default `gang_pod` with these priority classes) lets a caller that keeps each
     pod's `GangPod` from one change to the next hand it in instead of recomputing it, and
     `membership_of` (default `membership` with these Jobs) the gang each pod names.
+    A `cnt` whose layers do not chain raises nothing here: a gang gathering by one of its
+    layers gets an error saying so, and the others are discovered as usual.
     """
     groups_in = podgroups or PodGroups()
     classes = {c.name: c for c in priority_classes}
@@ -242,10 +244,15 @@ def discover_gangs(
         except InvalidSpecError as exc:
             d.error = f"PodGroup {d.key}: {exc}"
 
-    tiers = cons.layer_tiers(tree, cnt)
+    try:
+        tiers, left_out = cons.layer_tiers(tree, cnt), None
+    except InvalidSpecError as exc:  # layers that do not chain: only gangs gathering by layer suffer
+        tiers = {koord.NODE_LAYER: 0}
+        left_out = f"ClusterNetworkTopology {koord.CNT_DEFAULT_NAME} is left out: {exc}"
     make = member or (lambda pod: gang_pod(pod, classes))
     gangs = [
-        _finish(group, make, tiers, tree, nvlink_label) for group in _merge_gang_groups(list(drafts.values()))
+        _finish(group, make, tiers, tree, nvlink_label, left_out)
+        for group in _merge_gang_groups(list(drafts.values()))
     ]
     return sorted(gangs, key=lambda g: natural_key(g.key))
 
@@ -427,7 +434,10 @@ def _finish(
     tiers: dict[str, int],
     tree: TopologyTree | None,
     nvlink_label: str = gpumod.NVLINK_LABEL,
+    layers_left_out: str | None = None,
 ) -> Gang:
+    """One gang from its drafts (several for a GangGroup). `layers_left_out`: why the
+    ClusterNetworkTopology's layers are unknown, told to a gang that gathers by one."""
     head = group[0]
     error = next((d.error for d in group if d.error), None)
     constraint = next((d.constraint for d in group if d.constraint is not None), None)
@@ -447,7 +457,7 @@ def _finish(
             constraint = cons.from_koordinator(gather, tiers)
             subgroups.extend(_pod_count_multiples(gather, tiers, members))
         except InvalidSpecError as exc:
-            error = f"gang {head.key}: {exc}"
+            error = f"gang {head.key}: {exc}" + (f" ({layers_left_out})" if layers_left_out else "")
     for d in group:
         if error is not None:
             break
