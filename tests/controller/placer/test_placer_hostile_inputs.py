@@ -7,6 +7,7 @@ percentage carries thousands of leading zeros. Each time a healthy gang still bi
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from placer_objects import cnt, hypernode, koord_gang, node, pdb, pod
 
 from controller.placer.cluster import ClusterState, Kind
 from controller.placer.cycle import GangTiming, SchedulingCycle
+from controller.placer.oracle import _percent_of
 from controller.placer.preempt import _scaled
 from tests.strategies.feed import placer_state
 from translations.core import Pod
@@ -130,10 +132,11 @@ def test_a_layer_whose_parent_names_no_layer_leaves_only_its_gangs_pending() -> 
         pytest.param("0" * 5000 + "7", 10, 7, id="huge-integer-text"),
     ],
 )
+@pytest.mark.parametrize("scale", [_scaled, _percent_of], ids=["preempt", "oracle"])
 def test_budget_percentages_scale_without_converting_long_digit_runs(
-    value: str, total: int, scaled: int
+    scale: Callable[[int | str, int], int], value: str, total: int, scaled: int
 ) -> None:
-    assert _scaled(value, total) == scaled
+    assert scale(value, total) == scaled
 
 
 def test_a_budget_with_thousands_of_leading_zeros_counts_and_the_gang_binds() -> None:
