@@ -118,16 +118,28 @@ def to_scheduler_units(resource: str, value: Quantity, *, field: str = "quantity
         raise InvalidSpecError(field, value, exc.detail) from None
 
 
-# Every scheduling cycle recomputes each pod's requests, and a cluster uses a handful of
-# distinct quantity strings; `typed` keeps True apart from 1 and 1.0 apart from 1.
-@functools.lru_cache(maxsize=4096, typed=True)
 def scheduler_units(resource: str, value: Quantity) -> int:
     """`to_scheduler_units` for a caller that names the field itself when the value is bad
     (its InvalidSpecError says `quantity`): one call fewer per quantity."""
+    if isinstance(value, str) and len(value) > _CACHED_LENGTH:
+        return _units(resource, value)
+    return _cached_units(resource, value)
+
+
+_CACHED_LENGTH = 64
+"""Longer quantity strings are not cached: 4,096 of them could otherwise pin gigabytes."""
+
+
+def _units(resource: str, value: Quantity) -> int:
     exact = parse_quantity(value)
     if resource == "cpu":
         exact = exact * 1000
     return saturate(math.ceil(exact)) if -_BOUND < exact < _BOUND else saturate(int(exact.copy_sign(_BOUND)))
+
+
+# Every scheduling cycle recomputes each pod's requests, and a cluster uses a handful of
+# distinct quantity strings; `typed` keeps True apart from 1 and 1.0 apart from 1.
+_cached_units = functools.lru_cache(maxsize=4096, typed=True)(_units)
 
 
 def saturate(units: int) -> int:

@@ -163,3 +163,14 @@ def test_a_cycle_is_cut_once_with_its_path() -> None:
     cycles = [w for w in tree.warnings if "cycle" in w]
     assert len(cycles) == 1 and "hn-0" in cycles[0] and "hn-4" in cycles[0]
     assert sum(1 for d in tree.domains.values() if d.parent is None) == 1
+
+
+def test_long_quantity_strings_are_not_kept_in_the_cache() -> None:
+    from translations import quantity
+
+    before = quantity._cached_units.cache_info().currsize
+    for i in range(50):
+        assert scheduler_units("memory", str(i + 1) + "0" * 5000) == SCHEDULER_UNIT_BOUND
+    assert quantity._cached_units.cache_info().currsize == before
+    scheduler_units("memory", "12345Ki")
+    assert quantity._cached_units.cache_info().currsize <= before + 1
