@@ -99,7 +99,7 @@ def test_every_registered_kind_has_a_generator() -> None:
 
 @pytest.mark.parametrize("kind", KINDS, ids=_key)
 def test_each_review_is_answered_and_denials_name_a_field(kind: Kind) -> None:
-    @settings(max_examples=25, derandomize=True, database=None, **QUIET)
+    @settings(max_examples=15, derandomize=True, database=None, **QUIET)
     @given(STRATEGIES[_key(kind)], SMALL_CLUSTERS, st.sampled_from(kind.operations))
     def check(obj: dict[str, Any], cluster: list[dict[str, Any]], operation: str) -> None:
         state, _ = ClusterState.from_objects(cluster)
