@@ -12,6 +12,18 @@ controller's lease when one process does both), with a known cluster view:
   characters, as many as fit in the 3 MiB request body the server accepts;
 * `podgroup-groups`: a scheduling.sigs.k8s.io PodGroup with the same `groups` as `pod-groups`.
 
+Adversarial payloads the API server accepts (found by `tests/strategies/`'s generator):
+
+* `podgroup-stalling-quantity`: a Volcano PodGroup whose `minResources` holds `"1" * 16000 +
+  "e1.5"` (the CRD pattern allows decimal exponents; Kubernetes refuses it): a backtracking
+  quantity pattern took seconds to refuse it;
+* `hypernode-deep-chain`: the bottom HyperNode of a 600-deep chain with 2,000 leaves, asking
+  for the top one as a member (a cycle), judged against a view holding the whole chain;
+* `pod-huge-digit-names`: a Pod whose Koordinator gang name, Volcano group name and `groups`
+  carry 4,301-digit names (past `int()`'s limit);
+* `tree-deep-chain` (not a review: what the controller's view pays when that chain changes):
+  building the topology tree from those 2,600 HyperNodes.
+
 Timed region: one call of the rule (parsing of the object included, JSON decoding of the
 review excluded). Prints the median and the maximum over the runs. The server judges a review
 larger than `ServerSettings.offload_bytes` on a worker thread; the others run on its event
@@ -32,6 +44,8 @@ from typing import Any
 
 from translations import goregex
 from translations import koordinator as koord
+from translations.topology import from_hypernodes
+from translations.volcano import HyperNode
 from webhooks.rules import ClusterState, registry
 from webhooks.server import ServerSettings
 
@@ -98,6 +112,58 @@ def hypernode() -> dict[str, Any]:
     }
 
 
+HUGE = "9" * 4301
+
+
+def stalling_podgroup() -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": "stall", "namespace": "default"},
+        "spec": {"minMember": 1, "minResources": {"cpu": "1" * 16000 + "e1.5"}},
+    }
+
+
+def _hn(name: str, tier: int, members: list[tuple[str, str]]) -> dict[str, Any]:
+    return {
+        "apiVersion": "topology.volcano.sh/v1alpha1",
+        "kind": "HyperNode",
+        "metadata": {"name": name},
+        "spec": {
+            "tier": tier,
+            "members": [{"type": t, "selector": {"exactMatch": {"name": m}}} for t, m in members],
+        },
+    }
+
+
+def deep_chain(depth: int = 600, leaves: int = 2000) -> list[dict[str, Any]]:
+    """hn-0 (tier 1) under hn-1 ... under hn-<depth-1>; `leaves` tier-1 HyperNodes under hn-1."""
+    out = [_hn("hn-0", 1, [("Node", "n0")])]
+    for i in range(1, depth):
+        kids = [("HyperNode", f"hn-{i - 1}")] + (
+            [("HyperNode", f"leaf-{j}") for j in range(leaves)] if i == 1 else []
+        )
+        out.append(_hn(f"hn-{i}", i + 1, kids))
+    out += [_hn(f"leaf-{j}", 1, [("Node", f"l{j}")]) for j in range(leaves)]
+    return out
+
+
+def huge_digit_pod() -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "w",
+            "namespace": "default",
+            "annotations": {
+                koord.GANG_NAME: HUGE,
+                koord.GANG_GROUPS: json.dumps([f"default/{HUGE}", f"default/{HUGE}1"]),
+                "scheduling.k8s.io/group-name": HUGE,
+            },
+        },
+    }
+
+
 def _time(call: Callable[[], Any], runs: int) -> tuple[float, float]:
     samples = []
     for _ in range(runs):
@@ -112,18 +178,24 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
     state = ClusterState.build(cnt_layers=[f"Layer{i}" for i in range(koord.MAX_GATHER_STRATEGIES)])
+    chain = deep_chain()
+    chain_state, _ = ClusterState.from_objects(chain)
+    cyclic = _hn("hn-0", 1, [("Node", "n0"), ("HyperNode", "hn-599")])
     payloads = {
-        "pod-groups": pod(koord.MAX_GANG_GROUP_MEMBERS),
-        "pod-groups-refused": pod(60_000),
-        "hypernode-regex": hypernode(),
-        "podgroup-groups": podgroup(),
+        "pod-groups": (pod(koord.MAX_GANG_GROUP_MEMBERS), state),
+        "pod-groups-refused": (pod(60_000), state),
+        "hypernode-regex": (hypernode(), state),
+        "podgroup-groups": (podgroup(), state),
+        "podgroup-stalling-quantity": (stalling_podgroup(), state),
+        "hypernode-deep-chain": (cyclic, chain_state),
+        "pod-huge-digit-names": (huge_digit_pod(), state),
     }
     figures: dict[str, float] = {}
     worst_admitted = 0.0
     offload = ServerSettings().offload_bytes
-    for name, obj in payloads.items():
-        _, decision = registry.validate_object(obj, state)
-        median, peak = _time(lambda obj=obj: registry.validate_object(obj, state), args.runs)
+    for name, (obj, view) in payloads.items():
+        _, decision = registry.validate_object(obj, view)
+        median, peak = _time(lambda obj=obj, view=view: registry.validate_object(obj, view), args.runs)
         size = len(json.dumps(obj))
         verdict = "admitted" if decision.allowed else "denied"
         where = "worker thread" if size > offload else "event loop"
@@ -134,9 +206,15 @@ def main() -> None:
         figures[name] = peak
         if decision.allowed and size <= offload:
             worst_admitted = max(worst_admitted, peak)
+    hns = [HyperNode.parse(h) for h in chain]
+    median, peak = _time(lambda: from_hypernodes(hns, []), max(1, args.runs // 2))
+    print(f"tree-deep-chain: {len(hns)} HyperNodes, median {median * 1e3:.1f} ms, max {peak * 1e3:.1f} ms")
+    figures["tree-deep-chain"] = peak
+    worst = max(figures, key=lambda k: figures[k])
     print(
         "summary: "
         + " ".join(f"{k}_max_ms={v * 1e3:.1f}" for k, v in figures.items())
+        + f" worst={worst} worst_ms={figures[worst] * 1e3:.1f}"
         + f" worst_admitted_on_loop_ms={worst_admitted * 1e3:.1f} goal_ms={GOAL_SECONDS * 1e3:.0f}"
         + f" goal_met={'yes' if worst_admitted <= GOAL_SECONDS else 'no'}"
     )

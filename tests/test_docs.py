@@ -16,7 +16,7 @@ from controller.placer import gpu as gpu_placer
 from controller.reconcilers import lws as lws_reconciler
 from controller.runtime import scheduler
 from topobridge.cli import build_parser
-from translations import goregex, gpu, koordinator, kueue, lws, topology, volcano, volcano_job
+from translations import goregex, gpu, koordinator, kueue, lws, quantity, topology, volcano, volcano_job
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
@@ -212,3 +212,10 @@ def test_hypernode_regex_bounds_are_the_ones_enforced() -> None:
     text = " ".join(doc("reference.md").split())
     assert f"`regexMatch.pattern` has at most {goregex.MAX_PATTERN_LENGTH} characters" in text
     assert f"patterns at most {goregex.MAX_PATTERN_CHARS_PER_HYPERNODE} characters in all" in text
+
+
+def test_scheduler_limits_are_the_ones_enforced() -> None:
+    text = " ".join(doc("reference.md").split())
+    assert f"= {quantity.SCHEDULER_UNIT_BOUND} (" in text
+    assert quantity.SCHEDULER_UNIT_BOUND == 2**45 and "| 2^45 =" in text
+    assert f"| {topology.MAX_TREE_DEPTH} levels" in text

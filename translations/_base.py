@@ -40,6 +40,16 @@ INT32_MAX = 2**31 - 1
 INT64_MAX = 2**63 - 1
 
 
+def bounded_int(digits: str, cap: int) -> int:
+    """The value of a string of ASCII digits, at most `cap`, without `int()` of a long string
+    (Python refuses more than 4,300 digits; the API server takes any number): leading zeros
+    are dropped, and a string longer than `cap`'s digits is `cap`."""
+    significant = digits.lstrip("0")
+    if len(significant) > len(str(cap)):
+        return cap
+    return min(int(significant or "0"), cap)
+
+
 def at_most(path: str, value: int | None, maximum: int) -> list[InvalidSpecError]:
     """Integers beyond int32/int64 parse in Python but not in the Go that reads them."""
     if value is not None and value > maximum:

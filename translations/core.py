@@ -14,7 +14,7 @@ from pydantic import Field
 
 from translations._base import KubeModel, LabelSelector, TypedObject
 from translations.errors import InvalidSpecError
-from translations.quantity import Quantity, is_binary, scheduler_units, to_scheduler_units
+from translations.quantity import Quantity, is_binary, saturate, scheduler_units, to_scheduler_units
 
 ResourceList = dict[str, Quantity]
 
@@ -190,7 +190,8 @@ def effective_requests(spec: PodSpec) -> dict[str, int]:
 
     Per container a limit stands in for a missing request; the pod needs the larger of the
     sum over regular containers (plus sidecars) and the largest single init container, plus
-    the pod overhead.
+    the pod overhead. Sums saturate at the scheduler-unit bound, as each quantity does
+    (`translations.quantity`): a pod's request never exceeds it.
     """
     # Plain dicts and module-level helpers: this runs for every pod admitted and every pod
     # in every scheduling cycle, where defaultdicts and a closure per call cost more than
@@ -222,7 +223,7 @@ def effective_requests(spec: PodSpec) -> dict[str, int]:
             total[name] = max(total.get(name, 0), v)
     for name, q in (spec.overhead or {}).items():
         total[name] = total.get(name, 0) + to_scheduler_units(name, q, field=f"spec.overhead[{name}]")
-    return {k: v for k, v in total.items() if v}
+    return {k: saturate(v) for k, v in total.items() if v}
 
 
 def binary_formats(template: PodTemplateSpec) -> dict[str, bool]:

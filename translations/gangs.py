@@ -43,13 +43,13 @@ from translations import schedplugins, volcano
 from translations.constraints import TopologyConstraint
 from translations.core import Job, Pod, PriorityClass, effective_requests
 from translations.errors import InvalidSpecError, failure_text
-from translations.topology import TopologyTree, natural_key
+from translations.topology import NaturalKey, TopologyTree, natural_key
 
 GangKey = NewType("GangKey", str)
 """A gang's identity: its dialect, then `namespace/name` (`volcano:ns/train`, `koordinator:ns/train`,
 `job:ns/train`, `pod:ns/train-0`). The dialect is part of it: a Volcano PodGroup, a Koordinator
 gang, a scheduler-plugins PodGroup and a Job of one name in one namespace are four gangs."""
-RankKey = tuple[int, int, tuple[tuple[int, int | str], ...]]
+RankKey = tuple[int, int, NaturalKey]
 KOORDINATOR_DEFAULT_WAITING_SECONDS = 300.0
 """Koordinator's wait for a gang that states neither `scheduleTimeoutSeconds` nor `waiting-time`."""
 PreemptionPolicy = Literal["PreemptLowerPriority", "Never"]
@@ -265,6 +265,8 @@ def discover_gangs(
     `member` (default `gang_pod` with these priority classes) lets a caller that keeps each
     pod's `GangPod` from one change to the next hand it in instead of recomputing it, and
     `membership_of` (default `membership` with these Jobs) the gang each pod names.
+    A `cnt` whose layers do not chain raises nothing here: a gang gathering by one of its
+    layers gets an error saying so, and the others are discovered as usual.
     """
     groups_in = podgroups or PodGroups()
     classes = {c.name: c for c in priority_classes}
@@ -290,10 +292,15 @@ def discover_gangs(
         except InvalidSpecError as exc:
             d.error = f"PodGroup {d.name}: {exc}"
 
-    tiers = cons.layer_tiers(tree, cnt)
+    try:
+        tiers, left_out = cons.layer_tiers(tree, cnt), None
+    except InvalidSpecError as exc:  # layers that do not chain: only gangs gathering by layer suffer
+        tiers = {koord.NODE_LAYER: 0}
+        left_out = f"ClusterNetworkTopology {koord.CNT_DEFAULT_NAME} is left out: {exc}"
     make = member or (lambda pod: gang_pod(pod, classes))
     gangs = [
-        _finish(group, make, tiers, tree, nvlink_label) for group in _merge_gang_groups(list(drafts.values()))
+        _finish(group, make, tiers, tree, nvlink_label, left_out)
+        for group in _merge_gang_groups(list(drafts.values()))
     ]
     return sorted(gangs, key=lambda g: natural_key(g.key))
 
@@ -477,7 +484,10 @@ def _finish(
     tiers: dict[str, int],
     tree: TopologyTree | None,
     nvlink_label: str = gpumod.NVLINK_LABEL,
+    layers_left_out: str | None = None,
 ) -> Gang:
+    """One gang from its drafts (several for a GangGroup). `layers_left_out`: why the
+    ClusterNetworkTopology's layers are unknown, told to a gang that gathers by one."""
     head = group[0]
     error = next((d.error for d in group if d.error), None)
     constraint = next((d.constraint for d in group if d.constraint is not None), None)
@@ -497,7 +507,7 @@ def _finish(
             constraint = cons.from_koordinator(gather, tiers)
             subgroups.extend(_pod_count_multiples(gather, tiers, members))
         except InvalidSpecError as exc:
-            error = f"gang {head.name}: {exc}"
+            error = f"gang {head.name}: {exc}" + (f" ({layers_left_out})" if layers_left_out else "")
     for d in group:
         if error is not None:
             break

@@ -2,6 +2,21 @@
 
 The scheduler compares requests in integer units: CPU in millicores, everything else in
 whole units rounded up, as kube-scheduler does.
+
+Bound: the API server accepts quantities of any size (`cpu: 10P` is 10^19 millicores, past
+int64), while kube-scheduler, and the placer's numpy arrays, count in int64. Scheduler units
+therefore saturate at `SCHEDULER_UNIT_BOUND` = 2^45 (35,184,372,088,832: 32 TiB of memory in
+bytes, about 35 billion cores in millicores); a pod's summed request and a node's allocatable
+saturate at the same bound. Values below it stay exact. 2^63 / 2^45 = 262,144 saturated values
+add up without overflow: more than every pod (150,000) and node (5,000) Kubernetes supports in
+one cluster, so no sum the placer forms (a node's used room, a domain's free room, a gang's
+demand) can overflow. Saturation means "at least this much": a saturated request fits only a
+node whose free room is saturated too (an empty saturated node), and a node with more than the
+bound schedules as if it had exactly the bound.
+
+Parsing is linear in the text: the pattern below has no two quantifiers that can split the
+same digits between them (a 16,000-digit string that fails at its last character used to
+take seconds), and no digit string is converted to an int beyond a fixed length.
 """
 
 from __future__ import annotations
@@ -32,8 +47,17 @@ _SUFFIX: dict[str, Decimal] = {
     "Ei": Decimal(2**60),
 }
 _QUANTITY = re.compile(
-    r"^([+-]?(?:\d+\.?\d*|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E))?$"
+    r"^([+-]?+(?:[0-9]++(?:\.[0-9]*+)?+|\.[0-9]++))(?:([eE][+-]?+[0-9]++)|(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E))?+$"
 )
+"""Possessive quantifiers: once a run of digits is read it is never split again, so a failing
+match costs one pass. ASCII digits only, as Kubernetes reads them."""
+
+SCHEDULER_UNIT_BOUND = 2**45
+"""Scheduler units saturate here (see the module docstring)."""
+_BOUND = Decimal(SCHEDULER_UNIT_BOUND)
+_MAX_EXPONENT_DIGITS = 7
+"""An exponent of more digits is beyond what Decimal can hold (Go refuses past int32)."""
+_TINY_EXPONENT = 100_000
 
 Quantity = str | int | float
 """A quantity as JSON gives it. The string comes first: most quantities are strings, and
@@ -71,10 +95,19 @@ def parse_quantity(value: Quantity, *, field: str = "quantity") -> Decimal:
     try:
         base = Decimal(number)
         if exponent:
-            return base * (Decimal(10) ** int(exponent[1:]))
+            return base * (Decimal(10) ** _exponent(exponent[1:]))
         return base * _SUFFIX[suffix or ""]
-    except (ArithmeticError, ValueError):  # decimal.Overflow; exponents past int()'s digit limit
+    except ArithmeticError:  # decimal.Overflow
         raise InvalidSpecError(field, value, f"Invalid value: {render_value(value)}: out of range") from None
+
+
+def _exponent(text: str) -> int:
+    """`[+-]digits` as an int without converting a long digit string. Exponents past 10^7 read
+    as 10^7 (Decimal then overflows: out of range); negative ones stop at -10^5, a tiny
+    positive fraction that still rounds up to one unit, as Kubernetes rounds up below a nano."""
+    digits = text.lstrip("+-").lstrip("0") or "0"
+    exp = int(digits) if len(digits) <= _MAX_EXPONENT_DIGITS else 10**_MAX_EXPONENT_DIGITS
+    return -min(exp, _TINY_EXPONENT) if text.startswith("-") else exp
 
 
 def to_scheduler_units(resource: str, value: Quantity, *, field: str = "quantity") -> int:
@@ -85,16 +118,34 @@ def to_scheduler_units(resource: str, value: Quantity, *, field: str = "quantity
         raise InvalidSpecError(field, value, exc.detail) from None
 
 
-# Every scheduling cycle recomputes each pod's requests, and a cluster uses a handful of
-# distinct quantity strings; `typed` keeps True apart from 1 and 1.0 apart from 1.
-@functools.lru_cache(maxsize=4096, typed=True)
 def scheduler_units(resource: str, value: Quantity) -> int:
     """`to_scheduler_units` for a caller that names the field itself when the value is bad
     (its InvalidSpecError says `quantity`): one call fewer per quantity."""
+    if isinstance(value, str) and len(value) > _CACHED_LENGTH:
+        return _units(resource, value)
+    return _cached_units(resource, value)
+
+
+_CACHED_LENGTH = 64
+"""Longer quantity strings are not cached: 4,096 of them could otherwise pin gigabytes."""
+
+
+def _units(resource: str, value: Quantity) -> int:
     exact = parse_quantity(value)
     if resource == "cpu":
         exact = exact * 1000
-    return math.ceil(exact)
+    return saturate(math.ceil(exact)) if -_BOUND < exact < _BOUND else saturate(int(exact.copy_sign(_BOUND)))
+
+
+# Every scheduling cycle recomputes each pod's requests, and a cluster uses a handful of
+# distinct quantity strings; `typed` keeps True apart from 1 and 1.0 apart from 1.
+_cached_units = functools.lru_cache(maxsize=4096, typed=True)(_units)
+
+
+def saturate(units: int) -> int:
+    """`units` clamped to [-SCHEDULER_UNIT_BOUND, SCHEDULER_UNIT_BOUND]: what any sum of scheduler
+    units (a pod's containers, its overhead) is brought back to."""
+    return max(-SCHEDULER_UNIT_BOUND, min(SCHEDULER_UNIT_BOUND, units))
 
 
 _BINARY_SUFFIXES = ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei")

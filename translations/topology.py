@@ -67,10 +67,28 @@ if TYPE_CHECKING:
 
 DomainId = NewType("DomainId", str)
 
+MAX_TREE_DEPTH = 16
+"""Levels of domains a tree keeps (Kueue's Topology allows 16 levels; Volcano sets no limit).
+A HyperNode deeper than this is left out of the tree, with a warning; a label-described tree
+keeps its lowest 16 levels. Walks over the tree, and the placer's per-node ancestor arrays,
+are then bounded by it."""
 
-def natural_key(name: str) -> tuple[tuple[int, int | str], ...]:
-    """Sort key that puts node-2 before node-10: digit runs compare as numbers."""
-    return tuple((0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", name) if part)
+
+NaturalKey = tuple[tuple[int, int, str], ...]
+_DIGIT_RUN = re.compile(r"([0-9]+)")
+
+
+def natural_key(name: str) -> NaturalKey:
+    """Sort key that puts node-2 before node-10: runs of ASCII digits compare as numbers.
+
+    A run compares by its length without leading zeros, then digit by digit: the order of the
+    numbers, with no `int()` of a run (names and annotations may carry thousands of digits,
+    past the 4,300 Python converts). Other text, Unicode digits included, compares as text."""
+    return tuple(
+        (0, len(part.lstrip("0")), part.lstrip("0")) if i % 2 else (1, 0, part)
+        for i, part in enumerate(_DIGIT_RUN.split(name))
+        if part
+    )
 
 
 TopologySource = Literal["hypernode", "koordinator", "kueue", "labels", "none"]
@@ -154,19 +172,12 @@ class TopologyTree:
     @cached_property
     def _nodes_under(self) -> dict[DomainId, tuple[str, ...]]:
         out: dict[DomainId, tuple[str, ...]] = {}
-
-        def collect(d: DomainId) -> tuple[str, ...]:
-            if d in out:
-                return out[d]
+        for _, d in reversed(self.depth_first()):  # children before their parents
             dom = self.domains[d]
             acc = list(dom.nodes)
             for c in dom.children:
-                acc.extend(collect(c))
+                acc.extend(out[c])
             out[d] = tuple(sorted(acc, key=natural_key))
-            return out[d]
-
-        for d in self.domains:
-            collect(d)
         return out
 
     def nodes_under(self, domain: DomainId) -> tuple[str, ...]:
@@ -190,16 +201,13 @@ class TopologyTree:
         return common[0] if common else None
 
     def depth_first(self) -> list[tuple[int, DomainId]]:
-        """(depth, domain) in display order: roots sorted, children sorted."""
+        """(depth, domain) in display order: roots sorted, children sorted (no recursion)."""
         out: list[tuple[int, DomainId]] = []
-
-        def walk(d: DomainId, depth: int) -> None:
+        stack = [(0, r) for r in reversed(self.roots)]
+        while stack:
+            depth, d = stack.pop()
             out.append((depth, d))
-            for c in self.domains[d].children:
-                walk(c, depth + 1)
-
-        for r in self.roots:
-            walk(r, 0)
+            stack.extend((depth + 1, c) for c in reversed(self.domains[d].children))
         return out
 
 
@@ -233,8 +241,16 @@ def from_label_levels(
 
     A node missing only the tier-1 label gets a stand-in tier-1 domain named after the node
     (Koordinator's rule) when `stand_in_lowest`; a node with any other gap is left out.
+    Past `MAX_TREE_DEPTH` levels, the lowest ones are kept and the rest named in a warning.
     """
     warnings: list[str] = []
+    if len(levels_bottom_up) > MAX_TREE_DEPTH:
+        left_out = [level.name for level in levels_bottom_up[MAX_TREE_DEPTH:]]
+        warnings.append(
+            f"topology levels above the lowest {MAX_TREE_DEPTH} left out: {', '.join(left_out[:3])}"
+            f"{', ...' if len(left_out) > 3 else ''} ({len(left_out)} in all)"
+        )
+        levels_bottom_up = levels_bottom_up[:MAX_TREE_DEPTH]
     n_levels = len(levels_bottom_up)
     if n_levels == 0:
         return TopologyTree.empty()
@@ -622,8 +638,10 @@ def from_hypernodes(hypernodes: Iterable[HyperNode], nodes: Iterable[Node]) -> T
     """Volcano's HyperNodes, with Node members resolved against `nodes`.
 
     A Node or HyperNode claimed by two parents keeps the lower-tier one (then the first
-    name) and a warning; a cycle is cut with a warning. Unknown exactMatch Node names are
-    kept: the node may join later.
+    name) and a warning; a cycle is cut with a warning. HyperNodes deeper than
+    `MAX_TREE_DEPTH` levels are left out with a warning naming them, their nodes counted in
+    the deepest HyperNode kept above them. Unknown exactMatch Node names are kept: the node
+    may join later. Linear in HyperNodes and members (besides regex and label matching).
     """
     hns = sorted(hypernodes, key=lambda h: h.name)
     node_list = sorted(nodes, key=lambda n: n.name)
@@ -695,21 +713,8 @@ def from_hypernodes(hypernodes: Iterable[HyperNode], nodes: Iterable[Node]) -> T
                         continue
                     claim(hn_parent, "hypernode", name, hn, i)
 
-    # Cut cycles: walk up from every HyperNode; a repeat means a cycle.
-    for start in hn_names:
-        seen = [start]
-        cur = hn_parent.get(start)
-        while cur is not None:
-            if cur.name in seen:
-                child = seen[-1]
-                warnings.append(
-                    f"hypernodes form a cycle through {' -> '.join([*seen, cur.name])}; cut at {child}"
-                )
-                del hn_parent[child]
-                break
-            seen.append(cur.name)
-            cur = hn_parent.get(cur.name)
-
+    _cut_cycles(hn_names, hn_parent, warnings)
+    dropped = _cut_below_max_depth(hn_names, hn_parent, node_parent, warnings)
     by_name = {h.name: h for h in hns}
     kids: dict[str, list[str]] = defaultdict(list)
     for child, parent in hn_parent.items():
@@ -727,11 +732,70 @@ def from_hypernodes(hypernodes: Iterable[HyperNode], nodes: Iterable[Node]) -> T
             nodes=tuple(sorted(direct_nodes.get(h.name, []), key=natural_key)),
         )
         for h in by_name.values()
+        if h.name not in dropped
     }
     node_domain = {n: DomainId(p.name) for n, p in node_parent.items()}
     return TopologyTree(
         domains=domains, node_domain=node_domain, source="hypernode", warnings=tuple(warnings)
     )
+
+
+def _cut_cycles(names: Sequence[str], parent: dict[str, HyperNode], warnings: list[str]) -> None:
+    """Cut every cycle of the parent links at the HyperNode that closes it, walking up from
+    each HyperNode in name order; each HyperNode is walked once (linear)."""
+    done: set[str] = set()
+    for start in names:
+        path: list[str] = []
+        on_path: set[str] = set()
+        cur: str | None = start
+        while cur is not None and cur not in done:
+            if cur in on_path:
+                child = path[-1]
+                warnings.append(
+                    f"hypernodes form a cycle through {' -> '.join([*path, cur])}; cut at {child}"
+                )
+                del parent[child]
+                break
+            path.append(cur)
+            on_path.add(cur)
+            up = parent.get(cur)
+            cur = up.name if up is not None else None
+        done.update(path)
+
+
+def _cut_below_max_depth(
+    names: Sequence[str], parent: dict[str, HyperNode], node_parent: dict[str, HyperNode], warnings: list[str]
+) -> set[str]:
+    """Leave out the HyperNodes more than MAX_TREE_DEPTH levels below a root (the parent links
+    form a forest by now); nodes they held move to the deepest HyperNode kept above them."""
+    depth: dict[str, int] = {}
+    for start in names:
+        path: list[str] = []
+        cur: str | None = start
+        while cur is not None and cur not in depth:
+            path.append(cur)
+            up = parent.get(cur)
+            cur = up.name if up is not None else None
+        base = depth[cur] if cur is not None else 0
+        for i, name in enumerate(reversed(path)):
+            depth[name] = base + i + 1
+    dropped = {n for n in names if depth[n] > MAX_TREE_DEPTH}
+    if not dropped:
+        return dropped
+    keeper: dict[str, HyperNode] = {}
+    for name in sorted(dropped, key=lambda n: depth[n]):  # parents first
+        up = parent.pop(name)
+        keeper[name] = keeper[up.name] if up.name in dropped else up
+    for node, owner in list(node_parent.items()):
+        if owner.name in dropped:
+            node_parent[node] = keeper[owner.name]
+    shown = sorted(dropped, key=natural_key)
+    listing = ", ".join(shown) if len(shown) <= 6 else ", ".join([*shown[:3], "...", *shown[-3:]])
+    warnings.append(
+        f"hypernodes deeper than {MAX_TREE_DEPTH} levels left out of the topology: {listing} "
+        f"({len(shown)} in all); their nodes count in the deepest HyperNode kept above them"
+    )
+    return dropped
 
 
 def _regex_members(pattern: str, names: Sequence[str], owner: str, warnings: list[str]) -> list[str]:

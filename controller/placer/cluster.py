@@ -586,7 +586,15 @@ class ClusterState:
 
     def _closure(self, agg: _Aggregates, keys: Iterable[GangKey]) -> set[GangKey]:
         """`keys` plus every membership key that may share a gang with one of them: the parts
-        of the gangs they were in, and keys linked by a `groups` annotation either way."""
+        of the gangs they were in, and keys linked by a `groups` annotation either way.
+
+        One walk, no recursion: a chain of a thousand gangs each listing the next is reached
+        from its last gang through back-links, looked up in an index of the links as they
+        stood before the walk (only keys the walk reaches have their links read afresh)."""
+        back: dict[GangKey, list[GangKey]] = {}
+        for k, ls in agg.links.items():
+            for target in ls:
+                back.setdefault(target, []).append(k)
         out: set[GangKey] = set()
         todo = list(keys)
         while todo:
@@ -596,17 +604,14 @@ class ClusterState:
             out.add(k)
             links = self._links_of(k)
             if links:
-                agg.links[k] = links  # only keys with links: the back-link scan stays small
+                agg.links[k] = links  # only keys with links: the back-link index stays small
             else:
                 agg.links.pop(k, None)
             todo.extend(links)
+            todo.extend(back.get(k, ()))
             gang = agg.gang_of.get(k)
             if gang is not None:
                 todo.extend(agg.parts.get(gang, ()))
-        # Keys whose annotation lists one of ours (links are kept for every key with any).
-        back = [k for k, ls in agg.links.items() if k not in out and ls & out]
-        if back:
-            out |= self._closure(agg, back)
         return out
 
     def _links_of(self, key: GangKey) -> frozenset[GangKey]:

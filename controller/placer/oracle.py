@@ -33,6 +33,8 @@ import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from translations._base import INT32_MAX, bounded_int
+
 
 @dataclass(frozen=True)
 class OracleNode:
@@ -328,9 +330,9 @@ def valid_victims(case: OracleCase, victims: frozenset[str]) -> bool:
 
 
 def _percent_of(value: int | str, total: int) -> int:
-    if isinstance(value, str) and value.endswith("%"):
-        return -(-int(value[:-1]) * total // 100)
-    return int(value)
+    if isinstance(value, str) and value.endswith("%"):  # digits read as the API server allows them
+        return -(-bounded_int(value[:-1], 100) * total // 100)
+    return bounded_int(value, INT32_MAX) if isinstance(value, str) else value
 
 
 def budget_allows(case: OracleCase, budget: OracleBudget) -> int:

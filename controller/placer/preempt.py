@@ -34,7 +34,6 @@ How, in two regimes:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import repeat
@@ -49,10 +48,10 @@ from controller.placer.offer import evaluate
 from controller.placer.search import Cost, Problem, Search, apply_units, build_problem, pods_of
 from controller.placer.select import Placement, Where, hard_limit_tier, place_in, select
 from controller.placer.snapshot import I64, Bool, ClusterIndex, PodArrays, Snapshot
-from translations._base import LabelSelector
+from translations._base import INT32_MAX, LabelSelector, bounded_int
 from translations.core import PodDisruptionBudget
 from translations.gangs import gang_name
-from translations.topology import natural_key
+from translations.topology import NaturalKey, natural_key
 
 SEARCH_BUDGET = 20_000
 """Branch-and-bound nodes per domain before settling for the best plan found."""
@@ -60,7 +59,7 @@ EXACT_UNITS = 32
 """Eligible pods in one candidate place above which a gang of one shape is planned by the
 vectorised heuristic (`fast.py`) instead of the exact search."""
 
-PlanKey = tuple[Cost, int, int, tuple[tuple[int, int | str], ...]]
+PlanKey = tuple[Cost, int, int, NaturalKey]
 """Cost, then leftover slots with every eligible pod gone, after the plan, then name."""
 
 DISRUPTION_TARGET = "DisruptionTarget"
@@ -137,12 +136,20 @@ def after_evictions(budgets: Sequence[Budget], snap: Snapshot, victims: Iterable
 
 
 def _scaled(value: int | str, total: int) -> int:
+    """minAvailable/maxUnavailable as a count of `total`: a percentage rounds up (as the
+    disruption controller does), above 100% counts as 100%; digit strings are read without
+    `int()` of their length (the API server accepts `000...0050%`)."""
     if isinstance(value, int):
         return value
     text = value.strip()
-    if text.endswith("%") and text[:-1].isdigit():
-        return math.ceil(int(text[:-1]) * total / 100)
-    return int(text) if text.isdigit() else 0
+    if text.endswith("%") and _ascii_digits(text[:-1]):
+        percent = bounded_int(text[:-1], 100)
+        return -(-percent * total // 100)
+    return bounded_int(text, INT32_MAX) if _ascii_digits(text) else 0
+
+
+def _ascii_digits(text: str) -> bool:
+    return text.isascii() and text.isdigit()
 
 
 @dataclass(frozen=True)

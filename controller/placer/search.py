@@ -23,7 +23,7 @@ from controller.placer.demand import GangDemand
 from controller.placer.offer import fits_rows
 from controller.placer.select import Where, place_in
 from controller.placer.snapshot import I64, Bool, ClusterIndex, PodArrays, Snapshot
-from translations.topology import natural_key
+from translations.topology import NaturalKey, natural_key
 
 Cost = tuple[int, int, int]
 """(PDB violations, highest victim priority, victim pods): smaller is better."""
@@ -138,7 +138,7 @@ def build_problem(
         hits = tuple(b for p in pods for b in pod_budgets.get(p, ()))
         return Unit(pods, int(arrays.priority[list(pods)].max()), gang, whole, hits)
 
-    groups: list[tuple[tuple[int, int, tuple[tuple[int, int | str], ...]], list[Unit]]] = []
+    groups: list[tuple[tuple[int, int, NaturalKey], list[Unit]]] = []
     for gang, here in by_gang.items():
         members = tuple(sorted(pos[k] for k in snap.gang_pods(gang) if not snap.pods[k].terminating))
         slack = max(0, len(members) - snap.gang_min.get(gang, 1))

@@ -111,7 +111,14 @@ class ClusterIndex:
         children: list[list[int]] = []
         dom_pos: dict[DomainId, int] = {}
 
-        def walk(did: DomainId, parent: int) -> None:
+        # Depth-first, without recursion: a tree may be as deep as it has domains.
+        stack: list[tuple[DomainId, int] | int] = [(root, -1) for root in reversed(tree.roots)]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, int):  # every child of domain `item` is placed
+                ends[item] = len(order)
+                continue
+            did, parent = item
             dom = tree.domains[did]
             idx = len(dom_ids)
             dom_pos[did] = idx
@@ -125,13 +132,9 @@ class ClusterIndex:
             ends.append(-1)
             if parent >= 0:
                 children[parent].append(idx)
-            for child in sorted(dom.children, key=natural_key):
-                walk(child, idx)
-            ends[idx] = len(order)
-
+            stack.append(idx)
+            stack.extend((child, idx) for child in reversed(sorted(dom.children, key=natural_key)))
         roots = list(tree.roots)
-        for root in roots:
-            walk(root, -1)
         placed = set(order)
         loose_start = len(order)
         order.extend(sorted((n for n in by_name if n not in placed), key=natural_key))
@@ -162,11 +165,10 @@ class ClusterIndex:
         parent_arr = np.asarray(parents, dtype=np.int64)
         depth = _max_depth(parents)
         dom_anc = np.full((len(dom_ids), max(depth, 1)), -1, dtype=np.int64)
-        for d in range(len(dom_ids)):
-            p, k = parents[d], 0
-            while p >= 0:
-                dom_anc[d, k] = p
-                p, k = parents[p], k + 1
+        for d, p in enumerate(parents):  # a parent's row is complete before its children's
+            if p >= 0:
+                dom_anc[d, 0] = p
+                dom_anc[d, 1:] = dom_anc[p, :-1]
         node_anc = np.full((len(order), depth + 1), -1, dtype=np.int64)
         node_anc[:, 0] = node_dom
         has = node_dom >= 0
@@ -252,13 +254,12 @@ def _hard_taints(taints: Iterable[Taint]) -> tuple[TaintTuple, ...]:
 
 
 def _max_depth(parents: Sequence[int]) -> int:
-    best = 0
-    for d in range(len(parents)):
-        k, p = 0, parents[d]
-        while p >= 0:
-            k, p = k + 1, parents[p]
-        best = max(best, k)
-    return best
+    """Ancestors of the deepest domain; `parents` lists every parent before its children."""
+    depth = [0] * len(parents)
+    for d, p in enumerate(parents):
+        if p >= 0:
+            depth[d] = depth[p] + 1
+    return max(depth, default=0)
 
 
 def _name_ranks(names: Sequence[str]) -> I64:
@@ -329,9 +330,8 @@ class Snapshot:
         used = np.zeros_like(index.alloc)
         if plist:
             nodes = np.fromiter((p.node for p in plist), dtype=np.int64, count=len(plist))
-            reqs = np.stack([p.req for p in plist])
-            for r in range(reqs.shape[1]):
-                used[:, r] = np.bincount(nodes, weights=reqs[:, r], minlength=index.n_nodes).astype(np.int64)
+            # Integer sums (bincount's weights are float64, inexact past 2^53 units).
+            np.add.at(used, nodes, np.stack([p.req for p in plist]))
         return cls(
             index=index,
             used=used,

@@ -191,15 +191,18 @@ class ClusterState:
         return tuple(p for p in self._parents.get(name, ()) if p != excluding)
 
     def ancestors(self, name: str) -> list[str]:
-        """Parents upward from `name` (first parent at each step), stopping at a repeat."""
+        """Parents upward from `name` (first parent at each step), stopping at a repeat;
+        linear in the depth (a set remembers the ones met)."""
         out: list[str] = []
+        seen = {name}
         cur = name
         while True:
             parents = self.parents_of(cur)
-            if not parents or parents[0] in out or parents[0] == name:
+            if not parents or parents[0] in seen:
                 return out
             cur = parents[0]
             out.append(cur)
+            seen.add(cur)
 
 
 class _PodView(TypedObject):

@@ -196,6 +196,7 @@ def _check_tree(hn: HyperNode, state: ClusterState, out: Findings) -> None:
             )
     # Every HyperNode above this one: a member among them would close a cycle.
     above = state.ancestors(me)
+    rank = {name: i for i, name in enumerate(above)}  # one lookup per member, not a scan
     others = sorted(n for n in state.hypernodes if n != me)
     for i, member in enumerate(hn.spec.member_list):
         if member.type != "HyperNode":
@@ -217,8 +218,8 @@ def _check_tree(hn: HyperNode, state: ClusterState, out: Findings) -> None:
             if kid_facts is None:
                 out.warnings.append(f"{path}: HyperNode {render_value(kid)} does not exist (yet)")
                 continue
-            if kid in above:
-                chain = " -> ".join([kid, *reversed(above[: above.index(kid)]), me, kid])
+            if kid in rank:
+                chain = " -> ".join([kid, *reversed(above[: rank[kid]]), me, kid])
                 out.errors.append(fe.invalid(path, value, f"would form a cycle: {chain}"))
                 continue
             if kid_facts.tier >= tier:
