@@ -65,7 +65,7 @@ def test_absurd_quantities_saturate_and_the_healthy_gang_binds() -> None:
     bound, pending = cycle(state)
     assert bound["default/asks-10P"] == "n-huge"  # a saturated request fits a saturated, empty node
     assert {bound["default/healthy-0"], bound["default/healthy-1"]} == {"n1"}
-    assert "default/two-5ei" not in bound and "default/two-5ei" in pending
+    assert "default/two-5ei" not in bound and "pod:default/two-5ei" in pending
 
 
 def _chain(depth: int) -> list[Obj]:
@@ -115,11 +115,11 @@ def test_a_layer_whose_parent_names_no_layer_leaves_only_its_gangs_pending() -> 
     state, _ = placer_state(objects)
     view = state.view()
     assert any("ClusterNetworkTopology default" in w for w in view.warnings)
-    gang = view.gangs["default/needs-block"]
+    gang = view.gangs["koordinator:default/needs-block"]
     assert gang.error is not None and "ClusterNetworkTopology" in gang.error and "Missing" in gang.error
     bound, pending = cycle(state)
     assert set(bound) == {"default/healthy-0", "default/healthy-1"}
-    assert "ClusterNetworkTopology" in pending["default/needs-block"]
+    assert "ClusterNetworkTopology" in pending["koordinator:default/needs-block"]
 
 
 @pytest.mark.parametrize(
