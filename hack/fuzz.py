@@ -3,9 +3,10 @@
 Each example is a cluster of API-valid, hostile objects (`tests/strategies/objects.py`) plus an
 ordinary healthy gang on nodes of its own. The webhook judges every object it registers a
 kind for, against a view built from the cluster; the scheduler's state takes every object
-and runs one cycle. A failure is any exception, a review denied without a field, or the
-ordinary gang left unbound. Failures are printed with the seed and example that reproduce
-them (no shrinking: the run goes on).
+and runs one cycle. A failure is any exception, a gang whose attempt the cycle had to
+catch (`Code.ERROR`), a review denied without a field, or the ordinary gang left unbound.
+Failures are printed with the seed and example that reproduce them (no shrinking: the run
+goes on).
 
     .venv/bin/python hack/fuzz.py [--minutes 10] [--seed N] [--examples-per-seed 20]
 
@@ -35,6 +36,7 @@ from hypothesis import seed as hypothesis_seed  # noqa: E402
 from hypothesis.errors import HypothesisWarning  # noqa: E402
 
 from controller.placer.cycle import GangTiming, SchedulingCycle  # noqa: E402
+from controller.placer.engine import Code  # noqa: E402
 from tests.strategies.feed import placer_state  # noqa: E402
 from tests.strategies.objects import OrdinaryGang, hostile_clusters, ordinary_gangs  # noqa: E402
 from webhooks.admission import object_with_namespace, parse_review  # noqa: E402
@@ -85,6 +87,9 @@ class Run:
             return
         self.worst_cycle = max(self.worst_cycle, time.perf_counter() - started)
         self.counts["cycles"] += 1
+        for outcome in plan.outcomes.values():
+            if outcome.code is Code.ERROR:  # the cycle caught it; still a bug in reading the input
+                self.fail(where, f"gang {outcome.gang}: {outcome.message[:300]}")
         bound = {pod for b in plan.binds for pod, _ in b.pods}
         if not set(ordinary.pods) <= bound:
             outcome = plan.outcomes.get(ordinary.gang)

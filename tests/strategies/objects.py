@@ -624,10 +624,19 @@ class OrdinaryGang:
 
     objects: tuple[Obj, ...]
     gang: str
-    """`namespace/name`, as the scheduler keys it."""
+    """`<dialect>:namespace/name`, as the scheduler keys it."""
     pods: tuple[str, ...]
     """`namespace/name` of each member."""
     nodes: tuple[str, ...]
+
+
+_GANG_DIALECT = {
+    "volcano": "volcano",
+    "sigs": "koordinator",
+    "x": "scheduler-plugins",
+    "koord": "koordinator",
+}
+"""The dialect in the scheduler's gang key for each way the ordinary gang is written."""
 
 
 @st.composite
@@ -710,7 +719,7 @@ def ordinary_gangs(draw: st.DrawFn) -> OrdinaryGang:
         )
     return OrdinaryGang(
         objects=tuple(objects),
-        gang=f"{ORDINARY_NAMESPACE}/{name}",
+        gang=f"{_GANG_DIALECT[dialect]}:{ORDINARY_NAMESPACE}/{name}",
         pods=tuple(f"{ORDINARY_NAMESPACE}/{p}" for p in pod_names),
         nodes=node_names,
     )
