@@ -13,6 +13,7 @@ bounds the work; `Found.exhausted` says when it ran out.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -274,24 +275,22 @@ class Search:
 
     # -- greedy incumbent: lowest priority threshold that fits, then reprieve --
     def _greedy(self) -> None:
+        """The incumbent: the lowest priority threshold whose units, all evicted, let the gang
+        fit, then a reprieve of every unit it does not need. Budgets come first in the cost, so
+        a first pass takes only units that keep every budget within what it allows, at each
+        threshold; only when no threshold fits that way may the second pass break budgets."""
+        for within_budgets in (True, False):
+            if self._greedy_pass(within_budgets):
+                return
+
+    def _greedy_pass(self, within_budgets: bool) -> bool:
+        """One pass of `_greedy`; True when it recorded a plan or the deadline stopped it."""
         units = self.prob.units
-        levels = sorted({u.priority for u in units})
         fit = self.fit
-        for q in levels:
+        for q in sorted({u.priority for u in units}):
             if self.deadline.expired():
-                return  # no incumbent: the caller says the search was cut short
-            pool: list[int] = []
-            taken_members: dict[str, int] = {}
-            whole_in: set[str] = set()
-            for k, u in enumerate(units):
-                if u.priority > q:
-                    continue
-                if u.whole:
-                    pool.append(k)
-                    whole_in.add(u.gang)
-                elif u.gang not in whole_in and taken_members.get(u.gang, 0) < self.prob.slack.get(u.gang, 0):
-                    pool.append(k)
-                    taken_members[u.gang] = taken_members.get(u.gang, 0) + 1
+                return True  # no incumbent: the caller says the search was cut short
+            pool = self._pool(q, within_budgets)
             for k in pool:
                 fit.apply(self.u_nodes[k], self.u_reqs[k], +1)
             if not fit.fits():
@@ -315,7 +314,34 @@ class Search:
             self._record(chosen, self._cost_of(chosen))
             for k in chosen:
                 fit.apply(self.u_nodes[k], self.u_reqs[k], -1)
-            return
+            return True
+        return False
+
+    def _pool(self, q: int, within_budgets: bool) -> list[int]:
+        """The units a threshold `q` evicts: whole gangs, or up to their slack lone members,
+        of priority <= q; `within_budgets`: only while every budget still allows them."""
+        pool: list[int] = []
+        taken_members: dict[str, int] = {}
+        whole_in: set[str] = set()
+        spent: dict[int, int] = {}
+        for k, u in enumerate(self.prob.units):
+            if u.priority > q:
+                continue
+            lone_ok = u.gang not in whole_in and taken_members.get(u.gang, 0) < self.prob.slack.get(u.gang, 0)
+            if not (u.whole or lone_ok):
+                continue
+            if within_budgets and u.budget_hits:
+                more = Counter(u.budget_hits)
+                if any(spent.get(b, 0) + n > self.allowed[b] for b, n in more.items()):
+                    continue
+                for b, n in more.items():
+                    spent[b] = spent.get(b, 0) + n
+            pool.append(k)
+            if u.whole:
+                whole_in.add(u.gang)
+            else:
+                taken_members[u.gang] = taken_members.get(u.gang, 0) + 1
+        return pool
 
     def _needed(self, excluded: list[bool], chosen_free_rows: I64) -> int:
         """Relaxation: pods still to evict so the place's total free capacity (on nodes some

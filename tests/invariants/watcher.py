@@ -54,7 +54,7 @@ from rawclient import ApiServer, Endpoint, Obj
 from translations import koordinator as koord
 from translations import schedplugins, volcano
 from translations.core import Node, Pod, PodDisruptionBudget, PriorityClass
-from translations.gangs import Gang, PodGroups, discover_gangs
+from translations.gangs import Gang, PodGroups, discover_gangs, gang_name
 from translations.topology import TopologyTree, from_cluster_network_topology, from_hypernodes
 
 BOUND_BY = "topobridge.io/bound-by"
@@ -350,7 +350,7 @@ class InvariantWatcher:
         if len(distinct) > 1:
             self._violate(
                 "constraint-broken",
-                gang_key,
+                gang_name(gang_key),
                 f"hard constraint at tier {tier}, members bound across {sorted(distinct)}: {domains}",
             )
 
@@ -378,7 +378,7 @@ class InvariantWatcher:
             self._reported_partial.add(gang_key)
             self._violate(
                 "partial-gang",
-                gang_key,
+                gang_name(gang_key),
                 f"{len(bound)} of minMember {gang.min_member} bound for more than {self.settle:.0f}s: {bound}",
             )
 
@@ -401,7 +401,7 @@ class InvariantWatcher:
         self.counts["victims"] += 1
         preemptor = message.split("preemptor: ", 1)[1].split(",", 1)[0].strip()
         victim_priority = int((pod.get("spec") or {}).get("priority") or 0)
-        gang = self.gangs().get(preemptor)
+        gang = self.gang_named(preemptor)
         if gang is None:
             return
         key = _key(pod)
@@ -443,7 +443,7 @@ class InvariantWatcher:
             plan.reported = True
             self._violate(
                 "pdb-needlessly-violated",
-                preemptor.key,
+                preemptor.name,
                 f"victims {[v.key for v in plan.victims]} break budget(s) {broken}, while evicting only "
                 "whole lower-priority gangs that break no budget made room",
             )
@@ -492,6 +492,11 @@ class InvariantWatcher:
             self._gangs = {g.key: g for g in found if g.error is None}
             self._gang_of = {m.key: g.key for g in found for m in g.pods}
         return self._gangs
+
+    def gang_named(self, name: str) -> Gang | None:
+        """The gang a message names as `namespace/name` (preemptors are named so, as Koordinator
+        does); the chaos run never gives two dialects' gangs one name."""
+        return next((g for g in self.gangs().values() if g.name == name), None)
 
     def gang_of(self, pod_key: str) -> str | None:
         self.gangs()

@@ -228,3 +228,54 @@ def test_pods_on_nodes_the_gang_cannot_use_do_not_change_its_plan() -> None:
     others += [running(f"o{i}-{k}", f"o{i}", cpu="1", memory="1Gi") for i in range(10) for k in range(4)]
     crowded = run(objs + others)
     assert (crowded.evicted, crowded.bound) == (alone.evicted, alone.bound)
+
+
+def test_a_big_place_spares_a_budget_when_a_higher_priority_gang_breaks_none() -> None:
+    """Over 32 eligible pods in the place, so the exact search is skipped and its greedy decides.
+    Evicting gang `a` (priority 100, its budget allows no disruption) or gang `b` (priority 500,
+    no budget) each make room. Budgets come before priority: `b` goes, `a` stays. The greedy
+    took the lowest threshold that fit and evicted `a`: the chaos run's pdb-needlessly-violated."""
+    objs: list[Any] = [node("n0", cpu="8", memory="64Gi"), node("n1", cpu="8", memory="64Gi"), *CLASSES]
+    objs.append(priority_class("least", 10))
+    for gang, n, cls in (("a", "n0", "low"), ("b", "n1", "mid")):
+        objs.append(volcano_gang(gang, 2))
+        for i in range(2):
+            objs.append(
+                pod(
+                    f"{gang}-{i}",
+                    cpu="3500m",
+                    memory="1Gi",
+                    node_name=n,
+                    priority_class=cls,
+                    scheduler="default-scheduler",
+                    labels={"app": gang},
+                    annotations={"scheduling.k8s.io/group-name": gang},
+                )
+            )
+    objs += [
+        pod(
+            f"tiny-{i}",
+            cpu="10m",
+            memory="10Mi",
+            node_name=f"n{i % 2}",
+            priority_class="least",
+            scheduler="default-scheduler",
+        )
+        for i in range(40)
+    ]
+    objs.append(pdb("a-budget", {"app": "a"}, min_available=2))
+    objs += [volcano_gang("new", 2, priority_class="high")]
+    objs += [
+        pod(
+            f"new-{i}",
+            cpu="3500m",
+            memory="1Gi",
+            priority_class="high",
+            scheduler="topobridge",
+            annotations={"scheduling.k8s.io/group-name": "new"},
+        )
+        for i in range(2)
+    ]
+    result = run(objs)
+    assert sorted(result.evicted) == ["default/b-0", "default/b-1"]
+    assert sorted(result.bound) == ["default/new-0", "default/new-1"]
