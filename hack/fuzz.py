@@ -36,7 +36,7 @@ from hypothesis import seed as hypothesis_seed  # noqa: E402
 from hypothesis.errors import HypothesisWarning  # noqa: E402
 
 from controller.placer.cycle import GangTiming, SchedulingCycle  # noqa: E402
-from controller.placer.engine import Code  # noqa: E402
+from controller.placer.framework import Code  # noqa: E402
 from tests.strategies.feed import placer_state  # noqa: E402
 from tests.strategies.objects import OrdinaryGang, hostile_clusters, ordinary_gangs  # noqa: E402
 from webhooks.admission import object_with_namespace, parse_review  # noqa: E402

@@ -11,8 +11,16 @@ from pathlib import Path
 import exported_metrics
 import pytest
 
-from controller.placer import affinity, engine, preempt, timeout
 from controller.placer import gpu as gpu_placer
+from controller.placer import preempt, timeout
+from controller.placer.framework import Code
+from controller.placer.plugins import (
+    default_preemption,
+    inter_pod_affinity,
+    node_ports,
+    pod_topology_spread,
+    scheduling_gates,
+)
 from controller.reconcilers import lws as lws_reconciler
 from controller.runtime import scheduler
 from topobridge.cli import build_parser
@@ -58,9 +66,10 @@ def test_metrics_doc_matches_the_registries() -> None:
 @pytest.mark.parametrize(
     "text",
     [
-        engine.NOT_ELIGIBLE_TERMINATING,
-        engine.NOT_ELIGIBLE_NEVER,
-        engine.NO_VICTIMS,
+        default_preemption.NOT_ELIGIBLE_TERMINATING,
+        default_preemption.NOT_ELIGIBLE_NEVER,
+        default_preemption.NO_VICTIMS,
+        default_preemption.NO_VICTIMS_IN_TIME,
         preempt.PREEMPTION_REASON,
         lws_reconciler.CONDITION,
         scheduler.HANDED_OFF_REASON,
@@ -69,7 +78,15 @@ def test_metrics_doc_matches_the_registries() -> None:
         "every member of a GangGroup must carry the same spec",
         timeout.TIMEOUT_REASON,
         "without starting (timeout",
-        *(" ".join(t.split()) for t in affinity.REASONS),
+        inter_pod_affinity.AFFINITY,
+        inter_pod_affinity.ANTI_AFFINITY,
+        inter_pod_affinity.EXISTING_ANTI_AFFINITY,
+        inter_pod_affinity.INVALID,
+        pod_topology_spread.REASON,
+        pod_topology_spread.MISSING_KEY,
+        node_ports.REASON,
+        scheduling_gates.REASON,
+        "topobridge does not allocate DRA claims",
         gpu_placer.NVLINK_EXCLUSION,
     ],
 )
@@ -172,7 +189,7 @@ def emitted_reasons() -> set[str]:
                     if isinstance(key, ast.Constant) and key.value == "reason" and value is not None:
                         found |= _strings(value, constants)
     # The PodGroup condition's reason is the engine's verdict code (`verdict.code.value`).
-    found |= {code.value for code in engine.Code if code is not engine.Code.SUCCESS}
+    found |= {code.value for code in Code if code not in (Code.SUCCESS, Code.ASSEMBLING)}
     return found
 
 

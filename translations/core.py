@@ -130,6 +130,20 @@ class TopologySpreadConstraint(KubeModel):
     match_label_keys: list[str] | None = None
 
 
+class PodSchedulingGate(KubeModel):
+    """While a pod lists any, it is not schedulable (Kubernetes >= 1.27, GA 1.30)."""
+
+    name: str = ""
+
+
+class PodResourceClaim(KubeModel):
+    """A DRA claim the pod uses (`resourceClaimName` or `resourceClaimTemplateName`; GA 1.34)."""
+
+    name: str = ""
+    resource_claim_name: str | None = None
+    resource_claim_template_name: str | None = None
+
+
 class PodSpec(KubeModel):
     """The parts of a pod spec that decide where it may run."""
 
@@ -146,6 +160,11 @@ class PodSpec(KubeModel):
     init_containers: list[Container] | None = None
     overhead: ResourceList | None = None
     termination_grace_period_seconds: int | None = None
+    scheduling_gates: list[PodSchedulingGate] | None = None
+    resource_claims: list[PodResourceClaim] | None = None
+    resources: ResourceRequirements | None = None
+    """Pod-level resources (beta 1.34): when they name a resource, they are the pod's request
+    for it, whatever its containers ask."""
 
 
 class PodCondition(KubeModel):
@@ -157,10 +176,18 @@ class PodCondition(KubeModel):
     last_probe_time: str | None = None
 
 
+class ContainerStatus(KubeModel):
+    name: str = ""
+    allocated_resources: ResourceList | None = None
+    """What the kubelet allocated to a running container (in-place resize, 1.33+); while a
+    resize is pending it may differ from the spec's request."""
+
+
 class PodStatus(KubeModel):
     phase: str | None = None
     conditions: list[PodCondition] | None = None
     nominated_node_name: str | None = None
+    container_statuses: list[ContainerStatus] | None = None
 
 
 class PodTemplateSpec(KubeModel):
@@ -185,24 +212,36 @@ class Pod(TypedObject):
         return (self.status.phase if self.status else None) in ("Succeeded", "Failed")
 
 
-def effective_requests(spec: PodSpec) -> dict[str, int]:
+def effective_requests(spec: PodSpec, status: PodStatus | None = None) -> dict[str, int]:
     """A pod's request as kube-scheduler computes it, in scheduler units.
 
     Per container a limit stands in for a missing request; the pod needs the larger of the
     sum over regular containers (plus sidecars) and the largest single init container, plus
-    the pod overhead. Sums saturate at the scheduler-unit bound, as each quantity does
+    the pod overhead. Pod-level `spec.resources` replace the containers' sum for what they
+    name; a container whose `status` shows more allocated than its spec asks (an in-place
+    resize under way) counts the larger. Sums saturate at the scheduler-unit bound, as each quantity does
     (`translations.quantity`): a pod's request never exceeds it.
     """
     # Plain dicts and module-level helpers: this runs for every pod admitted and every pod
     # in every scheduling cycle, where defaultdicts and a closure per call cost more than
     # the quantities themselves.
     containers = spec.containers
-    if len(containers) == 1 and not spec.init_containers and not spec.overhead:
+    allocated = _allocated(status)
+    if (
+        len(containers) == 1
+        and not spec.init_containers
+        and not spec.overhead
+        and spec.resources is None
+        and not allocated
+    ):
         # Most pods: one container's request is the pod's, with no sums to make.
         return {k: v for k, v in _container_units(containers[0], "containers", 0).items() if v}
     total: dict[str, int] = {}
     for i, c in enumerate(containers):
-        for name, v in _container_units(c, "containers", i).items():
+        units = _container_units(c, "containers", i)
+        for name, v in allocated.get(c.name, {}).items():
+            units[name] = max(units.get(name, 0), v)  # a resize in flight holds the larger
+        for name, v in units.items():
             total[name] = total.get(name, 0) + v
     if spec.init_containers:
         sidecars: dict[str, int] = {}
@@ -221,6 +260,9 @@ def effective_requests(spec: PodSpec) -> dict[str, int]:
             total[name] = total.get(name, 0) + v
         for name, v in init_peak.items():
             total[name] = max(total.get(name, 0), v)
+    if spec.resources is not None:
+        # Pod-level resources replace the containers' sum for the resources they name.
+        total.update(_container_units(Container(resources=spec.resources), "resources", -1))
     for name, q in (spec.overhead or {}).items():
         total[name] = total.get(name, 0) + to_scheduler_units(name, q, field=f"spec.overhead[{name}]")
     return {k: saturate(v) for k, v in total.items() if v}
@@ -244,6 +286,22 @@ def binary_formats(template: PodTemplateSpec) -> dict[str, bool]:
     return out
 
 
+def _allocated(status: PodStatus | None) -> dict[str, dict[str, int]]:
+    """Per container, what the kubelet allocated (in-place resize), in scheduler units; a
+    quantity that cannot be read is left out (the spec's request still counts)."""
+    out: dict[str, dict[str, int]] = {}
+    for cs in (status.container_statuses or []) if status is not None else []:
+        units: dict[str, int] = {}
+        for name, q in (cs.allocated_resources or {}).items():
+            try:
+                units[name] = scheduler_units(name, q)
+            except InvalidSpecError:
+                continue
+        if units:
+            out[cs.name] = units
+    return out
+
+
 def _container_units(c: Container, where: str, i: int) -> dict[str, int]:
     """One container's requests in scheduler units, a limit standing in for a missing request."""
     res = c.resources
@@ -257,7 +315,8 @@ def _container_units(c: Container, where: str, i: int) -> dict[str, int]:
             units[name] = scheduler_units(name, q)
         except InvalidSpecError as exc:  # the field's path is only spelled out when it is needed
             field = "requests" if requests and name in requests else "limits"
-            raise InvalidSpecError(f"spec.{where}[{i}].resources.{field}[{name}]", q, exc.detail) from None
+            path = f"spec.{where}[{i}].resources" if i >= 0 else f"spec.{where}"
+            raise InvalidSpecError(f"{path}.{field}[{name}]", q, exc.detail) from None
     return units
 
 

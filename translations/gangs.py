@@ -554,7 +554,7 @@ def gang_pod(pod: Pod, classes: Mapping[str, PriorityClass]) -> tuple[GangPod, s
     rank: int | None = None
     error: str | None = None
     try:
-        req = dict(effective_requests(pod.spec))
+        req = dict(effective_requests(pod.spec, pod.status))
         rank = _rank(pod)
     except InvalidSpecError as exc:
         error = f"pod {pod.key}: {exc}"

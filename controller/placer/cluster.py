@@ -38,8 +38,10 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from controller.placer.framework import MemoSlot
 from controller.placer.preempt import Budget, budgets_from
-from controller.placer.snapshot import I64, BoundPod, ClusterIndex, Nomination, Snapshot
+from controller.placer.records import BoundPod, Nomination
+from controller.placer.snapshot import I64, ClusterIndex, Snapshot
 from controller.placer.terms import PodTerms
 from translations import gpu as gpumod
 from translations import hypernodes as hntr
@@ -203,6 +205,7 @@ def build_index(nodes: Sequence[Node], tree: TopologyTree) -> ClusterIndex:
 
 REQUEST_ROWS = 4096
 """Distinct requests whose rows an index keeps (pods mostly share a few shapes)."""
+REQUEST_ROW_TABLE: MemoSlot[dict[tuple[tuple[str, int], ...], I64]] = MemoSlot("request_rows")
 
 
 def request_vector(index: ClusterIndex, requests: Mapping[str, int]) -> I64:
@@ -211,9 +214,10 @@ def request_vector(index: ClusterIndex, requests: Mapping[str, int]) -> I64:
 
     Rows are shared between pods asking the same (read-only; kept on the index, whose axis
     they are on)."""
-    rows = index.cache.get("request_rows")
-    if not isinstance(rows, dict) or len(rows) >= REQUEST_ROWS:
-        rows = index.cache["request_rows"] = {}
+    rows = index.memo.get(REQUEST_ROW_TABLE, None, dict)
+    if len(rows) >= REQUEST_ROWS:
+        index.memo.drop(REQUEST_ROW_TABLE)
+        rows = index.memo.get(REQUEST_ROW_TABLE, None, dict)
     key = tuple(requests.items())
     out = rows.get(key)
     if out is None:

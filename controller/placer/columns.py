@@ -17,13 +17,11 @@ from dataclasses import dataclass
 from functools import cached_property
 from itertools import compress
 from operator import attrgetter, not_
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
-if TYPE_CHECKING:
-    from controller.placer.snapshot import BoundPod
+from controller.placer.records import BoundPod
 
 I64 = npt.NDArray[np.int64]
 Bool = npt.NDArray[np.bool_]

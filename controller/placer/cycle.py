@@ -35,10 +35,13 @@ from dataclasses import dataclass, field, replace
 from controller.placer.backoff import GANG_BIND, GANG_ERROR
 from controller.placer.cluster import ClusterView, queue_order, request_vector
 from controller.placer.deadline import DEFAULT_ATTEMPT_SECONDS, Deadline
-from controller.placer.engine import Code, GangPlacement, Verdict, pod_messages, schedule
-from controller.placer.gpu import rank_annotations
+from controller.placer.engine import GangPlacement, Verdict, pod_messages, schedule
+from controller.placer.framework import Code, CycleState, PermitInput, Profile, Status, Step
+from controller.placer.plugins import default_profile
+from controller.placer.plugins.scheduling_gates import REASON as GATED
 from controller.placer.preempt import Budget, PreemptionPlan, Victim, after_evictions
-from controller.placer.snapshot import BoundPod, Nomination, Snapshot
+from controller.placer.records import BoundPod, Nomination
+from controller.placer.snapshot import Snapshot
 from controller.placer.terms import PodTerms
 from controller.placer.timeout import Expiry, expiry
 from translations.errors import failure_text
@@ -67,6 +70,11 @@ class CycleOptions:
 
     def deadline(self) -> Deadline:
         return Deadline.after(self.attempt_deadline, self.clock)
+
+    @property
+    def profile(self) -> Profile:
+        """The plugins every attempt runs (`controller.placer.plugins`)."""
+        return default_profile()
 
     def shape(self, gang: Gang) -> Gang:
         """The gang as these options let the engine see it (preemption, topology switched off)."""
@@ -167,11 +175,14 @@ class Outcome:
 
     gang: str
     code: Code
-    step: str
+    step: Step
     message: str
     pod_messages: Mapping[str, str]
     report: bool = True
     """False while the permit holds the gang silently (still assembling)."""
+    condition: str = ""
+    """The reason word the pods' and PodGroup's conditions carry, when it is not the code's
+    value (`SchedulingGated` for a gang a gate holds)."""
     exception: BaseException | None = field(default=None, compare=False, repr=False)
     """For an Error: what was raised, for the runner's log (the message never quotes a traceback)."""
 
@@ -276,62 +287,98 @@ class SchedulingCycle:
         on with the next gang (kube-scheduler's rule for a pod whose attempt errs)."""
         mark = self.snapshot.savepoint()
         budgets, plan_marks = self.budgets, self.plan.mark()
+        state = CycleState()
         try:
-            outcome = self._attempt(gang)
+            outcome = self._attempt(gang, state)
         except Exception as exc:  # a bad object is its own gang's problem, never the cycle's
             self.snapshot.rollback_to(mark)
             self.budgets = budgets
             self.plan.truncate(plan_marks)
-            return self._errored(gang, exc)
+            return self._errored(gang, exc, state.step)
         self.timing.attempted(gang.key)
         return outcome
 
-    def _errored(self, gang: Gang, exc: Exception) -> Outcome:
+    def _errored(self, gang: Gang, exc: Exception, step: Step) -> Outcome:
         delay = self.timing.errored(gang.key, self.now)
-        message = f"scheduling gang {gang.name} failed: {failure_text(exc)}; retrying in {delay:.0f}s"
-        verdict = Verdict(Code.ERROR, message, "error", reason=message)
-        out = Outcome(
-            gang.key, Code.ERROR, "error", message, _safe_pod_messages(gang, verdict), exception=exc
-        )
+        message = f"scheduling gang {gang.name} failed at {step.value}: {failure_text(exc)}; retrying in {delay:.0f}s"
+        verdict = Verdict(Code.ERROR, message, step, reason=message)
+        out = Outcome(gang.key, Code.ERROR, step, message, _safe_pod_messages(gang, verdict), exception=exc)
         self.plan.outcomes[gang.key] = out
         return out
 
-    def _attempt(self, gang: Gang) -> Outcome:
+    def _attempt(self, gang: Gang, state: CycleState) -> Outcome:
+        profile = self.options.profile
+        for gate in profile.pre_enqueue:
+            status = gate.pre_enqueue(gang)
+            if not status.ok:  # not queued: it says why, and is tried again when it changes
+                verdict = Verdict(
+                    status.code, status.message, Step.PRE_ENQUEUE, status.plugin, reason=status.message
+                )
+                return self._outcome(gang, verdict, condition=GATED)
         first_seen = self.timing.seen(gang.key, self.now)
         asked = self.options.shape(gang)
-        verdict = schedule(asked, self.snapshot, budgets=self.budgets, deadline=self.options.deadline())
+        state.step = Step.PRE_FILTER
+        verdict = schedule(
+            asked,
+            self.snapshot,
+            budgets=self.budgets,
+            deadline=self.options.deadline(),
+            profile=profile,
+            state=state,
+        )
         if verdict.code is Code.SUCCESS and verdict.placement is not None and verdict.placement.pods:
-            self.reserve(gang, verdict.placement)
-            return self._permit_bind(gang, verdict, verdict.placement)
+            state.step = Step.RESERVE
+            annotations = self.reserve(gang, verdict.placement, profile)
+            return self._permit_bind(gang, verdict, verdict.placement, annotations)
+        state.step = Step.PERMIT
         # Permit's timeout: a gang that waited its scheduleTimeout without starting lets go.
         fired = expiry(
             gang, waiting_since=first_seen, now=self.now, failures=self.timing.timeouts.get(gang.key, 0) + 1
         )
         if fired is not None:
             return self.expire(gang, fired)
-        if verdict.code is Code.WAIT and verdict.plan is not None:
+        if verdict.code is Code.WAITING_FOR_VICTIMS and verdict.plan is not None:
+            state.step = Step.POST_FILTER
             self.reserve_preemption(gang, verdict.plan)
             # What the pods say while the victims terminate: the next attempt's answer.
-            again = schedule(asked, self.snapshot, budgets=self.budgets)
+            again = schedule(asked, self.snapshot, budgets=self.budgets, profile=profile)
             self.plan.preemptions.append(Preemption(gang.key, verdict.plan, again.message))
             return self._outcome(gang, again)
-        if self._assembling(gang, first_seen):
-            return self._outcome(gang, replace(verdict, code=Code.WAIT, step="permit"), report=False)
+        held = self._permit(gang, first_seen, profile)
+        if held is not None:
+            return self._outcome(
+                gang, replace(verdict, code=held.code, step=Step.PERMIT, plugin=held.plugin), report=False
+            )
         return self._outcome(gang, verdict)
+
+    def _permit(self, gang: Gang, first_seen: float, profile: Profile) -> Status | None:
+        """The Permit plugins' hold on a gang that is not placed (Coscheduling: still assembling)."""
+        request = PermitInput(
+            gang, self.now, first_seen, self.timing.timeouts.get(gang.key, 0), self.assembly_grace
+        )
+        for plugin in profile.permit:
+            status = plugin.permit(request)
+            if not status.ok:
+                return status
+        return None
 
     def expire(self, gang: Gang, fired: Expiry) -> Outcome:
         """Release what the gang holds (reservations, nominations) and re-queue it with backoff."""
         self.unreserve(gang)
         self.timing.timed_out(gang.key, fired, self.now)
         self.plan.expiries.append(fired)
-        verdict = Verdict(Code.UNSCHEDULABLE, fired.message, "permit", reason=fired.message)
+        verdict = Verdict(
+            Code.UNSCHEDULABLE, fired.message, Step.PERMIT, "Coscheduling", reason=fired.message
+        )
         return self._outcome(gang, verdict)
 
-    def _assembling(self, gang: Gang, first_seen: float) -> bool:
-        """Permit's wait: fewer pods than minMember, and the grace since first seen not over."""
-        return len(gang.pods) < gang.min_member and self.now - first_seen < self.assembly_grace
-
-    def _permit_bind(self, gang: Gang, verdict: Verdict, placement: GangPlacement) -> Outcome:
+    def _permit_bind(
+        self,
+        gang: Gang,
+        verdict: Verdict,
+        placement: GangPlacement,
+        annotations: Mapping[str, Mapping[str, str]],
+    ) -> Outcome:
         self.plan.binds.append(
             Bind(
                 gang=gang.key,
@@ -340,12 +387,12 @@ class SchedulingCycle:
                 tier=placement.tier,
                 already_bound=tuple(m.key for m in gang.bound),
                 min_member=gang.min_member,
-                annotations=rank_annotations(gang, placement.pods, self.snapshot.index),
+                annotations=annotations,
             )
         )
         return self._outcome(gang, verdict)
 
-    def _outcome(self, gang: Gang, verdict: Verdict, *, report: bool = True) -> Outcome:
+    def _outcome(self, gang: Gang, verdict: Verdict, *, report: bool = True, condition: str = "") -> Outcome:
         out = Outcome(
             gang=gang.key,
             code=verdict.code,
@@ -353,14 +400,18 @@ class SchedulingCycle:
             message=verdict.message,
             pod_messages=pod_messages(gang, verdict),
             report=report,
+            condition=condition,
         )
         self.plan.outcomes[gang.key] = out
         return out
 
     # --- reserve / unreserve ---
 
-    def reserve(self, gang: Gang, placement: GangPlacement) -> None:
-        """Bind the placement on the cycle's snapshot: later gangs see the room taken."""
+    def reserve(
+        self, gang: Gang, placement: GangPlacement, profile: Profile | None = None
+    ) -> dict[str, Mapping[str, str]]:
+        """Bind the placement on the cycle's snapshot (later gangs see the room taken), then the
+        Reserve plugins: what each placed pod gets written at bind time."""
         snap, index = self.snapshot, self.snapshot.index
         members = {m.key: m for m in gang.pods}
         bound: list[BoundPod] = []
@@ -380,6 +431,11 @@ class SchedulingCycle:
             )
         snap.bind(*bound)
         snap.set_gang_min(gang.key, gang.min_member)
+        annotations: dict[str, Mapping[str, str]] = {}
+        for plugin in (profile or self.options.profile).reserve:
+            for pod, written in plugin.reserve(gang, placement.pods, index).items():
+                annotations[pod] = {**annotations.get(pod, {}), **written}
+        return annotations
 
     def reserve_preemption(self, gang: Gang, plan: PreemptionPlan) -> None:
         """Victims terminate and the gang's pods hold their nominated nodes."""

@@ -1,28 +1,41 @@
-"""A gang's demand in the index's terms: its pending pods grouped into shape classes.
+"""A gang's demand in the index's terms: its pending pods grouped into shape classes, each with
+the nodes the Filter plugins let it onto, and the rules that tie members to each other.
 
-Pods with the same request vector and the same filter spec form one class; each class carries
-the node mask its filter allows. The shape of the gang decides how exactly the placer can
-reason about it:
+Steps (`build_demand`), each a function of its own:
+1. `shape_classes`: members of one placement shape (`GangPod.shape`: requests, node selector
+   and affinity, tolerations, inter-pod terms) form one class, split further where a selector in
+   play reads labels in which they differ;
+2. `_filtered`: each class through the profile's Filter plugins (`framework.run_filters`): its
+   node mask, and how many nodes each reason excluded;
+3. `_member_rules`: the MemberRules plugins' caps, gathers and spread rules, and the Score
+   plugins' preference per node;
+4. the gang's subgroups, its bound members' nodes (anchors), its kind.
+
+The shape of the gang decides how exactly the placer can reason about it:
 
 * `uniform`: one class. Offer slots add up, so a domain fits iff its slot sum >= n (exact).
 * `leader`: one pod of its own shape plus one class for the rest (LWS leader + workers, a
   master + workers). Exact too: the leader goes where it costs the fewest worker slots.
 * `mixed`: anything else. Placed class by class, largest first (sound, not always complete).
+
+The PreFilter plugins run before this (the runner's `engine.demand_of` does both); Filter
+plugins read what they wrote into the `CycleState`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
 
-from controller.placer.affinity import GangRules, node_unique, prefilter, signature
-from controller.placer.filter import FilterSpec, run_filter
-from controller.placer.gpu import NVLINK_EXCLUSION, GpuRules, nvlink_mask
+from controller.placer.framework import CycleState, Profile, ShapeClass, run_filters
+from controller.placer.gpu import GpuRules
+from controller.placer.rules import Gather, MemberRules, SpreadRule, ValueCap, merge_gathers
 from controller.placer.snapshot import I64, Bool, ClusterIndex, Snapshot
 from controller.placer.terms import PodTerms
+from controller.placer.values import node_unique
 from translations.constraints import TopologyConstraint
 from translations.gangs import Gang, GangPod, SubGroup
 
@@ -63,8 +76,8 @@ class GangDemand:
     priority: int
     unknown_resource: str | None = None
     """A requested resource no node offers: nothing can ever fit."""
-    rules: GangRules | None = None
-    """Inter-pod rules between members (caps, gathers) and the preference score."""
+    rules: MemberRules | None = None
+    """Rules between members (caps, gathers, spread) and the preference score."""
     node_domains: bool = True
     """A single node counts as a place of its own (False for a Volcano PodGroup with a network
     topology above tier 0: Volcano chooses a HyperNode, then nodes inside it)."""
@@ -92,112 +105,31 @@ class GangDemand:
 
 def build_demand(
     gang: Gang,
-    index: ClusterIndex,
-    pods: Sequence[GangPod] | None = None,
+    snap: Snapshot,
     *,
-    snap: Snapshot | None = None,
+    profile: Profile,
+    state: CycleState,
+    pods: Sequence[GangPod] | None = None,
 ) -> GangDemand:
-    """The demand for `pods` (default: every pending member) of `gang`; with `snap`, the
-    inter-pod rules also count the pods already bound there."""
+    """The demand for `pods` (default: every pending member) of `gang` on `snap`, through the
+    profile's Filter, MemberRules and Score plugins (see the module docstring)."""
+    index = snap.index
     chosen = tuple(gang.pending if pods is None else pods)
-    # Members of one shape share a class; the shape was computed once, at discovery.
-    shapes = [p.shape or p.key for p in chosen]
-    by_shape: dict[str, list[int]] = {}
-    if shapes and shapes.count(shapes[0]) == len(shapes):
-        by_shape[shapes[0]] = list(range(len(shapes)))
-    else:
-        for i, shape in enumerate(shapes):
-            by_shape.setdefault(shape, []).append(i)
-    unknown: str | None = None
-    zero = np.zeros(len(index.resources), dtype=np.int64)
-    terms_of = {shape: PodTerms.of(chosen[members[0]].pod) for shape, members in by_shape.items()}
-    # Members of one shape may still differ in the labels some selector reads; those split.
-    keys = _selector_keys(terms_of.values(), snap)
-    ClassKey = tuple[bytes, FilterSpec, PodTerms | None, tuple[object, ...]]
-    groups: dict[ClassKey, list[int]] = {}
-    rows: dict[ClassKey, I64] = {}
-    for shape, members in by_shape.items():
-        first = chosen[members[0]]
-        vec = index.vector(first.requests)
-        if vec is None:
-            unknown = unknown or next(
-                r for r, v in first.requests.items() if v > 0 and r not in index.res_pos
-            )
-            vec = zero
-        spec = FilterSpec.of(first.pod.spec)
-        if not keys:
-            key: ClassKey = (vec.tobytes(), spec, terms_of[shape], ())
-            groups.setdefault(key, []).extend(members)
-            rows[key] = vec
-            continue
-        for m in members:
-            sig = (chosen[m].pod.namespace, signature(chosen[m], keys))
-            key = (vec.tobytes(), spec, terms_of[shape], sig)
-            groups.setdefault(key, []).append(m)
-            rows[key] = vec
-    static = {key: run_filter(index, key[1]) for key in groups}
-    class_rules, rules = prefilter(
-        chosen,
-        [(tuple(sorted(m)), k[2], k[1], static[k].mask) for k, m in groups.items()],
-        index,
-        snap,
-    )
-    classes: list[PodClass] = []
-    gpu_rules = GpuRules.of(gang)
-    nvlink = (
-        nvlink_mask(index, gpu_rules.nvlink_label)
-        if gpu_rules is not None and gpu_rules.nvlink_label
-        else None
-    )
-    for (key, members), extra in zip(groups.items(), class_rules, strict=True):
-        mask, exclusions = static[key].mask, static[key].exclusions
-        if extra is not None:
-            mask = extra.mask
-            exclusions = {**exclusions, **extra.exclusions}
-        if nvlink is not None:
-            mask, exclusions = mask & nvlink, {**exclusions, NVLINK_EXCLUSION: int((mask & ~nvlink).sum())}
-        classes.append(
-            PodClass(
-                req=rows[key],
-                mask=mask,
-                pods=tuple(sorted(members)),
-                exclusions=exclusions,
-                cap=_node_cap(rules, members, index),
-            )
-        )
+    shapes, unknown = shape_classes(chosen, snap)
+    classes = [_filtered(profile, state, cls, snap) for cls in shapes]
+    rules = _member_rules(profile, state, chosen, shapes, snap)
+    for i, cls in enumerate(shapes):
+        classes[i] = replace(classes[i], cap=_node_cap(rules, cls.members, index))
     # Larger counts first, then larger requests: the order `mixed` places classes in.
     classes.sort(key=lambda c: (-c.count, tuple(-c.req)))
-    kind: Kind = "uniform"
-    if len(classes) == 2 and classes[1].count == 1:
-        kind = "leader"
-    elif len(classes) > 1:
-        kind = "mixed"
-    pos = {p.key: i for i, p in enumerate(chosen)} if gang.subgroups else {}
-    seen: set[int] = set()
-    subgroups: list[tuple[SubGroup, tuple[int, ...]]] = []
-    for sg in gang.subgroups:
-        taken = tuple(pos[k] for k in sg.pods if k in pos and pos[k] not in seen)
-        if taken:
-            seen.update(taken)
-            subgroups.append((sg, taken))
-    anchors = np.asarray(
-        sorted(
-            {
-                index.node_pos[n]
-                for n in (p.node_name for p in gang.bound)
-                if n is not None and n in index.node_pos
-            }
-        ),
-        dtype=np.int64,
-    )
     return GangDemand(
         key=gang.key,
         pods=chosen,
         classes=tuple(classes),
-        kind=kind,
+        kind=_kind(classes),
         constraint=gang.constraint,
-        subgroups=tuple(subgroups),
-        anchors=anchors,
+        subgroups=_subgroups(gang, chosen),
+        anchors=_anchors(gang, index),
         priority=gang.priority,
         unknown_resource=unknown,
         rules=rules,
@@ -207,25 +139,116 @@ def build_demand(
             and gang.constraint.highest_tier is not None
             and gang.constraint.highest_tier > 0
         ),
-        gpu=gpu_rules,
+        gpu=GpuRules.of(gang),
     )
 
 
-def _selector_keys(terms: Iterable[PodTerms | None], snap: Snapshot | None) -> frozenset[str]:
+def shape_classes(pods: Sequence[GangPod], snap: Snapshot) -> tuple[list[ShapeClass], str | None]:
+    """Members grouped by placement shape, split where a selector in play reads labels in
+    which they differ; and a requested resource no node offers, if any."""
+    index = snap.index
+    by_shape: dict[str, list[int]] = {}
+    for i, p in enumerate(pods):
+        by_shape.setdefault(p.shape or p.key, []).append(i)
+    terms_of = {shape: PodTerms.of(pods[members[0]].pod) for shape, members in by_shape.items()}
+    keys = _selector_keys(terms_of.values(), snap)
+    groups: dict[tuple[str, Hashable], list[int]] = {}
+    for shape, members in by_shape.items():
+        for m in members:
+            sig = (pods[m].pod.namespace, _signature(pods[m], keys)) if keys else ()
+            groups.setdefault((shape, sig), []).append(m)
+    unknown: str | None = None
+    out: list[ShapeClass] = []
+    zero = np.zeros(len(index.resources), dtype=np.int64)
+    for (shape, _), members in groups.items():
+        first = pods[members[0]]
+        vec = index.vector(first.requests)
+        if vec is None:
+            unknown = unknown or next(
+                r for r, v in first.requests.items() if v > 0 and r not in index.res_pos
+            )
+            vec = zero
+        out.append(ShapeClass(tuple(sorted(members)), first, vec, terms_of[shape]))
+    return out, unknown
+
+
+def _filtered(profile: Profile, state: CycleState, cls: ShapeClass, snap: Snapshot) -> PodClass:
+    mask, exclusions = run_filters(profile.filter, state, cls, snap)
+    return PodClass(req=cls.req, mask=mask, pods=cls.members, exclusions=exclusions)
+
+
+def _member_rules(
+    profile: Profile,
+    state: CycleState,
+    pods: Sequence[GangPod],
+    classes: Sequence[ShapeClass],
+    snap: Snapshot,
+) -> MemberRules | None:
+    if all(c.terms is None for c in classes) and not snap.with_terms:
+        return None  # the common case: no pod in play carries an inter-pod term
+    caps: list[ValueCap] = []
+    gathers: list[Gather] = []
+    spreads: list[SpreadRule] = []
+    for plugin in profile.member_rules:
+        got = plugin.member_rules(state, pods, classes, snap)
+        caps += got.caps
+        gathers += got.gathers
+        spreads += got.spreads
+    score: I64 | None = None
+    for scorer in profile.score:
+        part = scorer.score(state, classes, snap)
+        if part is not None:
+            score = part if score is None else score + part
+    if not caps and not gathers and not spreads and score is None:
+        return None
+    return MemberRules(tuple(caps), tuple(merge_gathers(gathers)), tuple(spreads), score)
+
+
+def _kind(classes: Sequence[PodClass]) -> Kind:
+    if len(classes) == 2 and classes[1].count == 1:
+        return "leader"
+    return "mixed" if len(classes) > 1 else "uniform"
+
+
+def _subgroups(gang: Gang, chosen: Sequence[GangPod]) -> tuple[tuple[SubGroup, tuple[int, ...]], ...]:
+    pos = {p.key: i for i, p in enumerate(chosen)} if gang.subgroups else {}
+    seen: set[int] = set()
+    out: list[tuple[SubGroup, tuple[int, ...]]] = []
+    for sg in gang.subgroups:
+        taken = tuple(pos[k] for k in sg.pods if k in pos and pos[k] not in seen)
+        if taken:
+            seen.update(taken)
+            out.append((sg, taken))
+    return tuple(out)
+
+
+def _anchors(gang: Gang, index: ClusterIndex) -> I64:
+    nodes = {
+        index.node_pos[n] for n in (p.node_name for p in gang.bound) if n is not None and n in index.node_pos
+    }
+    return np.asarray(sorted(nodes), dtype=np.int64)
+
+
+def _selector_keys(terms: Iterable[PodTerms | None], snap: Snapshot) -> frozenset[str]:
     keys: set[str] = set()
     for t in terms:
         if t is not None:
             for sel in t.selectors():
                 keys |= sel.keys()
-    if snap is not None:
-        for p in snap.with_terms.values():
-            assert p.terms is not None
-            for term in p.terms.anti_affinity:
-                keys |= term.selector.keys()
+    for p in snap.with_terms.values():
+        assert p.terms is not None
+        for term in p.terms.anti_affinity:
+            keys |= term.selector.keys()
     return frozenset(keys)
 
 
-def _node_cap(rules: GangRules | None, members: Sequence[int], index: ClusterIndex) -> I64 | None:
+def _signature(pod: GangPod, keys: frozenset[str]) -> tuple[tuple[str, str], ...]:
+    """The pod's labels that some selector in play reads: members equal here match alike."""
+    labels = pod.pod.metadata.labels or {}
+    return tuple(sorted((k, labels[k]) for k in keys if k in labels))
+
+
+def _node_cap(rules: MemberRules | None, members: Sequence[int], index: ClusterIndex) -> I64 | None:
     """Per node, the fewest members of the class any per-node cap allows (None: no such cap)."""
     if rules is None:
         return None
@@ -241,52 +264,29 @@ def _node_cap(rules: GangRules | None, members: Sequence[int], index: ClusterInd
 
 def sub_demand(demand: GangDemand, positions: Sequence[int], index: ClusterIndex) -> GangDemand:
     """The same gang restricted to some of its pods (a subgroup, or a rank prefix)."""
+    del index
     keep = sorted(positions)
     remap = {old: new for new, old in enumerate(keep)}
     classes: list[PodClass] = []
     for c in demand.classes:
         members = tuple(remap[p] for p in c.pods if p in remap)
         if members:
-            classes.append(PodClass(req=c.req, mask=c.mask, pods=members, exclusions=c.exclusions, cap=c.cap))
+            classes.append(replace(c, pods=members))
     classes.sort(key=lambda c: (-c.count, tuple(-c.req)))
-    kind: Kind = "uniform"
-    if len(classes) == 2 and classes[1].count == 1:
-        kind = "leader"
-    elif len(classes) > 1:
-        kind = "mixed"
     subgroups = tuple(
         (sg, tuple(remap[p] for p in members if p in remap))
         for sg, members in demand.subgroups
         if any(p in remap for p in members)
     )
-    return GangDemand(
-        key=demand.key,
+    return replace(
+        demand,
         pods=tuple(demand.pods[p] for p in keep),
         classes=tuple(classes),
-        kind=kind,
-        constraint=demand.constraint,
+        kind=_kind(classes),
         subgroups=subgroups,
-        anchors=demand.anchors,
-        priority=demand.priority,
-        unknown_resource=demand.unknown_resource,
         rules=demand.rules.restrict(remap) if demand.rules is not None else None,
-        node_domains=demand.node_domains,
-        gpu=demand.gpu,
     )
 
 
 def without_subgroups(demand: GangDemand) -> GangDemand:
-    return GangDemand(
-        key=demand.key,
-        pods=demand.pods,
-        classes=demand.classes,
-        kind=demand.kind,
-        constraint=demand.constraint,
-        subgroups=(),
-        anchors=demand.anchors,
-        priority=demand.priority,
-        unknown_resource=demand.unknown_resource,
-        rules=demand.rules,
-        node_domains=demand.node_domains,
-        gpu=demand.gpu,
-    )
+    return replace(demand, subgroups=())

@@ -1,30 +1,31 @@
-"""The fallback gang placer: one scheduling attempt for one gang, in kube-scheduler's phases.
+"""The framework's runner: one scheduling attempt for one gang, through the profile's plugins in
+kube-scheduler's order (`controller.placer.framework` describes the extension points).
 
 Plan of an attempt (`schedule`):
 
-1. prefilter: the gang is usable (no spec error), has at least minMember pods, has pending
-   pods; its demand is built (shape classes, rank order, subgroups, bound members as anchors).
-   A gang waiting for its victims to terminate stops here with `Wait`: it does not preempt
-   again while a lower-priority pod is still terminating on one of its nominated nodes.
-2. filter: each class's static node mask (taints, selectors, affinity, unschedulable). A class
-   with no node at all is `Unresolvable`.
-3. score: offer slots per node, per domain and for the cluster on the free capacity (minus what
-   other gangs' nominations hold).
-4. select: the lowest level that holds the gang, binpack, then the descent and rank layout. A
-   gang that was nominated and still fits on its nominated nodes goes there. When all pending
-   pods do not fit but minMember allows fewer, the largest rank prefix that fits is placed.
-   All or nothing: never fewer than minMember.
-5. postfilter (preempt): when nothing fits, `Unresolvable` if the gang would not fit even with
-   every lower-priority pod gone; `Unschedulable` if preemption is not allowed or finds no plan;
-   else `Wait` with the plan (victims, their DisruptionTarget condition, nominations).
+1. PreFilter: the gang has pending pods (else there is nothing to do); then each PreFilter
+   plugin (Coscheduling: spec errors, too few members; NetworkTopology: a hard gang stranded
+   around a gone node; DynamicResources: claims nothing allocates; InterPodAffinity: selectors
+   that cannot be parsed; and the state the Filter plugins read). The first that fails
+   decides, `Unresolvable`.
+2. Filter: the demand (`demand.build_demand`): each shape class through the Filter plugins.
+   A class no node passes is `Unresolvable` (an elastic gang starts without its members).
+   A gang waiting for its victims to terminate stops here with `WaitingForVictims`: it does
+   not preempt again while a lower-priority pod still terminates on its nominated nodes.
+3. Score and Select: NodeResourcesFit's offer slots per node, per domain and for the cluster
+   on the free capacity (minus what other gangs' nominations hold), the Score plugins'
+   preference, then the selection (`select`): the lowest level NetworkTopology allows that
+   holds the gang, binpack, the descent and the rank layout; the GPU rules for GPU gangs. A
+   gang nominated earlier that still fits on its nominated nodes goes there. When not every
+   pending pod fits but minMember allows fewer, the longest rank prefix that fits is placed.
+4. PostFilter: DefaultPreemption, when nothing fits.
 
-The engine never mutates the snapshot; the caller (the simulator, the controller) applies a
-`Success` or a plan and runs the next attempt.
+Every verdict carries the `Step` that decided it and the plugin that said so. The runner
+never mutates the snapshot; the cycle (`controller.placer.cycle`) reserves and permits.
 """
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -32,27 +33,18 @@ import numpy as np
 
 from controller.placer.deadline import Deadline, never
 from controller.placer.demand import GangDemand, build_demand, sub_demand
+from controller.placer.framework import Code, CycleState, Profile, Status, Step
 from controller.placer.gpu import unfit_reason
 from controller.placer.offer import Offers, evaluate
-from controller.placer.preempt import Budget, PreemptionPlan, plan_preemption
-from controller.placer.select import Placement, Where, hard_limit_tier, select
+from controller.placer.plugins import default_profile
+from controller.placer.plugins.default_preemption import NOT_ELIGIBLE_TERMINATING
+from controller.placer.plugins.node_resources_fit import insufficient
+from controller.placer.preempt import Budget, PreemptionPlan
+from controller.placer.select import Placement, Where, select
 from controller.placer.snapshot import CLUSTER, I64, ClusterIndex, Snapshot
+from controller.placer.tiers import hard_limit_tier
 from translations.gangs import Gang
 from translations.topology import natural_key
-
-
-class Code(enum.Enum):
-    SUCCESS = "Success"
-    UNSCHEDULABLE = "Unschedulable"
-    """Does not fit now; evicting something might change that."""
-    UNRESOLVABLE = "Unresolvable"
-    """Preemption cannot help (a spec error, too few members, no node passes the filters, too
-    big even with every lower-priority pod gone)."""
-    WAIT = "Wait"
-    """Victims are terminating; the gang holds its nominated nodes."""
-    ERROR = "Error"
-    """The attempt itself failed (an object it could not read, or a bug): what the gang reserved
-    is given back, it backs off, and the cycle goes on with the other gangs."""
 
 
 @dataclass(frozen=True)
@@ -71,11 +63,14 @@ class GangPlacement:
 class Verdict:
     code: Code
     message: str = ""
-    step: str = ""
-    """The phase that decided: prefilter, filter, select, preempt."""
+    step: Step = Step.PRE_FILTER
+    """The extension point that decided."""
+    plugin: str = ""
+    """The plugin that decided ("" for the runner's own steps)."""
     placement: GangPlacement | None = None
     plan: PreemptionPlan | None = None
     exclusions: Mapping[str, int] = field(default_factory=dict)
+    """Filter reason -> nodes it excluded (a node under the first reason that excluded it)."""
     reason: str = ""
     """The fit error's detail (the message without `0/N nodes are available: ` and the
     preemption clause): what the other members quote."""
@@ -86,46 +81,66 @@ class Verdict:
     with its own reason (an elastic gang starts without them)."""
 
 
-NOT_ELIGIBLE_TERMINATING = "not eligible due to terminating pod on the nominated node."
-NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
-NO_VICTIMS = "no set of lower-priority pods whose eviction lets the whole gang fit."
-NO_VICTIMS_IN_TIME = "no set of lower-priority pods found within the attempt's deadline; tried again later."
-
-
 def schedule(
-    gang: Gang, snap: Snapshot, *, budgets: Sequence[Budget] = (), deadline: Deadline | None = None
+    gang: Gang,
+    snap: Snapshot,
+    *,
+    budgets: Sequence[Budget] = (),
+    deadline: Deadline | None = None,
+    profile: Profile | None = None,
+    state: CycleState | None = None,
 ) -> Verdict:
-    """One attempt for `gang` on `snap` (see the module docstring for the phases); the
-    preemption search stops at `deadline` (none: it runs to its step budget)."""
+    """One attempt for `gang` on `snap` (see the module docstring for the steps). `state`: the
+    attempt's scratchpad, when the caller wants to see which step it reached."""
+    profile = profile if profile is not None else default_profile()
+    state = state if state is not None else CycleState()
+    if not gang.pending:
+        return Verdict(Code.SUCCESS, step=Step.PRE_FILTER, placement=GangPlacement((), "", 0))
+    refused = pre_filter(profile, state, gang, snap)
+    if refused is not None:
+        return refused
+    state.step = Step.FILTER
+    demand = build_demand(gang, snap, profile=profile, state=state)
+    return _after_filter(gang, demand, snap, profile, budgets, deadline or never())
+
+
+def pre_filter(profile: Profile, state: CycleState, gang: Gang, snap: Snapshot) -> Verdict | None:
+    """Run every PreFilter plugin; the verdict of the first that fails, else None."""
+    state.step = Step.PRE_FILTER
+    for plugin in profile.pre_filter:
+        status = plugin.pre_filter(state, gang, gang.pending, snap)
+        if not status.ok:
+            return _refused(status, Step.PRE_FILTER)
+    return None
+
+
+def demand_of(gang: Gang, snap: Snapshot, profile: Profile | None = None) -> GangDemand:
+    """The demand an attempt would build (PreFilter, then Filter), whatever PreFilter says."""
+    profile = profile if profile is not None else default_profile()
+    state = CycleState()
+    for plugin in profile.pre_filter:
+        plugin.pre_filter(state, gang, gang.pending, snap)
+    return build_demand(gang, snap, profile=profile, state=state)
+
+
+def _refused(status: Status, step: Step) -> Verdict:
+    return Verdict(status.code, status.message, step, status.plugin, reason=status.message)
+
+
+def _after_filter(
+    gang: Gang,
+    demand: GangDemand,
+    snap: Snapshot,
+    profile: Profile,
+    budgets: Sequence[Budget],
+    deadline: Deadline,
+) -> Verdict:
     index = snap.index
-    # --- prefilter ---
-    if gang.error:
-        return Verdict(Code.UNRESOLVABLE, gang.error, "prefilter", reason=gang.error)
-    if len(gang.pods) < gang.min_member:
-        return Verdict(
-            Code.UNRESOLVABLE,
-            f"gang {gang.name} has {len(gang.pods)} pod(s), fewer than its minMember {gang.min_member}",
-            "prefilter",
-        )
-    pending = gang.pending
-    if not pending:
-        return Verdict(Code.SUCCESS, "", "prefilter", placement=GangPlacement((), "", 0))
-    stranded = _stranded(gang, index)
-    if stranded is not None:
-        return Verdict(Code.UNRESOLVABLE, stranded, "prefilter", reason=stranded)
-    demand = build_demand(gang, index, snap=snap)
     free = snap.free(gang.key, gang.priority)
-    waiting = _terminating_on_nominated(gang, snap)
-    if waiting:
-        offers = evaluate(free, demand, index)
-        core = _fit_message(demand, offers, index, free)
-        return _waiting(Code.WAIT, index, core, NOT_ELIGIBLE_TERMINATING, "prefilter")
-    # --- filter ---
+    if _terminating_on_nominated(gang, snap):
+        core = _fit_message(demand, evaluate(free, demand, index), index, free)
+        return _waiting(Code.WAITING_FOR_VICTIMS, index, core, NOT_ELIGIBLE_TERMINATING, Step.POST_FILTER)
     exclusions = _exclusions(demand)
-    if demand.unknown_resource is not None:
-        core = f"{index.n_nodes} Insufficient {demand.unknown_resource}"
-        msg = f"0/{index.n_nodes} nodes are available: {core}."
-        return Verdict(Code.UNRESOLVABLE, msg, "filter", exclusions=exclusions, reason=core)
     required = max(0, gang.min_member - len(gang.bound))
     dead = [c for c in demand.classes if not c.mask.any()]
     left: dict[str, str] = {}
@@ -134,7 +149,7 @@ def schedule(
         if gang.all_or_nothing or len(alive) < max(required, 1):
             reason = _filter_reason(exclusions)
             msg = f"0/{index.n_nodes} nodes are available: {reason}."
-            return Verdict(Code.UNRESOLVABLE, msg, "filter", exclusions=exclusions, reason=reason)
+            return Verdict(Code.UNRESOLVABLE, msg, Step.FILTER, exclusions=exclusions, reason=reason)
         # Elastic: members no node can ever take stay pending with their own reason; the rest
         # still start when they reach minMember.
         for c in dead:
@@ -142,47 +157,45 @@ def schedule(
             left.update((demand.pods[p].key, own) for p in c.pods)
         demand = sub_demand(demand, alive, index)
         exclusions = _exclusions(demand)
-    # --- score + select ---
-    offers = evaluate(free, demand, index)
-    placed = _nominated_fit(gang, demand, snap, free) or select(demand, free, index, offers)
-    if placed is None and not gang.all_or_nothing and required < demand.n:
-        placed, demand = _largest_prefix(demand, free, index, max(required, 1))
+    placed, demand = _select(gang, demand, snap, free, required)
     if placed is not None:
-        return Verdict(
-            Code.SUCCESS, "", "select", placement=_gang_placement(placed, demand, gang, index), left=left
+        placement = _gang_placement(placed, demand, index)
+        return Verdict(Code.SUCCESS, "", Step.SELECT, placement=placement, left=left)
+    return _post_filter(gang, demand, snap, free, profile, budgets, deadline, exclusions)
+
+
+def _select(
+    gang: Gang, demand: GangDemand, snap: Snapshot, free: I64, required: int
+) -> tuple[Placement | None, GangDemand]:
+    """Score and Select: the nominated nodes if they still hold the gang, else the selection;
+    an elastic gang falls back to the longest rank prefix that fits."""
+    offers = evaluate(free, demand, snap.index)
+    placed = _nominated_fit(gang, demand, snap, free) or select(demand, free, snap.index, offers)
+    if placed is None and not gang.all_or_nothing and required < demand.n:
+        return _largest_prefix(demand, free, snap.index, max(required, 1))
+    return placed, demand
+
+
+def _post_filter(
+    gang: Gang,
+    demand: GangDemand,
+    snap: Snapshot,
+    free: I64,
+    profile: Profile,
+    budgets: Sequence[Budget],
+    deadline: Deadline,
+    exclusions: Mapping[str, int],
+) -> Verdict:
+    index = snap.index
+    core = _fit_message(demand, evaluate(free, demand, index), index, free)
+    preemption = profile.post_filter
+    if preemption is None:
+        return _waiting(
+            Code.UNSCHEDULABLE, index, core, "preemption is switched off.", Step.POST_FILTER, exclusions
         )
-    # --- postfilter: preemption ---
-    core = _fit_message(demand, offers, index, free)
-    if gang.preemption_policy == "Never":
-        return _waiting(Code.UNSCHEDULABLE, index, core, NOT_ELIGIBLE_NEVER, "preempt", exclusions)
-    if not _fits_without_lower(demand, snap, free):
-        return _waiting(Code.UNRESOLVABLE, index, core, NO_VICTIMS, "preempt", exclusions)
-    deadline = deadline if deadline is not None else never()
-    plan = plan_preemption(
-        demand, snap, free, budgets, scheduler=gang.scheduler_name or "topobridge", deadline=deadline
-    )
-    if plan is None:
-        why = NO_VICTIMS_IN_TIME if deadline.hit else NO_VICTIMS
-        return _waiting(Code.UNSCHEDULABLE, index, core, why, "preempt", exclusions)
-    # The gang waits for its victims; this is what its pods say meanwhile.
-    verdict = _waiting(Code.WAIT, index, core, NOT_ELIGIBLE_TERMINATING, "preempt", exclusions)
-    return replace(verdict, plan=plan)
-
-
-def _stranded(gang: Gang, index: ClusterIndex) -> str | None:
-    """A hard constraint cannot be kept around a member bound to a node that is gone: its
-    domain is unknown, so the rest would be placed as if it were not there. The gang waits
-    until the member is deleted (the pod garbage collector removes pods of deleted nodes)."""
-    c = gang.constraint
-    if c is None or not c.binds:
-        return None
-    for m in gang.bound:
-        if m.node_name and m.node_name not in index.node_pos:
-            return (
-                f"member {m.key} is bound to node {m.node_name}, which is gone: the gang's hard "
-                "topology constraint waits until that pod is deleted"
-            )
-    return None
+    got = preemption.post_filter(gang, demand, snap, free, budgets, deadline)
+    verdict = _waiting(got.status.code, index, core, got.status.message, Step.POST_FILTER, exclusions)
+    return replace(verdict, plugin=got.status.plugin, plan=got.plan)
 
 
 def _terminating_on_nominated(gang: Gang, snap: Snapshot) -> bool:
@@ -213,6 +226,8 @@ def _nominated_fit(gang: Gang, demand: GangDemand, snap: Snapshot, free: I64) ->
         if (work[node][cls.req > 0] < 0).any():
             return None
         out.append((pos, node))
+    if demand.rules is not None and not demand.rules.holds(out):
+        return None
     return Placement(tuple(out), Where("node", out[0][1]), nominated=True)
 
 
@@ -235,7 +250,7 @@ def _largest_prefix(
     return best
 
 
-def _gang_placement(placed: Placement, demand: GangDemand, gang: Gang, index: ClusterIndex) -> GangPlacement:
+def _gang_placement(placed: Placement, demand: GangDemand, index: ClusterIndex) -> GangPlacement:
     positions, nodes = zip(*placed.assignments, strict=True) if placed.assignments else ((), ())
     names = index.node_names
     keys = [demand.pods[pos].key for pos in positions]
@@ -261,18 +276,6 @@ def lowest_common(index: ClusterIndex, nodes: set[int]) -> tuple[str, int]:
     return CLUSTER, index.max_tier + 1
 
 
-def _fits_without_lower(demand: GangDemand, snap: Snapshot, free: I64) -> bool:
-    """Would the gang fit if every lower-priority, not yet terminating pod were gone?"""
-    arrays = snap.arrays()
-    lower = (arrays.priority < demand.priority) & ~arrays.terminating
-    if not lower.any():
-        return False
-    optimistic = free.copy()
-    np.add.at(optimistic, arrays.node[lower], arrays.req[lower])
-    # The same selection as a real attempt: exact for the uniform and leader shapes.
-    return select(demand, optimistic, snap.index) is not None
-
-
 def _filter_reason(exclusions: Mapping[str, int]) -> str:
     """kube's FitError detail: the filters' exclusion counts, largest first."""
     parts = ", ".join(f"{v} {k}" for k, v in sorted(exclusions.items(), key=lambda kv: (-kv[1], kv[0])))
@@ -295,33 +298,32 @@ def _fit_message(demand: GangDemand, offers: Offers, index: ClusterIndex, free: 
         return ", ".join([unfit_reason(demand.gpu, offers.slots, demand.n), *extra])
     c = demand.constraint
     if c is not None and (c.binds or c.mode == "soft") and index.n_domains:
-        tier = hard_limit_tier(demand, index) if c.binds else (c.highest_tier or index.max_tier)
-        if tier:
-            doms = sorted(
-                index.tier_domains.get(tier, np.zeros(0, np.int64)).tolist(),
-                key=lambda d: natural_key(index.domain_label(d)),
-            )
-            listing = ";".join(
-                f"topology topologyNode {index.domain_label(d)}: {int(offers.dom_offer[d])}" for d in doms
-            )
-        else:
-            listing = ";".join(
-                f"topology topologyNode {index.node_names[v]}: {int(offers.node_offer[v])}"
-                for v in range(index.n_nodes)
-            )
-        core = f"no candidate topology nodes can accommodate job, desiredOfferSlot: {demand.n}, {listing}"
+        tier = hard_limit_tier(c, index) if c.binds else (c.highest_tier or index.max_tier)
+        core = f"no candidate topology nodes can accommodate job, desiredOfferSlot: {demand.n}, {_offer_listing(tier, offers, index)}"
         return ", ".join([core, *extra])
-    insufficient = _insufficient(demand, free, index)
-    head = f"desiredOfferSlot: {demand.n}, offerSlot: {offers.total_offer}"
-    return ", ".join([head, *extra, *insufficient])
-
-
-def _insufficient(demand: GangDemand, free: I64, index: ClusterIndex) -> list[str]:
-    """kube's `N Insufficient <resource>`: nodes that pass the filters but lack room for one pod."""
     cls = demand.classes[0]
-    short = (free < cls.req) & cls.mask[:, None]
-    counts = short.sum(axis=0)
-    return [f"{int(counts[r])} Insufficient {index.resources[r]}" for r in np.flatnonzero(counts)]
+    short = insufficient(cls.req, cls.mask, free, index)
+    head = f"desiredOfferSlot: {demand.n}, offerSlot: {offers.total_offer}"
+    return ", ".join([head, *extra, *short])
+
+
+def _offer_listing(tier: int | None, offers: Offers, index: ClusterIndex) -> str:
+    """Koordinator's `topology topologyNode <domain>: <slots>` per domain of the gang's tier
+    (per node at tier 0; the whole cluster above the highest tier)."""
+    if tier and tier > index.max_tier:
+        return f"topology topologyNode {CLUSTER}: {offers.total_offer}"
+    if tier:
+        doms = sorted(
+            index.tier_domains.get(tier, np.zeros(0, np.int64)).tolist(),
+            key=lambda d: natural_key(index.domain_label(d)),
+        )
+        return ";".join(
+            f"topology topologyNode {index.domain_label(d)}: {int(offers.dom_offer[d])}" for d in doms
+        )
+    return ";".join(
+        f"topology topologyNode {index.node_names[v]}: {int(offers.node_offer[v])}"
+        for v in range(index.n_nodes)
+    )
 
 
 def _compose(index: ClusterIndex, core: str, why: str) -> str:
@@ -335,7 +337,7 @@ def _waiting(
     index: ClusterIndex,
     core: str,
     why: str,
-    step: str,
+    step: Step,
     exclusions: Mapping[str, int] | None = None,
 ) -> Verdict:
     return Verdict(

@@ -3,9 +3,9 @@
 A gang from the GPU dialect (`gpu.topology/*`, `translations.gpu`) carries rules the plain
 selection does not know. They are applied here, on the same offers and index:
 
-1. filter (from `build_demand`): `require-nvlink` / `policy: nvlink` keep every pod on nodes
-   whose NVLink label (`--gpu-nvlink-label`, default `topobridge.io/gpu-nvlink`) says the
-   node's GPUs are NVLink-connected (`nvlink_mask`).
+1. filter (the GPU plugin): `require-nvlink` / `policy: nvlink` keep every pod off nodes known
+   not to have NVLink (their NVLink label, `--gpu-nvlink-label`, default
+   `topobridge.io/gpu-nvlink`, says false); a node with no information passes (`nvlink_mask`).
 2. usable slots: per node, the gang's slots capped at its size (`spread`: at most 1); a node
    that cannot take `floor` pods (`min-gpus-per-node` / GPUs per pod, rounded up) is unusable.
 3. fit: a place holds the gang iff the fewest of its usable nodes that hold all pods (taken
@@ -32,11 +32,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from controller.placer.framework import MemoSlot
 from controller.placer.snapshot import I64, Bool, ClusterIndex
 from translations import gpu
 from translations.gangs import Gang
 
 NVLINK_EXCLUSION = "node(s) didn't have NVLink-connected GPUs"
+NVLINK_MASK: MemoSlot[Bool] = MemoSlot("gpu-nvlink")
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,16 +72,17 @@ class GpuRules:
 
 
 def nvlink_mask(index: ClusterIndex, label: str) -> Bool:
-    """Nodes whose `label` says their GPUs are NVLink-connected (cached on the index)."""
-    key = ("gpu-nvlink", label)
-    hit = index.cache.get(key)
-    if isinstance(hit, np.ndarray):
-        return hit
-    mask = np.fromiter(
-        (gpu.is_nvlink(v) for v in index.label_values(label)), dtype=np.bool_, count=index.n_nodes
-    )
-    index.cache[key] = mask
-    return mask
+    """Nodes a gang that requires NVLink may use, as the GPU seed's Filter decides: a node known
+    not to have NVLink (`label` set to false, 0 or empty) fails; a node known to have it passes,
+    and so does a node nothing is known about ("default behaviour": unknown passes)."""
+
+    def build() -> Bool:
+        values = index.label_values(label)
+        return np.fromiter(
+            (v is None or gpu.is_nvlink(v) for v in values), dtype=np.bool_, count=index.n_nodes
+        )
+
+    return index.memo.get(NVLINK_MASK, label, build)
 
 
 def usable_slots(rules: GpuRules, slots: I64, n: int) -> I64:

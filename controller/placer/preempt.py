@@ -46,8 +46,9 @@ from controller.placer.demand import GangDemand
 from controller.placer.fast import fast_plan
 from controller.placer.offer import evaluate
 from controller.placer.search import Cost, Problem, Search, apply_units, build_problem, pods_of
-from controller.placer.select import Placement, Where, hard_limit_tier, place_in, select
+from controller.placer.select import Placement, Where, place_in, select
 from controller.placer.snapshot import I64, Bool, ClusterIndex, PodArrays, Snapshot
+from controller.placer.tiers import hard_limit_tier
 from translations._base import INT32_MAX, LabelSelector, bounded_int
 from translations.core import PodDisruptionBudget
 from translations.gangs import gang_name
@@ -355,9 +356,9 @@ def _candidate_places(demand: GangDemand, index: ClusterIndex, optimistic: I64) 
     were gone; only those where the gang would then fit; fewest leftover first."""
     c = demand.constraint
     offers = evaluate(optimistic, demand, index)
-    if c is None or not c.binds:
+    tier = hard_limit_tier(c, index)
+    if tier is None or tier > index.max_tier:  # no hard limit, or one above every tier
         return [(Where("cluster", -1), offers.total_offer - demand.n)] if offers.total_fit else []
-    tier = hard_limit_tier(demand, index)
     out: list[tuple[Where, int]] = []
     covered = np.zeros(index.n_nodes, dtype=np.bool_)
     if tier:

@@ -30,10 +30,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from controller.placer.demand import GangDemand, sub_demand, without_subgroups
+from controller.placer.framework import MemoSlot
 from controller.placer.gpu import respects, select_gpu
 from controller.placer.offer import BIG, Offers, class_slots, evaluate, range_mins
 from controller.placer.ruled import place_ruled
 from controller.placer.snapshot import CLUSTER, I64, Bool, ClusterIndex
+from controller.placer.tiers import levels
 
 MAX_TRIES = 64
 """Candidates tried per level when a placement may fail after the offer check (mixed, subgroups)."""
@@ -79,36 +81,6 @@ class Placement:
     """The candidate the selection settled on."""
     nominated: bool = False
     """True when the gang simply took the nodes it had been nominated to."""
-
-
-def levels(demand: GangDemand, index: ClusterIndex) -> list[int | str]:
-    """Tiers to try, lowest first: 0 means single nodes; "cluster" the whole cluster."""
-    c = demand.constraint
-    out: list[int | str] = [0]
-    if c is not None and c.binds:
-        limit = c.highest_tier if c.highest_tier is not None else 0
-        out += [t for t in index.tiers if 0 < t <= limit]
-    else:
-        limit = (
-            c.highest_tier
-            if (c is not None and c.mode == "soft" and c.highest_tier is not None)
-            else index.max_tier
-        )
-        out += [t for t in index.tiers if 0 < t <= limit]
-        out.append(CLUSTER)
-    # Volcano's allocate picks a HyperNode first: a node is a domain only when tier 0 is asked.
-    if not demand.node_domains and len(out) > 1 and out[1] != CLUSTER:
-        out.pop(0)
-    return out
-
-
-def hard_limit_tier(demand: GangDemand, index: ClusterIndex) -> int | None:
-    """The tier whose domains bound a hard gang (the widest present tier <= its limit)."""
-    c = demand.constraint
-    if c is None or not c.binds or c.highest_tier is None:
-        return None
-    present = [t for t in index.tiers if 0 < t <= c.highest_tier]
-    return present[-1] if present else 0
 
 
 def _anchor_ok(lo: I64, hi: I64, demand: GangDemand) -> Bool:
@@ -354,10 +326,14 @@ class _KidTable:
     end: I64
 
 
+KID_TABLE: MemoSlot[_KidTable] = MemoSlot("kid_table")
+
+
 def _kid_table(index: ClusterIndex) -> _KidTable:
-    hit = index.cache.get("kid_table")
-    if isinstance(hit, _KidTable):
-        return hit
+    return index.memo.get(KID_TABLE, None, lambda: _build_kid_table(index))
+
+
+def _build_kid_table(index: ClusterIndex) -> _KidTable:
     ptr = [0]
     is_dom: list[bool] = []
     ids: list[int] = []
@@ -378,15 +354,13 @@ def _kid_table(index: ClusterIndex) -> _KidTable:
             start.append(k[2])
             end.append(k[3])
         ptr.append(len(ids))
-    table = _KidTable(
+    return _KidTable(
         ptr=np.asarray(ptr, dtype=np.int64),
         is_dom=np.asarray(is_dom, dtype=np.bool_),
         ids=np.asarray(ids, dtype=np.int64),
         start=np.asarray(start, dtype=np.int64),
         end=np.asarray(end, dtype=np.int64),
     )
-    index.cache["kid_table"] = table
-    return table
 
 
 def _binpack_top(take: I64, cap: I64, n: int) -> I64:

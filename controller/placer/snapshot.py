@@ -28,7 +28,9 @@ import numpy.typing as npt
 
 from controller.placer.columns import PodArrays as PodArrays
 from controller.placer.columns import PodColumns, pod_arrays
-from controller.placer.terms import NamespaceLabels, PodTerms
+from controller.placer.framework import Memo
+from controller.placer.records import BoundPod, Nomination
+from controller.placer.terms import NamespaceLabels
 from translations.core import Node, Taint
 from translations.topology import DomainId, TopologyTree, clique_tier, natural_key
 
@@ -39,6 +41,7 @@ FIRST_RESOURCES = ("cpu", "memory", "pods")
 CLUSTER = "cluster"
 """The implicit root above every domain and every node."""
 UNSCHEDULABLE_TAINT = ("node.kubernetes.io/unschedulable", "", "NoSchedule")
+"""What an unschedulable node behaves as if it had (a pod tolerating it may still go there)."""
 
 TaintTuple = tuple[str, str, str]
 
@@ -55,7 +58,8 @@ class ClusterIndex:
     """[node, resource] allocatable in scheduler units."""
     labels: tuple[Mapping[str, str], ...]
     taint_group: I64
-    """Per node: index into `taint_sets` (NoSchedule/NoExecute taints, unschedulable as a taint)."""
+    """Per node: index into `taint_sets` (its NoSchedule/NoExecute taints; `spec.unschedulable`
+    is `unschedulable`, which NodeUnschedulable reads as the taint kube says it stands for)."""
     taint_sets: tuple[tuple[TaintTuple, ...], ...]
     unschedulable: Bool
     tree: TopologyTree
@@ -84,8 +88,9 @@ class ClusterIndex:
     node_name_rank: I64
     dom_name_rank: I64
     _label_cache: dict[str, npt.NDArray[np.object_]] = field(default_factory=dict, compare=False, repr=False)
-    cache: dict[object, object] = field(default_factory=dict, compare=False, repr=False)
-    """Results that depend only on the static index (filters by pod spec), kept per generation."""
+    memo: Memo = field(default_factory=Memo, compare=False, repr=False)
+    """Results that depend only on the static index (filters by pod spec, label codes), kept
+    as long as the index (one generation of the node set), in typed slots."""
 
     @property
     def n_nodes(self) -> int:
@@ -152,9 +157,7 @@ class ClusterIndex:
             for r, v in node.allocatable().items():
                 alloc[i, res_pos[r]] = v
             taints = _hard_taints(node.spec.taints or [])
-            if node.spec.unschedulable:
-                unsched[i] = True
-                taints = tuple(sorted({*taints, UNSCHEDULABLE_TAINT}))
+            unsched[i] = bool(node.spec.unschedulable)
             taint_group[i] = taint_sets.setdefault(taints, len(taint_sets))
             labels.append(node.metadata.labels or {})
 
@@ -270,33 +273,6 @@ def _name_ranks(names: Sequence[str]) -> I64:
 
 
 # --- per-cycle state ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class BoundPod:
-    """A pod holding resources on a node: what preemption needs to know about it."""
-
-    key: str
-    namespace: str
-    node: int
-    req: I64
-    priority: int
-    gang: str
-    labels: Mapping[str, str]
-    terminating: bool = False
-    terms: PodTerms | None = None
-    """Its inter-pod terms (anti-affinity, host ports, ...), None when it has none."""
-
-
-@dataclass(frozen=True, slots=True)
-class Nomination:
-    """A pending pod's claim on a node while its victims terminate."""
-
-    pod: str
-    gang: str
-    node: int
-    req: I64
-    priority: int
 
 
 @dataclass

@@ -14,11 +14,14 @@ namespace. A topology spread constraint counts pods of the pod's own namespace o
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from translations._base import LabelSelector
+from translations._base import LabelSelector, LabelSelectorRequirement
 from translations.core import Pod, PodAffinityTerm
+
+_LABEL_VALUE = re.compile(r"^(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
 
 NamespaceLabels = Mapping[str, Mapping[str, str]]
 """Namespace name -> its labels (what a `namespaceSelector` is matched against)."""
@@ -37,8 +40,39 @@ class Selector:
     model: LabelSelector | None = field(default=None, compare=False, repr=False)
 
     @classmethod
-    def of(cls, selector: LabelSelector | None) -> Selector:
+    def of(
+        cls,
+        selector: LabelSelector | None,
+        *,
+        same: Mapping[str, str] | None = None,
+        differ: Mapping[str, str] | None = None,
+    ) -> Selector:
+        """The selector, narrowed by `matchLabelKeys` (`same`: key In the pod's value) and
+        `mismatchLabelKeys` (`differ`: key NotIn the pod's value), as kube merges them in."""
+        if selector is not None and (same or differ):
+            extra = [
+                LabelSelectorRequirement(key=k, operator="In", values=[v]) for k, v in (same or {}).items()
+            ]
+            extra += [
+                LabelSelectorRequirement(key=k, operator="NotIn", values=[v])
+                for k, v in (differ or {}).items()
+            ]
+            selector = selector.model_copy(
+                update={"match_expressions": [*(selector.match_expressions or []), *extra]}
+            )
         return cls(_canonical(selector), selector)
+
+    def valid(self) -> bool:
+        """kube parses a selector before it uses one: a value that is no label value makes
+        the term an error (the pod cannot be placed), not a term matching nothing."""
+        m = self.model
+        if m is None:
+            return True
+        values = [
+            *(m.match_labels or {}).values(),
+            *(v for r in m.match_expressions or [] for v in r.values or []),
+        ]
+        return all(_LABEL_VALUE.match(v) for v in values)
 
     def matches(self, labels: Mapping[str, str]) -> bool:
         return self.model is not None and self.model.matches(dict(labels))
@@ -64,12 +98,24 @@ class PodTerm:
     """Preferred terms only."""
 
     @classmethod
-    def of(cls, term: PodAffinityTerm, own_namespace: str, weight: int = 0) -> PodTerm:
+    def of(
+        cls,
+        term: PodAffinityTerm,
+        own_namespace: str,
+        weight: int = 0,
+        labels: Mapping[str, str] | None = None,
+    ) -> PodTerm:
+        """The term as it applies to the pod carrying it (`labels`: that pod's, for
+        `matchLabelKeys` and `mismatchLabelKeys`; keys the pod lacks add nothing)."""
         names = frozenset(term.namespaces or ())
         ns_sel = Selector.of(term.namespace_selector) if term.namespace_selector is not None else None
         if not names and ns_sel is None:
             names = frozenset([own_namespace])
-        return cls(Selector.of(term.label_selector), names, ns_sel, term.topology_key, weight)
+        own = labels or {}
+        same = {k: own[k] for k in term.match_label_keys or () if k in own}
+        differ = {k: own[k] for k in term.mismatch_label_keys or () if k in own}
+        selector = Selector.of(term.label_selector, same=same, differ=differ)
+        return cls(selector, names, ns_sel, term.topology_key, weight)
 
     def covers(self, namespace: str, labels: Mapping[str, str], ns_labels: NamespaceLabels) -> bool:
         """Does the term select a pod with these labels in this namespace?"""
@@ -94,6 +140,8 @@ class SpreadTerm:
     """nodeAffinityPolicy Honor: only nodes the pod's selector/affinity allow are counted."""
     honor_taints: bool = False
     """nodeTaintsPolicy Honor: only nodes whose taints the pod tolerates are counted."""
+    min_domains: int = 1
+    """Fewer domains than this and the global minimum counts as 0 (hard constraints only)."""
 
 
 HostPort = tuple[str, str, int]
@@ -118,31 +166,40 @@ class PodTerms:
         aff = spec.affinity
         pa = aff.pod_affinity if aff is not None else None
         anti = aff.pod_anti_affinity if aff is not None else None
+        containers = [
+            *spec.containers,
+            *(c for c in spec.init_containers or () if c.restart_policy == "Always"),
+        ]
         if (
             pa is None
             and anti is None
             and not spec.topology_spread_constraints
-            and not any(p.host_port for c in spec.containers for p in c.ports or ())
+            and not any(p.host_port for c in containers for p in c.ports or ())
         ):
             return None  # the common case, answered before building anything
         ns = pod.namespace
 
+        own = pod.metadata.labels or {}
+
         def required(block: object) -> tuple[PodTerm, ...]:
             terms = getattr(block, "required_during_scheduling_ignored_during_execution", None) or []
-            return tuple(PodTerm.of(t, ns) for t in terms)
+            return tuple(PodTerm.of(t, ns, labels=own) for t in terms)
 
         def preferred(block: object) -> tuple[PodTerm, ...]:
             terms = getattr(block, "preferred_during_scheduling_ignored_during_execution", None) or []
-            return tuple(PodTerm.of(w.pod_affinity_term, ns, w.weight) for w in terms)
+            return tuple(PodTerm.of(w.pod_affinity_term, ns, w.weight, labels=own) for w in terms)
 
         spread = tuple(
             SpreadTerm(
                 topology_key=c.topology_key,
                 max_skew=max(1, c.max_skew),
                 hard=c.when_unsatisfiable != "ScheduleAnyway",
-                selector=Selector.of(c.label_selector),
+                selector=Selector.of(
+                    c.label_selector, same={k: own[k] for k in c.match_label_keys or () if k in own}
+                ),
                 honor_affinity=(c.node_affinity_policy or "Honor") == "Honor",
                 honor_taints=(c.node_taints_policy or "Ignore") == "Honor",
+                min_domains=max(1, c.min_domains or 1),
             )
             for c in spec.topology_spread_constraints or ()
         )
@@ -150,7 +207,7 @@ class PodTerms:
             sorted(
                 {
                     (p.protocol or "TCP", p.host_ip or "0.0.0.0", p.host_port)
-                    for c in spec.containers
+                    for c in containers  # sidecars hold their ports for the pod's life
                     for p in c.ports or ()
                     if p.host_port
                 }

@@ -36,7 +36,7 @@ from controller.informer import Informer
 from controller.kube import Kube
 from controller.placer.cycle import Bind, CycleOptions, GangTiming, Outcome, Preemption, SchedulingCycle
 from controller.placer.deadline import DEFAULT_ATTEMPT_SECONDS
-from controller.placer.engine import Code
+from controller.placer.framework import Code
 from controller.placer.timeout import TIMEOUT_REASON, Expiry
 from controller.reporting import EventRecorder
 from controller.resources import (
@@ -396,14 +396,14 @@ class GangScheduler:
     async def _report_job(self, gang: Gang, outcome: Outcome, *, reason: str | None = None) -> None:
         """Each pending pod's own message, and the verdict on the PodGroup."""
         await self.status.pods_unschedulable(
-            gang, outcome.message, reason="Unschedulable", messages=outcome.pod_messages
+            gang, outcome.message, reason=outcome.condition or "Unschedulable", messages=outcome.pod_messages
         )
         await self.status.pod_group(
             gang,
             phase="Pending",
             condition="Unschedulable",
             ok=False,
-            reason=reason or outcome.code.value,
+            reason=reason or outcome.condition or outcome.code.value,
             message=outcome.message,
         )
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from conformance.harness import Feasible, Obj, Row
 from conformance.objects import namespace, node, pod, req, selector, term
+from controller.placer.plugins import inter_pod_affinity as interpod
 
 FILE = "pkg/scheduler/framework/plugins/interpodaffinity/filtering_test.go"
 SINGLE = f"{FILE}:TestRequiredAffinitySingleNode"
@@ -25,7 +26,8 @@ MULTIPLE = f"{FILE}:TestRequiredAffinityMultipleNodes"
 AFF = "node(s) didn't match pod affinity rules"
 ANTI = "node(s) didn't match pod anti-affinity rules"
 EXISTING = "node(s) didn't satisfy existing pods anti-affinity rules"
-INVALID = "the pod's affinity term has an invalid label value (PreFilter rejects the pod)"
+INVALID = f"{interpod.INVALID}; pod default/p"
+"""PreFilter refuses the pod (upstream: an error parsing its terms), naming it."""
 
 SECURITYSCAN = {"service": "securityscan"}
 S1 = {"security": "S1"}

@@ -23,6 +23,8 @@ SINGLE = f"{FILE}:TestSingleConstraint"
 MULTIPLE = f"{FILE}:TestMultipleConstraints"
 
 SPREAD = "node(s) didn't match pod topology spread constraints"
+NO_KEY = f"{SPREAD} (missing required label)"
+"""Upstream's ErrReasonNodeLabelNotMatch: the node lacks the constraint's topology key."""
 NODE_AFFINITY = "node(s) didn't match Pod's node affinity/selector"
 TAINTED = "node(s) had untolerated taint(s)"
 OK = True
@@ -177,14 +179,14 @@ SINGLE_ROWS = [
             p("p-x1", "node-x", "foo"),
             p("p-y1", "node-y", "foo"),
         ],
-        abxy_verdicts(OK, SPREAD, SPREAD, SPREAD),
+        abxy_verdicts(OK, NO_KEY, SPREAD, SPREAD),
     ),
     single(
         "pod cannot be scheduled as all nodes don't have label 'rack'",
         incoming("foo", constraints=[spread(1, "rack", FOO)]),
         [n("node-a", zone="zone1", node="node-a"), n("node-x", zone="zone2", node="node-x")],
         [],
-        {"node-a": SPREAD, "node-x": SPREAD},
+        {"node-a": NO_KEY, "node-x": NO_KEY},
     ),
     single(
         "pods spread across nodes as 2/1/0/3, only node-x fits",
@@ -379,7 +381,7 @@ MULTIPLE_ROWS = [
             n("node-y", zone="zone2", node="node-y"),
         ],
         [p("p-a1", "node-a", "foo"), p("p-y3", "node-y", "foo")],
-        abxy_verdicts(SPREAD, OK, SPREAD, SPREAD),
+        abxy_verdicts(SPREAD, OK, NO_KEY, SPREAD),
     ),
     multiple(
         "two node inclusion Constraints, zone: honor/ignore, node: ignore/ignore",

@@ -132,6 +132,12 @@ POD: dict[str, Any] = {
         "overhead": {"cpu": "100m"},
         "terminationGracePeriodSeconds": 30,
         "volumes": [{"name": "scratch", "emptyDir": {}}],
+        "schedulingGates": [{"name": "example.com/quota"}],
+        "resourceClaims": [
+            {"name": "gpu", "resourceClaimName": "gpu-claim"},
+            {"name": "nic", "resourceClaimTemplateName": "nic-template"},
+        ],
+        "resources": {"requests": {"cpu": "2", "memory": "4Gi"}, "limits": {"cpu": "4"}},
     },
     "status": {
         "phase": "Running",
@@ -147,6 +153,7 @@ POD: dict[str, Any] = {
         ],
         "nominatedNodeName": "node-2",
         "podIP": "10.1.2.3",
+        "containerStatuses": [{"name": "main", "allocatedResources": {"cpu": "500m"}, "ready": True}],
     },
 }
 

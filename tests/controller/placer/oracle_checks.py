@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from controller.placer.engine import Code, Verdict
-from controller.placer.oracle import (
+from oracle import (
     OracleCase,
     allowed,
     cheapest_preemption,
@@ -22,6 +21,9 @@ from controller.placer.oracle import (
     places,
     valid_victims,
 )
+
+from controller.placer.engine import Verdict
+from controller.placer.framework import Code
 
 
 def check_assignment(oc: OracleCase, removed: frozenset[str], assignment: dict[str, str]) -> None:
@@ -69,7 +71,7 @@ def compare(
             assert verdict.placement.chosen_tier == lowest, (verdict.placement, lowest)
         stats["placed"] += 1
         return Compared("placed")
-    assert verdict.plan is None or verdict.code is Code.WAIT
+    assert verdict.plan is None or verdict.code is Code.WAITING_FOR_VICTIMS
     if exact:
         assert lowest is None, (
             f"oracle places it at tier {lowest}; engine said {verdict.code}: {verdict.message}"

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hypothesis import strategies as st
+from oracle import OracleBudget, OracleCase, OracleDomain, OracleNode, OraclePod
 from placer_objects import cnt
 
-from controller.placer.oracle import OracleBudget, OracleCase, OracleDomain, OracleNode, OraclePod
 from controller.placer.scenario import Prepared, Scenario, load_scenario, prepare
 from translations.gangs import Gang
 

@@ -15,16 +15,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from placer_cases import GI, PRIORITIES
-from placer_objects import Obj, cnt, hypernode, koord_gang, node, pdb, pod, priority_class, volcano_gang
-
-from controller.placer.oracle import (
+from oracle import (
     OracleBudget,
     OracleDomain,
     OracleNode,
     OracleNomination,
     OraclePod,
 )
+from placer_cases import GI, PRIORITIES
+from placer_objects import Obj, cnt, hypernode, koord_gang, node, pdb, pod, priority_class, volcano_gang
 
 LEVELS = ("block", "spine", "super")
 """Label (and HyperNode) levels, tier 1 up."""

@@ -8,7 +8,7 @@ from placer_objects import cnt, hypernode, koord_gang, members, node, pod, run, 
 
 from controller.placer.cluster import ClusterState, Kind, topology_tree
 from controller.placer.cycle import GangTiming, SchedulingCycle
-from controller.placer.engine import Code
+from controller.placer.framework import Code, Step
 from controller.placer.scenario import cluster_state, load_scenario
 from translations import hypernodes as hntr
 from translations import koordinator_to_volcano as k2v
@@ -29,7 +29,7 @@ def test_permit_holds_an_assembling_gang_silently_until_the_grace_is_over() -> N
     timing = GangTiming()
     early = SchedulingCycle(state.view(), served=SERVED, now=100.0, timing=timing, assembly_grace=10.0).run()
     held = early.outcomes["koordinator:default/gang"]
-    assert (held.code, held.step, held.report) == (Code.WAIT, "permit", False)
+    assert (held.code, held.step, held.report) == (Code.ASSEMBLING, Step.PERMIT, False)
     assert early.waiting == ["koordinator:default/gang"] and not early.binds
     late = SchedulingCycle(state.view(), served=SERVED, now=110.0, timing=timing, assembly_grace=10.0).run()
     told = late.outcomes["koordinator:default/gang"]
@@ -155,7 +155,7 @@ def test_a_gang_that_waited_its_timeout_lets_go_and_requeues_with_backoff() -> N
     fired = SchedulingCycle(view, served=SERVED, now=30.0, timing=timing).run()
     assert [e.gang for e in fired.expiries] == ["koordinator:default/timed"]
     outcome = fired.outcomes["koordinator:default/timed"]
-    assert (outcome.code, outcome.step) == (Code.UNSCHEDULABLE, "permit")
+    assert (outcome.code, outcome.step) == (Code.UNSCHEDULABLE, Step.PERMIT)
     assert outcome.message == (
         "gang default/timed waited 30s without starting (timeout 30s): its reservations and "
         "nominations are released; it is tried again in 1s"

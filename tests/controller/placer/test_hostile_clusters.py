@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 
 from controller.placer.cycle import GangTiming, SchedulingCycle
-from controller.placer.engine import Code
+from controller.placer.framework import Code
 from tests.strategies.feed import placer_state
 from tests.strategies.objects import OrdinaryGang, hostile_clusters, ordinary_gangs
 

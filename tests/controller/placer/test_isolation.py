@@ -17,7 +17,10 @@ from controller.placer import cluster as cluster_mod
 from controller.placer import cycle as cycle_mod
 from controller.placer.cycle import CycleOptions, GangTiming, SchedulingCycle
 from controller.placer.deadline import Deadline
-from controller.placer.engine import NO_VICTIMS_IN_TIME, Code, schedule
+from controller.placer.engine import schedule
+from controller.placer.framework import Code
+from controller.placer.plugins import gpu_topology
+from controller.placer.plugins.default_preemption import NO_VICTIMS_IN_TIME
 from controller.placer.preempt import budgets_from
 from controller.placer.scenario import cluster_state, load_scenario, prepare
 
@@ -56,7 +59,7 @@ def test_a_gang_whose_attempt_raises_is_its_own_error_and_the_next_gang_is_place
     plan = SchedulingCycle(view, served=SERVED, now=100.0, timing=timing).run()
     bad = plan.outcomes["koordinator:default/bad"]
     assert bad.code is Code.ERROR and isinstance(bad.exception, Boom)
-    assert bad.message.startswith("scheduling gang default/bad failed: Boom: xxx")
+    assert bad.message.startswith("scheduling gang default/bad failed at PreFilter: Boom: xxx")
     assert bad.message.endswith("...; retrying in 1s") and len(bad.message) < 400
     assert "Traceback" not in bad.message
     assert set(bad.pod_messages) == {"default/bad-0", "default/bad-1"}
@@ -78,7 +81,7 @@ def test_what_a_failing_attempt_reserved_is_given_back(monkeypatch: pytest.Monke
             raise Boom("after reserve")
         return {}
 
-    monkeypatch.setattr(cycle_mod, "rank_annotations", annotate_or_fail)
+    monkeypatch.setattr(gpu_topology, "rank_annotations", annotate_or_fail)
     objects = [node("n0", cpu="4"), pod("bad", cpu="3", scheduler="topobridge", priority=10)]
     objects += [pod("good", cpu="3", scheduler="topobridge", priority=5)]
     view = cluster_state(load_scenario(objects)).view()
@@ -163,7 +166,7 @@ def test_the_slowest_known_search_stops_at_its_deadline_with_a_valid_plan() -> N
     deadline = Deadline(at=50.0, clock=lambda: float(next(ticks)))
     verdict = schedule(gang, prep.snapshot, budgets=budgets_from(sc.pdbs, prep.snapshot), deadline=deadline)
     assert deadline.hit and next(ticks) <= 52  # one look past the deadline, then none
-    assert verdict.code is Code.WAIT and verdict.plan is not None and not verdict.plan.optimal
+    assert verdict.code is Code.WAITING_FOR_VICTIMS and verdict.plan is not None and not verdict.plan.optimal
     victims = {v.pod for v in verdict.plan.victims}
     assert all(v.startswith("default/low-") for v in victims)
     # The plan holds: with its victims gone the gang fits in the domain it names.

@@ -8,7 +8,7 @@ from typing import Any
 
 from placer_objects import SEED_LAYOUT, attempt, cnt, koord_gang, pod, run, spine_block_nodes, volcano_gang
 
-from controller.placer.engine import Code
+from controller.placer.framework import Code
 from translations.lws import exclusive_affinity
 
 SEED = SEED_LAYOUT
@@ -136,8 +136,9 @@ def test_a_third_exclusive_group_waits_when_every_block_holds_another() -> None:
     assert len(groups_per_block) == 5
     assert len(result.unschedulable) == 1
     (message,) = result.unschedulable.values()
-    # kube's InterPodAffinity checks the existing pods' anti-affinity first, as here.
-    assert message == "0/12 nodes are available: 12 node(s) didn't satisfy existing pods anti-affinity rules."
+    # kube's InterPodAffinity checks the pod's own anti-affinity before the existing pods'
+    # (interpodaffinity/filtering.go Filter: affinity, anti-affinity, existing anti-affinity).
+    assert message == "0/12 nodes are available: 12 node(s) didn't match pod anti-affinity rules."
 
 
 def test_existing_pods_anti_affinity_keeps_newcomers_away() -> None:

@@ -14,10 +14,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from placer_objects import attempt, cnt, koord_gang, node, pod
-
-from controller.placer.engine import Code
-from controller.placer.oracle import (
+from oracle import (
     OracleCase,
     OracleDomain,
     OracleNode,
@@ -27,6 +24,9 @@ from controller.placer.oracle import (
     places,
     rules_hold,
 )
+from placer_objects import attempt, cnt, koord_gang, node, pod
+
+from controller.placer.framework import Code
 
 HOST = "kubernetes.io/hostname"
 BLOCK = "network.topology.nvidia.com/block"

@@ -26,14 +26,7 @@ from dataclasses import dataclass, field, replace
 
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
-from oracle_checks import check_assignment, compare
-from placer_wide_cases import SERVED, PendingGang, WideCase
-from placer_wide_strategy import wide_cases
-
-from controller.placer.cycle import GangTiming, SchedulingCycle
-from controller.placer.demand import build_demand
-from controller.placer.engine import Code, Verdict, schedule
-from controller.placer.oracle import (
+from oracle import (
     OracleBudget,
     OracleCase,
     OracleNomination,
@@ -42,6 +35,13 @@ from controller.placer.oracle import (
     nominated_to,
     waits_for_victims,
 )
+from oracle_checks import check_assignment, compare
+from placer_wide_cases import SERVED, PendingGang, WideCase
+from placer_wide_strategy import wide_cases
+
+from controller.placer.cycle import GangTiming, SchedulingCycle
+from controller.placer.engine import Verdict, demand_of, schedule
+from controller.placer.framework import Code
 from controller.placer.scenario import cluster_state, load_scenario
 
 SETTINGS = settings(
@@ -115,9 +115,9 @@ def _nominated(oc: OracleCase, verdict: Verdict, stats: Counter[str]) -> bool:
     terminates on its nodes, then takes its nominated nodes when they still hold it (True:
     checked here). Otherwise it is scheduled as any gang (False)."""
     if waits_for_victims(oc):
-        assert verdict.code is Code.WAIT and verdict.plan is None and verdict.placement is None, (
-            verdict.message
-        )
+        assert (
+            verdict.code is Code.WAITING_FOR_VICTIMS and verdict.plan is None and verdict.placement is None
+        ), verdict.message
         stats["nominated gangs waiting for victims"] += 1
         return True
     nominated = nominated_to(oc)
@@ -153,14 +153,16 @@ def _run(case: WideCase, stats: Counter[str]) -> None:
         # The engine's verdict on the cycle's snapshot as it stands, then the cycle's own attempt.
         verdict = schedule(cycle.options.shape(gang), cycle.snapshot, budgets=cycle.budgets)
         outcome = cycle.attempt(gang)
-        assert outcome.code is verdict.code or (verdict.plan is not None and outcome.code is Code.WAIT)
+        assert outcome.code is verdict.code or (
+            verdict.plan is not None and outcome.code is Code.WAITING_FOR_VICTIMS
+        )
         oc = state.ask(pg)
         if _nominated(oc, verdict, stats):
             assert verdict.placement is None or cycle.plan.binds[-1].pods == verdict.placement.pods
             if verdict.placement is not None:
                 state.placed(pg, verdict.placement.pods)
             continue
-        exact = build_demand(gang, view.index).exact
+        exact = demand_of(gang, view.snapshot).exact
         got = compare(oc, verdict, stats, exact=exact, never=pg.never, exact_shapes=True)
         if got.outcome == "placed":
             assert verdict.placement is not None and cycle.plan.binds[-1].pods == verdict.placement.pods

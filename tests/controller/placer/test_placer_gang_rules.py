@@ -20,7 +20,8 @@ from placer_objects import (
 )
 
 from controller.placer.backoff import GANG_TIMEOUT
-from controller.placer.engine import Code, pod_messages
+from controller.placer.engine import pod_messages
+from controller.placer.framework import Code
 from controller.placer.scenario import load_scenario, prepare
 from controller.placer.timeout import expired, expiry
 from translations.gangs import KOORDINATOR_DEFAULT_WAITING_SECONDS, Gang
@@ -40,7 +41,7 @@ def test_seed_waiting_messages_pod_0_and_the_other_members() -> None:
     sc = load_scenario(objs)
     gang = next(g for g in prepare(sc).gangs(sc) if g.name == "default/high-priority-training")
     verdict = attempt(objs, "default/high-priority-training")
-    assert verdict.code is Code.WAIT
+    assert verdict.code is Code.WAITING_FOR_VICTIMS
     messages = pod_messages(gang, verdict)
     assert messages["default/hp-training-pod-0"] == (
         f"0/12 nodes are available: {REASON}. preemption: not eligible due to terminating pod on the nominated node.."

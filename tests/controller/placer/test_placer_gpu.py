@@ -8,7 +8,7 @@ from typing import Any
 from gpu_seed import SEED_ANNOTATIONS
 from placer_objects import Obj, attempt, hypernode, node, pod, run
 
-from controller.placer.engine import Code
+from controller.placer.framework import Code
 from controller.placer.gpu import (
     NVLINK_EXCLUSION,
     RING_ORDER_ANNOTATION,
@@ -199,9 +199,11 @@ def test_spread_puts_one_pod_per_node_across_the_widest_domains() -> None:
     assert {n[:2] for n in nodes.values()} == {"n0", "n2"}  # one per spine
 
 
-def test_nvlink_keeps_the_gang_on_labelled_nodes() -> None:
+def test_nvlink_keeps_the_gang_off_nodes_known_without_it() -> None:
+    """n0 and n1 say they have no NVLink (the label set to false): a gang that requires it
+    stays off them. A node that says nothing passes (the seed's Filter: unknown passes)."""
     nodes = [
-        *gpu_nodes({"s0": {"b0": {"n0": 8, "n1": 8}}}),
+        *gpu_nodes({"s0": {"b0": {"n0": 8, "n1": 8}}}, **{gpu.NVLINK_LABEL: "false"}),
         *gpu_nodes({"s0": {"b0": {"n2": 4, "n3": 4}}}, **NVL),
     ]
     objects = [*nodes, *hypernodes({"s0": {"b0": {"n0": 8, "n1": 8, "n2": 4, "n3": 4}}})]
@@ -282,3 +284,13 @@ def test_rank_annotations_are_for_gpu_gangs_only() -> None:
     prep = prepare(sc)
     (gang,) = prep.gangs(sc)
     assert rank_annotations(gang, [("default/solo", "n0")], prep.index) == {}
+
+
+def test_nvlink_unknown_passes_and_known_false_fails() -> None:
+    """The GPU seed's Job (`policy: nvlink`) on nodes that carry no NVLink label is placed; a
+    node whose label says false is the only one left out."""
+    layout = {"s0": {"b0": {"n0": 8, "n1": 8, "n2": 8}}}
+    objects = [*gpu_nodes(layout), *hypernodes(layout)]
+    objects[0]["metadata"]["labels"][gpu.NVLINK_LABEL] = "false"
+    nodes = placed([*objects, *job("dt", 2, {f"{G}policy": "nvlink", f"{G}max-nodes": "2"})], "ml/dt")
+    assert "n0" not in nodes.values() and len(nodes) == 2

@@ -18,10 +18,11 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from oracle import OracleCase, allowed, fewest_nodes, free_after, lowest_place
 from placer_cases import Case, cases
 
-from controller.placer.engine import Code, schedule
-from controller.placer.oracle import OracleCase, allowed, fewest_nodes, free_after, lowest_place
+from controller.placer.engine import schedule
+from controller.placer.framework import Code
 from controller.placer.scenario import load_scenario, prepare
 from translations import gpu
 

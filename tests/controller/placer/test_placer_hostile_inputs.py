@@ -11,11 +11,11 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from oracle import _percent_of
 from placer_objects import cnt, hypernode, koord_gang, node, pdb, pod
 
 from controller.placer.cluster import ClusterState, Kind
 from controller.placer.cycle import GangTiming, SchedulingCycle
-from controller.placer.oracle import _percent_of
 from controller.placer.preempt import _scaled
 from tests.strategies.feed import placer_state
 from translations.core import Pod

@@ -19,13 +19,13 @@ from collections import Counter
 import pytest
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
+from oracle import cheapest_preemption, cost, valid_victims
 from oracle_checks import check_assignment, compare
 from placer_cases import Case, cases
 
 from controller.placer import preempt
-from controller.placer.demand import build_demand
-from controller.placer.engine import Code, schedule
-from controller.placer.oracle import cheapest_preemption, cost, valid_victims
+from controller.placer.engine import demand_of, schedule
+from controller.placer.framework import Code
 from controller.placer.preempt import budgets_from
 
 SETTINGS = settings(
@@ -39,7 +39,7 @@ SETTINGS = settings(
 
 def _run(case: Case, stats: Counter[str], *, exact_shapes: bool) -> None:
     sc, prep, gang = case.prepared()
-    demand = build_demand(gang, prep.index)
+    demand = demand_of(gang, prep.snapshot)
     verdict = schedule(gang, prep.snapshot, budgets=budgets_from(sc.pdbs, prep.snapshot))
     stats["examples"] += 1
     stats[f"kind:{demand.kind}"] += 1

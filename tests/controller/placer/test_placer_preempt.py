@@ -19,7 +19,7 @@ from placer_objects import (
     volcano_gang,
 )
 
-from controller.placer.engine import Code
+from controller.placer.framework import Code
 from controller.placer.preempt import budgets_from
 from controller.placer.scenario import cluster_state, load_scenario, prepare
 

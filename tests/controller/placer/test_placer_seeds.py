@@ -15,7 +15,7 @@ from placer_objects import (
     spine_block_nodes,
 )
 
-from controller.placer.engine import Code
+from controller.placer.framework import Code, Step
 
 SEED = {
     "spine-0": {"block-0": ["node-0", "node-1", "node-2"], "block-1": ["node-3", "node-4"]},
@@ -68,7 +68,7 @@ def test_example_2_engine_steps_plan_then_wait_then_bind() -> None:
     """The engine's own view: a plan (Wait), the waiting message while the victim terminates."""
     objs = demo_objects("example-2")
     first = attempt(objs, "default/high-priority-training")
-    assert first.code is Code.WAIT and first.step == "preempt"
+    assert first.code is Code.WAITING_FOR_VICTIMS and first.step is Step.POST_FILTER
     assert first.plan is not None
     assert [v.pod for v in first.plan.victims] == ["default/low-priority-pod-5"]
     assert first.plan.domain == "SpineLayer/spine-1"
@@ -84,7 +84,7 @@ def test_example_2_engine_steps_plan_then_wait_then_bind() -> None:
         if o["metadata"]["name"].startswith("hp-training-pod-"):
             o["status"] = {"nominatedNodeName": f"node-{5 + int(o['metadata']['name'][-1])}"}
     again = attempt(waiting, "default/high-priority-training")
-    assert again.code is Code.WAIT and again.plan is None
+    assert again.code is Code.WAITING_FOR_VICTIMS and again.plan is None
     assert again.message == WAITING_EXAMPLE_2
 
 

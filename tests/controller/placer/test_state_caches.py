@@ -18,8 +18,9 @@ from controller.placer import columns
 from controller.placer.cluster import ClusterState, Kind
 from controller.placer.columns import pod_arrays
 from controller.placer.cycle import CyclePlan, GangTiming, SchedulingCycle
+from controller.placer.records import BoundPod
 from controller.placer.scenario import cluster_state, load_scenario
-from controller.placer.snapshot import BoundPod, ClusterIndex, Snapshot
+from controller.placer.snapshot import ClusterIndex, Snapshot
 from translations.core import Node, Pod, PodDisruptionBudget
 from translations.koordinator import GANG_GROUPS, GANG_NAME
 from translations.topology import TopologyTree

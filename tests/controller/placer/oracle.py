@@ -282,6 +282,8 @@ def places(case: OracleCase) -> list[tuple[int, frozenset[str]]]:
     out: list[tuple[int, frozenset[str]]] = [(0, frozenset([n.name])) for n in case.nodes]
     if case.mode == "hard" and case.tier is not None:
         out += [(d.tier, d.nodes) for d in case.domains if 0 < d.tier <= case.tier]
+        if case.domains and case.tier > top:  # Volcano's virtual HyperNode above the highest tier
+            out.append((top + 1, frozenset(n.name for n in case.nodes)))
     else:
         limit = case.tier if (case.mode == "soft" and case.tier is not None) else top
         out += [(d.tier, d.nodes) for d in case.domains if 0 < d.tier <= limit]

@@ -1,0 +1,297 @@
+"""The scheduling framework: kube-scheduler's extension points, for gangs.
+
+kube-scheduler runs one pod through named extension points, each a small interface a plugin
+implements only if it needs it (`staging/src/k8s.io/kube-scheduler/framework/interface.go`).
+topobridge places whole gangs, so the same points take a gang, or one shape class of its
+pending pods, and the Filter point answers for every node at once (a mask, not one node):
+
+* PreEnqueue (`PreEnqueuePlugin`): may the gang be queued at all? (SchedulingGates,
+  DynamicResources). A gang that may not is not attempted; it says why.
+* PreFilter (`PreFilterPlugin`): gang-wide checks and the per-attempt state the later points
+  read (Coscheduling: spec errors, too few members; InterPodAffinity, PodTopologySpread: counts
+  of existing pods per topology value, written into the `CycleState`).
+* Filter (`FilterPlugin`): per shape class, which nodes may take one of its pods, as `Cut`s:
+  (reason, node mask) pairs in kube's words. The runner intersects them in plugin order and
+  counts each excluded node under the first cut that removed it, as kube counts a node under
+  its first failing plugin.
+* Member rules (`MemberRulesPlugin`, ours): what ties members to each other (anti-affinity
+  between members, spread across members, host ports), as `rules.MemberRules` the selection
+  keeps while it places members one after another, as kube would place the pods.
+* Score (`ScorePlugin`): a preference per node (preferred affinity, ScheduleAnyway spread).
+* Select (the runner, with NetworkTopology and GPU): the place and node of every pod.
+* PostFilter (`PostFilterPlugin`): when nothing fits, preemption (DefaultPreemption).
+* Reserve (`ReservePlugin`): what a placed gang writes at bind time (GPU rank order).
+* Permit (`PermitPlugin`): hold a gang still assembling; let go of one past its timeout
+  (Coscheduling).
+
+Every step answers a `Status` (a `Code`, reasons, the plugin); the runner stamps the `Step`
+that decided on the verdict. `CycleState` is one attempt's typed scratchpad (`StateKey`s name
+their step and plugin, as kube builds its keys); `Memo` is the index's, valid for one
+generation of the node set (filters by pod spec, label codes).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from controller.placer.deadline import Deadline
+    from controller.placer.demand import GangDemand
+    from controller.placer.plugins.default_preemption import PostFilterResult
+    from controller.placer.preempt import Budget
+    from controller.placer.rules import MemberRules
+    from controller.placer.snapshot import ClusterIndex, Snapshot
+    from controller.placer.terms import PodTerms
+    from translations.gangs import Gang, GangPod
+
+T = TypeVar("T")
+Bool = npt.NDArray[np.bool_]
+I64 = npt.NDArray[np.int64]
+
+
+class Code(enum.Enum):
+    """What a step, and then the attempt, decided (kube-scheduler's status codes, for gangs)."""
+
+    SUCCESS = "Success"
+    UNSCHEDULABLE = "Unschedulable"
+    """Does not fit now; evicting something might change that."""
+    UNRESOLVABLE = "Unresolvable"
+    """Preemption cannot help (a spec error, too few members, no node passes the filters, too
+    big even with every lower-priority pod gone, a gate or a claim nothing will lift)."""
+    WAITING_FOR_VICTIMS = "WaitingForVictims"
+    """Victims are terminating; the gang holds its nominated nodes."""
+    ASSEMBLING = "Assembling"
+    """Permit holds the gang: fewer pods than minMember exist yet, and the grace is not over."""
+    ERROR = "Error"
+    """The attempt itself failed (an object it could not read, or a bug): what the gang reserved
+    is given back, it backs off, and the cycle goes on with the other gangs."""
+
+
+class Step(enum.Enum):
+    """The extension point that decided an attempt."""
+
+    PRE_ENQUEUE = "PreEnqueue"
+    PRE_FILTER = "PreFilter"
+    FILTER = "Filter"
+    SCORE = "Score"
+    SELECT = "Select"
+    POST_FILTER = "PostFilter"
+    RESERVE = "Reserve"
+    PERMIT = "Permit"
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    """One step's answer. `reasons` are kube's words; `plugin` is who said it ("" for the runner)."""
+
+    code: Code = Code.SUCCESS
+    reasons: tuple[str, ...] = ()
+    plugin: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.code is Code.SUCCESS
+
+    @property
+    def message(self) -> str:
+        return "; ".join(self.reasons)
+
+
+SUCCESS = Status()
+
+
+# --- state ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StateKey(Generic[T]):
+    """A typed slot of the `CycleState`, named `<Step>/<Plugin>` as kube names its keys."""
+
+    name: str
+
+
+class CycleState:
+    """One attempt's scratchpad: what PreFilter computes, Filter and Score read (typed keys)."""
+
+    def __init__(self) -> None:
+        self._data: dict[StateKey[Any], Any] = {}
+        self.step = Step.PRE_ENQUEUE
+        """The step running now (an error is reported as this step's)."""
+
+    def write(self, key: StateKey[T], value: T) -> None:
+        self._data[key] = value
+
+    def read(self, key: StateKey[T]) -> T:
+        try:
+            value: T = self._data[key]
+        except KeyError:
+            raise KeyError(f"cycle state has no {key.name}: its PreFilter did not run") from None
+        return value
+
+    def get(self, key: StateKey[T], default: T) -> T:
+        value: T = self._data.get(key, default)
+        return value
+
+
+@dataclass(frozen=True, slots=True)
+class MemoSlot(Generic[T]):
+    """A typed slot of an index's `Memo`: results that depend only on the static index."""
+
+    name: str
+
+
+class Memo:
+    """Results that depend only on a `ClusterIndex` (one generation of the node set), by slot
+    and argument: filters by pod spec, label value codes, the tree's child table."""
+
+    def __init__(self) -> None:
+        self._data: dict[tuple[str, Hashable], Any] = {}
+
+    def get(self, slot: MemoSlot[T], arg: Hashable, make: Callable[[], T]) -> T:
+        key = (slot.name, arg)
+        try:
+            value: T = self._data[key]
+        except KeyError:
+            value = self._data[key] = make()
+        return value
+
+    def drop(self, slot: MemoSlot[Any]) -> None:
+        for key in [k for k in self._data if k[0] == slot.name]:
+            del self._data[key]
+
+    def count(self, slot: MemoSlot[Any]) -> int:
+        return sum(1 for k in self._data if k[0] == slot.name)
+
+
+# --- what plugins see -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class ShapeClass:
+    """Pending pods of one gang that are interchangeable for placement: same request row, same
+    filter spec, same inter-pod terms, same labels where a selector in play reads them."""
+
+    members: tuple[int, ...]
+    """Positions in the attempt's pending pods (rank order)."""
+    pod: GangPod
+    """The first member: what filters read."""
+    req: I64
+    """The request over the index's resource axis."""
+    terms: PodTerms | None
+    """The members' inter-pod terms (None: none)."""
+
+
+Cut = tuple[str, Bool]
+"""(reason in kube's words, the nodes that pass): one rule a Filter plugin applies."""
+
+
+# --- extension points -----------------------------------------------------------------------------
+
+
+class Plugin(Protocol):
+    name: ClassVar[str]
+
+
+class PreEnqueuePlugin(Plugin, Protocol):
+    def pre_enqueue(self, gang: Gang) -> Status: ...
+
+
+class PreFilterPlugin(Plugin, Protocol):
+    def pre_filter(
+        self, state: CycleState, gang: Gang, pods: Sequence[GangPod], snap: Snapshot
+    ) -> Status: ...
+
+
+class FilterPlugin(Plugin, Protocol):
+    def filter(self, state: CycleState, cls: ShapeClass, snap: Snapshot) -> Sequence[Cut]: ...
+
+
+class MemberRulesPlugin(Plugin, Protocol):
+    def member_rules(
+        self, state: CycleState, pods: Sequence[GangPod], classes: Sequence[ShapeClass], snap: Snapshot
+    ) -> MemberRules: ...
+
+
+class PostFilterPlugin(Plugin, Protocol):
+    def post_filter(
+        self,
+        gang: Gang,
+        demand: GangDemand,
+        snap: Snapshot,
+        free: I64,
+        budgets: Sequence[Budget],
+        deadline: Deadline,
+    ) -> PostFilterResult: ...
+
+
+class ScorePlugin(Plugin, Protocol):
+    def score(self, state: CycleState, classes: Sequence[ShapeClass], snap: Snapshot) -> I64 | None: ...
+
+
+class ReservePlugin(Plugin, Protocol):
+    def reserve(
+        self, gang: Gang, placed: Sequence[tuple[str, str]], index: ClusterIndex
+    ) -> Mapping[str, Mapping[str, str]]:
+        """Annotations to write on each newly placed pod at bind time."""
+        ...
+
+    def unreserve(self, gang: Gang) -> None: ...
+
+
+@dataclass(frozen=True)
+class PermitInput:
+    gang: Gang
+    now: float
+    first_seen: float
+    failures: int
+    """Timeouts in a row so far (the next backoff doubles)."""
+    assembly_grace: float
+
+
+class PermitPlugin(Plugin, Protocol):
+    def permit(self, request: PermitInput) -> Status: ...
+
+
+@dataclass
+class Profile:
+    """The plugins of each extension point, in the order they run (kube's profile)."""
+
+    pre_enqueue: list[PreEnqueuePlugin] = field(default_factory=list)
+    pre_filter: list[PreFilterPlugin] = field(default_factory=list)
+    filter: list[FilterPlugin] = field(default_factory=list)
+    member_rules: list[MemberRulesPlugin] = field(default_factory=list)
+    score: list[ScorePlugin] = field(default_factory=list)
+    post_filter: PostFilterPlugin | None = None
+    """None: nothing is ever evicted to make room."""
+    reserve: list[ReservePlugin] = field(default_factory=list)
+    permit: list[PermitPlugin] = field(default_factory=list)
+
+    def names(self) -> dict[str, list[str]]:
+        """Each extension point's plugins by name, in order (for docs and tests)."""
+        out: dict[str, list[str]] = {}
+        for point, plugins in vars(self).items():
+            listed = plugins if isinstance(plugins, list) else [plugins] if plugins is not None else []
+            out[point] = [p.name for p in listed]
+        return out
+
+
+def run_filters(
+    plugins: Sequence[FilterPlugin], state: CycleState, cls: ShapeClass, snap: Snapshot
+) -> tuple[Bool, dict[str, int]]:
+    """The nodes every filter lets `cls` onto, and how many each reason excluded (a node is
+    counted under the first cut that removed it, in plugin order)."""
+    mask = np.ones(snap.index.n_nodes, dtype=np.bool_)
+    excluded: dict[str, int] = {}
+    for plugin in plugins:
+        for reason, ok in plugin.filter(state, cls, snap):
+            gone = int(np.count_nonzero(mask & ~ok))
+            if gone:
+                excluded[reason] = excluded.get(reason, 0) + gone
+                mask = mask & ok
+    return mask, excluded

@@ -1,0 +1,81 @@
+"""The plugins of topobridge's scheduling framework: one per rule, named as upstream names it.
+
+| plugin | upstream | extension points |
+|---|---|---|
+| SchedulingGates | kube-scheduler | PreEnqueue |
+| Coscheduling | Koordinator, scheduler-plugins | PreFilter, Permit |
+| NetworkTopology | Volcano, Koordinator (ours) | PreFilter (and the levels the selection tries: `tiers`) |
+| NodeResourcesFit | kube-scheduler | Filter (a resource no node has; free room is the offer slots: `offer`) |
+| DynamicResources | kube-scheduler | PreFilter |
+| NodeUnschedulable, NodeName, TaintToleration, NodeAffinity | kube-scheduler | Filter |
+| NodePorts | kube-scheduler | Filter, member rules |
+| PodTopologySpread, InterPodAffinity | kube-scheduler | PreFilter, Filter, member rules, Score |
+| GPU | the GPU seed (ours) | PreFilter, Filter, Reserve |
+| DefaultPreemption | kube-scheduler (for whole jobs) | PostFilter |
+
+`default_profile` lists them in the order each extension point runs them: Filter in
+kube-scheduler's default order, so a node is counted under the same first failing reason.
+"""
+
+from __future__ import annotations
+
+from controller.placer.framework import Profile
+from controller.placer.plugins.coscheduling import Coscheduling
+from controller.placer.plugins.default_preemption import DefaultPreemption
+from controller.placer.plugins.dynamic_resources import DynamicResources
+from controller.placer.plugins.gpu_topology import Gpu
+from controller.placer.plugins.inter_pod_affinity import InterPodAffinity
+from controller.placer.plugins.network_topology import NetworkTopology
+from controller.placer.plugins.node_affinity import NodeAffinity
+from controller.placer.plugins.node_name import NodeName
+from controller.placer.plugins.node_ports import NodePorts
+from controller.placer.plugins.node_resources_fit import NodeResourcesFit
+from controller.placer.plugins.node_unschedulable import NodeUnschedulable
+from controller.placer.plugins.pod_topology_spread import PodTopologySpread
+from controller.placer.plugins.scheduling_gates import SchedulingGates
+from controller.placer.plugins.taint_toleration import TaintToleration
+
+__all__ = ["default_profile"]
+
+_PROFILE: Profile | None = None
+
+
+def default_profile(*, preemption: bool = True) -> Profile:
+    """Every plugin, in kube-scheduler's order where it has one; without `preemption`, no
+    PostFilter. Plugins keep no state between attempts, so one profile serves every cycle."""
+    global _PROFILE
+    if _PROFILE is None:
+        _PROFILE = _build()
+    if preemption:
+        return _PROFILE
+    return Profile(**{**vars(_PROFILE), "post_filter": None})
+
+
+def _build() -> Profile:
+    coscheduling, ports, spread, affinity, gpu = (
+        Coscheduling(),
+        NodePorts(),
+        PodTopologySpread(),
+        InterPodAffinity(),
+        Gpu(),
+    )
+    return Profile(
+        pre_enqueue=[SchedulingGates()],
+        pre_filter=[coscheduling, NetworkTopology(), DynamicResources(), spread, affinity, gpu],
+        filter=[
+            NodeUnschedulable(),
+            NodeName(),
+            TaintToleration(),
+            NodeAffinity(),
+            ports,
+            NodeResourcesFit(),
+            spread,
+            affinity,
+            gpu,
+        ],
+        member_rules=[ports, affinity, spread],
+        score=[affinity, spread],
+        post_filter=DefaultPreemption(),
+        reserve=[gpu],
+        permit=[coscheduling],
+    )

@@ -1,0 +1,186 @@
+"""InterPodAffinity: required and preferred pod affinity and anti-affinity (kube-scheduler's
+plugin of the same name, `interpodaffinity/filtering.go` and `scoring.go`).
+
+Filter, per shape class, in kube's order:
+1. the pod's required affinity: only nodes that have every term's key, each value holding a
+   pod that matches *all* the terms (one pod satisfies the set, not one pod per term). When no
+   pod anywhere matches all the terms and the pod matches them itself, it is the first of a
+   collection and may start it on any node with the keys ("didn't match pod affinity rules");
+2. the pod's required anti-affinity: out of every value holding a pod a term selects ("didn't
+   match pod anti-affinity rules");
+3. existing pods' required anti-affinity: a term of a bound pod that selects this pod keeps
+   it out of that pod's topology value ("didn't satisfy existing pods anti-affinity rules").
+
+PreFilter refuses a pod whose term has a selector kube cannot parse (a value that is no label
+value): it cannot be placed, and preemption cannot change that.
+
+Between members (they count as reserved, as kube places them one after another): members of a
+collection that starts here gather in one value per term key; members a required anti-affinity
+term relates take one value each. Score: preferred terms' weight times the matching pods in
+the node's value (anti-affinity subtracts).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+from controller.placer.framework import Code, Cut, CycleState, ShapeClass, StateKey, Status
+from controller.placer.records import BoundPod
+from controller.placer.rules import Gather, MemberRules, ValueCap, merge_gathers
+from controller.placer.snapshot import Snapshot
+from controller.placer.terms import NamespaceLabels, PodTerm, PodTerms
+from controller.placer.values import at_nodes, per_value, value_codes
+from translations.gangs import Gang, GangPod
+
+AFFINITY = "node(s) didn't match pod affinity rules"
+ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"
+EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules"
+INVALID = "a pod affinity term's label selector cannot be parsed"
+
+
+@dataclass
+class _Counts:
+    """Existing pods matching a term (or every term of a set), per value; counted once per
+    attempt."""
+
+    snap: Snapshot
+    ns_labels: NamespaceLabels
+    memo: dict[tuple[tuple[PodTerm, ...], str], np.ndarray] = field(default_factory=dict)
+
+    def per_value(self, terms: tuple[PodTerm, ...], key: str) -> np.ndarray:
+        """Per value of `key`: bound pods every one of `terms` selects."""
+        hit = self.memo.get((terms, key))
+        if hit is None:
+            codes, n = value_codes(self.snap.index, key)
+            nodes = [p.node for p in self.snap.pods.values() if _covered(terms, p, self.ns_labels)]
+            hit = self.memo[(terms, key)] = per_value(codes, nodes, n)
+        return hit
+
+
+def _covered(terms: tuple[PodTerm, ...], p: BoundPod, ns_labels: NamespaceLabels) -> bool:
+    return all(t.covers(p.namespace, p.labels, ns_labels) for t in terms)
+
+
+KEY: StateKey[_Counts] = StateKey("PreFilter/InterPodAffinity")
+
+
+def _labels(p: GangPod) -> Mapping[str, str]:
+    return p.pod.metadata.labels or {}
+
+
+class InterPodAffinity:
+    name: ClassVar[str] = "InterPodAffinity"
+
+    def pre_filter(self, state: CycleState, gang: Gang, pods: Sequence[GangPod], snap: Snapshot) -> Status:
+        state.write(KEY, _Counts(snap, snap.namespace_labels))
+        for p in pods:
+            terms = PodTerms.of(p.pod)
+            if terms is not None and not all(
+                t.selector.valid() for t in (*terms.affinity, *terms.anti_affinity)
+            ):
+                return Status(Code.UNRESOLVABLE, (INVALID, f"pod {p.key}"), self.name)
+        return Status()
+
+    def filter(self, state: CycleState, cls: ShapeClass, snap: Snapshot) -> Sequence[Cut]:
+        counts = state.read(KEY)
+        pod = cls.pod
+        ns, labels = pod.pod.namespace, _labels(pod)
+        n = snap.index.n_nodes
+        cuts: list[Cut] = []
+        terms = cls.terms
+        if terms is not None and terms.affinity:
+            cuts.append((AFFINITY, _affinity_nodes(terms.affinity, ns, labels, counts, snap)))
+        if terms is not None and terms.anti_affinity:
+            anti = np.ones(n, dtype=np.bool_)
+            for t in terms.anti_affinity:
+                codes, _ = value_codes(snap.index, t.topology_key)
+                anti &= at_nodes(codes, counts.per_value((t,), t.topology_key)) == 0
+            cuts.append((ANTI_AFFINITY, anti))
+        symmetric = np.ones(n, dtype=np.bool_)
+        for e in snap.with_terms.values():
+            assert e.terms is not None
+            for t in e.terms.anti_affinity:
+                if t.covers(ns, labels, counts.ns_labels):
+                    codes, _ = value_codes(snap.index, t.topology_key)
+                    if codes[e.node] >= 0:
+                        symmetric &= codes != codes[e.node]
+        cuts.append((EXISTING_ANTI_AFFINITY, symmetric))
+        return cuts
+
+    def member_rules(
+        self, state: CycleState, pods: Sequence[GangPod], classes: Sequence[ShapeClass], snap: Snapshot
+    ) -> MemberRules:
+        counts = state.read(KEY)
+        gathers: list[Gather] = []
+        caps: list[ValueCap] = []
+
+        def matching(terms: tuple[PodTerm, ...]) -> set[int]:
+            return {
+                i
+                for i, p in enumerate(pods)
+                if all(t.covers(p.pod.namespace, _labels(p), counts.ns_labels) for t in terms)
+            }
+
+        for cls in classes:
+            terms = cls.terms
+            if terms is None:
+                continue
+            if terms.affinity and _starts_collection(terms.affinity, cls.pod, counts, snap):
+                together = tuple(sorted(set(cls.members) | matching(terms.affinity)))
+                if len(together) > 1:
+                    for t in terms.affinity:
+                        codes, _ = value_codes(snap.index, t.topology_key)
+                        gathers.append(Gather(t.topology_key, together, codes))
+            for t in terms.anti_affinity:
+                mates = matching((t,))
+                if mates:
+                    codes, nvals = value_codes(snap.index, t.topology_key)
+                    together = tuple(sorted(set(cls.members) | mates))
+                    caps.append(ValueCap(t.topology_key, together, codes, np.ones(nvals, dtype=np.int64)))
+        return MemberRules(caps=tuple(caps), gathers=tuple(merge_gathers(gathers)))
+
+    def score(self, state: CycleState, classes: Sequence[ShapeClass], snap: Snapshot) -> np.ndarray | None:
+        counts = state.read(KEY)
+        out: np.ndarray | None = None
+        for cls in classes:
+            terms = cls.terms
+            if terms is None or not (terms.preferred_affinity or terms.preferred_anti_affinity):
+                continue
+            out = np.zeros(snap.index.n_nodes, dtype=np.int64) if out is None else out
+            for t, sign in [
+                *((t, 1) for t in terms.preferred_affinity),
+                *((t, -1) for t in terms.preferred_anti_affinity),
+            ]:
+                codes, _ = value_codes(snap.index, t.topology_key)
+                out += sign * t.weight * at_nodes(codes, counts.per_value((t,), t.topology_key))
+        return out
+
+
+def _affinity_nodes(
+    terms: tuple[PodTerm, ...], ns: str, labels: Mapping[str, str], counts: _Counts, snap: Snapshot
+) -> np.ndarray:
+    """kube's satisfyPodAffinity over every node (see the module docstring, point 3)."""
+    n = snap.index.n_nodes
+    has_keys = np.ones(n, dtype=np.bool_)
+    satisfied = np.ones(n, dtype=np.bool_)
+    anywhere = False
+    for t in terms:
+        codes, _ = value_codes(snap.index, t.topology_key)
+        per = counts.per_value(terms, t.topology_key)
+        anywhere = anywhere or bool(per.any())
+        has_keys &= codes >= 0
+        satisfied &= at_nodes(codes, per) > 0
+    if not anywhere and all(t.covers(ns, labels, counts.ns_labels) for t in terms):
+        return has_keys  # the first pod of a collection: no pod matches all the terms anywhere
+    return has_keys & satisfied
+
+
+def _starts_collection(terms: tuple[PodTerm, ...], pod: GangPod, counts: _Counts, snap: Snapshot) -> bool:
+    """No bound pod matches every term anywhere, and the pod matches them itself."""
+    if not all(t.covers(pod.pod.namespace, _labels(pod), counts.ns_labels) for t in terms):
+        return False
+    return not any(counts.per_value(terms, t.topology_key).any() for t in terms)

@@ -1,0 +1,41 @@
+"""NetworkTopology: where a gang may go in the topology tree (ours; Volcano's network-topology
+plugin and Koordinator's topology-aware gang placement, one meaning for every dialect through
+`translations.constraints`).
+
+* Levels (`controller.placer.tiers.levels`, read by the selection and preemption): the places
+  a gang is tried at, lowest first: single nodes (tier 0), each
+  tier up to the constraint's (hard: the limit; soft: where the preference stops; none: the
+  top), then for soft and unconstrained gangs the whole cluster. A Volcano PodGroup with a
+  tier above 0 chooses a HyperNode first: a single node is a place of its own only at tier 0.
+  Volcano adds a virtual HyperNode one tier above the highest real one (`framework/session.go`
+  `addClusterTopHyperNode`), so a hard limit above the tree's highest tier lets the gang span
+  the whole cluster.
+* PreFilter: a hard constraint cannot be kept around a member bound to a node that is gone
+  (its domain is unknown): the gang waits until that member is deleted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from controller.placer.framework import Code, CycleState, Status
+from controller.placer.snapshot import Snapshot
+from translations.gangs import Gang, GangPod
+
+
+class NetworkTopology:
+    name: ClassVar[str] = "NetworkTopology"
+
+    def pre_filter(self, state: CycleState, gang: Gang, pods: Sequence[GangPod], snap: Snapshot) -> Status:
+        c = gang.constraint
+        if c is None or not c.binds:
+            return Status()
+        for m in gang.bound:
+            if m.node_name and m.node_name not in snap.index.node_pos:
+                why = (
+                    f"member {m.key} is bound to node {m.node_name}, which is gone: the gang's hard "
+                    "topology constraint waits until that pod is deleted"
+                )
+                return Status(Code.UNRESOLVABLE, (why,), self.name)
+        return Status()

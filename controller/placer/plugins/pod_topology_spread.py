@@ -1,0 +1,156 @@
+"""PodTopologySpread: topology spread constraints (kube-scheduler's plugin of the same name,
+`podtopologyspread/filtering.go` and `scoring.go`).
+
+A constraint's domains are the values of its topology key on eligible nodes: nodes that have
+the key, that the pod's node selector and affinity allow (`nodeAffinityPolicy: Honor`, the
+default), and whose taints it tolerates (`nodeTaintsPolicy: Honor`). Only pods on eligible
+nodes count, in the pod's namespace, matched by the constraint's selector narrowed by
+`matchLabelKeys`, and not terminating. With fewer domains than `minDomains` the global
+minimum counts as 0.
+
+Filter (`DoNotSchedule`): a node passes when it has the key and its value's count, plus one if
+the pod matches the selector, less the global minimum is at most `maxSkew`. Between members: the
+same check member by member, counts growing as members are placed (`rules.SpreadRule`), so a
+gang spreads as kube would spread its pods one after another. Score (`ScheduleAnyway`): fewer
+matching pods in the node's value is better.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+from controller.placer.framework import I64, Bool, Cut, CycleState, ShapeClass, StateKey, Status
+from controller.placer.plugins.node_affinity import allowed_nodes, requirements
+from controller.placer.plugins.taint_toleration import pod_tolerations, tolerated_nodes
+from controller.placer.rules import MemberRules, SpreadRule
+from controller.placer.snapshot import Snapshot
+from controller.placer.terms import SpreadTerm
+from controller.placer.values import at_nodes, per_value, value_codes
+from translations.gangs import Gang, GangPod
+
+REASON = "node(s) didn't match pod topology spread constraints"
+MISSING_KEY = "node(s) didn't match pod topology spread constraints (missing required label)"
+
+
+@dataclass(frozen=True)
+class Domains:
+    """One constraint as one pod sees it: value codes, counts and which values are domains."""
+
+    codes: I64
+    counts: I64
+    domains: Bool
+
+
+@dataclass
+class _State:
+    memo: dict[tuple[SpreadTerm, str, object], Domains] = field(default_factory=dict)
+
+
+KEY: StateKey[_State] = StateKey("PreFilter/PodTopologySpread")
+
+
+def domains(term: SpreadTerm, pod: GangPod, snap: Snapshot, state: _State) -> Domains:
+    """The constraint's codes, its counts of matching pods per value, and its domains, for a
+    pod in `pod`'s namespace with `pod`'s node selector, affinity and tolerations."""
+    spec = pod.pod.spec
+    key = (term, pod.pod.namespace, (requirements(spec), pod_tolerations(spec)))
+    hit = state.memo.get(key)
+    if hit is not None:
+        return hit
+    index = snap.index
+    codes, nvals = value_codes(index, term.topology_key)
+    eligible = codes >= 0
+    if term.honor_affinity:
+        eligible &= allowed_nodes(index, spec)
+    if term.honor_taints:
+        eligible &= tolerated_nodes(index, pod_tolerations(spec))
+    ns = pod.pod.namespace
+    nodes = [
+        p.node
+        for p in snap.pods.values()
+        if not p.terminating and p.namespace == ns and eligible[p.node] and term.selector.matches(p.labels)
+    ]
+    found = Domains(
+        codes, per_value(codes, nodes, nvals), per_value(codes, np.flatnonzero(eligible).tolist(), nvals) > 0
+    )
+    state.memo[key] = found
+    return found
+
+
+def _low(d: Domains, min_domains: int) -> int:
+    if int(d.domains.sum()) < min_domains or not d.domains.any():
+        return 0
+    return int(d.counts[d.domains].min())
+
+
+class PodTopologySpread:
+    name: ClassVar[str] = "PodTopologySpread"
+
+    def pre_filter(self, state: CycleState, gang: Gang, pods: Sequence[GangPod], snap: Snapshot) -> Status:
+        state.write(KEY, _State())
+        return Status()
+
+    def filter(self, state: CycleState, cls: ShapeClass, snap: Snapshot) -> Sequence[Cut]:
+        terms = cls.terms
+        if terms is None or not any(s.hard for s in terms.spread):
+            return ()
+        st = state.read(KEY)
+        labels = cls.pod.pod.metadata.labels or {}
+        has_key = np.ones(snap.index.n_nodes, dtype=np.bool_)
+        skew_ok = np.ones(snap.index.n_nodes, dtype=np.bool_)
+        for s in terms.spread:
+            if not s.hard:
+                continue
+            d = domains(s, cls.pod, snap, st)
+            has_key &= d.codes >= 0
+            self_match = int(s.selector.matches(labels))
+            skew_ok &= at_nodes(d.codes, d.counts) + self_match - _low(d, s.min_domains) <= s.max_skew
+        return ((MISSING_KEY, has_key), (REASON, skew_ok))
+
+    def member_rules(
+        self, state: CycleState, pods: Sequence[GangPod], classes: Sequence[ShapeClass], snap: Snapshot
+    ) -> MemberRules:
+        st = state.read(KEY)
+        rules: list[SpreadRule] = []
+        for cls in classes:
+            for s in cls.terms.spread if cls.terms is not None else ():
+                if not s.hard:
+                    continue
+                d = domains(s, cls.pod, snap, st)
+                ns = cls.pod.pod.namespace
+                matching = frozenset(
+                    i for i, p in enumerate(pods) if p.pod.namespace == ns and s.selector.matches(_labels(p))
+                )
+                rules.append(
+                    SpreadRule(
+                        s.topology_key,
+                        cls.members,
+                        matching,
+                        d.codes,
+                        d.counts,
+                        d.domains,
+                        s.max_skew,
+                        s.min_domains,
+                    )
+                )
+        return MemberRules(spreads=tuple(rules))
+
+    def score(self, state: CycleState, classes: Sequence[ShapeClass], snap: Snapshot) -> I64 | None:
+        st = state.read(KEY)
+        out: I64 | None = None
+        for cls in classes:
+            for s in cls.terms.spread if cls.terms is not None else ():
+                if s.hard:
+                    continue
+                d = domains(s, cls.pod, snap, st)
+                out = np.zeros(snap.index.n_nodes, dtype=np.int64) if out is None else out
+                out -= at_nodes(d.codes, d.counts)
+        return out
+
+
+def _labels(p: GangPod) -> Mapping[str, str]:
+    return p.pod.metadata.labels or {}

@@ -1,0 +1,44 @@
+"""What a snapshot records about pods: one bound (or assumed) pod, one nomination.
+
+Both the snapshot and the pod columns preemption computes over read these; they import
+nothing of the placer, so neither of those modules imports the other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from controller.placer.terms import PodTerms
+
+I64 = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True, slots=True)
+class BoundPod:
+    """A pod holding resources on a node: what preemption needs to know about it."""
+
+    key: str
+    namespace: str
+    node: int
+    req: I64
+    priority: int
+    gang: str
+    labels: Mapping[str, str]
+    terminating: bool = False
+    terms: PodTerms | None = None
+    """Its inter-pod terms (anti-affinity, host ports, ...), None when it has none."""
+
+
+@dataclass(frozen=True, slots=True)
+class Nomination:
+    """A pending pod's claim on a node while its victims terminate."""
+
+    pod: str
+    gang: str
+    node: int
+    req: I64
+    priority: int
