@@ -42,7 +42,7 @@ from translations import lws as lwsmod
 from translations import schedplugins, volcano
 from translations.constraints import TopologyConstraint
 from translations.core import Job, Pod, PriorityClass, effective_requests
-from translations.errors import InvalidSpecError, failure_text
+from translations.errors import InvalidSpecError, failure_text, shown_name
 from translations.topology import NaturalKey, TopologyTree, natural_key
 
 GangKey = NewType("GangKey", str)
@@ -379,7 +379,7 @@ def _resolve_source(
     if d.source == "volcano":
         pg = tables.volcano.get(d.name)
         if pg is None:
-            d.error = f"PodGroup {d.name} ({volcano.PODGROUP_GROUP}) not found: its pods wait until it exists"
+            d.error = f"PodGroup {shown_name(d.name)} ({volcano.PODGROUP_GROUP}) not found: its pods wait until it exists"
             return
         d.creation = pg.metadata.creation_timestamp or ""
         d.min_member = pg.spec.min_member if pg.spec.min_member is not None else 1
@@ -396,7 +396,7 @@ def _resolve_source(
         else:
             pgx, group = tables.scheduler_plugins.get(d.name), schedplugins.GROUP
         if pgx is None:
-            d.error = f"PodGroup {d.name} ({group}) not found: its pods wait until it exists"
+            d.error = f"PodGroup {shown_name(d.name)} ({group}) not found: its pods wait until it exists"
             return
         d.creation = pgx.metadata.creation_timestamp or ""
         d.min_member = pgx.spec.min_member if pgx.spec.min_member is not None else 1
