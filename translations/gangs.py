@@ -162,6 +162,9 @@ class Gang:
     else Koordinator's default); None: no limit."""
     gpu: gpumod.GpuGang | None = None
     """The GPU dialect's request (source `job`): max-nodes, min-gpus-per-node, NVLink, policy."""
+    warnings: tuple[str, ...] = field(default=(), compare=False)
+    """What the gang's objects say that was read leniently, as its dialect would (an unknown
+    `highestTierName`: no tier limit, as Volcano): its PodGroup's condition says it."""
 
     @property
     def name(self) -> str:
@@ -241,6 +244,7 @@ class _Draft:
     timeout: float | None = None
     gpu: gpumod.GpuTopologyRequest | None = None
     kueue: kueue.TasRequest | None = None
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -395,7 +399,7 @@ def _resolve_source(
         d.creation = pg.metadata.creation_timestamp or ""
         d.min_member = pg.spec.min_member if pg.spec.min_member is not None else 1
         d.pg_priority = class_priority(pg.spec.priority_class_name, classes)
-        d.constraint = cons.from_volcano(pg.spec.network_topology, tree)
+        d.constraint = cons.from_volcano(pg.spec.network_topology, tree, warnings=d.warnings)
         if d.constraint is None:
             d.constraint = _volcano_pod_constraint(d.members)
         d.volcano_policies = pg.spec.sub_group_policy or ()
@@ -598,6 +602,7 @@ def _finish(
         creation=min((d.creation for d in group), default=""),
         schedule_timeout=min((d.timeout for d in group if d.timeout is not None), default=None),
         gpu=gpumod.GpuGang(head.gpu, nvlink_label) if head.gpu is not None else None,
+        warnings=tuple(w for d in group for w in d.warnings),
     )
 
 
