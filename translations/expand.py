@@ -258,7 +258,12 @@ def _lws_pod(
         annotations[lwsmod.SUBDOMAIN_POLICY_ANNOTATION] = "UniquePerReplica"
     if worker > 0:
         annotations[lwsmod.LEADER_NAME_ANNOTATION] = leader
-    template = (tmpl.leader_template or tmpl.worker_template) if worker == 0 else tmpl.worker_template
+    leader_template = worker == 0 and tmpl.leader_template is not None
+    template = (
+        (f"{lwsmod.TEMPLATE_PATH}.leaderTemplate", tmpl.leader_template)
+        if leader_template
+        else (f"{lwsmod.TEMPLATE_PATH}.workerTemplate", tmpl.worker_template)
+    )
     pod = _pod(name, lws.namespace or "default", template, labels=labels, annotations=annotations)
     pod["spec"]["hostname"] = name
     pod["spec"]["subdomain"] = leader if unique else lws.name
@@ -348,9 +353,8 @@ def expand_volcano_job(
     priority_classes: Iterable[PriorityClass] = (),
 ) -> Expansion:
     """The Job's PodGroup and every task's pods."""
-    translated = volcano_job_to_podgroup.translate(
-        job, priority_classes=priority_classes
-    )  # Volcano's webhook rules
+    # Volcano's webhook rules first: translate raises every problem `volcano_job.job_problems` finds.
+    translated = volcano_job_to_podgroup.translate(job, priority_classes=priority_classes)
     tasks = volcano_job.effective_tasks(job.spec)
     _cap(sum(t.replicas for t in tasks), "spec.tasks", None, "pods over all tasks")
     ns = job.namespace or "default"
@@ -401,7 +405,7 @@ def _volcano_pod(
     pod = _pod(
         f"{job.name}-{task.name}-{ix}",
         ns,
-        task.task.template,
+        (f"spec.tasks[{task.index}].template", task.task.template),
         labels=labels,
         annotations=annotations,
         owner=owner,
@@ -482,7 +486,7 @@ def _job_pod(job: Job, uid: str, index: int | None, *, ordinal: int) -> JsonDict
     pod = _pod(
         name,
         ns,
-        job.spec.template,
+        ("spec.template", job.spec.template),
         labels=labels,
         annotations=annotations,
         owner=_owner("batch/v1", "Job", job.name, uid),
@@ -514,7 +518,7 @@ def _index(pod: Pod) -> int | None:
     raw = gpumod.completion_index(pod)
     if raw is None:
         return None
-    if not raw.isdigit():
+    if not (raw.isascii() and raw.isdigit()):
         raise InvalidSpecError(
             f"Pod {pod.key}: metadata.annotations[{gpumod.COMPLETION_INDEX}]",
             raw,
@@ -544,18 +548,19 @@ def random_suffix(seed: str) -> str:
 def _pod(
     name: str,
     namespace: str,
-    template: PodTemplateSpec | None,
+    template: tuple[str, PodTemplateSpec | None],
     *,
     labels: dict[str, str],
     annotations: dict[str, str],
     owner: JsonDict | None = None,
 ) -> JsonDict:
-    """A pod from `template`: its labels and annotations, the controller's on top."""
-    raw = template.to_dict() if template is not None else {}
-    meta_in = raw.get("metadata") or {}
+    """A pod from `template` (its field path, the template): the template's labels and
+    annotations, the controller's on top."""
+    path, tmpl = template
+    raw = tmpl.to_dict() if tmpl is not None else {}
     meta: JsonDict = {"name": name, "namespace": namespace}
-    all_labels = {**(meta_in.get("labels") or {}), **labels}
-    all_annotations = {**(meta_in.get("annotations") or {}), **annotations}
+    all_labels = {**_strings(raw, "labels", path), **labels}
+    all_annotations = {**_strings(raw, "annotations", path), **annotations}
     if all_labels:
         meta["labels"] = all_labels
     if all_annotations:
@@ -563,6 +568,23 @@ def _pod(
     if owner is not None:
         meta["ownerReferences"] = [owner]
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": dict(raw.get("spec") or {})}
+
+
+def _strings(template: JsonDict, key: str, path: str) -> dict[str, str]:
+    """A template's labels or annotations, which only the API server would have type-checked."""
+    meta = template.get("metadata")
+    value = meta.get(key) if isinstance(meta, dict) else None
+    where = f"{path}.metadata.{key}"
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InvalidSpecError(where, value, f"Invalid value: {render_value(value)}: must be of type object")
+    for k, v in value.items():
+        if not isinstance(v, str):
+            raise InvalidSpecError(
+                f"{where}[{k}]", v, f"Invalid value: {render_value(v)}: must be of type string"
+            )
+    return {str(k): v for k, v in value.items()}
 
 
 def _owner(api_version: str, kind: str, name: str, uid: str | None) -> JsonDict | None:

@@ -469,6 +469,12 @@ def long_named_lws() -> LeaderWorkerSet:
     return LeaderWorkerSet.parse(raw)
 
 
+def lws_template_labels(labels: Any) -> LeaderWorkerSet:
+    raw = fixture("lws-exclusive.yaml")
+    raw["spec"]["leaderWorkerTemplate"]["workerTemplate"]["metadata"] = {"labels": labels}
+    return LeaderWorkerSet.parse(raw)
+
+
 def bad_quantity_job() -> Job:
     raw = fixture("kueue-job-required.yaml")
     raw["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "2x"
@@ -527,6 +533,24 @@ def bad_quantity_job() -> Job:
             [],
             'spec.template.spec.containers[0].resources.requests[cpu]: Invalid value: "2x"',
             id="job-template-quantity",
+        ),
+        pytest.param(
+            lambda: lws_template_labels({"tier": 1}),
+            [],
+            "spec.leaderWorkerTemplate.workerTemplate.metadata.labels[tier]: Invalid value: 1: must be of type string",
+            id="template-label-not-a-string",
+        ),
+        pytest.param(
+            lambda: lws_template_labels(["a"]),
+            [],
+            'spec.leaderWorkerTemplate.workerTemplate.metadata.labels: Invalid value: ["a"]: must be of type object',
+            id="template-labels-not-a-map",
+        ),
+        pytest.param(
+            kueue_job,
+            [job_pod(0, index_text="\u00b2")],
+            f'metadata.annotations[{INDEX}]: Invalid value: "\u00b2": must be a non-negative decimal integer',
+            id="present-pod-unicode-digit-index",
         ),
         pytest.param(
             kueue_job,
