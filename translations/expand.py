@@ -79,7 +79,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -108,6 +108,15 @@ MAX_GENERATED_NAME = 58
 """apiserver's `names.MaxGeneratedNameLength`: 63 less the five random characters."""
 NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 """The characters apimachinery's random name suffix is drawn from."""
+
+
+Expandable = lwsmod.LeaderWorkerSet | volcano_job.VolcanoJob | Job
+KINDS: Mapping[tuple[str, str], type[Expandable]] = {
+    (lwsmod.GROUP, "LeaderWorkerSet"): lwsmod.LeaderWorkerSet,
+    (volcano_job.GROUP, "Job"): volcano_job.VolcanoJob,
+    ("batch", "Job"): Job,
+}
+"""(API group, kind) -> the model of each kind `expand` takes."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +168,7 @@ class Expansion:
 
 
 def expand(
-    obj: lwsmod.LeaderWorkerSet | volcano_job.VolcanoJob | Job,
+    obj: Expandable,
     *,
     pods: Sequence[Pod] = (),
     pod_groups: Collection[str] = (),

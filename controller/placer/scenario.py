@@ -33,9 +33,8 @@ from controller.placer.cycle import DEFAULT_ASSEMBLY_GRACE, GangTiming, Scheduli
 from controller.placer.snapshot import I64, ClusterIndex, Snapshot
 from translations import expand as expandmod
 from translations import koordinator as koord
-from translations import kueue, schedplugins, volcano, volcano_job
-from translations import lws as lwsmod
-from translations._base import KubeModel
+from translations import kueue, schedplugins, volcano
+from translations._base import KubeModel, TypedObject
 from translations.core import (
     Job,
     Namespace,
@@ -93,7 +92,7 @@ def load_scenario(
     spg: list[koord.SigsPodGroup] = []
     xpg: list[schedplugins.XPodGroup] = []
     jobs: list[Job] = []
-    held: list[tuple[str, Expandable]] = []
+    held: list[tuple[str, expandmod.Expandable]] = []
     seen: dict[tuple[str, str, str], int] = {}
     for i, raw in enumerate(objects):
         kind = str(raw.get("kind") or "")
@@ -140,10 +139,8 @@ def load_scenario(
                 job.metadata.uid = job.metadata.uid or expandmod.stand_in_uid("Job", job.namespace, job.name)
                 jobs.append(job)
                 held.append((label, job))
-            elif kind == "Job" and group == volcano_job.GROUP:
-                held.append((label, _namespaced(_parse(volcano_job.VolcanoJob, raw, label))))
-            elif kind == "LeaderWorkerSet" and group == lwsmod.GROUP:
-                held.append((label, _namespaced(_parse(lwsmod.LeaderWorkerSet, raw, label))))
+            elif (group, kind) in expandmod.KINDS:  # LeaderWorkerSets, Volcano Jobs
+                held.append((label, _namespaced(_parse(expandmod.KINDS[group, kind], raw, label))))
             elif kind == "HyperNode":
                 sc.hypernodes.append(_parse(volcano.HyperNode, raw, label))
             elif kind == "ClusterNetworkTopology":
@@ -181,10 +178,7 @@ def load_scenario(
     return sc
 
 
-Expandable = lwsmod.LeaderWorkerSet | volcano_job.VolcanoJob | Job
-
-
-def _expand(sc: Scenario, label: str, obj: Expandable, vpg: list[volcano.PodGroup]) -> None:
+def _expand(sc: Scenario, label: str, obj: expandmod.Expandable, vpg: list[volcano.PodGroup]) -> None:
     """Add what `obj`'s controllers would create (see the module docstring)."""
     try:
         made = expandmod.expand(
@@ -205,15 +199,7 @@ def _expand(sc: Scenario, label: str, obj: Expandable, vpg: list[volcano.PodGrou
 
 
 M = TypeVar("M", bound=KubeModel)
-PG = TypeVar(
-    "PG",
-    volcano.PodGroup,
-    koord.SigsPodGroup,
-    schedplugins.XPodGroup,
-    Job,
-    lwsmod.LeaderWorkerSet,
-    volcano_job.VolcanoJob,
-)
+PG = TypeVar("PG", bound=TypedObject)
 
 
 def _parse(model: type[M], raw: Mapping[str, Any], label: str) -> M:
