@@ -1,100 +1,38 @@
 """A LeaderWorkerSet controller stand-in for the local target, which runs no LWS controller:
-for each group it creates the pods LWS would, with the names, labels and annotations LWS
-gives them and the `scheduling.k8s.io/group-name` annotation its Volcano provider adds.
-
-Names: the leader of group g is `<lws>-<g>`, its workers `<lws>-<g>-<w>` (w = 1..size-1).
-Labels: `leaderworkerset.sigs.k8s.io/{name,group-index,worker-index,group-key,
-template-revision-hash}`. With the `exclusive-topology` annotation, each pod gets the pod
-affinity LWS's webhook injects for exclusive placement. The PodGroup a group's pods join is `<lws>-<g>-<revision>`, the name
-LWS's Volcano provider uses; topobridge creates or completes it from the LWS's topology. On kind
-the real LWS controller does all of this.
+for each group it creates the pods LWS would (`translations.expand.lws_group_pods`: the names,
+labels and annotations LWS gives them, the exclusive-placement affinity, and the
+`scheduling.k8s.io/group-name` annotation LWS's Volcano provider adds). With no StatefulSets in
+between, the pods are owned by the LWS itself, so deleting it deletes them. The PodGroup a
+group's pods join is `<lws>-<g>-<revision>`, the name LWS's Volcano provider uses; topobridge
+creates or completes it from the LWS's topology. On kind the real LWS controller does all of this.
 """
 
 from __future__ import annotations
 
-import copy
-import hashlib
-import json
-
 from controller.kube import JsonDict, Kube
 from controller.resources import PODS
+from translations import expand
 from translations import lws as lwsmod
-from translations.lws_to_volcano import pod_group_name
-
-GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
-
-
-def revision_hash(lws: JsonDict) -> str:
-    """A stable hash of the leader/worker templates (LWS hashes its template the same way:
-    any change makes a new revision)."""
-    tmpl = (lws.get("spec") or {}).get("leaderWorkerTemplate") or {}
-    digest = hashlib.sha256(json.dumps(tmpl, sort_keys=True).encode()).hexdigest()
-    return digest[:10]
 
 
 def group_pods(lws: JsonDict) -> list[JsonDict]:
     """Every pod of every group of `lws` (a created object: it needs metadata.uid)."""
-    meta, spec = lws["metadata"], lws.get("spec") or {}
-    name, namespace = meta["name"], meta["namespace"]
-    tmpl = spec.get("leaderWorkerTemplate") or {}
-    size = int(tmpl.get("size", 1))
-    revision = revision_hash(lws)
+    model = lwsmod.LeaderWorkerSet.parse(lws)
+    revision = expand.revision_stand_in(model)
     owner = {
         "apiVersion": lws["apiVersion"],
         "kind": lws["kind"],
-        "name": name,
-        "uid": meta["uid"],
+        "name": model.name,
+        "uid": lws["metadata"]["uid"],
         "controller": True,
         "blockOwnerDeletion": True,
     }
-    pods = []
-    for group in range(int(spec.get("replicas", 1))):
-        group_key = hashlib.sha1(f"{namespace}/{name}-{group}".encode()).hexdigest()
-        leader = f"{name}-{group}"
-        for worker in range(size):
-            template: JsonDict = (
-                tmpl["leaderTemplate"]
-                if worker == 0 and tmpl.get("leaderTemplate")
-                else tmpl["workerTemplate"]
-            )
-            pod_meta = copy.deepcopy(template.get("metadata") or {})
-            labels = {
-                **(pod_meta.get("labels") or {}),
-                lwsmod.NAME_LABEL: name,
-                lwsmod.GROUP_INDEX_LABEL: str(group),
-                lwsmod.WORKER_INDEX_LABEL: str(worker),
-                lwsmod.GROUP_KEY_LABEL: group_key,
-                lwsmod.REVISION_LABEL: revision,
-            }
-            annotations = {
-                **(pod_meta.get("annotations") or {}),
-                lwsmod.SIZE_ANNOTATION: str(size),
-                GROUP_NAME_ANNOTATION: pod_group_name(name, group, revision),
-            }
-            if worker > 0:
-                annotations[lwsmod.LEADER_NAME_ANNOTATION] = leader
-            pod_spec = copy.deepcopy(template.get("spec") or {})
-            exclusive = (meta.get("annotations") or {}).get(lwsmod.EXCLUSIVE_TOPOLOGY_ANNOTATION)
-            if exclusive:
-                annotations[lwsmod.EXCLUSIVE_TOPOLOGY_ANNOTATION] = exclusive
-                pod_spec["affinity"] = {
-                    **(pod_spec.get("affinity") or {}),
-                    **lwsmod.exclusive_affinity(group_key, exclusive),
-                }
-            pods.append(
-                {
-                    "apiVersion": "v1",
-                    "kind": "Pod",
-                    "metadata": {
-                        "name": leader if worker == 0 else f"{leader}-{worker}",
-                        "namespace": namespace,
-                        "labels": labels,
-                        "annotations": annotations,
-                        "ownerReferences": [owner],
-                    },
-                    "spec": pod_spec,
-                }
-            )
+    replicas = 1 if model.spec.replicas is None else model.spec.replicas
+    pods = [
+        pod for g in range(replicas) for pod in expand.lws_group_pods(model, g, revision, group_name=True)
+    ]
+    for pod in pods:
+        pod["metadata"]["ownerReferences"] = [owner]
     return pods
 
 

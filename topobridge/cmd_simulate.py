@@ -7,6 +7,8 @@ then the gang is placed. SCENARIO is YAML or JSON documents or a `kind: List` of
 pending Pods, PodGroups (scheduling.volcano.sh, scheduling.sigs.k8s.io, scheduling.x-k8s.io),
 HyperNodes or a ClusterNetworkTopology `default`, PriorityClasses, PodDisruptionBudgets.
 Pending pods are placed when their schedulerName is served; a pod without a gang is a gang of one.
+LeaderWorkerSets, Volcano Jobs and batch/v1 Jobs are taken as written: each becomes the pods (and
+Volcano PodGroups) its controllers would create, less the pods the input already holds.
 
 -o json prints one object on one line, keys sorted (-o yaml: the same object as YAML):
   bound          {"ns/pod": "node"}  the final node of every pod placed in this run
@@ -16,8 +18,11 @@ Pending pods are placed when their schedulerName is served; a pod without a gang
   gangs          {"ns/gang": {"domain": D, "tier": N}}  each gang placed in this run: the lowest
                  domain holding it (HyperNode name, `<Layer>/<value>`, the node at tier 0,
                  `cluster` above every domain)
+  expanded       {"Kind ns/name": {"pods": [...], "podGroups": [...], "present": [...], "notes": [...]}}
+                 only when the input had jobs to expand: the pods made, the PodGroups they join,
+                 the pods already in the input, what stood in for what only a controller knows
 -o text (the default, wherever stdout goes) draws the topology tree with what landed where and
-what was evicted, then the events of the run.
+what was evicted, then one line per expanded job, then the events of the run.
 
 Without SCENARIO: the built-in demo, the 12-node spine/block cluster of Koordinator's
 network-topology guide through its Example 1 and Example 2 (`--demo NAME` runs one scenario,
@@ -186,7 +191,8 @@ def _simulate(objects: list[Any], sources: list[str] | None, served: Sequence[st
 
 
 def render_text(title: str, result: SimulationResult) -> str:
-    """The topology tree with what landed where and what was evicted, then the run's events."""
+    """The topology tree with what landed where and what was evicted, the expanded jobs, then
+    the run's events."""
     index = result.index
     assert index is not None
     lines = [f"== {title}: {index.n_nodes} node(s), {topology_line(index)}", ""]
@@ -224,6 +230,7 @@ def render_text(title: str, result: SimulationResult) -> str:
         "cpu/mem: requested/allocatable after the run",
         "",
     ]
+    lines += expansion_lines(result)
     if result.events:
         lines.append("events:")
         for e in result.events:
@@ -240,6 +247,17 @@ def render_text(title: str, result: SimulationResult) -> str:
     for gang, message in sorted(result.unschedulable.items(), key=lambda kv: natural_key(kv[0])):
         lines.append(f"  {gang} unschedulable: {message}")
     return "\n".join(lines) + "\n\n"
+
+
+def expansion_lines(result: SimulationResult) -> list[str]:
+    """One line per expanded job, its notes indented below it (nothing when none was)."""
+    if not result.expansions:
+        return []
+    lines = ["expanded (what the jobs' controllers would create):"]
+    for expansion in result.expansions:
+        lines.append(f"  {expansion.line()}")
+        lines += [f"    {note}" for note in expansion.notes]
+    return [*lines, ""]
 
 
 def _usage(index: ClusterIndex, result: SimulationResult, v: int) -> str:

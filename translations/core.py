@@ -359,6 +359,8 @@ class JobSpec(KubeModel):
     """Successful pods the Job needs; None: any one success ends it."""
     completion_mode: str | None = None
     """`Indexed` (Kubernetes >= 1.21): each pod carries its completion index."""
+    suspend: bool | None = None
+    """True: the Job controller creates no pods (Kueue suspends the Jobs it queues)."""
     template: PodTemplateSpec = Field(default_factory=PodTemplateSpec)
 
 

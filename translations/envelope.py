@@ -128,6 +128,23 @@ _NAME_PART_RULE = (
 )
 
 
+_LABEL_VALUE_RULE = (
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
+    "and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or "
+    "'12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+)
+
+
+def label_value_problems(value: str, *, path: str) -> list[InvalidSpecError]:
+    """apimachinery's IsValidLabelValue (empty, or at most 63 characters of the qualified-name
+    alphabet), one field error per message."""
+    shown = render_value(value)
+    messages = [f"must be no more than {LABEL_MAX} characters"] if len(value) > LABEL_MAX else []
+    if value and not _NAME_PART.match(value):
+        messages.append(_LABEL_VALUE_RULE)
+    return [InvalidSpecError(path, value, f"Invalid value: {shown}: {m}") for m in messages]
+
+
 def label_key_problems(value: str, *, path: str) -> list[InvalidSpecError]:
     """apimachinery's IsQualifiedName (a label key: an optional DNS-1123 subdomain prefix and `/`,
     then a name of at most 63 characters), one field error per message."""

@@ -33,6 +33,10 @@ LEADER_NAME_ANNOTATION = LABEL_PREFIX + "leader-name"
 SUBGROUP_SIZE_ANNOTATION = LABEL_PREFIX + "subgroup-size"
 EXCLUSIVE_TOPOLOGY_ANNOTATION = LABEL_PREFIX + "exclusive-topology"
 """On a LeaderWorkerSet: a node label key; LWS gives each group one value of it to itself."""
+SUBGROUP_EXCLUSIVE_TOPOLOGY_ANNOTATION = LABEL_PREFIX + "subgroup-exclusive-topology"
+"""The same for each subgroup (keyed on `subgroup-key`)."""
+SUBGROUP_POLICY_TYPE_ANNOTATION = LABEL_PREFIX + "subgroup-policy-type"
+SUBDOMAIN_POLICY_ANNOTATION = LABEL_PREFIX + "subdomainPolicy"
 QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
 SUBGROUP_MODE_ANNOTATION = "topobridge.io/subgroup-network-topology-mode"
 SUBGROUP_TIER_ANNOTATION = "topobridge.io/subgroup-network-topology-highest-tier"
@@ -186,18 +190,19 @@ class LeaderWorkerSet(TypedObject):
         return self.spec.leader_worker_template.effective_size
 
 
-def exclusive_affinity(group_key: str, topology_key: str) -> dict[str, object]:
+def exclusive_affinity(
+    group_key: str, topology_key: str, *, label: str = GROUP_KEY_LABEL
+) -> dict[str, object]:
     """The pod affinity LWS's pod webhook injects for exclusive placement: a group's pods share
     one value of `topology_key` (required affinity to their own group-key) and no other group's
-    pod is there (required anti-affinity to every other group-key)."""
+    pod is there (required anti-affinity to every other group-key). `label` is `SUBGROUP_KEY_LABEL`
+    for a subgroup's exclusive placement."""
     return {
         "podAffinity": {
             "requiredDuringSchedulingIgnoredDuringExecution": [
                 {
                     "labelSelector": {
-                        "matchExpressions": [
-                            {"key": GROUP_KEY_LABEL, "operator": "In", "values": [group_key]}
-                        ]
+                        "matchExpressions": [{"key": label, "operator": "In", "values": [group_key]}]
                     },
                     "topologyKey": topology_key,
                 }
@@ -208,8 +213,8 @@ def exclusive_affinity(group_key: str, topology_key: str) -> dict[str, object]:
                 {
                     "labelSelector": {
                         "matchExpressions": [
-                            {"key": GROUP_KEY_LABEL, "operator": "Exists"},
-                            {"key": GROUP_KEY_LABEL, "operator": "NotIn", "values": [group_key]},
+                            {"key": label, "operator": "Exists"},
+                            {"key": label, "operator": "NotIn", "values": [group_key]},
                         ]
                     },
                     "topologyKey": topology_key,

@@ -2,12 +2,18 @@
 
 Input is what `kubectl get -o yaml` prints, as plain objects (the CLI reads the YAML):
 Nodes, Pods (bound ones have `spec.nodeName`), PodGroups of any of the three groups, batch/v1
-Jobs (the GPU dialect's gangs), HyperNodes, a ClusterNetworkTopology (`default`), Kueue
+Jobs, LeaderWorkerSets, Volcano Jobs, HyperNodes, a ClusterNetworkTopology (`default`), Kueue
 Topologies, PriorityClasses and PodDisruptionBudgets; the tree is the one the scheduler would
 choose among them (`cluster.choose_topology`). Other kinds
 are skipped with a warning. An object that cannot be read raises `ScenarioError` naming the
 document, the object and the field; so does a name or namespace the API server would refuse
 (`translations.envelope`: `nodeC`, a namespace `NS1`).
+
+Jobs are taken as users write them: once every object is read, each LeaderWorkerSet, Volcano
+Job and batch/v1 Job is expanded (`translations.expand`, in input order) into the pods and
+Volcano PodGroups its controllers would create, less those the input (or an earlier
+expansion) already holds; `Scenario.expansions` says what each one made. A job that cannot be
+expanded raises `ScenarioError` naming its document (lenient: a warning, and it is left out).
 
 The run is the live scheduler's cycle (`controller.placer.cycle`) repeated on a static
 cluster with a fake clock until nothing changes: each round takes the snapshot, runs one
@@ -25,9 +31,10 @@ from typing import Any, TypeVar
 from controller.placer.cluster import ClusterState, Kind, choose_topology
 from controller.placer.cycle import DEFAULT_ASSEMBLY_GRACE, GangTiming, SchedulingCycle
 from controller.placer.snapshot import I64, ClusterIndex, Snapshot
+from translations import expand as expandmod
 from translations import koordinator as koord
 from translations import kueue, schedplugins, volcano
-from translations._base import KubeModel
+from translations._base import KubeModel, TypedObject
 from translations.core import (
     Job,
     Namespace,
@@ -39,7 +46,7 @@ from translations.core import (
     effective_requests,
 )
 from translations.envelope import name_problems
-from translations.errors import InvalidSpecError, ScenarioError, go_quote
+from translations.errors import InvalidSpecError, ScenarioError, TopobridgeError, go_quote
 from translations.gangs import Gang, PodGroups
 from translations.topology import TopologyTree, natural_key
 
@@ -64,6 +71,8 @@ class Scenario:
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
     namespaces: list[Namespace] = field(default_factory=list)
     """Their labels are what a pod affinity term's namespaceSelector selects by."""
+    expansions: list[expandmod.Expansion] = field(default_factory=list)
+    """What each LeaderWorkerSet, Volcano Job and batch/v1 Job of the input expanded to."""
     warnings: list[str] = field(default_factory=list)
     lenient: bool = False
     """Objects that cannot be used are left out with a warning (a live cluster)."""
@@ -83,6 +92,7 @@ def load_scenario(
     spg: list[koord.SigsPodGroup] = []
     xpg: list[schedplugins.XPodGroup] = []
     jobs: list[Job] = []
+    held: list[tuple[str, expandmod.Expandable]] = []
     seen: dict[tuple[str, str, str], int] = {}
     for i, raw in enumerate(objects):
         kind = str(raw.get("kind") or "")
@@ -98,7 +108,7 @@ def load_scenario(
             named = name_problems(raw, require_name=True)  # as the API server names objects
             if named:
                 raise ScenarioError(f"{label}: " + "; ".join(f"{p.field_path}: {p.detail}" for p in named))
-            ident = (kind if kind != "PodGroup" else f"PodGroup.{group}", ns, name)
+            ident = (f"{kind}.{group}" if kind in ("PodGroup", "Job") else kind, ns, name)
             if ident in seen:
                 first = sources[seen[ident]] if sources is not None else f"object {seen[ident] + 1}"
                 raise ScenarioError(f"{label}: Duplicate value: the same object as {first}")
@@ -126,8 +136,11 @@ def load_scenario(
                 )
             elif kind == "Job" and group == "batch":
                 job = _namespaced(_parse(Job, raw, label))
-                job.metadata.uid = job.metadata.uid or f"{job.namespace}/{job.name}"
+                job.metadata.uid = job.metadata.uid or expandmod.stand_in_uid("Job", job.namespace, job.name)
                 jobs.append(job)
+                held.append((label, job))
+            elif (group, kind) in expandmod.KINDS:  # LeaderWorkerSets, Volcano Jobs
+                held.append((label, _namespaced(_parse(expandmod.KINDS[group, kind], raw, label))))
             elif kind == "HyperNode":
                 sc.hypernodes.append(_parse(volcano.HyperNode, raw, label))
             elif kind == "ClusterNetworkTopology":
@@ -159,12 +172,34 @@ def load_scenario(
             if not lenient:
                 raise
             sc.warnings.append(f"left out: {exc}")
+    for label, obj in held:
+        _expand(sc, label, obj, vpg)
     sc.podgroups = PodGroups(volcano=vpg, koordinator=spg, scheduler_plugins=xpg, jobs=jobs)
     return sc
 
 
+def _expand(sc: Scenario, label: str, obj: expandmod.Expandable, vpg: list[volcano.PodGroup]) -> None:
+    """Add what `obj`'s controllers would create (see the module docstring)."""
+    try:
+        made = expandmod.expand(
+            obj, pods=sc.pods, pod_groups={pg.key for pg in vpg}, priority_classes=sc.priority_classes
+        )
+        pods = [Pod.parse(raw) for raw in made.pods]
+        for pod in pods:
+            effective_requests(pod.spec)
+        groups = [volcano.PodGroup.parse(raw) for raw in made.pod_groups]
+    except TopobridgeError as exc:
+        if not sc.lenient:
+            raise ScenarioError(f"{label}: {exc}") from None
+        sc.warnings.append(f"{label}: left out: {exc}")
+        return
+    sc.pods += pods
+    vpg += groups
+    sc.expansions.append(made)
+
+
 M = TypeVar("M", bound=KubeModel)
-PG = TypeVar("PG", volcano.PodGroup, koord.SigsPodGroup, schedplugins.XPodGroup, Job)
+PG = TypeVar("PG", bound=TypedObject)
 
 
 def _parse(model: type[M], raw: Mapping[str, Any], label: str) -> M:
@@ -245,6 +280,8 @@ class SimulationResult:
     events: list[Event] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     index: ClusterIndex | None = None
+    expansions: list[expandmod.Expansion] = field(default_factory=list)
+    """What the input's jobs expanded to (`Scenario.expansions`)."""
     final_pods: dict[str, str] = field(default_factory=dict)
     """Every pod on a node at the end: pod -> node."""
     initial_pods: dict[str, str] = field(default_factory=dict)
@@ -252,8 +289,9 @@ class SimulationResult:
     """[node, resource] requested at the end, on the index's axes."""
 
     def contract(self) -> dict[str, Any]:
-        """The `--output json` object: exactly these five keys."""
-        return {
+        """The `--output json` object: these five keys, and `expanded` when the input had jobs
+        to expand."""
+        out = {
             "bound": dict(sorted(self.bound.items(), key=lambda kv: natural_key(kv[0]))),
             "nominated": dict(sorted(self.nominated.items(), key=lambda kv: natural_key(kv[0]))),
             "evicted": sorted(self.evicted, key=natural_key),
@@ -263,6 +301,9 @@ class SimulationResult:
                 for k, (d, t) in sorted(self.gangs.items(), key=lambda kv: natural_key(kv[0]))
             },
         }
+        if self.expansions:
+            out["expanded"] = {e.subject: e.to_dict() for e in self.expansions}
+        return out
 
 
 @dataclass
@@ -315,7 +356,9 @@ def simulate(
     clock = 0.0
     view = state.view()
     index = view.index
-    res = SimulationResult(warnings=[*sc.warnings, *view.warnings, *_orphans(sc)], index=index)
+    res = SimulationResult(
+        warnings=[*sc.warnings, *view.warnings, *_orphans(sc)], index=index, expansions=list(sc.expansions)
+    )
     res.initial_pods = {k: index.node_names[p.node] for k, p in view.snapshot.pods.items()}
     last: dict[str, str] = {}
     for rnd in range(1, MAX_ROUNDS + 1):

@@ -222,6 +222,7 @@ JOB: dict[str, Any] = {
         "completions": 2,
         "completionMode": "Indexed",
         "backoffLimit": 3,
+        "suspend": False,
         "template": {
             "metadata": {"annotations": {"gpu.topology/max-nodes": "2"}},
             "spec": {"containers": [{"name": "trainer", "image": "trainer:1"}], "restartPolicy": "Never"},
