@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import pytest
@@ -165,13 +167,37 @@ async def _tree_has(watcher: InvariantWatcher, nodes: list[str]) -> bool:
     return all(tree.domain_at_tier(n, 1) is not None for n in nodes)
 
 
-async def test_preempting_equal_priority_or_past_an_exhausted_budget_needlessly_is_reported(
-    admin: Kube, namespace: str, watcher: InvariantWatcher
-) -> None:
+@dataclass(frozen=True)
+class BudgetBench:
+    """Two 1-cpu nodes, each full with one low-priority one-pod gang: `guarded` (on nodes[0],
+    its budget exhausted) and `free` (on nodes[1], no budget)."""
+
+    namespace: str
+    low: str
+    high: str
+    nodes: list[str]
+
+    async def mark(self, admin: Kube, victim: str, preemptor: str, trigger: str) -> None:
+        message = (
+            "topobridge: preempting to accommodate higher priority pods, "
+            f"preemptor: {self.namespace}/{preemptor}, triggerpod: {self.namespace}/{trigger}"
+        )
+        condition = {
+            "type": "DisruptionTarget",
+            "status": "True",
+            "reason": "PreemptionByScheduler",
+            "message": message,
+        }
+        await admin.patch_pod_status(namespace=self.namespace, pod=victim, patch={"conditions": [condition]})
+
+
+@contextlib.asynccontextmanager
+async def budget_bench(admin: Kube, namespace: str, watcher: InvariantWatcher) -> AsyncIterator[BudgetBench]:
     suffix = secrets.token_hex(2)
-    low, high = f"wt-low-{suffix}", f"wt-high-{suffix}"
-    nodes = [f"wt-pdb-{suffix}-{i}" for i in range(2)]
-    for name, value in ((low, 100), (high, 1000)):
+    bench = BudgetBench(
+        namespace, f"wt-low-{suffix}", f"wt-high-{suffix}", [f"wt-pdb-{suffix}-{i}" for i in range(2)]
+    )
+    for name, value in ((bench.low, 100), (bench.high, 1000)):
         await admin.create(
             PRIORITY_CLASSES,
             {
@@ -181,14 +207,12 @@ async def test_preempting_equal_priority_or_past_an_exhausted_budget_needlessly_
                 "value": value,
             },
         )
-    for n in nodes:
+    for n in bench.nodes:
         await create_node(admin, n, cpu="1")
     try:
-        # Each node is full with one low-priority pod; only `guarded` has a budget, and it is
-        # exhausted (minAvailable 1 of 1 ready pod).
-        for name, node in (("guarded", nodes[0]), ("free", nodes[1])):
+        for name, node in (("guarded", bench.nodes[0]), ("free", bench.nodes[1])):
             await admin.create(VOLCANO_PODGROUPS, pod_group(name, namespace, 1))
-            await admin.create(PODS, pod(name, namespace, group=name, cpu="1", priorityClassName=low))
+            await admin.create(PODS, pod(name, namespace, group=name, cpu="1", priorityClassName=bench.low))
             await admin.bind(namespace=namespace, pod=name, node=node)
         await admin.create(
             PDBS_V1BETA1,
@@ -199,44 +223,69 @@ async def test_preempting_equal_priority_or_past_an_exhausted_budget_needlessly_
                 "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "guarded"}}},
             },
         )
-        kubelet = Kubelet(admin, namespace)
-        await kubelet.sync()  # Running and Ready: the disruption controller counts them healthy
+        await Kubelet(admin, namespace).sync()  # Running and Ready: the disruption controller counts them
         await eventually(
             lambda: _budget_exhausted(watcher, f"{namespace}/guard"), timeout=60, what="PDB status"
         )
-        # Two gangs wait: `urgent` (high priority) and `peer` (low, as low as its victims).
-        for name, cls in (("urgent", high), ("peer", low)):
-            await admin.create(VOLCANO_PODGROUPS, pod_group(name, namespace, 1))
-            await admin.create(PODS, pod(f"{name}-0", namespace, group=name, cpu="1", priorityClassName=cls))
-
-        async def mark(victim: str, preemptor: str) -> None:
-            message = (
-                "topobridge: preempting to accommodate higher priority pods, "
-                f"preemptor: {namespace}/{preemptor}, triggerpod: {namespace}/{preemptor}-0"
-            )
-            condition = {
-                "type": "DisruptionTarget",
-                "status": "True",
-                "reason": "PreemptionByScheduler",
-                "message": message,
-            }
-            await admin.patch_pod_status(namespace=namespace, pod=victim, patch={"conditions": [condition]})
-
-        await asyncio.sleep(ROUND_SECONDS)  # the watcher counts no room younger than this
-        await mark("guarded", "urgent")  # `free` has no budget: evicting it was the plan to choose
-        budget = await reported(watcher, "pdb-needlessly-violated", f"{namespace}/urgent")
-        await mark("free", "peer")
-        inversion = await reported(watcher, "priority-inversion", f"{namespace}/free")
+        yield bench
     finally:
-        await delete_nodes(admin, nodes)
-        for name in (low, high):
+        await delete_nodes(admin, bench.nodes)
+        for name in (bench.low, bench.high):
             with contextlib.suppress(NotFoundError):
                 await admin.delete(PRIORITY_CLASSES, name)
+
+
+async def test_preempting_equal_priority_or_past_an_exhausted_budget_needlessly_is_reported(
+    admin: Kube, namespace: str, watcher: InvariantWatcher
+) -> None:
+    async with budget_bench(admin, namespace, watcher) as bench:
+        # Two gangs wait: `urgent` (high priority) and `peer` (low, as low as its victims).
+        for name, cls in (("urgent", bench.high), ("peer", bench.low)):
+            await admin.create(VOLCANO_PODGROUPS, pod_group(name, namespace, 1))
+            await admin.create(PODS, pod(f"{name}-0", namespace, group=name, cpu="1", priorityClassName=cls))
+        await asyncio.sleep(ROUND_SECONDS)  # the watcher counts no room younger than this
+        await bench.mark(admin, "guarded", "urgent", "urgent-0")  # evicting `free` was the plan to choose
+        budget = await reported(watcher, "pdb-needlessly-violated", f"{namespace}/urgent")
+        await bench.mark(admin, "free", "peer", "peer-0")
+        inversion = await reported(watcher, "priority-inversion", f"{namespace}/free")
     assert f"victims ['{namespace}/guarded'] break budget(s) {{'{namespace}/guard': 1}}" in budget.detail, (
         budget
     )
     assert f"priority 100 preempted for gang {namespace}/peer of priority 100" in inversion.detail
     assert len(watcher.violations) == 2, watcher.report()
+
+
+async def test_a_second_round_for_the_rest_of_a_gang_is_judged_on_its_own_state(
+    admin: Kube, namespace: str, watcher: InvariantWatcher
+) -> None:
+    """The chaos run's false report (seed 833450166): a gang preempted budget-free victims,
+    bound those members, grew, then preempted again for the rest within ROUND_SECONDS. The watcher
+    had merged both rounds into one plan and judged the second's budget against the first's
+    alternative, which the first round had itself used up."""
+    async with budget_bench(admin, namespace, watcher) as bench:
+        await admin.create(VOLCANO_PODGROUPS, pod_group("urgent", namespace, 1))
+        urgent = pod("urgent-0", namespace, group="urgent", cpu="1", priorityClassName=bench.high)
+        await admin.create(PODS, urgent)
+        await asyncio.sleep(ROUND_SECONDS)  # the watcher counts no room younger than this
+        await bench.mark(admin, "free", "urgent", "urgent-0")  # round 1: the budget-free choice
+        await eventually(lambda: _victims(watcher, 1), timeout=30, what="round 1 judged")
+        await admin.delete(PODS, "free", namespace=namespace, grace_period_seconds=0)
+        await admin.bind(namespace=namespace, pod="urgent-0", node=bench.nodes[1])
+        await eventually(lambda: _bound(watcher, f"{namespace}/urgent-0"), timeout=30, what="urgent-0 bound")
+        await admin.create(
+            PODS, {**urgent, "metadata": {**urgent["metadata"], "name": "urgent-1"}}
+        )  # scaled up
+        await bench.mark(admin, "guarded", "urgent", "urgent-1")  # round 2: the only room left
+        await eventually(lambda: _victims(watcher, 2), timeout=30, what="round 2 judged")
+    assert watcher.violations == [], watcher.report()
+
+
+async def _victims(watcher: InvariantWatcher, count: int) -> bool:
+    return watcher.counts["victims"] >= count
+
+
+async def _bound(watcher: InvariantWatcher, key: str) -> bool:
+    return bool(((watcher.store["pods"].get(key) or {}).get("spec") or {}).get("nodeName"))
 
 
 async def _budget_exhausted(watcher: InvariantWatcher, key: str) -> bool:

@@ -107,6 +107,7 @@ ROUND_SECONDS = 5.0
 @dataclass
 class _Plan:
     opened: float
+    decision: tuple[str, frozenset[str]]
     budgets: list[Allowance]
     alternative: bool
     victims: list[Pod] = field(default_factory=list)
@@ -411,14 +412,21 @@ class InvariantWatcher:
                 key,
                 f"priority {victim_priority} preempted for gang {preemptor} of priority {gang.priority}",
             )
-        self._check_budget(key, pod, gang)
+        trigger = (
+            message.split("triggerpod: ", 1)[1].split(",", 1)[0].strip() if "triggerpod: " in message else ""
+        )
+        self._check_budget(pod, gang, trigger)
 
-    def _check_budget(self, key: str, pod: Obj, preemptor: Gang) -> None:
-        """Victims marked for one preemptor within `ROUND_SECONDS` of the first are one plan;
-        the budgets and the alternative are judged as they stood at its first mark."""
+    def _check_budget(self, pod: Obj, preemptor: Gang, trigger: str) -> None:
+        """Victims marked for one preemptor within `ROUND_SECONDS` of the first are one plan,
+        as long as they name the same trigger pod and the preemptor has bound nothing since:
+        a gang that binds part of itself and preempts again for the rest made a second
+        decision, on a second state. The budgets and the alternative are judged as they stood
+        at the plan's first mark."""
         now = time.monotonic()
+        decision = (trigger, frozenset(m.key for m in preemptor.bound))
         plan = self._plans.get(preemptor.key)
-        if plan is None or now - plan.opened > ROUND_SECONDS:
+        if plan is None or now - plan.opened > ROUND_SECONDS or plan.decision != decision:
             pods = self._parsed_pods()
             allowed = allowances(self._parsed("pdbs", PodDisruptionBudget), pods)
             # The decision was made on a snapshot a little older than this mark: room freed or
@@ -434,7 +442,7 @@ class InvariantWatcher:
             alternative = alternative_exists(
                 preemptor, gangs=self.gangs(), pods=pods, nodes=nodes, budgets=allowed, tree=self.tree()
             )
-            plan = _Plan(now, allowed, alternative)
+            plan = _Plan(now, decision, allowed, alternative)
             self._plans[preemptor.key] = plan
         with contextlib.suppress(Exception):
             plan.victims.append(Pod.parse(pod))
