@@ -360,7 +360,7 @@ def simulate(
             break
     for key in view.pending:
         gang = view.gangs[key]
-        if gang.scheduler_name in served:
+        if gang.served_by(served):
             msg = last.get(key, "not attempted")
             res.unschedulable[key] = msg
             res.events.append(Event(0, key, "unschedulable", msg))

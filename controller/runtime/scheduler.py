@@ -60,6 +60,7 @@ from controller.runtime.status import StatusWriter
 from translations import gpu
 from translations.errors import failure_text
 from translations.gangs import Gang, membership
+from translations.serving import serves
 
 log = structlog.get_logger(__name__)
 
@@ -223,25 +224,16 @@ class GangScheduler:
         return self.served_names() if self.served_names is not None else self.config.scheduler_names
 
     def served(self, gang: Gang) -> bool:
-        return gang.scheduler_name in self.names()
+        return gang.served_by(self.names())
 
     def has_work(self) -> bool:
-        """Any pending pod we serve that is neither assumed nor in a gang with a job in flight?
-        (Cheap: it spares the full view while a burst of bindings streams back.)"""
-        names = self.names()
-        busy = self._jobs
-        for key, pod in self.cache.pods.items.items():
-            if pod.spec.node_name or pod.terminal or key in self.cache.assumed:
-                continue
-            if (
-                pod.metadata.deletion_timestamp
-                or (pod.spec.scheduler_name or "default-scheduler") not in names
-            ):
-                continue
-            if busy and membership(pod)[0] in busy:
-                continue
-            return True
-        return False
+        """Any pending pod we serve (`translations.serving.serves`) not in a gang with a job in
+        flight? (Cheap: it spares the full view while a burst of bindings streams back.)"""
+        names, busy, assumed = self.names(), self._jobs, self.cache.assumed
+        return any(
+            serves(pod, names, assumed=assumed) and not (busy and membership(pod)[0] in busy)
+            for pod in self.cache.pods.items.values()
+        )
 
     async def run_cycle(self) -> None:
         if not self.has_work():
@@ -470,10 +462,8 @@ SCHEDULING_ERROR_REASON = "SchedulingError"
 
 async def _tell_pending(scheduler: GangScheduler, recorder: EventRecorder, name: str, why: str) -> None:
     """An Event on every pending pod of `name`: topobridge leaves it to the other scheduler."""
-    for key, pod in list(scheduler.cache.pods.items.items()):
-        if pod.spec.node_name or pod.terminal or pod.metadata.deletion_timestamp:
-            continue
-        if key in scheduler.cache.assumed or (pod.spec.scheduler_name or "") != name:
+    for pod in list(scheduler.cache.pods.items.values()):
+        if not serves(pod, (name,), assumed=scheduler.cache.assumed):
             continue
         ref = {"apiVersion": "v1", "kind": "Pod", "metadata": pod.metadata.to_dict()}
         await recorder.event(
