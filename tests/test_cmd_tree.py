@@ -102,11 +102,11 @@ async def test_tree_of_the_live_cluster(control_plane: Any, kube: Any, namespace
         assert lines[0] == "topology from HyperNodes: tier 2 > tier 1"
         block0 = next(line for line in lines if f"{blocks[0]}  " in line)
         # 2 of 8 cpu and 1536Mi of 32Gi taken on each of its two nodes: free 12/16 and 61Gi/64Gi.
-        assert "free cpu 12/16 mem 61Gi/64Gi" in block0 and f"gangs: {namespace}/train" in block0
+        assert "free cpu 12/16 mem 61Gi/64Gi" in block0 and f"gangs: volcano:{namespace}/train" in block0
         node0 = next(line for line in lines if f"{nodes[0]}  " in line)
         assert "free cpu 6/8 mem 31232Mi/32Gi" in node0 and "● train-0" in node0
-        assert f"  {namespace}/train  in {blocks[0]} (tier 1), 2/2 bound" in lines
-        assert f"  {namespace}/waiting  1 pending, 0/1 bound: {REASON}" in lines
+        assert f"  volcano:{namespace}/train  in {blocks[0]} (tier 1), 2/2 bound" in lines
+        assert f"  volcano:{namespace}/waiting  1 pending, 0/1 bound: {REASON}" in lines
         assert "None" not in text and "{'" not in text, "no Python repr"
 
         code, out, _ = await _tree(control_plane.kubeconfig, namespace=namespace, output_format="json")
@@ -115,9 +115,15 @@ async def test_tree_of_the_live_cluster(control_plane: Any, kube: Any, namespace
         block_doc = next(d for d in spine_doc["domains"] if d["name"] == blocks[0])
         assert block_doc["free"] == {"cpu": "12", "memory": "61Gi"}
         assert block_doc["allocatable"] == {"cpu": "16", "memory": "64Gi"}
-        assert block_doc["gangs"] == [f"{namespace}/train"]
+        assert block_doc["gangs"] == [f"volcano:{namespace}/train"]
         assert doc["gangs"]["pending"] == [
-            {"gang": f"{namespace}/waiting", "pending": 1, "bound": 0, "minMember": 1, "reason": REASON}
+            {
+                "gang": f"volcano:{namespace}/waiting",
+                "pending": 1,
+                "bound": 0,
+                "minMember": 1,
+                "reason": REASON,
+            }
         ]
         code, out, _ = await _tree(control_plane.kubeconfig, namespace=namespace, output_format="yaml")
         assert yaml.safe_load(out) == doc
