@@ -183,14 +183,7 @@ class Binder:
             except NotFoundError:
                 return "permanent", "pod no longer exists"
             except ConflictError as exc:
-                try:
-                    verdict = await self._after_conflict(namespace, name, node, uid, exc)
-                except _Permanent as why:
-                    return "permanent", str(why)
-                except (TransportError, ApiError) as exc2:
-                    if not is_retryable(exc2):
-                        return "permanent", str(exc2)
-                    verdict = None
+                verdict = await self._judge_conflict(namespace, name, node, uid, exc)
                 if verdict is not None:
                     return verdict
             except ApiError as exc:
@@ -202,6 +195,17 @@ class Binder:
             if time.monotonic() >= deadline:
                 return "transient", "retry deadline passed"
             await asyncio.sleep(self.backoff.delay(attempt, self._rng))
+
+    async def _judge_conflict(
+        self, namespace: str, name: str, node: str, uid: str | None, exc: ConflictError
+    ) -> tuple[str, str] | None:
+        """`_after_conflict`, its own failures judged too: None means try the bind again."""
+        try:
+            return await self._after_conflict(namespace, name, node, uid, exc)
+        except _Permanent as why:
+            return "permanent", str(why)
+        except (TransportError, ApiError) as exc2:
+            return None if is_retryable(exc2) else ("permanent", str(exc2))
 
     async def _after_conflict(
         self, namespace: str, name: str, node: str, uid: str | None, exc: ConflictError
