@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Collection, Coroutine
+from collections.abc import Callable, Collection, Coroutine, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,25 +34,13 @@ from controller.aiotasks import run_roots, spawn
 from controller.handoff import HandOff
 from controller.informer import Informer
 from controller.kube import Kube
+from controller.placer.cluster import Kind
 from controller.placer.cycle import Bind, CycleOptions, GangTiming, Outcome, Preemption, SchedulingCycle
 from controller.placer.deadline import DEFAULT_ATTEMPT_SECONDS
 from controller.placer.framework import Code
 from controller.placer.timeout import TIMEOUT_REASON, Expiry
 from controller.reporting import EventRecorder
-from controller.resources import (
-    CLUSTER_NETWORK_TOPOLOGIES,
-    HYPERNODES,
-    JOBS,
-    NAMESPACES,
-    NODES,
-    PDBS,
-    PODS,
-    PRIORITY_CLASSES,
-    SIGS_PODGROUPS,
-    VOLCANO_PODGROUPS,
-    X_PODGROUPS,
-    Resource,
-)
+from controller.resources import Resource
 from controller.runtime.binder import Binder, BindOutcome
 from controller.runtime.cache import ClusterCache
 from controller.runtime.preemptor import Preemptor
@@ -60,6 +48,7 @@ from controller.runtime.status import StatusWriter
 from translations import gpu
 from translations.errors import failure_text
 from translations.gangs import Gang, membership
+from translations.kinds import SCHEDULER_KINDS, ApiKind
 from translations.serving import serves
 
 log = structlog.get_logger(__name__)
@@ -137,35 +126,23 @@ class GangScheduler:
 
     # --- wiring ----------------------------------------------------------------------
 
-    def attach(self, informer_of: Callable[[Resource], Informer], *, pdbs: Resource = PDBS) -> list[Informer]:
-        """Feed the cache from one informer per kind; returns them (scheduling waits for all
-        to sync). `pdbs` is the PodDisruptionBudget version the cluster serves."""
-        c = self.cache
-        watched = [
-            informer_of(PODS),
-            informer_of(NODES),
-            informer_of(PRIORITY_CLASSES),
-            informer_of(pdbs),
-            informer_of(VOLCANO_PODGROUPS),
-            informer_of(SIGS_PODGROUPS),
-            informer_of(X_PODGROUPS),
-            informer_of(HYPERNODES),
-            informer_of(CLUSTER_NETWORK_TOPOLOGIES),
-            informer_of(JOBS),
-            informer_of(NAMESPACES),
-        ]
-        pods, nodes, classes, budgets, vpgs, spgs, xpgs, hypernodes, cnts, jobs, namespaces = watched
-        c.attach_pods(pods)
-        c.attach_nodes(nodes)
-        c.attach(classes, c.priority_classes)
-        c.attach(budgets, c.pdbs)
-        c.attach(vpgs, c.volcano_pgs)
-        c.attach(spgs, c.sigs_pgs)
-        c.attach(xpgs, c.x_pgs)
-        c.attach(hypernodes, c.hypernodes)
-        c.attach(cnts, c.cnts)
-        c.attach_jobs(jobs)
-        c.attach_namespaces(namespaces)
+    def attach(
+        self, informer_of: Callable[[Resource], Informer], resources: Mapping[ApiKind, Resource]
+    ) -> list[Informer]:
+        """Feed the cache from one informer per kind the scheduler reads (the table
+        `translations.kinds.SCHEDULER_KINDS`), at the version `resources` names for it (the one
+        the cluster serves: `controller.resources.served_resources`); a kind it leaves out (a
+        CRD not installed) is not watched. Returns the informers: scheduling waits for all to
+        sync."""
+        watched: list[Informer] = []
+        for read in SCHEDULER_KINDS:
+            res = resources.get(read.api)
+            if res is None:
+                log.info("scheduler.kind_not_served", kind=read.api.display)
+                continue
+            informer = informer_of(res)
+            self.cache.attach_kind(Kind(read.api), informer)
+            watched.append(informer)
         return watched
 
     # --- the loop --------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """The generated ClusterRole grants exactly the verbs the controller's code uses.
 
 A static scan of `controller/` finds every API call on a named resource (generic verbs, the
-informers it starts or its reconcilers declare, the pod helpers, condition upserts) and must equal the role's rules:
+informers it starts or its reconcilers declare, the scheduler's informers over its table of
+kinds through `served_resources`, the pod helpers, condition upserts) and must equal the role's rules:
 a missing verb would be refused at run time, an extra one is a privilege nobody needs.
 (The integration tests add the dynamic check: replicas impersonate the role's
 ServiceAccount, so the API server itself refuses anything the role lacks.)
@@ -16,6 +17,7 @@ import yaml
 
 from controller import rbac, resources
 from controller.resources import Resource
+from translations.kinds import SCHEDULER_KINDS
 
 ROOT = Path(__file__).resolve().parents[2] / "controller"
 VERB_OF = {
@@ -107,6 +109,13 @@ def scan() -> dict[tuple[str, str, str], list[str]]:
                 for res in VERSION_CHOICES[args[0].id]:
                     add(_key(res, None, "list"), where)
                     add(_key(res, None, "watch"), where)
+            elif name == "served_resources":
+                # Its result is what the scheduler's informers watch (`GangScheduler.attach`): one
+                # version of each kind of the scheduler's table, whichever the cluster serves.
+                for read in SCHEDULER_KINDS:
+                    for res in resources.versions_of(read):
+                        add(_key(res, None, "list"), where)
+                        add(_key(res, None, "watch"), where)
             elif name == "upsert_condition" and len(args) > 1 and (res := _resource(args[1])) is not None:
                 add(_key(res, "status" if res.status_subresource else None, "patch"), where)
             elif name == "bind" and isinstance(fn, ast.Attribute):
