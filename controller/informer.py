@@ -6,8 +6,8 @@ The loop, as client-go's reflector runs it:
 2. watch from the list's resourceVersion, applying events and remembering each event's (and
    bookmark's) resourceVersion;
 3. when the server ends the watch, watch again from the last version; on 410 Gone, re-list;
-   on any other failure, back off exponentially with jitter, then re-watch (or re-list when
-   no version is known).
+   on any other failure, back off exponentially with jitter (`LIST_WATCH`, the one `Backoff`
+   rule of `controller.placer.backoff`), then re-watch (or re-list when no version is known).
 Every `resync_period` each cached object is reported again as an update, so a level-based
 reconciler revisits everything even if an event was lost.
 
@@ -32,6 +32,7 @@ from controller.aiotasks import cancel_and_wait, spawn
 from controller.clock import Clock, MonotonicClock
 from controller.errors import ControllerError, GoneError, TransportError
 from controller.kube import JsonDict, Kube, WatchEvent
+from controller.placer.backoff import Backoff
 from controller.resources import NODES, PODS, Resource
 
 log = structlog.get_logger(__name__)
@@ -83,19 +84,9 @@ class FuncHandler:
         self.fn(obj)
 
 
-@dataclass(frozen=True, slots=True)
-class Backoff:
-    """Exponential backoff with full jitter between failed list/watch attempts."""
-
-    initial: float = 0.5
-    maximum: float = 30.0
-    factor: float = 2.0
-    jitter: float = 0.5
-    """Each delay is scaled by a random factor in [1-jitter, 1]."""
-
-    def delay(self, attempt: int, rng: random.Random) -> float:
-        base = min(self.maximum, self.initial * self.factor ** min(attempt, 32))
-        return base * (1 - self.jitter * rng.random())
+LIST_WATCH = Backoff(0.5, 30.0, jitter=0.5)
+"""Between failed list/watch attempts: 0.5 s doubling to 30 s, each scaled by a random factor
+in [0.5, 1] so many informers failing together do not retry in step."""
 
 
 class Informer:
@@ -111,7 +102,7 @@ class Informer:
         field_selector: str | None = None,
         resync_period: float | None = 300.0,
         watch_timeout: int = 300,
-        backoff: Backoff = Backoff(),
+        backoff: Backoff = LIST_WATCH,
         clock: Clock | None = None,  # None outside tests
         name: str | None = None,
         transform: Callable[[JsonDict], JsonDict] | None = None,
@@ -292,7 +283,7 @@ class Informer:
                 continue
             except (ControllerError, TransportError) as exc:
                 failures += 1
-                delay = self.backoff.delay(failures - 1, self._rng)
+                delay = self.backoff.delay(failures, self._rng)
                 self._log.warning(
                     "informer.failed", error=str(exc), attempt=failures, retry_in=round(delay, 3)
                 )

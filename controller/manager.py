@@ -40,7 +40,7 @@ from controller.reconcilers.hypernodes import HyperNodeReconciler
 from controller.reconcilers.koordinator import KoordinatorReconciler
 from controller.reconcilers.lws import LwsReconciler
 from controller.reporting import EventRecorder
-from controller.resources import PDB_VERSIONS, Resource
+from controller.resources import Resource, served_resources
 
 log = structlog.get_logger(__name__)
 
@@ -221,9 +221,7 @@ class Manager:
                 recorder=recorder,
                 served_names=handoff.served_names,
             )
-            watched: list[Informer] = sched.attach(
-                informers.of, pdbs=await self.kube.first_served(PDB_VERSIONS)
-            )
+            watched: list[Informer] = sched.attach(informers.of, await served_resources(self.kube.serves))
             scope.scheduler = sched
             roots["scheduler"] = serve(
                 sched, handoff, lambda: all(i.synced.is_set() for i in watched), recorder=recorder

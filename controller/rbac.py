@@ -1,8 +1,10 @@
 """The RBAC topobridge needs: exactly the verbs its code uses, per resource, each as narrow
 as the code allows.
 
-`USES` is the single declaration of what is used; `NARROWED` says where a use is granted less
-than cluster-wide:
+`USES` is the single declaration of what is used: the fallback scheduler's list/watch of every
+kind of its table (`SCHEDULER_READS`, derived from `translations.kinds.SCHEDULER_KINDS`, as its
+informers are) and the other calls; `NARROWED` says where a use is granted less than
+cluster-wide:
 * its own leader-election Lease lives in one namespace (the release's), so get/create/update
   on Leases is a Role there (`lease_role`); cluster-wide it may only `get` the Leases the
   scheduler hand-off watches (koord-scheduler's), by name;
@@ -10,8 +12,9 @@ than cluster-wide:
 The names are those of the hand-off's default rules (`controller.handoff.default_rules`); the
 chart adds the ones its `args.handoff` and `args.volcano-deployment` name.
 `cluster_role()` and `lease_role()` render them. Two tests keep it honest:
-a static scan of every `kube.<verb>(RESOURCE, ...)` call in `controller/` must find the
-same set (no verb missing, none extra), and the integration tests run the controller
+a static scan of every `kube.<verb>(RESOURCE, ...)` call in `controller/` (and of
+`served_resources(...)`, whose result the scheduler's informers watch) must find the same set
+(no verb missing, none extra), and the integration tests run the controller
 impersonating a ServiceAccount bound to these roles, so the API server itself refuses any
 call they do not allow.
 """
@@ -26,6 +29,7 @@ import yaml
 
 from controller import resources as r
 from controller.kube import Verb
+from translations.kinds import SCHEDULER_KINDS
 
 SERVICE_ACCOUNT = "topobridge"
 NAMESPACE = "topobridge-system"
@@ -33,14 +37,19 @@ ROLE_NAME = "topobridge"
 
 Use = tuple[r.Resource, str | None]
 
-USES: dict[Use, frozenset[Verb]] = {
-    # informers (list+watch), leader pods and placement
+READ: frozenset[Verb] = frozenset({"list", "watch"})
+SCHEDULER_READS: dict[Use, frozenset[Verb]] = {
+    (r.versions_of(read)[0], None): READ for read in SCHEDULER_KINDS
+}
+"""The fallback scheduler's informers: every kind of its table (`translations.kinds.
+SCHEDULER_KINDS`), whichever version `resources.served_resources` picks (a rule names no
+version)."""
+
+_OTHER_USES: dict[Use, frozenset[Verb]] = {
+    # leader pods and placement
     (r.PODS, None): frozenset({"list", "watch", "get", "delete", "patch"}),
     (r.PODS, "binding"): frozenset({"create"}),
     (r.PODS, "status"): frozenset({"patch"}),
-    (r.NODES, None): frozenset({"list", "watch"}),
-    (r.PRIORITY_CLASSES, None): frozenset({"list", "watch"}),
-    (r.NAMESPACES, None): frozenset({"list", "watch"}),  # pod affinity's namespaceSelector
     # reporting
     (r.EVENTS, None): frozenset({"create", "patch"}),
     # leader election
@@ -56,11 +65,10 @@ USES: dict[Use, frozenset[Verb]] = {
     (r.CLUSTER_NETWORK_TOPOLOGIES, None): frozenset({"list", "watch"}),
     (r.CLUSTER_NETWORK_TOPOLOGIES, "status"): frozenset({"patch"}),
     (r.SIGS_PODGROUPS, None): frozenset({"list", "watch"}),
-    # the fallback scheduler's view: gangs of every dialect, disruption budgets
-    (r.X_PODGROUPS, None): frozenset({"list", "watch"}),
-    (r.PDBS, None): frozenset({"list", "watch"}),
-    # the GPU dialect's gangs: Jobs' annotations and parallelism
-    (r.JOBS, None): frozenset({"list", "watch"}),
+}
+USES: dict[Use, frozenset[Verb]] = {
+    use: SCHEDULER_READS.get(use, frozenset()) | _OTHER_USES.get(use, frozenset())
+    for use in {**SCHEDULER_READS, **_OTHER_USES}
 }
 
 

@@ -2,11 +2,15 @@
 
 `controller.kube` builds URLs from these; `controller.rbac` derives the ClusterRole from the
 same table, so a resource cannot be used without the role knowing about it. The kinds
-topobridge validates or defines CRDs for come from `translations.kinds`.
+topobridge validates or defines CRDs for come from `translations.kinds`, and so do the kinds
+the scheduler reads (`translations.kinds.SCHEDULER_KINDS`): `served_resources` picks the
+version of each the cluster serves, for the live scheduler's informers and the snapshot
+`simulate --from-cluster` and `tree` list alike.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from translations import kinds
@@ -52,8 +56,8 @@ class Resource:
 
 
 PODS = Resource.of(kinds.POD)
-NODES = Resource("", "v1", "nodes", "Node", namespaced=False, status_subresource=True)
-NAMESPACES = Resource("", "v1", "namespaces", "Namespace", namespaced=False)
+NODES = Resource.of(kinds.NODE)
+NAMESPACES = Resource.of(kinds.NAMESPACE)
 EVENTS = Resource("", "v1", "events", "Event", namespaced=True)
 JOBS = Resource.of(kinds.JOB)
 LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease", namespaced=True)
@@ -61,10 +65,10 @@ DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", namespaced=Tru
 CRDS = Resource(
     "apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", namespaced=False
 )
-PRIORITY_CLASSES = Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", namespaced=False)
-PDBS = Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", namespaced=True)
+PRIORITY_CLASSES = Resource.of(kinds.PRIORITY_CLASS)
+PDBS = Resource.of(kinds.PDB)
 """policy/v1: served from Kubernetes 1.21; 1.25 and later serve nothing else."""
-PDBS_V1BETA1 = Resource("policy", "v1beta1", "poddisruptionbudgets", "PodDisruptionBudget", namespaced=True)
+PDBS_V1BETA1 = Resource.of(kinds.PDB_V1BETA1)
 """policy/v1beta1: all that Kubernetes 1.20 and older serve."""
 PDB_VERSIONS: tuple[Resource, ...] = (PDBS, PDBS_V1BETA1)
 """Newest first: `Kube.first_served` picks the one the cluster serves."""
@@ -77,6 +81,41 @@ SIGS_PODGROUPS = Resource.of(kinds.SIGS_PODGROUP)
 X_PODGROUPS = Resource.of(kinds.X_PODGROUP)
 VOLCANO_JOBS = Resource.of(kinds.VOLCANO_JOB)
 """Read by no controller loop: named so the one table of kinds and the resources agree."""
+KUEUE_TOPOLOGIES = Resource.of(kinds.KUEUE_TOPOLOGY)
 
 VOLCANO_CRD_NAMES = (kinds.VOLCANO_PODGROUP.display, kinds.HYPERNODE.display)
 """The CRDs whose presence (with a ready volcano-scheduler) means Volcano schedules."""
+
+
+def versions_of(read: kinds.ReadKind) -> tuple[Resource, ...]:
+    """The resources of a kind the scheduler reads, newest version first."""
+    return tuple(Resource.of(api) for api in read.versions)
+
+
+async def served_resources(
+    serves: Callable[[Resource], Awaitable[bool]],
+    reads: tuple[kinds.ReadKind, ...] = kinds.SCHEDULER_KINDS,
+) -> dict[kinds.ApiKind, Resource]:
+    """The resource to read for each kind of `reads` (keyed by its entry's `api`): the newest
+    version the server serves (`serves`: discovery, `Kube.serves`). An optional kind the server
+    does not serve is left out (its CRD is not installed); a required one gets its oldest version
+    anyway, so reading it reports the problem. A required kind with one version is not asked."""
+    out: dict[kinds.ApiKind, Resource] = {}
+    for read in reads:
+        chosen = await _served_version(versions_of(read), serves, ask=read.optional or len(read.versions) > 1)
+        if chosen is not None:
+            out[read.api] = chosen
+        elif not read.optional:
+            out[read.api] = versions_of(read)[-1]
+    return out
+
+
+async def _served_version(
+    versions: tuple[Resource, ...], serves: Callable[[Resource], Awaitable[bool]], *, ask: bool
+) -> Resource | None:
+    if not ask:
+        return versions[0]
+    for res in versions:
+        if await serves(res):
+            return res
+    return None

@@ -9,7 +9,8 @@
 
 Delays (`add_after`) sit on a heap ordered by ready time; re-adding a waiting key can only
 make it ready sooner. `add_rate_limited` is `add_after` with the limiter's delay; the default
-limiter takes the larger of a per-key exponential backoff (5 ms doubling to 1000 s) and a
+limiter takes the larger of a per-key exponential backoff (5 ms doubling to 1000 s, the one
+`Backoff` rule of `controller.placer.backoff`) and a
 global token bucket (10/s, burst 100). `forget()` resets a key's backoff after a success.
 """
 
@@ -23,6 +24,7 @@ from collections.abc import Hashable
 from typing import Generic, Protocol, TypeVar
 
 from controller.clock import Clock, MonotonicClock
+from controller.placer.backoff import Backoff
 
 K = TypeVar("K", bound=Hashable)
 K_contra = TypeVar("K_contra", bound=Hashable, contravariant=True)
@@ -46,7 +48,7 @@ class RateLimiter(Protocol[K_contra]):
 
 
 class ItemExponentialFailureRateLimiter(Generic[K]):
-    """base * 2**failures per key, capped at `max_delay`."""
+    """base * 2**failures per key, capped at `max_delay` (a `Backoff` per key's failure count)."""
 
     def __init__(self, base_delay: float = 0.005, max_delay: float = 1000.0) -> None:
         if base_delay <= 0 or max_delay < base_delay:
@@ -55,14 +57,12 @@ class ItemExponentialFailureRateLimiter(Generic[K]):
             )
         self.base_delay = base_delay
         self.max_delay = max_delay
+        self._backoff = Backoff(base_delay, max_delay)
         self._failures: dict[K, int] = {}
 
     def when(self, key: K) -> float:
-        exp = self._failures.get(key, 0)
-        self._failures[key] = exp + 1
-        if exp > 64:  # 2**64 * base is far past any cap; avoid float overflow games
-            return self.max_delay
-        return float(min(self.base_delay * (2**exp), self.max_delay))
+        failures = self._failures[key] = self._failures.get(key, 0) + 1
+        return self._backoff.delay(failures)
 
     def forget(self, key: K) -> None:
         self._failures.pop(key, None)

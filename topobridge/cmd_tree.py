@@ -2,9 +2,10 @@
 current cluster, read-only, with what runs where and what waits and why.
 
 The tree is the one the scheduler uses (HyperNodes when there are any, else the
-ClusterNetworkTopology `default` and the nodes' labels, else the nodes' topograph and GPU
-Feature Discovery labels; Kueue Topologies are not listed yet), built by the placer's own code
-from the objects listed through the kubeconfig (only `list` calls). A domain made from a node
+ClusterNetworkTopology `default` and the nodes' labels, else a Kueue Topology, else the nodes'
+topograph and GPU Feature Discovery labels), built by the placer's own code from the objects
+listed through the kubeconfig (only `list` calls; the kinds the scheduler watches, batch/v1
+Jobs included, so a GPU-dialect Job's pods are its one gang). A domain made from a node
 label names it, e.g. `(nvidia.com/gpu.clique)`. Per domain and per node:
 free/allocatable cpu, memory (and GPUs where there are any), counting every pod on the node
 whatever the filter. Per domain: the gangs placed there (the lowest domain holding all their

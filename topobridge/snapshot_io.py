@@ -1,7 +1,10 @@
 """Read a cluster snapshot, read-only, from the current kubeconfig: the objects `simulate
---from-cluster` runs on. Only `list` calls are made. Kinds whose CRD is not installed (no
-Volcano, no Koordinator) are skipped; PodDisruptionBudgets are read as policy/v1beta1 (what
-Kubernetes 1.20 serves) or, where that is gone (1.25+), as policy/v1.
+--from-cluster` and `tree` run on. Only `list` calls are made (and discovery, which every
+user may read). The kinds are the scheduler's own table (`translations.kinds.SCHEDULER_KINDS`,
+through `controller.resources.served_resources`), so the dry run reads what the live
+scheduler watches: each at the newest version the cluster serves (PodDisruptionBudgets as
+policy/v1, else policy/v1beta1 on Kubernetes 1.20), and a kind whose CRD is not installed (no
+Volcano, no Koordinator, no Kueue) is skipped. Finished pods are not listed.
 """
 
 from __future__ import annotations
@@ -13,30 +16,11 @@ import structlog
 
 from controller.errors import ControllerError, NotFoundError
 from controller.kube import Kube, KubeSettings
-from controller.resources import (
-    CLUSTER_NETWORK_TOPOLOGIES,
-    HYPERNODES,
-    NAMESPACES,
-    NODES,
-    PDB_VERSIONS,
-    PODS,
-    PRIORITY_CLASSES,
-    SIGS_PODGROUPS,
-    VOLCANO_PODGROUPS,
-    X_PODGROUPS,
-    Resource,
-)
+from controller.resources import Resource, served_resources
+from translations.kinds import POD, SCHEDULER_KINDS
 
 log = structlog.get_logger(__name__)
 
-REQUIRED: tuple[Resource, ...] = (NODES, PODS, PRIORITY_CLASSES, NAMESPACES)
-OPTIONAL: tuple[Resource, ...] = (
-    VOLCANO_PODGROUPS,
-    SIGS_PODGROUPS,
-    X_PODGROUPS,
-    HYPERNODES,
-    CLUSTER_NETWORK_TOPOLOGIES,
-)
 NOT_TERMINAL = "status.phase!=Succeeded,status.phase!=Failed"
 
 
@@ -67,16 +51,19 @@ async def read_cluster_async(
 async def read_objects(kube: Kube) -> list[dict[str, Any]]:
     """The snapshot through a client someone else holds (the demo's, a test's)."""
     try:
+        resources = await served_resources(kube.serves)
         out: list[dict[str, Any]] = []
-        for res in REQUIRED:
-            selector = NOT_TERMINAL if res is PODS else None
-            out += await _list(kube, res, field_selector=selector)
-        for res in OPTIONAL:
+        for read in SCHEDULER_KINDS:
+            res = resources.get(read.api)
+            if res is None:
+                log.info("snapshot.kind_absent", kind=read.api.display)
+                continue
             try:
-                out += await _list(kube, res)
+                out += await _list(kube, res, field_selector=NOT_TERMINAL if read.api == POD else None)
             except NotFoundError:
-                log.info("snapshot.kind_absent", resource=str(res))
-        out += await _list(kube, await kube.first_served(PDB_VERSIONS))
+                if not read.optional:
+                    raise
+                log.info("snapshot.kind_absent", kind=read.api.display)  # removed since discovery
         return out
     except ControllerError as exc:  # API errors and transport failures alike
         raise SnapshotError(f"reading the cluster failed: {exc}") from None

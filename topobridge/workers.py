@@ -8,9 +8,10 @@ the webhook's capacity grows with the cores it is given. Each worker runs the we
 cluster state the rules read; only this process runs the controller and serves /metrics,
 so the webhook metrics there count the answers this process gave.
 
-The pool restarts a worker that exits (with a growing delay, reset once a worker has run
-for a minute), stops them all with SIGTERM when cancelled (SIGKILL after `grace`), and
-asks the kernel to SIGTERM them should this process die first.
+The pool restarts a worker that exits (with a growing delay, the one `Backoff` rule of
+`controller.placer.backoff`, counted afresh once a worker has run for a minute), stops them
+all with SIGTERM when cancelled (SIGKILL after `grace`), and asks the kernel to SIGTERM them
+should this process die first.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 
 import structlog
 
+from controller.placer.backoff import Backoff
 from topobridge.devcluster import die_with_parent_hook
 
 log = structlog.get_logger("topobridge.workers")
@@ -57,7 +59,8 @@ class WorkerPool:
             await asyncio.shield(self._stop_all())
 
     async def _keep(self, index: int) -> None:
-        delay = self.restart_delay
+        backoff = Backoff(self.restart_delay, self.max_restart_delay)
+        failures = 0
         while True:
             started = time.monotonic()
             proc = await asyncio.create_subprocess_exec(
@@ -67,12 +70,12 @@ class WorkerPool:
             log.info("webhook.worker_started", worker=index, pid=proc.pid)
             code = await proc.wait()
             del self._live[index]
-            if time.monotonic() - started >= STEADY:
-                delay = self.restart_delay
+            # A worker that ran steadily starts its count of quick exits afresh.
+            failures = 1 if time.monotonic() - started >= STEADY else failures + 1
+            delay = backoff.delay(failures)
             log.warning("webhook.worker_exited", worker=index, pid=proc.pid, code=code, restart_in=delay)
             self.restarts += 1
             await asyncio.sleep(delay)
-            delay = min(self.max_restart_delay, delay * 2)
 
     async def _stop_all(self) -> None:
         procs = list(self._live.values())

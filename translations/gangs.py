@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from operator import attrgetter
@@ -43,6 +43,7 @@ from translations import lws as lwsmod
 from translations.constraints import TopologyConstraint
 from translations.core import Job, Pod, PriorityClass, effective_requests
 from translations.errors import InvalidSpecError, failure_text, shown_name
+from translations.serving import scheduler_name, serves
 from translations.topology import NaturalKey, TopologyTree, natural_key
 
 GangKey = NewType("GangKey", str)
@@ -151,6 +152,8 @@ class Gang:
     subgroups: tuple[SubGroup, ...] = ()
     source: GangSource = "none"
     scheduler_name: str = ""
+    """Its first pending member's (rank order; of its first member when none is pending),
+    defaulted as the API server defaults it (`serving.scheduler_name`)."""
     error: str | None = None
     """Why the gang cannot be scheduled as written (a bad annotation, a missing PodGroup)."""
     all_or_nothing: bool = False
@@ -182,6 +185,11 @@ class Gang:
     @cached_property
     def bound(self) -> tuple[GangPod, ...]:
         return tuple(p for p in self.pods if p.bound)
+
+    def served_by(self, served: Collection[str]) -> bool:
+        """Whether a scheduler of the `served` names places this gang: its first pending member
+        is a pod it serves (`serving.serves`; members the snapshot assumes are bound already)."""
+        return bool(self.pending) and serves(self.pending[0].pod, served)
 
 
 @dataclass(frozen=True)
@@ -596,7 +604,7 @@ def _finish(
         constraint=constraint,
         subgroups=tuple(subgroups),
         source=head.source,
-        scheduler_name=next((m.pod.spec.scheduler_name or "" for m in pending), ""),
+        scheduler_name=_scheduler_of(members),
         error=error,
         all_or_nothing=len(group) > 1 or head.source == "job",
         creation=min((d.creation for d in group), default=""),
@@ -663,9 +671,15 @@ def unusable_gang(key: GangKey, pods: Sequence[Pod], error: str, *, member: Memb
         preemption_policy="Never",
         constraint=None,
         source=source,
-        scheduler_name=next((m.pod.spec.scheduler_name or "" for m in members if not m.bound), ""),
+        scheduler_name=_scheduler_of(members),
         error=error,
     )
+
+
+def _scheduler_of(members: Sequence[GangPod]) -> str:
+    """`Gang.scheduler_name`: the first pending member's, else the first member's."""
+    first = next((m for m in members if not m.bound), members[0] if members else None)
+    return scheduler_name(first.pod) if first is not None else ""
 
 
 def _bare_member(pod: Pod) -> GangPod:

@@ -5,6 +5,13 @@ the admission registry (`webhooks.rules.registry.KINDS`) all build on these entr
 kind's group, version, plural, scope and status subresource cannot drift apart
 (`tests/test_kinds.py` checks it). Three sorts: `CUSTOM_KINDS` (CRDs topobridge generates),
 `FOREIGN_CRD_KINDS` (CRDs only their project installs) and the built-in Pod and Job.
+
+`SCHEDULER_KINDS` is the table of the kinds the fallback scheduler reads, each with the model
+it is parsed into and whether its CRD may be absent. Everything that reads a cluster for the
+scheduler builds on it: the live scheduler's informers (`controller.runtime.scheduler`), the
+snapshot `simulate --from-cluster` and `tree` list (`topobridge.snapshot_io`), scenario
+loading (`controller.placer.scenario`, one `ClusterState` store per entry:
+`controller.placer.cluster.Kind`) and the RBAC rules that let them (`controller.rbac`).
 """
 
 from __future__ import annotations
@@ -12,10 +19,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from translations import koordinator, lws, schedplugins, volcano, volcano_job
+from translations import core, koordinator, kueue, lws, schedplugins, volcano, volcano_job
+from translations._base import TypedObject
 
-KindName = Literal["LeaderWorkerSet", "PodGroup", "HyperNode", "ClusterNetworkTopology", "Pod", "Job"]
-"""The kinds topobridge's own rules and CRDs speak of."""
+KindName = Literal[
+    "LeaderWorkerSet",
+    "PodGroup",
+    "HyperNode",
+    "ClusterNetworkTopology",
+    "Pod",
+    "Job",
+    "Node",
+    "Namespace",
+    "PriorityClass",
+    "PodDisruptionBudget",
+    "Topology",
+]
+"""The kinds topobridge's own rules and CRDs speak of, and the ones its scheduler reads."""
 Scope = Literal["Namespaced", "Cluster"]
 
 
@@ -78,3 +98,77 @@ without Volcano's job controller, which installs its own CRD. topobridge validat
 webhook routes them as any kind; matching no served resource, its rule is inert) and
 translates them."""
 ALL_KINDS: tuple[ApiKind, ...] = (*CUSTOM_KINDS, *FOREIGN_CRD_KINDS, POD, JOB)
+
+
+# --- the kinds the scheduler reads ----------------------------------------------------------
+
+NODE = ApiKind("", "v1", "Node", "nodes", False, True)
+NAMESPACE = ApiKind("", "v1", "Namespace", "namespaces", False, False)
+"""Only labels are read: what a pod affinity term's `namespaceSelector` selects by."""
+PRIORITY_CLASS = ApiKind("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", False, False)
+PDB = ApiKind("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", True, False)
+"""policy/v1: served from Kubernetes 1.21; 1.25 and later serve nothing else."""
+PDB_V1BETA1 = ApiKind("policy", "v1beta1", "PodDisruptionBudget", "poddisruptionbudgets", True, False)
+"""policy/v1beta1: all that Kubernetes 1.20 and older serve."""
+KUEUE_TOPOLOGY = ApiKind(kueue.GROUP, "v1beta1", "Topology", "topologies", False, False)
+"""Kueue's Topology: its CRD is Kueue's (no status subresource)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReadKind:
+    """One kind the fallback scheduler reads: where it lives, what it is parsed into, and
+    whether a cluster may lack it."""
+
+    api: ApiKind
+    """The version read where the server serves it."""
+    model: type[TypedObject]
+    optional: bool
+    """Defined by a CRD that is not there when its project is not installed (Volcano,
+    Koordinator, scheduler-plugins, Kueue): then the kind is left out, never an error."""
+    older: tuple[ApiKind, ...] = ()
+    """The same kind at older versions, newest first, for a server that does not serve `api`."""
+
+    @property
+    def versions(self) -> tuple[ApiKind, ...]:
+        """Every version it is read at, newest first."""
+        return (self.api, *self.older)
+
+
+SCHEDULER_KINDS: tuple[ReadKind, ...] = (
+    ReadKind(POD, core.Pod, optional=False),
+    ReadKind(NODE, core.Node, optional=False),
+    ReadKind(NAMESPACE, core.Namespace, optional=False),
+    ReadKind(PRIORITY_CLASS, core.PriorityClass, optional=False),
+    ReadKind(PDB, core.PodDisruptionBudget, optional=False, older=(PDB_V1BETA1,)),
+    ReadKind(JOB, core.Job, optional=False),
+    ReadKind(VOLCANO_PODGROUP, volcano.PodGroup, optional=True),
+    ReadKind(SIGS_PODGROUP, koordinator.SigsPodGroup, optional=True),
+    ReadKind(X_PODGROUP, schedplugins.XPodGroup, optional=True),
+    ReadKind(HYPERNODE, volcano.HyperNode, optional=True),
+    ReadKind(CLUSTER_NETWORK_TOPOLOGY, koordinator.ClusterNetworkTopology, optional=True),
+    ReadKind(KUEUE_TOPOLOGY, kueue.Topology, optional=True),
+)
+"""What the fallback scheduler reads (module docstring). batch/v1 Jobs are the GPU dialect's
+gangs; the CRD kinds are optional even where topobridge ships the CRD (`crds.install` may be
+off)."""
+
+_READ_BY_GROUP_KIND: dict[tuple[str, str], ReadKind] = {
+    (v.group, v.kind): r for r in SCHEDULER_KINDS for v in r.versions
+}
+_READ_BY_API = {r.api: r for r in SCHEDULER_KINDS}
+
+
+def scheduler_kind(api_version: str, kind: str) -> ReadKind | None:
+    """The entry an object of `apiVersion`/`kind` belongs to (any version of its group), or
+    None when the scheduler does not read it. An object that gives no apiVersion (a
+    hand-written scenario) is matched by kind alone when only one entry has that kind."""
+    if not api_version:
+        named = [r for r in SCHEDULER_KINDS if r.api.kind == kind]
+        return named[0] if len(named) == 1 else None
+    group = api_version.rpartition("/")[0] if "/" in api_version else ""
+    return _READ_BY_GROUP_KIND.get((group, kind))
+
+
+def read_kind(api: ApiKind) -> ReadKind:
+    """The entry of a kind the scheduler reads (KeyError for one it does not)."""
+    return _READ_BY_API[api]

@@ -60,7 +60,7 @@ from translations.core import Node
 from translations.errors import go_quote
 from translations.goregex import GoRegexError, compile_go_regex, regex_matches
 from translations.koordinator import NODE_LAYER, ClusterNetworkTopology
-from translations.volcano import HyperNode
+from translations.volcano import HyperNode, MemberSelector
 
 if TYPE_CHECKING:
     from translations import kueue
@@ -653,113 +653,143 @@ def from_cluster_network_topology(cnt: ClusterNetworkTopology, nodes: Iterable[N
     return from_label_levels(levels, nodes, source="koordinator")
 
 
+class ParentClaims:
+    """Which parent each child keeps when HyperNodes claim it: Volcano allows one, so of two
+    claimants the lower tier wins, then the first name (the narrowest domain that says it holds
+    the child). Resolution does not depend on the order of the claims. The one rule of HyperNode
+    parents: the scheduler's tree (`from_hypernodes`) and admission's view of the cluster
+    (`webhooks.rules.cluster_state`) both resolve parents here. `what` names the children in
+    the warnings (`node`, `hypernode`); `warnings` is where they go."""
+
+    def __init__(self, what: str, warnings: list[str] | None = None) -> None:
+        self.what = what
+        self.warnings: list[str] = warnings if warnings is not None else []
+        self.parent: dict[str, str] = {}
+        """child -> the parent it keeps (before `resolved` cuts cycles)."""
+        self._held: dict[str, tuple[int, str, int]] = {}  # child -> (parent tier, parent, member index)
+
+    def claim(self, child: str, parent: str, tier: int, index: int = 0) -> None:
+        """`parent` (of `tier`) selects `child` with its members[`index`]."""
+        held = self._held.get(child)
+        if held is not None and held[1] == parent:  # two selectors of one HyperNode: a repeat
+            if held[2] != index:
+                self.warnings.append(
+                    f"{self.what} {child} is selected twice by hypernode {parent} (members[{held[2]}] and "
+                    f"members[{index}]); counted once"
+                )
+            return
+        if held is None or (tier, parent) < held[:2]:
+            self._held[child], self.parent[child] = (tier, parent, index), parent
+        if held is not None:
+            keep, drop = self.parent[child], parent if self.parent[child] != parent else held[1]
+            self.warnings.append(f"{self.what} {child} has two parents ({keep}, {drop}); kept {keep}")
+
+    def resolved(self, names: Sequence[str]) -> dict[str, str]:
+        """Each child's parent with every cycle cut, walking up from each of `names` (the
+        HyperNodes, in name order) and cutting at the one that closes the cycle."""
+        parent = dict(self.parent)
+        _cut_cycles(names, parent, self.warnings)
+        return parent
+
+
 def from_hypernodes(hypernodes: Iterable[HyperNode], nodes: Iterable[Node]) -> TopologyTree:
     """Volcano's HyperNodes, with Node members resolved against `nodes`.
 
     A Node or HyperNode claimed by two parents keeps the lower-tier one (then the first
-    name) and a warning; a cycle is cut with a warning. HyperNodes deeper than
+    name) and a warning (`ParentClaims`); a cycle is cut with a warning. HyperNodes deeper than
     `MAX_TREE_DEPTH` levels are left out with a warning naming them, their nodes counted in
     the deepest HyperNode kept above them. Unknown exactMatch Node names are kept: the node
     may join later. Linear in HyperNodes and members (besides regex and label matching).
     """
     hns = sorted(hypernodes, key=lambda h: h.name)
     node_list = sorted(nodes, key=lambda n: n.name)
-    node_names = [n.name for n in node_list]
-    hn_names = [h.name for h in hns]
     warnings: list[str] = []
-    node_parent: dict[str, HyperNode] = {}
-    hn_parent: dict[str, HyperNode] = {}
-    claimed_by: dict[tuple[str, str], int] = {}  # (what, member) -> member index in its parent
-
-    def claim(table: dict[str, HyperNode], what: str, member: str, owner: HyperNode, index: int) -> None:
-        prev = table.get(member)
-        if prev is None:
-            table[member] = owner
-            claimed_by[(what, member)] = index
-            return
-        if prev is owner:  # two selectors of one HyperNode: a repeat, not a second parent
-            first = claimed_by[(what, member)]
-            if first != index:
-                warnings.append(
-                    f"{what} {member} is selected twice by hypernode {owner.name} (members[{first}] and "
-                    f"members[{index}]); counted once"
-                )
-            return
-        if (owner.spec.tier, owner.name) < (prev.spec.tier, prev.name):
-            keep, drop = owner, prev
-            claimed_by[(what, member)] = index
-        else:
-            keep, drop = prev, owner
-        table[member] = keep
-        warnings.append(f"{what} {member} has two parents ({keep.name}, {drop.name}); kept {keep.name}")
-
+    node_claims, hn_claims = ParentClaims("node", warnings), ParentClaims("hypernode", warnings)
+    hn_names = [h.name for h in hns]
     for hn in hns:
         for i, m in enumerate(hn.spec.member_list):
-            sel = m.selector
             if m.type == "Node":
-                if sel.exact_match is not None:
-                    matched = [sel.exact_match.name]
-                elif not node_list and (sel.regex_match is not None or sel.label_match is not None):
-                    how = "regexMatch" if sel.regex_match is not None else "labelMatch"
-                    warnings.append(
-                        f"hypernode {hn.name} members[{i}]: {how} selects Nodes and no Node was given, "
-                        "so it selects none (give the Nodes with the HyperNodes)"
-                    )
-                    matched = []
-                elif sel.regex_match is not None:
-                    matched = _regex_members(sel.regex_match.pattern, node_names, hn.name, warnings)
-                elif sel.label_match is not None:
-                    lm = sel.label_match
-                    matched = [n.name for n in node_list if lm.matches(n.metadata.labels or {})]
-                else:
-                    matched = []
-                for name in matched:
-                    claim(node_parent, "node", name, hn, i)
+                for name in _node_members(hn.name, i, m.selector, node_list, warnings):
+                    node_claims.claim(name, hn.name, hn.spec.tier, i)
             else:
-                if sel.exact_match is not None:
-                    matched = [sel.exact_match.name] if sel.exact_match.name in hn_names else []
-                    if not matched:
-                        warnings.append(
-                            f"hypernode {hn.name} names unknown member hypernode {sel.exact_match.name}"
-                        )
-                elif sel.regex_match is not None:
-                    matched = _regex_members(sel.regex_match.pattern, hn_names, hn.name, warnings)
-                else:
-                    matched = []
-                for name in matched:
-                    if name == hn.name:
-                        warnings.append(f"hypernode {hn.name} lists itself as a member; ignored")
-                        continue
-                    claim(hn_parent, "hypernode", name, hn, i)
-
-    _cut_cycles(hn_names, hn_parent, warnings)
+                for name in _hypernode_members(hn.name, m.selector, hn_names, warnings):
+                    hn_claims.claim(name, hn.name, hn.spec.tier, i)
+    hn_parent = hn_claims.resolved(hn_names)
+    node_parent = node_claims.parent
     dropped = _cut_below_max_depth(hn_names, hn_parent, node_parent, warnings)
-    by_name = {h.name: h for h in hns}
+    return _hypernode_tree([h for h in hns if h.name not in dropped], hn_parent, node_parent, warnings)
+
+
+def _node_members(
+    owner: str, index: int, sel: MemberSelector, node_list: Sequence[Node], warnings: list[str]
+) -> list[str]:
+    """The Nodes one member selects: its exactMatch name (known or not), else its regexMatch or
+    labelMatch against `node_list` (none, with a warning, when no Node was given)."""
+    if sel.exact_match is not None:
+        return [sel.exact_match.name]
+    if not node_list and (sel.regex_match is not None or sel.label_match is not None):
+        how = "regexMatch" if sel.regex_match is not None else "labelMatch"
+        warnings.append(
+            f"hypernode {owner} members[{index}]: {how} selects Nodes and no Node was given, "
+            "so it selects none (give the Nodes with the HyperNodes)"
+        )
+        return []
+    if sel.regex_match is not None:
+        return _regex_members(sel.regex_match.pattern, [n.name for n in node_list], owner, warnings)
+    if sel.label_match is not None:
+        lm = sel.label_match
+        return [n.name for n in node_list if lm.matches(n.metadata.labels or {})]
+    return []
+
+
+def _hypernode_members(
+    owner: str, sel: MemberSelector, hn_names: Sequence[str], warnings: list[str]
+) -> list[str]:
+    """The HyperNodes one member selects, among `hn_names`: its exactMatch name, else its
+    regexMatch (labelMatch never selects HyperNodes); never the owner itself."""
+    if sel.exact_match is not None:
+        matched = [sel.exact_match.name] if sel.exact_match.name in hn_names else []
+        if not matched:
+            warnings.append(f"hypernode {owner} names unknown member hypernode {sel.exact_match.name}")
+    elif sel.regex_match is not None:
+        matched = _regex_members(sel.regex_match.pattern, hn_names, owner, warnings)
+    else:
+        matched = []
+    if owner in matched:
+        warnings.append(f"hypernode {owner} lists itself as a member; ignored")
+    return [name for name in matched if name != owner]
+
+
+def _hypernode_tree(
+    kept: Sequence[HyperNode],
+    hn_parent: Mapping[str, str],
+    node_parent: Mapping[str, str],
+    warnings: list[str],
+) -> TopologyTree:
     kids: dict[str, list[str]] = defaultdict(list)
     for child, parent in hn_parent.items():
-        kids[parent.name].append(child)
+        kids[parent].append(child)
     direct_nodes: dict[str, list[str]] = defaultdict(list)
     for node, parent in node_parent.items():
-        direct_nodes[parent.name].append(node)
+        direct_nodes[parent].append(node)
     domains = {
         DomainId(h.name): TopologyDomain(
             id=DomainId(h.name),
             tier=h.spec.tier,
             tier_name=h.spec.tier_name,
-            parent=DomainId(hn_parent[h.name].name) if h.name in hn_parent else None,
+            parent=DomainId(hn_parent[h.name]) if h.name in hn_parent else None,
             children=tuple(DomainId(c) for c in sorted(kids.get(h.name, []), key=natural_key)),
             nodes=tuple(sorted(direct_nodes.get(h.name, []), key=natural_key)),
         )
-        for h in by_name.values()
-        if h.name not in dropped
+        for h in kept
     }
-    node_domain = {n: DomainId(p.name) for n, p in node_parent.items()}
+    node_domain = {n: DomainId(p) for n, p in node_parent.items()}
     return TopologyTree(
         domains=domains, node_domain=node_domain, source="hypernode", warnings=tuple(warnings)
     )
 
 
-def _cut_cycles(names: Sequence[str], parent: dict[str, HyperNode], warnings: list[str]) -> None:
+def _cut_cycles(names: Sequence[str], parent: dict[str, str], warnings: list[str]) -> None:
     """Cut every cycle of the parent links at the HyperNode that closes it, walking up from
     each HyperNode in name order; each HyperNode is walked once (linear)."""
     done: set[str] = set()
@@ -777,13 +807,12 @@ def _cut_cycles(names: Sequence[str], parent: dict[str, HyperNode], warnings: li
                 break
             path.append(cur)
             on_path.add(cur)
-            up = parent.get(cur)
-            cur = up.name if up is not None else None
+            cur = parent.get(cur)
         done.update(path)
 
 
 def _cut_below_max_depth(
-    names: Sequence[str], parent: dict[str, HyperNode], node_parent: dict[str, HyperNode], warnings: list[str]
+    names: Sequence[str], parent: dict[str, str], node_parent: dict[str, str], warnings: list[str]
 ) -> set[str]:
     """Leave out the HyperNodes more than MAX_TREE_DEPTH levels below a root (the parent links
     form a forest by now); nodes they held move to the deepest HyperNode kept above them."""
@@ -793,21 +822,20 @@ def _cut_below_max_depth(
         cur: str | None = start
         while cur is not None and cur not in depth:
             path.append(cur)
-            up = parent.get(cur)
-            cur = up.name if up is not None else None
+            cur = parent.get(cur)
         base = depth[cur] if cur is not None else 0
         for i, name in enumerate(reversed(path)):
             depth[name] = base + i + 1
     dropped = {n for n in names if depth[n] > MAX_TREE_DEPTH}
     if not dropped:
         return dropped
-    keeper: dict[str, HyperNode] = {}
+    keeper: dict[str, str] = {}
     for name in sorted(dropped, key=lambda n: depth[n]):  # parents first
         up = parent.pop(name)
-        keeper[name] = keeper[up.name] if up.name in dropped else up
+        keeper[name] = keeper[up] if up in dropped else up
     for node, owner in list(node_parent.items()):
-        if owner.name in dropped:
-            node_parent[node] = keeper[owner.name]
+        if owner in dropped:
+            node_parent[node] = keeper[owner]
     shown = sorted(dropped, key=natural_key)
     listing = ", ".join(shown) if len(shown) <= 6 else ", ".join([*shown[:3], "...", *shown[-3:]])
     warnings.append(

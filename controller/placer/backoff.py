@@ -9,8 +9,11 @@ Who uses which (the values are kube-scheduler's and client-go's where they have 
 * `GANG_BIND`: a gang whose bind failed (0.5 s doubling, at most a minute);
 * `GANG_ERROR`: a gang whose attempt raised (kube-scheduler's pod backoff, 1 s to 10 s);
 * `GANG_TIMEOUT`: a gang whose scheduleTimeout fired (the same 1 s to 10 s);
-* the informers' list/watch retries, the work queue's per-key limiter, the binder's and the
-  preemptor's API retries build their own `Backoff` with their own values.
+* the informers' list/watch retries (`controller.informer.LIST_WATCH`), the work queue's
+  per-key limiter (`controller.workqueue.ItemExponentialFailureRateLimiter`), the binder's
+  API retries and roll-back deletes (`controller.runtime.binder.BIND_RETRY`, `ROLLBACK_RETRY`)
+  and the preemptor's (`controller.runtime.preemptor.VICTIM_RETRY`) build their own `Backoff`
+  with their own values.
 """
 
 from __future__ import annotations

@@ -45,8 +45,8 @@ from controller.placer.snapshot import I64, ClusterIndex, Snapshot
 from controller.placer.terms import PodTerms
 from translations import gpu as gpumod
 from translations import hypernodes as hntr
+from translations import kinds, kueue, schedplugins, volcano
 from translations import koordinator as koord
-from translations import kueue, schedplugins, volcano
 from translations.core import Job, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
 from translations.errors import InvalidSpecError, failure_text
 from translations.gangs import (
@@ -74,22 +74,28 @@ from translations.topology import (
 
 
 class Kind(enum.Enum):
-    """The kinds of object a cycle reads."""
+    """The kinds of object a cycle reads, one `ClusterState` store each: the entries of the
+    scheduler's table of kinds (`translations.kinds.SCHEDULER_KINDS`), each member's value
+    its entry's `api` (`read` is the entry: its model, whether its CRD may be absent)."""
 
-    POD = "Pod"
-    NODE = "Node"
-    VOLCANO_PODGROUP = "PodGroup.scheduling.volcano.sh"
-    SIGS_PODGROUP = "PodGroup.scheduling.sigs.k8s.io"
-    X_PODGROUP = "PodGroup.scheduling.x-k8s.io"
-    PRIORITY_CLASS = "PriorityClass"
-    PDB = "PodDisruptionBudget"
-    HYPERNODE = "HyperNode"
-    CNT = "ClusterNetworkTopology"
-    JOB = "Job"
+    POD = kinds.POD
+    NODE = kinds.NODE
+    VOLCANO_PODGROUP = kinds.VOLCANO_PODGROUP
+    SIGS_PODGROUP = kinds.SIGS_PODGROUP
+    X_PODGROUP = kinds.X_PODGROUP
+    PRIORITY_CLASS = kinds.PRIORITY_CLASS
+    PDB = kinds.PDB
+    HYPERNODE = kinds.HYPERNODE
+    CNT = kinds.CLUSTER_NETWORK_TOPOLOGY
+    JOB = kinds.JOB
     """batch/v1: the GPU dialect's gangs."""
-    NAMESPACE = "Namespace"
+    NAMESPACE = kinds.NAMESPACE
     """Only labels: what a pod affinity term's `namespaceSelector` selects by."""
-    KUEUE_TOPOLOGY = "Topology.kueue.x-k8s.io"
+    KUEUE_TOPOLOGY = kinds.KUEUE_TOPOLOGY
+
+    @property
+    def read(self) -> kinds.ReadKind:
+        return kinds.read_kind(self.value)
 
 
 _TOPOLOGY = (Kind.NODE, Kind.HYPERNODE, Kind.CNT, Kind.KUEUE_TOPOLOGY)

@@ -4,8 +4,8 @@ Both runners call it: the live `GangScheduler` (then turns the plan into API job
 `topobridge simulate` (applies the plan to its static cluster and runs the next cycle).
 
 1. snapshot: `ClusterState.view()` (incremental; `controller.placer.cluster`);
-2. queue order: gangs with pending pods whose schedulerName is served, not busy (a job in
-   flight) and not backing off, highest priority first, then oldest, then by name (then dialect);
+2. queue order: gangs with pending pods whose schedulerName is served (`Gang.served_by`, by
+   `translations.serving`'s rule), not busy (a job in flight) and not backing off, highest priority first, then oldest, then by name (then dialect);
 3. per gang, prefilter / filter / score / select / postfilter (preemption): the engine
    (`controller.placer.engine.schedule`), on the cycle's snapshot;
 4. reserve: a placement is applied to the snapshot (its pods bound there), a preemption plan
@@ -273,7 +273,7 @@ class SchedulingCycle:
         ready = [
             gangs[k]
             for k in self.view.pending
-            if gangs[k].scheduler_name in self.served
+            if gangs[k].served_by(self.served)
             and k not in self.busy
             and not self.timing.backing_off(k, self.now)
         ]

@@ -1,13 +1,14 @@
 """Simulation: a cluster snapshot given as plain Kubernetes objects, run to quiescence.
 
-Input is what `kubectl get -o yaml` prints, as plain objects (the CLI reads the YAML):
-Nodes, Pods (bound ones have `spec.nodeName`), PodGroups of any of the three groups, batch/v1
-Jobs, LeaderWorkerSets, Volcano Jobs, HyperNodes, a ClusterNetworkTopology (`default`), Kueue
-Topologies, PriorityClasses and PodDisruptionBudgets; the tree is the one the scheduler would
-choose among them (`cluster.choose_topology`). Other kinds
-are skipped with a warning. An object that cannot be read raises `ScenarioError` naming the
-document, the object and the field; so does a name or namespace the API server would refuse
-(`translations.envelope`: `nodeC`, a namespace `NS1`).
+Input is what `kubectl get -o yaml` prints, as plain objects (the CLI reads the YAML), of the
+kinds the scheduler reads (`translations.kinds.SCHEDULER_KINDS`): Nodes, Pods (bound ones
+have `spec.nodeName`), PodGroups of any of the three groups, batch/v1 Jobs (the GPU dialect's
+gangs), HyperNodes, a ClusterNetworkTopology (`default`), Kueue Topologies, PriorityClasses,
+PodDisruptionBudgets and Namespaces; the tree is the one the scheduler would choose among them
+(`cluster.choose_topology`). Other kinds are skipped with a warning, except the jobs below.
+An object that cannot be read raises `ScenarioError` naming the document, the object and the
+field; so does a name or namespace the API server would refuse (`translations.envelope`:
+`nodeC`, a namespace `NS1`).
 
 Jobs are taken as users write them: once every object is read, each LeaderWorkerSet, Volcano
 Job and batch/v1 Job is expanded (`translations.expand`, in input order) into the pods and
@@ -25,18 +26,16 @@ finish and the clock moves past the assembly grace. Pending pods stay pending wh
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from controller.placer.cluster import ClusterState, Kind, choose_topology
 from controller.placer.cycle import DEFAULT_ASSEMBLY_GRACE, GangTiming, SchedulingCycle
 from controller.placer.snapshot import I64, ClusterIndex, Snapshot
 from translations import expand as expandmod
+from translations import kinds, kueue, volcano
 from translations import koordinator as koord
-from translations import kueue, schedplugins, volcano
-from translations._base import KubeModel, TypedObject
 from translations.core import (
-    Job,
     Namespace,
     Node,
     Pod,
@@ -77,6 +76,45 @@ class Scenario:
     lenient: bool = False
     """Objects that cannot be used are left out with a warning (a live cluster)."""
 
+    @classmethod
+    def of(cls, loaded: Mapping[Kind, list[Any]], *, warnings: list[str], lenient: bool) -> Scenario:
+        """The scenario of objects read per kind (`by_kind` is the way back)."""
+        return cls(
+            nodes=loaded[Kind.NODE],
+            pods=loaded[Kind.POD],
+            podgroups=PodGroups(
+                volcano=loaded[Kind.VOLCANO_PODGROUP],
+                koordinator=loaded[Kind.SIGS_PODGROUP],
+                scheduler_plugins=loaded[Kind.X_PODGROUP],
+                jobs=loaded[Kind.JOB],
+            ),
+            hypernodes=loaded[Kind.HYPERNODE],
+            cnt=next(iter(loaded[Kind.CNT]), None),
+            kueue_topologies=loaded[Kind.KUEUE_TOPOLOGY],
+            priority_classes=loaded[Kind.PRIORITY_CLASS],
+            pdbs=loaded[Kind.PDB],
+            namespaces=loaded[Kind.NAMESPACE],
+            warnings=warnings,
+            lenient=lenient,
+        )
+
+    def by_kind(self) -> dict[Kind, Sequence[Any]]:
+        """The objects per `ClusterState` store, as `cluster_state` puts them."""
+        return {
+            Kind.NODE: self.nodes,
+            Kind.POD: self.pods,
+            Kind.VOLCANO_PODGROUP: self.podgroups.volcano,
+            Kind.SIGS_PODGROUP: self.podgroups.koordinator,
+            Kind.X_PODGROUP: self.podgroups.scheduler_plugins,
+            Kind.HYPERNODE: self.hypernodes,
+            Kind.CNT: [self.cnt] if self.cnt is not None else [],
+            Kind.KUEUE_TOPOLOGY: self.kueue_topologies,
+            Kind.PRIORITY_CLASS: self.priority_classes,
+            Kind.PDB: self.pdbs,
+            Kind.JOB: self.podgroups.jobs,
+            Kind.NAMESPACE: self.namespaces,
+        }
+
 
 def load_scenario(
     objects: Sequence[Mapping[str, Any]], *, sources: Sequence[str] | None = None, lenient: bool = False
@@ -84,105 +122,65 @@ def load_scenario(
     """Parse every object at the edge; the first bad one raises ScenarioError naming where it
     came from (`sources[i]`, e.g. `file.yaml document 3`), the object and the field.
 
+    Which kind is read, and into which model and store, is the scheduler's table of kinds
+    (`translations.kinds.SCHEDULER_KINDS`, `cluster.Kind`); other kinds are skipped with a
+    warning, and a PodGroup of a group no scheduler reads is an error.
+
     `lenient` (a live cluster, where one malformed object should not stop a dry run): a bad
     object is left out with a warning instead.
     """
-    sc = Scenario(lenient=lenient)
-    vpg: list[volcano.PodGroup] = []
-    spg: list[koord.SigsPodGroup] = []
-    xpg: list[schedplugins.XPodGroup] = []
-    jobs: list[Job] = []
+    loaded: dict[Kind, list[Any]] = {kind: [] for kind in Kind}
+    warnings: list[str] = []
+    seen: dict[tuple[str, str, str], str] = {}
     held: list[tuple[str, expandmod.Expandable]] = []
-    seen: dict[tuple[str, str, str], int] = {}
     for i, raw in enumerate(objects):
-        kind = str(raw.get("kind") or "")
-        api = str(raw.get("apiVersion") or "")
-        group = api.split("/", 1)[0] if "/" in api else ""
-        raw_meta = raw.get("metadata")
-        meta: Mapping[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
-        name = str(meta.get("name") or "")
-        ns = str(meta.get("namespace") or "")
         where = sources[i] if sources is not None else f"object {i + 1}"
-        label = f"{where} ({kind or '(no kind)'} {ns + '/' if ns else ''}{name or '(no name)'})"
+        label = _label(raw, where)
         try:
-            named = name_problems(raw, require_name=True)  # as the API server names objects
-            if named:
-                raise ScenarioError(f"{label}: " + "; ".join(f"{p.field_path}: {p.detail}" for p in named))
-            ident = (f"{kind}.{group}" if kind in ("PodGroup", "Job") else kind, ns, name)
-            if ident in seen:
-                first = sources[seen[ident]] if sources is not None else f"object {seen[ident] + 1}"
-                raise ScenarioError(f"{label}: Duplicate value: the same object as {first}")
-            seen[ident] = i
-            if kind == "Node":
-                node = _parse(Node, raw, label)
-                node.allocatable()  # quantities are checked here, at the edge
-                sc.nodes.append(node)
-            elif kind == "Pod":
-                pod = _parse(Pod, raw, label)
-                effective_requests(pod.spec)
-                if not pod.namespace:
-                    pod.metadata.namespace = "default"
-                sc.pods.append(pod)
-            elif kind == "PodGroup" and group == volcano.PODGROUP_GROUP:
-                vpg.append(_namespaced(_parse(volcano.PodGroup, raw, label)))
-            elif kind == "PodGroup" and group == koord.SIGS_GROUP:
-                spg.append(_namespaced(_parse(koord.SigsPodGroup, raw, label)))
-            elif kind == "PodGroup" and group == schedplugins.GROUP:
-                xpg.append(_namespaced(_parse(schedplugins.XPodGroup, raw, label)))
-            elif kind == "PodGroup":
-                raise ScenarioError(
-                    f"{label}: apiVersion: Unsupported value: {go_quote(api)}: supported groups: "
-                    f"{volcano.PODGROUP_GROUP}, {koord.SIGS_GROUP}, {schedplugins.GROUP}"
-                )
-            elif kind == "Job" and group == "batch":
-                job = _namespaced(_parse(Job, raw, label))
-                job.metadata.uid = job.metadata.uid or expandmod.stand_in_uid("Job", job.namespace, job.name)
-                jobs.append(job)
-                held.append((label, job))
-            elif (group, kind) in expandmod.KINDS:  # LeaderWorkerSets, Volcano Jobs
-                held.append((label, _namespaced(_parse(expandmod.KINDS[group, kind], raw, label))))
-            elif kind == "HyperNode":
-                sc.hypernodes.append(_parse(volcano.HyperNode, raw, label))
-            elif kind == "ClusterNetworkTopology":
-                cnt = _parse(koord.ClusterNetworkTopology, raw, label)
-                if cnt.name == koord.CNT_DEFAULT_NAME:
-                    sc.cnt = cnt
-                else:
-                    sc.warnings.append(
-                        f'{label}: ignored: only the ClusterNetworkTopology named "default" is read'
-                    )
-            elif kind == "Topology" and group == kueue.GROUP:
-                sc.kueue_topologies.append(_parse(kueue.Topology, raw, label))
-            elif kind == "PriorityClass":
-                sc.priority_classes.append(_parse(PriorityClass, raw, label))
-            elif kind == "Namespace":
-                sc.namespaces.append(_parse(Namespace, raw, label))
-            elif kind == "PodDisruptionBudget":
-                pdb = _parse(PodDisruptionBudget, raw, label)
-                if not pdb.namespace:
-                    pdb.metadata.namespace = "default"
-                sc.pdbs.append(pdb)
-            else:
-                sc.warnings.append(f"{label}: skipped: kind {kind} plays no part in placement")
+            kind = _identify(raw, label, where, seen)
+            obj = _read(kind, raw) if kind is not None else _read_expandable(raw)
+            if obj is None:
+                warnings.append(_skipped(raw, label))
+                continue
+            if kind is not None:
+                loaded[kind].append(obj)
+            if kind is None or kind is Kind.JOB:  # a job whose pods simulate makes
+                held.append((label, obj))
         except InvalidSpecError as exc:
             if not lenient:
                 raise ScenarioError(f"{label}: {exc}") from None
-            sc.warnings.append(f"{label}: left out: {exc}")
+            warnings.append(f"{label}: left out: {exc}")
         except ScenarioError as exc:
             if not lenient:
                 raise
-            sc.warnings.append(f"left out: {exc}")
-    for label, obj in held:
-        _expand(sc, label, obj, vpg)
-    sc.podgroups = PodGroups(volcano=vpg, koordinator=spg, scheduler_plugins=xpg, jobs=jobs)
+            warnings.append(f"left out: {exc}")
+    sc = Scenario.of(loaded, warnings=warnings, lenient=lenient)
+    for label, job in held:
+        _expand(sc, label, job)
     return sc
 
 
-def _expand(sc: Scenario, label: str, obj: expandmod.Expandable, vpg: list[volcano.PodGroup]) -> None:
-    """Add what `obj`'s controllers would create (see the module docstring)."""
+def _read_expandable(raw: Mapping[str, Any]) -> expandmod.Expandable | None:
+    """A LeaderWorkerSet or Volcano Job (kinds the scheduler does not read, but whose pods
+    `simulate` makes), in `default` when it names no namespace; None for any other kind."""
+    api = str(raw.get("apiVersion") or "")
+    model = expandmod.KINDS.get((api.split("/", 1)[0] if "/" in api else "", str(raw.get("kind") or "")))
+    if model is None:
+        return None
+    obj = model.parse(raw)
+    if not obj.namespace:
+        obj.metadata.namespace = "default"
+    return obj
+
+
+def _expand(sc: Scenario, label: str, job: expandmod.Expandable) -> None:
+    """Add what `job`'s controllers would create (see the module docstring)."""
     try:
         made = expandmod.expand(
-            obj, pods=sc.pods, pod_groups={pg.key for pg in vpg}, priority_classes=sc.priority_classes
+            job,
+            pods=sc.pods,
+            pod_groups={pg.key for pg in sc.podgroups.volcano},
+            priority_classes=sc.priority_classes,
         )
         pods = [Pod.parse(raw) for raw in made.pods]
         for pod in pods:
@@ -194,23 +192,69 @@ def _expand(sc: Scenario, label: str, obj: expandmod.Expandable, vpg: list[volca
         sc.warnings.append(f"{label}: left out: {exc}")
         return
     sc.pods += pods
-    vpg += groups
+    sc.podgroups = replace(sc.podgroups, volcano=[*sc.podgroups.volcano, *groups])
     sc.expansions.append(made)
 
 
-M = TypeVar("M", bound=KubeModel)
-PG = TypeVar("PG", bound=TypedObject)
+def _meta(raw: Mapping[str, Any]) -> tuple[str, str]:
+    meta = raw.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
+    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
 
 
-def _parse(model: type[M], raw: Mapping[str, Any], label: str) -> M:
-    del label  # the caller prefixes errors with it
-    return model.parse(raw)
+def _label(raw: Mapping[str, Any], where: str) -> str:
+    """`where (Kind namespace/name)`, what every message about the object starts with."""
+    kind = str(raw.get("kind") or "")
+    ns, name = _meta(raw)
+    return f"{where} ({kind or '(no kind)'} {ns + '/' if ns else ''}{name or '(no name)'})"
 
 
-def _namespaced(pg: PG) -> PG:
-    if not pg.namespace:
-        pg.metadata.namespace = "default"
-    return pg
+def _identify(
+    raw: Mapping[str, Any], label: str, where: str, seen: dict[tuple[str, str, str], str]
+) -> Kind | None:
+    """The store the object goes to (None: a kind the scheduler does not read), after the
+    checks the API server would make first: its name, and that it is not there twice."""
+    named = name_problems(raw, require_name=True)  # as the API server names objects
+    if named:
+        raise ScenarioError(f"{label}: " + "; ".join(f"{p.field_path}: {p.detail}" for p in named))
+    kind, api = str(raw.get("kind") or ""), str(raw.get("apiVersion") or "")
+    group = api.split("/", 1)[0] if "/" in api else ""
+    ident = (kind if kind != "PodGroup" else f"PodGroup.{group}", *_meta(raw))
+    if ident in seen:
+        raise ScenarioError(f"{label}: Duplicate value: the same object as {seen[ident]}")
+    seen[ident] = where
+    read = kinds.scheduler_kind(api, kind)
+    if read is None and kind == "PodGroup":
+        groups = ", ".join(r.api.group for r in kinds.SCHEDULER_KINDS if r.api.kind == "PodGroup")
+        raise ScenarioError(
+            f"{label}: apiVersion: Unsupported value: {go_quote(api)}: supported groups: {groups}"
+        )
+    return Kind(read.api) if read is not None else None
+
+
+def _read(kind: Kind, raw: Mapping[str, Any]) -> Any:
+    """The object parsed into its kind's model and checked as the scheduler reads it (None:
+    an object of the kind the scheduler passes over). Namespaced objects without a namespace
+    are in `default`, as kubectl would create them."""
+    obj = kind.read.model.parse(raw)
+    if kind.value.namespaced and not obj.namespace:
+        obj.metadata.namespace = "default"
+    if isinstance(obj, Node):
+        obj.allocatable()  # quantities are checked here, at the edge
+    elif isinstance(obj, Pod):
+        effective_requests(obj.spec)
+    elif kind is Kind.JOB:
+        obj.metadata.uid = obj.metadata.uid or expandmod.stand_in_uid("Job", obj.namespace, obj.name)
+    elif kind is Kind.CNT and obj.name != koord.CNT_DEFAULT_NAME:
+        return None
+    return obj
+
+
+def _skipped(raw: Mapping[str, Any], label: str) -> str:
+    kind = str(raw.get("kind") or "")
+    if kind == "ClusterNetworkTopology" and kinds.scheduler_kind(str(raw.get("apiVersion") or ""), kind):
+        return f'{label}: ignored: only the ClusterNetworkTopology named "default" is read'
+    return f"{label}: skipped: kind {kind} plays no part in placement"
 
 
 def topology_of(sc: Scenario) -> TopologyTree:
@@ -227,30 +271,9 @@ def cluster_state(sc: Scenario) -> ClusterState:
     """The scenario's objects in a `ClusterState`, as the live cache would hold them."""
     topology_of(sc)  # a strict scenario fails here, naming the unusable topology object
     state = ClusterState()
-    for node in sc.nodes:
-        state.put(Kind.NODE, node.name, node)
-    for pod in sc.pods:
-        state.put(Kind.POD, pod.key, pod)
-    for vpg in sc.podgroups.volcano:
-        state.put(Kind.VOLCANO_PODGROUP, vpg.key, vpg)
-    for spg in sc.podgroups.koordinator:
-        state.put(Kind.SIGS_PODGROUP, spg.key, spg)
-    for xpg in sc.podgroups.scheduler_plugins:
-        state.put(Kind.X_PODGROUP, xpg.key, xpg)
-    for hn in sc.hypernodes:
-        state.put(Kind.HYPERNODE, hn.name, hn)
-    if sc.cnt is not None:
-        state.put(Kind.CNT, sc.cnt.name, sc.cnt)
-    for topo in sc.kueue_topologies:
-        state.put(Kind.KUEUE_TOPOLOGY, topo.name, topo)
-    for pc in sc.priority_classes:
-        state.put(Kind.PRIORITY_CLASS, pc.name, pc)
-    for pdb in sc.pdbs:
-        state.put(Kind.PDB, pdb.key, pdb)
-    for job in sc.podgroups.jobs:
-        state.put(Kind.JOB, job.key, job)
-    for ns in sc.namespaces:
-        state.put(Kind.NAMESPACE, ns.name, ns)
+    for kind, objects in sc.by_kind().items():
+        for obj in objects:
+            state.put(kind, obj.key if kind.value.namespaced else obj.name, obj)
     return state
 
 
@@ -403,7 +426,7 @@ def simulate(
             break
     for key in view.pending:
         gang = view.gangs[key]
-        if gang.scheduler_name in served:
+        if gang.served_by(served):
             msg = last.get(key, "not attempted")
             res.unschedulable[key] = msg
             res.events.append(Event(0, key, "unschedulable", msg))

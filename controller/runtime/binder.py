@@ -38,6 +38,7 @@ import structlog
 from controller import metrics
 from controller.errors import ApiError, ConflictError, NotFoundError, TransportError, is_retryable
 from controller.kube import Kube
+from controller.placer.backoff import Backoff
 from controller.resources import PODS
 from controller.runtime.cache import ClusterCache
 
@@ -48,6 +49,12 @@ BOUND_BY_ANNOTATION = "topobridge.io/bound-by"
 identity) of the replica that bound it, so a binding's author can be checked from outside."""
 
 Result = Literal["complete", "incomplete", "rolled-back"]
+
+BIND_RETRY = Backoff(0.1, 2.0, jitter=0.5)
+"""Between tries of one pod's bind on transient errors: 0.1 s doubling to 2 s, each scaled by
+a random factor in [0.5, 1] so a gang's pods do not retry in step."""
+ROLLBACK_RETRY = Backoff(0.1, 2.0)
+"""Between tries of deleting a bound member when a gang is rolled back: 0.1 s doubling to 2 s."""
 
 
 @dataclass
@@ -90,15 +97,13 @@ class Binder:
         *,
         concurrency: int = 32,
         retry_deadline: float = 30.0,
-        backoff_initial: float = 0.05,
-        backoff_max: float = 2.0,
+        backoff: Backoff = BIND_RETRY,
         author: str = "",
     ) -> None:
         self.kube = kube
         self.cache = cache
         self.retry_deadline = retry_deadline
-        self.backoff_initial = backoff_initial
-        self.backoff_max = backoff_max
+        self.backoff = backoff
         self._annotations = {BOUND_BY_ANNOTATION: author} if author else None
         self._slots = asyncio.Semaphore(concurrency)
         self._rng = random.Random()
@@ -178,14 +183,7 @@ class Binder:
             except NotFoundError:
                 return "permanent", "pod no longer exists"
             except ConflictError as exc:
-                try:
-                    verdict = await self._after_conflict(namespace, name, node, uid, exc)
-                except _Permanent as why:
-                    return "permanent", str(why)
-                except (TransportError, ApiError) as exc2:
-                    if not is_retryable(exc2):
-                        return "permanent", str(exc2)
-                    verdict = None
+                verdict = await self._judge_conflict(namespace, name, node, uid, exc)
                 if verdict is not None:
                     return verdict
             except ApiError as exc:
@@ -196,10 +194,18 @@ class Binder:
             attempt += 1
             if time.monotonic() >= deadline:
                 return "transient", "retry deadline passed"
-            delay = min(self.backoff_max, self.backoff_initial * 2 ** min(attempt, 10)) * (
-                0.5 + self._rng.random() / 2
-            )
-            await asyncio.sleep(delay)
+            await asyncio.sleep(self.backoff.delay(attempt, self._rng))
+
+    async def _judge_conflict(
+        self, namespace: str, name: str, node: str, uid: str | None, exc: ConflictError
+    ) -> tuple[str, str] | None:
+        """`_after_conflict`, its own failures judged too: None means try the bind again."""
+        try:
+            return await self._after_conflict(namespace, name, node, uid, exc)
+        except _Permanent as why:
+            return "permanent", str(why)
+        except (TransportError, ApiError) as exc2:
+            return None if is_retryable(exc2) else ("permanent", str(exc2))
 
     async def _after_conflict(
         self, namespace: str, name: str, node: str, uid: str | None, exc: ConflictError
@@ -250,7 +256,7 @@ class Binder:
             namespace, _, name = key.partition("/")
             pod = self.cache.pods.items.get(key)
             uid = pod.metadata.uid if pod is not None else None
-            for attempt in range(20):
+            for attempt in range(1, 21):
                 try:
                     await self.kube.delete(PODS, name, namespace=namespace, uid=uid)
                     deleted.append(key)
@@ -265,5 +271,5 @@ class Binder:
                     if not is_retryable(exc):
                         log.warning("bind.rollback_failed", pod=key, error=str(exc))
                         break
-                    await asyncio.sleep(min(2.0, 0.1 * 2**attempt))
+                    await asyncio.sleep(ROLLBACK_RETRY.delay(attempt))
         return deleted

@@ -20,7 +20,7 @@ import structlog
 from controller.informer import Informer, object_key
 from controller.kube import JsonDict
 from controller.placer.cluster import ClusterState, Kind
-from translations import gpu, schedplugins, volcano
+from translations import gpu, kueue, schedplugins, volcano
 from translations import koordinator as koord
 from translations._base import KubeModel
 from translations.core import Job, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
@@ -36,6 +36,10 @@ class ParsedStore(Generic[M]):
     aside with why (and count as deleted)."""
 
     def __init__(self, model: type[M], state: ClusterState, kind: Kind) -> None:
+        if model is not kind.read.model:  # the table of kinds says what each kind parses into
+            raise TypeError(
+                f"{kind.name} objects parse into {kind.read.model.__name__}, not {model.__name__}"
+            )
         self.model, self.state, self.kind = model, state, kind
         self.items: dict[str, M] = state.store(kind)
         self.invalid: dict[str, str] = {}
@@ -98,6 +102,16 @@ def _job_shape(obj: JsonDict) -> Any:
     )
 
 
+CHANGED: dict[Kind, Callable[[JsonDict, JsonDict], bool]] = {
+    Kind.POD: lambda o, n: bool(_pod_shape(o) != _pod_shape(n)),
+    Kind.NODE: lambda o, n: bool(_node_shape(o) != _node_shape(n)),
+    Kind.JOB: lambda o, n: bool(_job_shape(o) != _job_shape(n)),
+    Kind.NAMESPACE: lambda o, n: bool(_labels(o) != _labels(n)),  # what a namespaceSelector reads
+}
+"""Per kind, which updates can change a decision (the others replace the model quietly);
+kinds not named here: every update."""
+
+
 class _Handler:
     """Parse every change; wake the scheduler only for changes `changed` calls relevant."""
 
@@ -127,7 +141,8 @@ class _Handler:
 
 
 class ClusterCache:
-    """Parsed pods, nodes, gangs' PodGroups, priority classes, budgets and the topology."""
+    """Parsed objects of every kind the scheduler reads (`Kind`): pods, nodes, gangs'
+    PodGroups and Jobs, priority classes, budgets, namespaces and the topology's sources."""
 
     def __init__(
         self, *, on_change: Callable[[], None] | None = None, nvlink_label: str = gpu.NVLINK_LABEL
@@ -154,8 +169,29 @@ class ClusterCache:
             koord.ClusterNetworkTopology, st, Kind.CNT
         )
         self.jobs: ParsedStore[Job] = ParsedStore(Job, st, Kind.JOB)
-        self.namespaces: ParsedStore[Namespace] = ParsedStore(Namespace, st, Kind.NAMESPACE)
         """batch/v1 Jobs: the GPU dialect's gangs read their annotations and parallelism."""
+        self.namespaces: ParsedStore[Namespace] = ParsedStore(Namespace, st, Kind.NAMESPACE)
+        self.kueue_topologies: ParsedStore[kueue.Topology] = ParsedStore(
+            kueue.Topology, st, Kind.KUEUE_TOPOLOGY
+        )
+        self.stores: dict[Kind, ParsedStore[Any]] = {
+            s.kind: s
+            for s in (
+                self.pods,
+                self.nodes,
+                self.volcano_pgs,
+                self.sigs_pgs,
+                self.x_pgs,
+                self.priority_classes,
+                self.pdbs,
+                self.hypernodes,
+                self.cnts,
+                self.jobs,
+                self.namespaces,
+                self.kueue_topologies,
+            )
+        }
+        """One store per kind the scheduler reads (`Kind`)."""
         self._on_change = on_change
 
     @property
@@ -183,18 +219,9 @@ class ClusterCache:
     ) -> None:
         informer.add_handler(_Handler(store, self._wake, changed or (lambda _o, _n: True)))
 
-    def attach_namespaces(self, informer: Informer) -> None:
-        # Only labels reach a decision (a namespaceSelector); status and finalizers do not.
-        self.attach(informer, self.namespaces, changed=lambda o, n: _labels(o) != _labels(n))
-
-    def attach_pods(self, informer: Informer) -> None:
-        self.attach(informer, self.pods, changed=lambda o, n: _pod_shape(o) != _pod_shape(n))
-
-    def attach_nodes(self, informer: Informer) -> None:
-        self.attach(informer, self.nodes, changed=lambda o, n: _node_shape(o) != _node_shape(n))
-
-    def attach_jobs(self, informer: Informer) -> None:
-        self.attach(informer, self.jobs, changed=lambda o, n: _job_shape(o) != _job_shape(n))
+    def attach_kind(self, kind: Kind, informer: Informer) -> None:
+        """Feed `kind`'s store from `informer`, waking the scheduler as `CHANGED` says."""
+        self.attach(informer, self.stores[kind], changed=CHANGED.get(kind))
 
     def _wake(self) -> None:
         if self._on_change is not None:

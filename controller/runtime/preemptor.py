@@ -26,6 +26,7 @@ import structlog
 from controller import metrics
 from controller.errors import ConflictError, ControllerError, NotFoundError, is_retryable
 from controller.kube import Kube
+from controller.placer.backoff import Backoff
 from controller.placer.preempt import PreemptionPlan
 from controller.reporting import EventRecorder, now_rfc3339
 from controller.resources import PODS
@@ -35,6 +36,9 @@ from translations.core import Pod
 from translations.gangs import gang_name
 
 log = structlog.get_logger(__name__)
+
+VICTIM_RETRY = Backoff(0.1, 2.0)
+"""Between tries of marking or deleting one victim on transient errors: 0.1 s doubling to 2 s."""
 
 
 class Preemptor:
@@ -122,4 +126,4 @@ class Preemptor:
                     raise
                 attempt += 1
                 log.info("preempt.victim_retry", victim=key, attempt=attempt, error=str(exc))
-                await asyncio.sleep(min(2.0, 0.05 * 2**attempt))
+                await asyncio.sleep(VICTIM_RETRY.delay(attempt))

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Collection, Coroutine
+from collections.abc import Callable, Collection, Coroutine, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,26 +34,14 @@ from controller.aiotasks import run_roots, spawn
 from controller.handoff import HandOff
 from controller.informer import Informer
 from controller.kube import Kube
+from controller.placer.cluster import Kind
 from controller.placer.cycle import Bind, CycleOptions, GangTiming, Outcome, Preemption, SchedulingCycle
 from controller.placer.deadline import DEFAULT_ATTEMPT_SECONDS
 from controller.placer.explain import brief
 from controller.placer.framework import Code
 from controller.placer.timeout import TIMEOUT_REASON, Expiry
 from controller.reporting import EventRecorder
-from controller.resources import (
-    CLUSTER_NETWORK_TOPOLOGIES,
-    HYPERNODES,
-    JOBS,
-    NAMESPACES,
-    NODES,
-    PDBS,
-    PODS,
-    PRIORITY_CLASSES,
-    SIGS_PODGROUPS,
-    VOLCANO_PODGROUPS,
-    X_PODGROUPS,
-    Resource,
-)
+from controller.resources import Resource
 from controller.runtime.binder import Binder, BindOutcome
 from controller.runtime.cache import ClusterCache
 from controller.runtime.preemptor import Preemptor
@@ -61,6 +49,8 @@ from controller.runtime.status import StatusWriter
 from translations import gpu
 from translations.errors import failure_text
 from translations.gangs import Gang, membership
+from translations.kinds import SCHEDULER_KINDS, ApiKind
+from translations.serving import serves
 
 log = structlog.get_logger(__name__)
 
@@ -137,35 +127,23 @@ class GangScheduler:
 
     # --- wiring ----------------------------------------------------------------------
 
-    def attach(self, informer_of: Callable[[Resource], Informer], *, pdbs: Resource = PDBS) -> list[Informer]:
-        """Feed the cache from one informer per kind; returns them (scheduling waits for all
-        to sync). `pdbs` is the PodDisruptionBudget version the cluster serves."""
-        c = self.cache
-        watched = [
-            informer_of(PODS),
-            informer_of(NODES),
-            informer_of(PRIORITY_CLASSES),
-            informer_of(pdbs),
-            informer_of(VOLCANO_PODGROUPS),
-            informer_of(SIGS_PODGROUPS),
-            informer_of(X_PODGROUPS),
-            informer_of(HYPERNODES),
-            informer_of(CLUSTER_NETWORK_TOPOLOGIES),
-            informer_of(JOBS),
-            informer_of(NAMESPACES),
-        ]
-        pods, nodes, classes, budgets, vpgs, spgs, xpgs, hypernodes, cnts, jobs, namespaces = watched
-        c.attach_pods(pods)
-        c.attach_nodes(nodes)
-        c.attach(classes, c.priority_classes)
-        c.attach(budgets, c.pdbs)
-        c.attach(vpgs, c.volcano_pgs)
-        c.attach(spgs, c.sigs_pgs)
-        c.attach(xpgs, c.x_pgs)
-        c.attach(hypernodes, c.hypernodes)
-        c.attach(cnts, c.cnts)
-        c.attach_jobs(jobs)
-        c.attach_namespaces(namespaces)
+    def attach(
+        self, informer_of: Callable[[Resource], Informer], resources: Mapping[ApiKind, Resource]
+    ) -> list[Informer]:
+        """Feed the cache from one informer per kind the scheduler reads (the table
+        `translations.kinds.SCHEDULER_KINDS`), at the version `resources` names for it (the one
+        the cluster serves: `controller.resources.served_resources`); a kind it leaves out (a
+        CRD not installed) is not watched. Returns the informers: scheduling waits for all to
+        sync."""
+        watched: list[Informer] = []
+        for read in SCHEDULER_KINDS:
+            res = resources.get(read.api)
+            if res is None:
+                log.info("scheduler.kind_not_served", kind=read.api.display)
+                continue
+            informer = informer_of(res)
+            self.cache.attach_kind(Kind(read.api), informer)
+            watched.append(informer)
         return watched
 
     # --- the loop --------------------------------------------------------------------
@@ -224,25 +202,16 @@ class GangScheduler:
         return self.served_names() if self.served_names is not None else self.config.scheduler_names
 
     def served(self, gang: Gang) -> bool:
-        return gang.scheduler_name in self.names()
+        return gang.served_by(self.names())
 
     def has_work(self) -> bool:
-        """Any pending pod we serve that is neither assumed nor in a gang with a job in flight?
-        (Cheap: it spares the full view while a burst of bindings streams back.)"""
-        names = self.names()
-        busy = self._jobs
-        for key, pod in self.cache.pods.items.items():
-            if pod.spec.node_name or pod.terminal or key in self.cache.assumed:
-                continue
-            if (
-                pod.metadata.deletion_timestamp
-                or (pod.spec.scheduler_name or "default-scheduler") not in names
-            ):
-                continue
-            if busy and membership(pod)[0] in busy:
-                continue
-            return True
-        return False
+        """Any pending pod we serve (`translations.serving.serves`) not in a gang with a job in
+        flight? (Cheap: it spares the full view while a burst of bindings streams back.)"""
+        names, busy, assumed = self.names(), self._jobs, self.cache.assumed
+        return any(
+            serves(pod, names, assumed=assumed) and not (busy and membership(pod)[0] in busy)
+            for pod in self.cache.pods.items.values()
+        )
 
     async def run_cycle(self) -> None:
         if not self.has_work():
@@ -486,10 +455,8 @@ SCHEDULING_ERROR_REASON = "SchedulingError"
 
 async def _tell_pending(scheduler: GangScheduler, recorder: EventRecorder, name: str, why: str) -> None:
     """An Event on every pending pod of `name`: topobridge leaves it to the other scheduler."""
-    for key, pod in list(scheduler.cache.pods.items.items()):
-        if pod.spec.node_name or pod.terminal or pod.metadata.deletion_timestamp:
-            continue
-        if key in scheduler.cache.assumed or (pod.spec.scheduler_name or "") != name:
+    for pod in list(scheduler.cache.pods.items.values()):
+        if not serves(pod, (name,), assumed=scheduler.cache.assumed):
             continue
         ref = {"apiVersion": "v1", "kind": "Pod", "metadata": pod.metadata.to_dict()}
         await recorder.event(

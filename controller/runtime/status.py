@@ -18,7 +18,7 @@ way), so a flood of status updates never slows binding.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from datetime import UTC, datetime
 
 import structlog
@@ -30,6 +30,7 @@ from controller.resources import VOLCANO_PODGROUPS
 from controller.runtime.cache import ClusterCache
 from translations import volcano
 from translations.gangs import Gang
+from translations.serving import scheduler_name
 
 log = structlog.get_logger(__name__)
 
@@ -170,20 +171,7 @@ class StatusWriter:
         if self._reconciled_at == self.cache.generation:
             return 0
         self._reconciled_at = self.cache.generation
-        names = set(scheduler_names)
-        served: set[str] = set()
-        bound: Counter[str] = Counter()
-        in_flight: set[str] = set()
-        for key, pod in self.cache.pods.items.items():
-            group = (pod.metadata.annotations or {}).get(volcano.GROUP_NAME_ANNOTATION)
-            if group is None or (pod.spec.scheduler_name or "default-scheduler") not in names:
-                continue
-            gang = f"{pod.namespace}/{group}"
-            served.add(gang)
-            if key in self.cache.assumed:
-                in_flight.add(gang)
-            elif pod.spec.node_name and not pod.terminal and not pod.metadata.deletion_timestamp:
-                bound[gang] += 1
+        served, bound, in_flight = self._served_groups(set(scheduler_names))
         # A PodGroup whose members are all gone is still ours if we wrote its status.
         served |= {
             key
@@ -228,6 +216,25 @@ class StatusWriter:
                     await self.recorder.event(pg.to_dict(), "Warning", "GangBelowMinMember", message)
             writes += 1
         return writes
+
+    def _served_groups(self, names: Collection[str]) -> tuple[set[str], Counter[str], set[str]]:
+        """The Volcano PodGroups (`namespace/name`) with a member whose scheduler is one of
+        `names` (`translations.serving.scheduler_name`), their live bound members, and those
+        with a member being bound now (assumed)."""
+        served: set[str] = set()
+        bound: Counter[str] = Counter()
+        in_flight: set[str] = set()
+        for key, pod in self.cache.pods.items.items():
+            group = (pod.metadata.annotations or {}).get(volcano.GROUP_NAME_ANNOTATION)
+            if group is None or scheduler_name(pod) not in names:
+                continue
+            gang = f"{pod.namespace}/{group}"
+            served.add(gang)
+            if key in self.cache.assumed:
+                in_flight.add(gang)
+            elif pod.spec.node_name and not pod.terminal and not pod.metadata.deletion_timestamp:
+                bound[gang] += 1
+        return served, bound, in_flight
 
     async def _write_pod_group(
         self, pg: volcano.PodGroup, *, phase: str, condition: str, ok: bool, reason: str, message: str

@@ -232,7 +232,7 @@ async def test_a_gang_whose_binding_outlasts_the_deadline_is_rolled_back_not_lef
         async def first_outcome() -> Any:
             scheduler = getattr(manager.scope, "scheduler", None)  # set once leading
             outcomes = scheduler.binder.outcomes if scheduler is not None else []
-            return next((o for o in outcomes if o.gang == f"{namespace}/stall"), None)
+            return next((o for o in outcomes if o.gang == f"volcano:{namespace}/stall"), None)
 
         outcome = await eventually(first_outcome, timeout=60, interval=0.2, what="the first bind job")
         # Three members bound, the fourth still failing at the deadline: the gang cannot run

@@ -1,7 +1,8 @@
 """The generated ClusterRole grants exactly the verbs the controller's code uses.
 
 A static scan of `controller/` finds every API call on a named resource (generic verbs, the
-informers it starts or its reconcilers declare, the pod helpers, condition upserts) and must equal the role's rules:
+informers it starts or its reconcilers declare, the scheduler's informers over its table of
+kinds through `served_resources`, the pod helpers, condition upserts) and must equal the role's rules:
 a missing verb would be refused at run time, an extra one is a privilege nobody needs.
 (The integration tests add the dynamic check: replicas impersonate the role's
 ServiceAccount, so the API server itself refuses anything the role lacks.)
@@ -16,6 +17,7 @@ import yaml
 
 from controller import rbac, resources
 from controller.resources import Resource
+from translations.kinds import SCHEDULER_KINDS
 
 ROOT = Path(__file__).resolve().parents[2] / "controller"
 VERB_OF = {
@@ -60,59 +62,70 @@ def _key(res: Resource, sub: str | None, verb: str) -> tuple[str, str, str]:
     return (res.group, f"{res.plural}/{sub}" if sub else res.plural, verb)
 
 
-def scan() -> dict[tuple[str, str, str], list[str]]:
+Key = tuple[str, str, str]
+
+
+def _read(res: Resource) -> list[Key]:
+    return [_key(res, None, "list"), _key(res, None, "watch")]
+
+
+def _declared_watches(node: ast.AST) -> list[Key]:
+    """A reconciler's declared informers (`watches: dict = {...}`): the manager lists and
+    watches each."""
+    if not (
+        isinstance(node, ast.AnnAssign)
+        and isinstance(node.target, ast.Name)
+        and node.target.id == "watches"
+        and isinstance(node.value, ast.Dict)
+    ):
+        return []
+    return [key for value in node.value.values if (res := _resource(value)) is not None for key in _read(res)]
+
+
+def _informer_uses(name: str, args: list[ast.expr]) -> list[Key] | None:
+    """The list/watch an informer-making call implies (None: the call makes none)."""
+    if (name in ("of", "informer_of") and args and (res := _resource(args[0])) is not None) or (
+        name == "Informer" and len(args) > 1 and (res := _resource(args[1])) is not None
+    ):
+        return _read(res)
+    if name == "first_served" and args and isinstance(args[0], ast.Name) and args[0].id in VERSION_CHOICES:
+        return [key for res in VERSION_CHOICES[args[0].id] for key in _read(res)]
+    if name == "served_resources":
+        # Its result is what the scheduler's informers watch (`GangScheduler.attach`): one
+        # version of each kind of the scheduler's table, whichever the cluster serves.
+        return [key for read in SCHEDULER_KINDS for res in resources.versions_of(read) for key in _read(res)]
+    return None
+
+
+def _call_uses(node: ast.Call) -> list[Key]:
+    """The (group, resource, verb) triples one call uses."""
+    fn, args = node.func, node.args
+    name = fn.attr if isinstance(fn, ast.Attribute) else fn.id if isinstance(fn, ast.Name) else ""
+    if name in VERB_OF and args and (res := _resource(args[0])) is not None:
+        return [_key(res, sub, VERB_OF[name]) for sub in _subresource(node, res)]
+    informed = _informer_uses(name, args)
+    if informed is not None:
+        return informed
+    if name == "upsert_condition" and len(args) > 1 and (res := _resource(args[1])) is not None:
+        return [_key(res, "status" if res.status_subresource else None, "patch")]
+    if name == "bind" and isinstance(fn, ast.Attribute):
+        return [_key(resources.PODS, "binding", "create")]
+    if name in ("patch_pod_status", "set_pod_condition") and isinstance(fn, ast.Attribute):
+        return [_key(resources.PODS, "status", "patch")]
+    return []
+
+
+def scan() -> dict[Key, list[str]]:
     """(group, resource, verb) -> where in the code it is used."""
-    found: dict[tuple[str, str, str], list[str]] = {}
-
-    def add(key: tuple[str, str, str], where: str) -> None:
-        found.setdefault(key, []).append(where)
-
+    found: dict[Key, list[str]] = {}
     for path in sorted(ROOT.rglob("*.py")):
         rel = path.relative_to(ROOT.parent)
         if rel.parts[1] == "placer" or path.name == "kube.py":
             continue  # the pure engine makes no calls; kube.py defines the verbs
-        tree = ast.parse(path.read_text(), filename=str(path))
-        for node in ast.walk(tree):
-            if (
-                isinstance(node, ast.AnnAssign)
-                and isinstance(node.target, ast.Name)
-                and node.target.id == "watches"
-                and isinstance(node.value, ast.Dict)
-            ):
-                # A reconciler's declared informers: the manager lists and watches each.
-                for value in node.value.values:
-                    if (res := _resource(value)) is not None:
-                        add(_key(res, None, "list"), f"{rel}:{node.lineno}")
-                        add(_key(res, None, "watch"), f"{rel}:{node.lineno}")
-            if not isinstance(node, ast.Call):
-                continue
-            fn = node.func
-            name = fn.attr if isinstance(fn, ast.Attribute) else fn.id if isinstance(fn, ast.Name) else ""
-            where = f"{rel}:{node.lineno}"
-            args = node.args
-            if name in VERB_OF and args and (res := _resource(args[0])) is not None:
-                for sub in _subresource(node, res):
-                    add(_key(res, sub, VERB_OF[name]), where)
-            elif (name in ("of", "informer_of") and args and (res := _resource(args[0])) is not None) or (
-                name == "Informer" and len(args) > 1 and (res := _resource(args[1])) is not None
-            ):
-                add(_key(res, None, "list"), where)
-                add(_key(res, None, "watch"), where)
-            elif (
-                name == "first_served"
-                and args
-                and isinstance(args[0], ast.Name)
-                and args[0].id in VERSION_CHOICES
-            ):
-                for res in VERSION_CHOICES[args[0].id]:
-                    add(_key(res, None, "list"), where)
-                    add(_key(res, None, "watch"), where)
-            elif name == "upsert_condition" and len(args) > 1 and (res := _resource(args[1])) is not None:
-                add(_key(res, "status" if res.status_subresource else None, "patch"), where)
-            elif name == "bind" and isinstance(fn, ast.Attribute):
-                add(_key(resources.PODS, "binding", "create"), where)
-            elif name in ("patch_pod_status", "set_pod_condition") and isinstance(fn, ast.Attribute):
-                add(_key(resources.PODS, "status", "patch"), where)
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            uses = _declared_watches(node) + (_call_uses(node) if isinstance(node, ast.Call) else [])
+            for key in uses:
+                found.setdefault(key, []).append(f"{rel}:{getattr(node, 'lineno', 0)}")
     return found
 
 

@@ -4,7 +4,8 @@ The admission server keeps one up to date from a cache (fed by watches); the CLI
 from `--cluster-state FILE`. Rules never call the API: whatever they need is here.
 
 * HyperNodes: tier, tierName and HyperNode members (exact names and regex patterns), from
-  which parents, the widest tier and the known tier names follow.
+  which parents (each HyperNode's kept parent resolved by the scheduler tree's own rule,
+  `translations.topology.ParentClaims`), the widest tier and the known tier names follow.
 * The layers of the ClusterNetworkTopology named `default` (None when there is none).
 * Koordinator gangs: the pods holding each network-topology index.
 * GPU nodes: each node's allocatable `nvidia.com/gpu` (nodes without GPUs are left out).
@@ -29,6 +30,7 @@ from translations.core import Node, PodStatus
 from translations.errors import InvalidSpecError
 from translations.goregex import regex_matches
 from translations.gpu import GPU_RESOURCE
+from translations.topology import ParentClaims
 from translations.volcano import HYPERNODE_GROUP, HyperNode
 
 GangKey = str
@@ -190,19 +192,28 @@ class ClusterState:
         """HyperNodes that list `name` as a member (other than `excluding`)."""
         return tuple(p for p in self._parents.get(name, ()) if p != excluding)
 
+    @cached_property
+    def _parent(self) -> Mapping[str, str]:
+        """The parent each HyperNode keeps, resolved as the scheduler's tree resolves it
+        (`translations.topology.ParentClaims`: of two, the lower tier, then the first name;
+        cycles cut). A name no HyperNode in view has (the one being admitted) is a child too."""
+        claims = ParentClaims("hypernode")
+        for name in sorted(self.hypernodes):
+            for kid in self._children[name]:
+                claims.claim(kid, name, self.hypernodes[name].tier)
+        return _frozen(claims.resolved(sorted(self.hypernodes)))
+
     def ancestors(self, name: str) -> list[str]:
-        """Parents upward from `name` (first parent at each step), stopping at a repeat;
-        linear in the depth (a set remembers the ones met)."""
+        """The HyperNodes above `name`, parent first, as the scheduler's tree has them
+        (`_parent`); linear in the depth (a set remembers the ones met)."""
         out: list[str] = []
         seen = {name}
-        cur = name
-        while True:
-            parents = self.parents_of(cur)
-            if not parents or parents[0] in seen:
-                return out
-            cur = parents[0]
+        cur = self._parent.get(name)
+        while cur is not None and cur not in seen:
             out.append(cur)
             seen.add(cur)
+            cur = self._parent.get(cur)
+        return out
 
 
 class _PodView(TypedObject):
