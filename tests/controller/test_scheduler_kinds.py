@@ -219,10 +219,18 @@ async def test_the_snapshot_lists_every_served_kind_and_only_live_pods() -> None
 def test_a_scenario_puts_every_kind_into_its_store() -> None:
     sc = load_scenario(list(OBJECTS.values()))
     assert sc.warnings == []
+    # The Job's pods are made by simulate (translations.expand); they join the pod store.
+    made = {Kind.POD: [p["metadata"] for e in sc.expansions for p in e.pods]}
+    assert len(made[Kind.POD]) == (OBJECTS[Kind.JOB]["spec"].get("parallelism") or 1)
     state = cluster_state(sc)
     for kind, obj in OBJECTS.items():
-        assert [o.name for o in sc.by_kind()[kind]] == [obj["metadata"]["name"]], kind
-        assert list(state.store(kind)) == [_key(obj)], kind
+        extra = made.get(kind, [])
+        assert [o.name for o in sc.by_kind()[kind]] == [
+            obj["metadata"]["name"],
+            *(m["name"] for m in extra),
+        ], kind
+        keys = [_key(obj), *(f"{m['namespace']}/{m['name']}" for m in extra)]
+        assert sorted(state.store(kind)) == sorted(keys), kind
 
 
 @pytest.mark.parametrize(
