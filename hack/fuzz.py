@@ -10,8 +10,11 @@ goes on).
 
     .venv/bin/python hack/fuzz.py [--minutes 10] [--seed N] [--examples-per-seed 20]
 
-Last line: `summary: seed=<n> examples=<n> reviews=<n> cycles=<n> failures=<n> worst_review_ms=<x>
-worst_cycle_ms=<y>`. Exit status 1 when anything failed.
+Last line: `summary: seed=<n> scenarios=<n> crashes=<n> slowest_ms=<x> failures=<n> reviews=<n>
+cycles=<n> worst_review_ms=<x> worst_cycle_ms=<y>`: `scenarios` are the clusters drawn, `crashes`
+the exceptions that escaped a review or the cycle plus the gangs whose attempt the cycle had to
+catch, `failures` those and the other failures above, `slowest_ms` the slowest review or cycle.
+Exit status 1 when anything failed.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ class Run:
     def __init__(self) -> None:
         self.counts: Counter[str] = Counter()
         self.failures: list[str] = []
+        self.crashes = 0
         self.worst_review = 0.0
         self.worst_cycle = 0.0
 
@@ -68,6 +72,7 @@ class Run:
             try:
                 decision = kind.rule(object_with_namespace(parse_review(body)), state)
             except Exception:
+                self.crashes += 1
                 self.fail(
                     where, f"{kind.kind} {obj['metadata']['name'][:60]}: {traceback.format_exc(limit=3)}"
                 )
@@ -83,12 +88,14 @@ class Run:
             state, _ = placer_state([*cluster, *ordinary.objects])
             plan = SchedulingCycle(state.view(), served=SERVED, now=0.0, timing=GangTiming()).run()
         except Exception:
+            self.crashes += 1
             self.fail(where, f"scheduling cycle: {_crash()}")
             return
         self.worst_cycle = max(self.worst_cycle, time.perf_counter() - started)
         self.counts["cycles"] += 1
         for outcome in plan.outcomes.values():
             if outcome.code is Code.ERROR:  # the cycle caught it; still a bug in reading the input
+                self.crashes += 1
                 self.fail(where, f"gang {outcome.gang}: {outcome.message[:300]}")
         bound = {pod for b in plan.binds for pod, _ in b.pods}
         if not set(ordinary.pods) <= bound:
@@ -164,8 +171,9 @@ def main() -> int:
             _one_seed(run, current, args.examples_per_seed, deadline)
         current += 1
     print(
-        f"summary: seed={first} seeds={current - first} examples={run.counts['examples']} "
-        f"reviews={run.counts['reviews']} cycles={run.counts['cycles']} failures={len(run.failures)} "
+        f"summary: seed={first} seeds={current - first} scenarios={run.counts['examples']} "
+        f"crashes={run.crashes} slowest_ms={max(run.worst_review, run.worst_cycle) * 1e3:.1f} "
+        f"failures={len(run.failures)} reviews={run.counts['reviews']} cycles={run.counts['cycles']} "
         f"worst_review_ms={run.worst_review * 1e3:.1f} worst_cycle_ms={run.worst_cycle * 1e3:.1f}"
     )
     return 1 if run.failures else 0
