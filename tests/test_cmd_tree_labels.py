@@ -132,8 +132,8 @@ async def test_tree_of_a_live_cluster_labelled_by_topograph_and_gfd(
             f"│   └── nvlink-rack/{RACKS[1]} {RACK}  free cpu 32/32 mem 128Gi/128Gi gpu 8/16"
         )
         clique = next(line for line in lines if f"nvlink-clique/{RACKS[1]}.1 " in line)
-        assert clique.endswith(f"gpu 0/8   gangs: {namespace}/train")
-        assert f"  {namespace}/train  in nvlink-clique/{RACKS[1]}.1 (tier 1), 2/2 bound" in lines
+        assert clique.endswith(f"gpu 0/8   gangs: volcano:{namespace}/train")
+        assert f"  volcano:{namespace}/train  in nvlink-clique/{RACKS[1]}.1 (tier 1), 2/2 bound" in lines
 
         out = io.StringIO()
         await asyncio.to_thread(

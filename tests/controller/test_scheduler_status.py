@@ -85,7 +85,11 @@ async def test_unschedulable_then_scheduled_status(
             )
             assert pg["status"]["phase"] == "Pending"
             unsched = [c for c in pg["status"]["conditions"] if c["type"] == "Unschedulable"]
-            assert unsched and unsched[0]["status"] == "False" and unsched[0]["message"] == message
+            assert unsched and unsched[0]["status"] == "False"
+            # The PodGroup's message is the pod's, with explain's short form: two of the three
+            # pods fit in the cluster, one on the best node.
+            assert unsched[0]["message"].startswith(f"{message} [best per tier: ")
+            assert unsched[0]["message"].endswith(" 1/3, cluster 2/3]"), unsched[0]["message"]
             assert not any(
                 p["spec"].get("nodeName") for p in (await admin.list(PODS, namespace=namespace)).items
             )
