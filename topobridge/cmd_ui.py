@@ -51,8 +51,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--host",
         default=None,
-        help=f"address to listen on (default: {DEFAULT_HOST}); a non-loopback address is used only "
-        "when given here, and exposes the cluster's view to whoever reaches it",
+        help=f"address to listen on (default: {DEFAULT_HOST}); an address other than loopback is "
+        "used only when given here, and shows the cluster to whoever reaches it",
     )
     p.add_argument(
         "--port", type=int, default=DEFAULT_PORT, help=f"default: {DEFAULT_PORT}; 0: any free port"
