@@ -10,8 +10,9 @@ Sources:
 `Ui` holds the current `model.Model` and its version. A change any informer reports marks it
 stale; after `SETTLE` seconds without another change (so a burst of events is one rebuild) the
 model is rebuilt off the event loop, on one worker thread that every model computation shares
-(the model is never read and rebuilt at once), and each page listening on `/api/events`
-(Server-Sent Events) is told the new version; the page then fetches what it draws again.
+(the model is never read and rebuilt at once), and not again before as long as that build took;
+each page listening on `/api/events` (Server-Sent Events) is told the new version, and fetches
+what it draws again.
 
 Routes: `/` and `/static/*` (the page, shipped in the package), `/api/view`, `/api/tree?id=`,
 `/api/explain?gang=`, `POST /api/whatif` (the job's text), `/api/events`. Bound to loopback,
@@ -178,12 +179,14 @@ class Ui:
             q.put_nowait(self.version)
 
     async def follow(self) -> None:
-        """Rebuild after each burst of changes, until cancelled."""
+        """Rebuild after each burst of changes, until cancelled; after a rebuild, wait as long
+        as it took before the next, so a busy large cluster spends at most half its time on it."""
         while True:
             await self._stale.wait()
             await asyncio.sleep(SETTLE)
             self._stale.clear()
             await self.rebuild()
+            await asyncio.sleep(self.build_ms / 1000)
 
     def close(self) -> None:
         for q in self.listeners:

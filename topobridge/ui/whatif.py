@@ -11,7 +11,9 @@ beside the cluster's objects (pure: objects and text in, JSON-able data out).
 3. runs `simulate` on the cluster's objects and the pasted ones together, to quiescence, and
    reports per gang of the job: where it lands (its binds, the domain and tier) and whom it
    evicts, or why not: the run's last message and `explain`'s answer on the first cycle's
-   snapshot (the same preparation the run starts from).
+   snapshot (the same preparation the run starts from). Victims are the job's when their
+   DisruptionTarget condition names one of its pods as the trigger; the run's other
+   evictions (other waiting gangs placed meanwhile) are listed apart.
 
 `settled(objects)` is `--from FILE --simulate`: the scenario's objects as they are once
 `simulate` has run it (pods on their final nodes, victims gone, nominations and the waiting
@@ -23,6 +25,7 @@ Bad input never raises: the answer is `{"error": ...}` naming what is wrong.
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -31,6 +34,8 @@ from translations.errors import TopobridgeError
 from translations.topology import natural_key
 
 PASTED = "the pasted job"
+TRIGGER = re.compile(r"triggerpod: (\S+)$")
+"""The end of the DisruptionTarget message a victim gets (status.md): the preemptor's pod."""
 MAX_TEXT = 1 << 20
 """The largest text read (1 MiB): a job, not a cluster."""
 
@@ -79,11 +84,19 @@ def what_if(objects: Sequence[Mapping[str, Any]], text: str) -> dict[str, Any]:
     out: list[dict[str, Any]] = []
     for g in gangs:
         out.append(_gang_answer(g.key, [p.key for p in g.pods], result, sc, prep))
+    for_job = {v for v in result.evicted if _trigger(result.conditions.get(v)) in mine}
     return {
         "gangs": out,
-        "evicted": sorted((p for p in result.evicted if p not in mine), key=natural_key),
+        "evicted": sorted(for_job, key=natural_key),
+        "evictedForOthers": sorted(set(result.evicted) - for_job - mine, key=natural_key),
         "warnings": [w for w in result.warnings if PASTED in w] + job.warnings,
     }
+
+
+def _trigger(condition: Mapping[str, str] | None) -> str:
+    """The pod a victim's DisruptionTarget condition names as the preemptor's trigger."""
+    found = TRIGGER.search((condition or {}).get("message", ""))
+    return found.group(1) if found else ""
 
 
 def _gang_answer(key: str, pods: list[str], result: Any, sc: Any, prep: Any) -> dict[str, Any]:

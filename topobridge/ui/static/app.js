@@ -5,7 +5,7 @@
 
 const SVG = "http://www.w3.org/2000/svg";
 const ROW = 58;
-const GUTTER = 104;
+const GUTTER = 124;
 const RAMP = [[215, 48, 39], [252, 141, 89], [254, 224, 139], [166, 217, 106], [26, 152, 80]];
 const SHORT = { "nvidia.com/gpu": "GPU", cpu: "CPU", memory: "memory" };
 const EXAMPLE = `apiVersion: scheduling.volcano.sh/v1beta1
@@ -184,6 +184,11 @@ function fit(text, width) {
   return text.length <= n ? text : text.slice(0, Math.max(1, n - 1)) + "…";
 }
 
+function first(texts, width) {
+  // The first text that fits whole, else "".
+  return texts.find((t) => t && fit(t, width) === t) || "";
+}
+
 function drawTree() {
   const box = $("tree");
   box.replaceChildren();
@@ -225,10 +230,12 @@ function drawCell(c, w, landing) {
   g.dataset.kind = c.kind;
   g.append(svg("rect", { class: "box", x: c.x0, y, width: w, height: h, fill: colour(f) }));
   const ink = inkOn(f);
-  const name = fit(c.kind === "domain" && item.id !== "cluster" ? shortName(item.name) : item.name, w);
+  const full = c.kind === "domain" && item.id !== "cluster" ? shortName(item.name) : item.name;
+  const name = first([full, full.slice(full.lastIndexOf("-") + 1)], w) || fit(full, w);
   if (name) g.append(svg("text", { class: "name", x: c.x0 + 5, y: y + 16, fill: ink }, name));
-  const figure = item.free[r] !== undefined ? `${item.free[r]}/${item.alloc[r]}` : "";
-  const second = figure && (fit(`${figure} ${SHORT[r] || r} free`, w).endsWith("e") ? `${figure} ${SHORT[r] || r} free` : fit(figure, w));
+  const figures = item.free[r] !== undefined ? [`${item.free[r]}/${item.alloc[r]} ${SHORT[r] || r} free`, `${item.free[r]}/${item.alloc[r]}`] : [];
+  if (f !== null) figures.push(`${Math.round(f * 100)}%`);
+  const second = first(figures, w);
   if (second) g.append(svg("text", { x: c.x0 + 5, y: y + 31, fill: ink }, second));
   const tip = [item.name, item.text];
   if (c.kind === "domain") tip.push(`${item.nodeCount} node(s)`);
@@ -236,12 +243,13 @@ function drawCell(c, w, landing) {
   if (item.gangs && item.gangs.length) tip.push(`gangs: ${item.gangs.join(", ")}`);
   g.append(svg("title", {}, tip.join("\n")));
   if (item.gangs && item.gangs.length) {
-    g.append(svg("rect", { class: "gang", x: c.x0 + 2.5, y: y + 1.5, width: Math.max(0, w - 5), height: h - 3 }));
+    const frame = { x: c.x0 + 2.5, y: y + 1.5, width: Math.max(0, w - 5), height: h - 3 };
+    g.append(svg("rect", { class: "gang-halo", ...frame }), svg("rect", { class: "gang", ...frame }));
     const label = item.gangs.length === 1 ? `▣ ${shortName(item.gangs[0])}` : `▣ ${item.gangs.length} gangs`;
-    const t = fit(label, w);
-    if (t) g.append(svg("text", { class: "badge", x: c.x0 + 6, y: y + h - 6 }, t));
+    const t = fit(label, w - 4);
+    if (t) g.append(svg("text", { class: "badge", x: c.x0 + 7, y: y + h - 7, fill: ink }, t));
   }
-  if (c.kind === "domain" && landing.has(item.id)) {
+  if (landing.has(c.kind === "domain" ? item.id : item.name)) {
     g.append(svg("rect", { class: "whatif", x: c.x0 + 6, y: y + 5, width: Math.max(0, w - 12), height: h - 10 }));
   }
   if (c.kind === "node") {
@@ -351,11 +359,19 @@ async function fillExplanation(gang) {
   }
 }
 
+const LONG = 320;
+
+function message(text) {
+  // The scheduler's message names every domain it tried: at scale, the start and a way to the rest.
+  if (text.length <= LONG) return el("div", { class: "message" }, text);
+  return el("details", { class: "message" }, el("summary", {}, `${text.slice(0, LONG)}… (${text.length} characters)`), text);
+}
+
 function renderExplanation(e) {
   const out = [];
   const v = e.verdict;
   out.push(el("div", { class: "verdict" }, `${v.code} at ${v.step}${v.plugin ? ` (${v.plugin})` : ""}`));
-  if (v.message) out.push(el("div", { class: "message" }, v.message));
+  if (v.message) out.push(message(v.message));
   if (e.tiers.length) {
     const rows = [el("tr", {}, el("th", {}, "tier"), el("th", {}, "best domain now"), el("th", {}, "holds"))];
     for (const t of e.tiers) {
@@ -455,12 +471,15 @@ function renderWhatIf(data) {
       box.append(el("table", { class: "binds" }, el("tr", {}, el("th", {}, "pod"), el("th", {}, "node")), ...rows));
     } else {
       box.append(el("div", {}, el("b", {}, `${g.gang}: would wait`)));
-      if (g.message) box.append(el("div", { class: "message" }, g.message));
+      if (g.message) box.append(message(g.message));
       if (g.explanation) box.append(el("div", { class: "explain" }, ...renderExplanation(g.explanation)));
     }
     out.push(box);
   }
-  if (data.evicted.length) out.push(el("div", {}, `it would evict: ${data.evicted.join(", ")}`));
+  if (data.evicted.length) out.push(el("div", { class: "error" }, `it would evict: ${data.evicted.join(", ")}`));
+  if (data.evictedForOthers.length) {
+    out.push(el("div", { class: "muted" }, `meanwhile the cycle places gangs already waiting, evicting ${data.evictedForOthers.join(", ")}`));
+  }
   for (const w of data.warnings || []) out.push(el("div", { class: "muted" }, w));
   return out;
 }
