@@ -120,10 +120,24 @@ async def until(driver: WebDriver, check: Callable[[WebDriver], T]) -> T:
 
 
 def cells(driver: WebDriver, kind: str) -> list[str]:
-    return [
-        str(e.get_attribute("data-id"))
-        for e in driver.find_elements(By.CSS_SELECTOR, f"#tree g.cell[data-kind={kind}]")
-    ]
+    """The ids of the picture's cells of one kind, read in one script (the page may redraw)."""
+    found: list[str] = driver.execute_script(
+        "return [...document.querySelectorAll(`#tree g.cell[data-kind=${arguments[0]}]`)]"
+        ".map(g => g.dataset.id)",
+        kind,
+    )
+    return found
+
+
+def text_of(driver: WebDriver, selector: str) -> str | None:
+    found: str | None = driver.execute_script(
+        "const e = document.querySelector(arguments[0]); return e ? e.textContent : null", selector
+    )
+    return found
+
+
+def version(driver: WebDriver) -> int:
+    return int(driver.execute_script("return document.body.dataset.version") or 0)
 
 
 async def test_the_page_in_a_browser(
@@ -151,37 +165,37 @@ async def test_the_page_in_a_browser(
     objects = await read_objects(admin)
     gang = f"koordinator:{seed}/high-priority-training"
     expected = explain_objects(objects, gang).to_dict()["verdict"]
-    selector = f'details.gang[data-gang="{gang}"] .explain .message'
-    shown = await until(browser, lambda d: d.find_element(By.CSS_SELECTOR, selector).text)
-    assert shown == expected["message"] and expected["message"]
-    verdict = browser.find_element(By.CSS_SELECTOR, f'details.gang[data-gang="{gang}"] .verdict').text
-    assert verdict.startswith(f"{expected['code']} at {expected['step']}")
+    here = f'details.gang[data-gang="{gang}"]'
+    shown = await until(browser, lambda d: text_of(d, f"{here} .explain .message"))
+    assert expected["message"] and expected["message"] in shown
+    assert str(text_of(browser, f"{here} .verdict")).startswith(f"{expected['code']} at {expected['step']}")
 
     # What if: the page's answer is simulate's on the same objects.
     text = job(2, "4")
-    box = browser.find_element(By.ID, "whatif-text")
-    await asyncio.to_thread(box.send_keys, text)
+    await asyncio.to_thread(browser.find_element(By.ID, "whatif-text").send_keys, text)
     browser.find_element(By.ID, "whatif-run").click()
-    answer = await until(browser, lambda d: d.find_element(By.CSS_SELECTOR, "#whatif-result .answer"))
-    shown_binds = {
-        str(r.get_attribute("data-pod")): r.find_elements(By.TAG_NAME, "td")[1].text
-        for r in answer.find_elements(By.CSS_SELECTOR, "tr[data-pod]")
-    }
+    answer: dict[str, Any] = await until(
+        browser,
+        lambda d: d.execute_script(
+            "const a = document.querySelector('#whatif-result .answer'); if (!a) return null;"
+            "return {placed: a.dataset.placed, binds: Object.fromEntries([...a.querySelectorAll('tr[data-pod]')]"
+            ".map(r => [r.dataset.pod, r.cells[1].textContent]))}"
+        ),
+    )
     pasted = [o for o in yaml.safe_load_all(text) if o]
     result = simulate(load_scenario([*objects, *pasted], lenient=True))
     mine = {f"default/{o['metadata']['name']}" for o in pasted if o["kind"] == "Pod"}
-    assert answer.get_attribute("data-placed") == "true"
-    assert shown_binds == {p: n for p, n in result.bound.items() if p in mine} and len(shown_binds) == 2
+    assert answer["placed"] == "true"
+    assert (
+        answer["binds"] == {p: n for p, n in result.bound.items() if p in mine} and len(answer["binds"]) == 2
+    )
 
     # A pod bound while the page is open: the watch tells the page, the page redraws.
-    version = int(browser.find_element(By.TAG_NAME, "body").get_attribute("data-version") or 0)
+    before = version(browser)
     await admin.create(PODS, _bound_pod("fills-node-11", "node-11"), namespace=seed)
-    await until(
-        browser,
-        lambda d: int(d.find_element(By.TAG_NAME, "body").get_attribute("data-version") or 0) > version,
-    )
-    title = browser.find_element(By.CSS_SELECTOR, '#tree g.cell[data-id="node-11"] title')
-    assert "free cpu 0/8" in str(title.get_attribute("textContent"))
+    node_11 = '#tree g.cell[data-id="node-11"] title'
+    await until(browser, lambda d: "free cpu 0/8" in (text_of(d, node_11) or ""))
+    assert version(browser) > before
 
 
 def _bound_pod(name: str, node: str) -> dict[str, Any]:

@@ -110,14 +110,16 @@ def test_a_scenario_as_simulate_leaves_it() -> None:
 
 
 @pytest.mark.parametrize(
-    ("scenario", "text", "placed"),
+    ("scenario", "text", "placed", "others"),
     [
-        pytest.param("example-1", job(2, "4"), True, id="fits-in-one-block"),
-        pytest.param("example-2", job(2, "4"), True, id="lands-after-the-waiting-gang"),
-        pytest.param("example-1", job(4, "8"), False, id="no-block-holds-four-whole-nodes"),
+        pytest.param("example-1", job(2, "4"), True, [], id="fits-in-one-block"),
+        pytest.param(
+            "example-2", job(2, "4"), True, ["default/low-priority-pod-5"], id="lands-after-the-waiting-gang"
+        ),
+        pytest.param("example-1", job(4, "8"), False, [], id="no-block-holds-four-whole-nodes"),
     ],
 )
-def test_a_what_if_is_simulates_answer(scenario: str, text: str, placed: bool) -> None:
+def test_a_what_if_is_simulates_answer(scenario: str, text: str, placed: bool, others: list[str]) -> None:
     objects = demo(scenario)
     answer = whatif.what_if(objects, text)
     assert "error" not in answer, answer
@@ -126,6 +128,7 @@ def test_a_what_if_is_simulates_answer(scenario: str, text: str, placed: bool) -
     (gang,) = answer["gangs"]
     assert gang["gang"] == "volcano:default/try-me"
     assert gang["placed"] is placed
+    assert (answer["evicted"], answer["evictedForOthers"]) == ([], others)
     mine = {f"default/{p['metadata']['name']}" for p in pasted if p["kind"] == "Pod"}
     assert gang["binds"] == {p: n for p, n in result.bound.items() if p in mine}
     if placed:
@@ -158,3 +161,31 @@ def test_a_what_if_is_simulates_answer(scenario: str, text: str, placed: bool) -
 def test_a_bad_what_if_says_what_is_wrong(text: str, says: str) -> None:
     answer = whatif.what_if(demo("example-2"), text)
     assert says in answer["error"]
+
+
+def test_a_what_if_that_preempts_names_its_victims() -> None:
+    classes = [
+        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": n}, "value": v}
+        for n, v in (("low", 10), ("high", 1000))
+    ]
+    busy = [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": f"low-{v}", "namespace": "default"},
+            "spec": {
+                "nodeName": f"n{v}",
+                "priorityClassName": "low",
+                "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "8"}}}],
+            },
+        }
+        for v in range(4)
+    ]
+    objects = [*tree_cluster((2,), 2), *classes, *busy]
+    text = job(2, "8").replace("schedulerName: volcano", "schedulerName: volcano\n  priorityClassName: high")
+    answer = whatif.what_if(objects, text)
+    pasted = [o for o in yaml.safe_load_all(text) if o]
+    result = simulate(load_scenario([*objects, *pasted], lenient=True))
+    assert answer["gangs"][0]["placed"] is True
+    assert answer["evicted"] == sorted(result.evicted) and len(answer["evicted"]) == 2
+    assert answer["evictedForOthers"] == []
