@@ -13,6 +13,7 @@ performance mark) is recorded in the JUnit file, never asserted.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import shutil
 import subprocess
@@ -31,6 +32,7 @@ from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
 from ui_objects import job
 
+from controller.errors import NotFoundError
 from controller.kube import Kube
 from controller.placer.scenario import load_scenario, simulate
 from controller.resources import PODS
@@ -94,6 +96,11 @@ async def seed(admin: Kube, namespace: str) -> AsyncIterator[str]:
                 await clustermod.create_object(admin, obj, namespace=namespace)
         yield namespace
     finally:
+        # Bound pods on API-only nodes never finish terminating (no kubelet): removed at once,
+        # so no later test finds them on the seed's node names.
+        for p in (await admin.list(PODS, namespace=namespace)).items:
+            with contextlib.suppress(NotFoundError):
+                await admin.delete(PODS, p["metadata"]["name"], namespace=namespace, grace_period_seconds=0)
         await clustermod.delete_cluster(admin, spec)
 
 
