@@ -48,6 +48,11 @@ def test_flags(host: str | None, port: int, simulate: bool, source: str | None, 
         ),
         pytest.param({"simulate": True}, "error: --simulate: needs --from FILE", id="simulate-alone"),
         pytest.param({"port": -1}, "error: --port: Invalid value: -1", id="bad-port"),
+        pytest.param(
+            {"kubeconfig": "/no/such/kubeconfig", "port": 0},
+            "error: reading the cluster failed: cannot load the kubeconfig /no/such/kubeconfig",
+            id="no-kubeconfig",
+        ),
     ],
 )
 def test_bad_invocations_exit_2_naming_the_problem(kwargs: dict[str, object], says: str) -> None:

@@ -372,15 +372,14 @@ async def serve(
     """Serve until `stop` is set: read the source, then answer pages and follow changes."""
     ui = Ui(source)
     runner = web.AppRunner(make_app(ui, loopback=is_loopback(host)), shutdown_timeout=2.0, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, host, port)
-    await site.start()
     follower: asyncio.Task[None] | None = None
     try:
+        await source.start(ui.changed)  # a cluster that cannot be read fails before anything is served
+        await runner.setup()
+        await web.TCPSite(runner, host, port).start()
         bound = runner.addresses[0]
         shown = f"[{bound[0]}]" if ":" in str(bound[0]) else str(bound[0])
         announce(f"http://{shown}:{bound[1]}/")
-        await source.start(ui.changed)
         await ui.rebuild()
         follower = asyncio.create_task(ui.follow(), name="ui-follow") if source.live else None
         await stop.wait()
