@@ -3,10 +3,11 @@ chromedriver by selenium, against the local control plane holding the seed's 12-
 spine/block cluster and Example 2 (low-priority pods on node-0, node-1 and node-5; a
 high-priority 4-pod gang that must gather in one spine, waiting, since no scheduler runs here).
 
-The page loads; the picture shows the seed's layout (3 spines, 5 blocks, 12 nodes); the waiting
-gang's reason appears, the scheduling cycle's own (`explain` on the same objects); a pasted job's
-answer is `simulate`'s on the same objects; and a pod bound while the page is open is redrawn
-from the server's watch (Server-Sent Events). The browser's time to first draw (the page's
+The page loads; the picture shows the seed's layout (3 spines, 5 blocks, 12 nodes), zooms into a
+spine on a click and out again by the breadcrumb; the waiting gang's reason appears, the
+scheduling cycle's own (`explain` on the same objects); a pasted job's answer is `simulate`'s on
+the same objects; and a pod bound while the page is open is redrawn from the server's watch
+(Server-Sent Events). The browser's time to first draw (the page's
 performance mark) is recorded in the JUnit file, never asserted.
 """
 
@@ -167,6 +168,23 @@ async def test_the_page_in_a_browser(
     assert {n for n in cells(browser, "node") if re.fullmatch(r"node-\d+", n)} == {
         f"node-{i}" for i in range(12)
     }
+
+    # Zoom in by a click on a domain, out by the breadcrumb.
+    click = "document.querySelector(arguments[0]).dispatchEvent(new MouseEvent('click'))"
+    browser.execute_script(click, '#tree g.cell[data-id="SpineLayer/spine-1"]')
+    await until(browser, lambda d: "BlockLayer/block-0" not in cells(d, "domain"))
+    assert sorted(cells(browser, "domain")) == [
+        "BlockLayer/block-2",
+        "BlockLayer/block-3",
+        "SpineLayer/spine-1",
+    ]
+    assert sorted(cells(browser, "node")) == [f"node-{i}" for i in range(5, 9)]
+    crumbs = browser.execute_script(
+        "return [...document.querySelectorAll('#crumbs a, #crumbs .here')].map(e => e.textContent)"
+    )
+    assert crumbs == ["cluster", "SpineLayer/spine-1"]
+    browser.execute_script(click, '#crumbs a[data-id="cluster"]')
+    await until(browser, lambda d: len(cells(d, "node")) >= 12)
 
     # The waiting gang, with the cycle's own reason.
     objects = await read_objects(admin)
