@@ -26,6 +26,7 @@ SUBCOMMANDS = (
     "simulate",
     "tree",
     "explain",
+    "ui",
     "run",
     "crds",
     "manifests",

@@ -20,9 +20,12 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from topobridge import output
+
+if TYPE_CHECKING:
+    from controller.placer.scenario import Prepared, Scenario
 
 EXIT_OK, EXIT_NO_GANG, EXIT_UNREADABLE = 0, 1, 2
 FORMATS = (output.TEXT, output.JSON, output.YAML)
@@ -98,13 +101,18 @@ def run(
 
 def explain_objects(objects: Sequence[Mapping[str, Any]], wanted: str, namespace: str | None = None) -> Any:
     """The explanation of gang `wanted` among `objects` (None when no gang has that name)."""
-    from controller.placer.explain import explain
-    from controller.placer.preempt import budgets_from
     from controller.placer.scenario import load_scenario, prepare
 
     sc = load_scenario(objects, lenient=True)
-    prep = prepare(sc)
-    gang = next((g for g in prep.gangs(sc) if _named(g.key, g.name, wanted, namespace)), None)
+    return explain_prepared(sc, prepare(sc), wanted, namespace)
+
+
+def explain_prepared(sc: Scenario, prep: Prepared, wanted: str, namespace: str | None = None) -> Any:
+    """The same, for a snapshot already read (`topobridge ui` asks one snapshot many times)."""
+    from controller.placer.explain import explain
+    from controller.placer.preempt import budgets_from
+
+    gang = next((g for g in prep.gangs() if _named(g.key, g.name, wanted, namespace)), None)
     if gang is None:
         return None
     return explain(gang, prep.snapshot, budgets_from(sc.pdbs, prep.snapshot))

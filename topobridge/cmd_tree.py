@@ -25,9 +25,12 @@ import argparse
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from topobridge import output
+
+if TYPE_CHECKING:
+    from controller.placer.scenario import Prepared
 
 EXIT_OK, EXIT_NO_GANG, EXIT_UNREADABLE = 0, 1, 2
 FORMATS = (output.TEXT, output.JSON, output.YAML)
@@ -96,6 +99,14 @@ def run(
 # --- the view: objects in, a tree of plain data out ---------------------------------------------
 
 
+@dataclass(frozen=True)
+class Figures:
+    """Allocatable and free per main resource, in scheduler units (millicores, bytes, GPUs)."""
+
+    allocatable: dict[str, int]
+    free: dict[str, int]
+
+
 @dataclass
 class PodOnNode:
     name: str
@@ -111,6 +122,8 @@ class NodeView:
     text: str
     """`free cpu 2/8 mem 8Gi/32Gi`, the same figures as text."""
     pods: list[PodOnNode] = field(default_factory=list)
+    units: Figures | None = None
+    """The same figures as numbers (scheduler units), for pictures."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -133,6 +146,8 @@ class DomainView:
     gangs: list[str] = field(default_factory=list)
     nodes: list[NodeView] = field(default_factory=list)
     domains: list[DomainView] = field(default_factory=list)
+    units: Figures | None = None
+    """The same figures as numbers (scheduler units), for pictures."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -176,6 +191,8 @@ class TreeView:
     warnings: list[str] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
     """The tree drawn, filtered as asked."""
+    units: Figures | None = None
+    """The whole cluster's figures."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -208,20 +225,25 @@ class TreeView:
 
 
 def cluster_view(
-    objects: Sequence[Mapping[str, Any]], *, namespace: str | None = None, gang: str | None = None
+    objects: Sequence[Mapping[str, Any]],
+    *,
+    namespace: str | None = None,
+    gang: str | None = None,
+    prepared: Prepared | None = None,
 ) -> TreeView:
     """The tree of `objects` (as `kubectl get -o yaml` lists them), filtered to a namespace or
-    a gang. Objects that cannot be read are left out with a warning, as in a dry run."""
+    a gang. Objects that cannot be read are left out with a warning, as in a dry run.
+    `prepared`: the objects already read (`prepare(load_scenario(objects, lenient=True))`),
+    for a caller that asks the same snapshot more (`topobridge ui`)."""
     import numpy as np
 
     from controller.placer.engine import lowest_common
     from controller.placer.scenario import load_scenario, prepare
-    from topobridge.treeview import amounts, draw, quantity, topology_line
+    from topobridge.treeview import MAIN_RESOURCES, amounts, draw, quantity, topology_line
     from translations.gangs import Gang
     from translations.topology import natural_key
 
-    sc = load_scenario(objects, lenient=True)
-    prep = prepare(sc)
+    prep = prepared if prepared is not None else prepare(load_scenario(objects, lenient=True))
     index, snap = prep.index, prep.snapshot
     free = index.alloc - snap.used
 
@@ -230,7 +252,7 @@ def cluster_view(
             return False
         return gang is None or gang in (g.key, g.name, g.name.split("/", 1)[1])
 
-    gangs = [g for g in prep.gangs(sc) if wanted_gang(g)]
+    gangs = [g for g in prep.gangs() if wanted_gang(g)]
     conditions = _podgroup_messages(objects)
     view = TreeView(topology=topology_line(index), warnings=list(prep.warnings))
     in_domain: dict[str, list[str]] = {}
@@ -259,27 +281,30 @@ def cluster_view(
     pods_on = _pods_by_node(objects, shown_pod, short=namespace is not None)
     focus_nodes |= {index.node_pos[n] for n in pods_on if n in index.node_pos}  # nominated ones too
 
-    def figures(rows: slice | int) -> tuple[dict[str, str], dict[str, str], str]:
+    def figures(rows: slice | int) -> tuple[dict[str, str], dict[str, str], str, Figures]:
         alloc = {r: int(np.sum(index.alloc[rows, p])) for r, p in index.res_pos.items()}
         left = {r: int(np.sum(free[rows, p])) for r, p in index.res_pos.items()}
-        main = {r for r, _ in (("cpu", 0), ("memory", 0), ("nvidia.com/gpu", 0)) if alloc.get(r)}
+        main = sorted(r for r, _ in MAIN_RESOURCES if alloc.get(r))
         return (
-            {r: quantity(r, alloc[r]) for r in sorted(main)},
-            {r: quantity(r, left[r]) for r in sorted(main)},
+            {r: quantity(r, alloc[r]) for r in main},
+            {r: quantity(r, left[r]) for r in main},
             "free " + amounts(index, left, alloc),
+            Figures({r: alloc[r] for r in main}, {r: left[r] for r in main}),
         )
 
     nodes: dict[int, NodeView] = {}
     for v, name in enumerate(index.node_names):
-        a, f, text = figures(v)
+        a, f, text, units = figures(v)
         listed = [PodOnNode(p, s) for _, p, s in pods_on.get(name, [])]
-        nodes[v] = NodeView(name, a, f, text, listed)
+        nodes[v] = NodeView(name, a, f, text, listed, units)
     domains: dict[int, DomainView] = {}
     for d in range(index.n_domains):
-        a, f, text = figures(slice(int(index.dom_start[d]), int(index.dom_end[d])))
+        a, f, text, units = figures(slice(int(index.dom_start[d]), int(index.dom_end[d])))
         label = index.domain_label(d)
         source = index.tree.domains[index.dom_ids[d]].source
-        domains[d] = DomainView(label, int(index.dom_tier[d]), a, f, text, source, in_domain.get(label, []))
+        domains[d] = DomainView(
+            label, int(index.dom_tier[d]), a, f, text, source, in_domain.get(label, []), units=units
+        )
     focused = gang is not None
 
     def holds_focus(d: int) -> bool:
@@ -313,7 +338,7 @@ def cluster_view(
         made = f" ({dom.source})" if dom.source else ""
         return f"{dom.name}{made}  {dom.text}{placed}"
 
-    a, f, text = figures(slice(0, index.n_nodes))
+    a, f, text, view.units = figures(slice(0, index.n_nodes))
     root_gangs = in_domain.get("cluster", [])
     root = f"cluster  {text}" + (f"   gangs: {', '.join(root_gangs)}" if root_gangs else "")
     view.lines = draw(index, node_text=node_text, domain_text=domain_text, root_text=root)

@@ -1,0 +1,281 @@
+"""What `topobridge ui` costs on a large cluster, measured whole, and the pictures in docs/ui.md.
+
+The cluster: `_topology.py`'s 4-tier GPU fabric (datacenter > spine > block > NVLink domain of 8
+nodes), nodes of 64 CPU / 512Gi / 8 GPU. Load varies by spine (each spine draws how busy it is)
+so the picture has something to show: an NVLink domain is either held by an 8-pod training gang
+(a `scheduling.sigs.k8s.io` PodGroup, 8 GPUs a pod) or its nodes run a service pod or none; two
+gangs wait (512 whole nodes in one spine; 16 nodes in one NVLink domain of 8). It is written as
+one JSON file, what `topobridge ui --from FILE` reads.
+
+Figures (at --nodes):
+* build_ms: the server's time to build the view model from the objects (`ui.model.build`: the
+  scenario read, the scheduler's snapshot, `cluster_view`), the median of --runs;
+* page_kb: the data the page fetches first (`/api/view`: the summary and the tree's top levels);
+  zoom_kb: what a zoom into one block fetches (its subtree, with its nodes);
+* first_draw_ms: headless chromium's time from navigation to the first drawn picture (the page's
+  `topobridge:first-draw` performance mark), against `topobridge ui --from FILE` once its model
+  is built.
+
+    .venv/bin/python benchmarks/ui.py [--nodes 10000] [--runs 3] [--screenshot PNG] [--keep FILE]
+    .venv/bin/python benchmarks/ui.py --seed --screenshot docs/images/ui-seed.png
+
+`--seed` shows the seed's 12-node cluster (the built-in demo's Example 2) with a job pasted in
+the what-if box instead. Needs /usr/bin/chromium and /usr/bin/chromedriver (Debian's) and
+selenium. The run ends with one line: `summary: nodes=... objects=... build_ms=... page_kb=...
+zoom_kb=... first_draw_ms=...`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+# The repository first: benchmarks/controller.py would otherwise shadow the `controller` package.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from _topology import cluster_network_topology, topology_labels  # beside this script
+
+from topobridge.ui import model
+
+ROOT = Path(__file__).resolve().parents[1]
+GANG_LABEL = "pod-group.scheduling.sigs.k8s.io"
+SPEC = "gang.scheduling.koordinator.sh/network-topology-spec"
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+)
+WHAT_IF = """apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata: {name: what-if, namespace: default}
+spec: {minMember: 2, networkTopology: {mode: hard, highestTierAllowed: 1}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: what-if-0, namespace: default, annotations: {scheduling.k8s.io/group-name: what-if}}
+spec:
+  schedulerName: volcano
+  containers: [{name: c, image: busybox, resources: {requests: {cpu: "4", memory: 8Gi}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: what-if-1, namespace: default, annotations: {scheduling.k8s.io/group-name: what-if}}
+spec:
+  schedulerName: volcano
+  containers: [{name: c, image: busybox, resources: {requests: {cpu: "4", memory: 8Gi}}}]
+"""
+
+
+def pod(name: str, ns: str, *, gpus: int, cpu: int, node: str | None, gang: str = "") -> dict[str, Any]:
+    req = {"cpu": str(cpu), "memory": f"{cpu * 4}Gi", "nvidia.com/gpu": str(gpus)}
+    spec: dict[str, Any] = {
+        "schedulerName": "topobridge",
+        "containers": [{"name": "c", "image": "busybox", "resources": {"requests": req}}],
+    }
+    if node is not None:
+        spec["nodeName"] = node
+    meta: dict[str, Any] = {"name": name, "namespace": ns}
+    if gang:
+        meta["labels"] = {GANG_LABEL: gang}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+
+def podgroup(name: str, members: int, layer: str | None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "namespace": "train"}
+    if layer:
+        meta["annotations"] = {
+            SPEC: json.dumps({"gatherStrategy": [{"layer": layer, "strategy": "MustGather"}]})
+        }
+    return {
+        "apiVersion": "scheduling.sigs.k8s.io/v1alpha1",
+        "kind": "PodGroup",
+        "metadata": meta,
+        "spec": {"minMember": members},
+    }
+
+
+def cluster(n_nodes: int, seed: int = 11) -> list[dict[str, Any]]:
+    """The cluster described in the module docstring, as plain objects."""
+    rng = random.Random(seed)
+    cnt = cluster_network_topology().to_dict()
+    out: list[dict[str, Any]] = [
+        {"apiVersion": "scheduling.koordinator.sh/v1alpha1", "kind": "ClusterNetworkTopology", **cnt}
+    ]
+    alloc = {"cpu": "64", "memory": "512Gi", "pods": "110", "nvidia.com/gpu": "8"}
+    busy: dict[str, float] = {}
+    gangs = 0
+    for first in range(0, n_nodes, 8):
+        spine = topology_labels(first)["network.topology.nvidia.com/spine"]
+        level = busy.setdefault(spine, rng.choice((0.05, 0.3, 0.55, 0.8, 0.97)))
+        names = [f"node-{v}" for v in range(first, min(first + 8, n_nodes))]
+        for v, name in enumerate(names, start=first):
+            labels = {**topology_labels(v), "kubernetes.io/hostname": name}
+            meta = {"name": name, "labels": labels}
+            out.append(
+                {"apiVersion": "v1", "kind": "Node", "metadata": meta, "status": {"allocatable": alloc}}
+            )
+        if rng.random() < level and len(names) == 8:
+            gang = f"train-{gangs}"
+            gangs += 1
+            out.append(podgroup(gang, 8, "AcceleratorLayer"))
+            out += [
+                pod(f"{gang}-{i}", "train", gpus=8, cpu=32, node=n, gang=gang) for i, n in enumerate(names)
+            ]
+            continue
+        for n in names:
+            if rng.random() < level:
+                out.append(pod(f"svc-{n}", "svc", gpus=rng.choice((2, 4, 6)), cpu=8, node=n))
+    for gang, size, layer in (("llm-pretrain", 512, "SpineLayer"), ("moe-finetune", 16, "AcceleratorLayer")):
+        out.append(podgroup(gang, size, layer))
+        out += [pod(f"{gang}-{i}", "train", gpus=8, cpu=32, node=None, gang=gang) for i in range(size)]
+    return out
+
+
+def measure_model(objects: list[dict[str, Any]], runs: int) -> dict[str, Any]:
+    times: list[float] = []
+    m = None
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        m = model.build(objects)
+        times.append((time.perf_counter() - t0) * 1000)
+    assert m is not None
+    page = json.dumps(model.page(m), separators=(",", ":"))
+    block = next(d for d in m.domains.values() if d.tier == 2) if m.tiers[-1][0] > 2 else m.domains["cluster"]
+    zoom = json.dumps(model.subtree(m, block.id), separators=(",", ":"))
+    return {
+        "build_ms": round(statistics.median(times)),
+        "page_kb": round(len(page) / 1024, 1),
+        "zoom_kb": round(len(zoom) / 1024, 1),
+        "zoom_id": block.id,
+    }
+
+
+def serve(path: Path) -> tuple[subprocess.Popen[str], str]:
+    shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+    argv = [sys.executable, "-m", "topobridge.cli", "--log-level", "warning", "ui", "--port", "0"]
+    argv += ["--from", str(shown)]
+    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    found = re.search(r"serving (http://\S+) ", proc.stdout.readline())
+    assert found, "topobridge ui did not start"
+    url = found.group(1)
+    for _ in range(1200):  # the model is built before the page is timed
+        try:
+            with urllib.request.urlopen(url + "api/view", timeout=60):
+                return proc, url
+        except urllib.error.HTTPError:
+            time.sleep(0.25)
+    raise SystemExit("topobridge ui: no model after 5 minutes")
+
+
+def browser(width: int, height: int) -> Any:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for flag in (*FLAGS, f"--window-size={width},{height}", f"--user-data-dir={tempfile.mkdtemp()}"):
+        options.add_argument(flag)
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+
+def wait(driver: Any, script: str, limit: float = 300.0) -> Any:
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        value = driver.execute_script(script)
+        if value:
+            return value
+        time.sleep(0.2)
+    raise SystemExit(f"timed out waiting for: {script}")
+
+
+EXPLAINED = "return [...document.querySelectorAll('details.gang[open] .explain')].every(e => !e.textContent.includes('asking'))"
+
+
+def whole(driver: Any) -> None:
+    """The window as tall as the page, scrolled to the top: the screenshot shows all of it."""
+    height = int(driver.execute_script("return document.documentElement.scrollHeight"))
+    driver.set_window_size(1500, min(max(height + 140, 900), 1600))
+    driver.execute_script("window.scrollTo(0, 0)")
+    time.sleep(0.5)
+
+
+def first_draw(path: Path, screenshot: Path | None, *, what_if: bool, zoom_id: str | None) -> float:
+    proc, url = serve(path)
+    driver = browser(1500, 1250 if what_if else 1000)
+    try:
+        driver.get(url)
+        wait(driver, "return performance.getEntriesByName('topobridge:first-draw').length")
+        ms = float(
+            driver.execute_script("return performance.getEntriesByName('topobridge:first-draw')[0].startTime")
+        )
+        wait(driver, EXPLAINED)
+        if what_if:
+            driver.find_element("id", "whatif-text").send_keys(WHAT_IF)
+            driver.find_element("id", "whatif-run").click()
+            wait(driver, "return document.querySelector('#whatif-result .answer')")
+        if screenshot is not None:
+            whole(driver)
+            driver.save_screenshot(str(screenshot))
+            if zoom_id:
+                driver.execute_script(
+                    "arguments[0].dispatchEvent(new MouseEvent('click'))",
+                    driver.find_element("css selector", f'#tree g.cell[data-id="{zoom_id}"]'),
+                )
+                wait(driver, "return document.querySelectorAll('#tree g.cell[data-kind=node]').length")
+                whole(driver)
+                driver.save_screenshot(str(screenshot.with_name(screenshot.stem + "-zoomed.png")))
+        return ms
+    finally:
+        driver.quit()
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--nodes", type=int, default=10_000)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--seed", action="store_true", help="the seed's 12-node cluster, with a what-if")
+    ap.add_argument("--screenshot", type=Path, default=None, help="save the page as PNG")
+    ap.add_argument("--keep", type=Path, default=None, help="write the cluster here (default: a temp file)")
+    args = ap.parse_args()
+    if args.seed:
+        path = ROOT / "controller" / "placer" / "demo" / "example-2.yaml"
+        from topobridge.inputs import read_inputs
+
+        objects = [loc.obj for loc in read_inputs([str(path)]).objects]
+    else:
+        objects = cluster(args.nodes)
+        path = args.keep or Path(tempfile.mkdtemp()) / f"cluster-{args.nodes}.json"
+        path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
+    figures = measure_model(objects, args.runs)
+    nodes = sum(1 for o in objects if o["kind"] == "Node")
+    zoom = None if args.seed else figures["zoom_id"]
+    drawn = first_draw(path, args.screenshot, what_if=args.seed, zoom_id=zoom)
+    print(json.dumps({"nodes": nodes, "objects": len(objects), **figures, "first_draw_ms": round(drawn)}))
+    print(
+        f"summary: nodes={nodes} objects={len(objects)} build_ms={figures['build_ms']} "
+        f"page_kb={figures['page_kb']} zoom_kb={figures['zoom_kb']} first_draw_ms={round(drawn)}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,191 @@
+"""`topobridge ui`'s view model and what-if (pure): the tree as the page gets it, in levels; the
+largest free room per tier; explanations that are `explain`'s; a pasted job's answer, which is
+`simulate`'s; a scenario as `simulate` leaves it; bad input as an error naming what is wrong."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+from ui_objects import JOB, demo, job, tree_cluster, walk
+
+from controller.placer.scenario import load_scenario, simulate
+from topobridge.cmd_explain import explain_objects
+from topobridge.ui import model, whatif
+
+
+def test_the_seed_cluster_as_the_page_gets_it() -> None:
+    page = model.page(model.build(demo("example-2"), source="example-2.yaml"))
+    domains = list(walk(page["tree"]))
+    spines = [d["id"] for d in domains if d["tier"] == 2]
+    blocks = [d["id"] for d in domains if d["tier"] == 1]
+    nodes = [n["name"] for d in domains for n in d.get("nodes", [])]
+    assert spines == [f"SpineLayer/spine-{i}" for i in range(3)]
+    assert blocks == [f"BlockLayer/block-{i}" for i in range(5)]
+    assert sorted(nodes) == sorted(f"node-{i}" for i in range(12))
+    assert page["counts"] == {"nodes": 12, "domains": 8, "placed": 0, "pending": 1}
+    assert [t["name"] for t in page["tiers"]] == ["node", "BlockLayer", "SpineLayer", "cluster"]
+    assert page["tree"]["path"] == [{"id": "cluster", "name": "cluster"}]
+    busy = next(n for d in domains for n in d.get("nodes", []) if n["name"] == "node-0")
+    assert busy["units"]["free"]["cpu"] == 0 and busy["pods"] == [
+        {"name": "default/low-priority-pod-0", "state": "running"}
+    ]
+    spine0 = next(d for d in domains if d["id"] == "SpineLayer/spine-0")
+    assert spine0["units"]["alloc"]["cpu"] == sum(
+        n["units"]["alloc"]["cpu"] for d in walk(spine0) for n in d.get("nodes", [])
+    )
+
+
+@pytest.mark.parametrize(
+    ("gpus", "order"),
+    [
+        pytest.param(8, ["nvidia.com/gpu", "cpu", "memory"], id="gpus-first-when-there-are-any"),
+        pytest.param(0, ["cpu", "memory"], id="cpu-then-memory-without-gpus"),
+    ],
+)
+def test_the_colour_resource_order(gpus: int, order: list[str]) -> None:
+    page = model.page(model.build(tree_cluster((2,), 2, gpus=gpus)))
+    assert page["resources"] == order
+
+
+def test_a_large_tree_travels_in_levels_and_nodes_on_demand() -> None:
+    objects = tree_cluster((2, 2, 2, 2), 20)  # 4 tiers, 16 leaves of 20 nodes: 320 nodes
+    m = model.build(objects)
+    page = model.page(m)
+    sent = list(walk(page["tree"]))
+    assert page["counts"]["nodes"] == 320
+    assert max(d["tier"] for d in sent if d["domains"] is None) == 2  # tier 1 waits for a zoom
+    assert {d["tier"] for d in sent} == {5, 4, 3, 2}
+    assert not any("nodes" in d for d in sent)
+    zoomed = model.subtree(m, "h2-0")
+    assert zoomed is not None
+    assert [p["id"] for p in zoomed["path"]] == ["cluster", "h4-0", "h3-0", "h2-0"]
+    leaves = [d for d in walk(zoomed) if d["tier"] == 1]
+    assert [len(d["nodes"]) for d in leaves] == [20, 20]
+    assert model.subtree(m, "no-such-domain") is None
+
+
+def test_the_largest_free_room_per_tier_is_the_fullest_free_domain() -> None:
+    m = model.build(demo("example-2"))
+    page = model.page(m)
+    everything = list(walk(model.subtree(m, "cluster") or {}))
+    nodes = [n for d in everything for n in d.get("nodes", [])]
+    for row in page["largest"]:
+        members = nodes if row["tier"] == 0 else [d for d in everything if d["tier"] == row["tier"]]
+        for r, best in row["best"].items():
+            most = max(x["units"]["free"][r] for x in members)
+            assert best["free"] == most, (row["name"], r)
+            assert any(
+                x.get("id", x["name"]) == best["domain"] and x["units"]["free"][r] == most for x in members
+            )
+    blocks = next(row for row in page["largest"] if row["name"] == "BlockLayer")
+    assert (blocks["best"]["cpu"]["domain"], blocks["best"]["cpu"]["freeText"]) == (
+        "BlockLayer/block-4",
+        "24",
+    )
+
+
+def test_an_explanation_is_topobridge_explains() -> None:
+    objects = demo("example-2")
+    m = model.build(objects)
+    key = model.page(m)["pending"][0]["gang"]
+    shown = model.explanation(m, key)
+    assert shown is not None
+    expected = explain_objects(objects, key)
+    assert shown["explanation"] == expected.to_dict()
+    assert shown["explanation"]["verdict"]["code"] == "WaitingForVictims"
+    assert model.explanation(m, "default/no-such-gang") is None
+
+
+def test_a_scenario_as_simulate_leaves_it() -> None:
+    objects = demo("example-2")
+    page = model.page(model.build(whatif.settled(objects)))
+    result = simulate(load_scenario(objects)).contract()
+    placed = {g["gang"]: g["domain"] for g in page["placed"]}
+    assert result["gangs"]
+    for gang, where in result["gangs"].items():
+        assert placed[gang] == where["domain"]
+    pods = {p["name"] for d in walk(page["tree"]) for n in d.get("nodes", []) for p in n["pods"]}
+    assert not pods & set(result["evicted"])
+    assert page["pending"] == []
+
+
+@pytest.mark.parametrize(
+    ("scenario", "text", "placed", "others"),
+    [
+        pytest.param("example-1", job(2, "4"), True, [], id="fits-in-one-block"),
+        pytest.param(
+            "example-2", job(2, "4"), True, ["default/low-priority-pod-5"], id="lands-after-the-waiting-gang"
+        ),
+        pytest.param("example-1", job(4, "8"), False, [], id="no-block-holds-four-whole-nodes"),
+    ],
+)
+def test_a_what_if_is_simulates_answer(scenario: str, text: str, placed: bool, others: list[str]) -> None:
+    objects = demo(scenario)
+    answer = whatif.what_if(objects, text)
+    assert "error" not in answer, answer
+    pasted = [o for o in yaml.safe_load_all(text) if o]
+    result = simulate(load_scenario([*objects, *pasted], lenient=True))
+    (gang,) = answer["gangs"]
+    assert gang["gang"] == "volcano:default/try-me"
+    assert gang["placed"] is placed
+    assert (answer["evicted"], answer["evictedForOthers"]) == ([], others)
+    mine = {f"default/{p['metadata']['name']}" for p in pasted if p["kind"] == "Pod"}
+    assert gang["binds"] == {p: n for p, n in result.bound.items() if p in mine}
+    if placed:
+        assert (gang["domain"], gang["tier"]) == result.gangs["volcano:default/try-me"]
+    else:
+        assert gang["message"] == result.unschedulable["volcano:default/try-me"]
+        assert gang["explanation"]["gang"] == "volcano:default/try-me"
+        assert gang["explanation"]["verdict"]["code"] != "Success"
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        pytest.param("", "the pasted job: no objects", id="empty"),
+        pytest.param("key: [unclosed", "the pasted job:1:15: not valid YAML", id="not-yaml"),
+        pytest.param(
+            job(1, "lots"),
+            'document 2 (Pod default/try-me-0): spec.containers[0].resources.requests[cpu]: Invalid value: "lots"',
+            id="bad-quantity",
+        ),
+        pytest.param(JOB, "makes no pods (PodGroup)", id="a-podgroup-alone"),
+        pytest.param(
+            job(1, "1").split("---", 1)[1].replace("try-me-0", "low-priority-pod-0"),
+            "pod default/low-priority-pod-0: already exists in the cluster",
+            id="a-pod-the-cluster-holds",
+        ),
+        pytest.param("x" * (whatif.MAX_TEXT + 1), "at most 1048576 are read", id="too-long"),
+    ],
+)
+def test_a_bad_what_if_says_what_is_wrong(text: str, says: str) -> None:
+    answer = whatif.what_if(demo("example-2"), text)
+    assert says in answer["error"]
+
+
+def test_a_what_if_that_preempts_names_its_victims() -> None:
+    classes = [
+        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": n}, "value": v}
+        for n, v in (("low", 10), ("high", 1000))
+    ]
+    busy = [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": f"low-{v}", "namespace": "default"},
+            "spec": {
+                "nodeName": f"n{v}",
+                "priorityClassName": "low",
+                "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "8"}}}],
+            },
+        }
+        for v in range(4)
+    ]
+    objects = [*tree_cluster((2,), 2), *classes, *busy]
+    text = job(2, "8").replace("schedulerName: volcano", "schedulerName: volcano\n  priorityClassName: high")
+    answer = whatif.what_if(objects, text)
+    pasted = [o for o in yaml.safe_load_all(text) if o]
+    result = simulate(load_scenario([*objects, *pasted], lenient=True))
+    assert answer["gangs"][0]["placed"] is True
+    assert answer["evicted"] == sorted(result.evicted) and len(answer["evicted"]) == 2
+    assert answer["evictedForOthers"] == []

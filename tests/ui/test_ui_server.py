@@ -1,0 +1,159 @@
+"""`topobridge ui`'s server over a scenario file: every route, the guards (loopback Host, the
+page's own Origin for a what-if), the Server-Sent Events a page redraws on, and the page's
+assets: shipped as package data, fetching nothing from elsewhere."""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import io
+import re
+import tomllib
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+from ui_objects import demo, job
+
+from topobridge.ui.server import STATIC, FileSource, Ui, is_loopback, make_app
+from topobridge.ui.whatif import MAX_TEXT
+
+ROOT = Path(__file__).resolve().parents[2]
+ASSETS = ROOT / "topobridge" / "ui" / "static"
+GANG = "koordinator:default/high-priority-training"
+
+
+@pytest.fixture
+async def served() -> AsyncIterator[tuple[TestClient[Any, Any], Ui]]:
+    ui = Ui(FileSource(demo("example-2"), "example-2.yaml"))
+    await ui.rebuild()
+    client: TestClient[Any, Any] = TestClient(TestServer(make_app(ui, loopback=True), host="127.0.0.1"))
+    await client.start_server()
+    try:
+        yield client, ui
+    finally:
+        await client.close()
+
+
+@pytest.mark.parametrize(
+    ("path", "status", "says"),
+    [
+        pytest.param("/", 200, 'src="static/app.js"', id="the-page"),
+        pytest.param("/static/app.js", 200, "EventSource", id="the-script"),
+        pytest.param("/static/style.css", 200, "--gang", id="the-style"),
+        pytest.param("/static/secrets.txt", 404, "no asset 'secrets.txt'", id="no-other-file"),
+        pytest.param("/api/view", 200, '"counts":{"nodes":12', id="the-view"),
+        pytest.param("/api/tree?id=SpineLayer/spine-1", 200, '"id":"BlockLayer/block-3"', id="a-zoom"),
+        pytest.param("/api/tree?id=nowhere", 404, "id 'nowhere': no such domain", id="no-such-domain"),
+        pytest.param(f"/api/explain?gang={GANG}", 200, '"code":"WaitingForVictims"', id="an-explanation"),
+        pytest.param(
+            "/api/explain?gang=default/ghost", 404, "gang 'default/ghost': no such gang", id="no-such-gang"
+        ),
+    ],
+)
+async def test_routes(served: tuple[TestClient[Any, Any], Ui], path: str, status: int, says: str) -> None:
+    client, _ = served
+    resp = await client.get(path)
+    assert resp.status == status
+    assert says in await resp.text()
+    assert resp.headers["Cache-Control"] == "no-store"
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "key"),
+    [
+        pytest.param(job(2, "4"), 200, "gangs", id="a-job"),
+        pytest.param("key: [unclosed", 400, "error", id="not-yaml"),
+        pytest.param("x" * (MAX_TEXT + 1), 400, "error", id="too-long"),
+    ],
+)
+async def test_a_what_if(served: tuple[TestClient[Any, Any], Ui], body: str, status: int, key: str) -> None:
+    client, _ = served
+    resp = await client.post("/api/whatif", data=io.BytesIO(body.encode()))
+    assert resp.status == status
+    data = await resp.json()
+    assert key in data and data["version"] == 1
+
+
+@pytest.mark.parametrize(
+    ("headers", "method", "status", "says"),
+    [
+        pytest.param(
+            {"Host": "attacker.example:8401"}, "GET", 421, "answers only to a loopback name", id="rebinding"
+        ),
+        pytest.param({"Host": "localhost:8401"}, "GET", 200, "", id="localhost"),
+        pytest.param({"Host": "[::1]:8401"}, "GET", 200, "", id="ipv6-loopback"),
+        pytest.param({"Origin": "http://attacker.example"}, "POST", 403, "own page", id="foreign-origin"),
+    ],
+)
+async def test_the_guards(
+    served: tuple[TestClient[Any, Any], Ui], headers: dict[str, str], method: str, status: int, says: str
+) -> None:
+    client, _ = served
+    path = "/api/whatif" if method == "POST" else "/api/view"
+    resp = await client.request(method, path, headers=headers, data=job(2, "4") if method == "POST" else None)
+    assert resp.status == status
+    assert says in await resp.text()
+
+
+async def test_a_page_hears_of_each_new_model(served: tuple[TestClient[Any, Any], Ui]) -> None:
+    client, ui = served
+    resp = await client.get("/api/events")
+    assert resp.headers["Content-Type"] == "text/event-stream"
+    hello = await _event(resp)
+    assert hello == ("hello", '{"version": 1}')
+    await ui.rebuild()
+    assert await _event(resp) == ("changed", '{"version": 2}')
+    resp.close()
+
+
+async def _event(resp: Any) -> tuple[str, str]:
+    fields: dict[str, str] = {}
+    while True:
+        line = (await asyncio.wait_for(resp.content.readline(), 10)).decode().rstrip("\n")
+        if not line and "event" in fields:
+            return fields["event"], fields["data"]
+        name, _, value = line.partition(": ")
+        fields[name] = value
+
+
+async def test_before_the_first_model_the_page_is_told_to_wait() -> None:
+    ui = Ui(FileSource([], "nothing"))
+    client: TestClient[Any, Any] = TestClient(TestServer(make_app(ui, loopback=True), host="127.0.0.1"))
+    await client.start_server()
+    try:
+        resp = await client.get("/api/view")
+        assert resp.status == 503
+        assert "the page updates when it is ready" in (await resp.json())["error"]
+    finally:
+        await client.close()
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [
+        pytest.param("127.0.0.1", True, id="ipv4"),
+        pytest.param("127.1.2.3", True, id="ipv4-range"),
+        pytest.param("[::1]", True, id="ipv6"),
+        pytest.param("localhost", True, id="name"),
+        pytest.param("0.0.0.0", False, id="every-address"),
+        pytest.param("192.0.2.7", False, id="an-address"),
+        pytest.param("localhost.attacker.example", False, id="a-lookalike"),
+    ],
+)
+def test_loopback(host: str, loopback: bool) -> None:
+    assert is_loopback(host) is loopback
+
+
+def test_every_asset_is_package_data_and_fetches_nothing_from_elsewhere() -> None:
+    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    shipped = patterns["topobridge.ui"]
+    files = sorted(p.name for p in ASSETS.iterdir())
+    assert files == sorted(STATIC)
+    for name in files:
+        assert any(fnmatch.fnmatch(f"static/{name}", pat) for pat in shipped), name
+        text = (ASSETS / name).read_text()
+        urls = set(re.findall(r"(?:https?:)?//[\w.-]+\.\w+[^\s\"'`)]*", text))
+        assert urls <= {"http://www.w3.org/2000/svg"}, (name, urls)

@@ -1,0 +1,178 @@
+"""`topobridge ui [--from FILE [--simulate]] [--host 127.0.0.1] [--port 8401] [--open]`: a local,
+read-only web page of the topology tree, why gangs wait, and where a job would land.
+
+The page draws the tree the scheduler uses as an icicle (click a domain to zoom in, the
+breadcrumb to zoom out), each domain coloured by its free capacity (GPUs when the cluster has
+any, else CPU; memory on request), placed gangs outlined in the domain that holds them, pending
+gangs with `topobridge explain`'s answer, the largest free room per tier, and a what-if box:
+paste a job (a PodGroup and its pods, or any kind `simulate` expands) and see where
+`simulate` would place it, or why not. Large clusters are sent as aggregates; a domain's nodes
+are drawn once it is zoomed in to at most 128 of them.
+
+The cluster is read through the kubeconfig (`--kubeconfig`, `--context`) as `kubectl proxy`
+would, only with list and watch calls, and the page redraws as it changes (Server-Sent Events).
+`--from FILE` shows a scenario file instead (as `simulate` reads it; with `--simulate`, as the
+simulation leaves it), with no watch.
+
+The server listens on 127.0.0.1 and answers only to loopback names. `--host` binds elsewhere,
+and only when given explicitly: anyone who can reach that address then reads the cluster
+through your credentials (read-only).
+
+Exit status: 0 stopped (Ctrl-C), 2 the cluster or the file could not be read, or the address
+could not be bound.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from collections.abc import Mapping
+from typing import Any, TextIO
+
+EXIT_OK, EXIT_UNREADABLE = 0, 2
+DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 8401
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "ui",
+        help="a local, read-only web page of the topology, why gangs wait, and what if (127.0.0.1)",
+        description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--from", dest="source", default=None, metavar="FILE", help="a scenario file, not the cluster"
+    )
+    p.add_argument(
+        "--simulate", action="store_true", help="with --from: show the scenario as `simulate` leaves it"
+    )
+    p.add_argument(
+        "--host",
+        default=None,
+        help=f"address to listen on (default: {DEFAULT_HOST}); an address other than loopback is "
+        "used only when given here, and shows the cluster to whoever reaches it",
+    )
+    p.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help=f"default: {DEFAULT_PORT}; 0: any free port"
+    )
+    p.add_argument("--open", action="store_true", help="open the page in the default browser")
+    p.set_defaults(handler=_handle)
+
+
+def _handle(args: argparse.Namespace) -> int:
+    return run(
+        source=args.source,
+        simulate=args.simulate,
+        host=args.host,
+        port=args.port,
+        open_browser=args.open,
+        kubeconfig=args.kubeconfig,
+        context=args.context,
+        out=sys.stdout,
+        err=sys.stderr,
+    )
+
+
+def run(
+    *,
+    source: str | None = None,
+    simulate: bool = False,
+    host: str | None = None,
+    port: int = DEFAULT_PORT,
+    open_browser: bool = False,
+    kubeconfig: str | None = None,
+    context: str | None = None,
+    out: TextIO,
+    err: TextIO,
+) -> int:
+    from topobridge.ui.server import is_loopback
+
+    problem = check_address(host, port, simulate=simulate, source=source)
+    if problem:
+        print(f"error: {problem}", file=err)
+        return EXIT_UNREADABLE
+    bind = host if host is not None else DEFAULT_HOST
+    if not is_loopback(bind):
+        print(
+            f"warning: --host {bind}: not a loopback address: whoever reaches it reads the "
+            "cluster's view through your credentials (read-only)",
+            file=err,
+        )
+    try:
+        src = _source(source, simulate, kubeconfig, context)
+    except ValueError as exc:
+        print(f"error: {exc}", file=err)
+        return EXIT_UNREADABLE
+    return _serve(src, bind, port, open_browser, out, err)
+
+
+def check_address(host: str | None, port: int, *, simulate: bool, source: str | None) -> str:
+    """What is wrong with the flags, "" when nothing is."""
+    if simulate and source is None:
+        return "--simulate: needs --from FILE (a live cluster is shown as it is)"
+    if not 0 <= port <= 65535:
+        return f"--port: Invalid value: {port}: must be between 0 and 65535"
+    if host is not None and not host.strip():
+        return '--host: Invalid value: "": an address to listen on'
+    return ""
+
+
+def _source(source: str | None, simulate: bool, kubeconfig: str | None, context: str | None) -> Any:
+    from topobridge.ui.server import ClusterSource, FileSource
+
+    if source is None:
+        return ClusterSource(kubeconfig=kubeconfig, context=context)
+    objects, sources = _read(source)
+    if simulate:
+        from topobridge.ui.whatif import settled
+        from translations.errors import TopobridgeError
+
+        try:
+            objects = [*settled(objects, sources)]
+        except TopobridgeError as exc:
+            raise ValueError(str(exc)) from None
+        return FileSource(objects, f"{source}, after simulate")
+    return FileSource(objects, source)
+
+
+def _read(path: str) -> tuple[list[Mapping[str, Any]], list[str]]:
+    from topobridge.inputs import read_inputs
+
+    inputs = read_inputs([path])
+    if inputs.problems:
+        raise ValueError("; ".join(inputs.problems))
+    if not inputs.objects:
+        raise ValueError(f"{path}: no objects")
+    return [loc.obj for loc in inputs.objects], [loc.source for loc in inputs.objects]
+
+
+def _serve(src: Any, host: str, port: int, open_browser: bool, out: TextIO, err: TextIO) -> int:
+    from controller.errors import ControllerError
+    from topobridge import eventloop
+    from topobridge.ui.server import serve
+
+    def announce(url: str) -> None:
+        print(f"serving {url} (read-only; Ctrl-C stops)", file=out, flush=True)
+        if open_browser:
+            import webbrowser
+
+            webbrowser.open(url)
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        await serve(src, host=host, port=port, announce=announce, stop=stop)
+
+    try:
+        eventloop.run(main(), eventloop.default_event_loop())
+    except OSError as exc:
+        print(f"error: {host}:{port}: cannot listen: {exc.strerror or exc}", file=err)
+        return EXIT_UNREADABLE
+    except ControllerError as exc:
+        print(f"error: reading the cluster failed: {exc}", file=err)
+        return EXIT_UNREADABLE
+    return EXIT_OK

@@ -1,0 +1,393 @@
+"""The `topobridge ui` server: an aiohttp app over one source of objects, read-only.
+
+Sources:
+* `FileSource`: a scenario file read once (`--from FILE`; with `--simulate`, the objects as
+  `simulate` leaves them, `whatif.settled`). No watch, no updates.
+* `ClusterSource`: the cluster through the user's kubeconfig, as `kubectl proxy` would reach
+  it: one `controller.informer.Informer` (list, then watch) per kind `snapshot_io` reads, only
+  the kinds the server serves, pods without the terminal ones. Nothing is ever written.
+
+`Ui` holds the current `model.Model` and its version. A change any informer reports marks it
+stale; after `SETTLE` seconds without another change (so a burst of events is one rebuild) the
+model is rebuilt off the event loop, on one worker thread that every model computation shares
+(the model is never read and rebuilt at once), and not again before as long as that build took;
+each page listening on `/api/events` (Server-Sent Events) is told the new version, and fetches
+what it draws again.
+
+Routes: `/` and `/static/*` (the page, shipped in the package), `/api/view`, `/api/tree?id=`,
+`/api/explain?gang=`, `POST /api/whatif` (the job's text), `/api/events`. Bound to loopback,
+the server answers only requests whose Host header names a loopback address (no DNS
+rebinding), and a what-if only from its own page (Origin).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from importlib import resources
+from ipaddress import ip_address
+from typing import Any, Protocol, TypeVar
+
+import structlog
+from aiohttp import web
+
+from topobridge.ui import model as view_model
+from topobridge.ui import whatif
+
+log = structlog.get_logger(__name__)
+
+SETTLE = 0.3
+"""Seconds without a change before the model is rebuilt."""
+KEEPALIVE = 15.0
+STATIC = {"app.js": "text/javascript", "style.css": "text/css", "index.html": "text/html"}
+LOOPBACK_NAMES = ("localhost",)
+T = TypeVar("T")
+
+
+class Source(Protocol):
+    label: str
+    live: bool
+
+    async def start(self, changed: Callable[[], None]) -> None: ...
+
+    def objects(self) -> list[Mapping[str, Any]]: ...
+
+    async def stop(self) -> None: ...
+
+
+class FileSource:
+    """Objects read once from a file (`--from FILE`)."""
+
+    live = False
+
+    def __init__(self, objects: list[Mapping[str, Any]], label: str) -> None:
+        self._objects = objects
+        self.label = label
+
+    async def start(self, changed: Callable[[], None]) -> None:
+        del changed  # a file does not change under the page
+
+    def objects(self) -> list[Mapping[str, Any]]:
+        return self._objects
+
+    async def stop(self) -> None:
+        return None
+
+
+class ClusterSource:
+    """The cluster, listed and watched through the user's kubeconfig (read-only)."""
+
+    live = True
+
+    def __init__(self, *, kubeconfig: str | None, context: str | None) -> None:
+        self.kubeconfig, self.context = kubeconfig, context
+        self.label = f"cluster (context {context})" if context else "cluster (current context)"
+        self._informers: list[Any] = []
+        self._tasks: list[asyncio.Task[None]] = []
+        self._kube: Any = None
+
+    async def start(self, changed: Callable[[], None]) -> None:
+        from controller.informer import FuncHandler, Informer, drop_managed_fields
+        from controller.kube import Kube
+        from controller.resources import PODS
+        from topobridge.snapshot_io import NOT_TERMINAL
+
+        self._kube = await Kube.connect(kubeconfig=self.kubeconfig, context=self.context)
+        for res in await self._served():
+            inf = Informer(
+                self._kube,
+                res,
+                field_selector=NOT_TERMINAL if res is PODS else None,
+                resync_period=None,
+                transform=drop_managed_fields,
+            )
+            inf.add_handler(FuncHandler(lambda _obj: changed(), on_resync=False))
+            self._informers.append(inf)
+        self._tasks = [asyncio.create_task(i.run(), name=f"ui-informer:{i.name}") for i in self._informers]
+        await asyncio.gather(*(i.synced.wait() for i in self._informers))
+
+    async def _served(self) -> list[Any]:
+        """The kinds `snapshot_io` reads that this server serves (a list call each finds out)."""
+        from controller.errors import NotFoundError
+        from topobridge.snapshot_io import OPTIONAL, REQUIRED
+
+        kube = self._kube
+        out = list(REQUIRED)
+        for res in OPTIONAL:
+            try:
+                await kube.list(res, page_size=1)
+            except NotFoundError:
+                log.info("ui.kind_absent", resource=str(res))
+                continue
+            out.append(res)
+        from controller.resources import PDB_VERSIONS
+
+        out.append(await kube.first_served(PDB_VERSIONS))
+        return out
+
+    def objects(self) -> list[Mapping[str, Any]]:
+        return [obj for inf in self._informers for obj in inf.cache.values()]
+
+    async def stop(self) -> None:
+        from controller.aiotasks import cancel_and_wait
+
+        await cancel_and_wait(self._tasks, grace=5.0)
+        if self._kube is not None:
+            await self._kube.close()
+
+
+class Ui:
+    """The current model, its version, and the pages listening for a new one."""
+
+    def __init__(self, source: Source) -> None:
+        self.source = source
+        self.model: view_model.Model | None = None
+        self.objects: list[Mapping[str, Any]] = []
+        self.version = 0
+        self.build_ms = 0.0
+        self.error = ""
+        self.listeners: set[asyncio.Queue[int | None]] = set()
+        self._stale = asyncio.Event()
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ui-model")
+
+    async def compute(self, fn: Callable[..., T], *args: Any) -> T:
+        """`fn(*args)` on the model's one worker thread."""
+        return await asyncio.get_running_loop().run_in_executor(self._worker, fn, *args)
+
+    def changed(self) -> None:
+        self._stale.set()
+
+    async def rebuild(self) -> None:
+        objects = list(self.source.objects())
+        started = time.perf_counter()
+        try:
+            self.model = await self.compute(partial(view_model.build, objects, source=self.source.label))
+        except Exception as exc:  # a snapshot the model cannot read: say so on the page
+            log.exception("ui.build_failed")
+            self.error = f"the snapshot could not be drawn: {exc}"
+        else:
+            self.objects, self.error = objects, ""
+            self.build_ms = (time.perf_counter() - started) * 1000
+            self.version += 1
+            log.info("ui.model_built", version=self.version, objects=len(objects), ms=round(self.build_ms))
+        for q in self.listeners:
+            q.put_nowait(self.version)
+
+    async def follow(self) -> None:
+        """Rebuild after each burst of changes, until cancelled; after a rebuild, wait as long
+        as it took before the next, so a busy large cluster spends at most half its time on it."""
+        while True:
+            await self._stale.wait()
+            await asyncio.sleep(SETTLE)
+            self._stale.clear()
+            await self.rebuild()
+            await asyncio.sleep(self.build_ms / 1000)
+
+    def close(self) -> None:
+        for q in self.listeners:
+            q.put_nowait(None)
+        self._worker.shutdown(wait=False, cancel_futures=True)
+
+
+# --- the app ------------------------------------------------------------------------------------
+
+UI_KEY = web.AppKey("ui", Ui)
+LOOPBACK_KEY = web.AppKey("loopback", bool)
+
+
+def is_loopback(host: str) -> bool:
+    """127.0.0.0/8, ::1, or `localhost`."""
+    name = host.strip("[]")
+    if name in LOOPBACK_NAMES:
+        return True
+    try:
+        return ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def make_app(ui: Ui, *, loopback: bool) -> web.Application:
+    app = web.Application(middlewares=[_guard], client_max_size=whatif.MAX_TEXT + 1024)
+    app[UI_KEY] = ui
+    app[LOOPBACK_KEY] = loopback
+    app.router.add_get("/", _index)
+    app.router.add_get("/static/{name}", _static)
+    app.router.add_get("/api/view", _view)
+    app.router.add_get("/api/tree", _tree)
+    app.router.add_get("/api/explain", _explain)
+    app.router.add_post("/api/whatif", _whatif)
+    app.router.add_get("/api/events", _events)
+    app.on_shutdown.append(_close_streams)
+    return app
+
+
+@web.middleware
+async def _guard(request: web.Request, handler: Any) -> web.StreamResponse:
+    if request.app[LOOPBACK_KEY]:
+        host = request.host.rsplit(":", 1)[0] if not request.host.endswith("]") else request.host
+        if not is_loopback(host):
+            return _error(421, f"Host {request.host!r}: this server answers only to a loopback name")
+    if request.method == "POST":
+        origin = request.headers.get("Origin")
+        if origin is not None and origin != f"{request.scheme}://{request.host}":
+            return _error(403, f"Origin {origin!r}: what-ifs are asked from this server's own page")
+    response: web.StreamResponse = await handler(request)
+    response.headers.setdefault("Cache-Control", "no-store")
+    return response
+
+
+def _error(status: int, message: str) -> web.Response:
+    return web.json_response({"error": message}, status=status)
+
+
+def _asset(name: str) -> str:
+    return resources.files("topobridge.ui").joinpath("static", name).read_text(encoding="utf-8")
+
+
+async def _index(request: web.Request) -> web.Response:
+    return web.Response(text=_asset("index.html"), content_type="text/html")
+
+
+async def _static(request: web.Request) -> web.Response:
+    name = request.match_info["name"]
+    if name not in STATIC:
+        return _error(404, f"no asset {name!r}")
+    return web.Response(text=_asset(name), content_type=STATIC[name])
+
+
+def _model(request: web.Request) -> view_model.Model | web.Response:
+    ui = request.app[UI_KEY]
+    if ui.model is None:
+        return _error(503, ui.error or "reading the snapshot: the page updates when it is ready")
+    return ui.model
+
+
+async def _view(request: web.Request) -> web.Response:
+    ui = request.app[UI_KEY]
+    m = _model(request)
+    if isinstance(m, web.Response):
+        return m
+    data = await ui.compute(view_model.page, m)
+    data.update(version=ui.version, live=ui.source.live, buildMs=round(ui.build_ms), error=ui.error)
+    return _json(data)
+
+
+async def _tree(request: web.Request) -> web.Response:
+    ui = request.app[UI_KEY]
+    m = _model(request)
+    if isinstance(m, web.Response):
+        return m
+    ident = request.query.get("id", "")
+    data = await ui.compute(view_model.subtree, m, ident)
+    if data is None:
+        return _error(404, f"id {ident!r}: no such domain")
+    data["version"] = ui.version
+    return _json(data)
+
+
+async def _explain(request: web.Request) -> web.Response:
+    ui = request.app[UI_KEY]
+    m = _model(request)
+    if isinstance(m, web.Response):
+        return m
+    gang = request.query.get("gang", "")
+    data = await ui.compute(view_model.explanation, m, gang)
+    if data is None:
+        return _error(404, f"gang {gang!r}: no such gang")
+    return _json(data)
+
+
+async def _whatif(request: web.Request) -> web.Response:
+    ui = request.app[UI_KEY]
+    m = _model(request)
+    if isinstance(m, web.Response):
+        return m
+    text = await request.text()
+    data = await ui.compute(whatif.what_if, ui.objects, text)
+    data["version"] = ui.version
+    return _json(data, status=400 if "error" in data else 200)
+
+
+async def _events(request: web.Request) -> web.StreamResponse:
+    ui = request.app[UI_KEY]
+    resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-store"})
+    await resp.prepare(request)
+    queue: asyncio.Queue[int | None] = asyncio.Queue()
+    ui.listeners.add(queue)
+    try:
+        await resp.write(
+            f"retry: 2000\nevent: hello\ndata: {json.dumps({'version': ui.version})}\n\n".encode()
+        )
+        async for version in _versions(queue):
+            if version is None:
+                await resp.write(b": keep-alive\n\n")
+                continue
+            await resp.write(f"event: changed\ndata: {json.dumps({'version': version})}\n\n".encode())
+    except ConnectionResetError:  # the page went away
+        pass
+    finally:
+        ui.listeners.discard(queue)
+    return resp
+
+
+async def _versions(queue: asyncio.Queue[int | None]) -> AsyncIterator[int | None]:
+    """New versions as they come; None every KEEPALIVE seconds; ends when the server closes."""
+    while True:
+        try:
+            version = await asyncio.wait_for(queue.get(), KEEPALIVE)
+        except TimeoutError:
+            yield None
+            continue
+        if version is None:
+            return
+        yield version
+
+
+async def _close_streams(app: web.Application) -> None:
+    app[UI_KEY].close()
+
+
+def _json(data: Any, status: int = 200) -> web.Response:
+    return web.Response(
+        text=json.dumps(data, separators=(",", ":")), status=status, content_type="application/json"
+    )
+
+
+# --- running ------------------------------------------------------------------------------------
+
+
+async def serve(
+    source: Source,
+    *,
+    host: str,
+    port: int,
+    announce: Callable[[str], None],
+    stop: asyncio.Event,
+) -> None:
+    """Serve until `stop` is set: read the source, then answer pages and follow changes."""
+    ui = Ui(source)
+    runner = web.AppRunner(make_app(ui, loopback=is_loopback(host)), shutdown_timeout=2.0, access_log=None)
+    follower: asyncio.Task[None] | None = None
+    try:
+        await source.start(ui.changed)  # a cluster that cannot be read fails before anything is served
+        await runner.setup()
+        await web.TCPSite(runner, host, port).start()
+        bound = runner.addresses[0]
+        shown = f"[{bound[0]}]" if ":" in str(bound[0]) else str(bound[0])
+        announce(f"http://{shown}:{bound[1]}/")
+        await ui.rebuild()
+        follower = asyncio.create_task(ui.follow(), name="ui-follow") if source.live else None
+        await stop.wait()
+    finally:
+        if follower is not None:
+            follower.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await follower
+        ui.close()
+        await runner.cleanup()
+        await source.stop()
