@@ -112,23 +112,12 @@ class ClusterSource:
         await asyncio.gather(*(i.synced.wait() for i in self._informers))
 
     async def _served(self) -> list[Any]:
-        """The kinds `snapshot_io` reads that this server serves (a list call each finds out)."""
-        from controller.errors import NotFoundError
-        from topobridge.snapshot_io import OPTIONAL, REQUIRED
+        """The kinds `snapshot_io` reads, each at the version this server serves (the
+        scheduler's one table through discovery; a CRD not installed is left out)."""
+        from controller.resources import served_resources
 
-        kube = self._kube
-        out = list(REQUIRED)
-        for res in OPTIONAL:
-            try:
-                await kube.list(res, page_size=1)
-            except NotFoundError:
-                log.info("ui.kind_absent", resource=str(res))
-                continue
-            out.append(res)
-        from controller.resources import PDB_VERSIONS
-
-        out.append(await kube.first_served(PDB_VERSIONS))
-        return out
+        assert self._kube is not None
+        return list((await served_resources(self._kube.serves)).values())
 
     def objects(self) -> list[Mapping[str, Any]]:
         return [obj for inf in self._informers for obj in inf.cache.values()]
