@@ -320,3 +320,28 @@ def test_a_lenient_scenario_leaves_a_bad_job_out_with_a_warning() -> None:
     assert any("left out: spec.leaderWorkerTemplate.size" in w for w in sc.warnings)
     with pytest.raises(ScenarioError, match=r"spec\.leaderWorkerTemplate\.size"):
         load_scenario([node("a"), lws])
+
+
+def test_kueue_indexed_job_waits_rather_than_span_two_racks() -> None:
+    """Each rack has room for three of the four pods (k0 and k2 are half taken): the cluster
+    holds the Job, no rack does, and the required rack keeps it pending instead of spanning."""
+    rack = "cloud.provider.com/topology-rack"
+    nodes = [
+        node(n, cpu="8", memory="32Gi", labels={rack: r})
+        for n, r in (("k0", "r1"), ("k1", "r1"), ("k2", "r2"), ("k3", "r2"))
+    ]
+    topology = {
+        "apiVersion": "kueue.x-k8s.io/v1beta1",
+        "kind": "Topology",
+        "metadata": {"name": "default"},
+        "spec": {"levels": [{"nodeLabel": rack}, {"nodeLabel": "kubernetes.io/hostname"}]},
+    }
+    job = yaml.safe_load((FIXTURES / "kueue-job-required.yaml").read_text())
+    result = run([*nodes, topology, busy("x", "k0", "4"), busy("y", "k2", "4"), job])
+    assert result.bound == {}
+    assert result.gangs == {}
+    message = result.unschedulable["job:default/tas-sample-required"]
+    assert (
+        f"desiredOfferSlot: 4, topology topologyNode {rack}/r1: 3;topology topologyNode {rack}/r2: 3"
+        in message
+    )
