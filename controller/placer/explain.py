@@ -219,9 +219,13 @@ def _limit(constraint: TopologyConstraint | None, index: ClusterIndex) -> str:
     return f"{mode} tier limit {constraint.highest_tier} (domains of tier {limit})"
 
 
+NOT_HELPFUL = "every node is excluded for a reason no eviction removes (kube-scheduler: Preemption is not helpful for scheduling)."
+
+
 def _preemption(verdict: Verdict, snap: Snapshot, budgets: Sequence[Budget]) -> PreemptionView:
     if verdict.plan is None:
-        return PreemptionView(False, why=verdict.preemption)
+        # A Filter verdict of Unresolvable never reaches PostFilter: nothing was tried.
+        return PreemptionView(False, why=verdict.preemption or NOT_HELPFUL)
     plan = verdict.plan
     victims = tuple(VictimView(v.pod, v.node, v.priority, v.gang) for v in plan.victims)
     bound = [snap.pods[v.pod] for v in plan.victims if v.pod in snap.pods]

@@ -86,6 +86,8 @@ def test_an_affinity_nothing_satisfies() -> None:
     assert e.excluded == {"node(s) didn't match pod affinity rules": 2}
     assert "2 node(s) didn't match pod affinity rules" in e.message
     assert "nodes the filters exclude:\n  2 node(s) didn't match pod affinity rules" in render(e)
+    assert e.preemption is not None and not e.preemption.possible
+    assert "preemption cannot help: every node is excluded for a reason no eviction removes" in render(e)
 
 
 def test_the_command_explains_a_file_and_a_job_not_yet_submitted(tmp_path: Path) -> None:
