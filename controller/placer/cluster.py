@@ -38,8 +38,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from controller.placer.framework import MemoSlot
-from controller.placer.preempt import Budget, budgets_from
+from controller.placer.budgets import Budget, budgets_from
+from controller.placer.memo import MemoSlot
 from controller.placer.records import BoundPod, Nomination
 from controller.placer.snapshot import I64, ClusterIndex, Snapshot
 from controller.placer.terms import PodTerms

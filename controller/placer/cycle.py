@@ -33,13 +33,14 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 
 from controller.placer.backoff import GANG_BIND, GANG_ERROR
+from controller.placer.budgets import Budget, after_evictions
 from controller.placer.cluster import ClusterView, queue_order, request_vector
 from controller.placer.deadline import DEFAULT_ATTEMPT_SECONDS, Deadline
 from controller.placer.engine import GangPlacement, Verdict, pod_messages, schedule
 from controller.placer.framework import Code, CycleState, PermitInput, Profile, Status, Step
 from controller.placer.plugins import default_profile
 from controller.placer.plugins.scheduling_gates import REASON as GATED
-from controller.placer.preempt import Budget, PreemptionPlan, Victim, after_evictions
+from controller.placer.preempt import PreemptionPlan, Victim
 from controller.placer.records import BoundPod, Nomination
 from controller.placer.snapshot import Snapshot
 from controller.placer.terms import PodTerms

@@ -8,7 +8,7 @@ Plan of an attempt (`schedule`):
    around a gone node; DynamicResources: claims nothing allocates; InterPodAffinity: selectors
    that cannot be parsed; and the state the Filter plugins read). The first that fails
    decides, `Unresolvable`.
-2. Filter: the demand (`demand.build_demand`): each shape class through the Filter plugins.
+2. Filter: the demand (`filtering.build_demand`): each shape class through the Filter plugins.
    A class no node passes is `Unresolvable` (an elastic gang starts without its members).
    A gang waiting for its victims to terminate stops here with `WaitingForVictims`: it does
    not preempt again while a lower-priority pod still terminates on its nominated nodes.
@@ -31,15 +31,17 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from controller.placer.budgets import Budget
 from controller.placer.deadline import Deadline, never
-from controller.placer.demand import GangDemand, build_demand, sub_demand
+from controller.placer.demand import GangDemand, sub_demand
+from controller.placer.filtering import build_demand
 from controller.placer.framework import Code, CycleState, Profile, Status, Step
 from controller.placer.gpu import unfit_reason
 from controller.placer.offer import Offers, evaluate
 from controller.placer.plugins import default_profile
 from controller.placer.plugins.default_preemption import NOT_ELIGIBLE_TERMINATING
 from controller.placer.plugins.node_resources_fit import insufficient
-from controller.placer.preempt import Budget, PreemptionPlan
+from controller.placer.preempt import PreemptionPlan
 from controller.placer.select import Placement, Where, select
 from controller.placer.snapshot import CLUSTER, I64, ClusterIndex, Snapshot
 from controller.placer.tiers import hard_limit_tier

@@ -30,8 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from controller.placer.demand import GangDemand, sub_demand, without_subgroups
-from controller.placer.framework import MemoSlot
 from controller.placer.gpu import respects, select_gpu
+from controller.placer.memo import MemoSlot
 from controller.placer.offer import BIG, Offers, class_slots, evaluate, range_mins
 from controller.placer.ruled import place_ruled
 from controller.placer.snapshot import CLUSTER, I64, Bool, ClusterIndex

@@ -28,7 +28,7 @@ import numpy.typing as npt
 
 from controller.placer.columns import PodArrays as PodArrays
 from controller.placer.columns import PodColumns, pod_arrays
-from controller.placer.framework import Memo
+from controller.placer.memo import Memo
 from controller.placer.records import BoundPod, Nomination
 from controller.placer.terms import NamespaceLabels
 from translations.core import Node, Taint
