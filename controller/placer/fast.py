@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from controller.placer.demand import GangDemand
-from controller.placer.search import Fit, Problem
+from controller.placer.search import NO_VICTIM, Fit, Problem
 from controller.placer.select import Where
 from controller.placer.snapshot import I64, Bool, ClusterIndex, PodArrays
 
@@ -260,7 +260,7 @@ def _best(
 
     def key(item: tuple[int, list[int]]) -> tuple[object, ...]:
         i, victims = item
-        top = int(arrays.priority[victims].max()) if victims else -(2**62)
+        top = int(arrays.priority[victims].max()) if victims else NO_VICTIM
         return (top, len(victims), places[i][1], natural_key(places[i][0].label(index)))
 
     return min(got.items(), key=key) if got else None
