@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "controller.placer"
 TARGET = ROOT / "docs" / "images" / "placer-layers.dot"
 GROUPS: tuple[tuple[str, str, frozenset[str]], ...] = (
-    ("runners", "#dcebf7", frozenset({"scenario", "cycle", "engine", "filtering"})),
+    ("runners", "#dcebf7", frozenset({"scenario", "cycle", "explain", "engine", "filtering"})),
     ("plugins", "#e6f4e6", frozenset({"plugins"})),
     ("extension points", "#fff4d6", frozenset({"framework"})),
     (

@@ -25,6 +25,7 @@ SUBCOMMANDS = (
     "translate",
     "simulate",
     "tree",
+    "explain",
     "run",
     "crds",
     "manifests",

@@ -5,10 +5,10 @@ One table in code, rendered into docs/reference.md (`render_markdown`; `tests/we
 keeps the two equal and checks the claims it can against the code: a validated dialect has an
 admission rule, a translated one a translation).
 
-"Honoured by the fallback" states what `controller/placer` reads today. Volcano Jobs and Kueue's
-TAS annotations are being taught to it; until then `FALLBACK_READS_VOLCANO_JOBS` and
-`FALLBACK_READS_KUEUE` are False and their rows say `not yet`; the change that teaches the
-placer flips the flag (the test fails while flag and placer disagree).
+"Honoured by the fallback" states what `controller/placer` reads today (Kueue's TAS annotations
+and its gate: `translations.gangs` reads them for a Job's pods). `FALLBACK_READS_VOLCANO_JOBS`
+says whether the placer reads a Volcano Job itself (it reads the PodGroup Volcano's job
+controller makes); the test fails while a flag and the placer disagree.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ TARGETS = ("Volcano", "Koordinator", "Kueue")
 
 FALLBACK_READS_VOLCANO_JOBS = False
 """Whether the fallback scheduler places a Volcano Job's pods by the Job itself."""
-FALLBACK_READS_KUEUE = False
+FALLBACK_READS_KUEUE = True
 """Whether the fallback scheduler honours Kueue's TAS annotations and its `kueue.x-k8s.io/topology` gate."""
 
 

@@ -176,3 +176,15 @@ def failure_text(exc: BaseException, limit: int = FAILURE_TEXT_LIMIT) -> str:
     `limit` characters, never a traceback."""
     text = " ".join(f"{type(exc).__name__}: {exc}".split())
     return text if len(text) <= limit else text[:limit] + "..."
+
+
+NAME_SHOWN = 80
+"""Characters of a name a message quotes before it cuts it (names from annotations are unbounded)."""
+
+
+def shown_name(name: str, limit: int = NAME_SHOWN) -> str:
+    """`name` as a message quotes it: whole when short, else its start and its length, so the
+    reason after it still fits in a condition (`1111...1111 (4301 characters)`)."""
+    if len(name) <= limit:
+        return name
+    return f"{name[: limit // 2]}...{name[-8:]} ({len(name)} characters)"

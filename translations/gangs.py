@@ -33,16 +33,16 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from operator import attrgetter
-from typing import Literal, NewType
+from typing import Any, Literal, NewType
 
 from translations import constraints as cons
 from translations import gpu as gpumod
 from translations import koordinator as koord
+from translations import kueue, schedplugins, volcano
 from translations import lws as lwsmod
-from translations import schedplugins, volcano
 from translations.constraints import TopologyConstraint
 from translations.core import Job, Pod, PriorityClass, effective_requests
-from translations.errors import InvalidSpecError, failure_text
+from translations.errors import InvalidSpecError, failure_text, shown_name
 from translations.topology import NaturalKey, TopologyTree, natural_key
 
 GangKey = NewType("GangKey", str)
@@ -162,6 +162,9 @@ class Gang:
     else Koordinator's default); None: no limit."""
     gpu: gpumod.GpuGang | None = None
     """The GPU dialect's request (source `job`): max-nodes, min-gpus-per-node, NVLink, policy."""
+    warnings: tuple[str, ...] = field(default=(), compare=False)
+    """What the gang's objects say that was read leniently, as its dialect would (an unknown
+    `highestTierName`: no tier limit, as Volcano): its PodGroup's condition says it."""
 
     @property
     def name(self) -> str:
@@ -240,6 +243,8 @@ class _Draft:
     creation: str = ""
     timeout: float | None = None
     gpu: gpumod.GpuTopologyRequest | None = None
+    kueue: kueue.TasRequest | None = None
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -338,13 +343,22 @@ def _job_gang(pod: Pod, jobs: Mapping[str, Job]) -> GangKey | None:
         return None
     job = jobs.get(uid)
     request, _ = gpumod.pod_request(pod, job)
-    if request is None or not request.multi_node:
+    if (request is None or not request.multi_node) and not kueue.has_tas_annotations(
+        _template_annotations(pod, job)
+    ):
         return None
     labels = pod.metadata.labels or {}
     name = (
         job.name if job is not None else labels.get("job-name") or labels.get("batch.kubernetes.io/job-name")
     )
     return gang_key("job", f"{pod.namespace}/{name or uid}")
+
+
+def _template_annotations(pod: Pod, job: Job | None) -> Mapping[str, Any]:
+    """The pod's annotations over its Job template's (the template's reach the pod; a pod seen
+    without its Job still carries them)."""
+    template = (job.spec.template.metadata or {}).get("annotations") if job is not None else None
+    return {**(template if isinstance(template, Mapping) else {}), **(pod.metadata.annotations or {})}
 
 
 @dataclass(frozen=True)
@@ -375,16 +389,17 @@ def _resolve_source(
         # Without its Job in view, the pods present are the gang (their annotations said so).
         d.min_member = job.gang_size if job is not None else len(d.members)
         d.creation = (job or first).metadata.creation_timestamp or ""
+        _resolve_kueue(d, first, job, tree)
         return
     if d.source == "volcano":
         pg = tables.volcano.get(d.name)
         if pg is None:
-            d.error = f"PodGroup {d.name} ({volcano.PODGROUP_GROUP}) not found: its pods wait until it exists"
+            d.error = f"PodGroup {shown_name(d.name)} ({volcano.PODGROUP_GROUP}) not found: its pods wait until it exists"
             return
         d.creation = pg.metadata.creation_timestamp or ""
         d.min_member = pg.spec.min_member if pg.spec.min_member is not None else 1
         d.pg_priority = class_priority(pg.spec.priority_class_name, classes)
-        d.constraint = cons.from_volcano(pg.spec.network_topology, tree)
+        d.constraint = cons.from_volcano(pg.spec.network_topology, tree, warnings=d.warnings)
         if d.constraint is None:
             d.constraint = _volcano_pod_constraint(d.members)
         d.volcano_policies = pg.spec.sub_group_policy or ()
@@ -396,7 +411,7 @@ def _resolve_source(
         else:
             pgx, group = tables.scheduler_plugins.get(d.name), schedplugins.GROUP
         if pgx is None:
-            d.error = f"PodGroup {d.name} ({group}) not found: its pods wait until it exists"
+            d.error = f"PodGroup {shown_name(d.name)} ({group}) not found: its pods wait until it exists"
             return
         d.creation = pgx.metadata.creation_timestamp or ""
         d.min_member = pgx.spec.min_member if pgx.spec.min_member is not None else 1
@@ -422,6 +437,58 @@ def _resolve_source(
         (ga.waiting_time_seconds for ga in parsed if ga.waiting_time_seconds is not None),
         KOORDINATOR_DEFAULT_WAITING_SECONDS,
     )
+
+
+def _resolve_kueue(d: _Draft, first: Pod, job: Job | None, tree: TopologyTree | None) -> None:
+    """Kueue's TAS annotations on the Job's pod template (`translations.kueue`): required is a
+    hard limit at the level's tier, preferred a soft one, unconstrained none; each slice layer
+    keeps `size` consecutive ranks in one domain of its level. Levels are node label keys: a
+    required one the tree has no tier for leaves the gang pending, saying so."""
+    where = f"Job {d.name}" if job is not None else f"pod {first.key}"
+    path = "spec.template.metadata.annotations" if job is not None else "metadata.annotations"
+    request, problems = kueue.tas_request(
+        _template_annotations(first, job), path=path, pod_count=d.min_member
+    )
+    if problems:
+        raise _Located(f"{where}: {problems[0]}")
+    if request is None:
+        return
+    d.kueue = request
+    if request.level is not None:
+        tier = _kueue_tier(request.level, tree, request, where)
+        if tier is not None:
+            d.constraint = TopologyConstraint("hard" if request.required else "soft", tier)
+    for layer in request.slices:
+        _kueue_tier(layer.topology, tree, request, where)  # a slice level must exist too
+
+
+def _kueue_tier(level: str, tree: TopologyTree | None, request: kueue.TasRequest, where: str) -> int | None:
+    tier = tree.tier_of_label(level) if tree is not None else (0 if level == kueue.HOSTNAME_LABEL else None)
+    if tier is None and (request.required == level or level != request.preferred):
+        known = ", ".join(tree.tier_labels.values()) if tree is not None else ""
+        raise _Located(
+            f"{where}: {request.path}: level {level!r} is no level of the topology tree "
+            f"(levels: {known or 'none'}, {kueue.HOSTNAME_LABEL}): Kueue's required topology cannot be kept"
+        )
+    return tier
+
+
+def _kueue_slices(
+    request: kueue.TasRequest, tree: TopologyTree | None, members: Sequence[GangPod]
+) -> list[SubGroup]:
+    """Each slice layer: consecutive ranks, `size` at a time, each in one domain of its level."""
+    out: list[SubGroup] = []
+    keys = [m.key for m in members]
+    for layer in request.slices:
+        tier = tree.tier_of_label(layer.topology) if tree is not None else None
+        if tier is None or layer.size <= 0:
+            continue
+        hard = TopologyConstraint("hard", tier)
+        for i in range(0, len(keys), layer.size):
+            out.append(
+                SubGroup(f"slice-{layer.topology}-{i // layer.size}", tuple(keys[i : i + layer.size]), hard)
+            )
+    return out
 
 
 def _annotations(annotations: dict[str, str] | None, where: str) -> koord.GangAnnotations:
@@ -508,6 +575,8 @@ def _finish(
             subgroups.extend(_pod_count_multiples(gather, tiers, members))
         except InvalidSpecError as exc:
             error = f"gang {head.name}: {exc}" + (f" ({layers_left_out})" if layers_left_out else "")
+    if head.kueue is not None and error is None:
+        subgroups.extend(_kueue_slices(head.kueue, tree, members))
     for d in group:
         if error is not None:
             break
@@ -533,6 +602,7 @@ def _finish(
         creation=min((d.creation for d in group), default=""),
         schedule_timeout=min((d.timeout for d in group if d.timeout is not None), default=None),
         gpu=gpumod.GpuGang(head.gpu, nvlink_label) if head.gpu is not None else None,
+        warnings=tuple(w for d in group for w in d.warnings),
     )
 
 

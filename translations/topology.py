@@ -91,6 +91,9 @@ def natural_key(name: str) -> NaturalKey:
     )
 
 
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+"""Every node's own value: the level of single nodes (tier 0)."""
+
 TopologySource = Literal["hypernode", "koordinator", "kueue", "labels", "none"]
 
 
@@ -149,6 +152,22 @@ class TopologyTree:
             if name == tier_name:
                 return tier
         return None
+
+    @cached_property
+    def tier_labels(self) -> dict[int, str]:
+        """tier -> the node label key whose values make its domains, where they agree on one
+        (label-built trees: a ClusterNetworkTopology's layers, a Kueue Topology's levels, node
+        labels; HyperNode trees name none)."""
+        keys: dict[int, set[str | None]] = defaultdict(set)
+        for d in self.domains.values():
+            keys[d.tier].add(d.label_key)
+        return {t: next(iter(k)) for t, k in keys.items() if len(k) == 1 and None not in k}  # type: ignore[misc]
+
+    def tier_of_label(self, key: str) -> int | None:
+        """The tier whose domains are the values of node label `key` (0 for the hostname)."""
+        if key == HOSTNAME_LABEL:
+            return 0
+        return next((t for t, k in self.tier_labels.items() if k == key), None)
 
     def ancestors(self, node: str) -> tuple[DomainId, ...]:
         """Domains holding `node`, innermost first."""

@@ -10,8 +10,9 @@ The modules stack in layers, top down; each imports only the layers below it (py
 layers contract, checked by `lint-imports`; docs/architecture.md draws them):
 
 * runners: `scenario` (a static cluster run to quiescence), `cycle` (one cycle and its plan),
-  `engine` (one attempt and its `Verdict`), `filtering` (the attempt's Filter step: shape
-  classes through the Filter, MemberRules and Score plugins, the demand);
+  `explain` (why a gang waits, `topobridge explain`), `engine` (one attempt and its
+  `Verdict`), `filtering` (the attempt's Filter step: shape classes through the Filter,
+  MemberRules and Score plugins, the demand);
 * `plugins`: the rules, each at the extension points it implements;
 * `framework`: the extension points, the `Status` they answer, the attempt's `CycleState`;
 * kernels: `preempt` (postfilter: job-level preemption) with `fast` (a vectorised heuristic

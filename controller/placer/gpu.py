@@ -53,6 +53,8 @@ class GpuRules:
     gpus_per_pod: int
     nvlink_label: str | None
     """The node label to require, None when NVLink is not required."""
+    held_nodes: int = 0
+    """Nodes the gang's bound members already use: they count against `max-nodes` too."""
 
     @classmethod
     def of(cls, gang: Gang) -> GpuRules | None:
@@ -68,6 +70,7 @@ class GpuRules:
             min_gpus_per_node=req.min_gpus_per_node,
             gpus_per_pod=per_pod,
             nvlink_label=gang.gpu.nvlink_label if req.nvlink else None,
+            held_nodes=len({m.node_name for m in gang.bound if m.node_name}),
         )
 
 
@@ -106,11 +109,13 @@ def fewest_nodes(usable: I64, n: int) -> int | None:
 
 
 def node_limit(rules: GpuRules, n: int) -> int:
-    """The most nodes the gang may use: `max-nodes`, and no more than `n // floor` (each
-    node used takes `floor` pods); `spread` needs exactly one node per pod."""
+    """The most new nodes the gang's `n` pending pods may use: `max-nodes` less the nodes its
+    bound members hold, and no more than `n // floor` (each node used takes `floor` pods);
+    `spread` needs exactly one node per pod."""
     limit = n if rules.floor <= 1 else n // rules.floor
     if rules.max_nodes is not None:
-        limit = min(limit, rules.max_nodes)
+        # Sound, not tight: a pending pod joining a node a bound member holds is counted anew.
+        limit = min(limit, max(rules.max_nodes - rules.held_nodes, 0))
     return limit
 
 
@@ -200,7 +205,7 @@ def respects(rules: GpuRules, assignments: Sequence[tuple[int, int]]) -> bool:
     per_node: dict[int, int] = {}
     for _, v in assignments:
         per_node[v] = per_node.get(v, 0) + 1
-    if rules.max_nodes is not None and len(per_node) > rules.max_nodes:
+    if rules.max_nodes is not None and len(per_node) > max(rules.max_nodes - rules.held_nodes, 0):
         return False
     if rules.policy == "spread" and any(c > 1 for c in per_node.values()):
         return False
@@ -226,12 +231,18 @@ def unfit_reason(rules: GpuRules, slots: I64, n: int) -> str:
         spread = " (one pod per node: multi-node-policy spread)" if rules.policy == "spread" else ""
         return f"only {int(usable.sum())} of the gang's {n} pods fit on nodes{shown}{spread}"
     limit = node_limit(rules, n)
+    by_max = rules.max_nodes is not None and rules.max_nodes - rules.held_nodes == limit
     why = (
         f"{gpu.MAX_NODES} {rules.max_nodes}"
-        if rules.max_nodes is not None and rules.max_nodes == limit
+        if by_max
         else f"{gpu.MIN_GPUS_PER_NODE} {rules.min_gpus_per_node} ({rules.floor} pods per node used)"
     )
-    return f"the gang's {n} pods need at least {m} nodes now, {why} allows {limit}"
+    held = (
+        f" ({rules.held_nodes} node(s) its bound members use count too)"
+        if by_max and rules.held_nodes
+        else ""
+    )
+    return f"the gang's {n} pods need at least {m} nodes now, {why} allows {limit}{held}"
 
 
 TOPOLOGY_PATH_ANNOTATION = "topobridge.io/topology-path"

@@ -143,6 +143,18 @@ def candidates(
     return [Where("domain", d) for d in doms[order][:limit].tolist()]
 
 
+def _top_down(where: Where, offers: Offers, index: ClusterIndex, n: int) -> tuple[int, ...]:
+    """Kueue's BestFit, top down: the place inside the fullest widest domain that holds the
+    gang, then inside it the fullest next one, down to the place itself (leftover slots, widest
+    first). A GPU gang so fills a busy rack's clique before it breaks into an empty rack."""
+    if where.kind == "cluster":
+        return ()
+    chain = index.node_anc[where.idx] if where.kind == "node" else index.dom_anc[where.idx]
+    above = [int(offers.dom_offer[d]) - n for d in reversed(chain.tolist()) if d >= 0]
+    own = int(offers.node_offer[where.idx] if where.kind == "node" else offers.dom_offer[where.idx]) - n
+    return (*above, own)
+
+
 def _preference(demand: GangDemand, index: ClusterIndex) -> tuple[I64, I64]:
     """The preference score (preferred pod affinity, ScheduleAnyway spread) of every node, and
     of every domain (its best node); zeros when the gang states none."""
@@ -170,7 +182,13 @@ def select(
     """The placement of the whole demand, or None when no allowed place holds it."""
     offers = offers if offers is not None else evaluate(free, demand, index)
     if demand.gpu is not None and demand.kind == "uniform" and not demand.binding:
-        places = [(lv, w.kind, w.idx) for lv in levels(demand, index) for w in candidates(lv, offers, index)]
+        places = [
+            (lv, w.kind, w.idx)
+            for lv in levels(demand, index)
+            for w in sorted(
+                candidates(lv, offers, index), key=lambda w: _top_down(w, offers, index, demand.n)
+            )
+        ]
         got = select_gpu(demand.gpu, offers.slots, demand.n, index, places)
         if got is None:
             return None

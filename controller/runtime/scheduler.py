@@ -36,6 +36,7 @@ from controller.informer import Informer
 from controller.kube import Kube
 from controller.placer.cycle import Bind, CycleOptions, GangTiming, Outcome, Preemption, SchedulingCycle
 from controller.placer.deadline import DEFAULT_ATTEMPT_SECONDS
+from controller.placer.explain import brief
 from controller.placer.framework import Code
 from controller.placer.timeout import TIMEOUT_REASON, Expiry
 from controller.reporting import EventRecorder
@@ -320,7 +321,7 @@ class GangScheduler:
         elif outcome.report and self._reported.get(gang.key) != (outcome.code, outcome.message):
             # Only a changed verdict is written: an unschedulable gang costs nothing per cycle.
             self._reported[gang.key] = (outcome.code, outcome.message)
-            self._start(gang.key, self._report_job(gang, outcome), wake=False)
+            self._start(gang.key, self._report_job(gang, outcome, brief=_brief(gang, cycle)), wake=False)
 
     def _start(self, key: str, coro: Coroutine[Any, Any, None], *, wake: bool = True) -> None:
         task = spawn(f"gang:{key}", coro, forever=False)
@@ -393,8 +394,11 @@ class GangScheduler:
             message=preemption.message,
         )
 
-    async def _report_job(self, gang: Gang, outcome: Outcome, *, reason: str | None = None) -> None:
-        """Each pending pod's own message, and the verdict on the PodGroup."""
+    async def _report_job(
+        self, gang: Gang, outcome: Outcome, *, reason: str | None = None, brief: str = ""
+    ) -> None:
+        """Each pending pod's own message, and the verdict on the PodGroup (with `brief`, the
+        explanation's short form: the best domain per tier, the tier limit)."""
         await self.status.pods_unschedulable(
             gang, outcome.message, reason=outcome.condition or "Unschedulable", messages=outcome.pod_messages
         )
@@ -404,7 +408,7 @@ class GangScheduler:
             condition="Unschedulable",
             ok=False,
             reason=reason or outcome.condition or outcome.code.value,
-            message=outcome.message,
+            message=f"{outcome.message} [{brief}]" if brief else outcome.message,
         )
 
     async def _error_job(self, gang: Gang, outcome: Outcome) -> None:
@@ -462,6 +466,18 @@ async def serve(
         {"scheduler-loop": scheduler.run(synced), "handoff-events": tell()},
         grace=scheduler.config.grace + 5.0,  # the loop's own drain takes up to its grace
     )
+
+
+def _brief(gang: Gang, cycle: SchedulingCycle) -> str:
+    """The explanation's short form on the cycle's snapshot; "" when it cannot be had (a
+    report is never held back by it)."""
+    if gang.error or not gang.pending:
+        return ""
+    try:
+        return brief(gang, cycle.snapshot)
+    except Exception as exc:
+        log.warning("scheduler.brief_failed", gang=gang.key, error=failure_text(exc))
+        return ""
 
 
 HANDED_OFF_REASON = "HandedOff"

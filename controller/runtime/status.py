@@ -146,6 +146,8 @@ class StatusWriter:
             return
         if phase != "Running" and pod_group_phase(len(gang.bound), gang.min_member) == "Running":
             return
+        if gang.warnings:  # read leniently, as its dialect would: the condition says so
+            message = f"{message}; warning: {'; '.join(gang.warnings)}"
         await self._write_pod_group(
             pg, phase=phase, condition=condition, ok=ok, reason=reason, message=message
         )

@@ -249,3 +249,28 @@ async def test_a_running_gang_that_loses_a_member_reports_it_and_its_replacement
             with contextlib.suppress(NotFoundError):
                 await admin.delete(HYPERNODES, name)
         await delete_nodes(admin, [n for members in blocks.values() for n in members])
+
+
+async def test_an_unknown_tier_name_places_the_gang_without_a_limit_and_the_condition_says_so(
+    control_plane: Any, admin: Kube, controller_user: str, namespace: str
+) -> None:
+    """As Volcano does: a `highestTierName` no HyperNode tier carries is logged and no tier limit
+    applies. The gang is placed, and its PodGroup's condition carries the warning."""
+    nodes = ["tn-node-0", "tn-node-1"]
+    for n in nodes:
+        await create_node(admin, n, cpu="4")
+    try:
+        async with controller_replica(control_plane.kubeconfig, OPTIONS, user=controller_user):
+            body = pod_group("named", 2, networkTopology={"mode": "hard", "highestTierName": "no-such-tier"})
+            await admin.create(VOLCANO_PODGROUPS, body, namespace=namespace)
+            for i in range(2):
+                await admin.create(PODS, member(f"named-{i}", "named", cpu="3"), namespace=namespace)
+            await eventually(
+                lambda: has_phase(
+                    admin, namespace, "named", "Running", '"no-such-tier" names no HyperNode tier'
+                ),
+                timeout=30,
+                what="named bound, with the warning",
+            )
+    finally:
+        await delete_nodes(admin, nodes)

@@ -294,3 +294,14 @@ def test_nvlink_unknown_passes_and_known_false_fails() -> None:
     objects[0]["metadata"]["labels"][gpu.NVLINK_LABEL] = "false"
     nodes = placed([*objects, *job("dt", 2, {f"{G}policy": "nvlink", f"{G}max-nodes": "2"})], "ml/dt")
     assert "n0" not in nodes.values() and len(nodes) == 2
+
+
+def test_bound_members_count_against_max_nodes() -> None:
+    """max-nodes 2, one member already bound on n0: the two pending pods (one node's room each
+    elsewhere) would make three nodes. The gang waits, and says why."""
+    layout = {"s0": {"b0": {"n0": 4, "n1": 4, "n2": 4}}}
+    objects = [*cluster(layout), busy("a", "n0", "4"), *job("dt", 3, {f"{G}max-nodes": "2"})]
+    objects[-3]["spec"]["nodeName"] = "n0"
+    verdict = attempt(objects, "ml/dt")
+    assert verdict.code is not Code.SUCCESS
+    assert "1 node(s) its bound members use count too" in verdict.message
