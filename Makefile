@@ -39,9 +39,11 @@ crds: venv
 	$(VENV)/bin/topobridge crds
 	$(VENV)/bin/topobridge manifests
 
-# docs/images/*.svg from their Graphviz sources (needs `dot`: apt-get install graphviz); a test
-# fails while a picture is older than its source.
+# docs/images/*.svg from their Graphviz sources (needs `dot`: apt-get install graphviz); the
+# placer's layers source is made from its imports first (standard library only). A test fails
+# while a picture is older than its source.
 docs-picture:
+	$(PYTHON) hack/placer_layers.py --write
 	bash hack/docs-picture.sh
 
 # Integration tests run against a real kube-apiserver: the control plane is installed first.

@@ -116,40 +116,41 @@ def parse(output: str) -> WrkResult:
     raise WrkFailed(f"wrk printed no result line:\n{output[-2000:]}")
 
 
-def run(
-    wrk: str,
-    url: str,
-    body: bytes,
-    *,
-    connections: int,
-    seconds: float,
-    threads: int = 1,
-    rate: float = 0.0,
-    cpus: str | None = None,
-    timeout: float = 5.0,
-) -> WrkResult:
-    """One bounded run of wrk against `url` (keep-alive, `connections` open throughout).
+@dataclass(frozen=True)
+class Load:
+    """What one wrk run sends: `connections` open throughout, for about `seconds`."""
 
-    `rate` > 0 paces the whole run at about that many requests per second; `cpus` pins wrk
-    with taskset (e.g. "0")."""
-    threads = max(1, min(threads, connections))
+    connections: int
+    seconds: float
+    threads: int = 1
+    rate: float = 0.0
+    """> 0: the whole run paced at about that many requests per second."""
+    timeout: float = 5.0
+
+
+def run(wrk: str, url: str, body: bytes, load: Load, *, cpus: str | None = None) -> WrkResult:
+    """One bounded run of wrk against `url` (keep-alive); `cpus` pins wrk with taskset (e.g. "0")."""
+    threads = max(1, min(load.threads, load.connections))
+    per_connection = load.rate / load.connections if load.rate else 0.0
     with tempfile.TemporaryDirectory(prefix="topobridge-wrk-") as tmp:
         lua = Path(tmp) / "post.lua"
-        lua.write_text(script(body, rate_per_connection=rate / connections if rate else 0.0))
+        lua.write_text(script(body, rate_per_connection=per_connection))
         cmd = [
             wrk,
             "--latency",
             f"--threads={threads}",
-            f"--connections={connections}",
-            f"--duration={max(1, round(seconds))}s",
-            f"--timeout={max(1, round(timeout))}s",
+            f"--connections={load.connections}",
+            f"--duration={max(1, round(load.seconds))}s",
+            f"--timeout={max(1, round(load.timeout))}s",
             f"--script={lua}",
             url,
         ]
         if cpus is not None:
             cmd = ["taskset", "-c", cpus, *cmd]
         try:
-            done = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + timeout + 30)
+            done = subprocess.run(
+                cmd, capture_output=True, text=True, timeout=load.seconds + load.timeout + 30
+            )
         except subprocess.TimeoutExpired as exc:
             raise WrkFailed(f"wrk did not finish: {' '.join(cmd)}") from exc
     if done.returncode != 0:

@@ -33,9 +33,9 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "controller" / "placer")]
 
 from worst_cases import GANG, worst_attempt  # noqa: E402
 
+from controller.placer.budgets import budgets_from  # noqa: E402
 from controller.placer.deadline import DEFAULT_ATTEMPT_SECONDS, Deadline, never  # noqa: E402
 from controller.placer.engine import schedule  # noqa: E402
-from controller.placer.preempt import budgets_from  # noqa: E402
 from controller.placer.scenario import load_scenario, prepare  # noqa: E402
 
 

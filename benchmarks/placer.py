@@ -70,6 +70,7 @@ from controller.placer.columns import pod_arrays
 from controller.placer.cycle import CyclePlan, GangTiming, SchedulingCycle
 from translations import koordinator as koord
 from translations.core import Node, Pod, PodDisruptionBudget
+from translations.gangs import gang_name
 
 GANG_SIZE = 1024
 PODS_PER_NODE = 5
@@ -263,7 +264,7 @@ def measure(n_nodes: int, runs: int, preempt_runs: int, before_runs: int) -> dic
     place_pg, place_pods = gang_pods("place", gpus=1, priority=1000)
     arrive(state, place_pg, place_pods)
     cold, (plan, _) = timed(lambda: cycle(state))
-    assert plan.binds and plan.binds[0].gang == "bench/place", plan.outcomes
+    assert plan.binds and gang_name(plan.binds[0].gang) == "bench/place", plan.outcomes
     placed_in = f"{plan.binds[0].domain} (tier {plan.binds[0].tier})"
     n_pods = sum(1 for p in state.pods.values() if p.spec.node_name and p.namespace != "bench")
     rss = rss_mb()

@@ -84,7 +84,7 @@ from typing import Any
 # controller package, which the webhook workers import. The repository itself comes from
 # PYTHONPATH, so a --baseline tree serves its own code.
 sys.path.sort(key=lambda entry: entry == str(Path(__file__).resolve().parent))
-from _wrk import INSTALL_HINT, WrkFailed, WrkMissing, WrkResult, find_wrk
+from _wrk import INSTALL_HINT, Load, WrkFailed, WrkMissing, WrkResult, find_wrk
 from _wrk import run as run_wrk
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -208,84 +208,42 @@ def listeners(port: int) -> int:
     return sum(1 for line in lines if line.split()[1] == wanted and line.split()[3] == "0A")
 
 
-def serve(
-    target: str,
-    cert: str,
-    key: str,
-    profile: str | None,
-    *,
-    workers: int = 1,
-    port: int = 0,
-    worker: bool = False,
-    root: Path = ROOT,
-) -> None:
-    """Run one server on a loopback port (0: a free one), print `PORT n` and `PIDS ...` once
-    every process listens, serve until SIGTERM. With `workers` > 1 (topobridge only), the
-    extra processes are `topobridge.workers.WorkerPool`'s, as `topobridge run --webhook-workers`
-    starts them."""
+@dataclass(frozen=True)
+class ServeSpec:
+    """One server process (`--serve`): what it serves, with which certificate, on which port."""
+
+    target: str
+    cert: str
+    key: str
+    workers: int = 1
+    """topobridge's processes on the port (`topobridge.workers.WorkerPool` starts the others)."""
+    port: int = 0
+    """0: a free one."""
+    worker: bool = False
+    """This process is one of those extra workers: it prints nothing."""
+    root: Path = ROOT
+
+
+def serve(spec: ServeSpec, profile: str | None) -> None:
+    """Run one server on a loopback port, print `PORT n` and `PIDS ...` once every process
+    listens, serve until SIGTERM. With `workers` > 1 (topobridge only), the extra processes
+    are `topobridge.workers.WorkerPool`'s, as `topobridge run --webhook-workers` starts them."""
     import asyncio
 
-    from aiohttp import web
-
-    if (root / "topobridge" / "eventloop.py").exists():
+    if (spec.root / "topobridge" / "eventloop.py").exists():
         from topobridge.eventloop import default_event_loop
         from topobridge.eventloop import run as run_on
     else:  # a --baseline tree from before it: served on asyncio's loop, as it was then
         default_event_loop, run_on = (lambda: "asyncio"), (lambda main, _name: asyncio.run(main))
-    loop_name = FLOORS.get(target) or default_event_loop()
+    loop_name = FLOORS.get(spec.target) or default_event_loop()
 
     async def main() -> None:
         stop = asyncio.Event()
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
-        if target == "topobridge" or target in STAGES:
-            from topobridge import logs
-            from webhooks.server import ServerSettings, WebhookServer
-
-            logs.configure(level="info", json_output=True)
-            sharing = (
-                {"reuse_port": True} if worker or workers > 1 else {}
-            )  # a --baseline tree may predate it
-            settings = ServerSettings(
-                host="127.0.0.1", port=port, metrics_port=None, cert_file=cert, key_file=key, **sharing
-            )
-            server_class = stage_server(target) if target in STAGES else WebhookServer
-            server = server_class(settings, corpus_state(root))
-            await server.start()
-            pool_task = None
-            if workers > 1:
-                from topobridge.workers import WorkerPool
-
-                argv = [sys.executable, str(Path(__file__).resolve()), "--serve", target, "--worker"]
-                argv += ["--cert", cert, "--key", key, "--port", str(server.port)]
-                pool = WorkerPool(argv, workers - 1)
-                pool_task = asyncio.create_task(pool.run())
-                while listeners(server.port) < workers:
-                    await asyncio.sleep(0.05)
-            if not worker:
-                pids = [os.getpid(), *(pool.pids.values() if workers > 1 else ())]
-                print(f"PORT {server.port}\nPIDS {' '.join(map(str, pids))}", flush=True)
-            await stop.wait()
-            if pool_task is not None:
-                pool_task.cancel()
-                await asyncio.gather(pool_task, return_exceptions=True)
-            await server.stop()
+        if spec.target == "topobridge" or spec.target in STAGES:
+            await _serve_topobridge(spec, stop)
         else:
-            from webhooks.tls import server_context
-
-            async def fixed(request: web.Request) -> web.Response:
-                await request.read()
-                return web.Response(body=FLOOR_BODY, content_type="application/json")
-
-            app = web.Application()
-            app.router.add_post("/{tail:.*}", fixed)
-            runner = web.AppRunner(app, access_log=None, handle_signals=False)
-            await runner.setup()
-            site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=server_context(cert, key))
-            await site.start()
-            port_ = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-            print(f"PORT {port_}\nPIDS {os.getpid()}", flush=True)
-            await stop.wait()
-            await runner.cleanup()
+            await _serve_floor(spec, stop)
 
     if profile is None:
         run_on(main(), loop_name)
@@ -295,6 +253,65 @@ def serve(
     profiler = cProfile.Profile()
     profiler.runcall(run_on, main(), loop_name)
     profiler.dump_stats(profile)
+
+
+async def _serve_topobridge(spec: ServeSpec, stop: Any) -> None:
+    """topobridge's admission server (or a stage of it), with its worker processes."""
+    import asyncio
+
+    from topobridge import logs
+    from webhooks.server import ServerSettings, WebhookServer
+
+    logs.configure(level="info", json_output=True)
+    # A --baseline tree may predate port sharing.
+    sharing = {"reuse_port": True} if spec.worker or spec.workers > 1 else {}
+    settings = ServerSettings(
+        host="127.0.0.1", port=spec.port, metrics_port=None, cert_file=spec.cert, key_file=spec.key, **sharing
+    )
+    server_class = stage_server(spec.target) if spec.target in STAGES else WebhookServer
+    server = server_class(settings, corpus_state(spec.root))
+    await server.start()
+    pool_task = None
+    pids = [os.getpid()]
+    if spec.workers > 1:
+        from topobridge.workers import WorkerPool
+
+        argv = [sys.executable, str(Path(__file__).resolve()), "--serve", spec.target, "--worker"]
+        argv += ["--cert", spec.cert, "--key", spec.key, "--port", str(server.port)]
+        pool = WorkerPool(argv, spec.workers - 1)
+        pool_task = asyncio.create_task(pool.run())
+        while listeners(server.port) < spec.workers:
+            await asyncio.sleep(0.05)
+        pids += pool.pids.values()
+    if not spec.worker:
+        print(f"PORT {server.port}\nPIDS {' '.join(map(str, pids))}", flush=True)
+    await stop.wait()
+    if pool_task is not None:
+        pool_task.cancel()
+        await asyncio.gather(pool_task, return_exceptions=True)
+    await server.stop()
+
+
+async def _serve_floor(spec: ServeSpec, stop: Any) -> None:
+    """The floor: an aiohttp Application with one route and a fixed answer."""
+    from aiohttp import web
+
+    from webhooks.tls import server_context
+
+    async def fixed(request: web.Request) -> web.Response:
+        await request.read()
+        return web.Response(body=FLOOR_BODY, content_type="application/json")
+
+    app = web.Application()
+    app.router.add_post("/{tail:.*}", fixed)
+    runner = web.AppRunner(app, access_log=None, handle_signals=False)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=server_context(spec.cert, spec.key))
+    await site.start()
+    port_ = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    print(f"PORT {port_}\nPIDS {os.getpid()}", flush=True)
+    await stop.wait()
+    await runner.cleanup()
 
 
 def stage_server(stage: str) -> Any:
@@ -351,12 +368,14 @@ def start_server(
     cert: Path,
     key: Path,
     tmp: Path,
-    cpus: str | None,
-    profile: str | None,
+    *,
+    cpus: str | None = None,
+    profile: str | None = None,
     workers: int = 1,
     tree: Path | None = None,
 ) -> Server:
-    """`target` in a process of its own; `tree`: serve topobridge from that source tree instead."""
+    """`target` in a process of its own (pinned to `cpus`); `tree`: serve topobridge from that
+    source tree instead."""
     cmd = [
         sys.executable,
         str(Path(__file__).resolve()),
@@ -500,6 +519,24 @@ def pinning(mode: str) -> tuple[str | None, str | None]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.serve:
+        count = int(args.workers) if args.workers.isdigit() else 1
+        spec = ServeSpec(args.serve, args.cert, args.key, count, args.port, args.worker, args.root)
+        serve(spec, args.profile)
+        return 0
+    try:
+        wrk = find_wrk()
+    except WrkMissing:
+        print(f"{INSTALL_HINT}; the benchmark installs nothing itself.", file=sys.stderr)
+        return 2
+    if not 1 <= args.seconds <= 60 or not 1 <= args.rounds <= 20 or not 0 <= args.rate <= 20_000:
+        parser.error("--seconds 1..60, --rounds 1..20 and --rate 0..20000 keep a run bounded")
+    return _benchmark(args, wrk)
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--seconds", type=float, default=3.0, help="duration of each wrk run (default 3)")
     parser.add_argument(
@@ -536,128 +573,150 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--cert", help=argparse.SUPPRESS)
     parser.add_argument("--key", help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
+    return parser
 
-    if args.serve:
-        count = int(args.workers) if args.workers.isdigit() else 1
-        serve(
-            args.serve,
-            args.cert,
-            args.key,
-            args.profile,
-            workers=count,
-            port=args.port,
-            worker=args.worker,
-            root=args.root,
-        )
-        return 0
-    try:
-        wrk = find_wrk()
-    except WrkMissing:
-        print(f"{INSTALL_HINT}; the benchmark installs nothing itself.", file=sys.stderr)
-        return 2
-    if not 1 <= args.seconds <= 60 or not 1 <= args.rounds <= 20 or not 0 <= args.rate <= 20_000:
-        parser.error("--seconds 1..60, --rounds 1..20 and --rate 0..20000 keep a run bounded")
 
+@dataclass
+class Results:
+    """Every run, by what it measured."""
+
+    closed: dict[str, dict[int, list[Run]]]
+    """Target -> clients -> the closed-loop runs."""
+    paced: dict[str, list[Run]]
+    staged: dict[str, list[Run]]
+    scaled: dict[int, list[Run]]
+    """Worker processes -> runs."""
+
+
+@dataclass
+class Bench:
+    """One benchmark run: its servers, the review they answer, where wrk runs."""
+
+    args: argparse.Namespace
+    wrk: str
+    payload: Payload
+    body: bytes
+    wrk_cpus: str | None
+    machine: Machine = field(default_factory=Machine)
+    servers: dict[str, Server] = field(default_factory=dict)
+    tls: tuple[Path, Path, bytes] = (Path(), Path(), b"")
+    """The servers' certificate and key files, and the CA that signed them."""
+
+    def start(self, name: str, tmp: Path, *, target: str | None = None, **how: Any) -> None:
+        """Start `target` (default: `name`) as server `name` and check its first answer
+        (`how`: start_server's options)."""
+        cert, key, ca = self.tls
+        self.servers[name] = start_server(target or name, cert, key, tmp, **how)
+        check_answer(self.servers[name], ca, self.payload, self.body)
+
+    def measure(
+        self,
+        target: str,
+        connections: int,
+        seconds: float,
+        rate: float = 0.0,
+        threads: int | None = None,
+        pinned: bool = True,
+    ) -> Run:
+        server = self.servers[target]
+        url = f"https://127.0.0.1:{server.port}{self.payload.path}"
+        load = Load(connections, seconds, threads=threads or self.args.threads, rate=rate)
+        cpu0, wait0, t0 = server.cpu_seconds(), server.cpu_wait_seconds(), time.monotonic()
+        with self.machine.watch([server]):
+            result = run_wrk(self.wrk, url, self.body, load, cpus=self.wrk_cpus if pinned else None)
+        if result.failed or not result.requests:
+            raise WrkFailed(
+                f"{target} at {connections} connections: {result.errors}, {result.requests} answers"
+            )
+        waited = (server.cpu_wait_seconds() - wait0) / (time.monotonic() - t0) * 1e3
+        return Run(result, (server.cpu_seconds() - cpu0) / result.requests * 1e6, waited)
+
+    def rounds(self, targets: list[str], stage_names: list[str], results: Results) -> None:
+        """Alternating rounds: closed loop level by level, the stages, the paced run."""
+        args = self.args
+        for target in [*targets, *stage_names]:  # warm them all (imports, caches, allocator) first
+            self.measure(target, 64, 2)
+        for r in range(args.rounds):
+            order = targets if r % 2 == 0 else targets[::-1]
+            for connections in CONCURRENCY:
+                for target in order:
+                    results.closed[target][connections].append(
+                        self.measure(target, connections, args.seconds)
+                    )
+            for stage in stage_names if r % 2 == 0 else stage_names[::-1]:
+                results.staged[stage].append(self.measure(stage, 64, args.seconds))
+            if args.rate:
+                for target in order:
+                    results.paced[target].append(self.measure(target, 64, max(args.seconds, 5.0), args.rate))
+
+    def scaling(self, tmp: Path, scaled: dict[int, list[Run]]) -> None:
+        """topobridge served by 1, 2... processes: unpinned, so they can use every core."""
+        for n in scaled:
+            self.start(f"workers-{n}", tmp, target="topobridge", workers=n)
+            scaled[n].append(self.measure(f"workers-{n}", 64, 2, threads=2, pinned=False))  # warm-up
+            scaled[n].clear()
+        for r in range(self.args.rounds):
+            for n in list(scaled) if r % 2 == 0 else list(scaled)[::-1]:
+                scaled[n].append(self.measure(f"workers-{n}", 64, self.args.seconds, threads=2, pinned=False))
+
+
+def _benchmark(args: argparse.Namespace, wrk: str) -> int:
+    """Start the servers, run the rounds, print the report."""
+    from topobridge.eventloop import default_event_loop
     from webhooks.tls import generate_self_signed
 
     payload = PAYLOADS[args.payload]
-    body = review_body(payload)
     server_cpus, wrk_cpus = pinning(args.pin)
-    machine = Machine()
-    from topobridge.eventloop import default_event_loop
-
+    bench = Bench(args, wrk, payload, review_body(payload), wrk_cpus)
     loop = default_event_loop()  # topobridge's; the uvloop floor runs only where uvloop is installed
     targets = [t for t in TARGETS if loop == "uvloop" or FLOORS.get(t) != "uvloop"]
     targets += ["before"] if args.baseline else []
     stage_names = list(STAGES) if args.stages else []
     scaling = [int(w) for w in args.workers.split(",") if w.strip()]
-    closed: dict[str, dict[int, list[Run]]] = {t: {c: [] for c in CONCURRENCY} for t in targets}
-    paced: dict[str, list[Run]] = {t: [] for t in targets}
-    staged: dict[str, list[Run]] = {t: [] for t in stage_names}
-    scaled: dict[int, list[Run]] = {n: [] for n in scaling}
+    results = Results(
+        closed={t: {c: [] for c in CONCURRENCY} for t in targets},
+        paced={t: [] for t in targets},
+        staged={t: [] for t in stage_names},
+        scaled={n: [] for n in scaling},
+    )
     with tempfile.TemporaryDirectory(prefix="topobridge-bench-") as tmpdir:
         tmp = Path(tmpdir)
         made = generate_self_signed(["127.0.0.1"])
-        cert, key = made.write(tmp)
-        servers: dict[str, Server] = {}
+        bench.tls = (*made.write(tmp), made.ca_pem)
         try:
             tree = checkout(args.baseline, tmp) if args.baseline else None
             for target in [*targets, *stage_names]:
                 profile = args.profile if target == "topobridge" else None
-                servers[target] = start_server(
-                    target, cert, key, tmp, server_cpus, profile, tree=tree if target == "before" else None
-                )
-                check_answer(servers[target], made.ca_pem, payload, body)
-
-            def measure(
-                target: str,
-                connections: int,
-                seconds: float,
-                rate: float = 0.0,
-                threads: int | None = None,
-                pinned: bool = True,
-            ) -> Run:
-                server = servers[target]
-                url = f"https://127.0.0.1:{server.port}{payload.path}"
-                cpu0, wait0, t0 = server.cpu_seconds(), server.cpu_wait_seconds(), time.monotonic()
-                with machine.watch([server]):
-                    result = run_wrk(
-                        wrk,
-                        url,
-                        body,
-                        connections=connections,
-                        seconds=seconds,
-                        threads=threads or args.threads,
-                        rate=rate,
-                        cpus=wrk_cpus if pinned else None,
-                    )
-                if result.failed or not result.requests:
-                    raise WrkFailed(
-                        f"{target} at {connections} connections: {result.errors}, {result.requests} answers"
-                    )
-                waited = (server.cpu_wait_seconds() - wait0) / (time.monotonic() - t0) * 1e3
-                return Run(result, (server.cpu_seconds() - cpu0) / result.requests * 1e6, waited)
-
-            for target in [*targets, *stage_names]:  # warm them all (imports, caches, allocator) first
-                measure(target, 64, 2)
-            for r in range(args.rounds):
-                order = targets if r % 2 == 0 else targets[::-1]
-                for connections in CONCURRENCY:
-                    for target in order:
-                        closed[target][connections].append(measure(target, connections, args.seconds))
-                for stage in stage_names if r % 2 == 0 else stage_names[::-1]:
-                    staged[stage].append(measure(stage, 64, args.seconds))
-                if args.rate:
-                    for target in order:
-                        paced[target].append(measure(target, 64, max(args.seconds, 5.0), args.rate))
-            if len(scaling) > 1:  # worker processes: unpinned, so they can use every core
-                for n in scaling:
-                    name = f"workers-{n}"
-                    servers[name] = start_server("topobridge", cert, key, tmp, None, None, workers=n)
-                    check_answer(servers[name], made.ca_pem, payload, body)
-                    scaled[n].append(measure(name, 64, 2, threads=2, pinned=False))  # warm-up
-                    scaled[n].clear()
-                for r in range(args.rounds):
-                    for n in scaling if r % 2 == 0 else scaling[::-1]:
-                        scaled[n].append(measure(f"workers-{n}", 64, args.seconds, threads=2, pinned=False))
+                before = tree if target == "before" else None
+                bench.start(target, tmp, cpus=server_cpus, profile=profile, tree=before)
+            bench.rounds(targets, stage_names, results)
+            if len(scaling) > 1:
+                bench.scaling(tmp, results.scaled)
         except (WrkFailed, RuntimeError) as exc:
             print(f"benchmark failed: {exc}", file=sys.stderr)
-            for s in servers.values():
+            for s in bench.servers.values():
                 print(f"--- {s.target} server log (tail):\n{s.log.read_text()[-2000:]}", file=sys.stderr)
             return 1
         finally:
-            for s in servers.values():
+            for s in bench.servers.values():
                 stop_server(s)
+    _print_all(bench, results, loop, (server_cpus, wrk_cpus))
+    return 0
 
-    report(args, payload, body, closed, paced, machine, server_cpus, wrk_cpus)
-    if staged:
-        report_stages(closed, staged, loop_cost(payload, body))
-    if len(scaling) > 1:
-        report_scaling(scaled)
+
+def _print_all(bench: Bench, results: Results, loop: str, pins: tuple[str | None, str | None]) -> None:
+    """The report, the stages and the scaling when measured, the summary line, the profile."""
+    args = bench.args
+    report(args, bench.payload, bench.body, results, bench.machine, pins)
+    if results.staged:
+        report_stages(results.closed, results.staged, loop_cost(bench.payload, bench.body))
+    if len(results.scaled) > 1:
+        report_scaling(results.scaled)
+    closed = results.closed
     top, floor64 = Figures.median_of(closed["topobridge"][64]), Figures.median_of(closed["floor"][64])
     same_loop = Figures.median_of(closed[next(t for t, on in FLOORS.items() if on == loop)][64])
-    open_p99 = statistics.median(r.wrk.p99 for r in paced["topobridge"]) if args.rate else float("nan")
+    paced = results.paced["topobridge"]
+    open_p99 = statistics.median(r.wrk.p99 for r in paced) if args.rate else float("nan")
     print(
         f"summary: cpu_ratio_64={top.cpu_us / floor64.cpu_us:.2f} p99_ratio_64={top.p99 / floor64.p99:.2f} "
         f"open_p99_ms={open_p99:.2f} open_rate={args.rate:.0f} loop={loop} "
@@ -668,7 +727,6 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"\ncProfile of the topobridge server (written to {args.profile}), top 25 by own time:")
         pstats.Stats(args.profile).sort_stats("tottime").print_stats(25)
-    return 0
 
 
 def checkout(ref: str, tmp: Path) -> Path:
@@ -761,12 +819,12 @@ def report(
     args: argparse.Namespace,
     payload: Payload,
     body: bytes,
-    closed: dict[str, dict[int, list[Run]]],
-    paced: dict[str, list[Run]],
+    results: Results,
     machine: Machine,
-    server_cpus: str | None,
-    wrk_cpus: str | None,
+    pins: tuple[str | None, str | None],
 ) -> None:
+    closed, paced = results.closed, results.paced
+    server_cpus, wrk_cpus = pins
     results = {t: {c: Figures.median_of(runs) for c, runs in by.items()} for t, by in closed.items()}
     pin = f"server on CPU {server_cpus}, wrk on CPU {wrk_cpus}" if server_cpus else "not pinned"
     print(

@@ -75,6 +75,25 @@ class WatchEvent:
     object: JsonDict
 
 
+def _watch_event(line: bytes, res: Resource, path: str) -> WatchEvent:
+    """One line of a watch as an event; an ERROR event is raised (GoneError when the version
+    it started from is too old)."""
+    try:
+        event = jsontext.loads(line)
+    except ValueError as exc:
+        raise TransportError(f"WATCH {path}: undecodable event {line[:200]!r}") from exc
+    etype = event.get("type")
+    obj = event.get("object") or {}
+    if etype == "ERROR":
+        err = api_error(int(obj.get("code") or 500), obj)
+        if err.status == 410 or isinstance(err, GoneError):
+            raise GoneError(err.message, status=410, reason=err.reason or "Expired")
+        raise err
+    obj.setdefault("apiVersion", res.api_version)
+    obj.setdefault("kind", res.kind)
+    return WatchEvent(type=etype, object=obj)
+
+
 @dataclass
 class KubeSettings:
     """How the client talks to the API server."""
@@ -323,16 +342,33 @@ class Kube:
             query.append(("labelSelector", label_selector))
         if field_selector:
             query.append(("fieldSelector", field_selector))
+        path = res.path(namespace=namespace)
+        resp = await self._open_watch(path, query, timeout_seconds)
+        async with resp:
+            if resp.status != 200:
+                raise api_error(resp.status, await resp.read())
+            while True:
+                try:
+                    line = await resp.content.readline()
+                except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+                    raise TransportError(f"WATCH {path}: {type(exc).__name__}: {exc}") from exc
+                if not line:
+                    return
+                line = line.strip()
+                if line:
+                    yield _watch_event(line, res, path)
+
+    async def _open_watch(self, path: str, query: Sequence[tuple[str, str]], timeout_seconds: int) -> Any:
+        """The watch's streaming response (not read yet)."""
         headers = {"Accept": "application/json"}
         if self.settings.impersonate:
             headers["Impersonate-User"] = self.settings.impersonate
-        path = res.path(namespace=namespace)
         # No total timeout: the server ends the watch; a silent connection is cut by sock_read.
         timeout = aiohttp.ClientTimeout(
             total=None, sock_connect=self.settings.request_timeout, sock_read=timeout_seconds + 30
         )
         try:
-            resp = await self.api.call_api(
+            return await self.api.call_api(
                 path,
                 "GET",
                 query_params=query,
@@ -345,33 +381,6 @@ class Kube:
             raise api_error(exc.status or 0, exc.body, fallback_reason=exc.reason or "") from exc
         except (aiohttp.ClientError, TimeoutError, OSError) as exc:
             raise TransportError(f"WATCH {path}: {type(exc).__name__}: {exc}") from exc
-        async with resp:
-            if resp.status != 200:
-                raise api_error(resp.status, await resp.read())
-            while True:
-                try:
-                    line = await resp.content.readline()
-                except (aiohttp.ClientError, TimeoutError, OSError) as exc:
-                    raise TransportError(f"WATCH {path}: {type(exc).__name__}: {exc}") from exc
-                if not line:
-                    return
-                line = line.strip()
-                if not line:
-                    continue
-                try:
-                    event = jsontext.loads(line)
-                except ValueError as exc:
-                    raise TransportError(f"WATCH {path}: undecodable event {line[:200]!r}") from exc
-                etype = event.get("type")
-                obj = event.get("object") or {}
-                if etype == "ERROR":
-                    err = api_error(int(obj.get("code") or 500), obj)
-                    if err.status == 410 or isinstance(err, GoneError):
-                        raise GoneError(err.message, status=410, reason=err.reason or "Expired")
-                    raise err
-                obj.setdefault("apiVersion", res.api_version)
-                obj.setdefault("kind", res.kind)
-                yield WatchEvent(type=etype, object=obj)
 
     # --- writes ----------------------------------------------------------------------
 
@@ -476,21 +485,16 @@ class Kube:
         namespace: str | None = None,
         grace_period_seconds: int | None = None,
         uid: str | None = None,
-        resource_version: str | None = None,
         propagation: str | None = None,
     ) -> JsonDict:
-        """Delete; `uid`/`resource_version` are preconditions (ConflictError if they moved)."""
+        """Delete; `uid` is a precondition (ConflictError when the object under that name is
+        another one by now)."""
         self._record(res, "delete", None)
         opts: JsonDict = {"kind": "DeleteOptions", "apiVersion": "v1"}
         if grace_period_seconds is not None:
             opts["gracePeriodSeconds"] = grace_period_seconds
-        pre: JsonDict = {}
         if uid:
-            pre["uid"] = uid
-        if resource_version:
-            pre["resourceVersion"] = resource_version
-        if pre:
-            opts["preconditions"] = pre
+            opts["preconditions"] = {"uid": uid}
         if propagation:
             opts["propagationPolicy"] = propagation
         return await self._request("DELETE", res.path(namespace=namespace, name=name), body=opts)

@@ -182,6 +182,16 @@ def micro_time(now: datetime | None = None) -> str:
     return (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+@dataclass(frozen=True)
+class LeaderCallbacks:
+    """What to call as leadership changes hands (client-go's `LeaderCallbacks`)."""
+
+    on_started_leading: Callable[[], None] | None = None
+    on_stopped_leading: Callable[[], None] | None = None
+    on_new_leader: Callable[[str], None] | None = None
+    """Called with the new holder's identity whenever a different one is observed."""
+
+
 class LeaderElector:
     """Acquire, hold and release one lease; see the module docstring."""
 
@@ -191,17 +201,15 @@ class LeaderElector:
         lock: LeaseLock,
         *,
         clock: Clock | None = None,  # None outside tests
-        on_started_leading: Callable[[], None] | None = None,
-        on_stopped_leading: Callable[[], None] | None = None,
-        on_new_leader: Callable[[str], None] | None = None,
+        callbacks: LeaderCallbacks = LeaderCallbacks(),
         rng: random.Random | None = None,
     ) -> None:
         self.config = config
         self.lock = lock
         self.clock = clock or MonotonicClock()
-        self.on_started_leading = on_started_leading
-        self.on_stopped_leading = on_stopped_leading
-        self.on_new_leader = on_new_leader
+        self.on_started_leading = callbacks.on_started_leading
+        self.on_stopped_leading = callbacks.on_stopped_leading
+        self.on_new_leader = callbacks.on_new_leader
         self._rng = rng or random.Random()
         self._observed: LeaderElectionRecord | None = None
         self._observed_at = 0.0
@@ -223,35 +231,62 @@ class LeaderElector:
     # --- one attempt -----------------------------------------------------------------
 
     async def try_acquire_or_renew(self) -> bool:
-        cfg = self.config
+        """One attempt, as client-go's tryAcquireOrRenew: renew what we hold
+        (`_renew_held`); else read the record, creating it when there is none
+        (`_read_or_create`); wait while another holder's lease has not expired; else take it
+        (`_take`)."""
         now_wall = micro_time()
-        mine = LeaderElectionRecord(
-            holder_identity=self.identity,
-            lease_duration_seconds=max(1, round(cfg.lease_duration)),
-            acquire_time=now_wall,
-            renew_time=now_wall,
-            leader_transitions=0,
-        )
+        duration = max(1, round(self.config.lease_duration))
         # 1. Fast path: we hold it; renew over the version we last wrote.
-        if self.is_leader() and self._observed is not None:
-            renewed = LeaderElectionRecord(
-                self.identity,
-                mine.lease_duration_seconds,
-                self._observed.acquire_time,
-                now_wall,
-                self._observed.leader_transitions,
-            )
-            try:
-                await self.lock.update(renewed)
-            except (ControllerError, TimeoutError) as exc:
-                self._log.info("leader.renew_failed_fast_path", error=str(exc))
-            else:
-                self._observe(renewed)
-                return True
+        if self.is_leader() and await self._renew_held(duration, now_wall):
+            return True
         # 2. Read (or create) the record.
+        current = await self._read_or_create(duration, now_wall)
+        if isinstance(current, bool):
+            return current
+        if current != self._observed:
+            self._observe(current)
+        # 3. Someone else holds a lease we have not seen expire: wait.
+        if (
+            current.holder_identity
+            and current.holder_identity != self.identity
+            and self._observed_at + self.config.lease_duration > self.clock.now()
+        ):
+            return False
+        # 4. Take it (or keep it), carrying the history forward.
+        return await self._take(current, duration, now_wall)
+
+    async def _renew_held(self, duration: int, now_wall: str) -> bool:
+        """Renew the record we last wrote; False when that write fails (read it afresh)."""
+        if self._observed is None:
+            return False
+        renewed = LeaderElectionRecord(
+            self.identity,
+            duration,
+            self._observed.acquire_time,
+            now_wall,
+            self._observed.leader_transitions,
+        )
         try:
-            current = await self.lock.get()
+            await self.lock.update(renewed)
+        except (ControllerError, TimeoutError) as exc:
+            self._log.info("leader.renew_failed_fast_path", error=str(exc))
+            return False
+        self._observe(renewed)
+        return True
+
+    async def _read_or_create(self, duration: int, now_wall: str) -> LeaderElectionRecord | bool:
+        """The lease's record; when there is none, whether creating it (ours) succeeded."""
+        try:
+            return await self.lock.get()
         except NotFoundError:
+            mine = LeaderElectionRecord(
+                holder_identity=self.identity,
+                lease_duration_seconds=duration,
+                acquire_time=now_wall,
+                renew_time=now_wall,
+                leader_transitions=0,
+            )
             try:
                 await self.lock.create(mine)
             except (ControllerError, TimeoutError) as exc:
@@ -262,27 +297,16 @@ class LeaderElector:
         except (ControllerError, TimeoutError) as exc:
             self._log.info("leader.get_failed", error=str(exc))
             return False
-        if current != self._observed:
-            self._observe(current)
-        # 3. Someone else holds a lease we have not seen expire: wait.
-        if (
-            current.holder_identity
-            and current.holder_identity != self.identity
-            and self._observed_at + cfg.lease_duration > self.clock.now()
-        ):
-            return False
-        # 4. Take it (or keep it), carrying the history forward.
+
+    async def _take(self, current: LeaderElectionRecord, duration: int, now_wall: str) -> bool:
+        """Write the record as ours: kept (same acquire time) or taken over (one more transition)."""
         if current.holder_identity == self.identity:
             record = LeaderElectionRecord(
-                self.identity,
-                mine.lease_duration_seconds,
-                current.acquire_time,
-                now_wall,
-                current.leader_transitions,
+                self.identity, duration, current.acquire_time, now_wall, current.leader_transitions
             )
         else:
             record = LeaderElectionRecord(
-                self.identity, mine.lease_duration_seconds, now_wall, now_wall, current.leader_transitions + 1
+                self.identity, duration, now_wall, now_wall, current.leader_transitions + 1
             )
         try:
             await self.lock.update(record)

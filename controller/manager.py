@@ -34,7 +34,7 @@ from controller.errors import LeadershipLost
 from controller.handoff import HandOff, HandOffConfig
 from controller.informer import Informer, SharedInformers
 from controller.kube import Kube, KubeSettings
-from controller.leaderelection import KubeLeaseLock, LeaderElectionConfig, LeaderElector
+from controller.leaderelection import KubeLeaseLock, LeaderCallbacks, LeaderElectionConfig, LeaderElector
 from controller.reconcile import Controller, Outcome
 from controller.reconcilers.hypernodes import HyperNodeReconciler
 from controller.reconcilers.koordinator import KoordinatorReconciler
@@ -77,13 +77,16 @@ class ControllerOptions:
 
 
 class WatchingReconciler(Protocol):
-    """A reconciler as the manager builds it: the informers it reads, named by argument."""
+    """A reconciler as the manager builds it: an informer for each resource it `watches`,
+    under the same name, and the settings its table row adds."""
 
     kind: ClassVar[str]
     watches: ClassVar[Mapping[str, Resource]]
     max_workers: ClassVar[int | None]
 
-    def __init__(self, kube: Kube, *, recorder: EventRecorder, **informers_and_settings: Any) -> None: ...
+    def __init__(
+        self, kube: Kube, reads: Mapping[str, Informer], *, recorder: EventRecorder, **settings: Any
+    ) -> None: ...
 
     def wire(self, enqueue: Callable[[str], None]) -> None: ...
 
@@ -168,8 +171,10 @@ class Manager:
                 le,
                 lock,
                 clock=self.clock,
-                on_started_leading=lambda: metrics.IS_LEADER.set(1),
-                on_stopped_leading=lambda: metrics.IS_LEADER.set(0),
+                callbacks=LeaderCallbacks(
+                    on_started_leading=lambda: metrics.IS_LEADER.set(1),
+                    on_stopped_leading=lambda: metrics.IS_LEADER.set(0),
+                ),
             )
 
     async def run(self) -> None:
@@ -204,7 +209,7 @@ class Manager:
             if not part.enabled(opts):
                 continue
             reads = {arg: informers.of(res) for arg, res in part.reconciler.watches.items()}
-            rec = part.reconciler(self.kube, recorder=recorder, **reads, **part.settings(opts))
+            rec = part.reconciler(self.kube, reads, recorder=recorder, **part.settings(opts))
             workers = min(opts.workers, rec.max_workers or opts.workers)
             ctl = Controller(rec, workers=workers, clock=self.clock)
             rec.wire(ctl.enqueue)

@@ -97,14 +97,13 @@ def install(
     values: Mapping[str, Any] | None = None,
     dry_run: str | None = None,
     timeout: int = 120,
-    chart_dir: Path = CHART_DIR,
 ) -> dict[str, Any]:
-    """`helm install` (creating the namespace) against the cluster of `kubeconfig`."""
+    """`helm install` of the chart (creating the namespace) against the cluster of `kubeconfig`."""
     helm = _helm()
     config = helm.Config(kubeconfig_path=kubeconfig, namespace=namespace)
     try:
         result: dict[str, Any] = config.install(
-            str(chart_dir),
+            str(CHART_DIR),
             release,
             dict(values or {}),
             namespace=namespace,

@@ -347,7 +347,7 @@ async def up(screen: Screen) -> int:
     work = demo_dir()
     work.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
-    tb = await local.start(kubeconfig, work, detach=True)
+    tb = await local.start(kubeconfig, work, local.Launch(detach=True))
     kubelet = start_kubelet(kubeconfig, work / "kubelet.log")
     DemoState(kubeconfig, _tb_dict(tb), kubelet).save()
     screen.line(

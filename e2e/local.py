@@ -30,7 +30,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -101,81 +101,77 @@ class TopobridgeState:
         return cls(**raw)
 
 
+@dataclass(frozen=True)
+class Launch:
+    """How `start()` runs topobridge. Replicas of one controller share `lease_name`; a standby is
+    started with `wait_leading=False` (it serves its webhook at once and leads only when the
+    lease frees)."""
+
+    schedulers: Sequence[str] = DEFAULT_SCHEDULERS
+    extra_args: Sequence[str] = ()
+    detach: bool = False
+    """Start it in a session of its own: it outlives the command that started it."""
+    ready_timeout: float = 60.0
+    lease_name: str | None = None
+    """Default: a lease of its own."""
+    identity: str | None = None
+    register: bool = True
+    """Register the webhook configurations once it is ready."""
+    wait_leading: bool = True
+    entry: Sequence[str] = ("-m", "topobridge.cli")
+    """What runs instead of `-m topobridge.cli` (a wrapper, e.g. with faults injected)."""
+    env: Mapping[str, str] = field(default_factory=dict)
+    """Variables added to the process's environment."""
+
+
+@dataclass(frozen=True)
+class _Serving:
+    """Where the process serves: its loopback ports and its certificate's files."""
+
+    webhook_port: int
+    metrics_port: int
+    cert: Path
+    key: Path
+
+
 def topobridge_argv(
-    *,
-    identity: str,
-    kubeconfig: str,
-    webhook_port: int,
-    metrics_port: int,
-    cert: Path,
-    key: Path,
-    lease_name: str,
-    schedulers: Sequence[str],
-    extra: Sequence[str] = (),
-    entry: Sequence[str] = ("-m", "topobridge.cli"),
+    kubeconfig: str, launch: Launch, serving: _Serving, *, lease_name: str, identity: str
 ) -> list[str]:
+    """`topobridge run` as the chart runs it, on loopback."""
     argv = [
         sys.executable,
-        *entry,
+        *launch.entry,
         "--log-format=json",
         "run",
         f"--kubeconfig={kubeconfig}",
         "--webhook-host=127.0.0.1",
-        f"--webhook-port={webhook_port}",
+        f"--webhook-port={serving.webhook_port}",
         "--metrics-host=127.0.0.1",
-        f"--metrics-port={metrics_port}",
-        f"--tls-cert-file={cert}",
-        f"--tls-key-file={key}",
+        f"--metrics-port={serving.metrics_port}",
+        f"--tls-cert-file={serving.cert}",
+        f"--tls-key-file={serving.key}",
         f"--lease-name={lease_name}",
         "--lease-namespace=kube-system",
         f"--identity={identity}",
         "--translate-koordinator",
     ]
-    argv += [f"--scheduler-name={s}" for s in schedulers]
-    return [*argv, *extra]
+    argv += [f"--scheduler-name={s}" for s in launch.schedulers]
+    return [*argv, *launch.extra_args]
 
 
-async def start(
-    kubeconfig: str,
-    work_dir: Path,
-    *,
-    schedulers: Sequence[str] = DEFAULT_SCHEDULERS,
-    extra_args: Sequence[str] = (),
-    detach: bool = False,
-    ready_timeout: float = 60.0,
-    lease_name: str | None = None,
-    identity: str | None = None,
-    register: bool = True,
-    wait_leading: bool = True,
-    entry: Sequence[str] = ("-m", "topobridge.cli"),
-    env: dict[str, str] | None = None,
-) -> TopobridgeState:
-    """Start topobridge against `kubeconfig` and register its webhooks (see the module doc).
-
-    Replicas of one controller share `lease_name`; a standby is started with
-    `wait_leading=False` (it serves its webhook at once and leads only when the lease frees).
-    `entry` replaces `-m topobridge.cli` (a wrapper that runs it, e.g. with faults injected),
-    `env` adds variables to the process's environment."""
+async def start(kubeconfig: str, work_dir: Path, launch: Launch = Launch()) -> TopobridgeState:
+    """Start topobridge against `kubeconfig` and register its webhooks (see the module doc)."""
     work_dir.mkdir(parents=True, exist_ok=True)
     made = generate_self_signed(["127.0.0.1", "localhost"])
     cert, key = made.write(work_dir)
-    webhook_port, metrics_port = free_port(), free_port()
+    serving = _Serving(free_port(), free_port(), cert, key)
     suffix = secrets.token_hex(3)
-    lease = lease_name or f"topobridge-{suffix}"
+    lease = launch.lease_name or f"topobridge-{suffix}"
     log_file = work_dir / "topobridge.log"
     argv = topobridge_argv(
-        kubeconfig=kubeconfig,
-        webhook_port=webhook_port,
-        metrics_port=metrics_port,
-        cert=cert,
-        key=key,
-        lease_name=lease,
-        identity=identity or f"{lease}-{suffix}",
-        schedulers=schedulers,
-        extra=extra_args,
-        entry=entry,
+        kubeconfig, launch, serving, lease_name=lease, identity=launch.identity or f"{lease}-{suffix}"
     )
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", **launch.env}
     with open(log_file, "ab") as out:
         popen = subprocess.Popen(
             argv,
@@ -183,22 +179,33 @@ async def start(
             stdout=out,
             stderr=subprocess.STDOUT,
             env=env,
-            start_new_session=detach,
+            start_new_session=launch.detach,
         )
     _CHILDREN[popen.pid] = popen
     state = TopobridgeState(
-        popen.pid, _start_ticks(popen.pid), str(log_file), webhook_port, metrics_port, kubeconfig, lease
+        popen.pid,
+        _start_ticks(popen.pid),
+        str(log_file),
+        serving.webhook_port,
+        serving.metrics_port,
+        kubeconfig,
+        lease,
     )
     try:
-        await wait_ready(state, popen, timeout=ready_timeout, leading=wait_leading)
-        if register:
+        await wait_ready(state, popen, timeout=launch.ready_timeout, leading=launch.wait_leading)
+        if launch.register:
             state.configurations = await register_webhooks(
                 kubeconfig, state, made.ca_pem, name=f"topobridge-{suffix}"
             )
     except BaseException:
         await stop(state)
         raise
-    log.info("topobridge.started", pid=popen.pid, webhook_port=webhook_port, metrics_port=metrics_port)
+    log.info(
+        "topobridge.started",
+        pid=popen.pid,
+        webhook_port=serving.webhook_port,
+        metrics_port=serving.metrics_port,
+    )
     return state
 
 
@@ -245,11 +252,16 @@ async def wait_ready(
 def webhook_configurations(ca_pem: bytes, url: str, name: str) -> list[tuple[Resource, dict[str, Any]]]:
     """The configurations the chart installs, pointing at a URL instead of a Service."""
     out: list[tuple[Resource, dict[str, Any]]] = [
-        (VALIDATING, configuration.validating_webhook_configuration(ca_bundle=ca_pem, url=url, name=name)),
+        (
+            VALIDATING,
+            configuration.validating_webhook_configuration(
+                configuration.Endpoint(ca_pem, url=url), name=name
+            ),
+        ),
     ]
     make = getattr(configuration, "mutating_webhook_configuration", None)
     if make is not None:
-        out.append((MUTATING, make(ca_bundle=ca_pem, url=url, name=name)))
+        out.append((MUTATING, make(configuration.Endpoint(ca_pem, url=url), name=name)))
     return out
 
 

@@ -22,7 +22,7 @@ import asyncio
 import contextlib
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -228,73 +228,106 @@ def _condition(pod: JsonDict, ctype: str) -> JsonDict | None:
 
 
 def check(expect: Expect, seen: Observed, target: Target) -> list[str]:
-    """What does not hold yet (empty: the step passed)."""
+    """What does not hold yet (empty: the step passed): each kind of expectation in turn."""
+    failures = _bound_failures(expect, seen)
+    if expect.together:
+        failures += _together_failures(expect, seen)
+    if expect.apart:
+        failures += _apart_failures(expect, seen)
+    if target.fallback:
+        failures += _fallback_failures(expect, seen)
+    for name, node in expect.untouched.items():
+        pod = seen.pods.get(name)
+        if pod is None or pod["metadata"].get("deletionTimestamp") or pod["spec"].get("nodeName") != node:
+            failures.append(f"{name}: expected untouched on {node}, is {_where(seen.pods, name)}")
+    return failures + _pod_group_failures(expect, seen, target)
+
+
+def _where(pods: Mapping[str, JsonDict], name: str) -> str:
+    """Where a pod is, for a failure message: gone, pending (and why), or on which node."""
+    pod = pods.get(name)
+    if pod is None:
+        return "gone"
+    node = (pod.get("spec") or {}).get("nodeName")
+    phase = (pod.get("status") or {}).get("phase", "?")
+    extra = " terminating" if pod["metadata"].get("deletionTimestamp") else ""
+    if not node:
+        cond = _condition(pod, "PodScheduled") or {}
+        msg = f": {cond.get('message')}" if cond.get("message") else ""
+        return f"pending{msg}"
+    return f"on {node} ({phase}{extra})"
+
+
+def _bound_failures(expect: Expect, seen: Observed) -> list[str]:
     failures: list[str] = []
-    pods = seen.pods
-
-    def where(name: str) -> str:
-        pod = pods.get(name)
-        if pod is None:
-            return "gone"
-        node = (pod.get("spec") or {}).get("nodeName")
-        phase = (pod.get("status") or {}).get("phase", "?")
-        extra = " terminating" if pod["metadata"].get("deletionTimestamp") else ""
-        if not node:
-            cond = _condition(pod, "PodScheduled") or {}
-            msg = f": {cond.get('message')}" if cond.get("message") else ""
-            return f"pending{msg}"
-        return f"on {node} ({phase}{extra})"
-
     for name in expect.bound:
-        pod = pods.get(name)
+        pod = seen.pods.get(name)
         if (
             pod is None
             or not (pod.get("spec") or {}).get("nodeName")
             or (pod.get("status") or {}).get("phase") != "Running"
             or pod["metadata"].get("deletionTimestamp")
         ):
-            failures.append(f"{name}: expected bound and Running, is {where(name)}")
-    if expect.together:
-        tree = _tree(seen)
-        for group in expect.together:
-            nodes = [(pods.get(p) or {}).get("spec", {}).get("nodeName") for p in group.pods]
-            if not all(nodes):
-                failures.append(f"{', '.join(group.pods)}: not all bound, cannot judge their domain")
-                continue
-            common = tree.lowest_common_domain([n for n in nodes if n])
-            tier = tree.domains[common].tier if common is not None else tree.max_tier + 1
-            if tier > group.tier:
-                failures.append(
-                    f"{', '.join(group.pods)}: expected inside one tier-{group.tier} domain, "
-                    f"nodes {sorted(set(n for n in nodes if n))} share only "
-                    f"{common or 'the cluster'} (tier {tier})"
-                )
-    if expect.apart:
-        tree = _tree(seen)
-        for group in expect.apart:
-            nodes = [(pods.get(p) or {}).get("spec", {}).get("nodeName") for p in group.pods]
-            if not all(nodes):
-                failures.append(f"{', '.join(group.pods)}: not all bound, cannot judge their domains")
-                continue
-            places = [n if group.tier == 0 else tree.domain_at_tier(n, group.tier) for n in nodes if n]
-            if len(set(places)) != len(places) or None in places:
-                failures.append(
-                    f"{', '.join(group.pods)}: expected each in its own tier-{group.tier} domain, are in {places}"
-                )
-    if target.fallback:
-        for name, node in expect.nodes.items():
-            actual = (pods.get(name) or {}).get("spec", {}).get("nodeName")
-            if actual != node:
-                failures.append(f"{name}: expected on {node}, is {where(name)}")
-        for name in expect.evicted:
-            if name in pods and not pods[name]["metadata"].get("deletionTimestamp"):
-                failures.append(f"{name}: expected evicted, is {where(name)}")
-            elif name not in seen.disrupted:
-                failures.append(f"{name}: evicted without a DisruptionTarget condition seen")
-    for name, node in expect.untouched.items():
-        pod = pods.get(name)
-        if pod is None or pod["metadata"].get("deletionTimestamp") or pod["spec"].get("nodeName") != node:
-            failures.append(f"{name}: expected untouched on {node}, is {where(name)}")
+            failures.append(f"{name}: expected bound and Running, is {_where(seen.pods, name)}")
+    return failures
+
+
+def _together_failures(expect: Expect, seen: Observed) -> list[str]:
+    """Each group inside one domain of its tier."""
+    failures: list[str] = []
+    tree = _tree(seen)
+    for group in expect.together:
+        nodes = [(seen.pods.get(p) or {}).get("spec", {}).get("nodeName") for p in group.pods]
+        if not all(nodes):
+            failures.append(f"{', '.join(group.pods)}: not all bound, cannot judge their domain")
+            continue
+        common = tree.lowest_common_domain([n for n in nodes if n])
+        tier = tree.domains[common].tier if common is not None else tree.max_tier + 1
+        if tier > group.tier:
+            failures.append(
+                f"{', '.join(group.pods)}: expected inside one tier-{group.tier} domain, "
+                f"nodes {sorted(set(n for n in nodes if n))} share only "
+                f"{common or 'the cluster'} (tier {tier})"
+            )
+    return failures
+
+
+def _apart_failures(expect: Expect, seen: Observed) -> list[str]:
+    """Each pod of a group in a domain of its tier of its own."""
+    failures: list[str] = []
+    tree = _tree(seen)
+    for group in expect.apart:
+        nodes = [(seen.pods.get(p) or {}).get("spec", {}).get("nodeName") for p in group.pods]
+        if not all(nodes):
+            failures.append(f"{', '.join(group.pods)}: not all bound, cannot judge their domains")
+            continue
+        places = [n if group.tier == 0 else tree.domain_at_tier(n, group.tier) for n in nodes if n]
+        if len(set(places)) != len(places) or None in places:
+            failures.append(
+                f"{', '.join(group.pods)}: expected each in its own tier-{group.tier} domain, are in {places}"
+            )
+    return failures
+
+
+def _fallback_failures(expect: Expect, seen: Observed) -> list[str]:
+    """What only topobridge's own scheduler promises: exact nodes, and evictions it announced."""
+    failures: list[str] = []
+    pods = seen.pods
+    for name, node in expect.nodes.items():
+        actual = (pods.get(name) or {}).get("spec", {}).get("nodeName")
+        if actual != node:
+            failures.append(f"{name}: expected on {node}, is {_where(pods, name)}")
+    for name in expect.evicted:
+        if name in pods and not pods[name]["metadata"].get("deletionTimestamp"):
+            failures.append(f"{name}: expected evicted, is {_where(pods, name)}")
+        elif name not in seen.disrupted:
+            failures.append(f"{name}: evicted without a DisruptionTarget condition seen")
+    return failures
+
+
+def _pod_group_failures(expect: Expect, seen: Observed, target: Target) -> list[str]:
+    """Each expected Volcano PodGroup present, its spec containing what is expected."""
+    failures: list[str] = []
     for pg in expect.pod_groups:
         if pg.targets is not None and target.name not in pg.targets:
             continue

@@ -22,7 +22,7 @@ from e2e.chart import CHART_DIR, ChartError, lint, render, render_files
 from e2e.chart import crds as chart_crds
 from topobridge import cmd_manifests
 from topobridge.cli import build_parser
-from webhooks.configuration import ServiceRef, validating_webhook_configuration
+from webhooks.configuration import Endpoint, ServiceRef, validating_webhook_configuration
 
 NS = "tb-system"
 EXCLUDED_FLAGS = set(cmd_manifests.NOT_VALUES)  # each with its reason there
@@ -105,7 +105,7 @@ def test_cluster_role_is_exactly_the_generated_one(default_objects: list[dict[st
 def test_validating_webhooks_are_the_generated_ones(default_objects: list[dict[str, Any]]) -> None:
     default_objects = copy.deepcopy(default_objects)
     generated = validating_webhook_configuration(
-        ca_bundle=b"", service=ServiceRef(NS, "x"), exclude_namespaces=("kube-system", NS)
+        Endpoint(b"", service=ServiceRef(NS, "x")), exclude_namespaces=("kube-system", NS)
     )
     config = one(default_objects, "ValidatingWebhookConfiguration")
     assert [h["name"] for h in config["webhooks"]] == [h["name"] for h in generated["webhooks"]]
@@ -128,7 +128,7 @@ def test_mutating_webhooks_are_the_generated_ones(default_objects: list[dict[str
 
     default_objects = copy.deepcopy(default_objects)
     generated = mutating_webhook_configuration(
-        ca_bundle=b"", service=ServiceRef(NS, "x"), exclude_namespaces=("kube-system", NS)
+        Endpoint(b"", service=ServiceRef(NS, "x")), exclude_namespaces=("kube-system", NS)
     )
     config = one(default_objects, "MutatingWebhookConfiguration")
     secret = one(default_objects, "Secret")

@@ -7,6 +7,7 @@ import argparse
 import ast
 import re
 from pathlib import Path
+from typing import Any
 
 import exported_metrics
 import pytest
@@ -217,6 +218,63 @@ def test_pictures_are_generated_from_their_sources(source: Path) -> None:
         f"{source.with_suffix('.svg').name} is older than {source.name}: run `make docs-picture`"
     )
     assert "<svg" in svg
+
+
+def _placer_layers() -> Any:
+    """hack/placer_layers.py, the generator of the placer's layer picture."""
+    import importlib.util
+
+    path = DOCS.parent / "hack" / "placer_layers.py"
+    spec = importlib.util.spec_from_file_location("placer_layers", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_placer_layers_picture_is_drawn_from_the_imports() -> None:
+    drawn = (DOCS / "images" / "placer-layers.dot").read_text()
+    assert drawn == _placer_layers().dot_source(), (
+        "docs/images/placer-layers.dot is not the placer's imports as they are: "
+        "run `python hack/placer_layers.py --write && make docs-picture`"
+    )
+
+
+@pytest.mark.parametrize(
+    ("edges", "kept"),
+    [
+        pytest.param({"a": {"b", "c"}, "b": {"c"}}, {"a": {"b"}, "b": {"c"}}, id="implied-arrow-left-out"),
+        pytest.param({"a": {"b", "c"}}, {"a": {"b", "c"}}, id="independent-arrows-kept"),
+        pytest.param(
+            {"a": {"b", "d"}, "b": {"c"}, "c": {"d"}}, {"a": {"b"}, "b": {"c"}, "c": {"d"}}, id="long-path"
+        ),
+    ],
+)
+def test_the_layer_picture_leaves_out_only_implied_imports(
+    edges: dict[str, set[str]], kept: dict[str, set[str]]
+) -> None:
+    assert _placer_layers().reduction(edges) == kept
+
+
+def _plugin_table() -> dict[str, list[str]]:
+    """docs/architecture.md's plugins table: plugin -> its extension points, as written."""
+    section = doc("architecture.md").split("### Plugins", 1)[1]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and "---" not in line][1:]
+    return {
+        cells[0]: cells[1].split(", ")
+        for cells in ([c.strip() for c in r.strip("|").split("|")] for r in rows)
+    }
+
+
+def test_the_architecture_lists_each_plugin_at_its_extension_points() -> None:
+    from controller.placer.plugins import default_profile
+
+    profile: dict[str, list[str]] = {}
+    for point, names in default_profile().names().items():
+        title = "".join(word.capitalize() for word in point.split("_"))
+        for name in names:
+            profile.setdefault(name, []).append(title)
+    assert _plugin_table() == profile
 
 
 def test_the_readme_links_the_real_cluster_install_from_its_first_screen() -> None:

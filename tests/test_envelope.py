@@ -151,7 +151,7 @@ def test_translate_refuses_what_the_api_server_refuses(text: str, error: str) ->
 )
 def test_simulate_scenario_refuses_bad_names(text: str, field: str) -> None:
     out, err = io.StringIO(), io.StringIO()
-    code = cmd_simulate.run("-", out=out, err=err, stdin=io.StringIO(text))
+    code = cmd_simulate.run(cmd_simulate.Source("-"), out=out, err=err, stdin=io.StringIO(text))
     assert code == cmd_simulate.EXIT_UNREADABLE
     assert field in err.getvalue()
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
 from topobridge import output
@@ -48,14 +49,32 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(handler=_handle)
 
 
+@dataclass(frozen=True)
+class Cluster:
+    """Where the cluster is read from: a scenario file, else the kubeconfig's cluster (read-only)."""
+
+    source: str | None = None
+    kubeconfig: str | None = None
+    context: str | None = None
+
+    def objects(self) -> list[Mapping[str, Any]]:
+        """Its objects; ValueError (the reason) when they cannot be read."""
+        if self.source is not None:
+            return _read(self.source)
+        from topobridge.snapshot_io import SnapshotError, read_cluster
+
+        try:
+            return list(read_cluster(kubeconfig=self.kubeconfig, context=self.context))
+        except SnapshotError as exc:
+            raise ValueError(str(exc)) from None
+
+
 def _handle(args: argparse.Namespace) -> int:
     return run(
         gang=args.gang,
         namespace=args.namespace,
         filename=args.filename,
-        source=args.source,
-        kubeconfig=args.kubeconfig,
-        context=args.context,
+        cluster=Cluster(args.source, args.kubeconfig, args.context),
         output_format=args.output,
         out=sys.stdout,
         err=sys.stderr,
@@ -67,15 +86,13 @@ def run(
     gang: str | None,
     namespace: str | None = None,
     filename: str | None = None,
-    source: str | None = None,
-    kubeconfig: str | None = None,
-    context: str | None = None,
+    cluster: Cluster | None = None,
     output_format: str = output.TEXT,
     out: TextIO,
     err: TextIO,
 ) -> int:
     try:
-        objects = _cluster(source, kubeconfig, context)
+        objects = (cluster or Cluster()).objects()
         added = _read(filename) if filename else []
     except (OSError, ValueError) as exc:
         print(f"error: {exc}", file=err)
@@ -109,8 +126,8 @@ def explain_objects(objects: Sequence[Mapping[str, Any]], wanted: str, namespace
 
 def explain_prepared(sc: Scenario, prep: Prepared, wanted: str, namespace: str | None = None) -> Any:
     """The same, for a snapshot already read (`topobridge ui` asks one snapshot many times)."""
+    from controller.placer.budgets import budgets_from
     from controller.placer.explain import explain
-    from controller.placer.preempt import budgets_from
 
     gang = next((g for g in prep.gangs() if _named(g.key, g.name, wanted, namespace)), None)
     if gang is None:
@@ -123,17 +140,6 @@ def _named(key: str, name: str, wanted: str, namespace: str | None) -> bool:
     if namespace is not None and ns != namespace:
         return False
     return wanted in (key, name, short)
-
-
-def _cluster(source: str | None, kubeconfig: str | None, context: str | None) -> list[Mapping[str, Any]]:
-    if source is not None:
-        return _read(source)
-    from topobridge.snapshot_io import SnapshotError, read_cluster
-
-    try:
-        return list(read_cluster(kubeconfig=kubeconfig, context=context))
-    except SnapshotError as exc:
-        raise ValueError(str(exc)) from None
 
 
 def _read(path: str) -> list[Mapping[str, Any]]:

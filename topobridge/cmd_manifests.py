@@ -93,11 +93,10 @@ def _strip_client_config(webhooks: list[dict[str, Any]]) -> list[dict[str, Any]]
 
 
 def validating_webhooks() -> list[dict[str, Any]]:
-    from webhooks.configuration import ServiceRef, validating_webhook_configuration
+    from webhooks.configuration import Endpoint, ServiceRef, validating_webhook_configuration
 
-    config = validating_webhook_configuration(
-        ca_bundle=b"", service=ServiceRef(namespace="-", name="-"), exclude_namespaces=()
-    )
+    endpoint = Endpoint(b"", service=ServiceRef(namespace="-", name="-"))
+    config = validating_webhook_configuration(endpoint, exclude_namespaces=())
     return _strip_client_config(config["webhooks"])
 
 
@@ -110,9 +109,8 @@ def mutating_webhooks() -> list[dict[str, Any]]:
     )
     if make is None:
         return []
-    config = make(
-        ca_bundle=b"", service=configuration.ServiceRef(namespace="-", name="-"), exclude_namespaces=()
-    )
+    endpoint = configuration.Endpoint(b"", service=configuration.ServiceRef(namespace="-", name="-"))
+    config = make(endpoint, exclude_namespaces=())
     return _strip_client_config(config["webhooks"])
 
 

@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from importlib import resources
 from typing import Any, TextIO
 
@@ -84,96 +85,114 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(handler=_handle)
 
 
+@dataclass(frozen=True)
+class Source:
+    """Where the snapshot comes from: files (`-`: standard input), one built-in demo, or the
+    current cluster; none of them, the built-in demo's default scenarios."""
+
+    scenario: str | Sequence[str] | None = None
+    recursive: bool = False
+    demo: str | None = None
+    from_cluster: bool = False
+    kubeconfig: str | None = None
+    context: str | None = None
+
+    def problem(self, fmt: str) -> str | None:
+        """Why the source cannot be read with output `fmt`, or None."""
+        given = [self.scenario is not None, self.demo is not None, self.from_cluster]
+        if sum(given) > 1:
+            return "give one of SCENARIO, --demo and --from-cluster"
+        if not any(given) and fmt != "text":
+            return (
+                f"the built-in demo runs several scenarios and -o {fmt} prints one object: "
+                f"pick one with --demo NAME ({', '.join(DEMOS)})"
+            )
+        return None
+
+    @property
+    def demos(self) -> Sequence[str]:
+        """The demo scenarios it names (every default one when no source is given)."""
+        if self.demo is not None:
+            return [self.demo]
+        return DEFAULT_DEMO if self.scenario is None and not self.from_cluster else []
+
+
 def _handle(args: argparse.Namespace) -> int:
-    return run(
+    source = Source(
         paths_of(args) or None,
         recursive=args.recursive,
-        output=args.output,
-        scheduler_names=args.scheduler_names,
         demo=args.demo,
         from_cluster=args.from_cluster,
         kubeconfig=args.kubeconfig,
         context=args.context,
-        out=sys.stdout,
-        err=sys.stderr,
+    )
+    return run(
+        source, output=args.output, scheduler_names=args.scheduler_names, out=sys.stdout, err=sys.stderr
     )
 
 
 def run(
-    scenario: str | Sequence[str] | None,
+    source: Source,
     *,
     output: str = "text",
-    recursive: bool = False,
     scheduler_names: str = ",".join(DEFAULT_SCHEDULERS),
-    demo: str | None = None,
-    from_cluster: bool = False,
-    kubeconfig: str | None = None,
-    context: str | None = None,
     out: TextIO,
     err: TextIO,
     stdin: TextIO | None = None,
 ) -> int:
+    """Read the source, simulate each scenario in it, print the results (see the module doc)."""
     served = tuple(s.strip() for s in scheduler_names.split(",") if s.strip())
     if not served:
         print("error: --scheduler-names: Required value: at least one schedulerName", file=err)
         return EXIT_UNREADABLE
-    given = [scenario is not None, demo is not None, from_cluster]
-    if sum(given) > 1:
-        print("error: give one of SCENARIO, --demo and --from-cluster", file=err)
+    problem = source.problem(output)
+    if problem is not None:
+        print(f"error: {problem}", file=err)
         return EXIT_UNREADABLE
-    fmt = output
-    if scenario is None and demo is None and not from_cluster:
-        if fmt != "text":
-            print(
-                f"error: the built-in demo runs several scenarios and -o {fmt} prints one object: "
-                f"pick one with --demo NAME ({', '.join(DEMOS)})",
-                file=err,
-            )
-            return EXIT_UNREADABLE
-        names: Sequence[str] = DEFAULT_DEMO
-    else:
-        names = [demo] if demo is not None else []
-    runs: list[tuple[str, SimulationResult]] = []
     try:
-        if names:
-            for name in names:
-                runs.append((f"demo {name}", _simulate(*_demo_objects(name), served)))
-        elif from_cluster:
-            from topobridge.snapshot_io import SnapshotError, read_cluster
-
-            try:
-                objects = read_cluster(kubeconfig=kubeconfig, context=context)
-            except SnapshotError as exc:
-                print(f"error: --from-cluster: {exc}", file=err)
-                return EXIT_UNREADABLE
-            sources = [f"cluster object {i + 1}" for i in range(len(objects))]
-            runs.append(
-                (
-                    "the current cluster",
-                    simulate(load_scenario(objects, sources=sources, lenient=True), schedulers=served),
-                )
-            )
-        else:
-            paths = [scenario] if isinstance(scenario, str) else list(scenario or ())
-            inputs = read_reporting("simulate", paths, err=err, recursive=recursive, stdin=stdin)
-            if inputs is None or inputs.problems:  # one snapshot: every file counts
-                return EXIT_UNREADABLE
-            objects = [loc.obj for loc in inputs.objects]
-            title = ", ".join("standard input" if p == "-" else p for p in paths)
-            runs.append((title, _simulate(objects, [loc.source for loc in inputs.objects], served)))
+        runs = _simulations(source, served, err, stdin)
     except TopobridgeError as exc:
         print(f"error: {exc}", file=err)
+        return EXIT_UNREADABLE
+    if runs is None:
         return EXIT_UNREADABLE
     for title, result in runs:
         for warning in result.warnings:
             print(f"warning: {warning}", file=err)
-        if fmt == printing.JSON:
+        if output == printing.JSON:
             printing.dump_json(result.contract(), out, indent=None, sort_keys=True)
-        elif fmt == printing.YAML:
+        elif output == printing.YAML:
             printing.dump_yaml(result.contract(), out)
         else:
             out.write(render_text(title, result))
     return EXIT_OK
+
+
+def _simulations(
+    source: Source, served: Sequence[str], err: TextIO, stdin: TextIO | None
+) -> list[tuple[str, SimulationResult]] | None:
+    """Each scenario of the source, titled, simulated; None when it could not be read (the
+    reason printed on `err`)."""
+    if source.demos:
+        return [(f"demo {name}", _simulate(*_demo_objects(name), served)) for name in source.demos]
+    if source.from_cluster:
+        from topobridge.snapshot_io import SnapshotError, read_cluster
+
+        try:
+            objects = read_cluster(kubeconfig=source.kubeconfig, context=source.context)
+        except SnapshotError as exc:
+            print(f"error: --from-cluster: {exc}", file=err)
+            return None
+        sources = [f"cluster object {i + 1}" for i in range(len(objects))]
+        scenario = load_scenario(objects, sources=sources, lenient=True)
+        return [("the current cluster", simulate(scenario, schedulers=served))]
+    paths = [source.scenario] if isinstance(source.scenario, str) else list(source.scenario or ())
+    inputs = read_reporting("simulate", paths, err=err, recursive=source.recursive, stdin=stdin)
+    if inputs is None or inputs.problems:  # one snapshot: every file counts
+        return None
+    objects = [loc.obj for loc in inputs.objects]
+    title = ", ".join("standard input" if p == "-" else p for p in paths)
+    return [(title, _simulate(objects, [loc.source for loc in inputs.objects], served))]
 
 
 def _demo_objects(name: str) -> tuple[list[Any], list[str]]:
@@ -196,19 +215,7 @@ def render_text(title: str, result: SimulationResult) -> str:
     index = result.index
     assert index is not None
     lines = [f"== {title}: {index.n_nodes} node(s), {topology_line(index)}", ""]
-    placed = dict(result.bound)
-    evicted_on: dict[str, list[str]] = {}
-    for pod in result.evicted:
-        node = result.initial_pods.get(pod)
-        if node is not None:
-            evicted_on.setdefault(node, []).append(pod)
-    running_on: dict[str, list[str]] = {}
-    for pod, node in result.final_pods.items():
-        if pod not in placed:
-            running_on.setdefault(node, []).append(pod)
-    placed_on: dict[str, list[str]] = {}
-    for pod, node in placed.items():
-        placed_on.setdefault(node, []).append(pod)
+    placed_on, evicted_on, running_on = _pods_by_node(result)
     touched = set(placed_on) | set(evicted_on)
     show_all = index.n_nodes <= LARGE
     width = max((len(n) for n in index.node_names), default=0)
@@ -230,23 +237,47 @@ def render_text(title: str, result: SimulationResult) -> str:
         "cpu/mem: requested/allocatable after the run",
         "",
     ]
-    lines += expansion_lines(result)
+    return "\n".join(lines + expansion_lines(result) + _outcome_lines(result)) + "\n\n"
+
+
+def _pods_by_node(
+    result: SimulationResult,
+) -> tuple[dict[str, list[str]], dict[str, list[str]], dict[str, list[str]]]:
+    """Per node: the pods placed in this run, the pods evicted, the pods left running."""
+    placed = dict(result.bound)
+    evicted_on: dict[str, list[str]] = {}
+    for pod in result.evicted:
+        node = result.initial_pods.get(pod)
+        if node is not None:
+            evicted_on.setdefault(node, []).append(pod)
+    running_on: dict[str, list[str]] = {}
+    for pod, node in result.final_pods.items():
+        if pod not in placed:
+            running_on.setdefault(node, []).append(pod)
+    placed_on: dict[str, list[str]] = {}
+    for pod, node in placed.items():
+        placed_on.setdefault(node, []).append(pod)
+    return placed_on, evicted_on, running_on
+
+
+def _outcome_lines(result: SimulationResult) -> list[str]:
+    """The run's events by round, then the counts, where each gang went and why others did not."""
+    lines: list[str] = []
     if result.events:
         lines.append("events:")
         for e in result.events:
             when = f"round {e.round}" if e.round else "end"
             lines.append(f"  {when:8s} {e.gang}  {e.what}: {e.message}")
         lines.append("")
-    summary = (
+    lines.append(
         f"result: {len(result.bound)} bound, {len(result.nominated)} nominated, "
         f"{len(result.evicted)} evicted, {len(result.unschedulable)} unschedulable"
     )
-    lines.append(summary)
     for gang, (domain, tier) in sorted(result.gangs.items(), key=lambda kv: natural_key(kv[0])):
         lines.append(f"  {gang} -> {domain} (tier {tier})")
     for gang, message in sorted(result.unschedulable.items(), key=lambda kv: natural_key(kv[0])):
         lines.append(f"  {gang} unschedulable: {message}")
-    return "\n".join(lines) + "\n\n"
+    return lines
 
 
 def expansion_lines(result: SimulationResult) -> list[str]:

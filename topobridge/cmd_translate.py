@@ -108,38 +108,54 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _handle(args: argparse.Namespace) -> int:
-    return run(
-        paths_of(args),
+    options = TranslateOptions(
         to=args.to,
         revision=args.revision,
-        recursive=args.recursive,
-        output_format=args.output,
         gpu=GpuOptions(pack_tier=args.gpu_pack_tier, nvlink_label=args.gpu_nvlink_label),
         kueue_topology=args.kueue_topology,
         strict=args.strict,
+    )
+    return run(
+        paths_of(args),
+        options,
+        recursive=args.recursive,
+        output_format=args.output,
         out=sys.stdout,
         err=sys.stderr,
     )
 
 
+@dataclass(frozen=True)
+class TranslateOptions:
+    """What `run` translates to, and how (the command's flags)."""
+
+    to: str = "volcano"
+    revision: str | None = None
+    """The LWS template revision the pods' PodGroups are named for."""
+    gpu: GpuOptions | None = None
+    kueue_topology: str | None = None
+    """A file holding the Kueue Topology whose levels map Kueue levels to HyperNode tiers."""
+    strict: bool = False
+    """Any field not carried is a failure."""
+
+
 def run(
     files: Sequence[str],
+    options: TranslateOptions | None = None,
     *,
-    to: str = "volcano",
-    revision: str | None = None,
-    gpu: GpuOptions | None = None,
     out: TextIO,
     err: TextIO,
     stdin: TextIO | None = None,
     recursive: bool = False,
     output_format: str = output.YAML,
-    kueue_topology: str | None = None,
-    strict: bool = False,
 ) -> int:
+    """Read `files`, translate them, print the report on `err` and the objects on `out`
+    (nothing when anything failed); the exit status."""
+    opts = options or TranslateOptions()
     levels: list[Any] | None = None
-    if kueue_topology is not None:
+    if opts.kueue_topology is not None:
         try:
-            levels = [loc.obj for loc in load_objects(kueue_topology)]
+            levels = [loc.obj for loc in load_objects(opts.kueue_topology)]
         except UnreadableError as exc:
             print(f"error: --kueue-topology {exc}", file=err)
             return EXIT_UNREADABLE
@@ -147,15 +163,20 @@ def run(
     if inputs is None:
         return EXIT_UNREADABLE
     result = translate_objects(
-        [o.obj for o in inputs.objects], to=to, revision=revision, gpu=gpu, kueue_topology=levels
+        [o.obj for o in inputs.objects],
+        to=opts.to,
+        revision=opts.revision,
+        gpu=opts.gpu,
+        kueue_topology=levels,
     )
     for line in result.report_lines:
         print(line, file=err)
     for line in result.errors:
         print(f"error: {line}", file=err)
-    if strict and result.refused:
+    refused = opts.strict and result.refused
+    if refused:
         print(f"error: --strict: {result.refused} field(s) not carried (the refused lines above)", file=err)
-    failed = len(inputs.problems) + len(result.errors) + (1 if strict and result.refused else 0)
+    failed = len(inputs.problems) + len(result.errors) + (1 if refused else 0)
     if failed:
         print(
             f"error: nothing written: {failed} problem(s) above; fix or leave out what they name",
@@ -304,30 +325,14 @@ def _batch_jobs(inputs: Inputs, options: GpuOptions, outcome: Outcome) -> None:
 
 
 def _classify(objects: Iterable[Any], to: str, outcome: Outcome) -> Inputs:
-    from translations import koordinator as koord
-    from translations import kueue, schedplugins, volcano, volcano_job
-    from translations.core import Job, Node, Pod, PriorityClass
+    """Each object parsed into its bucket (`_kinds`); what the API server would refuse, or
+    cannot be parsed, is an error; a kind with nothing to translate is reported as skipped."""
+    from translations import kueue
     from translations.envelope import envelope_problems
-    from translations.errors import InvalidSpecError, raise_all
-    from translations.lws import API_VERSION as LWS_API_VERSION
-    from translations.lws import LeaderWorkerSet, read_topology_request
+    from translations.errors import InvalidSpecError
 
     inputs = Inputs()
-    # (apiVersion group, kind) -> (model, bucket)
-    table: dict[tuple[str, str], tuple[Any, list[Any]]] = {
-        ("", "Node"): (Node, inputs.nodes),
-        ("", "Pod"): (Pod, inputs.pods),
-        (LWS_API_VERSION.split("/")[0], "LeaderWorkerSet"): (LeaderWorkerSet, inputs.lws),
-        (koord.SIGS_GROUP, "PodGroup"): (koord.SigsPodGroup, inputs.koord_pod_groups),
-        (schedplugins.GROUP, "PodGroup"): (schedplugins.XPodGroup, inputs.koord_pod_groups),
-        (volcano.PODGROUP_GROUP, "PodGroup"): (volcano.PodGroup, inputs.volcano_pod_groups),
-        (volcano.HYPERNODE_GROUP, "HyperNode"): (volcano.HyperNode, inputs.hypernodes),
-        (koord.GROUP, "ClusterNetworkTopology"): (koord.ClusterNetworkTopology, inputs.cnts),
-        (kueue.GROUP, "Topology"): (kueue.Topology, inputs.kueue_topologies),
-        ("batch", "Job"): (Job, inputs.jobs),
-        (volcano_job.GROUP, "Job"): (volcano_job.VolcanoJob, inputs.volcano_jobs),
-        ("scheduling.k8s.io", "PriorityClass"): (PriorityClass, inputs.priority_classes),
-    }
+    table = _kinds(inputs)
     for obj in objects:
         who = describe(obj)
         if not isinstance(obj, dict):
@@ -346,26 +351,64 @@ def _classify(objects: Iterable[Any], to: str, outcome: Outcome) -> Inputs:
             outcome.report_lines.append(f"{who}: skipped (nothing to translate into {to.capitalize()})")
             continue
         model, bucket = entry
-        parsed: Any
         try:
-            if model is LeaderWorkerSet:
-                # As strictly as admission reads it, with every problem at once.
-                parsed, _, problems = read_topology_request(obj)
-                if parsed is None:
-                    raise_all(problems)
-            else:
-                parsed = model.parse(obj)
+            parsed = _parse(model, obj)
         except InvalidSpecError as exc:
             outcome.errors.append(f"{who}: {exc}")
             continue
         bucket.append(parsed)
-        if model is Pod:
-            inputs.raw_pods[(parsed.namespace, parsed.name)] = obj
-        elif model is Node:
-            inputs.raw_nodes[parsed.name] = obj
-        elif model is Job:
-            inputs.raw_jobs.append(obj)
+        _keep_raw(inputs, parsed, obj)
     return inputs
+
+
+def _kinds(inputs: Inputs) -> dict[tuple[str, str], tuple[Any, list[Any]]]:
+    """(apiVersion group, kind) -> (model, the bucket of `inputs` it goes into)."""
+    from translations import koordinator as koord
+    from translations import kueue, schedplugins, volcano, volcano_job
+    from translations.core import Job, Node, Pod, PriorityClass
+    from translations.lws import API_VERSION as LWS_API_VERSION
+    from translations.lws import LeaderWorkerSet
+
+    return {
+        ("", "Node"): (Node, inputs.nodes),
+        ("", "Pod"): (Pod, inputs.pods),
+        (LWS_API_VERSION.split("/")[0], "LeaderWorkerSet"): (LeaderWorkerSet, inputs.lws),
+        (koord.SIGS_GROUP, "PodGroup"): (koord.SigsPodGroup, inputs.koord_pod_groups),
+        (schedplugins.GROUP, "PodGroup"): (schedplugins.XPodGroup, inputs.koord_pod_groups),
+        (volcano.PODGROUP_GROUP, "PodGroup"): (volcano.PodGroup, inputs.volcano_pod_groups),
+        (volcano.HYPERNODE_GROUP, "HyperNode"): (volcano.HyperNode, inputs.hypernodes),
+        (koord.GROUP, "ClusterNetworkTopology"): (koord.ClusterNetworkTopology, inputs.cnts),
+        (kueue.GROUP, "Topology"): (kueue.Topology, inputs.kueue_topologies),
+        ("batch", "Job"): (Job, inputs.jobs),
+        (volcano_job.GROUP, "Job"): (volcano_job.VolcanoJob, inputs.volcano_jobs),
+        ("scheduling.k8s.io", "PriorityClass"): (PriorityClass, inputs.priority_classes),
+    }
+
+
+def _parse(model: Any, obj: dict[str, Any]) -> Any:
+    """The object as `model`; a LeaderWorkerSet as strictly as admission reads it, with every
+    problem at once. Raises InvalidSpecError."""
+    from translations.errors import raise_all
+    from translations.lws import LeaderWorkerSet, read_topology_request
+
+    if model is not LeaderWorkerSet:
+        return model.parse(obj)
+    parsed, _, problems = read_topology_request(obj)
+    if parsed is None:
+        raise_all(problems)
+    return parsed
+
+
+def _keep_raw(inputs: Inputs, parsed: Any, obj: dict[str, Any]) -> None:
+    """Pods, nodes and Jobs are written back patched: keep them as they came."""
+    from translations.core import Job, Node, Pod
+
+    if isinstance(parsed, Pod):
+        inputs.raw_pods[(parsed.namespace, parsed.name)] = obj
+    elif isinstance(parsed, Node):
+        inputs.raw_nodes[parsed.name] = obj
+    elif isinstance(parsed, Job):
+        inputs.raw_jobs.append(obj)
 
 
 def _default_cnt(inputs: Inputs, outcome: Outcome) -> Any:
@@ -392,13 +435,37 @@ def _pods_kueue_drops(inputs: Inputs, target: str, outcome: Outcome) -> None:
 
 
 def _to_volcano(inputs: Inputs, revision: str | None, outcome: Outcome) -> None:
-    from translations import hypernodes as hn
+    """HyperNodes from the topology descriptions, then a Volcano PodGroup per LWS group, Volcano
+    Job and Koordinator gang (group), then the pods patched to join them."""
     from translations import koordinator_to_volcano as k2v
-    from translations import lws_to_volcano as l2v
-    from translations import volcano_job_to_podgroup as vj2pg
     from translations.topology import from_hypernodes
 
     cnt = _default_cnt(inputs, outcome)
+    _volcano_hypernodes(inputs, cnt, outcome)
+    tree = from_hypernodes(inputs.hypernodes, inputs.nodes) if inputs.hypernodes else None
+    pod_groups = [pg.to_dict() for _, pg in _volcano_pod_groups(inputs, revision, tree, outcome)]
+    patched: dict[tuple[str, str], dict[str, Any]] = {}
+    layers = k2v.Layers.of(cnt, tree)
+    for group in k2v.group_gangs(_koordinator_gangs(inputs, outcome)):
+
+        def one_gang(group: list[k2v.KoordGang] = group) -> None:
+            gang = k2v.translate_gangs(group, layers=layers)
+            outcome.report(gang.report)
+            pod_groups.append(gang.pod_group.to_dict())
+            for patch in gang.pod_patches:
+                key = (patch.namespace, patch.name)
+                patched[key] = patch.apply(patched.get(key) or inputs.raw_pods[key])
+
+        outcome.attempt(" + ".join(g.source for g in group), one_gang)
+    outcome.objects.extend(pod_groups)
+    outcome.objects.extend(patched.values())
+
+
+def _volcano_hypernodes(inputs: Inputs, cnt: Any, outcome: Outcome) -> None:
+    """HyperNodes from the ClusterNetworkTopology, the Kueue Topologies, or (neither given) the
+    nodes' topology labels; one name made twice differently is an error."""
+    from translations import hypernodes as hn
+
     made: dict[str, dict[str, Any]] = {}
 
     def emit_hypernodes(result: hn.HyperNodeSet) -> None:
@@ -425,15 +492,22 @@ def _to_volcano(inputs: Inputs, revision: str | None, outcome: Outcome) -> None:
         outcome.attempt("topology node labels", lambda: emit_hypernodes(hn.from_node_labels(inputs.nodes)))
     outcome.objects.extend(made.values())
 
-    tree = from_hypernodes(inputs.hypernodes, inputs.nodes) if inputs.hypernodes else None
-    pod_groups: list[dict[str, Any]] = []
-    patched: dict[tuple[str, str], dict[str, Any]] = {}
+
+def _volcano_pod_groups(
+    inputs: Inputs, revision: str | None, tree: Any, outcome: Outcome
+) -> list[tuple[str, Any]]:
+    """The Volcano PodGroups the input's LeaderWorkerSets and Volcano Jobs make, each with what
+    it was made from."""
+    from translations import lws_to_volcano as l2v
+    from translations import volcano_job_to_podgroup as vj2pg
+
+    made: list[tuple[str, Any]] = []
     for lws in inputs.lws:
 
         def one_lws(lws: Any = lws) -> None:
             result = l2v.translate(lws, pods=inputs.pods, revision=revision)
             outcome.report(result.report)
-            pod_groups.extend(pg.to_dict() for pg in result.pod_groups)
+            made.extend((f"LeaderWorkerSet {lws.key} -> PodGroup {pg.key}", pg) for pg in result.pod_groups)
 
         outcome.attempt(f"LeaderWorkerSet {lws.key}", one_lws)
     for job in inputs.volcano_jobs:
@@ -441,9 +515,15 @@ def _to_volcano(inputs: Inputs, revision: str | None, outcome: Outcome) -> None:
         def one_job(job: Any = job) -> None:
             result = vj2pg.translate(job, priority_classes=inputs.priority_classes, tree=tree)
             outcome.report(result.report)
-            pod_groups.append(result.pod_group.to_dict())
+            made.append((f"Job {job.key} -> PodGroup {result.pod_group.key}", result.pod_group))
 
         outcome.attempt(f"Job {job.key}", one_job)
+    return made
+
+
+def _koordinator_gangs(inputs: Inputs, outcome: Outcome) -> list[Any]:
+    """The gangs of the Koordinator PodGroups, then those only the pods' annotations name."""
+    from translations import koordinator_to_volcano as k2v
 
     gangs: list[k2v.KoordGang] = []
     for pg in inputs.koord_pod_groups:
@@ -453,86 +533,28 @@ def _to_volcano(inputs: Inputs, revision: str | None, outcome: Outcome) -> None:
         "Koordinator gang annotations on pods", lambda: annotated.extend(k2v.gangs_from_pods(inputs.pods))
     )
     known = {g.id for g in gangs}
-    gangs += [g for g in annotated if g.id not in known]
-    layers = k2v.Layers.of(cnt, tree)
-    for group in k2v.group_gangs(gangs):
-
-        def one_gang(group: list[k2v.KoordGang] = group) -> None:
-            gang = k2v.translate_gangs(group, layers=layers)
-            outcome.report(gang.report)
-            pod_groups.append(gang.pod_group.to_dict())
-            for patch in gang.pod_patches:
-                key = (patch.namespace, patch.name)
-                patched[key] = patch.apply(patched.get(key) or inputs.raw_pods[key])
-
-        outcome.attempt(" + ".join(g.source for g in group), one_gang)
-    outcome.objects.extend(pod_groups)
-    outcome.objects.extend(patched.values())
+    return gangs + [g for g in annotated if g.id not in known]
 
 
 def _to_koordinator(inputs: Inputs, revision: str | None, outcome: Outcome) -> None:
-    from translations import hypernodes as hn
-    from translations import lws_to_volcano as l2v
-    from translations import volcano_job_to_podgroup as vj2pg
+    """A ClusterNetworkTopology (and node labels) from the HyperNodes, then each Volcano
+    PodGroup (given, or made from an LWS or a Volcano Job) as Koordinator's, its pods patched."""
     from translations import volcano_to_koordinator as v2k
-    from translations.koordinator import ClusterNetworkTopology
     from translations.topology import from_hypernodes
     from translations.volcano import PodGroup
 
-    cnt = _default_cnt(inputs, outcome)
-    tree = None
-    if inputs.hypernodes:
-
-        def topology() -> None:
-            nonlocal cnt, tree
-            result = hn.to_cluster_network_topology(inputs.hypernodes, inputs.nodes)
-            outcome.report(result.report)
-            if cnt is not None:
-                outcome.report_lines.append(
-                    "ClusterNetworkTopology default: the input's own is replaced by the one made "
-                    "from the HyperNodes"
-                )
-            cnt, tree = result.cluster_network_topology, result.tree
-            outcome.objects.append(cnt.to_dict())  # its status is the controller's to write
-            for patch in result.node_patches:
-                raw = inputs.raw_nodes.get(patch.node) or {
-                    "apiVersion": "v1",
-                    "kind": "Node",
-                    "metadata": {"name": patch.node},
-                }
-                outcome.objects.append(patch.apply(raw))
-
-        outcome.attempt(f"{len(inputs.hypernodes)} HyperNodes", topology)
+    cnt, tree = _koordinator_topology(inputs, outcome)
     if tree is None and inputs.hypernodes:
         tree = from_hypernodes(inputs.hypernodes, inputs.nodes)
-
     volcano_groups: list[tuple[str, PodGroup]] = [
         (f"PodGroup {pg.key}", pg) for pg in inputs.volcano_pod_groups
     ]
-    for lws in inputs.lws:
-
-        def one_lws(lws: Any = lws) -> None:
-            result = l2v.translate(lws, pods=inputs.pods, revision=revision)
-            outcome.report(result.report)
-            volcano_groups.extend(
-                (f"LeaderWorkerSet {lws.key} -> PodGroup {pg.key}", pg) for pg in result.pod_groups
-            )
-
-        outcome.attempt(f"LeaderWorkerSet {lws.key}", one_lws)
-    for job in inputs.volcano_jobs:
-
-        def one_job(job: Any = job) -> None:
-            result = vj2pg.translate(job, priority_classes=inputs.priority_classes, tree=tree)
-            outcome.report(result.report)
-            volcano_groups.append((f"Job {job.key} -> PodGroup {result.pod_group.key}", result.pod_group))
-
-        outcome.attempt(f"Job {job.key}", one_job)
+    volcano_groups += _volcano_pod_groups(inputs, revision, tree, outcome)
     patched: dict[tuple[str, str], dict[str, Any]] = {}
-    final_cnt: ClusterNetworkTopology | None = cnt
     for who, pg in volcano_groups:
 
         def one_group(pg: PodGroup = pg) -> None:
-            result = v2k.translate(pg, pods=inputs.pods, cnt=final_cnt, tree=tree)
+            result = v2k.translate(pg, pods=inputs.pods, cnt=cnt, tree=tree)
             outcome.report(result.report)
             outcome.objects.append(result.pod_group.to_dict())
             for patch in result.pod_patches:
@@ -541,6 +563,38 @@ def _to_koordinator(inputs: Inputs, revision: str | None, outcome: Outcome) -> N
 
         outcome.attempt(who, one_group)
     outcome.objects.extend(patched.values())
+
+
+def _koordinator_topology(inputs: Inputs, outcome: Outcome) -> tuple[Any, Any]:
+    """The ClusterNetworkTopology (the one made from the HyperNodes replaces the input's) and
+    the tree it describes (None when not made here)."""
+    from translations import hypernodes as hn
+
+    cnt = _default_cnt(inputs, outcome)
+    tree = None
+    if not inputs.hypernodes:
+        return cnt, tree
+
+    def topology() -> None:
+        nonlocal cnt, tree
+        result = hn.to_cluster_network_topology(inputs.hypernodes, inputs.nodes)
+        outcome.report(result.report)
+        if cnt is not None:
+            outcome.report_lines.append(
+                "ClusterNetworkTopology default: the input's own is replaced by the one made from the HyperNodes"
+            )
+        cnt, tree = result.cluster_network_topology, result.tree
+        outcome.objects.append(cnt.to_dict())  # its status is the controller's to write
+        for patch in result.node_patches:
+            raw = inputs.raw_nodes.get(patch.node) or {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": patch.node},
+            }
+            outcome.objects.append(patch.apply(raw))
+
+    outcome.attempt(f"{len(inputs.hypernodes)} HyperNodes", topology)
+    return cnt, tree
 
 
 def _to_kueue(inputs: Inputs, outcome: Outcome) -> None:

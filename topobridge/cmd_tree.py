@@ -31,6 +31,8 @@ from topobridge import output
 
 if TYPE_CHECKING:
     from controller.placer.scenario import Prepared
+    from controller.placer.snapshot import I64, ClusterIndex
+    from translations.gangs import Gang
 
 EXIT_OK, EXIT_NO_GANG, EXIT_UNREADABLE = 0, 1, 2
 FORMATS = (output.TEXT, output.JSON, output.YAML)
@@ -234,115 +236,178 @@ def cluster_view(
     """The tree of `objects` (as `kubectl get -o yaml` lists them), filtered to a namespace or
     a gang. Objects that cannot be read are left out with a warning, as in a dry run.
     `prepared`: the objects already read (`prepare(load_scenario(objects, lenient=True))`),
-    for a caller that asks the same snapshot more (`topobridge ui`)."""
-    import numpy as np
+    for a caller that asks the same snapshot more (`topobridge ui`).
 
-    from controller.placer.engine import lowest_common
+    The gangs first (`_gang_views`: where each is placed, why one waits), then the pods on each
+    node, the figures of every node and domain (`_node_views`, `_domain_views`), the tree cut to
+    the gang's nodes when one is asked for (`_Focus`), and the text lines (`_tree_lines`)."""
     from controller.placer.scenario import load_scenario, prepare
-    from topobridge.treeview import MAIN_RESOURCES, amounts, draw, quantity, topology_line
-    from translations.gangs import Gang
-    from translations.topology import natural_key
+    from topobridge.treeview import topology_line
 
     prep = prepared if prepared is not None else prepare(load_scenario(objects, lenient=True))
-    index, snap = prep.index, prep.snapshot
-    free = index.alloc - snap.used
+    index = prep.index
+    free = index.alloc - prep.snapshot.used
 
     def wanted_gang(g: Gang) -> bool:
         if namespace is not None and g.namespace != namespace:
             return False
         return gang is None or gang in (g.key, g.name, g.name.split("/", 1)[1])
 
-    gangs = [g for g in prep.gangs() if wanted_gang(g)]
-    conditions = _podgroup_messages(objects)
+    gangs = _gang_views(index, [g for g in prep.gangs() if wanted_gang(g)], _podgroup_messages(objects))
     view = TreeView(topology=topology_line(index), warnings=list(prep.warnings))
-    in_domain: dict[str, list[str]] = {}
-    focus_nodes: set[int] = set()
-    gang_pods: set[str] = set()
-    for g in sorted(gangs, key=lambda g: natural_key(g.key)):
-        gang_pods.update(p.key for p in g.pods)
-        held = {index.node_pos[n] for p in g.bound if (n := p.pod.spec.node_name or "") in index.node_pos}
-        focus_nodes |= held
-        if held and g.source != "none":  # a pod of no gang is not a gang placed anywhere
-            domain, tier = lowest_common(index, held)
-            view.placed.append(PlacedGang(g.key, domain, tier, len(g.bound), g.min_member))
-            in_domain.setdefault(domain, []).append(g.key)
-        if g.pending:
-            reason = (
-                g.error or _pod_message(g.pending) or conditions.get(g.name) or "waiting for the scheduler"
-            )
-            view.pending.append(PendingGang(g.key, len(g.pending), len(g.bound), g.min_member, reason))
+    view.units = _figures(index, free, slice(0, index.n_nodes))[3]
+    view.placed, view.pending = gangs.placed, gangs.pending
 
     def shown_pod(ns: str, name: str) -> bool:
         key = f"{ns}/{name}"
         if gang is not None:
-            return key in gang_pods
+            return key in gangs.pods
         return namespace is None or ns == namespace
 
     pods_on = _pods_by_node(objects, shown_pod, short=namespace is not None)
-    focus_nodes |= {index.node_pos[n] for n in pods_on if n in index.node_pos}  # nominated ones too
+    held = gangs.nodes | {index.node_pos[n] for n in pods_on if n in index.node_pos}  # nominated ones too
+    focus = _Focus(gang is not None, frozenset(held))
+    nodes = _node_views(index, free, pods_on)
+    domains = _domain_views(index, free, gangs.in_domain)
+    for d, dom in domains.items():
+        dom.domains = [domains[c] for c in index.dom_children[d] if focus.domain(index, c)]
+        direct = range(int(index.dom_start[d]), int(index.dom_direct_end[d]))
+        dom.nodes = [nodes[v] for v in direct if focus.node(v)]
+    view.domains = [domains[r] for r in index.roots if focus.domain(index, r)]
+    view.nodes = [nodes[v] for v in range(*index.loose) if focus.node(v)]
+    view.lines = _tree_lines(index, free, (nodes, domains), focus, gangs.in_domain.get("cluster", []))
+    return view
 
-    def figures(rows: slice | int) -> tuple[dict[str, str], dict[str, str], str, Figures]:
-        alloc = {r: int(np.sum(index.alloc[rows, p])) for r, p in index.res_pos.items()}
-        left = {r: int(np.sum(free[rows, p])) for r, p in index.res_pos.items()}
-        main = sorted(r for r, _ in MAIN_RESOURCES if alloc.get(r))
-        return (
-            {r: quantity(r, alloc[r]) for r in main},
-            {r: quantity(r, left[r]) for r in main},
-            "free " + amounts(index, left, alloc),
-            Figures({r: alloc[r] for r in main}, {r: left[r] for r in main}),
-        )
 
+@dataclass
+class _Gangs:
+    """The gangs shown: where each placed one is, why each pending one waits."""
+
+    placed: list[PlacedGang] = field(default_factory=list)
+    pending: list[PendingGang] = field(default_factory=list)
+    in_domain: dict[str, list[str]] = field(default_factory=dict)
+    """Domain label -> the gangs placed in it (lowest domain holding their bound pods)."""
+    nodes: set[int] = field(default_factory=set)
+    """Nodes their bound pods are on."""
+    pods: set[str] = field(default_factory=set)
+    """Every member's key."""
+
+
+@dataclass(frozen=True)
+class _Focus:
+    """What a view of one gang keeps: the nodes its pods are on or nominated to, and the
+    domains holding them. Without a gang, everything."""
+
+    on: bool
+    nodes: frozenset[int]
+
+    def node(self, v: int) -> bool:
+        return not self.on or v in self.nodes
+
+    def domain(self, index: ClusterIndex, d: int) -> bool:
+        lo, hi = int(index.dom_start[d]), int(index.dom_end[d])
+        return not self.on or any(lo <= v < hi for v in self.nodes)
+
+
+def _gang_views(index: ClusterIndex, gangs: Iterable[Gang], conditions: Mapping[str, str]) -> _Gangs:
+    """Where each gang's bound pods are (the lowest domain holding them), and for one with
+    pending pods why it waits (its error, a pod's message, its PodGroup's condition)."""
+    from controller.placer.engine import lowest_common
+    from translations.topology import natural_key
+
+    out = _Gangs()
+    for g in sorted(gangs, key=lambda g: natural_key(g.key)):
+        out.pods.update(p.key for p in g.pods)
+        held = {index.node_pos[n] for p in g.bound if (n := p.pod.spec.node_name or "") in index.node_pos}
+        out.nodes |= held
+        if held and g.source != "none":  # a pod of no gang is not a gang placed anywhere
+            domain, tier = lowest_common(index, held)
+            out.placed.append(PlacedGang(g.key, domain, tier, len(g.bound), g.min_member))
+            out.in_domain.setdefault(domain, []).append(g.key)
+        if g.pending:
+            reason = (
+                g.error or _pod_message(g.pending) or conditions.get(g.name) or "waiting for the scheduler"
+            )
+            out.pending.append(PendingGang(g.key, len(g.pending), len(g.bound), g.min_member, reason))
+    return out
+
+
+def _figures(
+    index: ClusterIndex, free: I64, rows: slice | int
+) -> tuple[dict[str, str], dict[str, str], str, Figures]:
+    """Allocatable and free of the main resources over `rows` (a node, or a domain's range), the
+    text line of every resource, and the main figures as numbers (for pictures)."""
+    import numpy as np
+
+    from topobridge.treeview import MAIN_RESOURCES, amounts, quantity
+
+    alloc = {r: int(np.sum(index.alloc[rows, p])) for r, p in index.res_pos.items()}
+    left = {r: int(np.sum(free[rows, p])) for r, p in index.res_pos.items()}
+    main = sorted(r for r, _ in MAIN_RESOURCES if alloc.get(r))
+    return (
+        {r: quantity(r, alloc[r]) for r in main},
+        {r: quantity(r, left[r]) for r in main},
+        "free " + amounts(index, left, alloc),
+        Figures({r: alloc[r] for r in main}, {r: left[r] for r in main}),
+    )
+
+
+def _node_views(
+    index: ClusterIndex, free: I64, pods_on: Mapping[str, list[tuple[str, str, str]]]
+) -> dict[int, NodeView]:
     nodes: dict[int, NodeView] = {}
     for v, name in enumerate(index.node_names):
-        a, f, text, units = figures(v)
+        a, f, text, units = _figures(index, free, v)
         listed = [PodOnNode(p, s) for _, p, s in pods_on.get(name, [])]
         nodes[v] = NodeView(name, a, f, text, listed, units)
+    return nodes
+
+
+def _domain_views(
+    index: ClusterIndex, free: I64, in_domain: Mapping[str, list[str]]
+) -> dict[int, DomainView]:
     domains: dict[int, DomainView] = {}
     for d in range(index.n_domains):
-        a, f, text, units = figures(slice(int(index.dom_start[d]), int(index.dom_end[d])))
+        a, f, text, units = _figures(index, free, slice(int(index.dom_start[d]), int(index.dom_end[d])))
         label = index.domain_label(d)
         source = index.tree.domains[index.dom_ids[d]].source
         domains[d] = DomainView(
             label, int(index.dom_tier[d]), a, f, text, source, in_domain.get(label, []), units=units
         )
-    focused = gang is not None
+    return domains
 
-    def holds_focus(d: int) -> bool:
-        lo, hi = int(index.dom_start[d]), int(index.dom_end[d])
-        return any(lo <= v < hi for v in focus_nodes)
 
-    def kept(d: int) -> bool:
-        return not focused or holds_focus(d)
+def _tree_lines(
+    index: ClusterIndex,
+    free: I64,
+    views: tuple[dict[int, NodeView], dict[int, DomainView]],
+    focus: _Focus,
+    root_gangs: Sequence[str],
+) -> list[str]:
+    """The tree as text: each node with its figures and pods, each domain with its gangs."""
+    from topobridge.treeview import draw
 
-    for d, dom in domains.items():
-        dom.domains = [domains[c] for c in index.dom_children[d] if kept(c)]
-        direct = range(int(index.dom_start[d]), int(index.dom_direct_end[d]))
-        dom.nodes = [nodes[v] for v in direct if not focused or v in focus_nodes]
-    view.domains = [domains[r] for r in index.roots if kept(r)]
-    view.nodes = [nodes[v] for v in range(*index.loose) if not focused or v in focus_nodes]
-
+    nodes, domains = views
     width = max((len(n) for n in index.node_names), default=0)
 
     def node_text(v: int) -> str | None:
-        if focused and v not in focus_nodes:
+        if not focus.node(v):
             return None
         n = nodes[v]
         marks = "  ".join(f"{STATE_MARK[p.state]} {p.name}" for p in n.pods)
         return f"{n.name.ljust(width)}  {n.text}" + (f"   {marks}" if marks else "")
 
     def domain_text(d: int) -> str | None:
-        if focused and not holds_focus(d):
+        if not focus.domain(index, d):
             return None
         dom = domains[d]
         placed = f"   gangs: {', '.join(dom.gangs)}" if dom.gangs else ""
         made = f" ({dom.source})" if dom.source else ""
         return f"{dom.name}{made}  {dom.text}{placed}"
 
-    a, f, text, view.units = figures(slice(0, index.n_nodes))
-    root_gangs = in_domain.get("cluster", [])
+    text = _figures(index, free, slice(0, index.n_nodes))[2]
     root = f"cluster  {text}" + (f"   gangs: {', '.join(root_gangs)}" if root_gangs else "")
-    view.lines = draw(index, node_text=node_text, domain_text=domain_text, root_text=root)
-    return view
+    return draw(index, node_text=node_text, domain_text=domain_text, root_text=root)
 
 
 def render(view: TreeView) -> str:

@@ -29,6 +29,7 @@ import asyncio
 import signal
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, TextIO
 
 EXIT_OK, EXIT_UNREADABLE = 0, 2
@@ -61,13 +62,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(handler=_handle)
 
 
+@dataclass(frozen=True)
+class Listen:
+    """Where the page is served: `host` None is loopback (DEFAULT_HOST); `open_browser` opens it."""
+
+    host: str | None = None
+    port: int = DEFAULT_PORT
+    open_browser: bool = False
+
+
 def _handle(args: argparse.Namespace) -> int:
     return run(
         source=args.source,
         simulate=args.simulate,
-        host=args.host,
-        port=args.port,
-        open_browser=args.open,
+        listen=Listen(args.host, args.port, args.open),
         kubeconfig=args.kubeconfig,
         context=args.context,
         out=sys.stdout,
@@ -79,9 +87,7 @@ def run(
     *,
     source: str | None = None,
     simulate: bool = False,
-    host: str | None = None,
-    port: int = DEFAULT_PORT,
-    open_browser: bool = False,
+    listen: Listen = Listen(),
     kubeconfig: str | None = None,
     context: str | None = None,
     out: TextIO,
@@ -89,6 +95,7 @@ def run(
 ) -> int:
     from topobridge.ui.server import is_loopback
 
+    host, port = listen.host, listen.port
     problem = check_address(host, port, simulate=simulate, source=source)
     if problem:
         print(f"error: {problem}", file=err)
@@ -105,7 +112,7 @@ def run(
     except ValueError as exc:
         print(f"error: {exc}", file=err)
         return EXIT_UNREADABLE
-    return _serve(src, bind, port, open_browser, out, err)
+    return _serve(src, Listen(bind, port, listen.open_browser), out, err)
 
 
 def check_address(host: str | None, port: int, *, simulate: bool, source: str | None) -> str:
@@ -148,14 +155,16 @@ def _read(path: str) -> tuple[list[Mapping[str, Any]], list[str]]:
     return [loc.obj for loc in inputs.objects], [loc.source for loc in inputs.objects]
 
 
-def _serve(src: Any, host: str, port: int, open_browser: bool, out: TextIO, err: TextIO) -> int:
+def _serve(src: Any, listen: Listen, out: TextIO, err: TextIO) -> int:
     from controller.errors import ControllerError
     from topobridge import eventloop
     from topobridge.ui.server import serve
 
+    host, port = listen.host or DEFAULT_HOST, listen.port
+
     def announce(url: str) -> None:
         print(f"serving {url} (read-only; Ctrl-C stops)", file=out, flush=True)
-        if open_browser:
+        if listen.open_browser:
             import webbrowser
 
             webbrowser.open(url)

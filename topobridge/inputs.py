@@ -170,12 +170,26 @@ def expand(path: str, *, recursive: bool = False) -> list[str]:
 def load_objects(path: str, stdin: TextIO | None = None) -> Iterator[Located]:
     """Every object in one file: documents, with `kind: List` (`*List`) and bare lists flattened."""
     shown = _shown(path)
+    text = _read_text(path, stdin)
+    documents = _json_documents(text)
+    if documents is None:
+        try:
+            documents = list(yaml.load_all(text, Loader=_Loader))
+        except yaml.YAMLError as exc:
+            raise UnreadableError(yaml_error(shown, exc)) from None
+    for n, doc in enumerate(documents, start=1):
+        if doc is not None:
+            yield from _document_objects(doc, f"{shown} document {n}")
+
+
+def _read_text(path: str, stdin: TextIO | None) -> str:
+    """The file's text (`-`: standard input); why it cannot be read, in a user's words."""
+    shown = _shown(path)
     try:
         if path == STDIN:
-            text = (stdin or sys.stdin).read()
-        else:
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read()
+            return (stdin or sys.stdin).read()
+        with open(path, encoding="utf-8") as fh:
+            return fh.read()
     except FileNotFoundError:
         raise UnreadableError(f"{shown}: no such file or directory") from None
     except IsADirectoryError:
@@ -186,33 +200,27 @@ def load_objects(path: str, stdin: TextIO | None = None) -> Iterator[Located]:
         raise UnreadableError(f"{shown}: byte {exc.start}: not UTF-8 text") from None
     except OSError as exc:
         raise UnreadableError(f"{shown}: cannot read: {exc.strerror or exc}") from None
-    documents = _json_documents(text)
-    if documents is None:
-        try:
-            documents = list(yaml.load_all(text, Loader=_Loader))
-        except yaml.YAMLError as exc:
-            raise UnreadableError(yaml_error(shown, exc)) from None
-    for n, doc in enumerate(documents, start=1):
-        where = f"{shown} document {n}"
-        if doc is None:
-            continue
-        if isinstance(doc, list):  # a bare YAML list of objects
-            items: list[Any] = doc
-        elif (
-            isinstance(doc, dict)
-            and str(doc.get("kind", "")).endswith("List")
-            and isinstance(doc.get("items"), list)
-        ):
-            items = doc["items"]
-        elif isinstance(doc, dict):
-            yield Located(doc, where)
-            continue
-        else:
-            raise UnreadableError(f"{where}: not a Kubernetes object (a {_yaml_type(doc)})")
-        for i, item in enumerate(items):
-            if not isinstance(item, dict):
-                raise UnreadableError(f"{where} item {i}: not a Kubernetes object (a {_yaml_type(item)})")
-            yield Located(item, f"{where} item {i}")
+
+
+def _document_objects(doc: Any, where: str) -> Iterator[Located]:
+    """One document's objects: itself, or the items of a `*List` or of a bare list."""
+    if isinstance(doc, list):  # a bare YAML list of objects
+        items: list[Any] = doc
+    elif (
+        isinstance(doc, dict)
+        and str(doc.get("kind", "")).endswith("List")
+        and isinstance(doc.get("items"), list)
+    ):
+        items = doc["items"]
+    elif isinstance(doc, dict):
+        yield Located(doc, where)
+        return
+    else:
+        raise UnreadableError(f"{where}: not a Kubernetes object (a {_yaml_type(doc)})")
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise UnreadableError(f"{where} item {i}: not a Kubernetes object (a {_yaml_type(item)})")
+        yield Located(item, f"{where} item {i}")
 
 
 class _DuplicateKey(Exception):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import types
+from collections.abc import Mapping
 from typing import Annotated, Any, Self, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -153,43 +154,55 @@ def _one_problem(path: str, errs: list[tuple[ErrorDetails, Any]]) -> InvalidSpec
     return InvalidSpecError(path, value, _detail(others[0], value))
 
 
+_BOUNDS: Mapping[str, tuple[str, str]] = {
+    "greater_than_equal": ("ge", "greater than or equal to"),
+    "greater_than": ("gt", "greater than"),
+    "less_than_equal": ("le", "less than or equal to"),
+    "less_than": ("lt", "less than"),
+}
+"""pydantic's bound errors: the context key holding the bound, and the bound in kube's words."""
+
+
 def _detail(err: ErrorDetails, value: Any) -> str:
+    """One pydantic error in the API server's words (`Invalid value: ...: must be ...`)."""
     kind, ctx = err["type"], err.get("ctx") or {}
     shown = render_value(value)
+    if kind in _BOUNDS:
+        key, words = _BOUNDS[kind]
+        return f"Invalid value: {shown}: must be {words} {ctx[key]}"
     match kind:
         case "missing":
             return "Required value"
         case "literal_error":
             allowed = re.findall(r"'((?:[^'\\]|\\.)*)'", str(ctx.get("expected", "")))
             return f"Unsupported value: {shown}: supported values: " + ", ".join(f'"{a}"' for a in allowed)
-        case "greater_than_equal":
-            return f"Invalid value: {shown}: must be greater than or equal to {ctx['ge']}"
-        case "greater_than":
-            return f"Invalid value: {shown}: must be greater than {ctx['gt']}"
-        case "less_than_equal":
-            return f"Invalid value: {shown}: must be less than or equal to {ctx['le']}"
-        case "less_than":
-            return f"Invalid value: {shown}: must be less than {ctx['lt']}"
-        case "string_too_long":
-            n = ctx["max_length"]
-            return f"Too long: may not be more than {n} character{'s' if n != 1 else ''}"
-        case "string_too_short":
-            n = ctx["min_length"]
-            return "Required value" if n == 1 else f"Invalid value: {shown}: must be at least {n} characters"
-        case "too_short":
-            n = ctx["min_length"]
-            return f"Required value: must have at least {n} item{'s' if n != 1 else ''}"
-        case "too_long":
-            n = ctx["max_length"]
-            return (
-                f"Too many: {ctx.get('actual_length', '')}: must have at most {n} item{'s' if n != 1 else ''}"
-            )
+        case "string_too_long" | "string_too_short" | "too_short" | "too_long":
+            return _length_detail(kind, ctx, shown)
         case "string_pattern_mismatch":
             pattern = str(ctx.get("pattern", ""))
             return f"Invalid value: {shown}: " + _PATTERN_MESSAGES.get(
                 pattern, f"must match the regular expression '{pattern}'"
             )
     return f"Invalid value: {shown}: {err['msg']}"
+
+
+def _length_detail(kind: str, ctx: Mapping[str, Any], shown: str) -> str:
+    """A string or list too long or too short, as the API server says it."""
+    match kind:
+        case "string_too_long":
+            return f"Too long: may not be more than {_counted(ctx['max_length'], 'character')}"
+        case "string_too_short":
+            n = ctx["min_length"]
+            return "Required value" if n == 1 else f"Invalid value: {shown}: must be at least {n} characters"
+        case "too_short":
+            return f"Required value: must have at least {_counted(ctx['min_length'], 'item')}"
+    return (
+        f"Too many: {ctx.get('actual_length', '')}: must have at most {_counted(ctx['max_length'], 'item')}"
+    )
+
+
+def _counted(n: int, noun: str) -> str:
+    return f"{n} {noun}{'s' if n != 1 else ''}"
 
 
 def _field_path(

@@ -7,7 +7,7 @@ scheduling and translation need is typed; everything else rides along as extra f
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import ClassVar, Literal
 
 from pydantic import Field
@@ -236,36 +236,51 @@ def effective_requests(spec: PodSpec, status: PodStatus | None = None) -> dict[s
     ):
         # Most pods: one container's request is the pod's, with no sums to make.
         return {k: v for k, v in _container_units(containers[0], "containers", 0).items() if v}
-    total: dict[str, int] = {}
-    for i, c in enumerate(containers):
-        units = _container_units(c, "containers", i)
-        for name, v in allocated.get(c.name, {}).items():
-            units[name] = max(units.get(name, 0), v)  # a resize in flight holds the larger
-        for name, v in units.items():
-            total[name] = total.get(name, 0) + v
+    total = _containers_sum(containers, allocated)
     if spec.init_containers:
-        sidecars: dict[str, int] = {}
-        init_peak: dict[str, int] = {}
-        for i, c in enumerate(spec.init_containers):
-            req = _container_units(c, "initContainers", i)
-            if c.restart_policy == "Always":
-                for name, v in req.items():
-                    sidecars[name] = sidecars.get(name, 0) + v
-                for name in req:
-                    init_peak[name] = max(init_peak.get(name, 0), sidecars[name])
-            else:
-                for name, v in req.items():
-                    init_peak[name] = max(init_peak.get(name, 0), v + sidecars.get(name, 0))
-        for name, v in sidecars.items():
-            total[name] = total.get(name, 0) + v
-        for name, v in init_peak.items():
-            total[name] = max(total.get(name, 0), v)
+        _with_init_containers(total, spec.init_containers)
     if spec.resources is not None:
         # Pod-level resources replace the containers' sum for the resources they name.
         total.update(_container_units(Container(resources=spec.resources), "resources", -1))
     for name, q in (spec.overhead or {}).items():
         total[name] = total.get(name, 0) + to_scheduler_units(name, q, field=f"spec.overhead[{name}]")
     return {k: saturate(v) for k, v in total.items() if v}
+
+
+def _containers_sum(
+    containers: Sequence[Container], allocated: Mapping[str, Mapping[str, int]]
+) -> dict[str, int]:
+    """The regular containers' requests added up; a resize in flight counts the larger of the
+    spec and what `status` shows allocated."""
+    total: dict[str, int] = {}
+    for i, c in enumerate(containers):
+        units = _container_units(c, "containers", i)
+        for name, v in allocated.get(c.name, {}).items():
+            units[name] = max(units.get(name, 0), v)
+        for name, v in units.items():
+            total[name] = total.get(name, 0) + v
+    return total
+
+
+def _with_init_containers(total: dict[str, int], init_containers: Sequence[Container]) -> None:
+    """Add the sidecars (init containers that keep running) to `total`, then raise it to the
+    peak any init container needs while it runs beside the sidecars started before it."""
+    sidecars: dict[str, int] = {}
+    init_peak: dict[str, int] = {}
+    for i, c in enumerate(init_containers):
+        req = _container_units(c, "initContainers", i)
+        if c.restart_policy == "Always":
+            for name, v in req.items():
+                sidecars[name] = sidecars.get(name, 0) + v
+            for name in req:
+                init_peak[name] = max(init_peak.get(name, 0), sidecars[name])
+        else:
+            for name, v in req.items():
+                init_peak[name] = max(init_peak.get(name, 0), v + sidecars.get(name, 0))
+    for name, v in sidecars.items():
+        total[name] = total.get(name, 0) + v
+    for name, v in init_peak.items():
+        total[name] = max(total.get(name, 0), v)
 
 
 def binary_formats(template: PodTemplateSpec) -> dict[str, bool]:

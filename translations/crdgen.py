@@ -139,32 +139,38 @@ def _convert(node: JsonDict, defs: Mapping[str, JsonDict], *, path: str) -> Json
             return _sorted(out)
         raise SchemaNotStructuralError(path, f"no type in {sorted(node)}")
     if kind == "object":
-        props = node.get("properties") or {}
-        extra = node.get("additionalProperties")
-        if props:
-            out["properties"] = {
-                name: _convert(sub, defs, path=f"{path}.{name}" if path else name)
-                for name, sub in props.items()
-            }
-        elif isinstance(extra, dict) and extra:
-            out["additionalProperties"] = _convert(extra, defs, path=f"{path}[*]")
-        elif extra is True or extra == {}:
-            out["x-kubernetes-preserve-unknown-fields"] = True
+        _convert_object(node, out, defs, path=path)
     elif kind == "array":
         out["items"] = _convert(node.get("items") or {}, defs, path=f"{path}[*]")
     elif kind == "integer":
         out.setdefault("format", "int64")
     elif kind not in ("string", "number", "boolean"):
         raise SchemaNotStructuralError(path, f"unsupported type {kind!r}")
-    if isinstance(node.get("exclusiveMinimum"), int | float) and not isinstance(
-        node["exclusiveMinimum"], bool
-    ):
-        out["minimum"], out["exclusiveMinimum"] = node["exclusiveMinimum"], True
-    if isinstance(node.get("exclusiveMaximum"), int | float) and not isinstance(
-        node["exclusiveMaximum"], bool
-    ):
-        out["maximum"], out["exclusiveMaximum"] = node["exclusiveMaximum"], True
+    _openapi_bounds(node, out)
     return _sorted(out)
+
+
+def _convert_object(node: JsonDict, out: JsonDict, defs: Mapping[str, JsonDict], *, path: str) -> None:
+    """An object's properties, or the schema of its map values, or any fields at all."""
+    props = node.get("properties") or {}
+    extra = node.get("additionalProperties")
+    if props:
+        out["properties"] = {
+            name: _convert(sub, defs, path=f"{path}.{name}" if path else name) for name, sub in props.items()
+        }
+    elif isinstance(extra, dict) and extra:
+        out["additionalProperties"] = _convert(extra, defs, path=f"{path}[*]")
+    elif extra is True or extra == {}:
+        out["x-kubernetes-preserve-unknown-fields"] = True
+
+
+def _openapi_bounds(node: JsonDict, out: JsonDict) -> None:
+    """JSON Schema's numeric `exclusiveMinimum` / `exclusiveMaximum` as OpenAPI v3 writes them:
+    the bound, and a flag saying it is exclusive."""
+    for bound in ("Minimum", "Maximum"):
+        value = node.get(f"exclusive{bound}")
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            out[bound.lower()], out[f"exclusive{bound}"] = value, True
 
 
 def _resolve(node: JsonDict, defs: Mapping[str, JsonDict], *, path: str) -> JsonDict:

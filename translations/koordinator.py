@@ -108,6 +108,55 @@ class ClusterNetworkTopologyStatus(KubeModel):
     """Every domain, top-down."""
 
 
+_LAYERS = "spec.networkTopologySpec"
+
+
+def _layer_names(layers: Sequence[NetworkTopologyLayerSpec], out: list[InvalidSpecError]) -> dict[str, int]:
+    """Layer name -> its position; a missing, reserved or repeated name goes to `out` instead."""
+    by_name: dict[str, int] = {}
+    for i, layer in enumerate(layers):
+        name, here = layer.topology_layer, f"{_LAYERS}[{i}].topologyLayer"
+        if not name:
+            out.append(InvalidSpecError(here, name, "Required value"))
+        elif name == CLUSTER_LAYER:
+            out.append(
+                InvalidSpecError(
+                    here,
+                    name,
+                    f"Invalid value: {render_value(name)}: is the implicit root of the tree and cannot be declared",
+                )
+            )
+        elif name in by_name:
+            out.append(InvalidSpecError(here, name, f"Duplicate value: {render_value(name)}"))
+        else:
+            by_name[name] = i
+    return by_name
+
+
+def _chain_up(
+    layers: Sequence[NetworkTopologyLayerSpec], by_name: Mapping[str, int], out: list[InvalidSpecError]
+) -> list[str] | None:
+    """The layers from the node layer up to the cluster root, following parentTopologyLayer;
+    None (the reason in `out`) when the chain runs into a cycle or a layer no one declares."""
+    seen = [NODE_LAYER]
+    while True:
+        i = by_name[seen[-1]]
+        parent = layers[i].parent_topology_layer
+        here = f"{_LAYERS}[{i}].parentTopologyLayer"
+        if not parent or parent == CLUSTER_LAYER:
+            return seen
+        if parent in seen:
+            cycle = " -> ".join([*seen[seen.index(parent) :], parent])
+            detail = f"Invalid value: {render_value(parent)}: layers form a cycle: {cycle}"
+            out.append(InvalidSpecError(here, parent, detail))
+            return None
+        if parent not in by_name:
+            detail = f"Not found: {render_value(parent)}: no layer has this topologyLayer"
+            out.append(InvalidSpecError(here, parent, detail))
+            return None
+        seen.append(parent)
+
+
 class ClusterNetworkTopology(TypedObject):
     """Koordinator's description of the cluster's network layers."""
 
@@ -141,66 +190,27 @@ class ClusterNetworkTopology(TypedObject):
         """Why the layers are not one chain up from NodeTopologyLayer (empty when they are).
 
         A top layer may name `ClusterTopologyLayer` as its parent or leave the parent unset:
-        both end the chain at the implicit cluster root.
+        both end the chain at the implicit cluster root. Names first (`_layer_names`), then the
+        walk up from the node layer (`_chain_up`), then the layers it never reached.
         """
-        base = "spec.networkTopologySpec"
-        out: list[InvalidSpecError] = []
-        by_name: dict[str, int] = {}
-        for i, layer in enumerate(self.spec.network_topology_spec):
-            name, here = layer.topology_layer, f"{base}[{i}].topologyLayer"
-            if not name:
-                out.append(InvalidSpecError(here, name, "Required value"))
-            elif name == CLUSTER_LAYER:
-                out.append(
-                    InvalidSpecError(
-                        here,
-                        name,
-                        f"Invalid value: {render_value(name)}: is the implicit root of the tree and cannot be declared",
-                    )
-                )
-            elif name in by_name:
-                out.append(InvalidSpecError(here, name, f"Duplicate value: {render_value(name)}"))
-            else:
-                by_name[name] = i
-        if NODE_LAYER not in by_name:
-            out.append(InvalidSpecError(base, None, f'Required value: a layer named "{NODE_LAYER}"'))
-            return out
         layers = self.spec.network_topology_spec
-        seen = [NODE_LAYER]
-        complete = False
-        while True:
-            i = by_name[seen[-1]]
-            parent = layers[i].parent_topology_layer
-            here = f"{base}[{i}].parentTopologyLayer"
-            if not parent or parent == CLUSTER_LAYER:
-                complete = True
-                break
-            if parent in seen:
-                cycle = " -> ".join([*seen[seen.index(parent) :], parent])
+        out: list[InvalidSpecError] = []
+        by_name = _layer_names(layers, out)
+        if NODE_LAYER not in by_name:
+            out.append(InvalidSpecError(_LAYERS, None, f'Required value: a layer named "{NODE_LAYER}"'))
+            return out
+        seen = _chain_up(layers, by_name, out)
+        if seen is None:
+            return out
+        for name, i in by_name.items():
+            if name not in seen:
                 out.append(
                     InvalidSpecError(
-                        here, parent, f"Invalid value: {render_value(parent)}: layers form a cycle: {cycle}"
+                        f"{_LAYERS}[{i}].topologyLayer",
+                        name,
+                        f"Invalid value: {render_value(name)}: not on the parentTopologyLayer chain up from {NODE_LAYER}",
                     )
                 )
-                break
-            if parent not in by_name:
-                out.append(
-                    InvalidSpecError(
-                        here, parent, f"Not found: {render_value(parent)}: no layer has this topologyLayer"
-                    )
-                )
-                break
-            seen.append(parent)
-        if complete:
-            for name, i in by_name.items():
-                if name not in seen:
-                    out.append(
-                        InvalidSpecError(
-                            f"{base}[{i}].topologyLayer",
-                            name,
-                            f"Invalid value: {render_value(name)}: not on the parentTopologyLayer chain up from {NODE_LAYER}",
-                        )
-                    )
         return out
 
     def problems(self) -> list[InvalidSpecError]:

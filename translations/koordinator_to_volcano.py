@@ -258,7 +258,8 @@ def topology(
             target="Volcano",
         )
     i, rule = multiples[0]
-    return job, _multiple_subgroup(gang, i, rule, job, layers, field_path, report)
+    where = f"{field_path}.gatherStrategy[{i}].podCountMultiple"
+    return job, _multiple_subgroup(gang, rule, job, layers, where, report)
 
 
 def _job_topology(
@@ -328,16 +329,16 @@ def _topology_by_tier_name(
 
 def _multiple_subgroup(
     gang: KoordGang,
-    index: int,
     rule: koord.GatherStrategy,
     job: JsonDict,
     layers: Layers,
-    field_path: str,
+    where: str,
     report: TranslationReport,
 ) -> JsonDict | None:
+    """podCountMultiple N at a layer -> a subGroupPolicy of N pods each, hard within that
+    layer; None when the job's own constraint already keeps every pod that close."""
     n = rule.pod_count_multiple
     assert n is not None
-    where = f"{field_path}.gatherStrategy[{index}].podCountMultiple"
     if gang.min_member is not None and gang.min_member % n:
         raise NotExpressibleError(
             where,
@@ -346,21 +347,9 @@ def _multiple_subgroup(
             "leave one short",
             target="Volcano",
         )
-    if layers.known:
-        tier = layers.tiers[rule.layer]
-        job_tier = job.get("highestTierAllowed")
-        if job.get("mode") == "hard" and isinstance(job_tier, int) and tier >= job_tier:
-            report.carry(
-                f"podCountMultiple {n} at {rule.layer}: implied, every pod already shares one "
-                f"tier-{job_tier} "
-                f"domain and minMember is a multiple of {n}"
-            )
-            return None
-        sub_topology: JsonDict = {"mode": "hard", "highestTierAllowed": tier}
-    elif rule.layer == koord.NODE_LAYER:
-        sub_topology = {"mode": "hard", "highestTierAllowed": 0}
-    else:
-        sub_topology = {"mode": "hard", "highestTierName": rule.layer}
+    sub_topology = _subgroup_topology(rule, job, layers, report)
+    if sub_topology is None:
+        return None
     entry: JsonDict = {
         "name": POD_COUNT_MULTIPLE_POLICY,
         "subGroupSize": n,
@@ -376,6 +365,28 @@ def _multiple_subgroup(
         f"= network-topology-index // {n}), each hard within {rule.layer}"
     )
     return entry
+
+
+def _subgroup_topology(
+    rule: koord.GatherStrategy, job: JsonDict, layers: Layers, report: TranslationReport
+) -> JsonDict | None:
+    """The subgroups' own constraint: hard at the rule's tier (by number when the layers are
+    known, else by name); None when the job is already hard at that tier or below."""
+    if not layers.known:
+        if rule.layer == koord.NODE_LAYER:
+            return {"mode": "hard", "highestTierAllowed": 0}
+        return {"mode": "hard", "highestTierName": rule.layer}
+    tier = layers.tiers[rule.layer]
+    job_tier = job.get("highestTierAllowed")
+    if job.get("mode") == "hard" and isinstance(job_tier, int) and tier >= job_tier:
+        n = rule.pod_count_multiple
+        report.carry(
+            f"podCountMultiple {n} at {rule.layer}: implied, every pod already shares one "
+            f"tier-{job_tier} "
+            f"domain and minMember is a multiple of {n}"
+        )
+        return None
+    return {"mode": "hard", "highestTierAllowed": tier}
 
 
 def subgroup_index(pod: Pod, multiple: int) -> str:
@@ -513,8 +524,44 @@ def translate_group(
 ) -> VolcanoGang:
     """A GangGroup -> one Volcano PodGroup: minMember the sum, one subgroup per member gang.
 
-    `gangs` holds every member; each must list the same group and topology."""
+    `gangs` holds every member; each must list the same group and topology (`_group_of`)."""
     ids = group_members(gangs[0])
+    members = _group_of(gangs, ids, layers)
+    first = members[0]
+    report = TranslationReport(f"GangGroup {', '.join(ids)}", "Volcano")
+    for m in members:
+        _refuse_koordinator_only(m, report)
+    name = gang_group_name(ids)
+    spec: JsonDict = {}
+    mins = [m.min_member or 0 for m in members]
+    spec["minMember"] = sum(mins)
+    report.carry(
+        f"minMember = {sum(mins)} ({' + '.join(f'{m.name} {n}' for m, n in zip(members, mins, strict=True))})"
+    )
+    resources = [m.min_resources for m in members if m.min_resources]
+    if resources:
+        spec["minResources"] = _canonical_resources(resources, f"{first.source}: spec.minResources")
+        report.carry("minResources = the members' sum")
+    all_pods = [p for m in members for p in m.members]
+    _priority(all_pods, spec, report)
+    network, _ = topology(first, layers, report)
+    if network is not None:
+        spec["networkTopology"] = network
+    spec["subGroupPolicy"] = [_member_subgroup(m, report) for m in members]
+    pg = _pod_group(first.namespace, name, spec)
+    patches = _group_patches(members, name, scheduler_name)
+    report.carry(
+        f"{_pods(len(patches))} join {name}: annotation {volcano.GROUP_NAME_ANNOTATION}, "
+        f"schedulerName {scheduler_name}"
+        if patches
+        else f"no member pods given: they join with annotation {volcano.GROUP_NAME_ANNOTATION}={name}"
+    )
+    return VolcanoGang(pg, tuple(patches), report, ids)
+
+
+def _group_of(gangs: Sequence[KoordGang], ids: Sequence[str], layers: Layers) -> list[KoordGang]:
+    """The member gangs in the group's order, once each is known to fit in one Volcano
+    PodGroup: all present, the same group and topology, one namespace, no podCountMultiple."""
     by_id = {g.id: g for g in gangs}
     missing = [i for i in ids if i not in by_id]
     if missing:
@@ -525,7 +572,6 @@ def translate_group(
         )
     members = [by_id[i] for i in ids]
     first = members[0]
-    report = TranslationReport(f"GangGroup {', '.join(ids)}", "Volcano")
     for m in members:
         check_members(m, layers)
     for m in members[1:]:
@@ -553,26 +599,12 @@ def translate_group(
             "to at most one",
             target="Volcano",
         )
-    for m in members:
-        _refuse_koordinator_only(m, report)
-    name = gang_group_name(ids)
-    spec: JsonDict = {}
-    mins = [m.min_member or 0 for m in members]
-    spec["minMember"] = sum(mins)
-    report.carry(
-        f"minMember = {sum(mins)} ({' + '.join(f'{m.name} {n}' for m, n in zip(members, mins, strict=True))})"
-    )
-    resources = [m.min_resources for m in members if m.min_resources]
-    if resources:
-        spec["minResources"] = _canonical_resources(resources, f"{first.source}: spec.minResources")
-        report.carry("minResources = the members' sum")
-    all_pods = [p for m in members for p in m.members]
-    _priority(all_pods, spec, report)
-    network, _ = topology(first, layers, report)
-    if network is not None:
-        spec["networkTopology"] = network
-    spec["subGroupPolicy"] = [_member_subgroup(m, report) for m in members]
-    pg = _pod_group(first.namespace, name, spec)
+    return members
+
+
+def _group_patches(members: Sequence[KoordGang], name: str, scheduler_name: str) -> list[PodPatch]:
+    """Every member's pods join the group's PodGroup; a gang without a label of its own gets
+    one, so its subgroup can select its pods."""
     patches: list[PodPatch] = []
     for m in members:
         for patch in _pod_patches(m, name, None, scheduler_name, TranslationReport(m.source, "Volcano")):
@@ -581,13 +613,7 @@ def translate_group(
                     patch.namespace, patch.name, patch.annotations, {GANG_LABEL: m.name}, patch.scheduler_name
                 )
             patches.append(patch)
-    report.carry(
-        f"{_pods(len(patches))} join {name}: annotation {volcano.GROUP_NAME_ANNOTATION}, "
-        f"schedulerName {scheduler_name}"
-        if patches
-        else f"no member pods given: they join with annotation {volcano.GROUP_NAME_ANNOTATION}={name}"
-    )
-    return VolcanoGang(pg, tuple(patches), report, ids)
+    return patches
 
 
 def _member_subgroup(m: KoordGang, report: TranslationReport) -> JsonDict:

@@ -175,14 +175,29 @@ def tas_request(
     if not values:
         return None, []
     key = f"{path}[{{}}]".format
-    out: list[InvalidSpecError] = []
-    for k, v in values.items():
-        if not isinstance(v, str):
-            out.append(
-                InvalidSpecError(key(k), v, f"Invalid value: {render_value(v)}: must be of type string")
-            )
+    out = [
+        InvalidSpecError(key(k), v, f"Invalid value: {render_value(v)}: must be of type string")
+        for k, v in values.items()
+        if not isinstance(v, str)
+    ]
     if out:
         return None, out
+    found = set(values)
+    out += _annotation_problems(values, path, key)
+    size = _slice_size(values.get(SLICE_SIZE), key(SLICE_SIZE), out)
+    out += _slice_pairing_problems(found, key)
+    layers = _constraints(values.get(SLICE_CONSTRAINTS), found, key, out)
+    if pod_count is not None:
+        out += _upper_bounds(values, size, layers, pod_count, key)
+    return _request(values, path, size, layers), out
+
+
+def _annotation_problems(
+    values: Mapping[str, str], path: str, key: Callable[[str], str]
+) -> list[InvalidSpecError]:
+    """One topology annotation at most, label keys where a label key goes, the group name, and
+    a boolean where a boolean goes."""
+    out: list[InvalidSpecError] = []
     found = set(values)
     if len(found & set(_ONE_OF)) > 1:
         listed = ", ".join(f'"{k}"' for k in _ONE_OF)
@@ -206,45 +221,36 @@ def tas_request(
                 f"Invalid value: {render_value(unconstrained)}: must be a boolean value",
             )
         )
-    size = _slice_size(values.get(SLICE_SIZE), key(SLICE_SIZE), out)
+    return out
+
+
+def _slice_pairing_problems(found: set[str], key: Callable[[str], str]) -> list[InvalidSpecError]:
+    """A slice's topology and its size come together or not at all."""
     if SLICE_REQUIRED_TOPOLOGY in found and SLICE_SIZE not in found:
-        out.append(
-            InvalidSpecError(
-                key(SLICE_SIZE),
-                None,
-                f"Required value: must be set when '{SLICE_REQUIRED_TOPOLOGY}' is specified",
-            )
-        )
+        detail = f"Required value: must be set when '{SLICE_REQUIRED_TOPOLOGY}' is specified"
+        return [InvalidSpecError(key(SLICE_SIZE), None, detail)]
     if SLICE_SIZE in found and SLICE_REQUIRED_TOPOLOGY not in found:
-        out.append(
-            InvalidSpecError(
-                key(SLICE_SIZE),
-                None,
-                f"Forbidden: may not be set when '{SLICE_REQUIRED_TOPOLOGY}' is not specified",
-            )
-        )
-    layers = _constraints(values.get(SLICE_CONSTRAINTS), found, key, out)
-    if pod_count is not None:
-        out += _upper_bounds(values, size, layers, pod_count, key)
-    slices = (
-        layers
-        if layers
-        else (
-            (SliceLayer(values[SLICE_REQUIRED_TOPOLOGY], size),)
-            if size and SLICE_REQUIRED_TOPOLOGY in values
-            else ()
-        )
-    )
-    request = TasRequest(
+        detail = f"Forbidden: may not be set when '{SLICE_REQUIRED_TOPOLOGY}' is not specified"
+        return [InvalidSpecError(key(SLICE_SIZE), None, detail)]
+    return []
+
+
+def _request(
+    values: Mapping[str, str], path: str, size: int | None, layers: tuple[SliceLayer, ...]
+) -> TasRequest:
+    """The request the annotations make (the multi-layer slices, else the one slice layer)."""
+    slices = layers
+    if not slices and size and SLICE_REQUIRED_TOPOLOGY in values:
+        slices = (SliceLayer(values[SLICE_REQUIRED_TOPOLOGY], size),)
+    return TasRequest(
         path=path,
         required=values.get(REQUIRED_TOPOLOGY),
         preferred=values.get(PREFERRED_TOPOLOGY),
-        unconstrained=_GO_BOOLS.get(unconstrained or "", False),
+        unconstrained=_GO_BOOLS.get(values.get(UNCONSTRAINED_TOPOLOGY) or "", False),
         slices=slices,
         multi_layer=bool(layers),
-        group_name=group,
+        group_name=values.get(GROUP_NAME),
     )
-    return request, out
 
 
 def _group_name_problems(group: str, found: set[str], key: Callable[[str], str]) -> list[InvalidSpecError]:
@@ -325,7 +331,15 @@ def _constraints(
             )
         )
         return ()
-    before = len(out)
+    problems = _layer_problems(entries, path)
+    out += problems
+    return () if problems else entries
+
+
+def _layer_problems(entries: Sequence[SliceLayer], path: str) -> list[InvalidSpecError]:
+    """Each layer a label key and a size of 1 or more, no topology twice, and each size a
+    divisor of the one above it."""
+    out: list[InvalidSpecError] = []
     seen: dict[str, int] = {}
     for i, layer in enumerate(entries):
         out += label_key_problems(layer.topology, path=f"{path}[{i}].topology")
@@ -353,7 +367,7 @@ def _constraints(
                     f"Invalid value: {inner}: must evenly divide the parent layer size {outer}",
                 )
             )
-    return entries if len(out) == before else ()
+    return out
 
 
 def _json_layers(raw: str) -> tuple[tuple[SliceLayer, ...] | None, str]:

@@ -417,11 +417,21 @@ def _spec_topology(
 
 def _group_shape(spec: LeaderWorkerSetSpec, problems: list[InvalidSpecError]) -> int | None:
     """The group shape LWS's own webhook enforces; returns the subgroups per group (None
-    without subgroups or when the shape is wrong)."""
+    without subgroups or when the shape is wrong): the size (`_group_size`), then the
+    subgroup policy (`_subgroups_per_group`)."""
+    size = _group_size(spec, problems)
+    policy = spec.leader_worker_template.sub_group_policy
+    if size is None or policy is None:
+        return None
+    return _subgroups_per_group(policy, size, problems)
+
+
+def _group_size(spec: LeaderWorkerSetSpec, problems: list[InvalidSpecError]) -> int | None:
+    """The pods per group, None when the size itself is out of range; replicas times size
+    must stay within int32 too."""
     # Every admitted LeaderWorkerSet comes through here: paths and messages are spelled out
     # only for a shape that is wrong.
-    tpl = spec.leader_worker_template
-    size = tpl.effective_size
+    size = spec.leader_worker_template.effective_size
     replicas = spec.replicas
     replicas_ok = replicas is None or replicas <= INT32_MAX
     if not replicas_ok:
@@ -444,9 +454,12 @@ def _group_shape(spec: LeaderWorkerSetSpec, problems: list[InvalidSpecError]) ->
                 f"Invalid value: {replicas}: the product of replicas and size must not exceed {INT32_MAX}",
             )
         )
-    policy = tpl.sub_group_policy
-    if policy is None:
-        return None
+    return size
+
+
+def _subgroups_per_group(policy: SubGroupPolicy, size: int, problems: list[InvalidSpecError]) -> int | None:
+    """Subgroups per group under `policy` (LeaderExcluded: the workers alone divide into
+    subgroups; otherwise the group, with or without its leader), None when none divides."""
     sub = policy.sub_group_size
     if sub is None:
         problems.append(

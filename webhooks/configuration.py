@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from translations.koordinator import SIGS_POD_GROUP_LABEL
 from translations.schedplugins import POD_GROUP_LABEL as X_POD_GROUP_LABEL
-from webhooks.rules.registry import KINDS, Kind
+from webhooks.rules.registry import KINDS
 
 OPT_OUT_NAMESPACE_LABEL = "topobridge.io/validation"
 OPT_IN_POD_LABEL = "topobridge.io/validate"
@@ -41,22 +41,47 @@ class ServiceRef:
     port: int = 443
 
 
-def _client_config(
-    kind: Kind, ca_bundle: bytes, url: str | None, service: ServiceRef | None
-) -> dict[str, Any]:
-    cfg: dict[str, Any] = {"caBundle": base64.b64encode(ca_bundle).decode()}
-    if url is not None:
-        cfg["url"] = url.rstrip("/") + kind.path
-    elif service is not None:
-        cfg["service"] = {
-            "namespace": service.namespace,
-            "name": service.name,
-            "path": kind.path,
-            "port": service.port,
-        }
-    else:
-        raise ValueError("give the server's url or its service")
-    return cfg
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """Where the API server reaches the admission server: its base URL (`https://127.0.0.1:9443`,
+    a server outside the cluster) or the Service in front of it, and the CA bundle that signed
+    its certificate."""
+
+    ca_bundle: bytes
+    url: str | None = None
+    service: ServiceRef | None = None
+
+    def __post_init__(self) -> None:
+        if self.url is None and self.service is None:
+            raise ValueError("give the server's url or its service")
+
+    def client_config(self, path: str) -> dict[str, Any]:
+        """A webhook's `clientConfig` for the server's `path`."""
+        cfg: dict[str, Any] = {"caBundle": base64.b64encode(self.ca_bundle).decode()}
+        if self.url is not None:
+            cfg["url"] = self.url.rstrip("/") + path
+        elif self.service is not None:
+            cfg["service"] = {
+                "namespace": self.service.namespace,
+                "name": self.service.name,
+                "path": path,
+                "port": self.service.port,
+            }
+        return cfg
+
+
+def _namespace_selector(exclude_namespaces: Sequence[str]) -> dict[str, Any]:
+    """Every namespace but the opted-out and the excluded ones."""
+    return {
+        "matchExpressions": [
+            {"key": OPT_OUT_NAMESPACE_LABEL, "operator": "NotIn", "values": ["disabled"]},
+            *(
+                [{"key": NAMESPACE_NAME_LABEL, "operator": "NotIn", "values": list(exclude_namespaces)}]
+                if exclude_namespaces
+                else []
+            ),
+        ]
+    }
 
 
 def _pod_selectors(mode: Literal["labelled", "all"]) -> list[tuple[str, dict[str, Any] | None]]:
@@ -89,34 +114,19 @@ def _pod_selectors(mode: Literal["labelled", "all"]) -> list[tuple[str, dict[str
 
 
 def validating_webhook_configuration(
+    endpoint: Endpoint,
     *,
-    ca_bundle: bytes,
-    url: str | None = None,
-    service: ServiceRef | None = None,
     name: str = "topobridge",
     failure_policy: Literal["Fail", "Ignore"] = "Fail",
     timeout_seconds: int = 5,
     pod_selection: Literal["labelled", "all"] = "labelled",
     exclude_namespaces: Sequence[str] = ("kube-system",),
-    kinds: Sequence[Kind] = KINDS,
 ) -> dict[str, Any]:
-    """The configuration object, ready to create or replace (admissionregistration.k8s.io/v1).
-
-    `url` is the server's base URL (`https://127.0.0.1:9443`) for a server outside the
-    cluster; otherwise `service` names the Service in front of it.
-    """
-    namespace_selector = {
-        "matchExpressions": [
-            {"key": OPT_OUT_NAMESPACE_LABEL, "operator": "NotIn", "values": ["disabled"]},
-            *(
-                [{"key": NAMESPACE_NAME_LABEL, "operator": "NotIn", "values": list(exclude_namespaces)}]
-                if exclude_namespaces
-                else []
-            ),
-        ]
-    }
+    """The configuration object, ready to create or replace (admissionregistration.k8s.io/v1):
+    one webhook per kind of the registry (three for pods, by `pod_selection`)."""
+    namespace_selector = _namespace_selector(exclude_namespaces)
     webhooks: list[dict[str, Any]] = []
-    for kind in kinds:
+    for kind in KINDS:
         selectors = (
             _pod_selectors(pod_selection) if kind.selects_objects else [(kind.path.rsplit("/", 1)[1], None)]
         )
@@ -124,7 +134,7 @@ def validating_webhook_configuration(
             hook: dict[str, Any] = {
                 "name": f"{slug}.validate.topobridge.io",
                 "admissionReviewVersions": ["v1", "v1beta1"],
-                "clientConfig": _client_config(kind, ca_bundle, url, service),
+                "clientConfig": endpoint.client_config(kind.path),
                 "rules": [
                     {
                         "apiGroups": [kind.group],
@@ -153,10 +163,8 @@ def validating_webhook_configuration(
 
 
 def mutating_webhook_configuration(
+    endpoint: Endpoint,
     *,
-    ca_bundle: bytes,
-    url: str | None = None,
-    service: ServiceRef | None = None,
     name: str = "topobridge",
     timeout_seconds: int = 5,
     exclude_namespaces: Sequence[str] = ("kube-system",),
@@ -168,31 +176,7 @@ def mutating_webhook_configuration(
     from translations.lws import NAME_LABEL as LWS_NAME_LABEL
     from webhooks.mutating import POD_PATH, PODGROUP_PATH
 
-    def client(path: str) -> dict[str, Any]:
-        cfg: dict[str, Any] = {"caBundle": base64.b64encode(ca_bundle).decode()}
-        if url is not None:
-            cfg["url"] = url.rstrip("/") + path
-        elif service is not None:
-            cfg["service"] = {
-                "namespace": service.namespace,
-                "name": service.name,
-                "path": path,
-                "port": service.port,
-            }
-        else:
-            raise ValueError("give the server's url or its service")
-        return cfg
-
-    namespace_selector = {
-        "matchExpressions": [
-            {"key": OPT_OUT_NAMESPACE_LABEL, "operator": "NotIn", "values": ["disabled"]},
-            *(
-                [{"key": NAMESPACE_NAME_LABEL, "operator": "NotIn", "values": list(exclude_namespaces)}]
-                if exclude_namespaces
-                else []
-            ),
-        ]
-    }
+    namespace_selector = _namespace_selector(exclude_namespaces)
     targets: list[tuple[str, str, str, str, dict[str, Any] | None]] = [
         ("podgroups", PODGROUP_PATH, "scheduling.volcano.sh", "podgroups", None),
         (
@@ -208,7 +192,7 @@ def mutating_webhook_configuration(
         hook: dict[str, Any] = {
             "name": f"{slug}.mutate.topobridge.io",
             "admissionReviewVersions": ["v1", "v1beta1"],
-            "clientConfig": client(path),
+            "clientConfig": endpoint.client_config(path),
             "rules": [
                 {
                     "apiGroups": [group],

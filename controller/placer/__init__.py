@@ -3,21 +3,25 @@
 One scheduling cycle is `cycle.SchedulingCycle` (queue order, the engine per gang, reserve,
 permit, a `CyclePlan`) over `cluster.ClusterState.view()` (the incrementally kept snapshot);
 the live scheduler and `topobridge simulate` both run it. One attempt for one gang is
-`engine.schedule(gang, snapshot, budgets=...) -> Verdict`. Modules:
+`engine.schedule(gang, snapshot, budgets=...) -> Verdict`, kube-scheduler's framework for
+gangs (`framework`: the extension points; `plugins`: one plugin per rule).
 
+The modules stack in layers, top down; each imports only the layers below it (pyproject.toml's
+layers contract, checked by `lint-imports`; docs/architecture.md draws them):
+
+* runners: `scenario` (a static cluster run to quiescence), `cycle` (one cycle and its plan),
+  `explain` (why a gang waits, `topobridge explain`), `engine` (one attempt and its
+  `Verdict`), `filtering` (the attempt's Filter step: shape classes through the Filter,
+  MemberRules and Score plugins, the demand);
+* `plugins`: the rules, each at the extension points it implements;
+* `framework`: the extension points, the `Status` they answer, the attempt's `CycleState`;
+* kernels: `preempt` (postfilter: job-level preemption) with `fast` (a vectorised heuristic
+  for big places) over `search` (exact search on small ones); `select` (the place and node of
+  every pod) over `offer` (offer slots), `ruled` (placement under rules between members),
+  `tiers` (the levels a constraint allows); `demand` (what an attempt asks); `gpu`;
 * `cluster`: parsed objects plus per-node aggregates kept in step with every change; the view
-  (index, snapshot, gangs, budgets) each cycle takes; the shared rules (topology tree choice,
-  request vectors, the resource axis).
-* `cycle`: the cycle's phases and the plan (binds, preemptions, per-gang and per-pod verdicts).
-* `snapshot`: the static index (nodes in tree order, domains as node ranges, allocatable) built
-  once per node-set generation, and the per-cycle state (used capacity, bound pods, nominations).
-* `demand`: prefilter, the gang's pending pods as shape classes (`uniform`, `leader`, `mixed`).
-* `filter`: taints, selectors, node affinity, unschedulable, as node masks, with exclusion counts.
-* `offer`: offer slots per node, per domain, for the cluster (score).
-* `select`: lowest fitting tier, binpack, fewest lower domains, rank layout (select).
-* `preempt`, `search`, `fast`: job-level preemption (postfilter): exact search on small
-  places, a vectorised heuristic on big ones.
-* `engine`: the phases and the `Verdict` (Success / Unschedulable / Unresolvable / Wait).
-* `scenario`: plain objects in, the cycle run to quiescence out (`topobridge simulate`).
-* `oracle`: a brute-force solver for tiny clusters, to check the engine against.
+  each cycle takes;
+* data: `budgets` (PodDisruptionBudgets as preemption counts them), `values`, `snapshot` (the
+  static index built once per node-set generation, the per-cycle state), `columns`,
+  `records`, `memo`, `rules`, `terms`, `deadline`, `timeout`, `backoff`.
 """

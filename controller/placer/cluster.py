@@ -38,8 +38,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from controller.placer.framework import MemoSlot
-from controller.placer.preempt import Budget, budgets_from
+from controller.placer.budgets import Budget, budgets_from
+from controller.placer.memo import MemoSlot
 from controller.placer.records import BoundPod, Nomination
 from controller.placer.snapshot import I64, ClusterIndex, Snapshot
 from controller.placer.terms import PodTerms
@@ -390,6 +390,8 @@ class ClusterState:
             self._dirty.add(key)
 
     def _changed(self, kind: Kind, key: str, old: Any, new: Any) -> None:
+        """What a change to one object makes stale: the topology, every gang, the budgets, or
+        the gangs it belongs to."""
         self.generation += 1
         if kind in _TOPOLOGY:
             self.topology_generation += 1
@@ -406,40 +408,49 @@ class ClusterState:
             else:
                 self.namespace_labels.pop(key, None)
         elif kind is Kind.POD:
-            before = self._key_of.pop(key, None)
-            if before is not None:
-                for table in (self._members, self._linking):
-                    pods = table.get(before)
-                    if pods is not None:
-                        pods.discard(key)
-                        if not pods:
-                            del table[before]
-                self._dirty.add(before)
-            if new is not None:
-                if self.assumed.get(key) is not None and new.spec.node_name:
-                    del self.assumed[key]  # the binding is visible now
-                mkey, _ = self._membership[key] = membership(new, self._jobs_by_uid)
-                self._key_of[key] = mkey
-                self._members.setdefault(mkey, set()).add(key)
-                if koord.GANG_GROUPS in (new.metadata.annotations or {}):
-                    self._linking.setdefault(mkey, set()).add(key)
-                self._dirty.add(mkey)
-                self._member(new)
-            else:
-                self._members_memo.pop(key, None)
-                self._membership.pop(key, None)
+            self._pod_changed(key, new)
         elif kind in _PODGROUPS:
             self._dirty.add(gang_key(_PODGROUP_SOURCE[kind], key))
         elif kind is Kind.JOB:
-            # A Job decides whether its pods form a GPU gang, and its size: its pods are keyed again.
-            uid = (new or old).metadata.uid
-            if uid:
-                if new is not None:
-                    self._jobs_by_uid[uid] = new
-                else:
-                    self._jobs_by_uid.pop(uid, None)
-                for pod in [p for p in self.pods.values() if gpumod.job_uid_of(p) == uid]:
-                    self._changed(Kind.POD, pod.key, pod, pod)
+            self._job_changed(old, new)
+
+    def _pod_changed(self, key: str, new: Pod | None) -> None:
+        """The pod leaves the gang it was in, and joins the one it is in now (both dirty)."""
+        before = self._key_of.pop(key, None)
+        if before is not None:
+            for table in (self._members, self._linking):
+                pods = table.get(before)
+                if pods is not None:
+                    pods.discard(key)
+                    if not pods:
+                        del table[before]
+            self._dirty.add(before)
+        if new is None:
+            self._members_memo.pop(key, None)
+            self._membership.pop(key, None)
+            return
+        if self.assumed.get(key) is not None and new.spec.node_name:
+            del self.assumed[key]  # the binding is visible now
+        mkey, _ = self._membership[key] = membership(new, self._jobs_by_uid)
+        self._key_of[key] = mkey
+        self._members.setdefault(mkey, set()).add(key)
+        if koord.GANG_GROUPS in (new.metadata.annotations or {}):
+            self._linking.setdefault(mkey, set()).add(key)
+        self._dirty.add(mkey)
+        self._member(new)
+
+    def _job_changed(self, old: Job | None, new: Job | None) -> None:
+        """A Job decides whether its pods form a GPU gang, and its size: its pods are keyed again."""
+        job = new or old
+        uid = job.metadata.uid if job is not None else None
+        if not uid:
+            return
+        if new is not None:
+            self._jobs_by_uid[uid] = new
+        else:
+            self._jobs_by_uid.pop(uid, None)
+        for pod in [p for p in self.pods.values() if gpumod.job_uid_of(p) == uid]:
+            self._changed(Kind.POD, pod.key, pod, pod)
 
     def _member(self, pod: Pod) -> tuple[GangPod, str | None]:
         memo = self._members_memo.get(pod.key)
@@ -646,6 +657,9 @@ class ClusterState:
         return frozenset(out)
 
     def _rediscover(self, agg: _Aggregates, dirty: Iterable[GangKey]) -> None:
+        """The gangs the `dirty` keys may be part of, discovered again: what they contributed
+        withdrawn, then the gangs found now contributed (`_discover_apart`, `_contribute_safely`:
+        one bad object costs only its own gang its view)."""
         keys = self._closure(agg, dirty)
         # Take out what the gangs these keys were part of contributed.
         for old in {agg.gang_of[k] for k in keys if k in agg.gang_of}:
@@ -662,27 +676,34 @@ class ClusterState:
         try:
             gangs = self._discover(agg, keys, pods)
         except Exception as exc:  # one bad object must not cost every gang in the batch its view
-            gangs = []
-            for k in sorted(keys):
-                alone = [self._as_planned(pk) for pk in sorted(self._members.get(k, ()))]
-                if not alone:
-                    continue
-                try:
-                    gangs += self._discover(agg, {k}, alone)
-                except Exception as one:
-                    gangs.append(unusable_gang(k, alone, failure_text(one), member=self._member))
+            gangs = self._discover_apart(agg, keys)
             self._warn(agg, f"gangs {failure_text(exc)}: discovered one key at a time")
         for gang in gangs:
+            self._contribute_safely(agg, gang)
+
+    def _discover_apart(self, agg: _Aggregates, keys: Iterable[GangKey]) -> list[Gang]:
+        """Discovery one key at a time; a key that still fails is an unusable gang of its own."""
+        gangs: list[Gang] = []
+        for k in sorted(keys):
+            alone = [self._as_planned(pk) for pk in sorted(self._members.get(k, ()))]
+            if not alone:
+                continue
             try:
-                self._contribute(agg, gang)
-            except Exception as exc:
-                bad = unusable_gang(
-                    gang.key, [m.pod for m in gang.pods], failure_text(exc), member=self._member
-                )
-                try:
-                    self._contribute(agg, bad)
-                except Exception:
-                    self._contribute(agg, bad, hold=False)
+                gangs += self._discover(agg, {k}, alone)
+            except Exception as one:
+                gangs.append(unusable_gang(k, alone, failure_text(one), member=self._member))
+        return gangs
+
+    def _contribute_safely(self, agg: _Aggregates, gang: Gang) -> None:
+        """Contribute `gang`; when that fails, an unusable gang of its pods in its place."""
+        try:
+            self._contribute(agg, gang)
+        except Exception as exc:
+            bad = unusable_gang(gang.key, [m.pod for m in gang.pods], failure_text(exc), member=self._member)
+            try:
+                self._contribute(agg, bad)
+            except Exception:
+                self._contribute(agg, bad, hold=False)
 
     def _discover(self, agg: _Aggregates, keys: set[GangKey], pods: list[Pod]) -> list[Gang]:
         groups = PodGroups(

@@ -121,6 +121,21 @@ class PodColumns:
         """Apply the logged changes with dict semantics (see the module docstring)."""
         if not self.changes:
             return
+        removed, updated, added = self._net_changes()
+        self.changes = []
+        if updated:
+            self._write([self.slot[k] for k in updated], list(updated.values()))
+        if removed:
+            self.alive[[self.slot.pop(k) for k in removed]] = False
+            self.live = None
+        if added:
+            self._append(added)
+        if len(self.keys) > 2 * len(self.slot) + SLACK:
+            self._compact()
+
+    def _net_changes(self) -> tuple[set[str], dict[str, BoundPod], dict[str, BoundPod]]:
+        """The log folded into the slots to free, the slots to rewrite in place and the pods to
+        append, as the same operations on a dict would leave it."""
         removed: set[str] = set()
         updated: dict[str, BoundPod] = {}
         added: dict[str, BoundPod] = {}
@@ -138,16 +153,7 @@ class PodColumns:
                 updated[key] = pod
             else:
                 added[key] = pod  # new, or back after a removal: at the end
-        self.changes = []
-        if updated:
-            self._write([self.slot[k] for k in updated], list(updated.values()))
-        if removed:
-            self.alive[[self.slot.pop(k) for k in removed]] = False
-            self.live = None
-        if added:
-            self._append(added)
-        if len(self.keys) > 2 * len(self.slot) + SLACK:
-            self._compact()
+        return removed, updated, added
 
     def _codes(self, pods: list[BoundPod]) -> I64:
         codes = self.gang_code

@@ -30,16 +30,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import KW_ONLY, dataclass, field, replace
 
 from controller.placer.backoff import GANG_BIND, GANG_ERROR
+from controller.placer.budgets import Budget, after_evictions
 from controller.placer.cluster import ClusterView, queue_order, request_vector
 from controller.placer.deadline import DEFAULT_ATTEMPT_SECONDS, Deadline
 from controller.placer.engine import GangPlacement, Verdict, pod_messages, schedule
 from controller.placer.framework import Code, CycleState, PermitInput, Profile, Status, Step
 from controller.placer.plugins import default_profile
 from controller.placer.plugins.scheduling_gates import REASON as GATED
-from controller.placer.preempt import Budget, PreemptionPlan, Victim, after_evictions
+from controller.placer.preempt import PreemptionPlan, Victim
 from controller.placer.records import BoundPod, Nomination
 from controller.placer.snapshot import Snapshot
 from controller.placer.terms import PodTerms
@@ -233,32 +234,30 @@ class CyclePlan:
 # --- the cycle ----------------------------------------------------------------------------------
 
 
+@dataclass(eq=False)
 class SchedulingCycle:
     """One cycle over `view`. `run()` does it all; a runner that yields between gangs calls
     `queue()` then `attempt(gang)` for each (the plan accumulates either way)."""
 
-    def __init__(
-        self,
-        view: ClusterView,
-        *,
-        served: Collection[str],
-        now: float,
-        timing: GangTiming,
-        busy: Collection[str] = (),
-        assembly_grace: float = DEFAULT_ASSEMBLY_GRACE,
-        options: CycleOptions = CycleOptions(),
-    ) -> None:
-        self.view = view
-        self.options = options
-        self.snapshot: Snapshot = view.snapshot
-        self.budgets: list[Budget] = list(view.budgets)
-        """The disruption budgets as this cycle's preemptions leave them."""
-        self.served = frozenset(served)
-        self.now = now
-        self.timing = timing
-        self.busy = busy
-        self.assembly_grace = assembly_grace
-        self.plan = CyclePlan()
+    view: ClusterView
+    _: KW_ONLY
+    served: Collection[str]
+    """The schedulerNames this scheduler serves: only their gangs are queued."""
+    now: float
+    timing: GangTiming
+    busy: Collection[str] = ()
+    """Gangs with a job of the runner's still in flight: not queued this cycle."""
+    assembly_grace: float = DEFAULT_ASSEMBLY_GRACE
+    options: CycleOptions = field(default_factory=CycleOptions)
+    snapshot: Snapshot = field(init=False)
+    budgets: list[Budget] = field(init=False)
+    """The disruption budgets as this cycle's preemptions leave them."""
+    plan: CyclePlan = field(init=False, default_factory=CyclePlan)
+
+    def __post_init__(self) -> None:
+        self.served = frozenset(self.served)
+        self.snapshot = self.view.snapshot
+        self.budgets = list(self.view.budgets)
 
     def run(self) -> CyclePlan:
         for gang in self.queue():

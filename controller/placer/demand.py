@@ -1,15 +1,11 @@
-"""A gang's demand in the index's terms: its pending pods grouped into shape classes, each with
-the nodes the Filter plugins let it onto, and the rules that tie members to each other.
+"""A gang's demand in the index's terms: what one scheduling attempt asks of the cluster, and
+what the kernels (`offer`, `select`, `preempt`, `search`, `fast`) read.
 
-Steps (`build_demand`), each a function of its own:
-1. `shape_classes`: members of one placement shape (`GangPod.shape`: requests, node selector
-   and affinity, tolerations, inter-pod terms) form one class, split further where a selector in
-   play reads labels in which they differ;
-2. `_filtered`: each class through the profile's Filter plugins (`framework.run_filters`): its
-   node mask, and how many nodes each reason excluded;
-3. `_member_rules`: the MemberRules plugins' caps, gathers and spread rules, and the Score
-   plugins' preference per node;
-4. the gang's subgroups, its bound members' nodes (anchors), its kind.
+Its pending pods in rank order, grouped into classes (`PodClass`: one request row, the nodes the
+Filter plugins let it onto, a per-node cap), the rules that tie members to each other, the
+subgroups, the bound members' nodes (anchors). The runner builds it (`filtering.build_demand`,
+through the Filter, MemberRules and Score plugins); `sub_demand` restricts it to some of its
+pods (a subgroup, a rank prefix).
 
 The shape of the gang decides how exactly the placer can reason about it:
 
@@ -17,27 +13,21 @@ The shape of the gang decides how exactly the placer can reason about it:
 * `leader`: one pod of its own shape plus one class for the rest (LWS leader + workers, a
   master + workers). Exact too: the leader goes where it costs the fewest worker slots.
 * `mixed`: anything else. Placed class by class, largest first (sound, not always complete).
-
-The PreFilter plugins run before this (the runner's `engine.demand_of` does both); Filter
-plugins read what they wrote into the `CycleState`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
 
-from controller.placer.framework import CycleState, Profile, ShapeClass, run_filters
 from controller.placer.gpu import GpuRules
-from controller.placer.rules import Gather, MemberRules, SpreadRule, ValueCap, merge_gathers
-from controller.placer.snapshot import I64, Bool, ClusterIndex, Snapshot
-from controller.placer.terms import PodTerms
-from controller.placer.values import node_unique
+from controller.placer.rules import MemberRules
+from controller.placer.snapshot import I64, Bool, ClusterIndex
 from translations.constraints import TopologyConstraint
-from translations.gangs import Gang, GangPod, SubGroup
+from translations.gangs import GangPod, SubGroup
 
 Kind = Literal["uniform", "leader", "mixed"]
 
@@ -103,163 +93,15 @@ class GangDemand:
         return sum((c.req * c.count for c in self.classes), np.zeros_like(self.classes[0].req))
 
 
-def build_demand(
-    gang: Gang,
-    snap: Snapshot,
-    *,
-    profile: Profile,
-    state: CycleState,
-    pods: Sequence[GangPod] | None = None,
-) -> GangDemand:
-    """The demand for `pods` (default: every pending member) of `gang` on `snap`, through the
-    profile's Filter, MemberRules and Score plugins (see the module docstring)."""
-    index = snap.index
-    chosen = tuple(gang.pending if pods is None else pods)
-    shapes, unknown = shape_classes(chosen, snap)
-    classes = [_filtered(profile, state, cls, snap) for cls in shapes]
-    rules = _member_rules(profile, state, chosen, shapes, snap)
-    for i, cls in enumerate(shapes):
-        classes[i] = replace(classes[i], cap=_node_cap(rules, cls.members, index))
-    # Larger counts first, then larger requests: the order `mixed` places classes in.
-    classes.sort(key=lambda c: (-c.count, tuple(-c.req)))
-    return GangDemand(
-        key=gang.key,
-        pods=chosen,
-        classes=tuple(classes),
-        kind=_kind(classes),
-        constraint=gang.constraint,
-        subgroups=_subgroups(gang, chosen),
-        anchors=_anchors(gang, index),
-        priority=gang.priority,
-        unknown_resource=unknown,
-        rules=rules,
-        node_domains=not (
-            gang.source == "volcano"
-            and gang.constraint is not None
-            and gang.constraint.highest_tier is not None
-            and gang.constraint.highest_tier > 0
-        ),
-        gpu=GpuRules.of(gang),
-    )
+def placing_order(c: PodClass) -> tuple[int, tuple[int, ...]]:
+    """Larger classes first, then larger requests: the order `mixed` places classes in."""
+    return (-c.count, tuple(-c.req))
 
 
-def shape_classes(pods: Sequence[GangPod], snap: Snapshot) -> tuple[list[ShapeClass], str | None]:
-    """Members grouped by placement shape, split where a selector in play reads labels in
-    which they differ; and a requested resource no node offers, if any."""
-    index = snap.index
-    by_shape: dict[str, list[int]] = {}
-    for i, p in enumerate(pods):
-        by_shape.setdefault(p.shape or p.key, []).append(i)
-    terms_of = {shape: PodTerms.of(pods[members[0]].pod) for shape, members in by_shape.items()}
-    keys = _selector_keys(terms_of.values(), snap)
-    groups: dict[tuple[str, Hashable], list[int]] = {}
-    for shape, members in by_shape.items():
-        for m in members:
-            sig = (pods[m].pod.namespace, _signature(pods[m], keys)) if keys else ()
-            groups.setdefault((shape, sig), []).append(m)
-    unknown: str | None = None
-    out: list[ShapeClass] = []
-    zero = np.zeros(len(index.resources), dtype=np.int64)
-    for (shape, _), members in groups.items():
-        first = pods[members[0]]
-        vec = index.vector(first.requests)
-        if vec is None:
-            unknown = unknown or next(
-                r for r, v in first.requests.items() if v > 0 and r not in index.res_pos
-            )
-            vec = zero
-        out.append(ShapeClass(tuple(sorted(members)), first, vec, terms_of[shape]))
-    return out, unknown
-
-
-def _filtered(profile: Profile, state: CycleState, cls: ShapeClass, snap: Snapshot) -> PodClass:
-    mask, exclusions = run_filters(profile.filter, state, cls, snap)
-    return PodClass(req=cls.req, mask=mask, pods=cls.members, exclusions=exclusions)
-
-
-def _member_rules(
-    profile: Profile,
-    state: CycleState,
-    pods: Sequence[GangPod],
-    classes: Sequence[ShapeClass],
-    snap: Snapshot,
-) -> MemberRules | None:
-    if all(c.terms is None for c in classes) and not snap.with_terms:
-        return None  # the common case: no pod in play carries an inter-pod term
-    caps: list[ValueCap] = []
-    gathers: list[Gather] = []
-    spreads: list[SpreadRule] = []
-    for plugin in profile.member_rules:
-        got = plugin.member_rules(state, pods, classes, snap)
-        caps += got.caps
-        gathers += got.gathers
-        spreads += got.spreads
-    score: I64 | None = None
-    for scorer in profile.score:
-        part = scorer.score(state, classes, snap)
-        if part is not None:
-            score = part if score is None else score + part
-    if not caps and not gathers and not spreads and score is None:
-        return None
-    return MemberRules(tuple(caps), tuple(merge_gathers(gathers)), tuple(spreads), score)
-
-
-def _kind(classes: Sequence[PodClass]) -> Kind:
+def kind_of(classes: Sequence[PodClass]) -> Kind:
     if len(classes) == 2 and classes[1].count == 1:
         return "leader"
     return "mixed" if len(classes) > 1 else "uniform"
-
-
-def _subgroups(gang: Gang, chosen: Sequence[GangPod]) -> tuple[tuple[SubGroup, tuple[int, ...]], ...]:
-    pos = {p.key: i for i, p in enumerate(chosen)} if gang.subgroups else {}
-    seen: set[int] = set()
-    out: list[tuple[SubGroup, tuple[int, ...]]] = []
-    for sg in gang.subgroups:
-        taken = tuple(pos[k] for k in sg.pods if k in pos and pos[k] not in seen)
-        if taken:
-            seen.update(taken)
-            out.append((sg, taken))
-    return tuple(out)
-
-
-def _anchors(gang: Gang, index: ClusterIndex) -> I64:
-    nodes = {
-        index.node_pos[n] for n in (p.node_name for p in gang.bound) if n is not None and n in index.node_pos
-    }
-    return np.asarray(sorted(nodes), dtype=np.int64)
-
-
-def _selector_keys(terms: Iterable[PodTerms | None], snap: Snapshot) -> frozenset[str]:
-    keys: set[str] = set()
-    for t in terms:
-        if t is not None:
-            for sel in t.selectors():
-                keys |= sel.keys()
-    for p in snap.with_terms.values():
-        assert p.terms is not None
-        for term in p.terms.anti_affinity:
-            keys |= term.selector.keys()
-    return frozenset(keys)
-
-
-def _signature(pod: GangPod, keys: frozenset[str]) -> tuple[tuple[str, str], ...]:
-    """The pod's labels that some selector in play reads: members equal here match alike."""
-    labels = pod.pod.metadata.labels or {}
-    return tuple(sorted((k, labels[k]) for k in keys if k in labels))
-
-
-def _node_cap(rules: MemberRules | None, members: Sequence[int], index: ClusterIndex) -> I64 | None:
-    """Per node, the fewest members of the class any per-node cap allows (None: no such cap)."""
-    if rules is None:
-        return None
-    out: I64 | None = None
-    mine = set(members)
-    for cap in rules.caps:
-        if not mine <= set(cap.members) or not (cap.key == "" or node_unique(index, cap.key)):
-            continue
-        per_node = cap.limit[cap.codes]
-        out = per_node if out is None else np.minimum(out, per_node)
-    return out
 
 
 def sub_demand(demand: GangDemand, positions: Sequence[int], index: ClusterIndex) -> GangDemand:
@@ -272,7 +114,7 @@ def sub_demand(demand: GangDemand, positions: Sequence[int], index: ClusterIndex
         members = tuple(remap[p] for p in c.pods if p in remap)
         if members:
             classes.append(replace(c, pods=members))
-    classes.sort(key=lambda c: (-c.count, tuple(-c.req)))
+    classes.sort(key=placing_order)
     subgroups = tuple(
         (sg, tuple(remap[p] for p in members if p in remap))
         for sg, members in demand.subgroups
@@ -282,7 +124,7 @@ def sub_demand(demand: GangDemand, positions: Sequence[int], index: ClusterIndex
         demand,
         pods=tuple(demand.pods[p] for p in keep),
         classes=tuple(classes),
-        kind=_kind(classes),
+        kind=kind_of(classes),
         subgroups=subgroups,
         rules=demand.rules.restrict(remap) if demand.rules is not None else None,
     )

@@ -8,7 +8,7 @@ Plan of an attempt (`schedule`):
    around a gone node; DynamicResources: claims nothing allocates; InterPodAffinity: selectors
    that cannot be parsed; and the state the Filter plugins read). The first that fails
    decides, `Unresolvable`.
-2. Filter: the demand (`demand.build_demand`): each shape class through the Filter plugins.
+2. Filter: the demand (`filtering.build_demand`): each shape class through the Filter plugins.
    A class no node passes is `Unresolvable` (an elastic gang starts without its members).
    A gang waiting for its victims to terminate stops here with `WaitingForVictims`: it does
    not preempt again while a lower-priority pod still terminates on its nominated nodes.
@@ -31,15 +31,17 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from controller.placer.budgets import Budget
 from controller.placer.deadline import Deadline, never
-from controller.placer.demand import GangDemand, build_demand, sub_demand
+from controller.placer.demand import GangDemand, PodClass, sub_demand
+from controller.placer.filtering import build_demand
 from controller.placer.framework import Code, CycleState, Profile, Status, Step
 from controller.placer.gpu import unfit_reason
 from controller.placer.offer import Offers, evaluate
 from controller.placer.plugins import default_profile
 from controller.placer.plugins.default_preemption import NOT_ELIGIBLE_TERMINATING
 from controller.placer.plugins.node_resources_fit import insufficient
-from controller.placer.preempt import Budget, PreemptionPlan
+from controller.placer.preempt import PreemptionPlan
 from controller.placer.select import Placement, Where, select
 from controller.placer.snapshot import CLUSTER, I64, ClusterIndex, Snapshot
 from controller.placer.tiers import hard_limit_tier
@@ -81,6 +83,18 @@ class Verdict:
     with its own reason (an elastic gang starts without them)."""
 
 
+@dataclass(frozen=True)
+class _Attempt:
+    """What stays fixed through one attempt: the gang, the snapshot, the plugins, the
+    disruption budgets and the attempt's deadline."""
+
+    gang: Gang
+    snap: Snapshot
+    profile: Profile
+    budgets: Sequence[Budget]
+    deadline: Deadline
+
+
 def schedule(
     gang: Gang,
     snap: Snapshot,
@@ -101,7 +115,7 @@ def schedule(
         return refused
     state.step = Step.FILTER
     demand = build_demand(gang, snap, profile=profile, state=state)
-    return _after_filter(gang, demand, snap, profile, budgets, deadline or never())
+    return _after_filter(_Attempt(gang, snap, profile, budgets, deadline or never()), demand)
 
 
 def pre_filter(profile: Profile, state: CycleState, gang: Gang, snap: Snapshot) -> Verdict | None:
@@ -127,41 +141,40 @@ def _refused(status: Status, step: Step) -> Verdict:
     return Verdict(status.code, status.message, step, status.plugin, reason=status.message)
 
 
-def _after_filter(
-    gang: Gang,
-    demand: GangDemand,
-    snap: Snapshot,
-    profile: Profile,
-    budgets: Sequence[Budget],
-    deadline: Deadline,
-) -> Verdict:
-    index = snap.index
+def _after_filter(at: _Attempt, demand: GangDemand) -> Verdict:
+    """Filter's verdict, then Score and Select, then PostFilter."""
+    gang, snap, index = at.gang, at.snap, at.snap.index
     free = snap.free(gang.key, gang.priority)
     if _terminating_on_nominated(gang, snap):
         core = _fit_message(demand, evaluate(free, demand, index), index, free)
         return _waiting(Code.WAITING_FOR_VICTIMS, index, core, NOT_ELIGIBLE_TERMINATING, Step.POST_FILTER)
-    exclusions = _exclusions(demand)
     required = max(0, gang.min_member - len(gang.bound))
-    dead = [c for c in demand.classes if not c.mask.any()]
     left: dict[str, str] = {}
+    dead = [c for c in demand.classes if not c.mask.any()]
     if dead:
         alive = sorted(p for c in demand.classes if c.mask.any() for p in c.pods)
         if gang.all_or_nothing or len(alive) < max(required, 1):
+            exclusions = _exclusions(demand)
             reason = _filter_reason(exclusions)
             msg = f"0/{index.n_nodes} nodes are available: {reason}."
             return Verdict(Code.UNRESOLVABLE, msg, Step.FILTER, exclusions=exclusions, reason=reason)
-        # Elastic: members no node can ever take stay pending with their own reason; the rest
-        # still start when they reach minMember.
-        for c in dead:
-            own = f"0/{index.n_nodes} nodes are available: {_filter_reason(c.exclusions)}."
-            left.update((demand.pods[p].key, own) for p in c.pods)
+        left = _left_behind(demand, dead, index)
         demand = sub_demand(demand, alive, index)
-        exclusions = _exclusions(demand)
     placed, demand = _select(gang, demand, snap, free, required)
     if placed is not None:
         placement = _gang_placement(placed, demand, index)
         return Verdict(Code.SUCCESS, "", Step.SELECT, placement=placement, left=left)
-    return _post_filter(gang, demand, snap, free, profile, budgets, deadline, exclusions)
+    return _post_filter(at, demand, free)
+
+
+def _left_behind(demand: GangDemand, dead: Sequence[PodClass], index: ClusterIndex) -> dict[str, str]:
+    """An elastic gang's members no node can ever take, each with its own reason: they stay
+    pending while the rest start, once they reach minMember."""
+    left: dict[str, str] = {}
+    for c in dead:
+        own = f"0/{index.n_nodes} nodes are available: {_filter_reason(c.exclusions)}."
+        left.update((demand.pods[p].key, own) for p in c.pods)
+    return left
 
 
 def _select(
@@ -176,24 +189,17 @@ def _select(
     return placed, demand
 
 
-def _post_filter(
-    gang: Gang,
-    demand: GangDemand,
-    snap: Snapshot,
-    free: I64,
-    profile: Profile,
-    budgets: Sequence[Budget],
-    deadline: Deadline,
-    exclusions: Mapping[str, int],
-) -> Verdict:
-    index = snap.index
+def _post_filter(at: _Attempt, demand: GangDemand, free: I64) -> Verdict:
+    """PostFilter: preemption, when the profile has it; the fit error either way."""
+    index = at.snap.index
+    exclusions = _exclusions(demand)
     core = _fit_message(demand, evaluate(free, demand, index), index, free)
-    preemption = profile.post_filter
+    preemption = at.profile.post_filter
     if preemption is None:
         return _waiting(
             Code.UNSCHEDULABLE, index, core, "preemption is switched off.", Step.POST_FILTER, exclusions
         )
-    got = preemption.post_filter(gang, demand, snap, free, budgets, deadline)
+    got = preemption.post_filter(at.gang, demand, at.snap, free, at.budgets, at.deadline)
     verdict = _waiting(got.status.code, index, core, got.status.message, Step.POST_FILTER, exclusions)
     return replace(verdict, plugin=got.status.plugin, plan=got.plan)
 

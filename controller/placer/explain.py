@@ -27,13 +27,13 @@ from typing import Any
 
 import numpy as np
 
+from controller.placer.budgets import Budget
 from controller.placer.deadline import never
 from controller.placer.demand import GangDemand
 from controller.placer.engine import Verdict, demand_of, schedule
 from controller.placer.framework import Code
 from controller.placer.offer import Offers, evaluate
 from controller.placer.plugins.node_resources_fit import insufficient
-from controller.placer.preempt import Budget
 from controller.placer.snapshot import CLUSTER, ClusterIndex, Snapshot
 from controller.placer.tiers import hard_limit_tier
 from translations.constraints import TopologyConstraint
@@ -281,14 +281,18 @@ def render(e: Explanation) -> str:
     if e.limit:
         lines.append(e.limit)
     if e.preemption is not None:
-        p = e.preemption
-        if p.possible:
-            lines.append(f"preemption would evict {len(p.victims)} pod(s) in {p.domain}:")
-            lines += [f"  {v.pod} on {v.node} (priority {v.priority}, gang {v.gang})" for v in p.victims]
-            if p.budgets:
-                lines.append(f"  PodDisruptionBudgets touched: {', '.join(p.budgets)}")
-        else:
-            lines.append(f"preemption cannot help: {p.why}")
+        lines += _preemption_lines(e.preemption)
     for s in e.suggestions:
         lines.append(f"suggestion: {s}")
     return "\n".join(lines) + "\n"
+
+
+def _preemption_lines(p: PreemptionView) -> list[str]:
+    """What preemption would evict (and the budgets it touches), or why it cannot help."""
+    if not p.possible:
+        return [f"preemption cannot help: {p.why}"]
+    lines = [f"preemption would evict {len(p.victims)} pod(s) in {p.domain}:"]
+    lines += [f"  {v.pod} on {v.node} (priority {v.priority}, gang {v.gang})" for v in p.victims]
+    if p.budgets:
+        lines.append(f"  PodDisruptionBudgets touched: {', '.join(p.budgets)}")
+    return lines

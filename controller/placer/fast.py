@@ -6,14 +6,15 @@ module plans there, considering lone pods only (no gang members, none a budget c
 those cannot free enough room the caller falls back to the search's greedy. Its plans are valid
 and usually close to the cheapest, but not proven so (`optimal=False`).
 
-Per priority threshold q, lowest first, until some place can be freed:
-1. per node, its lone pods of priority <= q, largest share of the gang pod's request first;
-   prefix sums give the slots the node offers after evicting the first j of them;
-2. per node, the upper concave hull of (evictions, slots gained) as segments;
-3. per place, segments by decreasing slope until its deficit is covered (the relaxation's
-   optimum, rounded up to whole segments);
-then the best place in the plans' order, and a reprieve pass that drops evictions it does not
-need (highest priority first).
+Per priority threshold q, lowest first, until some place can be freed (`_at_threshold`):
+1. `_queues`: per node, its lone pods of priority <= q, largest share of the gang pod's request
+   first; `_gains`: prefix sums give the slots the node offers after evicting the first j;
+2. `_hull`: per node, the upper concave hull of (evictions, slots gained) as segments;
+3. `_fill`: per place, segments by decreasing slope until its deficit is covered (the
+   relaxation's optimum, rounded up to whole segments);
+then the best place in the plans' order (`_best`), and a reprieve pass that drops evictions it
+does not need, highest priority first (`_reprieve`). The gang's shape (`GangShape`) and the
+places (`Places`: node to place, what each lacks) travel together through these steps.
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from controller.placer.demand import GangDemand
-from controller.placer.search import Fit, Problem
+from controller.placer.search import NO_VICTIM, Fit, Problem
 from controller.placer.select import Where
 from controller.placer.snapshot import I64, Bool, ClusterIndex, PodArrays
 
@@ -40,6 +42,75 @@ class FastPlan:
     opt_leftover: int
 
 
+@dataclass(frozen=True)
+class GangShape:
+    """The gang's one pod shape, as the heuristic measures room: its request on the resources
+    it asks for, how many pods the gang has, the nodes its pods may use."""
+
+    cols: I64
+    """The resources the pod requests (columns of the index's resource axis)."""
+    request: I64
+    """Its request on those columns."""
+    size: int
+    """Pods in the gang: no node offers more slots than this."""
+    mask: Bool
+    """Nodes a member may use (the Filter plugins' verdict)."""
+
+    def slots(self, room: I64) -> I64:
+        """Pods of this shape that fit in `room` (rows over `cols`, on the last axis)."""
+        slots: I64 = np.minimum((np.maximum(room, 0) // self.request).min(axis=-1), self.size)
+        return slots
+
+
+@dataclass(frozen=True)
+class Places:
+    """The candidate places (disjoint node ranges) as the heuristic reads them."""
+
+    of_node: I64
+    """Each node's place, -1 outside every place."""
+    need: I64
+    """Per place: the slots the gang still lacks there (<= 0: it fits already)."""
+
+    @property
+    def count(self) -> int:
+        return len(self.need)
+
+
+@dataclass(frozen=True)
+class _Queues:
+    """The pods that may be evicted, grouped by node (ascending), each node's in eviction order
+    (largest share of the gang pod's request first), at most `MAX_PER_NODE` of them."""
+
+    pods: I64
+    """Pod indexes (into the snapshot's pod arrays)."""
+    pos: I64
+    """Each pod's position in its node's queue."""
+    nodes: I64
+    """The nodes with a queue, ascending: the rows of the gain table."""
+    row: I64
+    """Each pod's node, as a row of `nodes`."""
+    first: I64
+    """Per row: where its node's pods start in `pods`."""
+
+    @property
+    def depth(self) -> int:
+        return int(self.pos.max()) + 1 if len(self.pos) else 0
+
+
+@dataclass(frozen=True)
+class _Segments:
+    """Pieces of every node's upper concave hull of (evictions, slots gained)."""
+
+    row: I64
+    """The node's row in the queues."""
+    start: I64
+    """Evictions on the node before the piece."""
+    end: I64
+    """Evictions on the node after it."""
+    slope: npt.NDArray[np.float64]
+    """Slots gained per eviction along it."""
+
+
 def fast_plan(
     demand: GangDemand,
     index: ClusterIndex,
@@ -51,26 +122,16 @@ def fast_plan(
     """The heuristic's plan over `places` (disjoint node ranges), or None. `lone`: the pods it
     may evict (eligible, in no gang of two or more, covered by no budget)."""
     cls = demand.classes[0]
-    n = demand.n
     cols = np.flatnonzero(cls.req)
-    g = cls.req[cols]
-    place_of = np.full(index.n_nodes, -1, dtype=np.int64)
-    for i, (where, _) in enumerate(places):
-        lo, hi = where.range(index)
-        place_of[lo:hi] = i
-    lone = lone & (place_of[arrays.node] >= 0)
-    base_slots = np.minimum((np.maximum(free[:, cols], 0) // g).min(axis=1), n)
-    base_slots[~cls.mask] = 0
-    have = np.bincount(place_of[place_of >= 0], weights=base_slots[place_of >= 0], minlength=len(places))
-    need = n - have.astype(np.int64)
+    shape = GangShape(cols=cols, request=cls.req[cols], size=demand.n, mask=cls.mask)
+    where_is = _places(places, index, free, shape)
+    lone = lone & (where_is.of_node[arrays.node] >= 0)
     # Share of the gang pod's request each pod frees: its largest ratio over the requested resources.
-    share = (arrays.req[:, cols] / g).max(axis=1)
+    share = (arrays.req[:, cols] / shape.request).max(axis=1)
     for q in np.unique(arrays.priority[lone]):
         pick = np.flatnonzero(lone & (arrays.priority <= q))
-        got = _at_threshold(pick, arrays, share, free, cls.mask, cols, g, n, place_of, need, len(places))
-        if got is None:
-            continue
-        chosen = _best(got, places, arrays, index)
+        got = _at_threshold(pick, arrays, share, free, shape, where_is)
+        chosen = _best(got, places, arrays, index) if got is not None else None
         if chosen is None:
             continue
         i, victims = chosen
@@ -80,24 +141,41 @@ def fast_plan(
     return None
 
 
+def _places(places: Sequence[tuple[Where, int]], index: ClusterIndex, free: I64, shape: GangShape) -> Places:
+    """Which place each node is in, and the slots each place lacks before any eviction."""
+    of_node = np.full(index.n_nodes, -1, dtype=np.int64)
+    for i, (where, _) in enumerate(places):
+        lo, hi = where.range(index)
+        of_node[lo:hi] = i
+    base = shape.slots(free[:, shape.cols])
+    base[~shape.mask] = 0
+    inside = of_node >= 0
+    have = np.bincount(of_node[inside], weights=base[inside], minlength=len(places))
+    return Places(of_node=of_node, need=shape.size - have.astype(np.int64))
+
+
 def _at_threshold(
-    pick: I64,
-    arrays: PodArrays,
-    share: np.ndarray,
-    free: I64,
-    mask: Bool,
-    cols: I64,
-    g: I64,
-    n: int,
-    place_of: I64,
-    need: I64,
-    n_places: int,
+    pick: I64, arrays: PodArrays, share: npt.NDArray[np.float64], free: I64, shape: GangShape, places: Places
 ) -> dict[int, list[int]] | None:
-    """Per place that can be freed with these pods: the pods the hull greedy evicts."""
+    """Per place that can be freed with the pods `pick`: the pods the hull greedy evicts."""
     if len(pick) == 0:
         return None
-    order = np.lexsort((-share[pick], arrays.node[pick]))
-    pods = pick[order]
+    queues = _queues(pick, arrays, share)
+    gain = _gains(queues, arrays, free, shape)
+    # The hull of a node ends at its largest gain: when no place can be freed even so, there is
+    # nothing to build.
+    most = np.bincount(places.of_node[queues.nodes], weights=gain.max(axis=1), minlength=places.count)
+    if not ((places.need > 0) & (most >= places.need)).any():
+        return None
+    hull = _hull(gain)
+    if hull is None:
+        return None
+    return _fill(hull, queues, gain, places)
+
+
+def _queues(pick: I64, arrays: PodArrays, share: npt.NDArray[np.float64]) -> _Queues:
+    """`pick` grouped by node, largest share first, cut at `MAX_PER_NODE` per node."""
+    pods = pick[np.lexsort((-share[pick], arrays.node[pick]))]
     nodes = arrays.node[pods]
     starts = np.flatnonzero(np.r_[True, nodes[1:] != nodes[:-1]])
     counts = np.diff(np.r_[starts, len(pods)])
@@ -105,28 +183,32 @@ def _at_threshold(
     keep = pos < MAX_PER_NODE
     pods, nodes, pos = pods[keep], nodes[keep], pos[keep]
     uniq = nodes[np.r_[True, nodes[1:] != nodes[:-1]]] if len(nodes) else nodes
-    local = np.searchsorted(uniq, nodes)
-    k = int(pos.max()) + 1 if len(pos) else 0
-    prefix = np.zeros((len(uniq), k + 1, len(cols)), dtype=np.int64)
-    prefix[local, pos + 1] = arrays.req[pods][:, cols]  # one pod per (node, position)
+    row = np.searchsorted(uniq, nodes)
+    first = np.flatnonzero(np.r_[True, row[1:] != row[:-1]])
+    return _Queues(pods=pods, pos=pos, nodes=uniq, row=row, first=first)
+
+
+def _gains(queues: _Queues, arrays: PodArrays, free: I64, shape: GangShape) -> I64:
+    """[row, j]: the slots a node gains for the gang once the first j pods of its queue are gone."""
+    prefix = np.zeros((len(queues.nodes), queues.depth + 1, len(shape.cols)), dtype=np.int64)
+    prefix[queues.row, queues.pos + 1] = arrays.req[queues.pods][
+        :, shape.cols
+    ]  # one pod per (node, position)
     np.cumsum(prefix, axis=1, out=prefix)
-    after = np.maximum(free[uniq][:, cols][:, None, :] + prefix, 0)
-    slots = np.minimum((after // g).min(axis=2), n)
-    slots[~mask[uniq]] = 0
-    gain = slots - slots[:, :1]
-    # The hull of a node ends at its largest gain: when no place can be freed even so, there is
-    # nothing to build.
-    most = np.bincount(place_of[uniq], weights=gain.max(axis=1), minlength=n_places)
-    if not ((need > 0) & (most >= need)).any():
-        return None
-    # Upper concave hull of (evictions, gain) per node, as segments (node, from, to, slope).
-    seg_node: list[I64] = []
-    seg_from: list[I64] = []
-    seg_to: list[I64] = []
-    seg_slope: list[np.ndarray] = []
-    cur = np.zeros(len(uniq), dtype=np.int64)
+    slots = shape.slots(free[queues.nodes][:, shape.cols][:, None, :] + prefix)
+    slots[~shape.mask[queues.nodes]] = 0
+    gain: I64 = slots - slots[:, :1]
+    return gain
+
+
+def _hull(gain: I64) -> _Segments | None:
+    """The upper concave hull of (evictions, gain) of every node, as segments; None when no
+    eviction gains anything anywhere."""
+    k = gain.shape[1] - 1
+    rows = np.arange(len(gain))
     js = np.arange(k + 1)
-    rows = np.arange(len(uniq))
+    cur = np.zeros(len(gain), dtype=np.int64)
+    parts: list[tuple[I64, I64, I64, npt.NDArray[np.float64]]] = []
     for _ in range(k):
         ahead = js[None, :] > cur[:, None]
         dist = np.where(ahead, js[None, :] - cur[:, None], 1)
@@ -135,44 +217,37 @@ def _at_threshold(
         ok = slope[rows, best] > 0
         if not ok.any():
             break
-        seg_node.append(rows[ok])
-        seg_from.append(cur[ok])
-        seg_to.append(best[ok])
-        seg_slope.append(slope[rows, best][ok])
+        parts.append((rows[ok], cur[ok], best[ok], slope[rows, best][ok]))
         cur = np.where(ok, best, k)
-    if not seg_node:
+    if not parts:
         return None
-    s_node = np.concatenate(seg_node)
-    s_from = np.concatenate(seg_from)
-    s_to = np.concatenate(seg_to)
-    s_slope = np.concatenate(seg_slope)
-    s_place = place_of[uniq[s_node]]
-    s_gain = gain[s_node, s_to] - gain[s_node, s_from]
-    order = np.lexsort((s_from, uniq[s_node], -s_slope, s_place))
-    s_node, s_from, s_to, s_place, s_gain = (
-        s_node[order],
-        s_from[order],
-        s_to[order],
-        s_place[order],
-        s_gain[order],
-    )
-    total = np.bincount(s_place, weights=s_gain, minlength=n_places)
+    row, start, end, slopes = (np.concatenate(col) for col in zip(*parts, strict=True))
+    return _Segments(row=row, start=start, end=end, slope=slopes)
+
+
+def _fill(hull: _Segments, queues: _Queues, gain: I64, places: Places) -> dict[int, list[int]] | None:
+    """Per place whose deficit the hull covers: segments by decreasing slope until it is covered
+    (the relaxation's optimum, rounded up to whole segments), as the pods they evict."""
+    place = places.of_node[queues.nodes[hull.row]]
+    order = np.lexsort((hull.start, queues.nodes[hull.row], -hull.slope, place))
+    row, start, end, place = hull.row[order], hull.start[order], hull.end[order], place[order]
+    gained = gain[row, end] - gain[row, start]
+    total = np.bincount(place, weights=gained, minlength=places.count)
+    # A node's pods in eviction order are `pods[first[row]:]`: a segment (start, end) of that
+    # node evicts `pods[first[row] + start : first[row] + end]`.
+    lo = (queues.first[row] + start).tolist()
+    hi = (queues.first[row] + end).tolist()
     out: dict[int, list[int]] = {}
-    # A node's pods in eviction order are `pods[first[l]:]` (pods are grouped by node): a
-    # segment (from, to) of node l is `pods[first[l] + from : first[l] + to]`.
-    first = np.flatnonzero(np.r_[True, local[1:] != local[:-1]])
-    s_lo = (first[s_node] + s_from).tolist()
-    s_hi = (first[s_node] + s_to).tolist()
-    bounds = np.flatnonzero(np.r_[True, s_place[1:] != s_place[:-1]])
-    for b, c in zip(bounds.tolist(), np.diff(np.r_[bounds, len(s_place)]).tolist(), strict=True):
-        p = int(s_place[b])
-        if need[p] <= 0 or total[p] < need[p]:
+    bounds = np.flatnonzero(np.r_[True, place[1:] != place[:-1]])
+    for b, c in zip(bounds.tolist(), np.diff(np.r_[bounds, len(place)]).tolist(), strict=True):
+        p = int(place[b])
+        need = places.need[p]
+        if need <= 0 or total[p] < need:
             continue
-        cum = np.cumsum(s_gain[b : b + c])
-        cut = int(np.searchsorted(cum, need[p])) + 1
+        cut = int(np.searchsorted(np.cumsum(gained[b : b + c]), need)) + 1
         victims: list[int] = []
         for j in range(b, b + cut):
-            victims.extend(pods[s_lo[j] : s_hi[j]].tolist())
+            victims.extend(queues.pods[lo[j] : hi[j]].tolist())
         out[p] = victims
     return out or None
 
@@ -185,7 +260,7 @@ def _best(
 
     def key(item: tuple[int, list[int]]) -> tuple[object, ...]:
         i, victims = item
-        top = int(arrays.priority[victims].max()) if victims else -(2**62)
+        top = int(arrays.priority[victims].max()) if victims else NO_VICTIM
         return (top, len(victims), places[i][1], natural_key(places[i][0].label(index)))
 
     return min(got.items(), key=key) if got else None

@@ -26,14 +26,18 @@ pending pods, and the Filter point answers for every node at once (a mask, not o
 
 Every step answers a `Status` (a `Code`, reasons, the plugin); the runner stamps the `Step`
 that decided on the verdict. `CycleState` is one attempt's typed scratchpad (`StateKey`s name
-their step and plugin, as kube builds its keys); `Memo` is the index's, valid for one
-generation of the node set (filters by pod spec, label codes).
+their step and plugin, as kube builds its keys).
+
+The extension points speak of what the kernels compute (a `GangDemand`, a `PreemptionPlan`, the
+disruption `Budget`s), so this module sits above the kernels and below the plugins that
+implement it; the runner (`engine`, `filtering`) calls the plugins through it. What depends
+only on the index lives in `memo`, below everything that reads the index.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
@@ -41,10 +45,10 @@ import numpy as np
 import numpy.typing as npt
 
 if TYPE_CHECKING:
+    from controller.placer.budgets import Budget
     from controller.placer.deadline import Deadline
     from controller.placer.demand import GangDemand
-    from controller.placer.plugins.default_preemption import PostFilterResult
-    from controller.placer.preempt import Budget
+    from controller.placer.preempt import PreemptionPlan
     from controller.placer.rules import MemberRules
     from controller.placer.snapshot import ClusterIndex, Snapshot
     from controller.placer.terms import PodTerms
@@ -139,36 +143,6 @@ class CycleState:
         return value
 
 
-@dataclass(frozen=True, slots=True)
-class MemoSlot(Generic[T]):
-    """A typed slot of an index's `Memo`: results that depend only on the static index."""
-
-    name: str
-
-
-class Memo:
-    """Results that depend only on a `ClusterIndex` (one generation of the node set), by slot
-    and argument: filters by pod spec, label value codes, the tree's child table."""
-
-    def __init__(self) -> None:
-        self._data: dict[tuple[str, Hashable], Any] = {}
-
-    def get(self, slot: MemoSlot[T], arg: Hashable, make: Callable[[], T]) -> T:
-        key = (slot.name, arg)
-        try:
-            value: T = self._data[key]
-        except KeyError:
-            value = self._data[key] = make()
-        return value
-
-    def drop(self, slot: MemoSlot[Any]) -> None:
-        for key in [k for k in self._data if k[0] == slot.name]:
-            del self._data[key]
-
-    def count(self, slot: MemoSlot[Any]) -> int:
-        return sum(1 for k in self._data if k[0] == slot.name)
-
-
 # --- what plugins see -----------------------------------------------------------------------------
 
 
@@ -216,6 +190,15 @@ class MemberRulesPlugin(Plugin, Protocol):
     def member_rules(
         self, state: CycleState, pods: Sequence[GangPod], classes: Sequence[ShapeClass], snap: Snapshot
     ) -> MemberRules: ...
+
+
+@dataclass(frozen=True)
+class PostFilterResult:
+    """What PostFilter answers: its status and, when it preempts, the plan (victims and the
+    nodes the gang is nominated to; kube's `PostFilterResult` carries the nominated node)."""
+
+    status: Status
+    plan: PreemptionPlan | None = None
 
 
 class PostFilterPlugin(Plugin, Protocol):
@@ -279,19 +262,3 @@ class Profile:
             listed = plugins if isinstance(plugins, list) else [plugins] if plugins is not None else []
             out[point] = [p.name for p in listed]
         return out
-
-
-def run_filters(
-    plugins: Sequence[FilterPlugin], state: CycleState, cls: ShapeClass, snap: Snapshot
-) -> tuple[Bool, dict[str, int]]:
-    """The nodes every filter lets `cls` onto, and how many each reason excluded (a node is
-    counted under the first cut that removed it, in plugin order)."""
-    mask = np.ones(snap.index.n_nodes, dtype=np.bool_)
-    excluded: dict[str, int] = {}
-    for plugin in plugins:
-        for reason, ok in plugin.filter(state, cls, snap):
-            gone = int(np.count_nonzero(mask & ~ok))
-            if gone:
-                excluded[reason] = excluded.get(reason, 0) + gone
-                mask = mask & ok
-    return mask, excluded

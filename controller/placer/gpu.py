@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from controller.placer.framework import MemoSlot
+from controller.placer.memo import MemoSlot
 from controller.placer.snapshot import I64, Bool, ClusterIndex
 from translations import gpu
 from translations.gangs import Gang

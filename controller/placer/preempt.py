@@ -17,7 +17,7 @@ Rules (the seed's job-level preemption, with a topology):
   left over if every eligible pod in the domain were gone (the domain closest to the gang's
   size), then left over after the plan, then name.
 
-How, in two regimes:
+How (`plan_preemption`: `_candidates`, then `_choose`, then `_plan`), in two regimes:
 * A vectorised pre-check drops every place where the gang would not fit even with every
   eligible pod gone.
 * Eligible pods count only on nodes some member may use (room elsewhere frees nothing for the
@@ -34,28 +34,37 @@ How, in two regimes:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import repeat
 from operator import is_
 
 import numpy as np
 
+from controller.placer.budgets import Budget
 from controller.placer.deadline import Deadline, never
 from controller.placer.demand import GangDemand
 from controller.placer.fast import fast_plan
 from controller.placer.offer import evaluate
-from controller.placer.search import Cost, Problem, Search, apply_units, build_problem, pods_of
+from controller.placer.search import (
+    NO_VICTIM,
+    SEARCH_BUDGET,
+    Cost,
+    Limits,
+    Problem,
+    Search,
+    apply_units,
+    build_problem,
+    pods_of,
+    violations,
+)
 from controller.placer.select import Placement, Where, place_in, select
 from controller.placer.snapshot import I64, Bool, ClusterIndex, PodArrays, Snapshot
 from controller.placer.tiers import hard_limit_tier
-from translations._base import INT32_MAX, LabelSelector, bounded_int
-from translations.core import PodDisruptionBudget
 from translations.gangs import gang_name
 from translations.topology import NaturalKey, natural_key
 
-SEARCH_BUDGET = 20_000
-"""Branch-and-bound nodes per domain before settling for the best plan found."""
 EXACT_UNITS = 32
 """Eligible pods in one candidate place above which a gang of one shape is planned by the
 vectorised heuristic (`fast.py`) instead of the exact search."""
@@ -65,92 +74,6 @@ PlanKey = tuple[Cost, int, int, NaturalKey]
 
 DISRUPTION_TARGET = "DisruptionTarget"
 PREEMPTION_REASON = "PreemptionByScheduler"
-
-
-@dataclass(frozen=True)
-class Budget:
-    """A PodDisruptionBudget reduced to what preemption counts."""
-
-    key: str
-    namespace: str
-    selector: LabelSelector | None
-    allowed: int
-
-    def covers(self, namespace: str, labels: Mapping[str, str]) -> bool:
-        # policy/v1: a null selector selects nothing, an empty one every pod of the namespace.
-        return (
-            namespace == self.namespace and self.selector is not None and self.selector.matches(dict(labels))
-        )
-
-
-def budgets_from(
-    pdbs: Sequence[PodDisruptionBudget],
-    snap: Snapshot,
-    *,
-    healthy: Mapping[str, int] | None = None,
-    covered: Mapping[str, int] | None = None,
-) -> list[Budget]:
-    """Disruptions each budget still allows: `status.disruptionsAllowed` when reported, else
-    computed from minAvailable / maxUnavailable the way the disruption controller does: the
-    healthy (bound, not terminating) covered pods less the desired healthy count, where
-    percentages and maxUnavailable are of every covered bound pod, terminating ones included
-    (a terminating pod is a disruption already under way: it uses up part of the budget).
-
-    `healthy` and `covered` (budget key -> those counts in the snapshot), when the caller keeps
-    them, spare counting here."""
-    out: list[Budget] = []
-    for pdb in sorted(pdbs, key=lambda p: natural_key(p.key)):
-        b = Budget(pdb.key, pdb.namespace, pdb.spec.selector, 0)
-        if pdb.status is not None and pdb.status.disruptions_allowed is not None:
-            allowed = pdb.status.disruptions_allowed
-        else:
-            if healthy is not None and covered is not None:
-                healthy_n, expected = healthy.get(pdb.key, 0), covered.get(pdb.key, 0)
-            else:
-                hits = [p for p in snap.pods.values() if b.covers(p.namespace, p.labels)]
-                healthy_n, expected = sum(1 for p in hits if not p.terminating), len(hits)
-            if pdb.spec.min_available is not None:
-                allowed = healthy_n - _scaled(pdb.spec.min_available, expected)
-            elif pdb.spec.max_unavailable is not None:
-                allowed = healthy_n - (expected - _scaled(pdb.spec.max_unavailable, expected))
-            else:
-                allowed = healthy_n
-        out.append(Budget(b.key, b.namespace, b.selector, max(0, allowed)))
-    return out
-
-
-def after_evictions(budgets: Sequence[Budget], snap: Snapshot, victims: Iterable[str]) -> list[Budget]:
-    """The budgets once `victims` (bound pods of `snap`, not yet terminating) are evicted: each
-    victim a budget covers uses up one of the disruptions it allows (never below zero)."""
-    spent: dict[str, int] = {}
-    known = snap.budget_hits
-    for key in victims:
-        hits = known.get(key) if known is not None else None
-        if hits is None:
-            pod = snap.pods[key]
-            hits = tuple(b.key for b in budgets if b.covers(pod.namespace, pod.labels))
-        for k in hits:
-            spent[k] = spent.get(k, 0) + 1
-    if not spent:
-        return list(budgets)
-    return [replace(b, allowed=max(0, b.allowed - spent.get(b.key, 0))) for b in budgets]
-
-
-def _scaled(value: int | str, total: int) -> int:
-    """minAvailable/maxUnavailable as a count of `total`: a percentage rounds up (as the
-    disruption controller does), above 100% counts as 100%; digit strings are read without
-    `int()` of their length (the API server accepts `000...0050%`)."""
-    if isinstance(value, int):
-        return value
-    text = value.strip()
-    if text.endswith("%") and _ascii_digits(text[:-1]):
-        percent = bounded_int(text[:-1], 100)
-        return -(-percent * total // 100)
-    return bounded_int(text, INT32_MAX) if _ascii_digits(text) else 0
-
-
-def _ascii_digits(text: str) -> bool:
-    return text.isascii() and text.isdigit()
 
 
 @dataclass(frozen=True)
@@ -181,6 +104,35 @@ class PreemptionPlan:
 # --- planning -------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Candidates:
+    """What a plan may be made of: the pods that may go, and the places that may hold the gang."""
+
+    eligible: Bool
+    """Bound pods of lower priority than the gang, not yet terminating."""
+    reach: Bool
+    """Eligible pods on a node some member may use: only their room helps the gang."""
+    places: list[tuple[Where, int]]
+    """Places a plan may target, each with the gang's leftover slots there were every eligible
+    pod gone; fewest leftover first."""
+    pod_budgets: dict[int, tuple[int, ...]]
+    """Eligible pod -> the budgets that cover it (indexes into `allowed`)."""
+    allowed: list[int]
+    """Disruptions each budget still allows."""
+
+
+@dataclass(frozen=True)
+class _Choice:
+    """The victims chosen, the place the gang then goes to, and how sure the choice is."""
+
+    where: Where
+    victims: list[int]
+    """Indexes into the snapshot's pod arrays."""
+    optimal: bool
+    searched: int
+    """Places searched (every place for the heuristic, which weighs them all at once)."""
+
+
 def plan_preemption(
     demand: GangDemand,
     snap: Snapshot,
@@ -188,11 +140,24 @@ def plan_preemption(
     budgets: Sequence[Budget],
     *,
     scheduler: str,
-    budget_nodes: int = SEARCH_BUDGET,
     deadline: Deadline | None = None,
 ) -> PreemptionPlan | None:
-    """The cheapest plan that lets the whole gang fit, or None when no eviction set does."""
-    index = snap.index
+    """The cheapest plan that lets the whole gang fit, or None when no eviction set does: what
+    may go and where (`_candidates`), which victims (`_choose`), then the plan (`_plan`)."""
+    found = _candidates(demand, snap, free, budgets)
+    if found is None:
+        return None
+    chosen = _choose(demand, snap, free, found, deadline or never())
+    if chosen is None:
+        return None
+    return _plan(demand, snap, free, found, chosen, scheduler)
+
+
+def _candidates(
+    demand: GangDemand, snap: Snapshot, free: I64, budgets: Sequence[Budget]
+) -> Candidates | None:
+    """The pods a plan may evict and the places it may target; None when no place could hold
+    the gang even with every eligible pod gone."""
     arrays = snap.arrays()
     eligible = (arrays.priority < demand.priority) & ~arrays.terminating
     if not demand.classes:
@@ -206,50 +171,84 @@ def plan_preemption(
     # With every eligible pod gone, which candidate places could hold the gang at all?
     optimistic = free.copy()
     np.add.at(optimistic, arrays.node[reach], arrays.req[reach])
-    places = _candidate_places(demand, index, optimistic)
+    places = _candidate_places(demand, snap.index, optimistic)
     if not places:
         return None
-    pod_budgets = _pod_budgets(snap, arrays, eligible, budgets)
-    allowed = [b.allowed for b in budgets]
-    chosen: tuple[Where, list[int], bool, int] | None = None
-    if demand.kind == "uniform" and demand.exact and _most_units(places, arrays, reach, index) > EXACT_UNITS:
-        budgeted = np.zeros(len(arrays.keys), dtype=np.bool_)
-        budgeted[list(pod_budgets)] = True
-        lone = reach & (arrays.gang_size == 1) & ~budgeted
-        fast = fast_plan(demand, index, arrays, free, lone, places)
+    return Candidates(
+        eligible=eligible,
+        reach=reach,
+        places=places,
+        pod_budgets=_pod_budgets(snap, arrays, eligible, budgets),
+        allowed=[b.allowed for b in budgets],
+    )
+
+
+def _choose(
+    demand: GangDemand, snap: Snapshot, free: I64, found: Candidates, deadline: Deadline
+) -> _Choice | None:
+    """The victims: the vectorised heuristic when some place is too big to search and the gang
+    has one shape; the exact search otherwise, and its greedy alone when the heuristic finds
+    nothing in a place that big."""
+    nodes = SEARCH_BUDGET
+    big = _most_units(found.places, snap.arrays(), found.reach, snap.index) > EXACT_UNITS
+    if demand.kind == "uniform" and demand.exact and big:
+        fast = _heuristic(demand, snap, free, found)
         if fast is not None:
-            chosen = (fast.where, list(fast.victims), False, len(places))
-        else:
-            budget_nodes = 0  # too big to search: the exact machinery's greedy alone
-    if chosen is None:
-        chosen = _search_places(
-            demand,
-            snap,
-            free,
-            places,
-            eligible,
-            reach,
-            pod_budgets,
-            allowed,
-            budget_nodes,
-            deadline or never(),
-        )
-    if chosen is None:
+            return fast
+        nodes = 0  # too big to search: the exact machinery's greedy alone
+    return _search_places(demand, snap, free, found, Limits(nodes=nodes, deadline=deadline))
+
+
+def _heuristic(demand: GangDemand, snap: Snapshot, free: I64, found: Candidates) -> _Choice | None:
+    """`fast.fast_plan` over every place at once, on lone pods no budget covers."""
+    arrays = snap.arrays()
+    budgeted = np.zeros(len(arrays.keys), dtype=np.bool_)
+    budgeted[list(found.pod_budgets)] = True
+    lone = found.reach & (arrays.gang_size == 1) & ~budgeted
+    fast = fast_plan(demand, snap.index, arrays, free, lone, found.places)
+    if fast is None:
         return None
-    where, victim_idx, optimal, searched = chosen
+    return _Choice(fast.where, list(fast.victims), optimal=False, searched=len(found.places))
+
+
+def _plan(
+    demand: GangDemand, snap: Snapshot, free: I64, found: Candidates, chosen: _Choice, scheduler: str
+) -> PreemptionPlan | None:
+    """The plan for the chosen victims: where the gang's pods go once they are gone."""
+    index, arrays = snap.index, snap.arrays()
     after = free.copy()
-    if victim_idx:
-        idx = np.asarray(victim_idx, dtype=np.int64)
+    if chosen.victims:
+        idx = np.asarray(chosen.victims, dtype=np.int64)
         np.add.at(after, arrays.node[idx], arrays.req[idx])
-    placement = _nominate(where, demand, after, index)
+    placement = _nominate(chosen.where, demand, after, index)
     if placement is None:  # the search checked this very fit; only a `mixed` gang can get here
         return None
+    return PreemptionPlan(
+        gang=demand.key,
+        domain=chosen.where.label(index),
+        tier=chosen.where.tier(index),
+        victims=_victims(demand, snap, chosen.victims, scheduler),
+        nominated=tuple(
+            (demand.pods[pos].key, index.node_names[node]) for pos, node in placement.assignments
+        ),
+        cost=victim_cost(chosen.victims, arrays, found.pod_budgets, found.allowed),
+        optimal=chosen.optimal,
+        domains_searched=chosen.searched,
+    )
+
+
+def _victims(
+    demand: GangDemand, snap: Snapshot, victims: Sequence[int], scheduler: str
+) -> tuple[Victim, ...]:
+    """The victims in name order, each with the `DisruptionTarget` condition kube-scheduler
+    sets before it deletes a victim."""
+    index, arrays = snap.index, snap.arrays()
     message = (
         f"{scheduler}: preempting to accommodate higher priority pods, "
         f"preemptor: {gang_name(demand.key)}, triggerpod: {demand.pods[0].key}"
     )
     condition = {"type": DISRUPTION_TARGET, "status": "True", "reason": PREEMPTION_REASON, "message": message}
-    victims = tuple(
+    return tuple(
         Victim(
             pod=arrays.keys[i],
             node=index.node_names[int(arrays.node[i])],
@@ -257,19 +256,7 @@ def plan_preemption(
             gang=snap.pods[arrays.keys[i]].gang,
             condition=condition,
         )
-        for i in sorted(victim_idx, key=lambda i: natural_key(arrays.keys[i]))
-    )
-    return PreemptionPlan(
-        gang=demand.key,
-        domain=where.label(index),
-        tier=where.tier(index),
-        victims=victims,
-        nominated=tuple(
-            (demand.pods[pos].key, index.node_names[node]) for pos, node in placement.assignments
-        ),
-        cost=victim_cost(victim_idx, arrays, pod_budgets, allowed),
-        optimal=optimal,
-        domains_searched=searched,
+        for i in sorted(victims, key=lambda i: natural_key(arrays.keys[i]))
     )
 
 
@@ -280,13 +267,9 @@ def victim_cost(
     allowed: Sequence[int],
 ) -> Cost:
     """(budget violations, highest priority, count) of a victim set."""
-    hits: dict[int, int] = {}
-    for i in victims:
-        for b in pod_budgets.get(i, ()):
-            hits[b] = hits.get(b, 0) + 1
-    pdb = sum(max(0, c - allowed[b]) for b, c in hits.items())
-    top = max((int(arrays.priority[i]) for i in victims), default=-(2**62))
-    return (pdb, top, len(victims))
+    hits = Counter(b for i in victims for b in pod_budgets.get(i, ()))
+    top = max((int(arrays.priority[i]) for i in victims), default=NO_VICTIM)
+    return (violations(hits, allowed), top, len(victims))
 
 
 def _most_units(
@@ -303,28 +286,19 @@ def _most_units(
 
 
 def _search_places(
-    demand: GangDemand,
-    snap: Snapshot,
-    free: I64,
-    places: Sequence[tuple[Where, int]],
-    eligible: Bool,
-    reach: Bool,
-    pod_budgets: Mapping[int, tuple[int, ...]],
-    allowed: Sequence[int],
-    budget_nodes: int,
-    deadline: Deadline,
-) -> tuple[Where, list[int], bool, int] | None:
+    demand: GangDemand, snap: Snapshot, free: I64, found: Candidates, limits: Limits
+) -> _Choice | None:
     """The exact search in every place that may still beat the best plan found so far."""
     index = snap.index
     arrays = snap.arrays()
     best: tuple[PlanKey, Problem, list[int], bool] | None = None
     searched = 0
     cut = False
-    for where, opt_leftover in places:
-        if deadline.expired():
+    for where, opt_leftover in found.places:
+        if limits.deadline.expired():
             cut = True  # the best plan so far (not proven the cheapest), or none
             break
-        prob = build_problem(where, snap, arrays, eligible, pod_budgets, reach)
+        prob = build_problem(where, snap, arrays, found.eligible, found.pod_budgets, found.reach)
         if not prob.units:
             continue
         lowest = min(u.priority for u in prob.units)
@@ -332,23 +306,23 @@ def _search_places(
             continue
         searched += 1
         bound = best[0][0] if best is not None else None
-        found = Search(prob, demand, free, index, arrays, allowed, budget_nodes, bound, deadline).run()
-        if found.chosen is None or found.cost is None:
+        got = Search(prob, demand, free, snap, found.allowed, replace(limits, bound=bound)).run()
+        if got.chosen is None or got.cost is None:
             continue
         after = free.copy()
-        apply_units(after, prob, found.chosen, arrays, +1)
+        apply_units(after, prob, got.chosen, arrays, +1)
         key: PlanKey = (
-            found.cost,
+            got.cost,
             opt_leftover,
             _leftover(where, demand, after, index),
             natural_key(where.label(index)),
         )
         if best is None or key < best[0]:
-            best = (key, prob, found.chosen, not found.exhausted)
+            best = (key, prob, got.chosen, not got.exhausted)
     if best is None:
         return None
     _, prob, chosen, optimal = best
-    return prob.where, pods_of(prob, chosen), optimal and not cut, searched
+    return _Choice(prob.where, pods_of(prob, chosen), optimal and not cut, searched)
 
 
 def _candidate_places(demand: GangDemand, index: ClusterIndex, optimistic: I64) -> list[tuple[Where, int]]:

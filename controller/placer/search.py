@@ -28,6 +28,16 @@ from translations.topology import NaturalKey, natural_key
 
 Cost = tuple[int, int, int]
 """(PDB violations, highest victim priority, victim pods): smaller is better."""
+NO_VICTIM = -(2**62)
+"""The highest priority of no victim at all: below every real one."""
+SEARCH_BUDGET = 20_000
+"""Branch-and-bound nodes per place before settling for the best plan found."""
+
+
+def violations(hits: Mapping[int, int], allowed: Sequence[int]) -> int:
+    """PodDisruptionBudget violations: per budget (index into `allowed`), the victims it covers
+    (`hits`) past the disruptions it allows."""
+    return sum(max(0, c - allowed[b]) for b, c in hits.items())
 
 
 @dataclass
@@ -172,6 +182,38 @@ def apply_units(free: I64, prob: Problem, chosen: Sequence[int], arrays: PodArra
 # --- exact search ---------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Limits:
+    """How far the search in one place may go."""
+
+    nodes: int = SEARCH_BUDGET
+    """Branch-and-bound nodes before settling for the best plan found (0: the greedy alone)."""
+    bound: Cost | None = None
+    """The cheapest plan found elsewhere: a dearer one here is not worth finding."""
+    deadline: Deadline = field(default_factory=never)
+
+
+@dataclass(frozen=True)
+class _Taken:
+    """The units a branch of the search has decided to evict so far, and what they cost."""
+
+    units: tuple[int, ...] = ()
+    hits: Mapping[int, int] = field(default_factory=dict)
+    """Budget -> the victims it covers so far."""
+    pods: int = 0
+    top: int = NO_VICTIM
+    """The highest victim priority so far."""
+
+    def plus(self, k: int, unit: Unit) -> _Taken:
+        hits = dict(self.hits)
+        for b in unit.budget_hits:
+            hits[b] = hits.get(b, 0) + 1
+        return _Taken((*self.units, k), hits, self.pods + len(unit.pods), max(self.top, unit.priority))
+
+    def cost(self, allowed: Sequence[int]) -> Cost:
+        return (violations(self.hits, allowed), self.top, self.pods)
+
+
 @dataclass
 class Found:
     cost: Cost | None = None
@@ -189,27 +231,28 @@ class Search:
         prob: Problem,
         demand: GangDemand,
         free: I64,
-        index: ClusterIndex,
-        arrays: PodArrays,
+        snap: Snapshot,
         allowed: Sequence[int],
-        budget_nodes: int,
-        bound: Cost | None,
-        deadline: Deadline | None = None,
+        limits: Limits,
     ) -> None:
+        index, arrays = snap.index, snap.arrays()
         self.prob = prob
-        self.deadline = deadline if deadline is not None else never()
+        self.deadline = limits.deadline
         self.demand = demand
         self.arrays = arrays
         self.allowed = list(allowed)
-        self.budget_nodes = budget_nodes
+        self.budget_nodes = limits.nodes
         self.found = Found()
-        self.outer_bound = bound
+        self.outer_bound = limits.bound
         self.fit = Fit(demand, free, prob, index)
         units = prob.units
         self.u_nodes = [arrays.node[list(u.pods)] for u in units]
         self.u_reqs = [arrays.req[list(u.pods)] for u in units]
+        self.whole_in: set[str] = set()
+        """Gangs the current branch evicts whole."""
+        self.members_in: dict[str, int] = {}
+        """Gang -> members the current branch evicts alone."""
         # Relaxation data: what each unit frees on usable nodes of the place, per resource.
-        usable = np.zeros(arrays.node.shape[0], dtype=np.bool_)
         lo, hi = prob.lo, prob.hi
         union = np.zeros(index.n_nodes, dtype=np.bool_)
         for c in demand.classes:
@@ -243,7 +286,7 @@ class Search:
             self.pool.apply(self.arrays.node[[i]], self.arrays.req[[i]], +1)
         if not self.pool.fits():
             return self.found
-        self._dfs(0, [], {}, 0, -(2**62), set(), {})
+        self._dfs(0, _Taken())
         return self.found
 
     def _pool_counts(self) -> dict[int, int]:
@@ -265,13 +308,9 @@ class Search:
 
     def _cost_of(self, chosen: Sequence[int]) -> Cost:
         pods = pods_of(self.prob, chosen)
-        hits: dict[int, int] = {}
-        for u in chosen:
-            for b in self.prob.units[u].budget_hits:
-                hits[b] = hits.get(b, 0) + 1
-        pdb = sum(max(0, c - self.allowed[b]) for b, c in hits.items())
-        top = max((int(self.arrays.priority[i]) for i in pods), default=-(2**62))
-        return (pdb, top, len(pods))
+        hits = Counter(b for u in chosen for b in self.prob.units[u].budget_hits)
+        top = max((int(self.arrays.priority[i]) for i in pods), default=NO_VICTIM)
+        return (violations(hits, self.allowed), top, len(pods))
 
     # -- greedy incumbent: lowest priority threshold that fits, then reprieve --
     def _greedy(self) -> None:
@@ -368,67 +407,58 @@ class Search:
             best = max(best, math.ceil(pods - 1e-9))
         return best
 
-    def _dfs(
-        self,
-        i: int,
-        chosen: list[int],
-        hits: dict[int, int],
-        pods: int,
-        top: int,
-        whole_in: set[str],
-        members_in: dict[str, int],
-    ) -> None:
+    def _dfs(self, i: int, taken: _Taken) -> None:
+        """Decide unit `i` and the ones after it: include it (when its gang allows), then
+        exclude it; a branch ends where the gang fits or no completion can beat the best."""
         if self.found.visited >= self.budget_nodes or (
             self.found.visited % CHECK_EVERY == 0 and self.deadline.expired()
         ):
             self.found.exhausted = True
             return
         self.found.visited += 1
-        pdb = sum(max(0, c - self.allowed[b]) for b, c in hits.items())
+        cost = taken.cost(self.allowed)
         if self.fit.fits():
-            self._record(chosen, (pdb, top, pods))
+            self._record(list(taken.units), cost)
             return
         units = self.prob.units
-        if i >= len(units) or not self.pool.fits():
+        if i >= len(units) or not self.pool.fits() or not self._promising(i, cost):
             return
-        lowest_next = min(u.priority for u in units[i:])
-        need = self._needed(self.state_out, self.fit.free[self.prob.lo : self.prob.hi])
-        if not self._better((pdb, max(top, lowest_next), pods + max(need, 1))):
-            return
-        u = units[i]
-        allowed_in = (u.whole and u.gang not in whole_in) or (
-            not u.whole
-            and u.gang not in whole_in
-            and members_in.get(u.gang, 0) < self.prob.slack.get(u.gang, 0)
-        )
-        if allowed_in:
-            self.state_in[i] = True
-            self.fit.apply(self.u_nodes[i], self.u_reqs[i], +1)
-            new_hits = dict(hits)
-            for b in u.budget_hits:
-                new_hits[b] = new_hits.get(b, 0) + 1
-            if u.whole:
-                whole_in.add(u.gang)
-                self._dfs(
-                    i + 1,
-                    [*chosen, i],
-                    new_hits,
-                    pods + len(u.pods),
-                    max(top, u.priority),
-                    whole_in,
-                    members_in,
-                )
-                whole_in.discard(u.gang)
-            else:
-                members_in[u.gang] = members_in.get(u.gang, 0) + 1
-                self._dfs(i + 1, [*chosen, i], new_hits, pods + 1, max(top, u.priority), whole_in, members_in)
-                members_in[u.gang] -= 1
-            self.fit.apply(self.u_nodes[i], self.u_reqs[i], -1)
-            self.state_in[i] = False
+        if self._may_include(units[i]):
+            self._include(i, taken)
         # Exclude: the unit's pods leave the pool unless another undecided unit still offers them.
         gone = self._exclude(i)
-        self._dfs(i + 1, chosen, hits, pods, top, whole_in, members_in)
+        self._dfs(i + 1, taken)
         self._restore(i, gone)
+
+    def _promising(self, i: int, cost: Cost) -> bool:
+        """Can some completion of this branch, deciding units from `i` on, beat the best plan?"""
+        pdb, top, pods = cost
+        lowest_next = min(u.priority for u in self.prob.units[i:])
+        need = self._needed(self.state_out, self.fit.free[self.prob.lo : self.prob.hi])
+        return self._better((pdb, max(top, lowest_next), pods + max(need, 1)))
+
+    def _may_include(self, u: Unit) -> bool:
+        """A gang goes whole or keeps minMember: no member alone once it goes whole, and no
+        more members alone than its slack."""
+        if u.gang in self.whole_in:
+            return False
+        return u.whole or self.members_in.get(u.gang, 0) < self.prob.slack.get(u.gang, 0)
+
+    def _include(self, i: int, taken: _Taken) -> None:
+        u = self.prob.units[i]
+        self.state_in[i] = True
+        self.fit.apply(self.u_nodes[i], self.u_reqs[i], +1)
+        if u.whole:
+            self.whole_in.add(u.gang)
+        else:
+            self.members_in[u.gang] = self.members_in.get(u.gang, 0) + 1
+        self._dfs(i + 1, taken.plus(i, u))
+        if u.whole:
+            self.whole_in.discard(u.gang)
+        else:
+            self.members_in[u.gang] -= 1
+        self.fit.apply(self.u_nodes[i], self.u_reqs[i], -1)
+        self.state_in[i] = False
 
     def _exclude(self, i: int) -> list[int]:
         self.state_out[i] = True

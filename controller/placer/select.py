@@ -30,12 +30,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from controller.placer.demand import GangDemand, sub_demand, without_subgroups
-from controller.placer.framework import MemoSlot
 from controller.placer.gpu import respects, select_gpu
+from controller.placer.memo import MemoSlot
 from controller.placer.offer import BIG, Offers, class_slots, evaluate, range_mins
 from controller.placer.ruled import place_ruled
 from controller.placer.snapshot import CLUSTER, I64, Bool, ClusterIndex
 from controller.placer.tiers import levels
+from translations.gangs import SubGroup
 
 MAX_TRIES = 64
 """Candidates tried per level when a placement may fail after the offer check (mixed, subgroups)."""
@@ -216,25 +217,13 @@ def place_in(
 
 
 def _place_subgroups(where: Where, demand: GangDemand, free: I64, index: ClusterIndex) -> Placement | None:
+    """Each subgroup in turn (`_place_subgroup`), on what the ones before it left; then the
+    members in no subgroup anywhere in `where`."""
     work = free.copy()
     out: dict[int, int] = {}
-    lo, hi = where.range(index)
     for sg, members in demand.subgroups:
         sd = without_subgroups(sub_demand(demand, members, index))
-        sub_offers = evaluate(work, sd, index)
-        got = None
-        sub_levels = [
-            lv for lv in levels(sd, index) if isinstance(lv, int) and lv <= (sg.constraint.highest_tier or 0)
-        ]
-        for level in sub_levels:
-            for cand in candidates(level, sub_offers, index, within=(lo, hi), limit=MAX_TRIES):
-                got = _place_plain(cand, sd, work, index, sub_offers)
-                if got is not None:
-                    break
-            if got is not None:
-                break
-        if got is None and sg.constraint.mode == "soft":
-            got = _place_plain(where, sd, work, index, None)
+        got = _place_subgroup(sg, sd, where, work, index)
         if got is None:
             return None
         for pos, node in got:
@@ -251,6 +240,25 @@ def _place_subgroups(where: Where, demand: GangDemand, free: I64, index: Cluster
     return Placement(tuple(sorted(out.items())), where)
 
 
+def _place_subgroup(
+    sg: SubGroup, sd: GangDemand, where: Where, work: I64, index: ClusterIndex
+) -> list[tuple[int, int]] | None:
+    """One subgroup (`sd`) inside `where`: at the lowest tier its own constraint allows that
+    holds it, candidates in order; a soft subgroup anywhere in `where` when none does."""
+    sub_offers = evaluate(work, sd, index)
+    top = sg.constraint.highest_tier or 0
+    for level in levels(sd, index):
+        if not (isinstance(level, int) and level <= top):
+            continue
+        for cand in candidates(level, sub_offers, index, within=where.range(index), limit=MAX_TRIES):
+            got = _place_plain(cand, sd, work, index, sub_offers)
+            if got is not None:
+                return got
+    if sg.constraint.mode == "soft":
+        return _place_plain(where, sd, work, index, None)
+    return None
+
+
 def _req_of(demand: GangDemand, pos: int) -> I64:
     for c in demand.classes:
         if pos in c.pods:
@@ -262,41 +270,55 @@ def _place_plain(
     where: Where, demand: GangDemand, free: I64, index: ClusterIndex, offers: Offers | None
 ) -> list[tuple[int, int]] | None:
     """Place a demand without subgroups inside `where`; (position, node) pairs or None."""
-    lo, hi = where.range(index)
     if demand.binding:
+        lo, hi = where.range(index)
         return place_ruled(lo, hi, demand, free, index)
-    if demand.kind == "uniform":
-        o = offers if offers is not None else evaluate(free, demand, index)
-        if _inside_sum(where, o.slots, o.dom_slots, index) < demand.n:
-            return None
-        counts = _distribute(where, demand.n, o.slots, o.dom_slots, index, pin=None)
-        return _layout(demand.classes[0].pods, counts)
+    if demand.kind == "mixed":
+        return _place_mixed(where, demand, free, index)
+    o = offers if offers is not None else evaluate(free, demand, index)
     if demand.kind == "leader":
-        o = offers if offers is not None else evaluate(free, demand, index)
-        assert o.leader is not None
-        lead = o.leader
-        nb = demand.classes[0].count
-        seg = lead.delta[lo:hi]
-        if len(seg) == 0 or int(seg.min()) >= BIG:
-            return None
-        # The leader goes where it costs the fewest worker slots; ties: more slots left, tree order.
-        cand = np.flatnonzero(seg == seg.min()) + lo
-        v = int(cand[np.lexsort((cand, -lead.after[cand]))][0])
-        slots = o.slots.copy()
-        slots[v] = lead.after[v]
-        dom_slots = o.dom_slots.copy()
-        chain = index.node_anc[v]
-        chain = chain[chain >= 0]
-        dom_slots[chain] -= int(o.slots[v] - lead.after[v])
-        if _inside_sum(where, slots, dom_slots, index) < nb:
-            return None
-        counts = _distribute(where, nb, slots, dom_slots, index, pin=v)
-        out = [(demand.classes[1].pods[0], v)]
-        out += _layout(demand.classes[0].pods, counts)
-        return sorted(out)
-    # mixed: class by class on a private copy of free capacity, most numerous class first.
+        return _place_leader(where, demand, o, index)
+    if _inside_sum(where, o.slots, o.dom_slots, index) < demand.n:
+        return None
+    counts = _distribute(where, demand.n, o.slots, o.dom_slots, index, pin=None)
+    return _layout(demand.classes[0].pods, counts)
+
+
+def _place_leader(
+    where: Where, demand: GangDemand, offers: Offers, index: ClusterIndex
+) -> list[tuple[int, int]] | None:
+    """The leader where it costs the fewest worker slots (ties: more slots left, tree order),
+    then the workers around it, the leader's branch first."""
+    assert offers.leader is not None
+    lead = offers.leader
+    lo, hi = where.range(index)
+    seg = lead.delta[lo:hi]
+    if len(seg) == 0 or int(seg.min()) >= BIG:
+        return None
+    cand = np.flatnonzero(seg == seg.min()) + lo
+    v = int(cand[np.lexsort((cand, -lead.after[cand]))][0])
+    slots = offers.slots.copy()
+    slots[v] = lead.after[v]
+    dom_slots = offers.dom_slots.copy()
+    chain = index.node_anc[v]
+    chain = chain[chain >= 0]
+    dom_slots[chain] -= int(offers.slots[v] - lead.after[v])
+    workers = demand.classes[0]
+    if _inside_sum(where, slots, dom_slots, index) < workers.count:
+        return None
+    counts = _distribute(where, workers.count, slots, dom_slots, index, pin=v)
+    out = [(demand.classes[1].pods[0], v)]
+    out += _layout(workers.pods, counts)
+    return sorted(out)
+
+
+def _place_mixed(
+    where: Where, demand: GangDemand, free: I64, index: ClusterIndex
+) -> list[tuple[int, int]] | None:
+    """Class by class on a private copy of free capacity, most numerous class first."""
+    lo, hi = where.range(index)
     work = free.copy()
-    out_m: list[tuple[int, int]] = []
+    out: list[tuple[int, int]] = []
     for c in demand.classes:
         s = class_slots(work, c, cap=c.count)
         s[:lo] = 0
@@ -307,8 +329,8 @@ def _place_plain(
         counts = _distribute(where, c.count, s, ds, index, pin=None)
         for node, k in counts:
             work[node] -= c.req * k
-        out_m += _layout(c.pods, counts)
-    return sorted(out_m)
+        out += _layout(c.pods, counts)
+    return sorted(out)
 
 
 def _dom_sums(values: I64, index: ClusterIndex) -> I64:
@@ -404,14 +426,35 @@ def _binpack_top(take: I64, cap: I64, n: int) -> I64:
     return out
 
 
+@dataclass(frozen=True)
+class _Kids:
+    """The children of every parent at one level of the descent, each parent's in the order they
+    are taken: the pinned child (the leader's) first, then by most slots, tree order on ties."""
+
+    parent: I64
+    """Each child's parent, as a position in the level's parents."""
+    cap: I64
+    """The slots each child offers, at most its parent's amount."""
+    pinned: Bool
+    """The child holds the pinned node."""
+    item: I64
+    """The child's row in the kid table."""
+    is_dom: Bool
+    ids: I64
+    """Domain or node index of each child."""
+    first: I64
+    """Per parent: the position of its first child."""
+
+
 def _distribute(
     where: Where, n: int, slots: I64, dom_slots: I64, index: ClusterIndex, *, pin: int | None
 ) -> list[tuple[int, int]]:
     """(node, count) in layout order: as few children as possible, best fit for the last one.
 
-    Level by level over every chosen domain at once. In each domain: the pinned child (the
-    leader's) first, then children by most slots (tree order on ties); the child that
-    completes the amount is swapped for the smallest untaken one that also does."""
+    Level by level over every chosen domain at once (`_kids`, then `_take`). In each domain:
+    the pinned child (the leader's) first, then children by most slots (tree order on ties);
+    the child that completes the amount is swapped for the smallest untaken one that also does
+    (`_best_fit`). A soft gang spread over the whole cluster binpacks the top (`_binpack_top`)."""
     if n <= 0:
         return []
     if where.kind == "node":
@@ -421,64 +464,92 @@ def _distribute(
     amounts = np.asarray([n], dtype=np.int64)
     out_nodes: list[I64] = []
     out_counts: list[I64] = []
-    first_level = True
+    top = where.kind == "cluster" and pin is None
     while len(parents):
-        lo, hi = table.ptr[parents], table.ptr[parents + 1]
-        sizes = hi - lo
-        group = np.repeat(np.arange(len(parents)), sizes)
-        item = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes) + np.repeat(lo, sizes)
-        is_dom, ids = table.is_dom[item], table.ids[item]
-        cap = np.where(
-            is_dom,
-            dom_slots[np.where(is_dom, ids, 0)] if len(dom_slots) else 0,
-            slots[np.where(is_dom, 0, ids)],
-        )
-        cap = np.minimum(cap, amounts[group])
-        pinned = (
-            (table.start[item] <= pin) & (table.end[item] > pin)
-            if pin is not None
-            else np.zeros(len(item), np.bool_)
-        )
-        order = np.lexsort((item, -cap, ~pinned, group))
-        g, c, pn, it = group[order], cap[order], pinned[order], item[order]
-        first = np.r_[0, np.cumsum(sizes)[:-1]]
-        before = np.cumsum(c) - c
-        before -= before[first][g]
-        take = np.clip(amounts[g] - before, 0, c)
-        # The child that completes each group's amount, and what it still had to cover.
-        completes = np.flatnonzero((before < amounts[g]) & (before + c >= amounts[g]) & (c > 0) & ~pn)
-        if len(completes):
-            groups = g[completes]
-            at = np.full(len(parents), len(g), dtype=np.int64)
-            at[groups] = completes
-            rest = np.zeros(len(parents), dtype=np.int64)
-            rest[groups] = amounts[groups] - before[completes]
-            # Untaken children (from the completing one on) that also complete: the smallest wins.
-            pool = np.flatnonzero((np.arange(len(g)) >= at[g]) & ~pn & (c >= rest[g]))
-            pool = pool[np.lexsort((it[pool], c[pool], g[pool]))]
-            best = pool[np.r_[True, g[pool][1:] != g[pool][:-1]]]
-            take[completes] = 0
-            take[best] = rest[g[best]]
-        if where.kind == "cluster" and len(parents) == 1 and first_level and pin is None:
-            take = _binpack_top(take, c, int(amounts[0]))
-        first_level = False
+        kids = _kids(table, parents, amounts, slots, dom_slots, pin)
+        take = _take(kids, amounts)
+        if top:
+            take = _binpack_top(take, kids.cap, int(amounts[0]))
+            top = False
         chosen = take > 0
-        nodes = chosen & ~is_dom[order]
-        out_nodes.append(ids[order][nodes])
+        nodes = chosen & ~kids.is_dom
+        out_nodes.append(kids.ids[nodes])
         out_counts.append(take[nodes])
-        doms = chosen & is_dom[order]
-        parents, amounts = ids[order][doms], take[doms]
+        doms = chosen & kids.is_dom
+        parents, amounts = kids.ids[doms], take[doms]
     if sum(int(c.sum()) for c in out_counts) != n:
         raise AssertionError("distribute called on a place that does not hold the gang")
-    nodes_all = np.concatenate(out_nodes)
-    counts_all = np.concatenate(out_counts)
-    # Layout: tree order (node indexes are in tree order); with a pin, the pin's branch first
-    # at every level, i.e. nodes sharing more enclosing domains with the pin come first.
+    return _layout_order(np.concatenate(out_nodes), np.concatenate(out_counts), index, pin)
+
+
+def _kids(table: _KidTable, parents: I64, amounts: I64, slots: I64, dom_slots: I64, pin: int | None) -> _Kids:
+    """The children of `parents`, with their slots, in the order they are taken."""
+    lo, hi = table.ptr[parents], table.ptr[parents + 1]
+    sizes = hi - lo
+    parent = np.repeat(np.arange(len(parents)), sizes)
+    item = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes) + np.repeat(lo, sizes)
+    is_dom, ids = table.is_dom[item], table.ids[item]
+    cap = np.where(
+        is_dom,
+        dom_slots[np.where(is_dom, ids, 0)] if len(dom_slots) else 0,
+        slots[np.where(is_dom, 0, ids)],
+    )
+    cap = np.minimum(cap, amounts[parent])
+    pinned = (
+        (table.start[item] <= pin) & (table.end[item] > pin)
+        if pin is not None
+        else np.zeros(len(item), np.bool_)
+    )
+    order = np.lexsort((item, -cap, ~pinned, parent))
+    return _Kids(
+        parent=parent[order],
+        cap=cap[order],
+        pinned=pinned[order],
+        item=item[order],
+        is_dom=is_dom[order],
+        ids=ids[order],
+        first=np.r_[0, np.cumsum(sizes)[:-1]],
+    )
+
+
+def _take(kids: _Kids, amounts: I64) -> I64:
+    """How much each child takes: children in order until the parent's amount is covered, the
+    one that completes it then swapped for the best fit."""
+    g, c = kids.parent, kids.cap
+    before = np.cumsum(c) - c
+    before -= before[kids.first][g]
+    take = np.clip(amounts[g] - before, 0, c)
+    # The child that completes each parent's amount, and what it still had to cover.
+    completes = np.flatnonzero((before < amounts[g]) & (before + c >= amounts[g]) & (c > 0) & ~kids.pinned)
+    if len(completes):
+        _best_fit(kids, take, completes, amounts[g[completes]] - before[completes], len(amounts))
+    return take
+
+
+def _best_fit(kids: _Kids, take: I64, completes: I64, rest: I64, n_parents: int) -> None:
+    """Swap each completing child (what it still had to cover: `rest`) for the smallest
+    untaken child, from it on, that also covers that, in `take`."""
+    g, c = kids.parent, kids.cap
+    groups = g[completes]
+    at = np.full(n_parents, len(g), dtype=np.int64)
+    at[groups] = completes
+    rest_of = np.zeros(n_parents, dtype=np.int64)
+    rest_of[groups] = rest
+    pool = np.flatnonzero((np.arange(len(g)) >= at[g]) & ~kids.pinned & (c >= rest_of[g]))
+    pool = pool[np.lexsort((kids.item[pool], c[pool], g[pool]))]
+    best = pool[np.r_[True, g[pool][1:] != g[pool][:-1]]]
+    take[completes] = 0
+    take[best] = rest_of[g[best]]
+
+
+def _layout_order(nodes: I64, counts: I64, index: ClusterIndex, pin: int | None) -> list[tuple[int, int]]:
+    """Tree order (node indexes are in tree order); with a pin, the pin's branch first at every
+    level, i.e. nodes sharing more enclosing domains with the pin come first."""
     if pin is not None:
         pin_anc = index.node_anc[pin]
-        anc = index.node_anc[nodes_all]
-        shared = (np.isin(anc, pin_anc[pin_anc >= 0]) & (anc >= 0)).sum(axis=1) + (nodes_all == pin)
-        order = np.lexsort((nodes_all, -shared))
+        anc = index.node_anc[nodes]
+        shared = (np.isin(anc, pin_anc[pin_anc >= 0]) & (anc >= 0)).sum(axis=1) + (nodes == pin)
+        order = np.lexsort((nodes, -shared))
     else:
-        order = np.argsort(nodes_all, kind="stable")
-    return list(zip(nodes_all[order].tolist(), counts_all[order].tolist(), strict=True))
+        order = np.argsort(nodes, kind="stable")
+    return list(zip(nodes[order].tolist(), counts[order].tolist(), strict=True))

@@ -28,7 +28,7 @@ import numpy.typing as npt
 
 from controller.placer.columns import PodArrays as PodArrays
 from controller.placer.columns import PodColumns, pod_arrays
-from controller.placer.framework import Memo
+from controller.placer.memo import Memo
 from controller.placer.records import BoundPod, Nomination
 from controller.placer.terms import NamespaceLabels
 from translations.core import Node, Taint
@@ -104,116 +104,49 @@ class ClusterIndex:
     def build(
         cls, nodes: Sequence[Node], tree: TopologyTree, *, resources: Iterable[str] = ()
     ) -> ClusterIndex:
-        """Index `nodes` under `tree`. Tree nodes that are not in `nodes` are ignored."""
+        """Index `nodes` under `tree`. Tree nodes that are not in `nodes` are ignored: the walk
+        (`_TreeWalk`), then the nodes' table (`_NodeTable`), then the ancestor tables."""
         by_name = {n.name: n for n in nodes}
-        order: list[str] = []
-        dom_ids: list[DomainId] = []
-        starts: list[int] = []
-        ends: list[int] = []
-        direct_ends: list[int] = []
-        parents: list[int] = []
-        tiers: list[int] = []
-        children: list[list[int]] = []
-        dom_pos: dict[DomainId, int] = {}
-
-        # Depth-first, without recursion: a tree may be as deep as it has domains.
-        stack: list[tuple[DomainId, int] | int] = [(root, -1) for root in reversed(tree.roots)]
-        while stack:
-            item = stack.pop()
-            if isinstance(item, int):  # every child of domain `item` is placed
-                ends[item] = len(order)
-                continue
-            did, parent = item
-            dom = tree.domains[did]
-            idx = len(dom_ids)
-            dom_pos[did] = idx
-            dom_ids.append(did)
-            parents.append(parent)
-            tiers.append(dom.tier)
-            children.append([])
-            starts.append(len(order))
-            order.extend(n for n in sorted(dom.nodes, key=natural_key) if n in by_name)
-            direct_ends.append(len(order))
-            ends.append(-1)
-            if parent >= 0:
-                children[parent].append(idx)
-            stack.append(idx)
-            stack.extend((child, idx) for child in reversed(sorted(dom.children, key=natural_key)))
-        roots = list(tree.roots)
-        placed = set(order)
-        loose_start = len(order)
-        order.extend(sorted((n for n in by_name if n not in placed), key=natural_key))
-
-        res_names = {r for n in nodes for r in n.allocatable()} | set(resources)
-        axis = FIRST_RESOURCES + tuple(sorted(res_names - set(FIRST_RESOURCES)))
-        res_pos = {r: i for i, r in enumerate(axis)}
-        alloc = np.zeros((len(order), len(axis)), dtype=np.int64)
-        taint_sets: dict[tuple[TaintTuple, ...], int] = {(): 0}
-        taint_group = np.zeros(len(order), dtype=np.int64)
-        unsched = np.zeros(len(order), dtype=np.bool_)
-        labels: list[Mapping[str, str]] = []
-        for i, name in enumerate(order):
-            node = by_name[name]
-            for r, v in node.allocatable().items():
-                alloc[i, res_pos[r]] = v
-            taints = _hard_taints(node.spec.taints or [])
-            unsched[i] = bool(node.spec.unschedulable)
-            taint_group[i] = taint_sets.setdefault(taints, len(taint_sets))
-            labels.append(node.metadata.labels or {})
-
-        node_pos = {n: i for i, n in enumerate(order)}
-        node_dom = np.full(len(order), -1, dtype=np.int64)
-        for d in range(len(dom_ids)):
-            node_dom[starts[d] : direct_ends[d]] = d
-        parent_arr = np.asarray(parents, dtype=np.int64)
-        depth = _max_depth(parents)
-        dom_anc = np.full((len(dom_ids), max(depth, 1)), -1, dtype=np.int64)
-        for d, p in enumerate(parents):  # a parent's row is complete before its children's
-            if p >= 0:
-                dom_anc[d, 0] = p
-                dom_anc[d, 1:] = dom_anc[p, :-1]
-        node_anc = np.full((len(order), depth + 1), -1, dtype=np.int64)
-        node_anc[:, 0] = node_dom
-        has = node_dom >= 0
-        if len(dom_ids):
-            node_anc[has, 1:] = dom_anc[node_dom[has], :depth]
-        tier_arr = np.asarray(tiers, dtype=np.int64)
-        start_arr = np.asarray(starts, dtype=np.int64)
+        walk = _TreeWalk.of(tree, by_name)
+        order = walk.order
+        table = _NodeTable.of([by_name[name] for name in order], resources)
+        node_dom, dom_anc, node_anc = _ancestors(walk)
+        tiers = walk.tiers
         tier_domains = {
             t: np.asarray(
-                sorted((d for d in range(len(dom_ids)) if tiers[d] == t), key=lambda d: starts[d]),
+                sorted((d for d in range(len(walk.dom_ids)) if tiers[d] == t), key=lambda d: walk.starts[d]),
                 dtype=np.int64,
             )
             for t in sorted(set(tiers))
         }
         return cls(
             node_names=tuple(order),
-            node_pos=node_pos,
-            resources=axis,
-            res_pos=res_pos,
-            alloc=alloc,
-            labels=tuple(labels),
-            taint_group=taint_group,
-            taint_sets=tuple(sorted(taint_sets, key=lambda t: taint_sets[t])),
-            unschedulable=unsched,
+            node_pos={n: i for i, n in enumerate(order)},
+            resources=table.axis,
+            res_pos=table.res_pos,
+            alloc=table.alloc,
+            labels=table.labels,
+            taint_group=table.taint_group,
+            taint_sets=table.taint_sets,
+            unschedulable=table.unschedulable,
             tree=tree,
-            dom_ids=tuple(dom_ids),
-            dom_pos=dom_pos,
-            dom_tier=tier_arr,
-            dom_parent=parent_arr,
-            dom_start=start_arr,
-            dom_end=np.asarray(ends, dtype=np.int64),
-            dom_direct_end=np.asarray(direct_ends, dtype=np.int64),
-            dom_children=tuple(tuple(c) for c in children),
+            dom_ids=tuple(walk.dom_ids),
+            dom_pos=walk.dom_pos,
+            dom_tier=np.asarray(tiers, dtype=np.int64),
+            dom_parent=np.asarray(walk.parents, dtype=np.int64),
+            dom_start=np.asarray(walk.starts, dtype=np.int64),
+            dom_end=np.asarray(walk.ends, dtype=np.int64),
+            dom_direct_end=np.asarray(walk.direct_ends, dtype=np.int64),
+            dom_children=tuple(tuple(c) for c in walk.children),
             node_dom=node_dom,
             tiers=tuple(sorted(set(tiers))),
             tier_domains=tier_domains,
-            roots=tuple(dom_pos[r] for r in roots),
-            loose=(loose_start, len(order)),
+            roots=tuple(walk.dom_pos[r] for r in tree.roots),
+            loose=(walk.loose_start, len(order)),
             node_anc=node_anc,
             dom_anc=dom_anc,
             node_name_rank=_name_ranks(order),
-            dom_name_rank=_name_ranks([str(d) for d in dom_ids]),
+            dom_name_rank=_name_ranks([str(d) for d in walk.dom_ids]),
         )
 
     def label_values(self, key: str) -> npt.NDArray[np.object_]:
@@ -247,6 +180,121 @@ class ClusterIndex:
     def clique_tier(self) -> int | None:
         """The tier whose domains are NVLink cliques (`topology.clique_tier`), or None."""
         return clique_tier(self.tree)
+
+
+@dataclass
+class _TreeWalk:
+    """The tree walked depth-first: nodes in tree order, and each domain's place in it."""
+
+    order: list[str] = field(default_factory=list)
+    """Node names in tree order (nodes in no domain last)."""
+    dom_ids: list[DomainId] = field(default_factory=list)
+    dom_pos: dict[DomainId, int] = field(default_factory=dict)
+    starts: list[int] = field(default_factory=list)
+    ends: list[int] = field(default_factory=list)
+    direct_ends: list[int] = field(default_factory=list)
+    """Where each domain's own nodes end (its child domains' nodes follow)."""
+    parents: list[int] = field(default_factory=list)
+    """Each domain's parent, listed before its children (-1 for a root)."""
+    tiers: list[int] = field(default_factory=list)
+    children: list[list[int]] = field(default_factory=list)
+    loose_start: int = 0
+    """Where the nodes in no domain start."""
+
+    @classmethod
+    def of(cls, tree: TopologyTree, by_name: Mapping[str, Node]) -> _TreeWalk:
+        """Depth-first, without recursion: a tree may be as deep as it has domains."""
+        walk = cls()
+        stack: list[tuple[DomainId, int] | int] = [(root, -1) for root in reversed(tree.roots)]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, int):  # every child of domain `item` is placed
+                walk.ends[item] = len(walk.order)
+                continue
+            did, parent = item
+            idx = walk.enter(did, parent, tree, by_name)
+            stack.append(idx)
+            kids = sorted(tree.domains[did].children, key=natural_key)
+            stack.extend((child, idx) for child in reversed(kids))
+        placed = set(walk.order)
+        walk.loose_start = len(walk.order)
+        walk.order.extend(sorted((n for n in by_name if n not in placed), key=natural_key))
+        return walk
+
+    def enter(self, did: DomainId, parent: int, tree: TopologyTree, by_name: Mapping[str, Node]) -> int:
+        """Domain `did` under `parent`, its own nodes placed next: its index."""
+        dom = tree.domains[did]
+        idx = len(self.dom_ids)
+        self.dom_pos[did] = idx
+        self.dom_ids.append(did)
+        self.parents.append(parent)
+        self.tiers.append(dom.tier)
+        self.children.append([])
+        self.starts.append(len(self.order))
+        self.order.extend(n for n in sorted(dom.nodes, key=natural_key) if n in by_name)
+        self.direct_ends.append(len(self.order))
+        self.ends.append(-1)
+        if parent >= 0:
+            self.children[parent].append(idx)
+        return idx
+
+
+@dataclass(frozen=True)
+class _NodeTable:
+    """Per node (tree order): allocatable over the resource axis, taints, labels."""
+
+    axis: tuple[str, ...]
+    res_pos: dict[str, int]
+    alloc: I64
+    taint_sets: tuple[tuple[TaintTuple, ...], ...]
+    taint_group: I64
+    unschedulable: Bool
+    labels: tuple[Mapping[str, str], ...]
+
+    @classmethod
+    def of(cls, nodes: Sequence[Node], resources: Iterable[str]) -> _NodeTable:
+        res_names = {r for n in nodes for r in n.allocatable()} | set(resources)
+        axis = FIRST_RESOURCES + tuple(sorted(res_names - set(FIRST_RESOURCES)))
+        res_pos = {r: i for i, r in enumerate(axis)}
+        alloc = np.zeros((len(nodes), len(axis)), dtype=np.int64)
+        taint_sets: dict[tuple[TaintTuple, ...], int] = {(): 0}
+        taint_group = np.zeros(len(nodes), dtype=np.int64)
+        unsched = np.zeros(len(nodes), dtype=np.bool_)
+        for i, node in enumerate(nodes):
+            for r, v in node.allocatable().items():
+                alloc[i, res_pos[r]] = v
+            unsched[i] = bool(node.spec.unschedulable)
+            taint_group[i] = taint_sets.setdefault(_hard_taints(node.spec.taints or []), len(taint_sets))
+        return cls(
+            axis=axis,
+            res_pos=res_pos,
+            alloc=alloc,
+            taint_sets=tuple(sorted(taint_sets, key=lambda t: taint_sets[t])),
+            taint_group=taint_group,
+            unschedulable=unsched,
+            labels=tuple(node.metadata.labels or {} for node in nodes),
+        )
+
+
+def _ancestors(walk: _TreeWalk) -> tuple[I64, I64, I64]:
+    """Each node's own domain; [domain, k]: its k-th ancestor (0 = parent); [node, k]: its k-th
+    enclosing domain (0 = innermost). -1 past the top."""
+    n_nodes, parents = len(walk.order), walk.parents
+    node_dom = np.full(n_nodes, -1, dtype=np.int64)
+    for d in range(len(walk.dom_ids)):
+        node_dom[walk.starts[d] : walk.direct_ends[d]] = d
+    depth = _max_depth(parents)
+    dom_anc = np.full((len(walk.dom_ids), max(depth, 1)), -1, dtype=np.int64)
+    for d, p in enumerate(parents):  # a parent's row is complete before its children's
+        if p >= 0:
+            dom_anc[d, 0] = p
+            dom_anc[d, 1:] = dom_anc[p, :-1]
+    node_anc = np.full((n_nodes, depth + 1), -1, dtype=np.int64)
+    node_anc[:, 0] = node_dom
+    has = node_dom >= 0
+    if len(walk.dom_ids):
+        node_anc[has, 1:] = dom_anc[node_dom[has], :depth]
+    return node_dom, dom_anc, node_anc
 
 
 def _hard_taints(taints: Iterable[Taint]) -> tuple[TaintTuple, ...]:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from controller.placer.framework import I64, MemoSlot
-from controller.placer.snapshot import ClusterIndex
+from controller.placer.memo import MemoSlot
+from controller.placer.snapshot import I64, ClusterIndex
 
 NODE = ""
 """The topology key of a node-level rule (host ports): every node is its own value."""

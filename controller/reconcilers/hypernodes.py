@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import structlog
@@ -68,6 +69,17 @@ class NodeLabelHandler:
         self.enqueue(KEY)
 
 
+@dataclass
+class _Changes:
+    """What one reconcile did to the HyperNodes, by name."""
+
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+    """Not ours: left untouched."""
+
+
 class HyperNodeReconciler:
     kind: ClassVar[str] = "ClusterNetworkTopology"
     watches: ClassVar[Mapping[str, Resource]] = {
@@ -75,25 +87,23 @@ class HyperNodeReconciler:
         "nodes": NODES,
         "hypernodes": HYPERNODES,
     }
-    """The informers the constructor takes, by argument name."""
+    """The informers the reconciler reads, by the name the constructor finds each under in `reads`."""
     max_workers: ClassVar[int | None] = 1
     """One key (`default`): a second worker would have nothing to do."""
 
     def __init__(
         self,
         kube: Kube,
+        reads: Mapping[str, Informer],
         *,
-        cnts: Informer,
-        nodes: Informer,
-        hypernodes: Informer,
         recorder: EventRecorder,
         koordinator: PresenceRule | None = None,
         write_status: bool | None = None,
     ) -> None:
         self.kube = kube
-        self.cnts = cnts
-        self.nodes = nodes
-        self.hypernodes = hypernodes
+        self.cnts = reads["cnts"]
+        self.nodes = reads["nodes"]
+        self.hypernodes = reads["hypernodes"]
         self.recorder = recorder
         rule = koordinator or HandOffConfig().rule_of(KOORD_SCHEDULER)
         assert rule is not None  # a default rule exists for koord-scheduler
@@ -114,6 +124,8 @@ class HyperNodeReconciler:
         self.hypernodes.add_handler(FuncHandler(on_hypernode, on_resync=False))
 
     async def reconcile(self, key: str) -> Outcome:
+        """The CNT `default` translated into HyperNodes; ours converged to them (`_converge`),
+        the result reported (`_report`), the CNT's status written while Koordinator is away."""
         if key != KEY:
             return Done()  # only `default` is read, as Koordinator does
         for inf in (self.cnts, self.nodes, self.hypernodes):
@@ -133,60 +145,71 @@ class HyperNodeReconciler:
         except InvalidSpecError as exc:
             await self._report_once(raw, "Warning", "TranslationFailed", f"no HyperNodes: {exc}")
             return Done()
+        changes = await self._converge({hn.name: hn.to_dict() for hn in result.hypernodes}, ours)
+        if changes is None:
+            return Requeue(after=0.5)  # our cache is behind; look again
+        await self._report(raw, changes, summarize(result.report))
+        if await self._should_write_status():
+            await self._write_status(raw, cnt, nodes)
+        return Done()
 
-        created, updated, deleted, refused = [], [], [], []
-        desired = {hn.name: hn.to_dict() for hn in result.hypernodes}
+    async def _converge(
+        self, desired: Mapping[str, JsonDict], ours: Mapping[str, JsonDict]
+    ) -> _Changes | None:
+        """Create, update and delete our HyperNodes until they are `desired`; one of the same
+        name that is not ours is left alone. None when our cache turned out to be behind."""
+        changes = _Changes()
         for name, body in desired.items():
             current = self.hypernodes.get(name)
             if current is not None and not owned(current):
-                refused.append(name)
-                continue
-            if current is None:
+                changes.refused.append(name)
+            elif current is None:
                 try:
                     await self.kube.create(HYPERNODES, body)
-                    created.append(name)
                 except AlreadyExistsError:
-                    return Requeue(after=0.5)  # our cache is behind; look again
-                continue
-            if self._differs(body, current):
-                meta = body["metadata"]
-                await self.kube.merge_patch(
-                    HYPERNODES,
-                    name,
-                    {
-                        "metadata": {
-                            "labels": meta.get("labels"),
-                            "annotations": meta.get("annotations"),
-                            "resourceVersion": current["metadata"]["resourceVersion"],
-                        },
-                        "spec": body["spec"],
-                    },
-                )
-                updated.append(name)
+                    return None
+                changes.created.append(name)
+            elif self._differs(body, current):
+                await self._update(name, body, current)
+                changes.updated.append(name)
         for name, hn in sorted(ours.items()):
             if name not in desired:
                 await self._delete(name, hn)
-                deleted.append(name)
+                changes.deleted.append(name)
+        return changes
 
-        if created or updated or deleted:
-            parts = [
-                f"{verb} {', '.join(names)}"
-                for verb, names in (("created", created), ("updated", updated), ("deleted", deleted))
-                if names
-            ]
+    async def _update(self, name: str, body: JsonDict, current: JsonDict) -> None:
+        """Our labels, annotations and spec over the object as the cache last saw it."""
+        meta = body["metadata"]
+        await self.kube.merge_patch(
+            HYPERNODES,
+            name,
+            {
+                "metadata": {
+                    "labels": meta.get("labels"),
+                    "annotations": meta.get("annotations"),
+                    "resourceVersion": current["metadata"]["resourceVersion"],
+                },
+                "spec": body["spec"],
+            },
+        )
+
+    async def _report(self, raw: JsonDict, changes: _Changes, summary: str) -> None:
+        """An Event for what changed; the verdict (refused names, or the translation's summary)
+        once per change of verdict."""
+        done = (("created", changes.created), ("updated", changes.updated), ("deleted", changes.deleted))
+        parts = [f"{verb} {', '.join(names)}" for verb, names in done if names]
+        if parts:
             await self.recorder.event(raw, "Normal", "HyperNodesSynced", "HyperNodes " + "; ".join(parts))
-        if refused:
+        if changes.refused:
             await self._report_once(
                 raw,
                 "Warning",
                 "HyperNodeNotOwned",
-                f"HyperNodes {', '.join(refused)} exist and are not managed by topobridge: left untouched",
+                f"HyperNodes {', '.join(changes.refused)} exist and are not managed by topobridge: left untouched",
             )
         else:
-            await self._report_once(raw, "Normal", "Translated", summarize(result.report))
-        if await self._should_write_status():
-            await self._write_status(raw, cnt, nodes)
-        return Done()
+            await self._report_once(raw, "Normal", "Translated", summary)
 
     @staticmethod
     def _differs(body: JsonDict, current: JsonDict) -> bool:

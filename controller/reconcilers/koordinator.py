@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import structlog
@@ -75,6 +76,14 @@ def ours(pg: JsonDict) -> bool:
     return labels.get(MANAGED_BY_LABEL) == MANAGED_BY and labels.get(TRANSLATED_FROM_LABEL) == SOURCE
 
 
+@dataclass
+class _Found:
+    """The gangs of one namespace, and for each the object its Events go on."""
+
+    gangs: list[k2v.KoordGang] = field(default_factory=list)
+    sources: dict[str, JsonDict] = field(default_factory=dict)
+
+
 class KoordinatorReconciler:
     kind: ClassVar[str] = "KoordinatorGang"
     watches: ClassVar[Mapping[str, Resource]] = {
@@ -85,31 +94,20 @@ class KoordinatorReconciler:
         "cnts": CLUSTER_NETWORK_TOPOLOGIES,
         "hypernodes": HYPERNODES,
     }
-    """The informers the constructor takes, by argument name."""
+    """The informers the reconciler reads, by the name the constructor finds each under in `reads`."""
     max_workers: ClassVar[int | None] = None
 
-    def __init__(
-        self,
-        kube: Kube,
-        *,
-        sigs_pgs: Informer,
-        x_pgs: Informer,
-        pods: Informer,
-        volcano_pgs: Informer,
-        cnts: Informer,
-        hypernodes: Informer,
-        recorder: EventRecorder,
-    ) -> None:
+    def __init__(self, kube: Kube, reads: Mapping[str, Informer], *, recorder: EventRecorder) -> None:
         self.kube = kube
-        self.sigs_pgs = sigs_pgs
-        self.x_pgs = x_pgs
-        self.pods = pods
-        self.volcano_pgs = volcano_pgs
-        self.cnts = cnts
-        self.hypernodes = hypernodes
+        self.sigs_pgs = reads["sigs_pgs"]
+        self.x_pgs = reads["x_pgs"]
+        self.pods = reads["pods"]
+        self.volcano_pgs = reads["volcano_pgs"]
+        self.cnts = reads["cnts"]
+        self.hypernodes = reads["hypernodes"]
         self.recorder = recorder
         self._reported: dict[str, str] = {}
-        pods.add_index(
+        self.pods.add_index(
             "koordinator-ns", lambda o: [n] if is_koordinator_pod(o) and (n := namespace_of(o)) else []
         )
 
@@ -152,10 +150,23 @@ class KoordinatorReconciler:
         return k2v.Layers.of(cnt, tree)
 
     async def reconcile(self, key: str) -> Outcome:
+        """One namespace: its Koordinator gangs (by PodGroup, then by pod annotation), each
+        group of them translated into a Volcano PodGroup its pods join; PodGroups we made for
+        gangs that are gone deleted."""
         namespace = key
         for inf in (self.sigs_pgs, self.x_pgs, self.pods, self.volcano_pgs):
             if not inf.synced.is_set():
                 return Requeue(after=0.5)
+        pods = self._live_pods(namespace)
+        found = _Found()
+        await self._podgroup_gangs(namespace, pods, found)
+        await self._annotation_gangs(namespace, pods, found)
+        wanted = await self._translate(found)
+        await self._delete_unwanted(namespace, wanted)
+        return Done()
+
+    def _live_pods(self, namespace: str) -> list[Pod]:
+        """The namespace's Koordinator pods that are not being deleted and parse."""
         pods = []
         for raw in self.pods.by_index("koordinator-ns", namespace):
             if (raw.get("metadata") or {}).get("deletionTimestamp"):
@@ -164,8 +175,10 @@ class KoordinatorReconciler:
                 pods.append(Pod.parse(raw))
             except TopobridgeError:
                 continue
-        gangs: list[k2v.KoordGang] = []
-        sources: dict[str, JsonDict] = {}
+        return pods
+
+    async def _podgroup_gangs(self, namespace: str, pods: list[Pod], found: _Found) -> None:
+        """A gang per PodGroup of either dialect; one that cannot be read is reported on it."""
         for inf in (self.sigs_pgs, self.x_pgs):
             for raw in inf.items():
                 if namespace_of(raw) != namespace:
@@ -176,9 +189,13 @@ class KoordinatorReconciler:
                 except TopobridgeError as exc:
                     await self._report(raw, False, str(exc))
                     continue
-                gangs.append(gang)
-                sources[gang.id] = raw
-        known = {g.id for g in gangs}
+                found.gangs.append(gang)
+                found.sources[gang.id] = raw
+
+    async def _annotation_gangs(self, namespace: str, pods: list[Pod], found: _Found) -> None:
+        """Gangs named only by their pods' annotation (no PodGroup of that name), reported on
+        their first pod by name."""
+        known = {g.id for g in found.gangs}
         by_name: dict[str, list[Pod]] = defaultdict(list)
         for p in pods:
             name = p.metadata.annotation(koord.GANG_NAME)
@@ -186,16 +203,19 @@ class KoordinatorReconciler:
                 by_name[name].append(p)
         for name, members in sorted(by_name.items()):
             try:
-                gangs.extend(k2v.gangs_from_pods(members))
+                found.gangs.extend(k2v.gangs_from_pods(members))
             except TopobridgeError as exc:
                 await self._report(_pod_ref(members[0]), False, str(exc))
                 continue
-            sources[f"{namespace}/{name}"] = _pod_ref(sorted(members, key=lambda p: p.name)[0])
+            found.sources[f"{namespace}/{name}"] = _pod_ref(sorted(members, key=lambda p: p.name)[0])
 
+    async def _translate(self, found: _Found) -> set[str]:
+        """Each group of gangs into its Volcano PodGroup, applied, its pods patched to join it;
+        the names of the PodGroups wanted."""
         layers = self._layers()
         wanted: set[str] = set()
-        for group in k2v.group_gangs(gangs):
-            subject = sources.get(group[0].id, {})
+        for group in k2v.group_gangs(found.gangs):
+            subject = found.sources.get(group[0].id, {})
             try:
                 result = k2v.translate_gangs(group, layers=layers)
             except TopobridgeError as exc:
@@ -211,7 +231,10 @@ class KoordinatorReconciler:
             if patched:
                 message = f"{patched} pod(s) patched to join PodGroup {pg_name}; " + message
             await self._report(subject, True, message, changed=patched > 0)
+        return wanted
 
+    async def _delete_unwanted(self, namespace: str, wanted: set[str]) -> None:
+        """Our Volcano PodGroups in the namespace that no gang wants any more."""
         for raw in self.volcano_pgs.items():
             if namespace_of(raw) == namespace and ours(raw) and raw["metadata"]["name"] not in wanted:
                 try:
@@ -226,7 +249,6 @@ class KoordinatorReconciler:
                     )
                 except NotFoundError:
                     pass
-        return Done()
 
     async def _apply_pod_group(self, result: k2v.VolcanoGang, subject: JsonDict) -> bool:
         """Apply the PodGroup; True when the name is taken by a PodGroup we do not own."""

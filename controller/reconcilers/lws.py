@@ -20,7 +20,7 @@ The verdict goes on the LWS: condition `TopologyTranslated` and Events.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar
 
 import structlog
@@ -101,19 +101,17 @@ class LwsReconciler:
         "pods": PODS,
         "podgroups": VOLCANO_PODGROUPS,
     }
-    """The informers the constructor takes, by argument name."""
+    """The informers the reconciler reads, by the name the constructor finds each under in `reads`."""
     max_workers: ClassVar[int | None] = None
 
-    def __init__(
-        self, kube: Kube, *, lws: Informer, pods: Informer, podgroups: Informer, recorder: EventRecorder
-    ) -> None:
+    def __init__(self, kube: Kube, reads: Mapping[str, Informer], *, recorder: EventRecorder) -> None:
         self.kube = kube
-        self.lws = lws
-        self.pods = pods
-        self.podgroups = podgroups
+        self.lws = reads["lws"]
+        self.pods = reads["pods"]
+        self.podgroups = reads["podgroups"]
         self.recorder = recorder
-        pods.add_index(INDEX_LEADERS, leader_index)
-        podgroups.add_index(INDEX_LWS, lws_index)
+        self.pods.add_index(INDEX_LEADERS, leader_index)
+        self.podgroups.add_index(INDEX_LWS, lws_index)
 
     def wire(self, enqueue: Callable[[str], None]) -> None:
         """Route changes to LWS keys: the LWS itself, its leader pods, its PodGroups."""
@@ -171,9 +169,19 @@ class LwsReconciler:
             )
             return Done()
 
+        await self._converge_all(raw, result.pod_groups, existing)
+        groups = len(result.pod_groups)
+        message = f"{groups} PodGroup{'s' if groups != 1 else ''} in step; " + summarize(result.report)
+        await self._report(raw, ok=True, reason="Translated", message=message)
+        return Done()
+
+    async def _converge_all(
+        self, raw: JsonDict, pod_groups: Sequence[volcano.PodGroup], existing: Mapping[str, JsonDict]
+    ) -> None:
+        """Each PodGroup converged; an Event on the LWS for each one created or updated."""
         created: list[str] = []
         updated: list[str] = []
-        for pg in result.pod_groups:
+        for pg in pod_groups:
             change = await self._converge(pg, existing.get(pg.name))
             if change == "created":
                 created.append(pg.name)
@@ -188,10 +196,6 @@ class LwsReconciler:
                 "PodGroupUpdated",
                 f"applied topobridge's fields ({', '.join(TOPOLOGY_FIELDS)}) to PodGroup {pg_name}",
             )
-        groups = len(result.pod_groups)
-        message = f"{groups} PodGroup{'s' if groups != 1 else ''} in step; " + summarize(result.report)
-        await self._report(raw, ok=True, reason="Translated", message=message)
-        return Done()
 
     async def _converge(self, pg: volcano.PodGroup, current: JsonDict | None) -> str | None:
         desired = pg.to_dict()

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from controller.placer.demand import shape_classes
 from controller.placer.engine import pre_filter
+from controller.placer.filtering import shape_classes
 from controller.placer.framework import CycleState
 from controller.placer.plugins import default_profile
 from controller.placer.plugins.node_resources_fit import NodeResourcesFit

@@ -13,7 +13,12 @@ import pytest
 
 from controller.clock import FakeClock
 from controller.errors import AlreadyExistsError, ConfigError, ConflictError, NotFoundError, TransportError
-from controller.leaderelection import LeaderElectionConfig, LeaderElectionRecord, LeaderElector
+from controller.leaderelection import (
+    LeaderCallbacks,
+    LeaderElectionConfig,
+    LeaderElectionRecord,
+    LeaderElector,
+)
 
 
 @pytest.mark.parametrize(
@@ -92,10 +97,12 @@ class FakeLock:
 CFG = LeaderElectionConfig(identity="x", lease_duration=15.0, renew_deadline=10.0, retry_period=2.0)
 
 
-def elector(store: Store, identity: str, clock: FakeClock, **kw: object) -> tuple[LeaderElector, FakeLock]:
+def elector(
+    store: Store, identity: str, clock: FakeClock, callbacks: LeaderCallbacks | None = None
+) -> tuple[LeaderElector, FakeLock]:
     lock = FakeLock(store, identity)
     cfg = dataclasses.replace(CFG, identity=identity)
-    return LeaderElector(cfg, lock, clock=clock, **kw), lock  # type: ignore[arg-type]
+    return LeaderElector(cfg, lock, clock=clock, callbacks=callbacks or LeaderCallbacks()), lock
 
 
 async def test_first_candidate_creates_lease() -> None:
@@ -153,7 +160,7 @@ async def test_racing_writers_settled_by_conflict() -> None:
 async def test_leading_work_cancelled_when_renewal_misses_deadline() -> None:
     store, clock = Store(), FakeClock()
     stopped: list[str] = []
-    a, lock = elector(store, "a", clock, on_stopped_leading=lambda: stopped.append("a"))
+    a, lock = elector(store, "a", clock, LeaderCallbacks(on_stopped_leading=lambda: stopped.append("a")))
     work_cancelled = asyncio.Event()
 
     async def leading() -> None:
@@ -207,7 +214,7 @@ async def test_stopped_callback_fires_even_if_never_led() -> None:
     a, _ = elector(store, "a", clock)
     assert await a.try_acquire_or_renew()
     stopped: list[bool] = []
-    b, _ = elector(store, "b", clock, on_stopped_leading=lambda: stopped.append(True))
+    b, _ = elector(store, "b", clock, LeaderCallbacks(on_stopped_leading=lambda: stopped.append(True)))
 
     async def never() -> None:
         raise AssertionError("b must never lead while a renews")

@@ -45,10 +45,14 @@ async def test_the_standby_replica_takes_over(
     watching = await start(watcher)
     work = Path(tempfile.mkdtemp(prefix="topobridge-failover-"))
     leader = await local.start(
-        control_plane.kubeconfig, work / "a", lease_name=lease, identity="replica-a", register=False
+        control_plane.kubeconfig,
+        work / "a",
+        local.Launch(lease_name=lease, identity="replica-a", register=False),
     )
     standby = await local.start(
-        control_plane.kubeconfig, work / "b", lease_name=lease, identity="replica-b", wait_leading=False
+        control_plane.kubeconfig,
+        work / "b",
+        local.Launch(lease_name=lease, identity="replica-b", wait_leading=False),
     )
     try:
         assert await local.is_leading(leader) and not await local.is_leading(standby)

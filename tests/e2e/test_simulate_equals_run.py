@@ -136,13 +136,25 @@ that must preempt whatever the seed draws (the draws are still made: a seed repl
 
 
 def make_scenario(rng: random.Random, index: int, namespace: str) -> Scenario:
+    """Nodes, then what runs on them, then the pending gang; every draw in one fixed order, so a
+    seed replays."""
     sc = Scenario(index, namespace)
     forced = FORCED.get(index)
     n_nodes = rng.randint(3, 6)
-    node_cpu: dict[str, int] = {}
     tainted = rng.random() < 0.35 and forced != "preempt"
+    node_cpu = _add_nodes(sc, rng, n_nodes, tainted=tainted)
+    if tainted:
+        sc.features.add("tainted nodes")
+    _add_running(sc, rng, node_cpu, forced)
+    _add_pending_gang(sc, rng, tainted=tainted, forced=forced)
+    return sc
+
+
+def _add_nodes(sc: Scenario, rng: random.Random, n_nodes: int, *, tainted: bool) -> dict[str, int]:
+    """The scenario's nodes (every other one tainted when `tainted`); name -> millicores."""
+    node_cpu: dict[str, int] = {}
     for j in range(n_nodes):
-        name = f"diff{index}-n{j}"
+        name = f"diff{sc.index}-n{j}"
         cpu = rng.choice((4, 8, 8))
         node_cpu[name] = cpu * 1000
         spec: JsonDict = {}
@@ -156,39 +168,25 @@ def make_scenario(rng: random.Random, index: int, namespace: str) -> Scenario:
                     "name": name,
                     "labels": {
                         "kubernetes.io/hostname": name,
-                        SCENARIO_LABEL: f"s{index}",
-                        SPINE: f"d{index}-spine-{j // 4}",
-                        BLOCK: f"d{index}-block-{j // 2}",
+                        SCENARIO_LABEL: f"s{sc.index}",
+                        SPINE: f"d{sc.index}-spine-{j // 4}",
+                        BLOCK: f"d{sc.index}-block-{j // 2}",
                     },
                 },
                 "spec": spec,
                 "status": {"allocatable": {"cpu": str(cpu), "memory": "64Gi", "pods": "110"}},
             }
         )
-    if tainted:
-        sc.features.add("tainted nodes")
-    # Running pods: lone ones and one running gang, on nodes with room.
+    return node_cpu
+
+
+def _add_running(sc: Scenario, rng: random.Random, node_cpu: dict[str, int], forced: str | None) -> None:
+    """Running pods: lone ones and one running gang, on nodes with room; full nodes when the
+    scenario must preempt; sometimes a budget over the `web` pods."""
     free = dict(node_cpu)
     names = list(node_cpu)
-    running_gang = rng.random() < 0.4
-    if running_gang:
-        size = 2
-        hosts = rng.sample(names, size)
-        prio = rng.choice(("diff-low", "diff-mid"))
-        sc.running.append(_podgroup("run", namespace, rng.choice((1, 2))))
-        for k, host in enumerate(hosts):
-            if free[host] >= 1000:
-                free[host] -= 1000
-                sc.running.append(
-                    _pod(
-                        f"run-{k}",
-                        namespace,
-                        cpu=1000,
-                        priority=prio,
-                        node=host,
-                        labels={"pod-group.scheduling.sigs.k8s.io": "run", "app": "run"},
-                    )
-                )
+    if rng.random() < 0.4:
+        _add_running_gang(sc, rng, free)
     crowded = rng.random() < 0.4 or forced == "preempt"  # a high-priority gang must preempt
     if forced == "preempt":  # every node full of low-priority pods
         for k, host in enumerate(names):
@@ -196,7 +194,7 @@ def make_scenario(rng: random.Random, index: int, namespace: str) -> Scenario:
                 sc.running.append(
                     _pod(
                         f"full-{k}",
-                        namespace,
+                        sc.namespace,
                         cpu=free[host],
                         priority="diff-low",
                         node=host,
@@ -204,22 +202,7 @@ def make_scenario(rng: random.Random, index: int, namespace: str) -> Scenario:
                     )
                 )
                 free[host] = 0
-    for k in range(rng.randint(0, n_nodes + 2) if not crowded else 4 * n_nodes):
-        host = names[k % n_nodes] if crowded else rng.choice(names)
-        cpu = rng.choice((500, 1000, 2000))
-        if free[host] < cpu:
-            continue
-        free[host] -= cpu
-        sc.running.append(
-            _pod(
-                f"lone-{k}",
-                namespace,
-                cpu=cpu,
-                priority="diff-low" if crowded else rng.choice(("diff-low", "diff-low", "diff-mid")),
-                node=host,
-                labels={"app": rng.choice(("web", "db"))},
-            )
-        )
+    _add_lone_pods(sc, rng, free, crowded=crowded)
     if crowded:
         sc.features.add("crowded")
     if rng.random() < 0.4 and forced != "preempt":
@@ -229,11 +212,56 @@ def make_scenario(rng: random.Random, index: int, namespace: str) -> Scenario:
             {
                 "apiVersion": "policy/v1beta1",
                 "kind": "PodDisruptionBudget",
-                "metadata": {"name": "budget", "namespace": namespace},
+                "metadata": {"name": "budget", "namespace": sc.namespace},
                 "spec": {"selector": {"matchLabels": {"app": "web"}}, "minAvailable": minimum},
             }
         )
-    # The pending gang.
+
+
+def _add_running_gang(sc: Scenario, rng: random.Random, free: dict[str, int]) -> None:
+    """A running gang of two, one pod on each of two hosts that still have a core."""
+    hosts = rng.sample(list(free), 2)
+    prio = rng.choice(("diff-low", "diff-mid"))
+    sc.running.append(_podgroup("run", sc.namespace, rng.choice((1, 2))))
+    for k, host in enumerate(hosts):
+        if free[host] >= 1000:
+            free[host] -= 1000
+            sc.running.append(
+                _pod(
+                    f"run-{k}",
+                    sc.namespace,
+                    cpu=1000,
+                    priority=prio,
+                    node=host,
+                    labels={"pod-group.scheduling.sigs.k8s.io": "run", "app": "run"},
+                )
+            )
+
+
+def _add_lone_pods(sc: Scenario, rng: random.Random, free: dict[str, int], *, crowded: bool) -> None:
+    """Lone pods where they fit: a few anywhere, or four per node, all low priority, when crowded."""
+    names = list(free)
+    n_nodes = len(names)
+    for k in range(rng.randint(0, n_nodes + 2) if not crowded else 4 * n_nodes):
+        host = names[k % n_nodes] if crowded else rng.choice(names)
+        cpu = rng.choice((500, 1000, 2000))
+        if free[host] < cpu:
+            continue
+        free[host] -= cpu
+        sc.running.append(
+            _pod(
+                f"lone-{k}",
+                sc.namespace,
+                cpu=cpu,
+                priority="diff-low" if crowded else rng.choice(("diff-low", "diff-low", "diff-mid")),
+                node=host,
+                labels={"app": rng.choice(("web", "db"))},
+            )
+        )
+
+
+def _add_pending_gang(sc: Scenario, rng: random.Random, *, tainted: bool, forced: str | None) -> None:
+    """The pending gang: its pods, rank-indexed, and its PodGroup (created last)."""
     size = rng.randint(1, 4)
     cpu = rng.choice((1000, 2000, 3000, 4000))
     leader = size > 1 and rng.random() < 0.35
@@ -255,18 +283,17 @@ def make_scenario(rng: random.Random, index: int, namespace: str) -> Scenario:
         sc.pending.append(
             _pod(
                 f"gang-{k}",
-                namespace,
+                sc.namespace,
                 cpu=cpu + (1000 if leader and k == 0 else 0),
                 priority=prio,
                 labels={"pod-group.scheduling.sigs.k8s.io": "gang", "app": "gang"},
                 annotations={"gang.scheduling.koordinator.sh/network-topology-index": str(k)},
-                scenario=index,
+                scenario=sc.index,
                 tolerate=tolerate,
             )
         )
     sc.features.add("rank-indexed gang")
-    sc.gate = _podgroup("gang", namespace, min_member, gather)
-    return sc
+    sc.gate = _podgroup("gang", sc.namespace, min_member, gather)
 
 
 # --- the run ----------------------------------------------------------------------------------
@@ -419,9 +446,7 @@ async def diff_topobridge(control_plane: Any) -> AsyncIterator[local.TopobridgeS
     state = await local.start(
         control_plane.kubeconfig,
         work,
-        schedulers=(SCHEDULER,),
-        register=False,
-        extra_args=("--log-level", "debug"),
+        local.Launch(schedulers=(SCHEDULER,), register=False, extra_args=("--log-level", "debug")),
     )
     try:
         yield state

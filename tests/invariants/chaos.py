@@ -284,19 +284,21 @@ class ChaosRun:
         state = await local.start(
             self.plane.kubeconfig,
             self.work / identity,
-            lease_name=self.lease,
-            identity=identity,
-            register=False,
-            wait_leading=leading,
-            entry=(str(LAUNCHER),),
-            env={"TOPOBRIDGE_FAULTS": faults},
-            extra_args=[
-                "--no-hypernodes",
-                f"--lease-duration={self.o.lease_duration}",
-                f"--renew-deadline={self.o.renew_deadline}",
-                f"--retry-period={self.o.retry_period}",
-            ],
-            ready_timeout=120.0,
+            local.Launch(
+                lease_name=self.lease,
+                identity=identity,
+                register=False,
+                wait_leading=leading,
+                entry=(str(LAUNCHER),),
+                env={"TOPOBRIDGE_FAULTS": faults},
+                extra_args=[
+                    "--no-hypernodes",
+                    f"--lease-duration={self.o.lease_duration}",
+                    f"--renew-deadline={self.o.renew_deadline}",
+                    f"--retry-period={self.o.retry_period}",
+                ],
+                ready_timeout=120.0,
+            ),
         )
         self.logs.append(Path(state.log_file))
         self._started.append(state.pid)

@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 from translation_seeds import member_pod, seed_cnt, seed_member_pods, seed_nodes, seed_pod_groups
 
-from topobridge.cmd_translate import run
+from topobridge.cmd_translate import TranslateOptions, run
 
 JsonDict = dict[str, Any]
 
@@ -32,8 +32,7 @@ def translate(
     out, err = io.StringIO(), io.StringIO()
     code = run(
         list(files),
-        to=to,
-        revision=revision,
+        TranslateOptions(to=to, revision=revision),
         out=out,
         err=err,
         stdin=io.StringIO(stdin) if stdin is not None else None,

@@ -125,14 +125,14 @@ def test_topobridge_translate_writes_the_pod_group_and_job_and_reports(tmp_path:
 
     import yaml
 
-    from topobridge.cmd_translate import GpuOptions, run
+    from topobridge.cmd_translate import GpuOptions, TranslateOptions, run
 
     path = tmp_path / "job.yaml"
     path.write_text(
         yaml.safe_dump_all([_job(SEED), _job({}) | {"metadata": {"name": "plain", "namespace": "ml"}}])
     )
     out, err = io.StringIO(), io.StringIO()
-    assert run([str(path)], gpu=GpuOptions(pack_tier=1), out=out, err=err) == 0
+    assert run([str(path)], TranslateOptions(gpu=GpuOptions(pack_tier=1)), out=out, err=err) == 0
     docs = list(yaml.safe_load_all(out.getvalue()))
     assert [d["kind"] for d in docs] == ["PodGroup", "Job"]
     assert docs[0]["spec"]["networkTopology"] == {"mode": "hard", "highestTierAllowed": 1}

@@ -41,7 +41,8 @@ LWS_WITH_EXTRAS = {
 
 def _run(objects: list[Any], *args: str, tmp_path: Path | None = None, **kw: Any) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
-    code = cmd_translate.run(["-"], out=out, err=err, stdin=io.StringIO(yaml.safe_dump_all(objects)), **kw)
+    options = cmd_translate.TranslateOptions(**kw)
+    code = cmd_translate.run(["-"], options, out=out, err=err, stdin=io.StringIO(yaml.safe_dump_all(objects)))
     return code, out.getvalue(), err.getvalue()
 
 

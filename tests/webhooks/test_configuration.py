@@ -8,12 +8,12 @@ import base64
 import pytest
 
 from translations._base import LabelSelector
-from webhooks.configuration import ServiceRef, validating_webhook_configuration
+from webhooks.configuration import Endpoint, ServiceRef, validating_webhook_configuration
 from webhooks.rules.registry import KINDS
 
 
 def test_every_kind_routed_with_the_fixed_settings() -> None:
-    cfg = validating_webhook_configuration(ca_bundle=b"PEM", url="https://127.0.0.1:9443/")
+    cfg = validating_webhook_configuration(Endpoint(b"PEM", url="https://127.0.0.1:9443/"))
     hooks = cfg["webhooks"]
     routed = {(h["rules"][0]["apiGroups"][0], h["rules"][0]["resources"][0]) for h in hooks}
     assert routed == {(k.group, k.resource) for k in KINDS}
@@ -33,7 +33,7 @@ def test_every_kind_routed_with_the_fixed_settings() -> None:
 
 def test_service_reference_and_failure_policy() -> None:
     cfg = validating_webhook_configuration(
-        ca_bundle=b"x", service=ServiceRef("topobridge-system", "topobridge-webhook"), failure_policy="Ignore"
+        Endpoint(b"x", service=ServiceRef("topobridge-system", "topobridge-webhook")), failure_policy="Ignore"
     )
     hook = cfg["webhooks"][0]
     assert hook["clientConfig"]["service"] == {
@@ -44,7 +44,7 @@ def test_service_reference_and_failure_policy() -> None:
     }
     assert hook["failurePolicy"] == "Ignore"
     with pytest.raises(ValueError, match="url or its service"):
-        validating_webhook_configuration(ca_bundle=b"x")
+        Endpoint(b"x")
 
 
 @pytest.mark.parametrize(
@@ -70,7 +70,7 @@ def test_service_reference_and_failure_policy() -> None:
 def test_each_pod_reaches_at_most_one_pod_webhook(labels: dict[str, str], expected: int) -> None:
     hooks = [
         h
-        for h in validating_webhook_configuration(ca_bundle=b"x", url="https://h")["webhooks"]
+        for h in validating_webhook_configuration(Endpoint(b"x", url="https://h"))["webhooks"]
         if h["rules"][0]["resources"] == ["pods"]
     ]
     assert len(hooks) == 3
@@ -80,7 +80,7 @@ def test_each_pod_reaches_at_most_one_pod_webhook(labels: dict[str, str], expect
 def test_all_pods_mode_has_one_unselective_pod_webhook() -> None:
     hooks = [
         h
-        for h in validating_webhook_configuration(ca_bundle=b"x", url="https://h", pod_selection="all")[
+        for h in validating_webhook_configuration(Endpoint(b"x", url="https://h"), pod_selection="all")[
             "webhooks"
         ]
         if h["rules"][0]["resources"] == ["pods"]
@@ -89,7 +89,7 @@ def test_all_pods_mode_has_one_unselective_pod_webhook() -> None:
 
 
 def test_namespace_opt_out() -> None:
-    hook = validating_webhook_configuration(ca_bundle=b"x", url="https://h")["webhooks"][0]
+    hook = validating_webhook_configuration(Endpoint(b"x", url="https://h"))["webhooks"][0]
     selector = LabelSelector.model_validate(hook["namespaceSelector"])
     assert selector.matches({"kubernetes.io/metadata.name": "team-a"})
     assert not selector.matches({"kubernetes.io/metadata.name": "kube-system"})

@@ -34,7 +34,7 @@ from webhook_corpus import (
     xpg,
 )
 
-from webhooks.configuration import validating_webhook_configuration
+from webhooks.configuration import Endpoint, validating_webhook_configuration
 from webhooks.rules.registry import for_api_version
 from webhooks.server import ServerSettings, WebhookServer
 from webhooks.state import InMemoryStateSource
@@ -133,8 +133,7 @@ async def harness_factory(
         assert server.ca_bundle is not None
         cfg = _narrowed(
             validating_webhook_configuration(
-                ca_bundle=server.ca_bundle,
-                url=f"https://127.0.0.1:{server.port}",
+                Endpoint(server.ca_bundle, url=f"https://127.0.0.1:{server.port}"),
                 name=f"topobridge-test-{token}",
             ),
             token,

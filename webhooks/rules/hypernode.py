@@ -12,8 +12,11 @@ rules Volcano only enforces at scheduling time:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from translations._base import LabelSelector
 from translations.errors import render_value
 from translations.goregex import (
     MAX_PATTERN_CHARS_PER_HYPERNODE,
@@ -98,6 +101,8 @@ def _check_overlaps(hn: HyperNode, out: Findings) -> None:
 
 
 def _check_member(hn: HyperNode, i: int, member: MemberSpec, out: Findings, *, compile_pattern: bool) -> None:
+    """One member: exactly one selector, each well formed (`_check_regex`, `_check_label_match`),
+    and a HyperNode member that can sit below this one (`_check_hypernode_member`)."""
     base = f"spec.members[{i}].selector"
     sel = member.selector
     chosen = [
@@ -121,68 +126,86 @@ def _check_member(hn: HyperNode, i: int, member: MemberSpec, out: Findings, *, c
         )
         return
     if sel.regex_match is not None:
-        pattern = sel.regex_match.pattern
-        if not pattern:
-            out.errors.append(fe.required(f"{base}.regexMatch.pattern"))
-        elif len(pattern) > MAX_PATTERN_LENGTH:  # bounds the memory its compiled form takes
-            out.errors.append(fe.too_long(f"{base}.regexMatch.pattern", MAX_PATTERN_LENGTH))
-        elif compile_pattern:
-            try:
-                compile_go_regex(pattern)
-            except GoRegexError as exc:
-                reason = (
-                    exc.args[0].decode(errors="replace")
-                    if exc.args and isinstance(exc.args[0], bytes)
-                    else str(exc)
-                )
-                out.errors.append(
-                    fe.invalid(
-                        f"{base}.regexMatch.pattern", pattern, f"must be a valid regular expression: {reason}"
-                    )
-                )
+        _check_regex(
+            f"{base}.regexMatch.pattern", sel.regex_match.pattern, out, compile_pattern=compile_pattern
+        )
     if sel.label_match is not None:
-        if member.type != "Node":
-            out.errors.append(
-                fe.forbidden(f"{base}.labelMatch", "selects Nodes only; this member's type is HyperNode")
-            )
-        for j, req in enumerate(sel.label_match.match_expressions or []):
-            path = f"{base}.labelMatch.matchExpressions[{j}]"
-            if req.operator not in LABEL_OPERATORS:
-                out.errors.append(fe.not_supported(f"{path}.operator", req.operator, LABEL_OPERATORS))
-            elif req.operator in ("In", "NotIn") and not req.values:
-                out.errors.append(
-                    fe.required(f"{path}.values", "must be specified when `operator` is 'In' or 'NotIn'")
-                )
-            elif req.operator in ("Exists", "DoesNotExist") and req.values:
-                out.errors.append(
-                    fe.forbidden(
-                        f"{path}.values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
-                    )
-                )
-        if (
-            member.type == "Node"
-            and not sel.label_match.match_labels
-            and not sel.label_match.match_expressions
-        ):
-            out.warnings.append(
-                f"{base}.labelMatch: an empty selector makes every node in the cluster a member"
-            )
+        _check_label_match(f"{base}.labelMatch", member, sel.label_match, out)
     if member.type == "HyperNode":
-        if sel.exact_match is not None and sel.exact_match.name == hn.name:
-            out.errors.append(
-                fe.invalid(f"{base}.exactMatch.name", hn.name, "a HyperNode cannot be its own member")
+        _check_hypernode_member(hn, i, member, out)
+
+
+def _check_regex(path: str, pattern: str, out: Findings, *, compile_pattern: bool) -> None:
+    """A pattern is given, bounded, and (when asked) compiles as Go's regexp would."""
+    if not pattern:
+        out.errors.append(fe.required(path))
+    elif len(pattern) > MAX_PATTERN_LENGTH:  # bounds the memory its compiled form takes
+        out.errors.append(fe.too_long(path, MAX_PATTERN_LENGTH))
+    elif compile_pattern:
+        try:
+            compile_go_regex(pattern)
+        except GoRegexError as exc:
+            reason = (
+                exc.args[0].decode(errors="replace")
+                if exc.args and isinstance(exc.args[0], bytes)
+                else str(exc)
             )
-        elif hn.spec.tier == 0:
+            out.errors.append(fe.invalid(path, pattern, f"must be a valid regular expression: {reason}"))
+
+
+def _check_label_match(path: str, member: MemberSpec, match: LabelSelector, out: Findings) -> None:
+    """Nodes only; each expression's operator and values as the API server checks them; a
+    warning for an empty selector, which makes every node a member."""
+    if member.type != "Node":
+        out.errors.append(fe.forbidden(path, "selects Nodes only; this member's type is HyperNode"))
+    for j, req in enumerate(match.match_expressions or []):
+        here = f"{path}.matchExpressions[{j}]"
+        if req.operator not in LABEL_OPERATORS:
+            out.errors.append(fe.not_supported(f"{here}.operator", req.operator, LABEL_OPERATORS))
+        elif req.operator in ("In", "NotIn") and not req.values:
             out.errors.append(
-                fe.invalid(
-                    f"spec.members[{i}].type",
-                    member.type,
-                    "a tier-0 HyperNode cannot hold HyperNodes: members sit at a lower tier",
+                fe.required(f"{here}.values", "must be specified when `operator` is 'In' or 'NotIn'")
+            )
+        elif req.operator in ("Exists", "DoesNotExist") and req.values:
+            out.errors.append(
+                fe.forbidden(
+                    f"{here}.values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
                 )
             )
+    if member.type == "Node" and not match.match_labels and not match.match_expressions:
+        out.warnings.append(f"{path}: an empty selector makes every node in the cluster a member")
+
+
+def _check_hypernode_member(hn: HyperNode, i: int, member: MemberSpec, out: Findings) -> None:
+    """Not the HyperNode itself, and not under a tier-0 HyperNode."""
+    sel = member.selector
+    if sel.exact_match is not None and sel.exact_match.name == hn.name:
+        out.errors.append(
+            fe.invalid(
+                f"spec.members[{i}].selector.exactMatch.name", hn.name, "a HyperNode cannot be its own member"
+            )
+        )
+    elif hn.spec.tier == 0:
+        out.errors.append(
+            fe.invalid(
+                f"spec.members[{i}].type",
+                member.type,
+                "a tier-0 HyperNode cannot hold HyperNodes: members sit at a lower tier",
+            )
+        )
+
+
+@dataclass(frozen=True)
+class _Above:
+    """The HyperNodes above the one under review, nearest first, and each one's position."""
+
+    chain: list[str]
+    rank: dict[str, int]
 
 
 def _check_tree(hn: HyperNode, state: ClusterState, out: Findings) -> None:
+    """Below every parent's tier; each HyperNode member (`_selected_hypernodes`) below this one's
+    tier, not above it (a cycle), and in no other parent (`_check_child`)."""
     me, tier = hn.name, hn.spec.tier
     for parent in state.parents_of(me, excluding=me):
         facts = state.hypernodes[parent]
@@ -195,49 +218,64 @@ def _check_tree(hn: HyperNode, state: ClusterState, out: Findings) -> None:
                 )
             )
     # Every HyperNode above this one: a member among them would close a cycle.
-    above = state.ancestors(me)
-    rank = {name: i for i, name in enumerate(above)}  # one lookup per member, not a scan
+    chain = state.ancestors(me)
+    above = _Above(chain, {name: i for i, name in enumerate(chain)})  # one lookup per member, not a scan
     others = sorted(n for n in state.hypernodes if n != me)
     for i, member in enumerate(hn.spec.member_list):
-        if member.type != "HyperNode":
+        selected = _selected_hypernodes(i, member, others)
+        if selected is None:
             continue
-        sel = member.selector
-        if sel.exact_match is not None:
-            path, value, kids = (
-                f"spec.members[{i}].selector.exactMatch.name",
-                sel.exact_match.name,
-                [sel.exact_match.name],
-            )
-        elif sel.regex_match is not None:
-            path, value = f"spec.members[{i}].selector.regexMatch.pattern", sel.regex_match.pattern
-            kids = regex_matches(value, others)
-        else:
-            continue
+        path, value, kids = selected
         for kid in kids:
-            kid_facts = state.hypernodes.get(kid)
-            if kid_facts is None:
-                out.warnings.append(f"{path}: HyperNode {render_value(kid)} does not exist (yet)")
-                continue
-            if kid in rank:
-                chain = " -> ".join([kid, *reversed(above[: rank[kid]]), me, kid])
-                out.errors.append(fe.invalid(path, value, f"would form a cycle: {chain}"))
-                continue
-            if kid_facts.tier >= tier:
-                out.errors.append(
-                    fe.invalid(
-                        path,
-                        value,
-                        f"member HyperNode {render_value(kid)} has tier {kid_facts.tier}; "
-                        f"members must sit below tier {tier}",
-                    )
-                )
-            other_parents = state.parents_of(kid, excluding=me)
-            if other_parents:
-                out.errors.append(
-                    fe.invalid(
-                        path,
-                        value,
-                        f"HyperNode {render_value(kid)} already has parent {render_value(other_parents[0])}; "
-                        "a HyperNode has at most one parent",
-                    )
-                )
+            _check_child(hn, state, above, kid, (path, value), out)
+
+
+def _selected_hypernodes(
+    i: int, member: MemberSpec, others: Sequence[str]
+) -> tuple[str, str, list[str]] | None:
+    """A HyperNode member's selector (its path and value) and the HyperNodes it selects."""
+    if member.type != "HyperNode":
+        return None
+    sel = member.selector
+    if sel.exact_match is not None:
+        name = sel.exact_match.name
+        return f"spec.members[{i}].selector.exactMatch.name", name, [name]
+    if sel.regex_match is not None:
+        pattern = sel.regex_match.pattern
+        return f"spec.members[{i}].selector.regexMatch.pattern", pattern, regex_matches(pattern, others)
+    return None
+
+
+def _check_child(
+    hn: HyperNode, state: ClusterState, above: _Above, kid: str, at: tuple[str, str], out: Findings
+) -> None:
+    """One HyperNode a member selects (`at`: the selector's path and value)."""
+    path, value = at
+    me, tier = hn.name, hn.spec.tier
+    kid_facts = state.hypernodes.get(kid)
+    if kid_facts is None:
+        out.warnings.append(f"{path}: HyperNode {render_value(kid)} does not exist (yet)")
+        return
+    if kid in above.rank:
+        cycle = " -> ".join([kid, *reversed(above.chain[: above.rank[kid]]), me, kid])
+        out.errors.append(fe.invalid(path, value, f"would form a cycle: {cycle}"))
+        return
+    if kid_facts.tier >= tier:
+        out.errors.append(
+            fe.invalid(
+                path,
+                value,
+                f"member HyperNode {render_value(kid)} has tier {kid_facts.tier}; "
+                f"members must sit below tier {tier}",
+            )
+        )
+    other_parents = state.parents_of(kid, excluding=me)
+    if other_parents:
+        out.errors.append(
+            fe.invalid(
+                path,
+                value,
+                f"HyperNode {render_value(kid)} already has parent {render_value(other_parents[0])}; "
+                "a HyperNode has at most one parent",
+            )
+        )

@@ -14,15 +14,15 @@ gang preemption do; the planner is `controller.placer.preempt`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 
+from controller.placer.budgets import Budget
 from controller.placer.deadline import Deadline
 from controller.placer.demand import GangDemand
-from controller.placer.framework import I64, Code, Status
-from controller.placer.preempt import Budget, PreemptionPlan, plan_preemption
+from controller.placer.framework import I64, Code, PostFilterResult, Status
+from controller.placer.preempt import plan_preemption
 from controller.placer.select import select
 from controller.placer.snapshot import Snapshot
 from translations.gangs import Gang
@@ -31,12 +31,6 @@ NOT_ELIGIBLE_TERMINATING = "not eligible due to terminating pod on the nominated
 NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 NO_VICTIMS = "no set of lower-priority pods whose eviction lets the whole gang fit."
 NO_VICTIMS_IN_TIME = "no set of lower-priority pods found within the attempt's deadline; tried again later."
-
-
-@dataclass(frozen=True)
-class PostFilterResult:
-    status: Status
-    plan: PreemptionPlan | None = None
 
 
 class DefaultPreemption:

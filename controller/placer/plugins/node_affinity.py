@@ -17,7 +17,8 @@ from typing import ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from controller.placer.framework import Bool, Cut, CycleState, MemoSlot, ShapeClass
+from controller.placer.framework import Bool, Cut, CycleState, ShapeClass
+from controller.placer.memo import MemoSlot
 from controller.placer.snapshot import ClusterIndex, Snapshot
 from translations.core import NodeSelectorRequirement, PodSpec
 

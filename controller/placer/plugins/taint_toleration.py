@@ -13,7 +13,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from controller.placer.framework import Bool, Cut, CycleState, MemoSlot, ShapeClass
+from controller.placer.framework import Bool, Cut, CycleState, ShapeClass
+from controller.placer.memo import MemoSlot
 from controller.placer.snapshot import ClusterIndex, Snapshot, TaintTuple
 from translations.core import PodSpec
 

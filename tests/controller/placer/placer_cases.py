@@ -339,9 +339,38 @@ def node_shape(draw: st.DrawFn) -> dict[str, Any]:
 
 @st.composite
 def cases(draw: st.DrawFn, *, shapes: tuple[str, ...] = ("uniform", "leader"), crowded: bool = False) -> Case:
-    """A cluster of 1-8 nodes, some running pods, and one pending gang of 1-4 pods."""
+    """A cluster of 1-8 nodes, some running pods, and one pending gang of 1-4 pods. Every part
+    is drawn by its own helper, in one fixed order, so a seed replays the same examples."""
     topology = draw(st.sampled_from(["none", "block", "spine", "spine"]))
     render = draw(st.sampled_from(["cnt", "hypernode"]))
+    nodes = _draw_nodes(draw)
+    bound, bound_gangs = _draw_running(draw, nodes, crowded=crowded)
+    pdbs = [
+        (draw(st.sampled_from(["a", "b"])), draw(st.integers(0, 1))) for _ in range(draw(st.integers(0, 2)))
+    ]
+    # Keep the oracle's victim enumeration small: at most 10 running pods survive the fit check.
+    bound = bound[:10]
+    gang = _draw_gang(draw, shapes, crowded=crowded)
+    dialect, mode, tier = _draw_constraint(draw, topology)
+    return Case(
+        topology=topology,
+        render=render,
+        nodes=nodes,
+        bound=bound,
+        bound_gangs=bound_gangs,
+        pdbs=pdbs,
+        gang=gang,
+        gang_min=len(gang),
+        priority=draw(st.sampled_from([100, 1000, 5000])),
+        never=draw(st.integers(0, 9)) == 0,
+        dialect=dialect,
+        mode=mode,
+        tier=tier,
+    )
+
+
+def _draw_nodes(draw: st.DrawFn) -> list[NodeCase]:
+    """1-8 nodes over 1-3 spines of two blocks each."""
     n_nodes = draw(st.integers(1, 8))
     n_spines = draw(st.integers(1, 3))
     nodes: list[NodeCase] = []
@@ -357,7 +386,14 @@ def cases(draw: st.DrawFn, *, shapes: tuple[str, ...] = ("uniform", "leader"), c
                 unschedulable=draw(st.integers(0, 14)) == 0,
             )
         )
-    # Running pods, placed only where they fit (a consistent snapshot).
+    return nodes
+
+
+def _draw_running(
+    draw: st.DrawFn, nodes: list[NodeCase], *, crowded: bool
+) -> tuple[list[PodCase], dict[str, int]]:
+    """Running pods, placed only where they fit (a consistent snapshot); some of them form a
+    gang (same priority), with minMember at or below its size."""
     used = {n.name: [0, 0, 0, 0] for n in nodes}
     bound: list[PodCase] = []
     bound_gangs: dict[str, int] = {}
@@ -386,7 +422,6 @@ def cases(draw: st.DrawFn, *, shapes: tuple[str, ...] = ("uniform", "leader"), c
         u[2] += p.gpu
         u[3] += 1
         bound.append(p)
-    # Some running pods form gangs (same priority), with minMember at or below their size.
     if len(bound) >= 2 and draw(st.booleans()):
         k = draw(st.integers(2, min(3, len(bound))))
         members = bound[:k]
@@ -394,11 +429,12 @@ def cases(draw: st.DrawFn, *, shapes: tuple[str, ...] = ("uniform", "leader"), c
             m.gang = "job-x"
             m.priority = members[0].priority
         bound_gangs["job-x"] = draw(st.integers(1, k))
-    pdbs = [
-        (draw(st.sampled_from(["a", "b"])), draw(st.integers(0, 1))) for _ in range(draw(st.integers(0, 2)))
-    ]
-    # Keep the oracle's victim enumeration small: at most 10 running pods survive the fit check.
-    bound = bound[:10]
+    return bound, bound_gangs
+
+
+def _draw_gang(draw: st.DrawFn, shapes: tuple[str, ...], *, crowded: bool) -> list[PodCase]:
+    """The pending gang: its shape (one request, a leader apart, or mixed), a zone some of it
+    must run in, tolerations."""
     shape = draw(st.sampled_from(shapes))
     size = draw(st.integers(1, 3 if crowded else 4))
     base = PodCase(
@@ -407,10 +443,7 @@ def cases(draw: st.DrawFn, *, shapes: tuple[str, ...] = ("uniform", "leader"), c
         mem=draw(st.sampled_from([1, 2, 4])),
         gpu=draw(st.sampled_from([0, 0, 1])),
     )
-    gang: list[PodCase] = []
-    for i in range(size):
-        p = PodCase(name=f"g-{i}", cpu=base.cpu, mem=base.mem, gpu=base.gpu)
-        gang.append(p)
+    gang = [PodCase(name=f"g-{i}", cpu=base.cpu, mem=base.mem, gpu=base.gpu) for i in range(size)]
     if shape == "leader" and size >= 2:
         gang[0].cpu = draw(st.sampled_from([250, 1000, 3000]))
         gang[0].mem = draw(st.sampled_from([1, 2]))
@@ -425,6 +458,11 @@ def cases(draw: st.DrawFn, *, shapes: tuple[str, ...] = ("uniform", "leader"), c
     if draw(st.integers(0, 3)) == 0:
         for p in gang:
             p.tolerate = True
+    return gang
+
+
+def _draw_constraint(draw: st.DrawFn, topology: str) -> tuple[str, str | None, int | None]:
+    """The gang's dialect and network-topology constraint (mode, tier), as that dialect can say it."""
     dialect = draw(st.sampled_from(["volcano", "koordinator"]))
     kind = draw(st.sampled_from(["none", "hard", "hard", "soft"]))
     top = {"none": 0, "block": 1, "spine": 2}[topology]
@@ -442,18 +480,4 @@ def cases(draw: st.DrawFn, *, shapes: tuple[str, ...] = ("uniform", "leader"), c
             tier = top or None
             if tier is None:
                 mode = None
-    return Case(
-        topology=topology,
-        render=render,
-        nodes=nodes,
-        bound=bound,
-        bound_gangs=bound_gangs,
-        pdbs=pdbs,
-        gang=gang,
-        gang_min=size,
-        priority=draw(st.sampled_from([100, 1000, 5000])),
-        never=draw(st.integers(0, 9)) == 0,
-        dialect=dialect,
-        mode=mode,
-        tier=tier,
-    )
+    return dialect, mode, tier

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from controller.placer.budgets import budgets_from
 from controller.placer.engine import Verdict, schedule
-from controller.placer.preempt import budgets_from
 from controller.placer.scenario import SimulationResult, load_scenario, prepare, simulate
 from topobridge.cmd_validate import load_objects
 

@@ -20,9 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from placer_objects import cnt, hypernode, koord_gang, node, pdb, pod, priority_class, volcano_gang
 
+from controller.placer.budgets import budgets_from
 from controller.placer.cluster import ClusterState, ClusterView, Kind
 from controller.placer.cycle import GangTiming, SchedulingCycle
-from controller.placer.preempt import budgets_from
 from controller.placer.snapshot import Snapshot
 from translations import koordinator as koord
 from translations import volcano

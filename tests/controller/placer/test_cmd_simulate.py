@@ -13,14 +13,29 @@ import pytest
 import yaml
 from placer_objects import DEMO, demo_objects, node, pod
 
-from topobridge.cmd_simulate import run
+from topobridge.cmd_simulate import Source, run
 
 CONTRACT_KEYS = ["bound", "evicted", "gangs", "nominated", "unschedulable"]
 
 
-def simulate(*args: Any, stdin: str | None = None, **kw: Any) -> tuple[int, str, str]:
+def simulate(
+    scenario: str | None = None,
+    *,
+    stdin: str | None = None,
+    output: str = "text",
+    scheduler_names: str | None = None,
+    **source: Any,
+) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
-    code = run(*args, out=out, err=err, stdin=io.StringIO(stdin) if stdin is not None else None, **kw)
+    served = {} if scheduler_names is None else {"scheduler_names": scheduler_names}
+    code = run(
+        Source(scenario, **source),
+        output=output,
+        out=out,
+        err=err,
+        stdin=io.StringIO(stdin) if stdin is not None else None,
+        **served,
+    )
     return code, out.getvalue(), err.getvalue()
 
 

@@ -12,9 +12,9 @@ from typing import Any
 import yaml
 from placer_objects import Obj, demo_objects, koord_gang, members, node, pod, spine_block_nodes, volcano_gang
 
+from controller.placer.budgets import budgets_from
 from controller.placer.cycle import GangTiming, SchedulingCycle
 from controller.placer.explain import explain, render
-from controller.placer.preempt import budgets_from
 from controller.placer.scenario import cluster_state, load_scenario, prepare
 from topobridge import cmd_explain
 
@@ -99,10 +99,18 @@ def test_the_command_explains_a_file_and_a_job_not_yet_submitted(tmp_path: Path)
     )
     out, err = io.StringIO(), io.StringIO()
     code = cmd_explain.run(
-        gang=None, filename=str(job), source=str(cluster), output_format="json", out=out, err=err
+        gang=None,
+        filename=str(job),
+        cluster=cmd_explain.Cluster(source=str(cluster)),
+        output_format="json",
+        out=out,
+        err=err,
     )
     assert (code, err.getvalue()) == (0, "")
     doc = json.loads(out.getvalue())
     assert doc["gang"] == "volcano:default/new" and doc["verdict"]["code"] == "Success"
     out = io.StringIO()
-    assert cmd_explain.run(gang="missing", source=str(cluster), out=out, err=err) == cmd_explain.EXIT_NO_GANG
+    missing = cmd_explain.run(
+        gang="missing", cluster=cmd_explain.Cluster(source=str(cluster)), out=out, err=err
+    )
+    assert missing == cmd_explain.EXIT_NO_GANG

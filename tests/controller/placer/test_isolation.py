@@ -15,13 +15,13 @@ from worst_cases import GANG, worst_attempt
 
 from controller.placer import cluster as cluster_mod
 from controller.placer import cycle as cycle_mod
+from controller.placer.budgets import budgets_from
 from controller.placer.cycle import CycleOptions, GangTiming, SchedulingCycle
 from controller.placer.deadline import Deadline
 from controller.placer.engine import schedule
 from controller.placer.framework import Code
 from controller.placer.plugins import gpu_topology
 from controller.placer.plugins.default_preemption import NO_VICTIMS_IN_TIME
-from controller.placer.preempt import budgets_from
 from controller.placer.scenario import cluster_state, load_scenario, prepare
 
 SERVED = ("koord-scheduler", "topobridge")

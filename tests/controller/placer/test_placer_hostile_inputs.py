@@ -14,9 +14,9 @@ import pytest
 from oracle import _percent_of
 from placer_objects import cnt, hypernode, koord_gang, node, pdb, pod
 
+from controller.placer.budgets import _scaled
 from controller.placer.cluster import ClusterState, Kind
 from controller.placer.cycle import GangTiming, SchedulingCycle
-from controller.placer.preempt import _scaled
 from tests.strategies.feed import placer_state
 from translations.core import Pod
 from translations.quantity import SCHEDULER_UNIT_BOUND

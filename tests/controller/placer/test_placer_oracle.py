@@ -24,9 +24,9 @@ from oracle_checks import check_assignment, compare
 from placer_cases import Case, cases
 
 from controller.placer import preempt
+from controller.placer.budgets import budgets_from
 from controller.placer.engine import demand_of, schedule
 from controller.placer.framework import Code
-from controller.placer.preempt import budgets_from
 
 SETTINGS = settings(
     max_examples=1000,

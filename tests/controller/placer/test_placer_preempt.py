@@ -19,8 +19,8 @@ from placer_objects import (
     volcano_gang,
 )
 
+from controller.placer.budgets import budgets_from
 from controller.placer.framework import Code
-from controller.placer.preempt import budgets_from
 from controller.placer.scenario import cluster_state, load_scenario, prepare
 
 CLASSES = [priority_class("high", 1000), priority_class("mid", 500), priority_class("low", 100)]

@@ -13,7 +13,7 @@ from controller.errors import NotFoundError
 from controller.kube import Kube
 from controller.placer.scenario import load_scenario, simulate
 from controller.resources import NODES, PODS
-from topobridge.cmd_simulate import run
+from topobridge.cmd_simulate import Source, run
 from topobridge.snapshot_io import read_cluster_async
 
 
@@ -72,9 +72,7 @@ async def test_from_cluster_simulates_the_live_snapshot_read_only(
         out, err = io.StringIO(), io.StringIO()
         code = await asyncio.to_thread(
             run,
-            None,
-            from_cluster=True,
-            kubeconfig=control_plane.kubeconfig,
+            Source(from_cluster=True, kubeconfig=control_plane.kubeconfig),
             scheduler_names=scheduler,
             output="json",
             out=out,
