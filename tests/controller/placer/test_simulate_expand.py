@@ -15,6 +15,7 @@ from gpu_seed import SEED_ANNOTATIONS
 from placer_objects import SEED_LAYOUT, Obj, hypernode, node, pod, run, spine_block_nodes
 
 from controller.placer.scenario import load_scenario
+from topobridge.cmd_simulate import Source
 from topobridge.cmd_simulate import run as simulate_command
 from translations import gpu
 from translations.errors import ScenarioError
@@ -246,7 +247,7 @@ def test_gpu_dialect_job_is_one_gang_on_two_nodes_of_the_narrowest_block() -> No
 def command(objects: list[Obj], output: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     code = simulate_command(
-        "-", output=output, out=out, err=err, stdin=io.StringIO(yaml.safe_dump_all(objects))
+        Source("-"), output=output, out=out, err=err, stdin=io.StringIO(yaml.safe_dump_all(objects))
     )
     return code, out.getvalue(), err.getvalue()
 
