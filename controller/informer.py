@@ -89,6 +89,10 @@ LIST_WATCH = Backoff(0.5, 30.0, jitter=0.5)
 in [0.5, 1] so many informers failing together do not retry in step."""
 
 
+WATCH_TIMEOUT = 300
+"""Seconds a watch asks to last, before jitter (client-go's minWatchTimeout: 5 minutes)."""
+
+
 class Informer:
     """List+watch one resource into `cache`; see the module docstring."""
 
@@ -98,13 +102,10 @@ class Informer:
         resource: Resource,
         *,
         namespace: str | None = None,
-        label_selector: str | None = None,
         field_selector: str | None = None,
         resync_period: float | None = 300.0,
-        watch_timeout: int = 300,
         backoff: Backoff = LIST_WATCH,
         clock: Clock | None = None,  # None outside tests
-        name: str | None = None,
         transform: Callable[[JsonDict], JsonDict] | None = None,
     ) -> None:
         self.kube = kube
@@ -113,13 +114,11 @@ class Informer:
         """Applied to every listed or watched object before it is cached (client-go's
         SetTransform): drop what no reader needs, so the cache holds lean objects."""
         self.namespace = namespace
-        self.label_selector = label_selector
         self.field_selector = field_selector
         self.resync_period = resync_period
-        self.watch_timeout = watch_timeout
         self.backoff = backoff
         self.clock = clock or MonotonicClock()
-        self.name = name or str(resource)
+        self.name = str(resource)
         self.cache: dict[str, JsonDict] = {}
         self.resource_version: str = ""
         self.synced = asyncio.Event()
@@ -234,7 +233,6 @@ class Informer:
         listed = await self.kube.list(
             self.resource,
             namespace=self.namespace,
-            label_selector=self.label_selector,
             field_selector=self.field_selector,
         )
         items = listed.items if self.transform is None else [self.transform(o) for o in listed.items]
@@ -271,8 +269,7 @@ class Informer:
                     self.resource,
                     resource_version=self.resource_version,
                     namespace=self.namespace,
-                    label_selector=self.label_selector,
-                    field_selector=self.field_selector,
+                            field_selector=self.field_selector,
                     timeout_seconds=self._watch_timeout(),
                 ):
                     self._apply(event)
@@ -293,7 +290,7 @@ class Informer:
 
     def _watch_timeout(self) -> int:
         # Spread the watches' end times so many informers do not reconnect in lockstep.
-        return int(self.watch_timeout * (1 + self._rng.random()))
+        return int(WATCH_TIMEOUT * (1 + self._rng.random()))
 
     async def _resync_loop(self) -> None:
         assert self.resync_period

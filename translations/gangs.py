@@ -381,59 +381,77 @@ class _Tables:
 def _resolve_source(
     d: _Draft, tables: _Tables, classes: Mapping[str, PriorityClass], tree: TopologyTree | None
 ) -> None:
-    first = d.members[0]
+    """Fill the draft from what its dialect states: the PodGroup, the Job or the pods."""
     if d.source == "none":
         d.min_member = 1
-        d.creation = first.metadata.creation_timestamp or ""
+        d.creation = d.members[0].metadata.creation_timestamp or ""
+    elif d.source == "job":
+        _resolve_job(d, tables, tree)
+    elif d.source == "volcano":
+        _resolve_volcano(d, tables, classes, tree)
+    elif d.source in ("koordinator", "scheduler-plugins"):
+        _resolve_pod_group(d, tables)
+    else:
+        _resolve_pod_annotations(d)
+
+
+def _resolve_job(d: _Draft, tables: _Tables, tree: TopologyTree | None) -> None:
+    first = d.members[0]
+    uid = gpumod.job_uid_of(first)
+    job = tables.jobs.get(uid) if uid is not None else None
+    request, problems = gpumod.pod_request(first, job)
+    d.gpu = request
+    if problems:
+        where = f"Job {d.name}" if job is not None else f"pod {first.key}"
+        raise _Located(f"{where}: {problems[0]}")
+    # Without its Job in view, the pods present are the gang (their annotations said so).
+    d.min_member = job.gang_size if job is not None else len(d.members)
+    d.creation = (job or first).metadata.creation_timestamp or ""
+    _resolve_kueue(d, first, job, tree)
+
+
+def _resolve_volcano(
+    d: _Draft, tables: _Tables, classes: Mapping[str, PriorityClass], tree: TopologyTree | None
+) -> None:
+    pg = tables.volcano.get(d.name)
+    if pg is None:
+        d.error = f"PodGroup {shown_name(d.name)} ({volcano.PODGROUP_GROUP}) not found: its pods wait until it exists"
         return
-    if d.source == "job":
-        uid = gpumod.job_uid_of(first)
-        job = tables.jobs.get(uid) if uid is not None else None
-        request, problems = gpumod.pod_request(first, job)
-        d.gpu = request
-        if problems:
-            where = f"Job {d.name}" if job is not None else f"pod {first.key}"
-            raise _Located(f"{where}: {problems[0]}")
-        # Without its Job in view, the pods present are the gang (their annotations said so).
-        d.min_member = job.gang_size if job is not None else len(d.members)
-        d.creation = (job or first).metadata.creation_timestamp or ""
-        _resolve_kueue(d, first, job, tree)
+    d.creation = pg.metadata.creation_timestamp or ""
+    d.min_member = pg.spec.min_member if pg.spec.min_member is not None else 1
+    d.pg_priority = class_priority(pg.spec.priority_class_name, classes)
+    d.constraint = cons.from_volcano(pg.spec.network_topology, tree, warnings=d.warnings)
+    if d.constraint is None:
+        d.constraint = _volcano_pod_constraint(d.members)
+    d.volcano_policies = pg.spec.sub_group_policy or ()
+
+
+def _resolve_pod_group(d: _Draft, tables: _Tables) -> None:
+    """A sigs.k8s.io PodGroup (Koordinator's or the scheduler-plugins' group), with
+    Koordinator's gang annotations on it."""
+    pgx: koord.SigsPodGroup | schedplugins.XPodGroup | None
+    if d.source == "koordinator":
+        pgx, group = tables.koordinator.get(d.name), koord.SIGS_GROUP
+    else:
+        pgx, group = tables.scheduler_plugins.get(d.name), schedplugins.GROUP
+    if pgx is None:
+        d.error = f"PodGroup {shown_name(d.name)} ({group}) not found: its pods wait until it exists"
         return
-    if d.source == "volcano":
-        pg = tables.volcano.get(d.name)
-        if pg is None:
-            d.error = f"PodGroup {shown_name(d.name)} ({volcano.PODGROUP_GROUP}) not found: its pods wait until it exists"
-            return
-        d.creation = pg.metadata.creation_timestamp or ""
-        d.min_member = pg.spec.min_member if pg.spec.min_member is not None else 1
-        d.pg_priority = class_priority(pg.spec.priority_class_name, classes)
-        d.constraint = cons.from_volcano(pg.spec.network_topology, tree, warnings=d.warnings)
-        if d.constraint is None:
-            d.constraint = _volcano_pod_constraint(d.members)
-        d.volcano_policies = pg.spec.sub_group_policy or ()
-        return
-    if d.source in ("koordinator", "scheduler-plugins"):
-        pgx: koord.SigsPodGroup | schedplugins.XPodGroup | None
-        if d.source == "koordinator":
-            pgx, group = tables.koordinator.get(d.name), koord.SIGS_GROUP
-        else:
-            pgx, group = tables.scheduler_plugins.get(d.name), schedplugins.GROUP
-        if pgx is None:
-            d.error = f"PodGroup {shown_name(d.name)} ({group}) not found: its pods wait until it exists"
-            return
-        d.creation = pgx.metadata.creation_timestamp or ""
-        d.min_member = pgx.spec.min_member if pgx.spec.min_member is not None else 1
-        ga = _annotations(pgx.metadata.annotations, f"PodGroup {d.name}")
-        d.groups = ga.groups or ()
-        d.gather_spec = ga.network_topology
-        if pgx.spec.schedule_timeout_seconds is not None:
-            d.timeout = float(pgx.spec.schedule_timeout_seconds)
-        elif ga.waiting_time_seconds is not None:
-            d.timeout = ga.waiting_time_seconds
-        elif d.source == "koordinator":
-            d.timeout = KOORDINATOR_DEFAULT_WAITING_SECONDS
-        return
-    # Koordinator annotations on the pods themselves: the first member that states a value wins.
+    d.creation = pgx.metadata.creation_timestamp or ""
+    d.min_member = pgx.spec.min_member if pgx.spec.min_member is not None else 1
+    ga = _annotations(pgx.metadata.annotations, f"PodGroup {d.name}")
+    d.groups = ga.groups or ()
+    d.gather_spec = ga.network_topology
+    if pgx.spec.schedule_timeout_seconds is not None:
+        d.timeout = float(pgx.spec.schedule_timeout_seconds)
+    elif ga.waiting_time_seconds is not None:
+        d.timeout = ga.waiting_time_seconds
+    elif d.source == "koordinator":
+        d.timeout = KOORDINATOR_DEFAULT_WAITING_SECONDS
+
+
+def _resolve_pod_annotations(d: _Draft) -> None:
+    """Koordinator annotations on the pods themselves: the first member that states a value wins."""
     parsed = [_annotations(p.metadata.annotations, f"pod {p.key}") for p in d.members]
     d.creation = min((p.metadata.creation_timestamp or "" for p in d.members), default="")
     mins = [ga.min_available for ga in parsed if ga.min_available is not None]

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from controller.placer.cluster import ClusterState, Kind, choose_topology
-from controller.placer.cycle import DEFAULT_ASSEMBLY_GRACE, GangTiming, SchedulingCycle
+from controller.placer.cycle import DEFAULT_ASSEMBLY_GRACE, CyclePlan, GangTiming, SchedulingCycle
 from controller.placer.snapshot import I64, ClusterIndex, Snapshot
 from translations import expand as expandmod
 from translations import kinds, kueue, volcano
@@ -388,34 +388,11 @@ def simulate(
         plan = SchedulingCycle(
             view, served=served, now=clock, timing=timing, assembly_grace=assembly_grace
         ).run()
-        changed = bool(plan.waiting)
         for key, outcome in plan.outcomes.items():
             if outcome.report:
                 last[key] = outcome.message
-        for bind in plan.binds:
-            for pod_key, node in bind.pods:
-                _put_pod(state, pod_key, node_name=node)
-                res.bound[pod_key] = node
-            res.gangs[bind.gang] = (bind.domain, bind.tier)
-            where = f"{bind.domain} (tier {bind.tier})"
-            res.events.append(Event(rnd, bind.gang, "placed", f"{len(bind.pods)} pod(s) in {where}"))
-            timing.bound(bind.gang)
-            last.pop(bind.gang, None)
-            changed = True
-        for pre in plan.preemptions:
-            for victim in pre.plan.victims:
-                _put_pod(state, victim.pod, deleting=True)
-                res.conditions[victim.pod] = victim.condition
-                if victim.pod not in res.evicted:
-                    res.evicted.append(victim.pod)
-            for pod_key, node in pre.plan.nominated:
-                _put_pod(state, pod_key, nominated=node)
-                res.nominated[pod_key] = node
-            victims = ", ".join(v.pod for v in pre.plan.victims)
-            res.events.append(Event(rnd, pre.gang, "preempting", f"in {pre.plan.domain}: evicting {victims}"))
-            res.waiting[pre.gang] = pre.message
-            res.events.append(Event(rnd, pre.gang, "waiting", pre.message))
-            changed = True
+        changed = _apply_binds(state, plan, rnd, res, timing, last)
+        changed = _apply_preemptions(state, plan, rnd, res) or changed or bool(plan.waiting)
         # Terminating pods finish between rounds; the clock moves past any permit wait.
         for key in [k for k, p in state.pods.items() if p.metadata.deletion_timestamp is not None]:
             state.delete(Kind.POD, key)
@@ -433,6 +410,45 @@ def simulate(
     res.final_pods = {k: index.node_names[p.node] for k, p in view.snapshot.pods.items()}
     res.final_used = view.snapshot.used.copy()
     return res
+
+
+def _apply_binds(
+    state: ClusterState,
+    plan: CyclePlan,
+    rnd: int,
+    res: SimulationResult,
+    timing: GangTiming,
+    last: dict[str, str],
+) -> bool:
+    """Bind as the API server would: each pod gets its node. True when anything was bound."""
+    for bind in plan.binds:
+        for pod_key, node in bind.pods:
+            _put_pod(state, pod_key, node_name=node)
+            res.bound[pod_key] = node
+        res.gangs[bind.gang] = (bind.domain, bind.tier)
+        where = f"{bind.domain} (tier {bind.tier})"
+        res.events.append(Event(rnd, bind.gang, "placed", f"{len(bind.pods)} pod(s) in {where}"))
+        timing.bound(bind.gang)
+        last.pop(bind.gang, None)
+    return bool(plan.binds)
+
+
+def _apply_preemptions(state: ClusterState, plan: CyclePlan, rnd: int, res: SimulationResult) -> bool:
+    """Victims get a deletionTimestamp, preemptors their nominated nodes. True when any did."""
+    for pre in plan.preemptions:
+        for victim in pre.plan.victims:
+            _put_pod(state, victim.pod, deleting=True)
+            res.conditions[victim.pod] = victim.condition
+            if victim.pod not in res.evicted:
+                res.evicted.append(victim.pod)
+        for pod_key, node in pre.plan.nominated:
+            _put_pod(state, pod_key, nominated=node)
+            res.nominated[pod_key] = node
+        victims = ", ".join(v.pod for v in pre.plan.victims)
+        res.events.append(Event(rnd, pre.gang, "preempting", f"in {pre.plan.domain}: evicting {victims}"))
+        res.waiting[pre.gang] = pre.message
+        res.events.append(Event(rnd, pre.gang, "waiting", pre.message))
+    return bool(plan.preemptions)
 
 
 SIMULATED_DELETION = "1970-01-01T00:00:00Z"
