@@ -168,20 +168,24 @@ def test_volcano_job_partitions_each_land_inside_one_block() -> None:
 # --- Indexed Jobs: Kueue's TAS annotations and the GPU dialect ------------------------------------
 
 
-def kueue_cluster() -> list[Obj]:
-    """Two racks under a Kueue Topology; rack r2's nodes have 2 CPUs free, too few for a pod."""
-    rack = "cloud.provider.com/topology-rack"
+RACK = "cloud.provider.com/topology-rack"
+
+
+def kueue_cluster(busy_cpu: dict[str, str] | None = None) -> list[Obj]:
+    """Two racks (k0, k1 in r1; k2, k3 in r2) of 8-CPU nodes under a Kueue Topology, with
+    `busy_cpu` taken per node. By default rack r2's nodes have 2 CPUs free, too few for a pod."""
     nodes = [
-        node(n, cpu="8", memory="32Gi", labels={rack: r})
+        node(n, cpu="8", memory="32Gi", labels={RACK: r})
         for n, r in (("k0", "r1"), ("k1", "r1"), ("k2", "r2"), ("k3", "r2"))
     ]
     topology = {
         "apiVersion": "kueue.x-k8s.io/v1beta1",
         "kind": "Topology",
         "metadata": {"name": "default"},
-        "spec": {"levels": [{"nodeLabel": rack}, {"nodeLabel": "kubernetes.io/hostname"}]},
+        "spec": {"levels": [{"nodeLabel": RACK}, {"nodeLabel": "kubernetes.io/hostname"}]},
     }
-    return [*nodes, topology, busy("x", "k2", "6"), busy("y", "k3", "6")]
+    taken = {"k2": "6", "k3": "6"} if busy_cpu is None else busy_cpu
+    return [*nodes, topology, *(busy(f"busy-{n}", n, cpu) for n, cpu in taken.items())]
 
 
 def test_kueue_indexed_job_lands_in_the_rack_with_room() -> None:
@@ -326,23 +330,12 @@ def test_a_lenient_scenario_leaves_a_bad_job_out_with_a_warning() -> None:
 def test_kueue_indexed_job_waits_rather_than_span_two_racks() -> None:
     """Each rack has room for three of the four pods (k0 and k2 are half taken): the cluster
     holds the Job, no rack does, and the required rack keeps it pending instead of spanning."""
-    rack = "cloud.provider.com/topology-rack"
-    nodes = [
-        node(n, cpu="8", memory="32Gi", labels={rack: r})
-        for n, r in (("k0", "r1"), ("k1", "r1"), ("k2", "r2"), ("k3", "r2"))
-    ]
-    topology = {
-        "apiVersion": "kueue.x-k8s.io/v1beta1",
-        "kind": "Topology",
-        "metadata": {"name": "default"},
-        "spec": {"levels": [{"nodeLabel": rack}, {"nodeLabel": "kubernetes.io/hostname"}]},
-    }
     job = yaml.safe_load((FIXTURES / "kueue-job-required.yaml").read_text())
-    result = run([*nodes, topology, busy("x", "k0", "4"), busy("y", "k2", "4"), job])
+    result = run([*kueue_cluster({"k0": "4", "k2": "4"}), job])
     assert result.bound == {}
     assert result.gangs == {}
     message = result.unschedulable["job:default/tas-sample-required"]
     assert (
-        f"desiredOfferSlot: 4, topology topologyNode {rack}/r1: 3;topology topologyNode {rack}/r2: 3"
+        f"desiredOfferSlot: 4, topology topologyNode {RACK}/r1: 3;topology topologyNode {RACK}/r2: 3"
         in message
     )
