@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: demo demo-down test venv control-plane lint crds docs-picture
+.PHONY: demo demo-down test venv control-plane test-tools lint crds docs-picture
 
 venv: $(STAMP)
 
@@ -19,6 +19,10 @@ $(STAMP): pyproject.toml
 
 control-plane:
 	bash hack/install-control-plane.sh
+
+# promtool and headless chromium (Debian's packages) for the tests that drive them.
+test-tools:
+	bash hack/install-test-tools.sh
 
 # The built-in demo: a local control plane with topobridge running, the seed's 12-node
 # spine/block cluster, and the seed's examples applied one by one (e2e/demo.py).
@@ -48,7 +52,7 @@ docs-picture:
 
 # Integration tests run against a real kube-apiserver: the control plane is installed first.
 # pytest exit 5 (nothing collected) is a failure here, never a pass.
-test: venv control-plane lint
+test: venv control-plane test-tools lint
 	@$(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests (exit 5)" >&2; fi; \
 	exit $$rc

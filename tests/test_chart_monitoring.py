@@ -3,7 +3,7 @@
 Both are off by default and rendered by Helm's own engine here. Every query of the dashboard
 and every alert expression names only metrics topobridge exports (read from the real
 registries, with the `_total`/`_bucket`/`_sum`/`_count` series Prometheus stores), and parses
-with `promtool` (Debian's `prometheus` package, which .ci/run installs). `promtool test rules`
+with `promtool` (Debian's `prometheus` package, which `make test` installs). `promtool test rules`
 then runs each alert over made-up series: it fires when it should, stays quiet when it
 should, and its annotations come out with Prometheus' `{{ $labels }}` filled in, not Helm's.
 """
@@ -146,7 +146,7 @@ def promtool(*args: str, cwd: Path) -> str:
     """Run promtool; its output, or a failure naming what it said."""
     binary = shutil.which("promtool")
     assert binary is not None, (
-        "promtool not found: `apt-get install prometheus` (Debian ships it; .ci/run does)"
+        "promtool not found: `apt-get install prometheus` (Debian ships it; make test does)"
     )
     done = subprocess.run([binary, *args], cwd=cwd, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, f"promtool {' '.join(args)}:\n{done.stdout}{done.stderr}"

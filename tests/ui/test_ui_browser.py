@@ -66,7 +66,7 @@ def browser() -> Iterator[WebDriver]:
     if missing:
         pytest.fail(
             f"the browser test needs {', '.join(missing)}: apt-get install chromium chromium-driver "
-            "(bash .ci/run installs them)",
+            "(make test installs them: hack/install-test-tools.sh)",
             pytrace=False,
         )
     profile = tempfile.mkdtemp(prefix="topobridge-chromium-")
