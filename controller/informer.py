@@ -269,7 +269,7 @@ class Informer:
                     self.resource,
                     resource_version=self.resource_version,
                     namespace=self.namespace,
-                            field_selector=self.field_selector,
+                    field_selector=self.field_selector,
                     timeout_seconds=self._watch_timeout(),
                 ):
                     self._apply(event)
