@@ -252,9 +252,7 @@ async def test_tree_and_simulate_from_cluster_see_a_gpu_jobs_pods_as_its_one_gan
         out_io, err_io = io.StringIO(), io.StringIO()
         code = await asyncio.to_thread(
             cmd_simulate.run,
-            None,
-            from_cluster=True,
-            kubeconfig=control_plane.kubeconfig,
+            cmd_simulate.Source(from_cluster=True, kubeconfig=control_plane.kubeconfig),
             scheduler_names=scheduler,
             output="json",
             out=out_io,
