@@ -17,8 +17,9 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 from ui_objects import demo, job
 
-from topobridge.ui.server import STATIC, FileSource, Ui, is_loopback, make_app
+from topobridge.ui.server import STATIC, FileSource, Ui, Wake, is_loopback, make_app, relevant_update
 from topobridge.ui.whatif import MAX_TEXT
+from translations import kinds
 
 ROOT = Path(__file__).resolve().parents[2]
 ASSETS = ROOT / "topobridge" / "ui" / "static"
@@ -145,6 +146,44 @@ async def test_before_the_first_model_the_page_is_told_to_wait() -> None:
 )
 def test_loopback(host: str, loopback: bool) -> None:
     assert is_loopback(host) is loopback
+
+
+def _node(heartbeat: str, *, labels: dict[str, str] | None = None, cpu: str = "8") -> dict[str, Any]:
+    return {
+        "metadata": {"name": "n1", "resourceVersion": heartbeat, "labels": labels or {}},
+        "status": {
+            "allocatable": {"cpu": cpu},
+            "conditions": [{"type": "Ready", "status": "True", "lastHeartbeatTime": heartbeat}],
+        },
+    }
+
+
+def _podgroup(phase: str) -> dict[str, Any]:
+    return {"metadata": {"name": "g", "namespace": "default"}, "status": {"phase": phase}}
+
+
+@pytest.mark.parametrize(
+    ("api", "old", "new", "wakes"),
+    [
+        pytest.param(kinds.NODE, _node("t1"), _node("t2"), False, id="a-node-heartbeat"),
+        pytest.param(kinds.NODE, _node("t1"), _node("t2", labels={"rack": "r1"}), True, id="a-node-label"),
+        pytest.param(kinds.NODE, _node("t1"), _node("t2", cpu="4"), True, id="a-node-allocatable"),
+        pytest.param(
+            kinds.VOLCANO_PODGROUP, _podgroup("Pending"), _podgroup("Running"), True, id="a-podgroup-status"
+        ),
+    ],
+)
+def test_the_page_is_rebuilt_only_for_what_the_scheduler_would_act_on(
+    api: kinds.ApiKind, old: dict[str, Any], new: dict[str, Any], wakes: bool
+) -> None:
+    woken: list[None] = []
+    handler = Wake(lambda: woken.append(None), relevant_update(api))
+    handler.on_update(old, new)
+    assert bool(woken) is wakes
+    handler.on_update(new, new)  # a resync
+    handler.on_add(new)
+    handler.on_delete(new)
+    assert len(woken) == int(wakes) + 2
 
 
 def test_every_asset_is_package_data_and_fetches_nothing_from_elsewhere() -> None:

@@ -7,8 +7,8 @@ Sources:
   it: one `controller.informer.Informer` (list, then watch) per kind `snapshot_io` reads, only
   the kinds the server serves, pods without the terminal ones. Nothing is ever written.
 
-`Ui` holds the current `model.Model` and its version. A change any informer reports marks it
-stale; after `SETTLE` seconds without another change (so a burst of events is one rebuild) the
+`Ui` holds the current `model.Model` and its version. A change any informer reports (an add,
+a delete, or an update the scheduler itself would act on: `Wake`) marks it stale; after `SETTLE` seconds without another change (so a burst of events is one rebuild) the
 model is rebuilt off the event loop, on one worker thread that every model computation shares
 (the model is never read and rebuilt at once), and not again before as long as that build took;
 each page listening on `/api/events` (Server-Sent Events) is told the new version, and fetches
@@ -92,13 +92,13 @@ class ClusterSource:
         self._kube: Any = None
 
     async def start(self, changed: Callable[[], None]) -> None:
-        from controller.informer import FuncHandler, Informer, drop_managed_fields
+        from controller.informer import Informer, drop_managed_fields
         from controller.kube import Kube
         from controller.resources import PODS
         from topobridge.snapshot_io import NOT_TERMINAL
 
         self._kube = await Kube.connect(kubeconfig=self.kubeconfig, context=self.context)
-        for res in await self._served():
+        for api, res in (await self._served()).items():
             inf = Informer(
                 self._kube,
                 res,
@@ -106,18 +106,18 @@ class ClusterSource:
                 resync_period=None,
                 transform=drop_managed_fields,
             )
-            inf.add_handler(FuncHandler(lambda _obj: changed(), on_resync=False))
+            inf.add_handler(Wake(changed, relevant_update(api)))
             self._informers.append(inf)
         self._tasks = [asyncio.create_task(i.run(), name=f"ui-informer:{i.name}") for i in self._informers]
         await asyncio.gather(*(i.synced.wait() for i in self._informers))
 
-    async def _served(self) -> list[Any]:
+    async def _served(self) -> dict[Any, Any]:
         """The kinds `snapshot_io` reads, each at the version this server serves (the
         scheduler's one table through discovery; a CRD not installed is left out)."""
         from controller.resources import served_resources
 
         assert self._kube is not None
-        return list((await served_resources(self._kube.serves)).values())
+        return dict(await served_resources(self._kube.serves))
 
     def objects(self) -> list[Mapping[str, Any]]:
         return [obj for inf in self._informers for obj in inf.cache.values()]
@@ -128,6 +128,38 @@ class ClusterSource:
         await cancel_and_wait(self._tasks, grace=5.0)
         if self._kube is not None:
             await self._kube.close()
+
+
+def relevant_update(api: Any) -> Callable[[dict[str, Any], dict[str, Any]], bool]:
+    """Which updates of kind `api` can change what the page draws: the scheduler's own rule
+    (`controller.runtime.cache.CHANGED`, what wakes a cycle), since the page draws the
+    scheduler's view; every update of a kind that rule does not name."""
+    from controller.placer.cluster import Kind
+    from controller.runtime.cache import CHANGED
+
+    return CHANGED.get(Kind(api), lambda _old, _new: True)
+
+
+class Wake:
+    """An informer handler that reports a change for every add and delete, and for the updates
+    `relevant` admits: a node's status heartbeat or a pod's readiness rebuilds nothing (a
+    10,000-node cluster sends a heartbeat every few hundred milliseconds). Resyncs (old is
+    new) are no change."""
+
+    def __init__(
+        self, changed: Callable[[], None], relevant: Callable[[dict[str, Any], dict[str, Any]], bool]
+    ) -> None:
+        self._changed, self._relevant = changed, relevant
+
+    def on_add(self, obj: dict[str, Any]) -> None:
+        self._changed()
+
+    def on_update(self, old: dict[str, Any], new: dict[str, Any]) -> None:
+        if old is not new and self._relevant(old, new):
+            self._changed()
+
+    def on_delete(self, obj: dict[str, Any]) -> None:
+        self._changed()
 
 
 class Ui:
