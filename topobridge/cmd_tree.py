@@ -172,6 +172,16 @@ class PlacedGang:
     bound: int
     min_member: int
 
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form `tree -o json` and the ui share."""
+        return {
+            "gang": self.gang,
+            "domain": self.domain,
+            "tier": self.tier,
+            "bound": self.bound,
+            "minMember": self.min_member,
+        }
+
 
 @dataclass
 class PendingGang:
@@ -180,6 +190,16 @@ class PendingGang:
     bound: int
     min_member: int
     reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form `tree -o json` and the ui share."""
+        return {
+            "gang": self.gang,
+            "pending": self.pending,
+            "bound": self.bound,
+            "minMember": self.min_member,
+            "reason": self.reason,
+        }
 
 
 @dataclass
@@ -202,26 +222,8 @@ class TreeView:
             "domains": [d.to_dict() for d in self.domains],
             "nodes": [n.to_dict() for n in self.nodes],
             "gangs": {
-                "placed": [
-                    {
-                        "gang": g.gang,
-                        "domain": g.domain,
-                        "tier": g.tier,
-                        "bound": g.bound,
-                        "minMember": g.min_member,
-                    }
-                    for g in self.placed
-                ],
-                "pending": [
-                    {
-                        "gang": g.gang,
-                        "pending": g.pending,
-                        "bound": g.bound,
-                        "minMember": g.min_member,
-                        "reason": g.reason,
-                    }
-                    for g in self.pending
-                ],
+                "placed": [g.to_dict() for g in self.placed],
+                "pending": [g.to_dict() for g in self.pending],
             },
         }
 

@@ -144,20 +144,8 @@ def page(m: Model) -> dict[str, Any]:
             "placed": len(v.placed),
             "pending": len(v.pending),
         },
-        "placed": [
-            {"gang": g.gang, "domain": g.domain, "tier": g.tier, "bound": g.bound, "minMember": g.min_member}
-            for g in v.placed[:GANGS_SHOWN]
-        ],
-        "pending": [
-            {
-                "gang": g.gang,
-                "pending": g.pending,
-                "bound": g.bound,
-                "minMember": g.min_member,
-                "reason": g.reason,
-            }
-            for g in v.pending[:GANGS_SHOWN]
-        ],
+        "placed": [g.to_dict() for g in v.placed[:GANGS_SHOWN]],
+        "pending": [g.to_dict() for g in v.pending[:GANGS_SHOWN]],
         "largest": largest(m),
         "warnings": v.warnings[:WARNINGS_SHOWN],
         "warningCount": len(v.warnings),
