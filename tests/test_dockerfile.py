@@ -18,7 +18,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import ssl
 import subprocess
 import sys
@@ -31,6 +30,7 @@ from typing import Any
 
 import pytest
 from dockerfile_parse import DockerfileParser
+from run_process import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCKERFILE = ROOT / "Dockerfile"
@@ -116,13 +116,6 @@ def test_copied_sources_exist_and_are_not_ignored() -> None:
 
 
 # --- the read-only root, exercised ------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 @contextlib.contextmanager

@@ -7,23 +7,15 @@ import asyncio
 import io
 import json
 import logging
-import os
 import signal
-import socket
 import sys
 from typing import Any
 
 import pytest
 import structlog
+from run_process import start_run
 
 from topobridge import logs
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 @pytest.fixture
@@ -66,30 +58,14 @@ def test_library_records_and_structlog_events_share_one_json_pipeline(
 async def test_every_line_of_a_run_is_json(control_plane: Any, namespace: str) -> None:
     """`topobridge run` against the real API server for a few seconds, at debug level so
     libraries (the Kubernetes client) speak too: every line parses."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "topobridge.cli",
-        "run",
-        "--log-format",
-        "json",
+    proc = await start_run(
         "--log-level",
         "debug",
-        "--kubeconfig",
-        control_plane.kubeconfig,
         "--lease-namespace",
         namespace,
-        "--metrics-host",
-        "127.0.0.1",
-        "--metrics-port",
-        str(free_port()),
-        "--webhook-host",
-        "127.0.0.1",
-        "--webhook-port",
-        str(free_port()),
-        stdout=asyncio.subprocess.DEVNULL,
+        kubeconfig=control_plane.kubeconfig,
+        json_logs=True,
         stderr=asyncio.subprocess.PIPE,
-        env={**os.environ},
     )
     assert proc.stderr is not None
     lines: list[str] = []

@@ -5,37 +5,20 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
-import socket
 import ssl
-import sys
 import urllib.request
 from typing import Any
 
 import pytest
 from controller_helpers import eventually
+from run_process import Ports, get, start_run
 
 from controller.kube import Kube
 from controller.rbac import cluster_role
 from controller.resources import LEASES, SIGS_PODGROUPS
 
 pytestmark = pytest.mark.integration
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def get(url: str, *, insecure: bool = False) -> tuple[int, str]:
-    ctx = ssl.create_default_context()
-    if insecure:
-        ctx.check_hostname = False
-        ctx.verify_mode = ssl.CERT_NONE
-    with urllib.request.urlopen(url, timeout=5, context=ctx if url.startswith("https") else None) as resp:
-        return resp.status, resp.read().decode()
 
 
 def run_cli(argv: list[str]) -> int:
@@ -78,32 +61,17 @@ def test_bad_timings_fail_before_connecting(capsys: pytest.CaptureFixture[str]) 
 async def test_run_leads_serves_and_releases_on_sigterm(
     control_plane: Any, admin: Kube, namespace: str
 ) -> None:
-    metrics_port, webhook_port = free_port(), free_port()
+    ports = Ports()
     identity = f"cmd-run-{namespace}"
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "topobridge.cli",
-        "--log-format",
-        "json",
-        "run",
-        "--kubeconfig",
-        control_plane.kubeconfig,
+    proc = await start_run(
         "--lease-namespace",
         namespace,
         "--identity",
         identity,
-        "--metrics-host",
-        "127.0.0.1",
-        "--metrics-port",
-        str(metrics_port),
-        "--webhook-host",
-        "127.0.0.1",
-        "--webhook-port",
-        str(webhook_port),
-        stdout=asyncio.subprocess.DEVNULL,
+        kubeconfig=control_plane.kubeconfig,
+        ports=ports,
+        json_logs=True,
         stderr=asyncio.subprocess.PIPE,
-        env={**os.environ},
     )
     try:
 
@@ -114,12 +82,12 @@ async def test_run_leads_serves_and_releases_on_sigterm(
         await eventually(leading, timeout=30, what="the process to take the lease")
 
         async def metrics_served() -> str:
-            status, body = await asyncio.to_thread(get, f"http://127.0.0.1:{metrics_port}/metrics")
+            status, body = await asyncio.to_thread(get, f"http://127.0.0.1:{ports.metrics}/metrics")
             return body if status == 200 and "topobridge_leader 1.0" in body else ""
 
         body = await eventually(metrics_served, timeout=15, what="/metrics with the controller's metrics")
         assert "topobridge_webhook_requests" in body or "topobridge_reconciles" in body
-        status, _ = await asyncio.to_thread(get, f"https://127.0.0.1:{webhook_port}/healthz", insecure=True)
+        status, _ = await asyncio.to_thread(get, f"https://127.0.0.1:{ports.webhook}/healthz", insecure=True)
         assert status == 200
 
         proc.send_signal(signal.SIGTERM)
@@ -174,24 +142,9 @@ async def test_webhook_sees_gang_group_members_declared_by_podgroup(
         }
 
     await admin.create(SIGS_PODGROUPS, member("infer-a", "SpineLayer"), namespace=namespace)
-    webhook_port = free_port()
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "topobridge.cli",
-        "run",
-        "--no-controller",
-        "--kubeconfig",
-        control_plane.kubeconfig,
-        "--webhook-host",
-        "127.0.0.1",
-        "--webhook-port",
-        str(webhook_port),
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.DEVNULL,
-        env={**os.environ},
-    )
-    base = f"https://127.0.0.1:{webhook_port}"
+    ports = Ports()
+    proc = await start_run("--no-controller", kubeconfig=control_plane.kubeconfig, ports=ports)
+    base = f"https://127.0.0.1:{ports.webhook}"
     try:
 
         async def synced() -> bool:

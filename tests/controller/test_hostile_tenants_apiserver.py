@@ -9,16 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import socket
-import ssl
-import sys
-import urllib.request
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
 from controller_helpers import create_node, delete_nodes, eventually
+from run_process import Ports, get, start_run
 
 from controller.kube import JsonDict, Kube
 from controller.resources import PODS, VOLCANO_PODGROUPS
@@ -48,19 +44,6 @@ def _condition(pod: JsonDict) -> str:
     return ""
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _healthz(port: int) -> int:
-    ctx = ssl.create_default_context()
-    ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
-    with urllib.request.urlopen(f"https://127.0.0.1:{port}/healthz", timeout=5, context=ctx) as resp:
-        return int(resp.status)
-
-
 async def test_bad_objects_leave_the_ordinary_gang_bound_and_the_process_serving(
     control_plane: Any, admin: Kube, make_namespace: Callable[..., Awaitable[str]]
 ) -> None:
@@ -85,27 +68,14 @@ async def test_bad_objects_leave_the_ordinary_gang_bound_and_the_process_serving
         await admin.create(
             PODS, _pod(f"ordinary-{i}", ns, annotations={"scheduling.k8s.io/group-name": "ordinary"})
         )
-    webhook_port = free_port()
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "topobridge.cli",
-        "run",
-        "--kubeconfig",
-        control_plane.kubeconfig,
+    ports = Ports()
+    proc = await start_run(
         "--lease-namespace",
         ns,
         "--no-lws",
         "--no-hypernodes",
-        "--metrics-port",
-        str(free_port()),
-        "--webhook-host",
-        "127.0.0.1",
-        "--webhook-port",
-        str(webhook_port),
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.DEVNULL,
-        env={**os.environ},
+        kubeconfig=control_plane.kubeconfig,
+        ports=ports,
     )
     try:
 
@@ -123,7 +93,8 @@ async def test_bad_objects_leave_the_ordinary_gang_bound_and_the_process_serving
         await eventually(lambda: told(absurd, "asks-10p", "Insufficient cpu"), what="the 10P pod's reason")
         await eventually(lambda: told(huge, "names-huge", "not found"), what="the huge gang's reason")
         assert proc.returncode is None
-        assert await asyncio.to_thread(_healthz, webhook_port) == 200
+        status, _ = await asyncio.to_thread(get, f"https://127.0.0.1:{ports.webhook}/healthz", insecure=True)
+        assert status == 200
     finally:
         if proc.returncode is None:
             proc.terminate()

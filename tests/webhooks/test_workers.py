@@ -7,23 +7,16 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import ssl
-import sys
 import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from run_process import Ports, start_run
 
 HANG = 30.0
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def healthz(port: int, *, timeout: float = 5.0) -> int:
@@ -69,30 +62,10 @@ async def until(check: object, what: str) -> None:
 
 @pytest.fixture
 async def served() -> AsyncIterator[tuple[asyncio.subprocess.Process, int]]:
-    port = free_port()
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "topobridge.cli",
-        "--log-format",
-        "json",
-        "run",
-        "--no-controller",
-        "--kubeconfig",
-        "/nonexistent",
-        "--webhook-host",
-        "127.0.0.1",
-        "--webhook-port",
-        str(port),
-        "--metrics-host",
-        "127.0.0.1",
-        "--metrics-port",
-        str(free_port()),
-        "--webhook-workers",
-        "2",
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.DEVNULL,
-        env={**os.environ},
+    ports = Ports()
+    port = ports.webhook
+    proc = await start_run(
+        "--no-controller", "--webhook-workers", "2", kubeconfig="/nonexistent", ports=ports, json_logs=True
     )
     try:
         await until(
