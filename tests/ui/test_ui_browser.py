@@ -122,8 +122,10 @@ async def ui_url(control_plane: Any, seed: str) -> AsyncIterator[str]:
         assert proc.returncode == 0, err
 
 
-async def until(driver: WebDriver, check: Callable[[WebDriver], T]) -> T:
-    result: T = await asyncio.to_thread(WebDriverWait(driver, WAIT, poll_frequency=0.2).until, check)
+async def until(driver: WebDriver, check: Callable[[WebDriver], T], what: str) -> T:
+    """`check`'s first truthy answer; past `WAIT` seconds, a failure naming `what` was awaited."""
+    wait = WebDriverWait(driver, WAIT, poll_frequency=0.2)
+    result: T = await asyncio.to_thread(wait.until, check, f"waited {WAIT:.0f} s for {what}")
     return result
 
 
@@ -156,7 +158,7 @@ async def test_the_page_in_a_browser(
     record_testsuite_property: Callable[[str, object], None],
 ) -> None:
     await asyncio.to_thread(browser.get, ui_url)
-    await until(browser, lambda d: len(cells(d, "node")) >= 12)
+    await until(browser, lambda d: len(cells(d, "node")) >= 12, "the first draw")
     first_draw = browser.execute_script(
         "return performance.getEntriesByName('topobridge:first-draw')[0].startTime"
     )
@@ -177,7 +179,7 @@ async def test_the_page_in_a_browser(
     # Zoom in by a click on a domain, out by the breadcrumb.
     click = "document.querySelector(arguments[0]).dispatchEvent(new MouseEvent('click'))"
     browser.execute_script(click, '#tree g.cell[data-id="SpineLayer/spine-1"]')
-    await until(browser, lambda d: "BlockLayer/block-0" not in cells(d, "domain"))
+    await until(browser, lambda d: "BlockLayer/block-0" not in cells(d, "domain"), "the zoom into spine-1")
     assert sorted(cells(browser, "domain")) == [
         "BlockLayer/block-2",
         "BlockLayer/block-3",
@@ -189,14 +191,14 @@ async def test_the_page_in_a_browser(
     )
     assert crumbs == ["cluster", "SpineLayer/spine-1"]
     browser.execute_script(click, '#crumbs a[data-id="cluster"]')
-    await until(browser, lambda d: len(cells(d, "node")) >= 12)
+    await until(browser, lambda d: len(cells(d, "node")) >= 12, "the zoom out by the breadcrumb")
 
     # The waiting gang, with the cycle's own reason.
     objects = await read_objects(admin)
     gang = f"koordinator:{seed}/high-priority-training"
     expected = explain_objects(objects, gang).to_dict()["verdict"]
     here = f'details.gang[data-gang="{gang}"]'
-    shown = await until(browser, lambda d: text_of(d, f"{here} .explain .message"))
+    shown = await until(browser, lambda d: text_of(d, f"{here} .explain .message"), f"{gang}'s reason")
     assert expected["message"] and expected["message"] in shown
     assert str(text_of(browser, f"{here} .verdict")).startswith(f"{expected['code']} at {expected['step']}")
 
@@ -211,6 +213,7 @@ async def test_the_page_in_a_browser(
             "return {placed: a.dataset.placed, binds: Object.fromEntries([...a.querySelectorAll('tr[data-pod]')]"
             ".map(r => [r.dataset.pod, r.cells[1].textContent]))}"
         ),
+        "the what-if's answer",
     )
     pasted = [o for o in yaml.safe_load_all(text) if o]
     result = simulate(load_scenario([*objects, *pasted], lenient=True))
@@ -224,7 +227,7 @@ async def test_the_page_in_a_browser(
     before = version(browser)
     await admin.create(PODS, _bound_pod("fills-node-11", "node-11"), namespace=seed)
     node_11 = '#tree g.cell[data-id="node-11"] title'
-    await until(browser, lambda d: "free cpu 0/8" in (text_of(d, node_11) or ""))
+    await until(browser, lambda d: "free cpu 0/8" in (text_of(d, node_11) or ""), "node-11 redrawn full")
     assert version(browser) > before
 
 
