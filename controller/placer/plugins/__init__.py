@@ -15,11 +15,13 @@
 
 `default_profile` lists them in the order each extension point runs them: Filter in
 kube-scheduler's default order, so a node is counted under the same first failing reason.
+Score plugins carry kube-scheduler's default weights (`SCORE_WEIGHTS`: InterPodAffinity and
+PodTopologySpread 2), applied by the runner to each plugin's normalized score.
 """
 
 from __future__ import annotations
 
-from controller.placer.framework import Profile
+from controller.placer.framework import Profile, Weighted
 from controller.placer.plugins.coscheduling import Coscheduling
 from controller.placer.plugins.default_preemption import DefaultPreemption
 from controller.placer.plugins.dynamic_resources import DynamicResources
@@ -35,7 +37,10 @@ from controller.placer.plugins.pod_topology_spread import PodTopologySpread
 from controller.placer.plugins.scheduling_gates import SchedulingGates
 from controller.placer.plugins.taint_toleration import TaintToleration
 
-__all__ = ["default_profile"]
+__all__ = ["SCORE_WEIGHTS", "default_profile"]
+
+SCORE_WEIGHTS = {"PodTopologySpread": 2, "InterPodAffinity": 2}
+"""kube-scheduler's default profile weights for the Score plugins topobridge runs."""
 
 _PROFILE: Profile | None = None
 
@@ -74,7 +79,8 @@ def _build() -> Profile:
             gpu,
         ],
         member_rules=[ports, affinity, spread],
-        score=[affinity, spread],
+        # kube's default order of the Score plugins; the order does not change the sum.
+        score=[Weighted(p, SCORE_WEIGHTS[p.name]) for p in (spread, affinity)],
         post_filter=DefaultPreemption(),
         reserve=[gpu],
         permit=[coscheduling],
