@@ -7,10 +7,12 @@ Steps (`build_demand`), each a function of its own:
    play reads labels in which they differ;
 2. `_filtered`: each class through the profile's Filter plugins (`run_filters`): its node mask,
    and how many nodes each reason excluded;
-3. `_member_rules`: the MemberRules plugins' caps, gathers and spread rules, and the Score
-   plugins' preference per node (`run_scores`: each plugin's raw score normalized to 0..100
-   over the feasible nodes, times its weight in the profile, summed; kube's default profile);
-4. the gang's subgroups, its bound members' nodes (anchors), its kind.
+3. `run_scores`: the Score plugins' preference per node, each plugin's raw score normalized to
+   0..100 over the feasible nodes (where some class may go), times its weight in the profile,
+   summed (kube's default profile);
+4. `_member_rules`: the MemberRules plugins' caps, gathers and spread rules, carried with the
+   score in `MemberRules` (the score alone when no pod in play has an inter-pod term);
+5. the gang's subgroups, its bound members' nodes (anchors), its kind.
 
 The PreFilter plugins run before this (the runner's `engine.demand_of` does both); Filter
 plugins read what they wrote into the `CycleState`.
