@@ -82,8 +82,16 @@ class NodeSelector(KubeModel):
     node_selector_terms: list[NodeSelectorTerm] = Field(default_factory=list)
 
 
+class PreferredSchedulingTerm(KubeModel):
+    """A node selector term the scheduler favours by `weight` (1-100) when a node matches it."""
+
+    weight: int = 0
+    preference: NodeSelectorTerm = Field(default_factory=NodeSelectorTerm)
+
+
 class NodeAffinity(KubeModel):
     required_during_scheduling_ignored_during_execution: NodeSelector | None = None
+    preferred_during_scheduling_ignored_during_execution: list[PreferredSchedulingTerm] | None = None
 
 
 class PodAffinityTerm(KubeModel):

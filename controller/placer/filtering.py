@@ -7,12 +7,20 @@ Steps (`build_demand`), each a function of its own:
    play reads labels in which they differ;
 2. `_filtered`: each class through the profile's Filter plugins (`run_filters`): its node mask,
    and how many nodes each reason excluded;
-3. `_member_rules`: the MemberRules plugins' caps, gathers and spread rules, and the Score
-   plugins' preference per node;
-4. the gang's subgroups, its bound members' nodes (anchors), its kind.
+3. `run_scores`: the Score plugins' preference per node, each plugin's raw score normalized to
+   0..100 over the feasible nodes (where some class may go), times its weight in the profile,
+   summed (kube's default profile);
+4. `_member_rules`: the MemberRules plugins' caps, gathers and spread rules, carried with the
+   score in `MemberRules` (the score alone when no pod in play has an inter-pod term);
+5. the gang's subgroups, its bound members' nodes (anchors), its kind.
 
 The PreFilter plugins run before this (the runner's `engine.demand_of` does both); Filter
 plugins read what they wrote into the `CycleState`.
+
+Scores differ from kube's in one way: kube scores and normalizes per pod over the nodes that pod
+passed Filter on; a gang's classes are scored at once (each plugin sums its raw score over the
+classes) and normalized over the nodes where any class may go. For a gang of one shape, the
+usual case, that is kube's score.
 """
 
 from __future__ import annotations
@@ -23,7 +31,7 @@ from dataclasses import replace
 import numpy as np
 
 from controller.placer.demand import GangDemand, PodClass, kind_of, placing_order
-from controller.placer.framework import Bool, CycleState, FilterPlugin, Profile, ShapeClass
+from controller.placer.framework import Bool, CycleState, FilterPlugin, Profile, ShapeClass, Weighted
 from controller.placer.gpu import GpuRules
 from controller.placer.rules import Gather, MemberRules, SpreadRule, ValueCap, merge_gathers
 from controller.placer.snapshot import I64, ClusterIndex, Snapshot
@@ -46,7 +54,11 @@ def build_demand(
     chosen = tuple(gang.pending if pods is None else pods)
     shapes, unknown = shape_classes(chosen, snap)
     classes = [_filtered(profile, state, cls, snap) for cls in shapes]
-    rules = _member_rules(profile, state, chosen, shapes, snap)
+    feasible = np.zeros(index.n_nodes, dtype=np.bool_)
+    for c in classes:
+        feasible |= c.mask
+    score = run_scores(profile.score, state, shapes, snap, feasible)
+    rules = _member_rules(profile, state, chosen, shapes, snap, score)
     for i, cls in enumerate(shapes):
         classes[i] = replace(classes[i], cap=_node_cap(rules, cls.members, index))
     classes.sort(key=placing_order)
@@ -121,15 +133,36 @@ def run_filters(
     return mask, excluded
 
 
+def run_scores(
+    plugins: Sequence[Weighted],
+    state: CycleState,
+    classes: Sequence[ShapeClass],
+    snap: Snapshot,
+    feasible: Bool,
+) -> I64 | None:
+    """Per node, the sum of each Score plugin's normalized score times its weight; 0 off the
+    feasible nodes (so a domain's best node is a feasible one); None when no plugin scores."""
+    total: I64 | None = None
+    for entry in plugins:
+        raw = entry.plugin.score(state, classes, snap)
+        if raw is None:
+            continue  # kube would give every node one value: no order changes
+        part = entry.weight * entry.plugin.normalize(state, raw, feasible)
+        total = part if total is None else total + part
+    return total
+
+
 def _member_rules(
     profile: Profile,
     state: CycleState,
     pods: Sequence[GangPod],
     classes: Sequence[ShapeClass],
     snap: Snapshot,
+    score: I64 | None,
 ) -> MemberRules | None:
     if all(c.terms is None for c in classes) and not snap.with_terms:
-        return None  # the common case: no pod in play carries an inter-pod term
+        # The common case: no pod in play carries an inter-pod term; only a preference, if any.
+        return None if score is None else MemberRules(score=score)
     caps: list[ValueCap] = []
     gathers: list[Gather] = []
     spreads: list[SpreadRule] = []
@@ -138,11 +171,6 @@ def _member_rules(
         caps += got.caps
         gathers += got.gathers
         spreads += got.spreads
-    score: I64 | None = None
-    for scorer in profile.score:
-        part = scorer.score(state, classes, snap)
-        if part is not None:
-            score = part if score is None else score + part
     if not caps and not gathers and not spreads and score is None:
         return None
     return MemberRules(tuple(caps), tuple(merge_gathers(gathers)), tuple(spreads), score)

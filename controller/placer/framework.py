@@ -17,7 +17,11 @@ pending pods, and the Filter point answers for every node at once (a mask, not o
 * Member rules (`MemberRulesPlugin`, ours): what ties members to each other (anti-affinity
   between members, spread across members, host ports), as `rules.MemberRules` the selection
   keeps while it places members one after another, as kube would place the pods.
-* Score (`ScorePlugin`): a preference per node (preferred affinity, ScheduleAnyway spread).
+* Score (`ScorePlugin`): a raw preference per node (preferred node and pod affinity, untolerated
+  PreferNoSchedule taints, ScheduleAnyway spread), then `normalize` (kube's
+  ScoreExtensions.NormalizeScore) to 0..`MAX_NODE_SCORE` over the feasible nodes. The runner
+  multiplies each plugin's normalized score by its `Weighted.weight` in the profile and sums them
+  (kube's default profile weights), in one place (`filtering.run_scores`).
 * Select (the runner, with NetworkTopology and GPU): the place and node of every pod.
 * PostFilter (`PostFilterPlugin`): when nothing fits, preemption (DefaultPreemption).
 * Reserve (`ReservePlugin`): what a placed gang writes at bind time (GPU rank order).
@@ -214,7 +218,45 @@ class PostFilterPlugin(Plugin, Protocol):
 
 
 class ScorePlugin(Plugin, Protocol):
-    def score(self, state: CycleState, classes: Sequence[ShapeClass], snap: Snapshot) -> I64 | None: ...
+    def score(self, state: CycleState, classes: Sequence[ShapeClass], snap: Snapshot) -> I64 | None:
+        """The raw score per node, summed over the classes; None when the plugin has nothing to
+        say (kube would give every node one value, which orders nothing)."""
+        ...
+
+    def normalize(self, state: CycleState, scores: I64, feasible: Bool) -> I64:
+        """`scores` mapped to 0..MAX_NODE_SCORE as kube's NormalizeScore maps them, reading only
+        the `feasible` nodes (kube normalizes over the nodes that passed Filter); the others'
+        values are 0."""
+        ...
+
+
+@dataclass(frozen=True)
+class Weighted:
+    """A Score plugin and its weight in the profile (kube's `plugins.score.enabled[].weight`)."""
+
+    plugin: ScorePlugin
+    weight: int
+
+    @property
+    def name(self) -> str:
+        return self.plugin.name
+
+
+MAX_NODE_SCORE = 100
+"""The highest normalized score (kube's framework.MaxNodeScore)."""
+
+
+def default_normalize(scores: I64, feasible: Bool, *, reverse: bool = False) -> I64:
+    """kube's DefaultNormalizeScore over the feasible nodes: scaled so the highest becomes
+    MAX_NODE_SCORE (integer division, as kube divides); `reverse` turns s into MAX - s. All zero
+    stays zero, or becomes MAX when reversed."""
+    top = int(scores[feasible].max(initial=0))
+    if top == 0:
+        out = np.full(len(scores), MAX_NODE_SCORE if reverse else 0, dtype=np.int64)
+    else:
+        out = MAX_NODE_SCORE * scores // top
+        out = MAX_NODE_SCORE - out if reverse else out
+    return np.where(feasible, out, 0)
 
 
 class ReservePlugin(Plugin, Protocol):
@@ -249,7 +291,7 @@ class Profile:
     pre_filter: list[PreFilterPlugin] = field(default_factory=list)
     filter: list[FilterPlugin] = field(default_factory=list)
     member_rules: list[MemberRulesPlugin] = field(default_factory=list)
-    score: list[ScorePlugin] = field(default_factory=list)
+    score: list[Weighted] = field(default_factory=list)
     post_filter: PostFilterPlugin | None = None
     """None: nothing is ever evicted to make room."""
     reserve: list[ReservePlugin] = field(default_factory=list)

@@ -82,7 +82,7 @@ class MemberRules:
     gathers: tuple[Gather, ...] = ()
     spreads: tuple[SpreadRule, ...] = ()
     score: I64 | None = None
-    """Per node; higher is preferred (preferred affinity, ScheduleAnyway spread)."""
+    """Per node, the Score plugins' weighted sum (`filtering.run_scores`); higher is preferred."""
 
     @property
     def binding(self) -> bool:

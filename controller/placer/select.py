@@ -4,8 +4,10 @@
    tier (hard: the limit; soft: where the preference stops; none: the top), then for soft and
    unconstrained gangs the whole cluster (spread over the fewest domains).
 2. Candidates at the lowest level where anything fits, ordered by: more already-bound members
-   of the gang inside (Koordinator's ExistingPodNum), fewest leftover slots (binpack), then the
-   parent's leftover, the grandparent's, ... (keeps larger free domains intact), then name.
+   of the gang inside (Koordinator's ExistingPodNum), the higher Score (the runner's weighted
+   sum of the Score plugins; a domain's is its best node's), fewest leftover slots (binpack),
+   then the parent's leftover, the grandparent's, ... (keeps larger free domains intact), then
+   name.
 3. Descent: inside the chosen domain, children with the most slots are taken first so the gang
    spans as few lower domains as possible; the child that completes the gang is swapped for the
    smallest one that still completes it (binpack). The leader's node, when there is one, is
@@ -156,8 +158,8 @@ def _top_down(where: Where, offers: Offers, index: ClusterIndex, n: int) -> tupl
 
 
 def _preference(demand: GangDemand, index: ClusterIndex) -> tuple[I64, I64]:
-    """The preference score (preferred pod affinity, ScheduleAnyway spread) of every node, and
-    of every domain (its best node); zeros when the gang states none."""
+    """The Score of every node (the Score plugins' weighted sum, `filtering.run_scores`), and
+    of every domain (its best node); zeros when no plugin scores."""
     score = demand.rules.score if demand.rules is not None else None
     if score is None:
         return np.zeros(index.n_nodes, np.int64), np.zeros(index.n_domains, np.int64)

@@ -44,6 +44,11 @@ UNSCHEDULABLE_TAINT = ("node.kubernetes.io/unschedulable", "", "NoSchedule")
 """What an unschedulable node behaves as if it had (a pod tolerating it may still go there)."""
 
 TaintTuple = tuple[str, str, str]
+"""(key, value, effect)."""
+HARD = frozenset({"NoSchedule", "NoExecute"})
+"""Taint effects that keep pods off a node (TaintToleration's Filter)."""
+PREFER = frozenset({"PreferNoSchedule"})
+"""The taint effect TaintToleration's Score weighs."""
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,10 @@ class ClusterIndex:
     """Per node: index into `taint_sets` (its NoSchedule/NoExecute taints; `spec.unschedulable`
     is `unschedulable`, which NodeUnschedulable reads as the taint kube says it stands for)."""
     taint_sets: tuple[tuple[TaintTuple, ...], ...]
+    prefer_group: I64
+    """Per node: index into `prefer_sets` (its PreferNoSchedule taints, which TaintToleration
+    scores and never filters)."""
+    prefer_sets: tuple[tuple[TaintTuple, ...], ...]
     unschedulable: Bool
     tree: TopologyTree
     dom_ids: tuple[DomainId, ...]
@@ -128,6 +137,8 @@ class ClusterIndex:
             labels=table.labels,
             taint_group=table.taint_group,
             taint_sets=table.taint_sets,
+            prefer_group=table.prefer_group,
+            prefer_sets=table.prefer_sets,
             unschedulable=table.unschedulable,
             tree=tree,
             dom_ids=tuple(walk.dom_ids),
@@ -248,6 +259,8 @@ class _NodeTable:
     alloc: I64
     taint_sets: tuple[tuple[TaintTuple, ...], ...]
     taint_group: I64
+    prefer_sets: tuple[tuple[TaintTuple, ...], ...]
+    prefer_group: I64
     unschedulable: Bool
     labels: tuple[Mapping[str, str], ...]
 
@@ -259,18 +272,24 @@ class _NodeTable:
         alloc = np.zeros((len(nodes), len(axis)), dtype=np.int64)
         taint_sets: dict[tuple[TaintTuple, ...], int] = {(): 0}
         taint_group = np.zeros(len(nodes), dtype=np.int64)
+        prefer_sets: dict[tuple[TaintTuple, ...], int] = {(): 0}
+        prefer_group = np.zeros(len(nodes), dtype=np.int64)
         unsched = np.zeros(len(nodes), dtype=np.bool_)
         for i, node in enumerate(nodes):
             for r, v in node.allocatable().items():
                 alloc[i, res_pos[r]] = v
             unsched[i] = bool(node.spec.unschedulable)
-            taint_group[i] = taint_sets.setdefault(_hard_taints(node.spec.taints or []), len(taint_sets))
+            taints = node.spec.taints or []
+            taint_group[i] = taint_sets.setdefault(_hard_taints(taints), len(taint_sets))
+            prefer_group[i] = prefer_sets.setdefault(_taints_of(taints, PREFER), len(prefer_sets))
         return cls(
             axis=axis,
             res_pos=res_pos,
             alloc=alloc,
             taint_sets=tuple(sorted(taint_sets, key=lambda t: taint_sets[t])),
             taint_group=taint_group,
+            prefer_sets=tuple(sorted(prefer_sets, key=lambda t: prefer_sets[t])),
+            prefer_group=prefer_group,
             unschedulable=unsched,
             labels=tuple(node.metadata.labels or {} for node in nodes),
         )
@@ -299,9 +318,11 @@ def _ancestors(walk: _TreeWalk) -> tuple[I64, I64, I64]:
 
 def _hard_taints(taints: Iterable[Taint]) -> tuple[TaintTuple, ...]:
     """Only NoSchedule and NoExecute keep pods off a node; PreferNoSchedule is a score."""
-    return tuple(
-        sorted({(t.key, t.value or "", t.effect) for t in taints if t.effect in ("NoSchedule", "NoExecute")})
-    )
+    return _taints_of(taints, HARD)
+
+
+def _taints_of(taints: Iterable[Taint], effects: frozenset[str]) -> tuple[TaintTuple, ...]:
+    return tuple(sorted({(t.key, t.value or "", t.effect) for t in taints if t.effect in effects}))
 
 
 def _max_depth(parents: Sequence[int]) -> int:

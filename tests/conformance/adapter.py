@@ -1,6 +1,6 @@
 """The one place the conformance suite talks to the placer: change it when the placer's API changes.
 
-Two questions are asked of topobridge, both from plain Kubernetes objects:
+Three questions are asked of topobridge, all from plain Kubernetes objects:
 
 * `filter_verdicts(objects, pod)`: for one incoming pod, each node's Filter verdict, True or the
   reason the node is out, from the framework's own plugins (`controller.placer.plugins`): the
@@ -9,6 +9,11 @@ Two questions are asked of topobridge, both from plain Kubernetes objects:
   free-room check (`Snapshot.free` against the pod's request) at NodeResourcesFit's place in
   that order. A pod with `spec.nodeName` is no pod to place: the placer counts it on that node,
   and on no other.
+* `node_scores(objects, pod, plugin)`: for one incoming pod, each node's score from one Score
+  plugin of the profile, normalized, through the runner's own `run_scores` with weight 1 and
+  every node feasible (upstream's Score tables score and normalize every node they list, with
+  no Filter run). A plugin that has nothing to say (None) gives every node what all-zero raw
+  scores normalize to, as kube's plugin would score them.
 * `landings(objects)`: where every pod is at the end of topobridge's real scheduling cycle run
   to quiescence (`controller.placer.scenario.simulate`), None for a pod left pending.
 """
@@ -21,8 +26,8 @@ from typing import Any
 import numpy as np
 
 from controller.placer.engine import pre_filter
-from controller.placer.filtering import shape_classes
-from controller.placer.framework import CycleState
+from controller.placer.filtering import run_scores, shape_classes
+from controller.placer.framework import CycleState, Weighted
 from controller.placer.plugins import default_profile
 from controller.placer.plugins.node_resources_fit import NodeResourcesFit
 from controller.placer.scenario import load_scenario, prepare, simulate
@@ -64,6 +69,25 @@ def filter_verdicts(objects: Sequence[Mapping[str, Any]], pod: Mapping[str, Any]
                 if lacking and reasons[i] is None:
                     reasons[i] = "; ".join(lacking)
     return {name: reasons[i] or True for i, name in enumerate(index.node_names)}
+
+
+def node_scores(objects: Sequence[Mapping[str, Any]], pod: Mapping[str, Any], plugin: str) -> dict[str, int]:
+    """Per node of `objects`: `plugin`'s normalized score for `pod`. See the module docstring."""
+    prep = prepare(load_scenario([*objects, pod]))
+    index, snap = prep.index, prep.snapshot
+    meta = pod.get("metadata") or {}
+    gang, member = _gang_of(prep.discovered, f"{meta.get('namespace') or 'default'}/{meta['name']}")
+    profile, state = default_profile(), CycleState()
+    refused = pre_filter(profile, state, gang, snap)
+    if refused is not None:
+        raise ValueError(f"PreFilter refused the pod: {refused.reason}")
+    scorer = next(entry.plugin for entry in profile.score if entry.name == plugin)
+    classes, _ = shape_classes([member], snap)
+    every = np.ones(index.n_nodes, dtype=np.bool_)
+    got = run_scores([Weighted(scorer, 1)], state, classes, snap, every)
+    if got is None:
+        got = scorer.normalize(state, np.zeros(index.n_nodes, dtype=np.int64), every)
+    return {name: int(got[i]) for i, name in enumerate(index.node_names)}
 
 
 def landings(objects: Sequence[Mapping[str, Any]]) -> dict[str, str | None]:

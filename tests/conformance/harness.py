@@ -1,4 +1,4 @@
-"""A conformance row, its two kinds of expected outcome, and how a row is checked.
+"""A conformance row, its three kinds of expected outcome, and how a row is checked.
 
 A row is one upstream test case: the plugin it belongs to, where it lives upstream (file and Go
 test function), its name verbatim, the cluster as plain Kubernetes objects, the incoming pod(s),
@@ -7,6 +7,9 @@ and upstream's fact about the outcome:
 * `Feasible`: the per-node Filter verdict for one incoming pod (upstream's plugin unit tables).
   Feasibility is compared exactly; for a node that is out, the reason must be the owning
   plugin's (NodeResourcesFit: the same set of "Insufficient ..." reasons).
+* `Scores`: per node, one Score plugin's normalized score (0..100) for one incoming pod
+  (upstream's Score plugin tables, which run Score then NormalizeScore on every listed node).
+  Compared exactly; the row's plugin is `<Plugin>/score`.
 * `Lands`: where pods are after topobridge's real cycle runs to quiescence (upstream's
   integration tables, Volcano's allocate tables, PreEnqueue): a node, any node of a set,
   `ANYWHERE` (bound, no matter where) or None (stays pending).
@@ -21,9 +24,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.adapter import Verdict, filter_verdicts, landings
+from conformance.adapter import Verdict, filter_verdicts, landings, node_scores
 
 Obj = dict[str, Any]
+
+SCORE_SUFFIX = "/score"
+"""How a score row's plugin is named: `<Plugin>/score`."""
 
 ANYWHERE = "*"
 """In `Lands`: the pod is bound, whichever node it got."""
@@ -36,6 +42,13 @@ class Feasible:
     """Per node: True, or the owning plugin's reason (several joined by "; ")."""
 
     verdicts: Mapping[str, Verdict]
+
+
+@dataclass(frozen=True)
+class Scores:
+    """Per node: the plugin's normalized score."""
+
+    scores: Mapping[str, int]
 
 
 @dataclass(frozen=True)
@@ -56,8 +69,8 @@ class Row:
     objects: Sequence[Obj]
     """The cluster: Nodes, bound Pods, Namespaces, HyperNodes, PodGroups, ..."""
     incoming: Sequence[Obj]
-    """The pod(s) to schedule: exactly one for `Feasible`."""
-    expect: Feasible | Lands
+    """The pod(s) to schedule: exactly one for `Feasible` and `Scores`."""
+    expect: Feasible | Scores | Lands
     repo: str = "kubernetes/kubernetes"
     nth: int = 1
     """Upstream names a few cases twice in one table: the second is `nth=2`."""
@@ -87,6 +100,12 @@ def check(row: Row) -> Outcome:
             raise ValueError(f"row {row.case!r}: incoming: a Feasible row takes exactly one pod")
         got = filter_verdicts(row.objects, row.incoming[0])
         return _compare_verdicts(row.expect, got)
+    if isinstance(row.expect, Scores):
+        if len(row.incoming) != 1:
+            raise ValueError(f"row {row.case!r}: incoming: a Scores row takes exactly one pod")
+        plugin = row.plugin.removesuffix(SCORE_SUFFIX)
+        scored = node_scores(row.objects, row.incoming[0], plugin)
+        return _compare_scores(row.expect, scored)
     places = landings([*row.objects, *row.incoming])
     return _compare_places(row.expect, places)
 
@@ -103,6 +122,13 @@ def _compare_verdicts(want: Feasible, got: Mapping[str, Verdict]) -> Outcome:
         for n in sorted(got)
         if _reasons(want.verdicts[n]) != _reasons(got[n])
     ]
+    return Outcome(not wrong, "; ".join(wrong), got)
+
+
+def _compare_scores(want: Scores, got: Mapping[str, int]) -> Outcome:
+    if set(want.scores) != set(got):
+        return Outcome(False, f"nodes differ: want {sorted(want.scores)}, got {sorted(got)}", got)
+    wrong = [f"{n}: want {want.scores[n]}, got {got[n]}" for n in sorted(got) if want.scores[n] != got[n]]
     return Outcome(not wrong, "; ".join(wrong), got)
 
 

@@ -33,6 +33,14 @@ NOT_HONOURED: dict[tuple[str, str], str] = {
         f"{_TAINT}:TestTaintTolerationFilterWithFeatureGate",
         "Pod with Lt toleration can be scheduled when feature gate is enabled and taint value is lower",
     ): GT_LT_TOLERATIONS,
+    (
+        f"{_TAINT}:TestTaintTolerationScore",
+        "Numeric Gt operator: pod with Gt toleration prefers nodes with matching SLA taint",
+    ): GT_LT_TOLERATIONS,
+    (
+        f"{_TAINT}:TestTaintTolerationScore",
+        "Numeric Lt operator: pod with Lt toleration prefers nodes with matching SLA taint",
+    ): GT_LT_TOLERATIONS,
     (f"{_FIT}:TestEnoughRequests", "extended resource backed by DRA"): DRA_EXTENDED_RESOURCES,
     (
         f"{_FIT}:TestEnoughRequests",

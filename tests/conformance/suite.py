@@ -12,6 +12,7 @@ from conformance import (
     rows_node,
     rows_nodeaffinity,
     rows_ports,
+    rows_score,
     rows_spread,
 )
 from conformance.harness import Row
@@ -24,6 +25,7 @@ ROWS: list[Row] = [
     *rows_ports.ROWS,
     *rows_interpod.ROWS,
     *rows_spread.ROWS,
+    *rows_score.ROWS,
     *rows_lands.ROWS,
 ]
 

@@ -87,7 +87,14 @@ POD: dict[str, Any] = {
                         }
                     ]
                 },
-                "preferredDuringSchedulingIgnoredDuringExecution": [],
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "weight": 20,
+                        "preference": {
+                            "matchExpressions": [{"key": "disk", "operator": "In", "values": ["ssd"]}]
+                        },
+                    }
+                ],
             },
             "podAffinity": {
                 "requiredDuringSchedulingIgnoredDuringExecution": [

@@ -7,7 +7,8 @@
 | NetworkTopology | Volcano, Koordinator (ours) | PreFilter (and the levels the selection tries: `tiers`) |
 | NodeResourcesFit | kube-scheduler | Filter (a resource no node has; free room is the offer slots: `offer`) |
 | DynamicResources | kube-scheduler | PreFilter |
-| NodeUnschedulable, NodeName, TaintToleration, NodeAffinity | kube-scheduler | Filter |
+| NodeUnschedulable, NodeName | kube-scheduler | Filter |
+| TaintToleration, NodeAffinity | kube-scheduler | Filter, Score |
 | NodePorts | kube-scheduler | Filter, member rules |
 | PodTopologySpread, InterPodAffinity | kube-scheduler | PreFilter, Filter, member rules, Score |
 | GPU | the GPU seed (ours) | PreFilter, Filter, Reserve |
@@ -15,11 +16,14 @@
 
 `default_profile` lists them in the order each extension point runs them: Filter in
 kube-scheduler's default order, so a node is counted under the same first failing reason.
+Score plugins carry kube-scheduler's default weights (`SCORE_WEIGHTS`: TaintToleration 3,
+NodeAffinity, InterPodAffinity and PodTopologySpread 2), applied by the runner to each
+plugin's normalized score.
 """
 
 from __future__ import annotations
 
-from controller.placer.framework import Profile
+from controller.placer.framework import Profile, Weighted
 from controller.placer.plugins.coscheduling import Coscheduling
 from controller.placer.plugins.default_preemption import DefaultPreemption
 from controller.placer.plugins.dynamic_resources import DynamicResources
@@ -35,7 +39,10 @@ from controller.placer.plugins.pod_topology_spread import PodTopologySpread
 from controller.placer.plugins.scheduling_gates import SchedulingGates
 from controller.placer.plugins.taint_toleration import TaintToleration
 
-__all__ = ["default_profile"]
+__all__ = ["SCORE_WEIGHTS", "default_profile"]
+
+SCORE_WEIGHTS = {"TaintToleration": 3, "NodeAffinity": 2, "PodTopologySpread": 2, "InterPodAffinity": 2}
+"""kube-scheduler's default profile weights for the Score plugins topobridge runs."""
 
 _PROFILE: Profile | None = None
 
@@ -59,14 +66,15 @@ def _build() -> Profile:
         InterPodAffinity(),
         Gpu(),
     )
+    taints, node_affinity = TaintToleration(), NodeAffinity()
     return Profile(
         pre_enqueue=[SchedulingGates()],
         pre_filter=[coscheduling, NetworkTopology(), DynamicResources(), spread, affinity, gpu],
         filter=[
             NodeUnschedulable(),
             NodeName(),
-            TaintToleration(),
-            NodeAffinity(),
+            taints,
+            node_affinity,
             ports,
             NodeResourcesFit(),
             spread,
@@ -74,7 +82,8 @@ def _build() -> Profile:
             gpu,
         ],
         member_rules=[ports, affinity, spread],
-        score=[affinity, spread],
+        # kube's default order of the Score plugins; the order does not change the sum.
+        score=[Weighted(p, SCORE_WEIGHTS[p.name]) for p in (taints, node_affinity, spread, affinity)],
         post_filter=DefaultPreemption(),
         reserve=[gpu],
         permit=[coscheduling],

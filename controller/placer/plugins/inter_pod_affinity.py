@@ -17,7 +17,9 @@ value): it cannot be placed, and preemption cannot change that.
 Between members (they count as reserved, as kube places them one after another): members of a
 collection that starts here gather in one value per term key; members a required anti-affinity
 term relates take one value each. Score: preferred terms' weight times the matching pods in
-the node's value (anti-affinity subtracts).
+the node's value (anti-affinity subtracts), normalized min-max to 0..100 over the feasible
+nodes as kube's NormalizeScore does (all equal: all 0). Existing pods' preferred terms that
+select the incoming pod (kube's symmetric half of the score) are not read.
 """
 
 from __future__ import annotations
@@ -28,7 +30,17 @@ from typing import ClassVar
 
 import numpy as np
 
-from controller.placer.framework import Code, Cut, CycleState, ShapeClass, StateKey, Status
+from controller.placer.framework import (
+    I64,
+    MAX_NODE_SCORE,
+    Bool,
+    Code,
+    Cut,
+    CycleState,
+    ShapeClass,
+    StateKey,
+    Status,
+)
 from controller.placer.records import BoundPod
 from controller.placer.rules import Gather, MemberRules, ValueCap, merge_gathers
 from controller.placer.snapshot import Snapshot
@@ -143,13 +155,13 @@ class InterPodAffinity:
                     caps.append(ValueCap(t.topology_key, together, codes, np.ones(nvals, dtype=np.int64)))
         return MemberRules(caps=tuple(caps), gathers=tuple(merge_gathers(gathers)))
 
-    def score(self, state: CycleState, classes: Sequence[ShapeClass], snap: Snapshot) -> np.ndarray | None:
-        counts = state.read(KEY)
-        out: np.ndarray | None = None
+    def score(self, state: CycleState, classes: Sequence[ShapeClass], snap: Snapshot) -> I64 | None:
+        out: I64 | None = None
         for cls in classes:
             terms = cls.terms
             if terms is None or not (terms.preferred_affinity or terms.preferred_anti_affinity):
                 continue
+            counts = state.read(KEY)
             out = np.zeros(snap.index.n_nodes, dtype=np.int64) if out is None else out
             for t, sign in [
                 *((t, 1) for t in terms.preferred_affinity),
@@ -158,6 +170,16 @@ class InterPodAffinity:
                 codes, _ = value_codes(snap.index, t.topology_key)
                 out += sign * t.weight * at_nodes(codes, counts.per_value((t,), t.topology_key))
         return out
+
+    def normalize(self, state: CycleState, scores: I64, feasible: Bool) -> I64:
+        """Min-max over the feasible nodes, truncated as kube truncates its float."""
+        if not feasible.any():
+            return np.zeros(len(scores), dtype=np.int64)
+        lo, hi = int(scores[feasible].min()), int(scores[feasible].max())
+        if hi == lo:
+            return np.zeros(len(scores), dtype=np.int64)
+        scaled = (MAX_NODE_SCORE * ((scores - lo) / (hi - lo))).astype(np.int64)
+        return np.where(feasible, scaled, 0)
 
 
 def _affinity_nodes(

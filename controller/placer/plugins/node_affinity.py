@@ -4,6 +4,11 @@ empty term list or an empty term matches no node. A term with a requirement kube
 (a value that is no label value, a `Gt`/`Lt` bound that is no integer, an unknown operator)
 matches no node, as kube's lazy-error selector makes it.
 
+Score: preferred node affinity (`preferredDuringSchedulingIgnoredDuringExecution`), as kube
+scores it: per node, the sum of the weights of the preferred terms it matches (a term matches
+exactly as a required term does: `_terms_mask`), normalized as kube's DefaultNormalizeScore
+does (the best feasible node gets 100, the others in proportion; all zero stays zero).
+
 Results depend only on the index and the pod's selector and affinity: memoised per index.
 """
 
@@ -17,13 +22,14 @@ from typing import ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from controller.placer.framework import Bool, Cut, CycleState, ShapeClass
+from controller.placer.framework import I64, Bool, Cut, CycleState, ShapeClass, default_normalize
 from controller.placer.memo import MemoSlot
 from controller.placer.snapshot import ClusterIndex, Snapshot
 from translations.core import NodeSelectorRequirement, PodSpec
 
 REASON = "node(s) didn't match Pod's node affinity/selector"
 MASK: MemoSlot[Bool] = MemoSlot("Filter/NodeAffinity")
+PREFERRED: MemoSlot[I64] = MemoSlot("Score/NodeAffinity")
 _LABEL_VALUE = re.compile(r"^(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
 _INTEGER = re.compile(r"^[+-]?[0-9]{1,18}$")
 
@@ -42,6 +48,27 @@ def allowed_nodes(index: ClusterIndex, spec: PodSpec) -> Bool:
     """Per node: the pod's node selector and required node affinity allow it."""
     key = requirements(spec)
     return index.memo.get(MASK, key, lambda: _mask(index, key))
+
+
+def preferences(spec: PodSpec) -> str | None:
+    """The pod's preferred terms as canonical JSON [(weight, term)], None when it has none."""
+    na = spec.affinity.node_affinity if spec.affinity else None
+    preferred = na.preferred_during_scheduling_ignored_during_execution if na else None
+    if not preferred:
+        return None
+    return json.dumps([(p.weight, p.preference.to_dict()) for p in preferred], sort_keys=True)
+
+
+def preferred_score(index: ClusterIndex, key: str) -> I64:
+    """Per node: the summed weight of the preferred terms (`preferences`) it matches."""
+
+    def build() -> I64:
+        out = np.zeros(index.n_nodes, dtype=np.int64)
+        for weight, term in json.loads(key):
+            out += weight * _terms_mask(index, [term])
+        return out
+
+    return index.memo.get(PREFERRED, key, build)
 
 
 def _mask(index: ClusterIndex, key: Requirements) -> Bool:
@@ -108,3 +135,15 @@ class NodeAffinity:
         if not spec.node_selector and not (spec.affinity and spec.affinity.node_affinity):
             return ()
         return ((REASON, allowed_nodes(snap.index, spec)),)
+
+    def score(self, state: CycleState, classes: Sequence[ShapeClass], snap: Snapshot) -> I64 | None:
+        out: I64 | None = None
+        for cls in classes:
+            key = preferences(cls.pod.pod.spec)
+            if key is not None:
+                part = preferred_score(snap.index, key)
+                out = part.copy() if out is None else out + part
+        return out
+
+    def normalize(self, state: CycleState, scores: I64, feasible: Bool) -> I64:
+        return default_normalize(scores, feasible)

@@ -11,8 +11,15 @@ minimum counts as 0.
 Filter (`DoNotSchedule`): a node passes when it has the key and its value's count, plus one if
 the pod matches the selector, less the global minimum is at most `maxSkew`. Between members: the
 same check member by member, counts growing as members are placed (`rules.SpreadRule`), so a
-gang spreads as kube would spread its pods one after another. Score (`ScheduleAnyway`): fewer
-matching pods in the node's value is better.
+gang spreads as kube would spread its pods one after another.
+
+Score (`ScheduleAnyway`), as kube's `scoring.go`: per node, the sum over the soft constraints of
+`count * log(domains + 2) + maxSkew - 1` (count: matching pods in the node's value; the log
+weighs a constraint with more domains more), rounded; a node lacking a soft constraint's key
+is ignored (raw `IGNORED`, normalized 0). Normalize, over the feasible nodes that are not
+ignored: `100 * (max + min - s) / max`, so the emptiest value scores highest; all 0: all 100.
+kube counts a constraint's domains among the nodes that passed Filter; here they are its
+domains over the whole index (values with an eligible node).
 """
 
 from __future__ import annotations
@@ -23,7 +30,16 @@ from typing import ClassVar
 
 import numpy as np
 
-from controller.placer.framework import I64, Bool, Cut, CycleState, ShapeClass, StateKey, Status
+from controller.placer.framework import (
+    I64,
+    MAX_NODE_SCORE,
+    Bool,
+    Cut,
+    CycleState,
+    ShapeClass,
+    StateKey,
+    Status,
+)
 from controller.placer.plugins.node_affinity import allowed_nodes, requirements
 from controller.placer.plugins.taint_toleration import pod_tolerations, tolerated_nodes
 from controller.placer.rules import MemberRules, SpreadRule
@@ -34,6 +50,8 @@ from translations.gangs import Gang, GangPod
 
 REASON = "node(s) didn't match pod topology spread constraints"
 MISSING_KEY = "node(s) didn't match pod topology spread constraints (missing required label)"
+IGNORED = -1
+"""Raw score of a node lacking a soft constraint's key (kube's IgnoredNodes)."""
 
 
 @dataclass(frozen=True)
@@ -140,16 +158,35 @@ class PodTopologySpread:
         return MemberRules(spreads=tuple(rules))
 
     def score(self, state: CycleState, classes: Sequence[ShapeClass], snap: Snapshot) -> I64 | None:
-        st = state.read(KEY)
         out: I64 | None = None
         for cls in classes:
-            for s in cls.terms.spread if cls.terms is not None else ():
-                if s.hard:
-                    continue
-                d = domains(s, cls.pod, snap, st)
-                out = np.zeros(snap.index.n_nodes, dtype=np.int64) if out is None else out
-                out -= at_nodes(d.codes, d.counts)
+            soft = [s for s in (cls.terms.spread if cls.terms is not None else ()) if not s.hard]
+            if soft:
+                part = _raw_score(soft, cls.pod, snap, state.read(KEY))
+                out = part if out is None else np.where((out < 0) | (part < 0), IGNORED, out + part)
         return out
+
+    def normalize(self, state: CycleState, scores: I64, feasible: Bool) -> I64:
+        counted = feasible & (scores >= 0)
+        if not counted.any():
+            return np.zeros(len(scores), dtype=np.int64)
+        lo, hi = int(scores[counted].min()), int(scores[counted].max())
+        if hi == 0:
+            return np.where(counted, MAX_NODE_SCORE, 0)
+        return np.where(counted, MAX_NODE_SCORE * (hi + lo - scores) // hi, 0)
+
+
+def _raw_score(soft: Sequence[SpreadTerm], pod: GangPod, snap: Snapshot, st: _State) -> I64:
+    """kube's raw score of one pod's soft constraints per node (see the module docstring)."""
+    total = np.zeros(snap.index.n_nodes, dtype=np.float64)
+    ignored = np.zeros(snap.index.n_nodes, dtype=np.bool_)
+    for s in soft:
+        d = domains(s, pod, snap, st)
+        ignored |= d.codes < 0
+        weight = np.log(int(d.domains.sum()) + 2)
+        total += at_nodes(d.codes, d.counts) * weight + (s.max_skew - 1)
+    # Go's math.Round: half away from zero (the sums are never negative).
+    return np.where(ignored, IGNORED, np.floor(total + 0.5)).astype(np.int64)
 
 
 def _labels(p: GangPod) -> Mapping[str, str]:

@@ -1,6 +1,12 @@
 """TaintToleration: a node's `NoSchedule` and `NoExecute` taints keep off every pod that does
-not tolerate them (kube-scheduler's plugin of the same name; `PreferNoSchedule` is a score
-kube weighs, not a filter). `spec.unschedulable` is NodeUnschedulable's.
+not tolerate them (kube-scheduler's plugin of the same name). `spec.unschedulable` is
+NodeUnschedulable's.
+
+Score: `PreferNoSchedule` taints are a preference, never a filter. As kube scores them, a
+node's raw score is how many of its PreferNoSchedule taints the pod does not tolerate, reading
+only the pod's tolerations whose effect is PreferNoSchedule or empty (`tolerates` is the one
+matcher, for both points); normalized reversed (kube's DefaultNormalizeScore with reverse): the
+node with the most untolerated taints gets 0, one with none 100, all 100 when no node has any.
 
 Tolerations are checked once per distinct taint set of the index, so a cluster of thousands
 of nodes with a handful of taint sets costs a handful of checks per pod shape.
@@ -13,7 +19,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from controller.placer.framework import Bool, Cut, CycleState, ShapeClass
+from controller.placer.framework import I64, Bool, Cut, CycleState, ShapeClass, default_normalize
 from controller.placer.memo import MemoSlot
 from controller.placer.snapshot import ClusterIndex, Snapshot, TaintTuple
 from translations.core import PodSpec
@@ -22,6 +28,7 @@ REASON = "node(s) had untolerated taint(s)"
 Toleration = tuple[str, str, str, str]
 """(key, operator, value, effect)."""
 MASK: MemoSlot[Bool] = MemoSlot("Filter/TaintToleration")
+UNTOLERATED: MemoSlot[I64] = MemoSlot("Score/TaintToleration")
 
 
 def pod_tolerations(spec: PodSpec) -> tuple[Toleration, ...]:
@@ -58,6 +65,25 @@ def tolerated_nodes(index: ClusterIndex, tolerations: tuple[Toleration, ...]) ->
     return index.memo.get(MASK, tolerations, build)
 
 
+def untolerated_prefer(index: ClusterIndex, tolerations: tuple[Toleration, ...]) -> I64:
+    """Per node: its PreferNoSchedule taints that none of `tolerations` tolerates (kube reads
+    only the tolerations with effect PreferNoSchedule or empty here: the caller's are)."""
+
+    def build() -> I64:
+        per_set = np.array(
+            [sum(not tolerates(tolerations, t) for t in taints) for taints in index.prefer_sets],
+            dtype=np.int64,
+        )
+        return per_set[index.prefer_group] if index.n_nodes else np.zeros(0, np.int64)
+
+    return index.memo.get(UNTOLERATED, tolerations, build)
+
+
+def prefer_tolerations(spec: PodSpec) -> tuple[Toleration, ...]:
+    """The pod's tolerations kube's Score reads: effect PreferNoSchedule or empty."""
+    return tuple(t for t in pod_tolerations(spec) if t[3] in ("", "PreferNoSchedule"))
+
+
 class TaintToleration:
     name: ClassVar[str] = "TaintToleration"
 
@@ -65,3 +91,14 @@ class TaintToleration:
         if len(snap.index.taint_sets) == 1:  # no node has a hard taint
             return ()
         return ((REASON, tolerated_nodes(snap.index, pod_tolerations(cls.pod.pod.spec))),)
+
+    def score(self, state: CycleState, classes: Sequence[ShapeClass], snap: Snapshot) -> I64 | None:
+        if len(snap.index.prefer_sets) == 1:  # no node has a PreferNoSchedule taint: all 100
+            return None
+        out = np.zeros(snap.index.n_nodes, dtype=np.int64)
+        for cls in classes:
+            out += untolerated_prefer(snap.index, prefer_tolerations(cls.pod.pod.spec))
+        return out
+
+    def normalize(self, state: CycleState, scores: I64, feasible: Bool) -> I64:
+        return default_normalize(scores, feasible, reverse=True)
