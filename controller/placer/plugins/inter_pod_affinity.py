@@ -16,15 +16,23 @@ value): it cannot be placed, and preemption cannot change that.
 
 Between members (they count as reserved, as kube places them one after another): members of a
 collection that starts here gather in one value per term key; members a required anti-affinity
-term relates take one value each. Score: preferred terms' weight times the matching pods in
-the node's value (anti-affinity subtracts), normalized min-max to 0..100 over the feasible
-nodes as kube's NormalizeScore does (all equal: all 0). Existing pods' preferred terms that
-select the incoming pod (kube's symmetric half of the score) are not read.
+term relates take one value each.
+
+Score, per node, the sum of two halves (kube's PreScore and Score):
+* the pod's own preferred terms: each term's weight times the bound pods it selects in the
+  node's value of its key (anti-affinity subtracts);
+* the symmetric half: each bound pod's term that selects the pod adds to every node sharing the
+  bound pod's value of the term's key: a preferred affinity term its weight, a preferred
+  anti-affinity term minus its weight, a required affinity term kube's default
+  hardPodAffinityWeight (1). A bound pod's required anti-affinity is Filter's (point 3) only.
+Normalized min-max to 0..100 over the feasible nodes as kube's NormalizeScore does (all equal:
+all 0). kube's plugin args are at their defaults: hardPodAffinityWeight 1, the preferred terms
+of existing pods read (`ignorePreferredTermsOfExistingPods: false`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -52,6 +60,9 @@ AFFINITY = "node(s) didn't match pod affinity rules"
 ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"
 EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules"
 INVALID = "a pod affinity term's label selector cannot be parsed"
+HARD_POD_AFFINITY_WEIGHT = 1
+"""What an existing pod's required affinity term that selects the newcomer weighs in its score
+(kube's InterPodAffinityArgs.hardPodAffinityWeight, at its default)."""
 
 
 @dataclass
@@ -156,19 +167,12 @@ class InterPodAffinity:
         return MemberRules(caps=tuple(caps), gathers=tuple(merge_gathers(gathers)))
 
     def score(self, state: CycleState, classes: Sequence[ShapeClass], snap: Snapshot) -> I64 | None:
+        counts = state.read(KEY)
         out: I64 | None = None
         for cls in classes:
-            terms = cls.terms
-            if terms is None or not (terms.preferred_affinity or terms.preferred_anti_affinity):
-                continue
-            counts = state.read(KEY)
-            out = np.zeros(snap.index.n_nodes, dtype=np.int64) if out is None else out
-            for t, sign in [
-                *((t, 1) for t in terms.preferred_affinity),
-                *((t, -1) for t in terms.preferred_anti_affinity),
-            ]:
-                codes, _ = value_codes(snap.index, t.topology_key)
-                out += sign * t.weight * at_nodes(codes, counts.per_value((t,), t.topology_key))
+            for part in (_own_preferences(cls, counts, snap), _existing_preferences(cls, counts, snap)):
+                if part is not None:
+                    out = part if out is None else out + part
         return out
 
     def normalize(self, state: CycleState, scores: I64, feasible: Bool) -> I64:
@@ -180,6 +184,50 @@ class InterPodAffinity:
             return np.zeros(len(scores), dtype=np.int64)
         scaled = (MAX_NODE_SCORE * ((scores - lo) / (hi - lo))).astype(np.int64)
         return np.where(feasible, scaled, 0)
+
+
+def _own_preferences(cls: ShapeClass, counts: _Counts, snap: Snapshot) -> I64 | None:
+    """Score, the pod's half: each preferred term's weight times the bound pods it selects in
+    the node's value (anti-affinity subtracts); None when the pod has no preferred term."""
+    terms = cls.terms
+    if terms is None or not (terms.preferred_affinity or terms.preferred_anti_affinity):
+        return None
+    out = np.zeros(snap.index.n_nodes, dtype=np.int64)
+    for t, sign in [
+        *((t, 1) for t in terms.preferred_affinity),
+        *((t, -1) for t in terms.preferred_anti_affinity),
+    ]:
+        codes, _ = value_codes(snap.index, t.topology_key)
+        out += sign * t.weight * at_nodes(codes, counts.per_value((t,), t.topology_key))
+    return out
+
+
+def _existing_preferences(cls: ShapeClass, counts: _Counts, snap: Snapshot) -> I64 | None:
+    """Score, the symmetric half: every term of a bound pod that selects this pod adds its
+    weight (see `_scored_terms`) to each node sharing that bound pod's value of the term's key;
+    None when no bound pod's term selects the pod."""
+    ns, labels = cls.pod.pod.namespace, _labels(cls.pod)
+    out: I64 | None = None
+    for e in snap.with_terms.values():
+        assert e.terms is not None
+        for t, weight in _scored_terms(e.terms):
+            if not t.covers(ns, labels, counts.ns_labels):
+                continue
+            codes, _ = value_codes(snap.index, t.topology_key)
+            if codes[e.node] < 0:
+                continue  # the bound pod's node has no value of the key: it adds nowhere
+            out = np.zeros(snap.index.n_nodes, dtype=np.int64) if out is None else out
+            out += weight * (codes == codes[e.node])
+    return out
+
+
+def _scored_terms(terms: PodTerms) -> Iterator[tuple[PodTerm, int]]:
+    """A bound pod's terms as the newcomer's score reads them, with their signed weight: required
+    affinity at kube's default hardPodAffinityWeight, preferred affinity at its weight, preferred
+    anti-affinity at minus its weight (required anti-affinity is Filter's alone)."""
+    yield from ((t, HARD_POD_AFFINITY_WEIGHT) for t in terms.affinity)
+    yield from ((t, t.weight) for t in terms.preferred_affinity)
+    yield from ((t, -t.weight) for t in terms.preferred_anti_affinity)
 
 
 def _affinity_nodes(
