@@ -144,7 +144,7 @@ def run_scores(
     feasible nodes (so a domain's best node is a feasible one); None when no plugin scores."""
     total: I64 | None = None
     for entry in plugins:
-        raw = entry.plugin.score(state, classes, snap)
+        raw = entry.plugin.score(state, classes, snap, feasible)
         if raw is None:
             continue  # kube would give every node one value: no order changes
         part = entry.weight * entry.plugin.normalize(state, raw, feasible)

@@ -17,8 +17,8 @@ pending pods, and the Filter point answers for every node at once (a mask, not o
 * Member rules (`MemberRulesPlugin`, ours): what ties members to each other (anti-affinity
   between members, spread across members, host ports), as `rules.MemberRules` the selection
   keeps while it places members one after another, as kube would place the pods.
-* Score (`ScorePlugin`): a raw preference per node (preferred node and pod affinity, untolerated
-  PreferNoSchedule taints, ScheduleAnyway spread), then `normalize` (kube's
+* Score (`ScorePlugin`): a raw preference per node given the nodes that passed Filter (preferred
+  node and pod affinity, untolerated PreferNoSchedule taints, ScheduleAnyway spread), then `normalize` (kube's
   ScoreExtensions.NormalizeScore) to 0..`MAX_NODE_SCORE` over the feasible nodes. The runner
   multiplies each plugin's normalized score by its `Weighted.weight` in the profile and sums them
   (kube's default profile weights), in one place (`filtering.run_scores`).
@@ -218,9 +218,13 @@ class PostFilterPlugin(Plugin, Protocol):
 
 
 class ScorePlugin(Plugin, Protocol):
-    def score(self, state: CycleState, classes: Sequence[ShapeClass], snap: Snapshot) -> I64 | None:
+    def score(
+        self, state: CycleState, classes: Sequence[ShapeClass], snap: Snapshot, feasible: Bool
+    ) -> I64 | None:
         """The raw score per node, summed over the classes; None when the plugin has nothing to
-        say (kube would give every node one value, which orders nothing)."""
+        say (kube would give every node one value, which orders nothing). `feasible`: the nodes
+        that passed Filter, the ones kube's PreScore is given (a plugin may read them, as
+        PodTopologySpread counts its domains among them)."""
         ...
 
     def normalize(self, state: CycleState, scores: I64, feasible: Bool) -> I64:

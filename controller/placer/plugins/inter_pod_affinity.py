@@ -166,7 +166,9 @@ class InterPodAffinity:
                     caps.append(ValueCap(t.topology_key, together, codes, np.ones(nvals, dtype=np.int64)))
         return MemberRules(caps=tuple(caps), gathers=tuple(merge_gathers(gathers)))
 
-    def score(self, state: CycleState, classes: Sequence[ShapeClass], snap: Snapshot) -> I64 | None:
+    def score(
+        self, state: CycleState, classes: Sequence[ShapeClass], snap: Snapshot, feasible: Bool
+    ) -> I64 | None:
         counts = state.read(KEY)
         out: I64 | None = None
         for cls in classes:

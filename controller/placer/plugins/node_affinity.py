@@ -136,7 +136,9 @@ class NodeAffinity:
             return ()
         return ((REASON, allowed_nodes(snap.index, spec)),)
 
-    def score(self, state: CycleState, classes: Sequence[ShapeClass], snap: Snapshot) -> I64 | None:
+    def score(
+        self, state: CycleState, classes: Sequence[ShapeClass], snap: Snapshot, feasible: Bool
+    ) -> I64 | None:
         out: I64 | None = None
         for cls in classes:
             key = preferences(cls.pod.pod.spec)

@@ -14,12 +14,13 @@ same check member by member, counts growing as members are placed (`rules.Spread
 gang spreads as kube would spread its pods one after another.
 
 Score (`ScheduleAnyway`), as kube's `scoring.go`: per node, the sum over the soft constraints of
-`count * log(domains + 2) + maxSkew - 1` (count: matching pods in the node's value; the log
-weighs a constraint with more domains more), rounded; a node lacking a soft constraint's key
-is ignored (raw `IGNORED`, normalized 0). Normalize, over the feasible nodes that are not
-ignored: `100 * (max + min - s) / max`, so the emptiest value scores highest; all 0: all 100.
-kube counts a constraint's domains among the nodes that passed Filter; here they are its
-domains over the whole index (values with an eligible node).
+`count * log(domains + 2) + maxSkew - 1` (count: matching pods in the node's value, on eligible
+nodes; the log weighs a constraint with more domains more), rounded; a node lacking a soft
+constraint's key is ignored (raw `IGNORED`, normalized 0). A constraint's domains here are, as
+kube counts them, its values on the scored nodes: those that passed Filter and have every soft
+constraint's key, eligible or not (Filter's domains are the eligible nodes' values). Normalize,
+over the feasible nodes that are not ignored: `100 * (max + min - s) / max`, so the emptiest
+value scores highest; all 0: all 100.
 """
 
 from __future__ import annotations
@@ -157,12 +158,14 @@ class PodTopologySpread:
                 )
         return MemberRules(spreads=tuple(rules))
 
-    def score(self, state: CycleState, classes: Sequence[ShapeClass], snap: Snapshot) -> I64 | None:
+    def score(
+        self, state: CycleState, classes: Sequence[ShapeClass], snap: Snapshot, feasible: Bool
+    ) -> I64 | None:
         out: I64 | None = None
         for cls in classes:
             soft = [s for s in (cls.terms.spread if cls.terms is not None else ()) if not s.hard]
             if soft:
-                part = _raw_score(soft, cls.pod, snap, state.read(KEY))
+                part = _raw_score(soft, cls.pod, snap, state.read(KEY), feasible)
                 out = part if out is None else np.where((out < 0) | (part < 0), IGNORED, out + part)
         return out
 
@@ -176,17 +179,25 @@ class PodTopologySpread:
         return np.where(counted, MAX_NODE_SCORE * (hi + lo - scores) // hi, 0)
 
 
-def _raw_score(soft: Sequence[SpreadTerm], pod: GangPod, snap: Snapshot, st: _State) -> I64:
+def _raw_score(soft: Sequence[SpreadTerm], pod: GangPod, snap: Snapshot, st: _State, feasible: Bool) -> I64:
     """kube's raw score of one pod's soft constraints per node (see the module docstring)."""
     total = np.zeros(snap.index.n_nodes, dtype=np.float64)
+    found = [domains(s, pod, snap, st) for s in soft]
     ignored = np.zeros(snap.index.n_nodes, dtype=np.bool_)
-    for s in soft:
-        d = domains(s, pod, snap, st)
+    for d in found:
         ignored |= d.codes < 0
-        weight = np.log(int(d.domains.sum()) + 2)
+    scored = feasible & ~ignored
+    for s, d in zip(soft, found, strict=True):
+        weight = np.log(_scored_domains(d, scored) + 2)
         total += at_nodes(d.codes, d.counts) * weight + (s.max_skew - 1)
     # Go's math.Round: half away from zero (the sums are never negative).
     return np.where(ignored, IGNORED, np.floor(total + 0.5)).astype(np.int64)
+
+
+def _scored_domains(d: Domains, scored: Bool) -> int:
+    """The constraint's domains as kube's score counts them: its values on the scored nodes
+    (feasible, with every soft constraint's key), eligible or not."""
+    return len(np.unique(d.codes[scored]))
 
 
 def _labels(p: GangPod) -> Mapping[str, str]:

@@ -92,7 +92,9 @@ class TaintToleration:
             return ()
         return ((REASON, tolerated_nodes(snap.index, pod_tolerations(cls.pod.pod.spec))),)
 
-    def score(self, state: CycleState, classes: Sequence[ShapeClass], snap: Snapshot) -> I64 | None:
+    def score(
+        self, state: CycleState, classes: Sequence[ShapeClass], snap: Snapshot, feasible: Bool
+    ) -> I64 | None:
         if len(snap.index.prefer_sets) == 1:  # no node has a PreferNoSchedule taint: all 100
             return None
         out = np.zeros(snap.index.n_nodes, dtype=np.int64)
