@@ -9,11 +9,13 @@ Three questions are asked of topobridge, all from plain Kubernetes objects:
   free-room check (`Snapshot.free` against the pod's request) at NodeResourcesFit's place in
   that order. A pod with `spec.nodeName` is no pod to place: the placer counts it on that node,
   and on no other.
-* `node_scores(objects, pod, plugin)`: for one incoming pod, each node's score from one Score
-  plugin of the profile, normalized, through the runner's own `run_scores` with weight 1 and
-  every node feasible (upstream's Score tables score and normalize every node they list, with
-  no Filter run). A plugin that has nothing to say (None) gives every node what all-zero raw
-  scores normalize to, as kube's plugin would score them.
+* `node_scores(objects, pod, plugin, failed=...)`: for one incoming pod, each node's score from
+  one Score plugin of the profile, normalized, through the runner's own `run_scores` with
+  weight 1 and every node feasible but the `failed` ones (upstream's Score tables score and
+  normalize every node they list, with no Filter run; a few keep nodes in the snapshot that
+  Filter would have removed). Only the feasible nodes are answered. A plugin that has nothing
+  to say (None) gives every node what all-zero raw scores normalize to, as kube's plugin
+  would score them.
 * `landings(objects)`: where every pod is at the end of topobridge's real scheduling cycle run
   to quiescence (`controller.placer.scenario.simulate`), None for a pod left pending.
 """
@@ -71,8 +73,15 @@ def filter_verdicts(objects: Sequence[Mapping[str, Any]], pod: Mapping[str, Any]
     return {name: reasons[i] or True for i, name in enumerate(index.node_names)}
 
 
-def node_scores(objects: Sequence[Mapping[str, Any]], pod: Mapping[str, Any], plugin: str) -> dict[str, int]:
-    """Per node of `objects`: `plugin`'s normalized score for `pod`. See the module docstring."""
+def node_scores(
+    objects: Sequence[Mapping[str, Any]],
+    pod: Mapping[str, Any],
+    plugin: str,
+    *,
+    failed: frozenset[str] = frozenset(),
+) -> dict[str, int]:
+    """Per node of `objects` not `failed`: `plugin`'s normalized score for `pod`, the `failed`
+    nodes being out of Filter. See the module docstring."""
     prep = prepare(load_scenario([*objects, pod]))
     index, snap = prep.index, prep.snapshot
     meta = pod.get("metadata") or {}
@@ -83,11 +92,14 @@ def node_scores(objects: Sequence[Mapping[str, Any]], pod: Mapping[str, Any], pl
         raise ValueError(f"PreFilter refused the pod: {refused.reason}")
     scorer = next(entry.plugin for entry in profile.score if entry.name == plugin)
     classes, _ = shape_classes([member], snap)
-    every = np.ones(index.n_nodes, dtype=np.bool_)
-    got = run_scores([Weighted(scorer, 1)], state, classes, snap, every)
+    unknown = failed - set(index.node_names)
+    if unknown:
+        raise ValueError(f"failed nodes not in the cluster: {sorted(unknown)}")
+    feasible = np.array([name not in failed for name in index.node_names], dtype=np.bool_)
+    got = run_scores([Weighted(scorer, 1)], state, classes, snap, feasible)
     if got is None:
-        got = scorer.normalize(state, np.zeros(index.n_nodes, dtype=np.int64), every)
-    return {name: int(got[i]) for i, name in enumerate(index.node_names)}
+        got = scorer.normalize(state, np.zeros(index.n_nodes, dtype=np.int64), feasible)
+    return {name: int(got[i]) for i, name in enumerate(index.node_names) if feasible[i]}
 
 
 def landings(objects: Sequence[Mapping[str, Any]]) -> dict[str, str | None]:

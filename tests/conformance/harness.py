@@ -9,7 +9,8 @@ and upstream's fact about the outcome:
   plugin's (NodeResourcesFit: the same set of "Insufficient ..." reasons).
 * `Scores`: per node, one Score plugin's normalized score (0..100) for one incoming pod
   (upstream's Score plugin tables, which run Score then NormalizeScore on every listed node).
-  Compared exactly; the row's plugin is `<Plugin>/score`.
+  Compared exactly; the row's plugin is `<Plugin>/score`. A table that keeps some nodes of the
+  cluster out of scoring (as if Filter had removed them) names them in `failed`.
 * `Lands`: where pods are after topobridge's real cycle runs to quiescence (upstream's
   integration tables, Volcano's allocate tables, PreEnqueue): a node, any node of a set,
   `ANYWHERE` (bound, no matter where) or None (stays pending).
@@ -46,9 +47,11 @@ class Feasible:
 
 @dataclass(frozen=True)
 class Scores:
-    """Per node: the plugin's normalized score."""
+    """Per node that passed Filter: the plugin's normalized score."""
 
     scores: Mapping[str, int]
+    failed: frozenset[str] = frozenset()
+    """Nodes of the cluster that did not pass Filter: in the snapshot, never scored."""
 
 
 @dataclass(frozen=True)
@@ -104,7 +107,7 @@ def check(row: Row) -> Outcome:
         if len(row.incoming) != 1:
             raise ValueError(f"row {row.case!r}: incoming: a Scores row takes exactly one pod")
         plugin = row.plugin.removesuffix(SCORE_SUFFIX)
-        scored = node_scores(row.objects, row.incoming[0], plugin)
+        scored = node_scores(row.objects, row.incoming[0], plugin, failed=row.expect.failed)
         return _compare_scores(row.expect, scored)
     places = landings([*row.objects, *row.incoming])
     return _compare_places(row.expect, places)
