@@ -13,6 +13,7 @@ from conformance import (
     rows_nodeaffinity,
     rows_ports,
     rows_score,
+    rows_score_pods,
     rows_spread,
 )
 from conformance.harness import Row
@@ -26,6 +27,7 @@ ROWS: list[Row] = [
     *rows_interpod.ROWS,
     *rows_spread.ROWS,
     *rows_score.ROWS,
+    *rows_score_pods.ROWS,
     *rows_lands.ROWS,
 ]
 
