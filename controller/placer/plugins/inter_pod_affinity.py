@@ -65,14 +65,35 @@ HARD_POD_AFFINITY_WEIGHT = 1
 (kube's InterPodAffinityArgs.hardPodAffinityWeight, at its default)."""
 
 
+Toward = tuple[int, PodTerm, int | None]
+"""A bound pod's term that selects the pod being placed: the bound pod's node, the term, and the
+term's signed score weight (`_terms_toward`), None for required anti-affinity (Filter's alone)."""
+
+
 @dataclass
 class _Counts:
-    """Existing pods matching a term (or every term of a set), per value; counted once per
-    attempt."""
+    """What one attempt reads of the bound pods, each computed once: the pods matching a term (or
+    every term of a set) per value, and the bound pods' terms that select a pod (`toward`), which
+    Filter and Score both read."""
 
     snap: Snapshot
     ns_labels: NamespaceLabels
     memo: dict[tuple[tuple[PodTerm, ...], str], np.ndarray] = field(default_factory=dict)
+    selecting: dict[tuple[str, frozenset[tuple[str, str]]], tuple[Toward, ...]] = field(default_factory=dict)
+
+    def toward(self, ns: str, labels: Mapping[str, str]) -> tuple[Toward, ...]:
+        """Every bound pod's term that selects a pod of namespace `ns` with `labels`."""
+        key = (ns, frozenset(labels.items()))
+        hit = self.selecting.get(key)
+        if hit is None:
+            hit = self.selecting[key] = tuple(
+                (e.node, t, weight)
+                for e in self.snap.with_terms.values()
+                if e.terms is not None
+                for t, weight in _terms_toward(e.terms)
+                if t.covers(ns, labels, self.ns_labels)
+            )
+        return hit
 
     def per_value(self, terms: tuple[PodTerm, ...], key: str) -> np.ndarray:
         """Per value of `key`: bound pods every one of `terms` selects."""
@@ -123,15 +144,7 @@ class InterPodAffinity:
                 codes, _ = value_codes(snap.index, t.topology_key)
                 anti &= at_nodes(codes, counts.per_value((t,), t.topology_key)) == 0
             cuts.append((ANTI_AFFINITY, anti))
-        symmetric = np.ones(n, dtype=np.bool_)
-        for e in snap.with_terms.values():
-            assert e.terms is not None
-            for t in e.terms.anti_affinity:
-                if t.covers(ns, labels, counts.ns_labels):
-                    codes, _ = value_codes(snap.index, t.topology_key)
-                    if codes[e.node] >= 0:
-                        symmetric &= codes != codes[e.node]
-        cuts.append((EXISTING_ANTI_AFFINITY, symmetric))
+        cuts.append((EXISTING_ANTI_AFFINITY, _existing_anti_affinity(counts.toward(ns, labels), snap)))
         return cuts
 
     def member_rules(
@@ -206,27 +219,50 @@ def _own_preferences(cls: ShapeClass, counts: _Counts, snap: Snapshot) -> I64 | 
 
 def _existing_preferences(cls: ShapeClass, counts: _Counts, snap: Snapshot) -> I64 | None:
     """Score, the symmetric half: every term of a bound pod that selects this pod adds its
-    weight (see `_scored_terms`) to each node sharing that bound pod's value of the term's key;
-    None when no bound pod's term selects the pod."""
-    ns, labels = cls.pod.pod.namespace, _labels(cls.pod)
+    weight (see `_terms_toward`) to each node sharing that bound pod's value of the term's key;
+    None when no such term adds anywhere. Summed per value, one pass per topology key."""
     out: I64 | None = None
-    for e in snap.with_terms.values():
-        assert e.terms is not None
-        for t, weight in _scored_terms(e.terms):
-            if not t.covers(ns, labels, counts.ns_labels):
-                continue
-            codes, _ = value_codes(snap.index, t.topology_key)
-            if codes[e.node] < 0:
-                continue  # the bound pod's node has no value of the key: it adds nowhere
-            out = np.zeros(snap.index.n_nodes, dtype=np.int64) if out is None else out
-            out += weight * (codes == codes[e.node])
+    for key, (nodes, weights) in _per_key(
+        counts.toward(cls.pod.pod.namespace, _labels(cls.pod)), scored=True
+    ):
+        codes, n = value_codes(snap.index, key)
+        at = codes[np.asarray(nodes, dtype=np.int64)]
+        held = at >= 0  # a bound pod on a node without the key adds nowhere
+        if held.any():
+            sums = np.bincount(at[held], weights=np.asarray(weights, dtype=np.float64)[held], minlength=n)
+            part = at_nodes(codes, np.rint(sums).astype(np.int64))
+            out = part if out is None else out + part
     return out
 
 
-def _scored_terms(terms: PodTerms) -> Iterator[tuple[PodTerm, int]]:
-    """A bound pod's terms as the newcomer's score reads them, with their signed weight: required
-    affinity at kube's default hardPodAffinityWeight, preferred affinity at its weight, preferred
-    anti-affinity at minus its weight (required anti-affinity is Filter's alone)."""
+def _existing_anti_affinity(toward: Sequence[Toward], snap: Snapshot) -> Bool:
+    """Filter, point 3: every node outside the values that hold a bound pod whose required
+    anti-affinity term selects this pod (one pass per topology key)."""
+    ok = np.ones(snap.index.n_nodes, dtype=np.bool_)
+    for key, (nodes, _) in _per_key(toward, scored=False):
+        codes, n = value_codes(snap.index, key)
+        ok &= at_nodes(codes, per_value(codes, nodes, n)) == 0
+    return ok
+
+
+def _per_key(toward: Sequence[Toward], *, scored: bool) -> Iterator[tuple[str, tuple[list[int], list[int]]]]:
+    """The bound pods' nodes (and score weights) of the `toward` terms, grouped by topology key:
+    the scored terms, or (`scored=False`) the required anti-affinity ones."""
+    grouped: dict[str, tuple[list[int], list[int]]] = {}
+    for node, t, weight in toward:
+        if (weight is not None) is scored:
+            nodes, weights = grouped.setdefault(t.topology_key, ([], []))
+            nodes.append(node)
+            weights.append(weight or 0)
+    yield from grouped.items()
+
+
+def _terms_toward(terms: PodTerms) -> Iterator[tuple[PodTerm, int | None]]:
+    """A bound pod's terms as another pod's placement reads them: required anti-affinity for
+    Filter (weight None), then, with their signed score weights, required affinity at kube's
+    default hardPodAffinityWeight, preferred affinity at its weight, preferred anti-affinity at
+    minus its weight."""
+    yield from ((t, None) for t in terms.anti_affinity)
     yield from ((t, HARD_POD_AFFINITY_WEIGHT) for t in terms.affinity)
     yield from ((t, t.weight) for t in terms.preferred_affinity)
     yield from ((t, -t.weight) for t in terms.preferred_anti_affinity)
