@@ -84,6 +84,26 @@ class FuncHandler:
         self.fn(obj)
 
 
+@dataclass
+class ChangeHandler:
+    """An EventHandler that calls `fn` for every add and delete, and for the updates `relevant`
+    admits (what a status heartbeat changes can wake nobody); a resync (old is new) is no
+    change."""
+
+    fn: Callable[[], None]
+    relevant: Callable[[JsonDict, JsonDict], bool]
+
+    def on_add(self, obj: JsonDict) -> None:
+        self.fn()
+
+    def on_update(self, old: JsonDict, new: JsonDict) -> None:
+        if old is not new and self.relevant(old, new):
+            self.fn()
+
+    def on_delete(self, obj: JsonDict) -> None:
+        self.fn()
+
+
 LIST_WATCH = Backoff(0.5, 30.0, jitter=0.5)
 """Between failed list/watch attempts: 0.5 s doubling to 30 s, each scaled by a random factor
 in [0.5, 1] so many informers failing together do not retry in step."""

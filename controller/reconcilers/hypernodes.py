@@ -27,7 +27,7 @@ import structlog
 from controller.clock import MonotonicClock
 from controller.errors import AlreadyExistsError, InvalidError, NotFoundError
 from controller.handoff import HandOffConfig, PresenceProbe, PresenceRule
-from controller.informer import FuncHandler, Informer
+from controller.informer import ChangeHandler, FuncHandler, Informer
 from controller.kube import JsonDict, Kube
 from controller.reconcile import Done, Outcome, Requeue
 from controller.reconcilers.common import is_subset, summarize
@@ -52,21 +52,9 @@ def owned(hn: JsonDict) -> bool:
     return labels.get(hntr.MANAGED_BY_LABEL) == hntr.MANAGED_BY and labels.get(hntr.SOURCE_LABEL) == SOURCE
 
 
-class NodeLabelHandler:
-    """Enqueue only when a node appears, goes, or changes labels (not on status heartbeats)."""
-
-    def __init__(self, enqueue: Callable[[str], None]) -> None:
-        self.enqueue = enqueue
-
-    def on_add(self, obj: JsonDict) -> None:
-        self.enqueue(KEY)
-
-    def on_update(self, old: JsonDict, new: JsonDict) -> None:
-        if (old.get("metadata") or {}).get("labels") != (new.get("metadata") or {}).get("labels"):
-            self.enqueue(KEY)
-
-    def on_delete(self, obj: JsonDict) -> None:
-        self.enqueue(KEY)
+def labels_changed(old: JsonDict, new: JsonDict) -> bool:
+    """A node update that can move it in the topology: its labels (not a status heartbeat)."""
+    return bool((old.get("metadata") or {}).get("labels") != (new.get("metadata") or {}).get("labels"))
 
 
 @dataclass
@@ -115,7 +103,7 @@ class HyperNodeReconciler:
 
     def wire(self, enqueue: Callable[[str], None]) -> None:
         self.cnts.add_handler(FuncHandler(lambda _o: enqueue(KEY)))
-        self.nodes.add_handler(NodeLabelHandler(enqueue))
+        self.nodes.add_handler(ChangeHandler(lambda: enqueue(KEY), labels_changed))
 
         def on_hypernode(obj: JsonDict) -> None:
             if owned(obj):

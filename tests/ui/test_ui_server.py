@@ -17,7 +17,8 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 from ui_objects import demo, job
 
-from topobridge.ui.server import STATIC, FileSource, Ui, Wake, is_loopback, make_app, relevant_update
+from controller.informer import ChangeHandler
+from topobridge.ui.server import STATIC, FileSource, Ui, is_loopback, make_app, relevant_update
 from topobridge.ui.whatif import MAX_TEXT
 from translations import kinds
 
@@ -177,7 +178,7 @@ def test_the_page_is_rebuilt_only_for_what_the_scheduler_would_act_on(
     api: kinds.ApiKind, old: dict[str, Any], new: dict[str, Any], wakes: bool
 ) -> None:
     woken: list[None] = []
-    handler = Wake(lambda: woken.append(None), relevant_update(api))
+    handler = ChangeHandler(lambda: woken.append(None), relevant_update(api))
     handler.on_update(old, new)
     assert bool(woken) is wakes
     handler.on_update(new, new)  # a resync

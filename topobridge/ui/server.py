@@ -8,7 +8,7 @@ Sources:
   the kinds the server serves, pods without the terminal ones. Nothing is ever written.
 
 `Ui` holds the current `model.Model` and its version. A change any informer reports (an add,
-a delete, or an update the scheduler itself would act on: `Wake`) marks it stale; after `SETTLE` seconds without another change (so a burst of events is one rebuild) the
+a delete, or an update the scheduler itself would act on: `relevant_update`) marks it stale; after `SETTLE` seconds without another change (so a burst of events is one rebuild) the
 model is rebuilt off the event loop, on one worker thread that every model computation shares
 (the model is never read and rebuilt at once), and not again before as long as that build took;
 each page listening on `/api/events` (Server-Sent Events) is told the new version, and fetches
@@ -92,7 +92,7 @@ class ClusterSource:
         self._kube: Any = None
 
     async def start(self, changed: Callable[[], None]) -> None:
-        from controller.informer import Informer, drop_managed_fields
+        from controller.informer import ChangeHandler, Informer, drop_managed_fields
         from controller.kube import Kube
         from controller.resources import PODS
         from topobridge.snapshot_io import NOT_TERMINAL
@@ -106,7 +106,7 @@ class ClusterSource:
                 resync_period=None,
                 transform=drop_managed_fields,
             )
-            inf.add_handler(Wake(changed, relevant_update(api)))
+            inf.add_handler(ChangeHandler(changed, relevant_update(api)))
             self._informers.append(inf)
         self._tasks = [asyncio.create_task(i.run(), name=f"ui-informer:{i.name}") for i in self._informers]
         await asyncio.gather(*(i.synced.wait() for i in self._informers))
@@ -138,28 +138,6 @@ def relevant_update(api: Any) -> Callable[[dict[str, Any], dict[str, Any]], bool
     from controller.runtime.cache import CHANGED
 
     return CHANGED.get(Kind(api), lambda _old, _new: True)
-
-
-class Wake:
-    """An informer handler that reports a change for every add and delete, and for the updates
-    `relevant` admits: a node's status heartbeat or a pod's readiness rebuilds nothing (a
-    10,000-node cluster sends a heartbeat every few hundred milliseconds). Resyncs (old is
-    new) are no change."""
-
-    def __init__(
-        self, changed: Callable[[], None], relevant: Callable[[dict[str, Any], dict[str, Any]], bool]
-    ) -> None:
-        self._changed, self._relevant = changed, relevant
-
-    def on_add(self, obj: dict[str, Any]) -> None:
-        self._changed()
-
-    def on_update(self, old: dict[str, Any], new: dict[str, Any]) -> None:
-        if old is not new and self._relevant(old, new):
-            self._changed()
-
-    def on_delete(self, obj: dict[str, Any]) -> None:
-        self._changed()
 
 
 class Ui:
