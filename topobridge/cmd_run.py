@@ -35,6 +35,25 @@ EXIT_LEADERSHIP_LOST = 1
 EXIT_CONFIG = 2
 
 
+def add_attempt_deadline_argument(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """`--attempt-deadline`, as `run` and `simulate` both take it (the same cycle, the same limit)."""
+    parser.add_argument(
+        "--attempt-deadline",
+        type=float,
+        default=DEFAULT_ATTEMPT_SECONDS,
+        metavar="SECONDS",
+        help="longest one gang's scheduling attempt may search for a preemption plan before it "
+        f"takes the best plan found so far, or waits for a later cycle (default {DEFAULT_ATTEMPT_SECONDS})",
+    )
+
+
+def attempt_deadline_problem(seconds: float) -> str | None:
+    """Why `seconds` cannot be an attempt deadline, or None."""
+    if 0 < seconds < float("inf"):
+        return None
+    return f"--attempt-deadline {seconds}: must be a positive number of seconds"
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "run",
@@ -102,14 +121,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="honour gangs' network-topology constraints (Koordinator coscheduling's "
         "awareNetworkTopology; default true); false places gangs whole, anywhere",
     )
-    parts.add_argument(
-        "--attempt-deadline",
-        type=float,
-        default=DEFAULT_ATTEMPT_SECONDS,
-        metavar="SECONDS",
-        help="longest one gang's scheduling attempt may search for a preemption plan before it "
-        f"takes the best plan found so far, or waits for a later cycle (default {DEFAULT_ATTEMPT_SECONDS})",
-    )
+    add_attempt_deadline_argument(parts)
     parts.add_argument(
         "--gpu-nvlink-label",
         default=NVLINK_LABEL,
@@ -292,8 +304,9 @@ def controller_options(args: argparse.Namespace) -> ControllerOptions:
     from controller.leaderelection import LeaderElectionConfig
     from controller.manager import ControllerOptions
 
-    if not 0 < args.attempt_deadline < float("inf"):
-        raise ConfigError(f"--attempt-deadline {args.attempt_deadline}: must be a positive number of seconds")
+    problem = attempt_deadline_problem(args.attempt_deadline)
+    if problem is not None:
+        raise ConfigError(problem)
     le = None
     if args.leader_elect:
         le = LeaderElectionConfig(

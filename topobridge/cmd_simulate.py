@@ -41,9 +41,12 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any, TextIO
 
-from controller.placer.scenario import DEFAULT_SCHEDULERS, SimulationResult, load_scenario, simulate
+from controller.placer.cycle import CycleOptions
+from controller.placer.deadline import DEFAULT_ATTEMPT_SECONDS
+from controller.placer.scenario import DEFAULT_SCHEDULERS, Scenario, SimulationResult, load_scenario, simulate
 from controller.placer.snapshot import ClusterIndex
 from topobridge import output as printing
+from topobridge.cmd_run import add_attempt_deadline_argument, attempt_deadline_problem
 from topobridge.inputs import add_filename_arguments, load_objects, paths_of, read_reporting
 from topobridge.treeview import amounts, draw, topology_line
 from translations.errors import TopobridgeError
@@ -74,6 +77,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="LIST",
         help=f"schedulerNames whose pods are placed (default: {','.join(DEFAULT_SCHEDULERS)})",
     )
+    add_attempt_deadline_argument(p)
     p.add_argument("--demo", choices=DEMOS, default=None, help="run one built-in demo scenario")
     p.add_argument(
         "--from-cluster", action="store_true", help="read the snapshot from the current kubeconfig"
@@ -127,7 +131,12 @@ def _handle(args: argparse.Namespace) -> int:
         context=args.context,
     )
     return run(
-        source, output=args.output, scheduler_names=args.scheduler_names, out=sys.stdout, err=sys.stderr
+        source,
+        output=args.output,
+        scheduler_names=args.scheduler_names,
+        attempt_deadline=args.attempt_deadline,
+        out=sys.stdout,
+        err=sys.stderr,
     )
 
 
@@ -136,6 +145,7 @@ def run(
     *,
     output: str = "text",
     scheduler_names: str = ",".join(DEFAULT_SCHEDULERS),
+    attempt_deadline: float = DEFAULT_ATTEMPT_SECONDS,
     out: TextIO,
     err: TextIO,
     stdin: TextIO | None = None,
@@ -145,12 +155,18 @@ def run(
     if not served:
         print("error: --scheduler-names: Required value: at least one schedulerName", file=err)
         return EXIT_UNREADABLE
+    deadline_problem = attempt_deadline_problem(attempt_deadline)
+    if deadline_problem is not None:
+        print(f"error: {deadline_problem}", file=err)
+        return EXIT_UNREADABLE
     problem = source.problem(output)
     if problem is not None:
         print(f"error: {problem}", file=err)
         return EXIT_UNREADABLE
     try:
-        runs = _simulations(source, served, err, stdin)
+        runs = _simulations(
+            source, Served(served, CycleOptions(attempt_deadline=attempt_deadline)), err, stdin
+        )
     except TopobridgeError as exc:
         print(f"error: {exc}", file=err)
         return EXIT_UNREADABLE
@@ -168,8 +184,16 @@ def run(
     return EXIT_OK
 
 
+@dataclass(frozen=True)
+class Served:
+    """Which pods the simulated scheduler places, and the options its cycle runs with (as `run`'s)."""
+
+    schedulers: Sequence[str]
+    options: CycleOptions
+
+
 def _simulations(
-    source: Source, served: Sequence[str], err: TextIO, stdin: TextIO | None
+    source: Source, served: Served, err: TextIO, stdin: TextIO | None
 ) -> list[tuple[str, SimulationResult]] | None:
     """Each scenario of the source, titled, simulated; None when it could not be read (the
     reason printed on `err`)."""
@@ -185,7 +209,7 @@ def _simulations(
             return None
         sources = [f"cluster object {i + 1}" for i in range(len(objects))]
         scenario = load_scenario(objects, sources=sources, lenient=True)
-        return [("the current cluster", simulate(scenario, schedulers=served))]
+        return [("the current cluster", _run(scenario, served))]
     paths = [source.scenario] if isinstance(source.scenario, str) else list(source.scenario or ())
     inputs = read_reporting("simulate", paths, err=err, recursive=source.recursive, stdin=stdin)
     if inputs is None or inputs.problems:  # one snapshot: every file counts
@@ -202,8 +226,12 @@ def _demo_objects(name: str) -> tuple[list[Any], list[str]]:
     return [loc.obj for loc in located], [loc.source.replace(str(path), f"{name}.yaml", 1) for loc in located]
 
 
-def _simulate(objects: list[Any], sources: list[str] | None, served: Sequence[str]) -> SimulationResult:
-    return simulate(load_scenario(objects, sources=sources), schedulers=served)
+def _simulate(objects: list[Any], sources: list[str] | None, served: Served) -> SimulationResult:
+    return _run(load_scenario(objects, sources=sources), served)
+
+
+def _run(scenario: Scenario, served: Served) -> SimulationResult:
+    return simulate(scenario, schedulers=served.schedulers, options=served.options)
 
 
 # --- text output --------------------------------------------------------------------------------

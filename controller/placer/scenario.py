@@ -30,7 +30,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from controller.placer.cluster import ClusterState, Kind, choose_topology
-from controller.placer.cycle import DEFAULT_ASSEMBLY_GRACE, CyclePlan, GangTiming, SchedulingCycle
+from controller.placer.cycle import (
+    DEFAULT_ASSEMBLY_GRACE,
+    CycleOptions,
+    CyclePlan,
+    GangTiming,
+    SchedulingCycle,
+)
 from controller.placer.snapshot import I64, ClusterIndex, Snapshot
 from translations import expand as expandmod
 from translations import kinds, kueue, volcano
@@ -371,8 +377,10 @@ def simulate(
     *,
     schedulers: Iterable[str] = DEFAULT_SCHEDULERS,
     assembly_grace: float = DEFAULT_ASSEMBLY_GRACE,
+    options: CycleOptions | None = None,
 ) -> SimulationResult:
-    """The live cycle, run to quiescence (see the module docstring)."""
+    """The live cycle, run to quiescence (see the module docstring), with `run`'s options (its
+    `--attempt-deadline` among them: a search cut short there may choose other victims)."""
     served = tuple(schedulers)
     state = cluster_state(sc)
     timing = GangTiming()
@@ -386,7 +394,12 @@ def simulate(
     last: dict[str, str] = {}
     for rnd in range(1, MAX_ROUNDS + 1):
         plan = SchedulingCycle(
-            view, served=served, now=clock, timing=timing, assembly_grace=assembly_grace
+            view,
+            served=served,
+            now=clock,
+            timing=timing,
+            assembly_grace=assembly_grace,
+            options=options or CycleOptions(),
         ).run()
         for key, outcome in plan.outcomes.items():
             if outcome.report:
