@@ -15,7 +15,11 @@ Just before that, the objects are read back from the API server and given to
 `topobridge simulate -o json` (the real command, in a subprocess). When the live run has
 settled (nothing terminating, every pending pod bound or reported, no change for a while), the
 binds, evictions and unschedulable gangs read back from the API server must equal the
-simulator's. Pending pods carry a nodeSelector for their scenario, so nodes of other tests (or
+simulator's. Both run with one generous `--attempt-deadline` (`ATTEMPT_DEADLINE`): a preemption
+search the default 0.3 s cuts short stops wherever the machine's load has it stop, in the live
+process and in the dry run alike, so its plan is not a fact of the decision (`topobridge
+simulate --attempt-deadline` is how a user asks for the deadline their `run` has). Pending pods
+carry a nodeSelector for their scenario, so nodes of other tests (or
 of earlier scenarios) never take them.
 """
 
@@ -58,6 +62,8 @@ from translations.gangs import membership
 pytestmark = pytest.mark.integration
 
 SCHEDULER = "diff-scheduler"
+ATTEMPT_DEADLINE = "10"
+"""Seconds: far past the slowest search these scenarios draw (about 0.26 s, cold, alone)."""
 SCENARIO_LABEL = "diff.topobridge.io/scenario"
 SPINE, BLOCK = "network.topology.nvidia.com/spine", "network.topology.nvidia.com/block"
 PRIORITIES = {"diff-low": 0, "diff-mid": 100, "diff-high": 1000}
@@ -365,6 +371,7 @@ async def simulate(objects: list[JsonDict], work: Path, name: str) -> JsonDict:
         "-o",
         "json",
         f"--scheduler-names={SCHEDULER}",
+        f"--attempt-deadline={ATTEMPT_DEADLINE}",
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
@@ -446,7 +453,11 @@ async def diff_topobridge(control_plane: Any) -> AsyncIterator[local.TopobridgeS
     state = await local.start(
         control_plane.kubeconfig,
         work,
-        local.Launch(schedulers=(SCHEDULER,), register=False, extra_args=("--log-level", "debug")),
+        local.Launch(
+            schedulers=(SCHEDULER,),
+            register=False,
+            extra_args=("--log-level", "debug", "--attempt-deadline", ATTEMPT_DEADLINE),
+        ),
     )
     try:
         yield state
@@ -514,6 +525,14 @@ def _log_of(state: local.TopobridgeState, failures: list[str]) -> str:
     return "\n".join(line for line in lines if any(n in line for n in names))
 
 
+def _keep_input(work: Path, index: int, namespace: str) -> Path:
+    """Copy a differing scenario's dry-run input out of the work directory (removed at the end),
+    so `topobridge simulate` can be run on it again."""
+    kept = Path(tempfile.gettempdir()) / f"topobridge-diff-{namespace}.yaml"
+    shutil.copyfile(work / f"s{index}.yaml", kept)
+    return kept
+
+
 async def run_batch(
     admin: Kube, rng: random.Random, batch: range, make_namespace: Any, work: Path
 ) -> list[str]:
@@ -553,7 +572,11 @@ async def run_batch(
         for f in sc.features:
             COUNTS[f] += 1
         if live != want:
-            failures.append(f"scenario {sc.index} ({sc.namespace}): simulate {want} != run {live}")
+            kept = _keep_input(work, sc.index, sc.namespace)
+            failures.append(
+                f"scenario {sc.index} ({sc.namespace}): simulate {want} != run {live} "
+                f"(the dry run's input: {kept})"
+            )
         for node in sc.nodes:
             with contextlib.suppress(NotFoundError):
                 await admin.delete(NODES, node["metadata"]["name"])
