@@ -48,6 +48,13 @@ class PodClass:
     def count(self) -> int:
         return len(self.pods)
 
+    def room_for_one(self, free: I64) -> Bool:
+        """Per row of `free`: does one pod of the class find room? Only the resources it asks
+        for count, as in NodeResourcesFit's `fitsRequest`: a node overcommitted on another one
+        (a GPU a nomination holds while its victim terminates) still takes a pod without it."""
+        cols = np.flatnonzero(self.req)
+        return np.asarray((free[:, cols] >= self.req[cols]).all(axis=1), dtype=np.bool_)
+
 
 @dataclass(frozen=True)
 class GangDemand:

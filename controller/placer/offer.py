@@ -122,7 +122,7 @@ def evaluate(free: I64, demand: GangDemand, index: ClusterIndex) -> Offers:
     if demand.kind == "leader":
         nb = bulk.count
         lead = demand.classes[1]
-        fits = lead.mask & (free >= lead.req).all(axis=1)
+        fits = lead.mask & lead.room_for_one(free)
         after = np.minimum(class_slots(free - lead.req, bulk), nb)
         after[~fits] = 0
         capped = np.minimum(raw, nb)
@@ -201,7 +201,7 @@ def fits_rows(free_rows: I64, demand: GangDemand, masks: tuple[Bool, ...]) -> bo
         )
         s[~masks[0]] = 0
         s = np.minimum(s, nb)
-        fits = masks[1] & (free_rows >= lead.req).all(axis=1)
+        fits = masks[1] & lead.room_for_one(free_rows)
         if not fits.any():
             return False
         rest = free_rows[fits] - lead.req

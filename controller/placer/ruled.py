@@ -100,7 +100,7 @@ def _greedy(
     out: list[tuple[int, int]] = []
     for pos in range(demand.n):
         c = class_of[pos]
-        ok = c.mask[lo:hi] & (work >= c.req).all(axis=1) & kept.allowed(pos)
+        ok = c.mask[lo:hi] & c.room_for_one(work) & kept.allowed(pos)
         if gather is not None and pos in gathered:
             ok &= gather[1]
         cand = np.flatnonzero(ok & holding)

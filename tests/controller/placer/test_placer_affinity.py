@@ -6,7 +6,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from placer_objects import SEED_LAYOUT, attempt, cnt, koord_gang, pod, run, spine_block_nodes, volcano_gang
+from placer_objects import (
+    SEED_LAYOUT,
+    attempt,
+    cnt,
+    koord_gang,
+    pod,
+    run,
+    spine_block_nodes,
+    volcano_gang,
+)
+from placer_objects import node as node_object
 
 from controller.placer.framework import Code
 from translations.lws import exclusive_affinity
@@ -288,3 +298,34 @@ def test_host_ports_keep_pods_apart() -> None:
     nodes = [bound["default/g-0"], bound["default/g-1"]]
     assert "node-0" not in nodes and len(set(nodes)) == 2
     assert {BLOCK_OF[n] for n in nodes} == {"block-0"}
+
+
+def test_a_node_short_of_a_resource_the_members_do_not_ask_for_still_takes_them() -> None:
+    """node-0's GPU is overcommitted (two bound pods ask for its one GPU, as while a victim
+    terminates beside the preemptor nominated there). Members that ask for no GPU still fit
+    there, as NodeResourcesFit checks only what a pod requests: with hostname anti-affinity
+    between them, the gang needs both nodes."""
+    rule = anti(term(HOST, {"matchLabels": {"app": "g"}}))
+    objs = [
+        *(node_object(f"node-{i}", cpu="8", memory="32Gi", gpu="1") for i in range(2)),
+        *(
+            pod(f"gpu-{i}", cpu="1", memory="1Gi", gpu="1", node_name="node-0", scheduler="x")
+            for i in range(2)
+        ),
+        koord_gang("g", 2),
+        *(
+            pod(
+                f"g-{i}",
+                cpu="1",
+                memory="1Gi",
+                labels={"app": "g", "pod-group.scheduling.sigs.k8s.io": "g"},
+                index=i,
+                affinity=rule,
+            )
+            for i in range(2)
+        ),
+    ]
+    verdict = attempt(objs, "default/g")
+    assert verdict.code is Code.SUCCESS, verdict.message
+    assert verdict.placement is not None
+    assert sorted(n for _, n in verdict.placement.pods) == ["node-0", "node-1"]

@@ -24,6 +24,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+import pytest
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 from oracle import (
@@ -36,7 +37,7 @@ from oracle import (
     waits_for_victims,
 )
 from oracle_checks import check_assignment, compare
-from placer_wide_cases import SERVED, PendingGang, WideCase
+from placer_wide_cases import SERVED, PendingGang, WideCase, WideGang, WideNode, WidePod
 from placer_wide_strategy import wide_cases
 
 from controller.placer.cycle import GangTiming, SchedulingCycle
@@ -270,3 +271,48 @@ def test_cycle_agrees_with_oracle_on_a_fresh_seed() -> None:
     check()
     print(f"cycle vs oracle (fresh seed {FRESH_SEED}):", dict(sorted(stats.items())))
     _report(stats, 300, floor=1, keys=COMMON)
+
+
+def _one_gpu_node(cpu: int, running: list[WidePod]) -> WideCase:
+    """One node with a GPU a higher-priority nomination holds while its victim terminates (the
+    GPU is overcommitted until then), and a pending gang of a CPU-only leader and worker."""
+    gpu_victim = WidePod("run-0", 500, 1, 1, priority=0, node="node-0", terminating=True)
+    holder = WidePod("nom-0", 500, 1, 1, priority=1000, nominated="node-0")
+    gang = WideGang(
+        name="gang-0",
+        dialect="volcano",
+        pods=[WidePod("gang-0-0", 250, 1, 0, 100), WidePod("gang-0-1", 500, 1, 0, 100)],
+        priority=100,
+        never=False,
+        mode=None,
+        tier=None,
+        created=0,
+    )
+    return WideCase(
+        depth=0,
+        render="cnt",
+        nodes=[WideNode("node-0", (0, 0, 0), cpu=cpu, mem=8, gpu=1, pods=110, zone="a")],
+        running=[gpu_victim, *running, holder],
+        bound_gangs={},
+        pdbs=[],
+        gangs=[gang],
+    )
+
+
+FOUND = {
+    # TOPOBRIDGE_ORACLE_SEED=2979530757, reduced: the gang fits on what it asks for (CPU,
+    # memory, pods); the GPU it does not ask for is overcommitted by the nomination.
+    "placed-beside-an-overcommitted-gpu": _one_gpu_node(4, []),
+    # The same seed, reduced: evicting run-1 frees the CPU the gang needs.
+    "preempted-beside-an-overcommitted-gpu": _one_gpu_node(
+        2, [WidePod("run-1", 1000, 1, 0, priority=0, node="node-0")]
+    ),
+}
+"""Disagreements fresh seeds found, reduced by hand to the objects that decide them."""
+
+
+@pytest.mark.parametrize("case", FOUND.values(), ids=FOUND.keys())
+def test_cycle_agrees_with_oracle_on_found_cases(case: WideCase) -> None:
+    stats: Counter[str] = Counter()
+    _run(case, stats)
+    assert stats["placed"] + stats["preempted"] == 1, stats
