@@ -5,14 +5,16 @@ some refusing it by anti-affinity), and a gang of uniform pods under one rule (a
 the hostname or the block, affinity on the block or the hostname, or none) and an optional hard
 block constraint. Asserted on every example: a placement the engine returns keeps capacity, the
 constraint and every pod rule (the oracle's check), the engine places exactly when the oracle
-can, at the same lowest tier. The figures are printed and their floor asserted."""
+can, at the same lowest tier. The figures are printed and their floor asserted. The examples
+are fixed (`derandomize`) unless TOPOBRIDGE_ORACLE_SEED=<seed> names a seed to draw them from
+(`hack/explore.py` tries fresh ones; `tests/replay.py`): the floors hold for the fixed set."""
 
 from __future__ import annotations
 
 from collections import Counter
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 from oracle import (
     OracleCase,
@@ -25,6 +27,7 @@ from oracle import (
     rules_hold,
 )
 from placer_objects import attempt, cnt, koord_gang, node, pod
+from replay import ORACLE, chosen
 
 from controller.placer.framework import Code
 
@@ -33,6 +36,7 @@ BLOCK = "network.topology.nvidia.com/block"
 GI = 2**30
 RULES = ["none", "anti-host", "anti-block", "aff-block", "aff-host"]
 STATS: Counter[str] = Counter()
+SEED = chosen(ORACLE)
 
 
 @st.composite
@@ -141,6 +145,7 @@ def _oracle(c: dict[str, Any]) -> OracleCase:
     )
 
 
+@seed(SEED)
 @settings(
     max_examples=600,
     derandomize=True,
@@ -181,7 +186,9 @@ def test_pod_rules_agree_with_the_oracle() -> None:
     STATS.clear()
     _check()
     print("affinity oracle:", dict(sorted(STATS.items())))
+    assert STATS["disagreements"] == 0
     assert STATS["cases"] >= 500
+    if SEED is not None:
+        return  # a chosen seed's counts vary: the floors below are the fixed set's
     assert STATS["placed"] >= 100 and STATS["refused"] >= 50
     assert all(STATS[f"rule:{r}"] >= 50 for r in RULES)
-    assert STATS["disagreements"] == 0

@@ -11,15 +11,16 @@ nominated (they wait while a lower-priority victim terminates on their nodes, th
 nodes if they still fit), members already bound (a hard constraint must then hold them too),
 and budgets from minAvailable / maxUnavailable as numbers and percentages are all in the cases.
 
-A fixed set of examples runs every time; one more set is drawn from a fresh seed per run,
-printed for replay (TOPOBRIDGE_ORACLE_SEED=<seed>). Each run prints one `figures:` line, and
-asserts those counts, so a run that shrank cannot pass quietly.
+Two sets of examples run every time: the fixed set (`derandomize`), and the set one seed
+draws: 2979530757, the seed that found the cycle refusing nodes short of a GPU its pods do
+not ask for, unless TOPOBRIDGE_ORACLE_SEED=<seed> names another (`hack/explore.py` tries
+fresh ones and prints that line for each failure; `tests/replay.py`). Disagreements found on
+other seeds are the explicit cases in `FOUND`. Each run prints one `figures:` line, and asserts
+those counts, so a run that shrank cannot pass quietly.
 """
 
 from __future__ import annotations
 
-import os
-import random
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -39,6 +40,7 @@ from oracle import (
 from oracle_checks import check_assignment, compare
 from placer_wide_cases import SERVED, PendingGang, WideCase, WideGang, WideNode, WidePod
 from placer_wide_strategy import wide_cases
+from replay import ORACLE, seed_or
 
 from controller.placer.cycle import GangTiming, SchedulingCycle
 from controller.placer.engine import Verdict, demand_of, schedule
@@ -52,7 +54,8 @@ SETTINGS = settings(
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
 )
-FRESH_SEED = int(os.environ.get("TOPOBRIDGE_ORACLE_SEED", str(random.randrange(2**32))))
+SEED = seed_or(ORACLE, 2979530757)
+"""The seeded run's seed (see the module docstring)."""
 
 
 @dataclass
@@ -257,19 +260,19 @@ def test_cycle_agrees_with_oracle_on_wide_clusters() -> None:
     _report(stats, 600, floor=15, keys=COMMON + RARER)
 
 
-def test_cycle_agrees_with_oracle_on_a_fresh_seed() -> None:
-    """New examples every run; TOPOBRIDGE_ORACLE_SEED=<seed> (printed) replays a failure."""
+def test_cycle_agrees_with_oracle_on_a_seed() -> None:
+    """The examples `SEED` draws; TOPOBRIDGE_ORACLE_SEED=<seed> draws another seed's."""
     stats: Counter[str] = Counter()
-    print(f"oracle fresh seed: TOPOBRIDGE_ORACLE_SEED={FRESH_SEED}")
+    print(f"oracle seed: {ORACLE}={SEED}")
 
-    @seed(FRESH_SEED)
+    @seed(SEED)
     @settings(SETTINGS, derandomize=False, max_examples=300)
     @given(case=st.one_of(wide_cases(), wide_cases(crowded=True), wide_cases(crowded=True)))
     def check(case: WideCase) -> None:
         _run(case, stats)
 
     check()
-    print(f"cycle vs oracle (fresh seed {FRESH_SEED}):", dict(sorted(stats.items())))
+    print(f"cycle vs oracle (seed {SEED}):", dict(sorted(stats.items())))
     _report(stats, 300, floor=1, keys=COMMON)
 
 

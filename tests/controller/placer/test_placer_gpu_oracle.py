@@ -6,7 +6,9 @@ and the same question goes to the oracle with its GPU fields set. Asserted on ev
 the engine places the gang exactly when some assignment keeps the rules; a placement keeps
 capacity, filters, max-nodes, the per-node minimum and one pod per node under spread; best-fit
 settles on the oracle's lowest tier; pack uses the oracle's fewest nodes. The counts are
-asserted at the end, so a shrunken run cannot pass quietly.
+asserted at the end, so a shrunken run cannot pass quietly. The examples are fixed
+(`derandomize`) unless TOPOBRIDGE_ORACLE_SEED=<seed> names a seed to draw them from
+(`hack/explore.py` tries fresh ones; `tests/replay.py`): the counts' floors hold for the fixed set.
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ import math
 from collections import Counter
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 from oracle import OracleCase, allowed, fewest_nodes, free_after, lowest_place
 from placer_cases import Case, cases
+from replay import ORACLE, chosen
 
 from controller.placer.engine import schedule
 from controller.placer.framework import Code
@@ -112,8 +115,10 @@ def gpu_cases(draw: st.DrawFn) -> GpuCase:
 
 
 STATS: Counter[str] = Counter()
+SEED = chosen(ORACLE)
 
 
+@seed(SEED)
 @SETTINGS
 @given(gpu_cases())
 def test_gpu_gangs_agree_with_the_oracle(gc: GpuCase) -> None:
@@ -160,6 +165,8 @@ def test_gpu_gangs_agree_with_the_oracle(gc: GpuCase) -> None:
 def test_the_run_covered_every_policy_and_both_outcomes() -> None:
     # Runs after the property test in file order: a run that shrank or skipped fails here.
     assert STATS["examples"] == 400
+    if SEED is not None:
+        return  # a chosen seed's counts vary: the floors below are the fixed set's
     assert min(STATS[f"policy:{p}"] for p in ("best-fit", "pack", "spread")) >= 60
     assert STATS["placed"] >= 100 and STATS["refused"] >= 40
     assert STATS["multi-node"] >= 40
