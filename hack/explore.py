@@ -10,6 +10,7 @@ after another until the time is up:
     affinity  tests/controller/placer/test_placer_affinity_oracle.py TOPOBRIDGE_ORACLE_SEED
     hostile   tests/controller/placer/test_hostile_clusters.py    TOPOBRIDGE_HOSTILE_SEED
     unusable  tests/controller/placer/test_placer_unusable_nodes.py TOPOBRIDGE_UNUSABLE_SEED
+    properties  the other Hypothesis tests (`PROPERTIES`)          TOPOBRIDGE_PROPERTY_SEED
     fuzz      hack/fuzz.py --minutes N --seed S                   (its own flags)
 
 Each pytest surface runs once per seed, as a subprocess with the seed in its environment
@@ -44,9 +45,18 @@ from typing import TextIO
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.replay import HOSTILE, ORACLE, UNUSABLE  # noqa: E402
+from tests.replay import HOSTILE, ORACLE, PROPERTY, UNUSABLE  # noqa: E402
 
 PLACER = "tests/controller/placer"
+PROPERTIES = (
+    "tests/translations/test_translation_properties.py",
+    "tests/webhooks/test_properties.py",
+    "tests/webhooks/test_admission_json.py",
+    "tests/webhooks/test_answer_metrics.py",
+    f"{PLACER}/test_state_caches.py",
+)
+"""Hypothesis tests that name no seed of their own: the suite runs them `derandomize`d
+(tests/conftest.py's profile), TOPOBRIDGE_PROPERTY_SEED draws them from a seed."""
 FUZZ_SLICE_MINUTES = 3.0
 """The fuzzer's share of one round of surfaces."""
 RUN_LIMIT_SECONDS = 20 * 60
@@ -60,10 +70,10 @@ class Surface:
     name: str
     env: str
     target: str
-    """The pytest node id (or file), relative to the repository."""
+    """Pytest node ids or files, relative to the repository, separated by spaces."""
 
     def command(self) -> list[str]:
-        return [sys.executable, "-m", "pytest", self.target, "-q", "-x", "-p", "no:cacheprovider"]
+        return [sys.executable, "-m", "pytest", *self.target.split(), "-q", "-x", "-p", "no:cacheprovider"]
 
     def replay(self, seed: int) -> str:
         return f"{self.env}={seed} .venv/bin/python -m pytest {self.target} -q -p no:cacheprovider"
@@ -78,6 +88,7 @@ SURFACES = (
     Surface("affinity", ORACLE, f"{PLACER}/test_placer_affinity_oracle.py"),
     Surface("hostile", HOSTILE, f"{PLACER}/test_hostile_clusters.py"),
     Surface("unusable", UNUSABLE, f"{PLACER}/test_placer_unusable_nodes.py"),
+    Surface("properties", PROPERTY, " ".join(PROPERTIES)),
 )
 FUZZ = "fuzz"
 NAMES = (*(s.name for s in SURFACES), FUZZ)
@@ -208,7 +219,7 @@ def _text(value: str | bytes | None) -> str:
 
 def _environ(extra: dict[str, str]) -> dict[str, str]:
     """This process's environment without any seed variable, plus `extra`."""
-    env = {k: v for k, v in os.environ.items() if k not in (ORACLE, HOSTILE, UNUSABLE)}
+    env = {k: v for k, v in os.environ.items() if k not in (ORACLE, HOSTILE, UNUSABLE, PROPERTY)}
     return {**env, **extra}
 
 

@@ -25,6 +25,10 @@ Any test that uses `control_plane` (directly or through the fixtures above) is m
 `integration` automatically, so `-m "not integration"` deselects exactly those.
 
 Every async test also runs under a guard that fails it when it leaves asyncio tasks running.
+
+Hypothesis draws fixed examples (the `gate` profile: `derandomize`, no example database), so a
+run is a function of the commit; TOPOBRIDGE_PROPERTY_SEED=<seed> draws every property test
+that names no seed of its own from that seed instead (`tests/replay.py`, `hack/explore.py`).
 """
 
 from __future__ import annotations
@@ -38,14 +42,23 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 import pytest
+from hypothesis import settings
+from replay import PROPERTY, chosen
 
 from controller.kube import Kube
 from topobridge.devcluster import BinariesMissingError, ControlPlaneError, LocalControlPlane
 
 _STARTUP_KEY = pytest.StashKey[dict[str, float]]()
+PROPERTY_SEED = chosen(PROPERTY)
+settings.register_profile("gate", derandomize=True, database=None)
+settings.register_profile("explore", derandomize=False, database=None)
+settings.load_profile("gate" if PROPERTY_SEED is None else "explore")
 
 
+@pytest.hookimpl(tryfirst=True)  # before Hypothesis' plugin reads its seed option
 def pytest_configure(config: pytest.Config) -> None:
+    if PROPERTY_SEED is not None and config.getoption("hypothesis_seed", None) is None:
+        config.option.hypothesis_seed = str(PROPERTY_SEED)
     # `timeout`/CI cancellation sends SIGTERM, which would end pytest without teardown; as a
     # KeyboardInterrupt it still stops the control plane by PID.
     if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:

@@ -22,6 +22,9 @@ HOSTILE = "TOPOBRIDGE_HOSTILE_SEED"
 """tests/controller/placer/test_hostile_clusters.py: the hostile-cluster generator's seed."""
 UNUSABLE = "TOPOBRIDGE_UNUSABLE_SEED"
 """tests/controller/placer/test_placer_unusable_nodes.py: the metamorphic draws' base seed."""
+PROPERTY = "TOPOBRIDGE_PROPERTY_SEED"
+"""Every other Hypothesis test (those that name no seed of their own): the suite's profile is
+`derandomize` (tests/conftest.py); with this set, Hypothesis draws from the seed instead."""
 
 
 def chosen(env: str) -> int | None:

@@ -1,8 +1,9 @@
 """`hack/explore.py`'s seed and replay plumbing, without exploring for minutes.
 
 * Each surface's environment variable reaches the test it names: with the variable set, the
-  test module draws from that seed (checked on the modules' own seed constants, in a child
-  process so this one keeps the suite's fixed seeds).
+  test module draws from that seed (checked on the modules' own seed constants and the
+  Hypothesis profile tests/conftest.py loads, in a child process so this one keeps the suite's
+  fixed seeds).
 * A failing seed is printed with a replay command that fails again when run, a passing one is
   not, and the summary line counts both; the seeds tried follow `--seed`.
 * The fuzzer's failures are read back with their seeds.
@@ -44,6 +45,7 @@ SEED_OF = {
     "affinity": ("test_placer_affinity_oracle", "SEED", "s"),
     "hostile": ("test_hostile_clusters", "SEEDS", "[s]"),
     "unusable": ("test_placer_unusable_nodes", "BASES", "[s]"),
+    "properties": ("conftest", "PROPERTY_SEED", "s"),
 }
 PROBE = """
 import importlib, json, sys
@@ -52,6 +54,8 @@ out = {}
 for name, (module, attr) in json.loads(sys.argv[1]).items():
     value = getattr(importlib.import_module(module), attr)
     out[name] = list(value) if isinstance(value, tuple) else value
+from hypothesis import settings
+out["derandomize"] = settings.default.derandomize
 print(json.dumps(out))
 """
 
@@ -74,7 +78,8 @@ def _module_seeds(env: dict[str, str]) -> dict[str, object]:
 def test_every_surface_is_explored_and_its_variable_reaches_its_test() -> None:
     assert set(SEED_OF) == {s.name for s in explore.SURFACES}
     for surface in explore.SURFACES:
-        assert (REPO / surface.target.split("::")[0]).is_file(), surface.target
+        for target in surface.target.split():
+            assert (REPO / target.split("::")[0]).is_file(), target
     variables = {s.env for s in explore.SURFACES}
     chosen = {env: 1000 + i for i, env in enumerate(sorted(variables))}
     seeds = _module_seeds({env: str(seed) for env, seed in chosen.items()})
@@ -84,6 +89,8 @@ def test_every_surface_is_explored_and_its_variable_reaches_its_test() -> None:
         _, _, shape = SEED_OF[surface.name]
         assert seeds[surface.name] == (s if shape == "s" else [s]), surface.name
         assert fixed[surface.name] != seeds[surface.name], f"{surface.name} ignores {surface.env}"
+    # The other Hypothesis tests: fixed examples in the suite, the seed's when it is chosen.
+    assert fixed["derandomize"] is True and seeds["derandomize"] is False
 
 
 def test_a_chosen_seed_that_is_not_a_number_is_refused_with_the_variable_named() -> None:
@@ -171,5 +178,18 @@ def test_an_unknown_surface_is_refused_with_the_known_ones(capsys: pytest.Captur
     err = capsys.readouterr().err
     assert (
         "no surface named nope" in err
-        and "known: oracle, cycle, gpu, affinity, hostile, unusable, fuzz" in err
+        and "known: oracle, cycle, gpu, affinity, hostile, unusable, properties, fuzz" in err
     )
+
+
+def test_every_hypothesis_test_without_a_seed_of_its_own_is_explored() -> None:
+    """A property test the suite runs on the conftest profile's fixed examples is on the
+    `properties` surface, so new ones get fresh seeds too."""
+    explored = {t.split("::")[0] for s in explore.SURFACES for t in s.target.split()}
+    unseeded = set()
+    for path in (REPO / "tests").rglob("test_*.py"):
+        text = path.read_text()
+        if "@given(" in text and "derandomize=True" not in text and "seed(" not in text:
+            unseeded.add(str(path.relative_to(REPO)))
+    assert unseeded, "the scan found no property test"
+    assert unseeded <= explored, sorted(unseeded - explored)
