@@ -76,6 +76,12 @@ OLDEST_PENDING_GANG_AGE = Gauge(
     "Seconds the longest-waiting pending gang has waited to be placed; 0 when none waits.",
     namespace=NAMESPACE,
 )
+ATTEMPT_GUARD_FIRED = Counter(
+    "attempt_guard_fired",
+    "Scheduling attempts whose preemption search the wall-clock guard (--attempt-deadline) stopped "
+    "before their step budget (--attempt-budget) was spent: their plan depends on the machine's load.",
+    namespace=NAMESPACE,
+)
 PREEMPTIONS = Counter("preemptions", "Preemptions started for a gang.", namespace=NAMESPACE)
 PREEMPTION_VICTIMS = Counter(
     "preemption_victims", "Pods evicted to make room for a gang.", namespace=NAMESPACE

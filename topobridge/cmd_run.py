@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from controller.placer.deadline import DEFAULT_ATTEMPT_SECONDS
+from controller.placer.attempt_budget import DEFAULT_ATTEMPT_STEPS, DEFAULT_GUARD_SECONDS
 from topobridge import eventloop
 from topobridge.eventloop import EVENT_LOOPS, default_event_loop
 from translations.gpu import NVLINK_LABEL
@@ -35,23 +35,36 @@ EXIT_LEADERSHIP_LOST = 1
 EXIT_CONFIG = 2
 
 
-def add_attempt_deadline_argument(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
-    """`--attempt-deadline`, as `run` and `simulate` both take it (the same cycle, the same limit)."""
+def add_attempt_budget_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """`--attempt-budget` and its guard `--attempt-deadline`, as `run` and `simulate` both take
+    them (the same cycle, the same limits)."""
+    parser.add_argument(
+        "--attempt-budget",
+        type=int,
+        default=DEFAULT_ATTEMPT_STEPS,
+        metavar="STEPS",
+        help="search steps one gang's scheduling attempt may spend looking for a preemption plan "
+        "before it takes the best plan found so far, or waits for a later cycle; counted in work, "
+        f"not time, so a plan is the same whatever the load (default {DEFAULT_ATTEMPT_STEPS})",
+    )
     parser.add_argument(
         "--attempt-deadline",
         type=float,
-        default=DEFAULT_ATTEMPT_SECONDS,
+        default=DEFAULT_GUARD_SECONDS,
         metavar="SECONDS",
-        help="longest one gang's scheduling attempt may search for a preemption plan before it "
-        f"takes the best plan found so far, or waits for a later cycle (default {DEFAULT_ATTEMPT_SECONDS})",
+        help="wall-clock guard on one attempt's search, far above what its steps cost; when it "
+        "stops a search first, the verdict, a log line, an Event and the metric "
+        f"topobridge_attempt_guard_fired_total say so (default {DEFAULT_GUARD_SECONDS:g})",
     )
 
 
-def attempt_deadline_problem(seconds: float) -> str | None:
-    """Why `seconds` cannot be an attempt deadline, or None."""
-    if 0 < seconds < float("inf"):
-        return None
-    return f"--attempt-deadline {seconds}: must be a positive number of seconds"
+def attempt_budget_problem(steps: int, seconds: float) -> str | None:
+    """Why `steps` and `seconds` cannot limit an attempt, or None."""
+    if steps < 1:
+        return f"--attempt-budget {steps}: must be a positive number of steps"
+    if not 0 < seconds < float("inf"):
+        return f"--attempt-deadline {seconds}: must be a positive number of seconds"
+    return None
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -121,7 +134,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="honour gangs' network-topology constraints (Koordinator coscheduling's "
         "awareNetworkTopology; default true); false places gangs whole, anywhere",
     )
-    add_attempt_deadline_argument(parts)
+    add_attempt_budget_arguments(parts)
     parts.add_argument(
         "--gpu-nvlink-label",
         default=NVLINK_LABEL,
@@ -304,7 +317,7 @@ def controller_options(args: argparse.Namespace) -> ControllerOptions:
     from controller.leaderelection import LeaderElectionConfig
     from controller.manager import ControllerOptions
 
-    problem = attempt_deadline_problem(args.attempt_deadline)
+    problem = attempt_budget_problem(args.attempt_budget, args.attempt_deadline)
     if problem is not None:
         raise ConfigError(problem)
     le = None
@@ -335,7 +348,8 @@ def controller_options(args: argparse.Namespace) -> ControllerOptions:
         scheduler_tuning={
             "enable_preemption": args.enable_preemption == "true",
             "topology_aware": args.topology_aware == "true",
-            "attempt_deadline": args.attempt_deadline,
+            "attempt_steps": args.attempt_budget,
+            "attempt_guard": args.attempt_deadline,
             "gpu_nvlink_label": args.gpu_nvlink_label,
         },
     )

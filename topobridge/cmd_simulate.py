@@ -41,12 +41,12 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any, TextIO
 
+from controller.placer.attempt_budget import DEFAULT_ATTEMPT_STEPS, DEFAULT_GUARD_SECONDS
 from controller.placer.cycle import CycleOptions
-from controller.placer.deadline import DEFAULT_ATTEMPT_SECONDS
 from controller.placer.scenario import DEFAULT_SCHEDULERS, Scenario, SimulationResult, load_scenario, simulate
 from controller.placer.snapshot import ClusterIndex
 from topobridge import output as printing
-from topobridge.cmd_run import add_attempt_deadline_argument, attempt_deadline_problem
+from topobridge.cmd_run import add_attempt_budget_arguments, attempt_budget_problem
 from topobridge.inputs import add_filename_arguments, load_objects, paths_of, read_reporting
 from topobridge.treeview import amounts, draw, topology_line
 from translations.errors import TopobridgeError
@@ -77,7 +77,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="LIST",
         help=f"schedulerNames whose pods are placed (default: {','.join(DEFAULT_SCHEDULERS)})",
     )
-    add_attempt_deadline_argument(p)
+    add_attempt_budget_arguments(p)
     p.add_argument("--demo", choices=DEMOS, default=None, help="run one built-in demo scenario")
     p.add_argument(
         "--from-cluster", action="store_true", help="read the snapshot from the current kubeconfig"
@@ -134,6 +134,7 @@ def _handle(args: argparse.Namespace) -> int:
         source,
         output=args.output,
         scheduler_names=args.scheduler_names,
+        attempt_budget=args.attempt_budget,
         attempt_deadline=args.attempt_deadline,
         out=sys.stdout,
         err=sys.stderr,
@@ -145,7 +146,8 @@ def run(
     *,
     output: str = "text",
     scheduler_names: str = ",".join(DEFAULT_SCHEDULERS),
-    attempt_deadline: float = DEFAULT_ATTEMPT_SECONDS,
+    attempt_budget: int = DEFAULT_ATTEMPT_STEPS,
+    attempt_deadline: float = DEFAULT_GUARD_SECONDS,
     out: TextIO,
     err: TextIO,
     stdin: TextIO | None = None,
@@ -155,9 +157,9 @@ def run(
     if not served:
         print("error: --scheduler-names: Required value: at least one schedulerName", file=err)
         return EXIT_UNREADABLE
-    deadline_problem = attempt_deadline_problem(attempt_deadline)
-    if deadline_problem is not None:
-        print(f"error: {deadline_problem}", file=err)
+    budget_problem = attempt_budget_problem(attempt_budget, attempt_deadline)
+    if budget_problem is not None:
+        print(f"error: {budget_problem}", file=err)
         return EXIT_UNREADABLE
     problem = source.problem(output)
     if problem is not None:
@@ -165,7 +167,10 @@ def run(
         return EXIT_UNREADABLE
     try:
         runs = _simulations(
-            source, Served(served, CycleOptions(attempt_deadline=attempt_deadline)), err, stdin
+            source,
+            Served(served, CycleOptions(attempt_steps=attempt_budget, attempt_guard=attempt_deadline)),
+            err,
+            stdin,
         )
     except TopobridgeError as exc:
         print(f"error: {exc}", file=err)

@@ -23,5 +23,5 @@ layers contract, checked by `lint-imports`; docs/architecture.md draws them):
   each cycle takes;
 * data: `budgets` (PodDisruptionBudgets as preemption counts them), `values`, `snapshot` (the
   static index built once per node-set generation, the per-cycle state), `columns`,
-  `records`, `memo`, `rules`, `terms`, `deadline`, `timeout`, `backoff`.
+  `records`, `memo`, `rules`, `terms`, `attempt_budget`, `timeout`, `backoff`.
 """

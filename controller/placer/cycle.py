@@ -32,10 +32,10 @@ import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import KW_ONLY, dataclass, field, replace
 
+from controller.placer.attempt_budget import DEFAULT_ATTEMPT_STEPS, DEFAULT_GUARD_SECONDS, AttemptBudget
 from controller.placer.backoff import GANG_BIND, GANG_ERROR
 from controller.placer.budgets import Budget, after_evictions
 from controller.placer.cluster import ClusterView, queue_order, request_vector
-from controller.placer.deadline import DEFAULT_ATTEMPT_SECONDS, Deadline
 from controller.placer.engine import GangPlacement, Verdict, pod_messages, schedule
 from controller.placer.framework import Code, CycleState, PermitInput, Profile, Status, Step
 from controller.placer.plugins import default_profile
@@ -64,13 +64,17 @@ class CycleOptions:
     topology_aware: bool = True
     """`awareNetworkTopology`: false places gangs ignoring their network-topology constraints
     (still whole)."""
-    attempt_deadline: float = DEFAULT_ATTEMPT_SECONDS
-    """Seconds one gang's attempt may spend searching for a preemption plan (`deadline`)."""
+    attempt_steps: float = DEFAULT_ATTEMPT_STEPS
+    """Steps one gang's attempt may spend searching for a preemption plan (`attempt_budget`):
+    where a search stops is a function of its input, the same in `run` and `simulate`."""
+    attempt_guard: float = DEFAULT_GUARD_SECONDS
+    """Seconds past which the wall-clock guard stops an attempt whatever its steps (reported)."""
     clock: Callable[[], float] = field(default=time.monotonic, compare=False, repr=False)
-    """The clock deadlines are read on (a test's own, to expire them at a chosen step)."""
+    """The clock the guard reads (a test's own, to fire it at a chosen step)."""
 
-    def deadline(self) -> Deadline:
-        return Deadline.after(self.attempt_deadline, self.clock)
+    def budget(self) -> AttemptBudget:
+        """A fresh budget for one attempt."""
+        return AttemptBudget(self.attempt_steps, self.attempt_guard, self.clock)
 
     @property
     def profile(self) -> Profile:
@@ -186,6 +190,9 @@ class Outcome:
     value (`SchedulingGated` for a gang a gate holds)."""
     exception: BaseException | None = field(default=None, compare=False, repr=False)
     """For an Error: what was raised, for the runner's log (the message never quotes a traceback)."""
+    guarded: str = ""
+    """What the wall-clock guard did, when it stopped the attempt's search ("" when it did not):
+    the runner counts it, logs it and records it in an Event (the verdict says it too)."""
 
 
 @dataclass
@@ -287,14 +294,17 @@ class SchedulingCycle:
         mark = self.snapshot.savepoint()
         budgets, plan_marks = self.budgets, self.plan.mark()
         state = CycleState()
+        attempt_budget = self.options.budget()
         try:
-            outcome = self._attempt(gang, state)
+            outcome = self._attempt(gang, state, attempt_budget)
         except Exception as exc:  # a bad object is its own gang's problem, never the cycle's
             self.snapshot.rollback_to(mark)
             self.budgets = budgets
             self.plan.truncate(plan_marks)
             return self._errored(gang, exc, state.step)
         self.timing.attempted(gang.key)
+        if attempt_budget.guarded:
+            outcome = self.plan.outcomes[gang.key] = replace(outcome, guarded=attempt_budget.why())
         return outcome
 
     def _errored(self, gang: Gang, exc: Exception, step: Step) -> Outcome:
@@ -305,7 +315,7 @@ class SchedulingCycle:
         self.plan.outcomes[gang.key] = out
         return out
 
-    def _attempt(self, gang: Gang, state: CycleState) -> Outcome:
+    def _attempt(self, gang: Gang, state: CycleState, attempt_budget: AttemptBudget) -> Outcome:
         profile = self.options.profile
         for gate in profile.pre_enqueue:
             status = gate.pre_enqueue(gang)
@@ -321,7 +331,7 @@ class SchedulingCycle:
             asked,
             self.snapshot,
             budgets=self.budgets,
-            deadline=self.options.deadline(),
+            attempt_budget=attempt_budget,
             profile=profile,
             state=state,
         )
@@ -340,7 +350,9 @@ class SchedulingCycle:
             state.step = Step.POST_FILTER
             self.reserve_preemption(gang, verdict.plan)
             # What the pods say while the victims terminate: the next attempt's answer.
-            again = schedule(asked, self.snapshot, budgets=self.budgets, profile=profile)
+            again = schedule(
+                asked, self.snapshot, budgets=self.budgets, attempt_budget=attempt_budget, profile=profile
+            )
             self.plan.preemptions.append(Preemption(gang.key, verdict.plan, again.message))
             return self._outcome(gang, again)
         held = self._permit(gang, first_seen, profile)

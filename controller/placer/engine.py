@@ -31,8 +31,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from controller.placer.attempt_budget import AttemptBudget, unbounded
 from controller.placer.budgets import Budget
-from controller.placer.deadline import Deadline, never
 from controller.placer.demand import GangDemand, PodClass, sub_demand
 from controller.placer.filtering import build_demand
 from controller.placer.framework import Code, CycleState, Profile, Status, Step
@@ -86,13 +86,13 @@ class Verdict:
 @dataclass(frozen=True)
 class _Attempt:
     """What stays fixed through one attempt: the gang, the snapshot, the plugins, the
-    disruption budgets and the attempt's deadline."""
+    disruption budgets and the attempt's step budget."""
 
     gang: Gang
     snap: Snapshot
     profile: Profile
     budgets: Sequence[Budget]
-    deadline: Deadline
+    attempt_budget: AttemptBudget
 
 
 def schedule(
@@ -100,7 +100,7 @@ def schedule(
     snap: Snapshot,
     *,
     budgets: Sequence[Budget] = (),
-    deadline: Deadline | None = None,
+    attempt_budget: AttemptBudget | None = None,
     profile: Profile | None = None,
     state: CycleState | None = None,
 ) -> Verdict:
@@ -115,7 +115,10 @@ def schedule(
         return refused
     state.step = Step.FILTER
     demand = build_demand(gang, snap, profile=profile, state=state)
-    return _after_filter(_Attempt(gang, snap, profile, budgets, deadline or never()), demand)
+    return _after_filter(
+        _Attempt(gang, snap, profile, budgets, attempt_budget if attempt_budget is not None else unbounded()),
+        demand,
+    )
 
 
 def pre_filter(profile: Profile, state: CycleState, gang: Gang, snap: Snapshot) -> Verdict | None:
@@ -199,7 +202,7 @@ def _post_filter(at: _Attempt, demand: GangDemand, free: I64) -> Verdict:
         return _waiting(
             Code.UNSCHEDULABLE, index, core, "preemption is switched off.", Step.POST_FILTER, exclusions
         )
-    got = preemption.post_filter(at.gang, demand, at.snap, free, at.budgets, at.deadline)
+    got = preemption.post_filter(at.gang, demand, at.snap, free, at.budgets, at.attempt_budget)
     verdict = _waiting(got.status.code, index, core, got.status.message, Step.POST_FILTER, exclusions)
     return replace(verdict, plugin=got.status.plugin, plan=got.plan)
 

@@ -1,8 +1,10 @@
 """Why a gang waits, and what would let it start: the scheduling cycle's own answer, spelled out.
 
 `explain(gang, snap, budgets)` runs the framework's runner (`engine.schedule`) on a clone of the
-snapshot (nothing is reserved, nothing evicted) and reads the verdict's step, plugin, message and
-exclusion counts, then asks the same functions a few more questions:
+snapshot (nothing is reserved, nothing evicted), with the attempt budget the cycle gives an attempt
+(`attempt_budget`: the same steps, so the same verdict, and never more work than the scheduler's
+own attempt), and reads the verdict's step, plugin, message and exclusion counts, then asks the
+same functions a few more questions:
 
 * per tier, from single nodes up to the whole cluster: the domain that can hold the most of the
   gang's pending pods now (NodeResourcesFit's offer slots on the free capacity, after the Filter
@@ -12,7 +14,8 @@ exclusion counts, then asks the same functions a few more questions:
 * whether preemption could help (DefaultPreemption on the clone): the plan's victims, their
   priorities, the PodDisruptionBudgets it touches;
 * suggestions, each checked by running the runner again on a changed copy of the gang: soft
-  mode, the next tier up, a smaller minMember (the largest rank prefix that fits somewhere).
+  mode, the next tier up, a smaller minMember (the largest rank prefix that fits somewhere);
+  those runs ask whether the gang fits now, so they stop before PostFilter (no preemption search).
 
 No rule is written here a second time: every figure comes from the runner, the demand, the
 offers or the planner (`tests/controller/placer/test_explain.py` checks the verdict here is the
@@ -27,12 +30,13 @@ from typing import Any
 
 import numpy as np
 
+from controller.placer.attempt_budget import AttemptBudget
 from controller.placer.budgets import Budget
-from controller.placer.deadline import never
 from controller.placer.demand import GangDemand
 from controller.placer.engine import Verdict, demand_of, schedule
 from controller.placer.framework import Code
 from controller.placer.offer import Offers, evaluate
+from controller.placer.plugins import default_profile
 from controller.placer.plugins.node_resources_fit import insufficient
 from controller.placer.snapshot import CLUSTER, ClusterIndex, Snapshot
 from controller.placer.tiers import hard_limit_tier
@@ -133,9 +137,13 @@ class Explanation:
         return "; ".join(parts)
 
 
-def explain(gang: Gang, snap: Snapshot, budgets: Sequence[Budget] = ()) -> Explanation:
-    """The gang's verdict on a clone of `snap`, and the figures around it (module docstring)."""
-    verdict = schedule(gang, snap.clone(), budgets=budgets, deadline=never())
+def explain(
+    gang: Gang, snap: Snapshot, budgets: Sequence[Budget] = (), attempt_budget: AttemptBudget | None = None
+) -> Explanation:
+    """The gang's verdict on a clone of `snap`, and the figures around it (module docstring);
+    `attempt_budget`: the cycle's for one attempt (by default, `run`'s default)."""
+    spend = attempt_budget if attempt_budget is not None else AttemptBudget()
+    verdict = schedule(gang, snap.clone(), budgets=budgets, attempt_budget=spend)
     out = Explanation(
         gang=gang.key,
         pending=len(gang.pending),
@@ -256,7 +264,8 @@ def _suggestions(
 
 
 def _try(gang: Gang, snap: Snapshot, budgets: Sequence[Budget]) -> str | None:
-    verdict = schedule(gang, snap.clone(), budgets=budgets, deadline=never())
+    no_preemption = replace(default_profile(), post_filter=None)
+    verdict = schedule(gang, snap.clone(), budgets=budgets, profile=no_preemption)
     if verdict.code is Code.SUCCESS and verdict.placement is not None:
         return verdict.placement.domain
     return None

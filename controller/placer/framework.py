@@ -49,8 +49,8 @@ import numpy as np
 import numpy.typing as npt
 
 if TYPE_CHECKING:
+    from controller.placer.attempt_budget import AttemptBudget
     from controller.placer.budgets import Budget
-    from controller.placer.deadline import Deadline
     from controller.placer.demand import GangDemand
     from controller.placer.preempt import PreemptionPlan
     from controller.placer.rules import MemberRules
@@ -213,7 +213,7 @@ class PostFilterPlugin(Plugin, Protocol):
         snap: Snapshot,
         free: I64,
         budgets: Sequence[Budget],
-        deadline: Deadline,
+        attempt_budget: AttemptBudget,
     ) -> PostFilterResult: ...
 
 

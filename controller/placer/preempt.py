@@ -23,9 +23,11 @@ How (`plan_preemption`: `_candidates`, then `_choose`, then `_plan`), in two reg
 * Eligible pods count only on nodes some member may use (room elsewhere frees nothing for the
   gang; a whole victim gang still takes its members there along).
 * Places with at most `EXACT_UNITS` eligible pods (any shape): the exact search of
-  `search.py` (greedy incumbent, then branch and bound), places visited in order of a lower
-  bound and skipped once they cannot beat the best plan. The oracle tests check on thousands of
-  small clusters that its plan is the cheapest there is.
+  `search.py`, in two passes: every place's greedy incumbent (places in order of a lower bound,
+  skipped once they cannot beat the best plan), then branch and bound in each place that still
+  may, cheapest incumbent first. Both pay the attempt's step budget (`attempt_budget`): a search
+  it cuts short keeps the best incumbent of every place it reached. The oracle tests check on
+  thousands of small clusters that the plan is the cheapest there is.
 * Bigger places, for a gang of one shape: the vectorised heuristic of `fast.py` over all places
   at once (lone pods only; the search's greedy when those do not suffice). Its plans are valid
   and, on small clusters where the oracle can tell, the cheapest in about nine cases out of ten;
@@ -42,8 +44,8 @@ from operator import is_
 
 import numpy as np
 
+from controller.placer.attempt_budget import AttemptBudget, place_steps, unbounded
 from controller.placer.budgets import Budget
-from controller.placer.deadline import Deadline, never
 from controller.placer.demand import GangDemand
 from controller.placer.fast import fast_plan
 from controller.placer.offer import evaluate
@@ -51,6 +53,7 @@ from controller.placer.search import (
     NO_VICTIM,
     SEARCH_BUDGET,
     Cost,
+    Found,
     Limits,
     Problem,
     Search,
@@ -140,14 +143,14 @@ def plan_preemption(
     budgets: Sequence[Budget],
     *,
     scheduler: str,
-    deadline: Deadline | None = None,
+    attempt_budget: AttemptBudget | None = None,
 ) -> PreemptionPlan | None:
     """The cheapest plan that lets the whole gang fit, or None when no eviction set does: what
     may go and where (`_candidates`), which victims (`_choose`), then the plan (`_plan`)."""
     found = _candidates(demand, snap, free, budgets)
     if found is None:
         return None
-    chosen = _choose(demand, snap, free, found, deadline or never())
+    chosen = _choose(demand, snap, free, found, attempt_budget if attempt_budget is not None else unbounded())
     if chosen is None:
         return None
     return _plan(demand, snap, free, found, chosen, scheduler)
@@ -184,7 +187,7 @@ def _candidates(
 
 
 def _choose(
-    demand: GangDemand, snap: Snapshot, free: I64, found: Candidates, deadline: Deadline
+    demand: GangDemand, snap: Snapshot, free: I64, found: Candidates, budget: AttemptBudget
 ) -> _Choice | None:
     """The victims: the vectorised heuristic when some place is too big to search and the gang
     has one shape; the exact search otherwise, and its greedy alone when the heuristic finds
@@ -196,7 +199,7 @@ def _choose(
         if fast is not None:
             return fast
         nodes = 0  # too big to search: the exact machinery's greedy alone
-    return _search_places(demand, snap, free, found, Limits(nodes=nodes, deadline=deadline))
+    return _search_places(demand, snap, free, found, Limits(nodes=nodes, budget=budget))
 
 
 def _heuristic(demand: GangDemand, snap: Snapshot, free: I64, found: Candidates) -> _Choice | None:
@@ -285,44 +288,90 @@ def _most_units(
     return int(np.bincount(at, minlength=len(places)).max()) if len(at) else 0
 
 
+@dataclass
+class _Place:
+    """One candidate place on its way through the search: its problem, its plan so far."""
+
+    where: Where
+    opt_leftover: int
+    prob: Problem
+    found: Found
+    key: PlanKey | None = None
+
+
 def _search_places(
     demand: GangDemand, snap: Snapshot, free: I64, found: Candidates, limits: Limits
 ) -> _Choice | None:
-    """The exact search in every place that may still beat the best plan found so far."""
-    index = snap.index
+    """Every place's greedy incumbent first, then the exact search in each place that may
+    still beat the best plan, cheapest incumbent first: a search the attempt's budget cuts
+    short keeps the best incumbent of them all, not the first place's."""
     arrays = snap.arrays()
-    best: tuple[PlanKey, Problem, list[int], bool] | None = None
-    searched = 0
+    places: list[_Place] = []
+    best: _Place | None = None
     cut = False
+    place_price = place_steps(snap.index.n_nodes)
     for where, opt_leftover in found.places:
-        if limits.deadline.expired():
+        if not limits.budget.pay(place_price):
             cut = True  # the best plan so far (not proven the cheapest), or none
             break
         prob = build_problem(where, snap, arrays, found.eligible, found.pod_budgets, found.reach)
-        if not prob.units:
+        if not prob.units or not _may_beat(prob, opt_leftover, best):
             continue
-        lowest = min(u.priority for u in prob.units)
-        if best is not None and ((0, lowest, 1), opt_leftover) > (best[0][0], best[0][1]):
+        greedy = Search(prob, demand, free, snap, found.allowed, replace(limits, nodes=0)).run()
+        place = _Place(where, opt_leftover, prob, greedy)
+        places.append(place)
+        best = _better_place(demand, snap, free, place, best)
+    for place in sorted(places, key=_incumbent_order):
+        if limits.nodes <= 0 or not _may_beat(place.prob, place.opt_leftover, best):
             continue
-        searched += 1
-        bound = best[0][0] if best is not None else None
-        got = Search(prob, demand, free, snap, found.allowed, replace(limits, bound=bound)).run()
-        if got.chosen is None or got.cost is None:
-            continue
-        after = free.copy()
-        apply_units(after, prob, got.chosen, arrays, +1)
-        key: PlanKey = (
-            got.cost,
-            opt_leftover,
-            _leftover(where, demand, after, index),
-            natural_key(where.label(index)),
-        )
-        if best is None or key < best[0]:
-            best = (key, prob, got.chosen, not got.exhausted)
-    if best is None:
+        if not limits.budget.pay(place_price):
+            cut = True
+            break
+        bound = best.key[0] if best is not None and best.key is not None else None
+        search = Search(place.prob, demand, free, snap, found.allowed, replace(limits, bound=bound))
+        place.found = search.run(incumbent=place.found)
+        best = _better_place(demand, snap, free, place, best)
+    if best is None or best.found.chosen is None:
         return None
-    _, prob, chosen, optimal = best
-    return _Choice(prob.where, pods_of(prob, chosen), optimal and not cut, searched)
+    # Proven only when nothing was left undone: no place skipped, no search cut short.
+    optimal = not (cut or limits.budget.exhausted) and limits.nodes > 0 and not best.found.exhausted
+    return _Choice(best.where, pods_of(best.prob, best.found.chosen), optimal, len(places))
+
+
+def _may_beat(prob: Problem, opt_leftover: int, best: _Place | None) -> bool:
+    """Could a plan in this place beat `best` (its cheapest conceivable plan: one victim of the
+    lowest priority it holds, no budget broken)?"""
+    if best is None or best.key is None:
+        return True
+    lowest = min(u.priority for u in prob.units)
+    return ((0, lowest, 1), opt_leftover) <= (best.key[0], best.key[1])
+
+
+def _incumbent_order(place: _Place) -> tuple[int, PlanKey | tuple[()]]:
+    """Places with an incumbent first, cheapest first; then the others in their own order."""
+    return (0, place.key) if place.key is not None else (1, ())
+
+
+def _better_place(
+    demand: GangDemand, snap: Snapshot, free: I64, place: _Place, best: _Place | None
+) -> _Place | None:
+    """`place` keyed by its plan so far, and the better of it and `best`."""
+    got = place.found
+    if got.chosen is None or got.cost is None:
+        place.key = None
+        return best
+    index = snap.index
+    after = free.copy()
+    apply_units(after, place.prob, got.chosen, snap.arrays(), +1)
+    place.key = (
+        got.cost,
+        place.opt_leftover,
+        _leftover(place.where, demand, after, index),
+        natural_key(place.where.label(index)),
+    )
+    if best is None or best.key is None or place.key < best.key or best is place:
+        return place
+    return best
 
 
 def _candidate_places(demand: GangDemand, index: ClusterIndex, optimistic: I64) -> list[tuple[Where, int]]:

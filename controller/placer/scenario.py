@@ -380,7 +380,7 @@ def simulate(
     options: CycleOptions | None = None,
 ) -> SimulationResult:
     """The live cycle, run to quiescence (see the module docstring), with `run`'s options (its
-    `--attempt-deadline` among them: a search cut short there may choose other victims)."""
+    `--attempt-budget` among them: counted in steps, it cuts a search where `run` cuts it)."""
     served = tuple(schedulers)
     state = cluster_state(sc)
     timing = GangTiming()

@@ -7,7 +7,9 @@ violations, highest victim priority, victim pods). The search starts from a gree
 it still fits, kube-scheduler's way) and prunes on: cost so far (monotone in every component);
 a relaxation bound (pods still needed for the place's free capacity, on nodes some class may use,
 to reach the gang's total request); and feasibility with every undecided unit gone. A node budget
-bounds the work; `Found.exhausted` says when it ran out.
+per place and the attempt's step budget (`attempt_budget`: every fit check and every node is
+paid for, at a price that follows its cost) bound the work; `Found.exhausted` says when either
+ran out.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from controller.placer.deadline import CHECK_EVERY, Deadline, never
+from controller.placer.attempt_budget import NODE_STEPS, AttemptBudget, unbounded
 from controller.placer.demand import GangDemand
 from controller.placer.offer import fits_rows
 from controller.placer.select import Where, place_in
@@ -32,6 +34,9 @@ NO_VICTIM = -(2**62)
 """The highest priority of no victim at all: below every real one."""
 SEARCH_BUDGET = 20_000
 """Branch-and-bound nodes per place before settling for the best plan found."""
+MIXED_STEPS_PER_POD = 3
+"""Steps one member costs in a fit check that places the gang member by member (a shape the
+vectorised checks do not cover): measured against the uniform shape's incremental check."""
 
 
 def violations(hits: Mapping[int, int], allowed: Sequence[int]) -> int:
@@ -77,6 +82,8 @@ class Fit:
         self.free = free.copy()
         self.uniform = demand.exact and demand.kind == "uniform"
         self.masks = tuple(c.mask[self.lo : self.hi] for c in demand.classes)
+        self.steps = fit_steps(demand)
+        """What one `fits()` costs, in the attempt budget's steps."""
         if self.uniform:
             cls = demand.classes[0]
             self.cols = np.flatnonzero(cls.req)
@@ -123,6 +130,16 @@ class Fit:
         if self.demand.exact:
             return fits_rows(self.free[self.lo : self.hi], self.demand, self.masks)
         return place_in(self.where, self.demand, self.free, self.index) is not None
+
+
+def fit_steps(demand: GangDemand) -> int:
+    """What one fit check costs in steps: the uniform shape's is incremental (one step), the
+    leader shape's a vectorised check (two), any other a placement attempt, member by member."""
+    if demand.exact and demand.kind == "uniform":
+        return 1
+    if demand.exact:
+        return 2
+    return MIXED_STEPS_PER_POD * max(demand.n, 1)
 
 
 def build_problem(
@@ -190,7 +207,8 @@ class Limits:
     """Branch-and-bound nodes before settling for the best plan found (0: the greedy alone)."""
     bound: Cost | None = None
     """The cheapest plan found elsewhere: a dearer one here is not worth finding."""
-    deadline: Deadline = field(default_factory=never)
+    budget: AttemptBudget = field(default_factory=unbounded)
+    """The attempt's steps, shared by every place it searches."""
 
 
 @dataclass(frozen=True)
@@ -237,11 +255,13 @@ class Search:
     ) -> None:
         index, arrays = snap.index, snap.arrays()
         self.prob = prob
-        self.deadline = limits.deadline
+        self.budget = limits.budget
         self.demand = demand
         self.arrays = arrays
         self.allowed = list(allowed)
         self.budget_nodes = limits.nodes
+        self.node_steps = NODE_STEPS + 2 * fit_steps(demand)
+        """What one node costs: the bound, and up to two fit checks (the branch, the pool)."""
         self.found = Found()
         self.outer_bound = limits.bound
         self.fit = Fit(demand, free, prob, index)
@@ -271,8 +291,12 @@ class Search:
         self.union_rows = union[lo:hi]
 
     # -- cost bookkeeping --
-    def run(self) -> Found:
-        self._greedy()
+    def run(self, incumbent: Found | None = None) -> Found:
+        """The greedy incumbent (or `incumbent`, this place's, found before), then the exact search."""
+        if incumbent is None:
+            self._greedy()
+        else:
+            self.found = Found(incumbent.cost, incumbent.chosen)
         if self.budget_nodes <= 0:
             self.found.exhausted = True
             return self.found
@@ -323,11 +347,11 @@ class Search:
                 return
 
     def _greedy_pass(self, within_budgets: bool) -> bool:
-        """One pass of `_greedy`; True when it recorded a plan or the deadline stopped it."""
+        """One pass of `_greedy`; True when it recorded a plan or the budget stopped it."""
         units = self.prob.units
         fit = self.fit
         for q in sorted({u.priority for u in units}):
-            if self.deadline.expired():
+            if not self.budget.pay(fit.steps):
                 return True  # no incumbent: the caller says the search was cut short
             pool = self._pool(q, within_budgets)
             for k in pool:
@@ -336,13 +360,12 @@ class Search:
                 for k in pool:
                     fit.apply(self.u_nodes[k], self.u_reqs[k], -1)
                 continue
-            # Reprieve: units that add budget violations first, then the highest priority, then the largest.
-            order = sorted(
-                pool, key=lambda k: (not units[k].budget_hits, -units[k].priority, -len(units[k].pods), -k)
-            )
+            # Reprieve: units that add budget violations first, then the highest priority, then
+            # those that free the least for the pods they cost (the plan keeps the big ones).
+            order = sorted(pool, key=lambda k: self._reprieve_key(k))
             kept = set(pool)
             for k in order:
-                if self.deadline.expired():
+                if not self.budget.pay(fit.steps):
                     break  # what is kept still fits: a valid plan, if not the leanest
                 fit.apply(self.u_nodes[k], self.u_reqs[k], -1)
                 if fit.fits():
@@ -355,6 +378,13 @@ class Search:
                 fit.apply(self.u_nodes[k], self.u_reqs[k], -1)
             return True
         return False
+
+    def _reprieve_key(self, k: int) -> tuple[bool, int, float, int]:
+        """Reprieve order: budget-breaking first, then highest priority, then the most pods per
+        share of the gang's request the unit frees on nodes it may use (none freed: first)."""
+        u = self.prob.units[k]
+        share = float((self.u_amount[k] / np.maximum(self.need_total[self.cols], 1)).sum())
+        return (not u.budget_hits, -u.priority, -len(u.pods) / share if share > 0 else -math.inf, -k)
 
     def _pool(self, q: int, within_budgets: bool) -> list[int]:
         """The units a threshold `q` evicts: whole gangs, or up to their slack lone members,
@@ -410,9 +440,7 @@ class Search:
     def _dfs(self, i: int, taken: _Taken) -> None:
         """Decide unit `i` and the ones after it: include it (when its gang allows), then
         exclude it; a branch ends where the gang fits or no completion can beat the best."""
-        if self.found.visited >= self.budget_nodes or (
-            self.found.visited % CHECK_EVERY == 0 and self.deadline.expired()
-        ):
+        if self.found.visited >= self.budget_nodes or not self.budget.pay(self.node_steps):
             self.found.exhausted = True
             return
         self.found.visited += 1

@@ -34,9 +34,9 @@ from controller.aiotasks import run_roots, spawn
 from controller.handoff import HandOff
 from controller.informer import Informer
 from controller.kube import Kube
+from controller.placer.attempt_budget import DEFAULT_ATTEMPT_STEPS, DEFAULT_GUARD_SECONDS
 from controller.placer.cluster import Kind
 from controller.placer.cycle import Bind, CycleOptions, GangTiming, Outcome, Preemption, SchedulingCycle
-from controller.placer.deadline import DEFAULT_ATTEMPT_SECONDS
 from controller.placer.explain import brief
 from controller.placer.framework import Code
 from controller.placer.timeout import TIMEOUT_REASON, Expiry
@@ -79,14 +79,18 @@ class SchedulerConfig:
     """Koordinator's coscheduling `awareNetworkTopology`: false places gangs ignoring their
     network-topology constraints (still whole)."""
 
-    attempt_deadline: float = DEFAULT_ATTEMPT_SECONDS
-    """Seconds one gang's attempt may search for a preemption plan (`controller.placer.deadline`)."""
+    attempt_steps: float = DEFAULT_ATTEMPT_STEPS
+    """Steps one gang's attempt may spend searching for a preemption plan
+    (`controller.placer.attempt_budget`)."""
+    attempt_guard: float = DEFAULT_GUARD_SECONDS
+    """Seconds past which the wall-clock guard stops an attempt's search (counted, logged, an Event)."""
 
     def cycle_options(self) -> CycleOptions:
         return CycleOptions(
             enable_preemption=self.enable_preemption,
             topology_aware=self.topology_aware,
-            attempt_deadline=self.attempt_deadline,
+            attempt_steps=self.attempt_steps,
+            attempt_guard=self.attempt_guard,
         )
 
     def shape(self, gang: Gang) -> Gang:
@@ -110,6 +114,8 @@ class GangScheduler:
     _jobs: dict[str, asyncio.Task[None]] = field(init=False, default_factory=dict)
     timing: GangTiming = field(init=False, default_factory=GangTiming)
     _reported: dict[str, tuple[Code, str]] = field(init=False, default_factory=dict)
+    _notices: set[asyncio.Task[None]] = field(init=False, default_factory=set)
+    """Events in flight that no gang job carries (kept referenced until they finish)."""
 
     def __post_init__(self) -> None:
         self._wake = asyncio.Event()
@@ -245,6 +251,8 @@ class GangScheduler:
                 continue  # handed off since the cycle began
             outcome = cycle.attempt(gang)
             metrics.SCHEDULING_ATTEMPTS.labels(outcome.code.value).inc()
+            if outcome.guarded:
+                self._guard_fired(gang, outcome)
             if outcome.code is Code.ERROR:
                 metrics.SCHEDULER_ERRORS.labels("gang").inc()
                 log.error(
@@ -260,6 +268,19 @@ class GangScheduler:
             view_seconds=round(t_view, 3),
             seconds=round(time.perf_counter() - t0, 3),
         )
+
+    def _guard_fired(self, gang: Gang, outcome: Outcome) -> None:
+        """The wall-clock guard, not the step budget, stopped this attempt's search: its plan
+        may differ from `simulate`'s. Counted, logged, and an Event on the gang."""
+        metrics.ATTEMPT_GUARD_FIRED.inc()
+        log.warning("scheduler.attempt_guard_fired", gang=gang.key, cycle=self.cycles, why=outcome.guarded)
+        task = spawn(
+            f"guard-event:{gang.key}",
+            self._event_on_group(gang, "Warning", ATTEMPT_GUARD_REASON, f"{outcome.guarded}."),
+            forever=False,
+        )
+        self._notices.add(task)
+        task.add_done_callback(self._notices.discard)
 
     # --- decisions -------------------------------------------------------------------
 
@@ -451,6 +472,7 @@ def _brief(gang: Gang, cycle: SchedulingCycle) -> str:
 
 HANDED_OFF_REASON = "HandedOff"
 SCHEDULING_ERROR_REASON = "SchedulingError"
+ATTEMPT_GUARD_REASON = "AttemptGuardFired"
 
 
 async def _tell_pending(scheduler: GangScheduler, recorder: EventRecorder, name: str, why: str) -> None:

@@ -1,8 +1,8 @@
 """`topobridge simulate` and `topobridge run` decide the same, on the real API server.
 
-Random scenarios (TOPOBRIDGE_DIFF_SCENARIOS, default 25, seeded by TOPOBRIDGE_DIFF_SEED or a
-fresh seed printed for replay) run one after another through one `topobridge run` process on
-the local control plane, each in its own namespace on its own nodes: a few nodes under the
+Random scenarios (TOPOBRIDGE_DIFF_SCENARIOS, default 25, drawn from the fixed seed `SEED`, or
+from TOPOBRIDGE_DIFF_SEED to replay or explore another) run one after another through one
+`topobridge run` process on the local control plane, each in its own namespace on its own nodes: a few nodes under the
 ClusterNetworkTopology (some tainted), running pods of three priorities (some in gangs, some
 under a PodDisruptionBudget), and one pending gang (rank-indexed, sometimes a leader of its own
 shape, sometimes tolerating the taint, sometimes constrained to a block or a spine, sometimes of
@@ -15,12 +15,13 @@ Just before that, the objects are read back from the API server and given to
 `topobridge simulate -o json` (the real command, in a subprocess). When the live run has
 settled (nothing terminating, every pending pod bound or reported, no change for a while), the
 binds, evictions and unschedulable gangs read back from the API server must equal the
-simulator's. Both run with one generous `--attempt-deadline` (`ATTEMPT_DEADLINE`): a preemption
-search the default 0.3 s cuts short stops wherever the machine's load has it stop, in the live
-process and in the dry run alike, so its plan is not a fact of the decision (`topobridge
-simulate --attempt-deadline` is how a user asks for the deadline their `run` has). Pending pods
-carry a nodeSelector for their scenario, so nodes of other tests (or
-of earlier scenarios) never take them.
+simulator's. Both run with their defaults: each attempt's search is limited by the default
+`--attempt-budget`, counted in steps, so a search cut short stops at the same step in the live
+process and in the dry run whatever the load. The second test proves it: the same comparison
+with both CPUs kept busy by two busy-loop processes it starts and always stops, and not one
+attempt stopped by the wall-clock guard instead (the log would say
+`scheduler.attempt_guard_fired`). Pending pods carry a nodeSelector for their scenario, so
+nodes of other tests (or of earlier scenarios) never take them.
 """
 
 from __future__ import annotations
@@ -31,11 +32,12 @@ import json
 import os
 import random
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,8 +64,12 @@ from translations.gangs import membership
 pytestmark = pytest.mark.integration
 
 SCHEDULER = "diff-scheduler"
-ATTEMPT_DEADLINE = "10"
-"""Seconds: far past the slowest search these scenarios draw (about 0.26 s, cold, alone)."""
+SEED = 20261127
+"""The scenarios' seed: the gate draws the same ones on every run (TOPOBRIDGE_DIFF_SEED replays
+or explores another)."""
+BUSY_FIRST = 100
+"""The busy run numbers its scenarios from here (other nodes, other labels than the quiet run's)."""
+BUSY_SCENARIOS = 10
 SCENARIO_LABEL = "diff.topobridge.io/scenario"
 SPINE, BLOCK = "network.topology.nvidia.com/spine", "network.topology.nvidia.com/block"
 PRIORITIES = {"diff-low": 0, "diff-mid": 100, "diff-high": 1000}
@@ -71,7 +77,6 @@ TAINT = {"key": "diff.topobridge.io/dedicated", "value": "x", "effect": "NoSched
 SETTLE_SECONDS = 2.0
 BATCH = 5
 """Scenarios in flight at once (own namespaces, own nodes, gates opened together)."""
-COUNTS: Counter[str] = Counter()
 
 
 # --- scenarios -------------------------------------------------------------------------------
@@ -145,7 +150,7 @@ def make_scenario(rng: random.Random, index: int, namespace: str) -> Scenario:
     """Nodes, then what runs on them, then the pending gang; every draw in one fixed order, so a
     seed replays."""
     sc = Scenario(index, namespace)
-    forced = FORCED.get(index)
+    forced = FORCED.get(index % BUSY_FIRST)
     n_nodes = rng.randint(3, 6)
     tainted = rng.random() < 0.35 and forced != "preempt"
     node_cpu = _add_nodes(sc, rng, n_nodes, tainted=tainted)
@@ -371,7 +376,6 @@ async def simulate(objects: list[JsonDict], work: Path, name: str) -> JsonDict:
         "-o",
         "json",
         f"--scheduler-names={SCHEDULER}",
-        f"--attempt-deadline={ATTEMPT_DEADLINE}",
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
@@ -456,7 +460,7 @@ async def diff_topobridge(control_plane: Any) -> AsyncIterator[local.TopobridgeS
         local.Launch(
             schedulers=(SCHEDULER,),
             register=False,
-            extra_args=("--log-level", "debug", "--attempt-deadline", ATTEMPT_DEADLINE),
+            extra_args=("--log-level", "debug"),
         ),
     )
     try:
@@ -470,25 +474,53 @@ async def test_simulate_equals_run(
     diff_topobridge: local.TopobridgeState, admin: Kube, kubelet: Kubelet, make_namespace: Any
 ) -> None:
     count = int(os.environ.get("TOPOBRIDGE_DIFF_SCENARIOS", "25"))
-    seed = int(os.environ.get("TOPOBRIDGE_DIFF_SEED", str(random.randrange(2**31))))
-    print(f"simulate == run: {count} scenarios, TOPOBRIDGE_DIFF_SEED={seed}")
+    counts = await _compare(diff_topobridge, admin, make_namespace, range(count), _seed())
+    if count >= 25:  # the random mix really covered what it is meant to
+        assert counts["placed"] >= 5 and counts["unschedulable"] >= 1 and counts["preempted"] >= 1
+
+
+async def test_simulate_equals_run_with_the_cpus_busy(
+    diff_topobridge: local.TopobridgeState, admin: Kube, kubelet: Kubelet, make_namespace: Any
+) -> None:
+    """Two processes spin on the CPUs while the live run decides and the dry run replays it: the
+    attempt budget counts work, not time, so they still agree, and no guard fired."""
+    scenarios = range(BUSY_FIRST, BUSY_FIRST + BUSY_SCENARIOS)
+    with busy_cpus(2) as spinners:
+        counts = await _compare(diff_topobridge, admin, make_namespace, scenarios, _seed() + 1)
+        assert all(p.poll() is None for p in spinners), "a busy loop stopped before the comparison ended"
+    assert counts["preempted"] >= 1
+    log = Path(diff_topobridge.log_file).read_text()
+    assert "scheduler.attempt_guard_fired" not in log
+
+
+@contextlib.contextmanager
+def busy_cpus(n: int) -> Iterator[list[subprocess.Popen[bytes]]]:
+    """`n` processes that keep a CPU busy each, stopped (and reaped) however the block ends."""
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    try:
+        yield spinners
+    finally:
+        for p in spinners:
+            p.kill()
+        for p in spinners:
+            p.wait(timeout=10)
+
+
+def _seed() -> int:
+    return int(os.environ.get("TOPOBRIDGE_DIFF_SEED", str(SEED)))
+
+
+async def _compare(
+    state: local.TopobridgeState, admin: Kube, make_namespace: Any, scenarios: range, seed: int
+) -> Counter[str]:
+    """Run `scenarios` through run and simulate, batch by batch; fail on any difference."""
+    print(f"simulate == run: scenarios {scenarios.start}..{scenarios.stop - 1}, TOPOBRIDGE_DIFF_SEED={seed}")
     rng = random.Random(seed)
     work = Path(tempfile.mkdtemp(prefix="topobridge-diff-sim-"))
-    cnt = {
-        "apiVersion": "scheduling.koordinator.sh/v1alpha1",
-        "kind": "ClusterNetworkTopology",
-        "metadata": {"name": "default"},
-        "spec": {
-            "networkTopologySpec": [
-                {"topologyLayer": "SpineLayer", "labelKey": [SPINE]},
-                {"topologyLayer": "BlockLayer", "labelKey": [BLOCK], "parentTopologyLayer": "SpineLayer"},
-                {"topologyLayer": "NodeTopologyLayer", "parentTopologyLayer": "BlockLayer"},
-            ]
-        },
-    }
+    counts: Counter[str] = Counter()
     with contextlib.suppress(NotFoundError):
         await admin.delete(CLUSTER_NETWORK_TOPOLOGIES, "default")
-    await _create(admin, cnt)
+    await _create(admin, CNT)
     for name, value in PRIORITIES.items():
         with contextlib.suppress(AlreadyExistsError):
             await _create(
@@ -502,20 +534,31 @@ async def test_simulate_equals_run(
             )
     failures: list[str] = []
     try:
-        for first in range(0, count, BATCH):
-            batch = range(first, min(count, first + BATCH))
-            failures += await run_batch(admin, rng, batch, make_namespace, work)
+        for first in range(scenarios.start, scenarios.stop, BATCH):
+            batch = range(first, min(scenarios.stop, first + BATCH))
+            failures += await run_batch(admin, rng, batch, make_namespace, work, counts)
     finally:
         shutil.rmtree(work, ignore_errors=True)
         with contextlib.suppress(NotFoundError):
             await admin.delete(CLUSTER_NETWORK_TOPOLOGIES, "default")
-    print(f"simulate == run: {dict(COUNTS)}; {len(failures)} differ")
-    assert not failures, (
-        "\n".join(failures) + "\n--- topobridge log ---\n" + _log_of(diff_topobridge, failures)
-    )
-    assert COUNTS["scenarios"] == count
-    if count >= 25:  # the random mix really covered what it is meant to
-        assert COUNTS["placed"] >= 5 and COUNTS["unschedulable"] >= 1 and COUNTS["preempted"] >= 1
+    print(f"simulate == run: {dict(counts)}; {len(failures)} differ")
+    assert not failures, "\n".join(failures) + "\n--- topobridge log ---\n" + _log_of(state, failures)
+    assert counts["scenarios"] == len(scenarios)
+    return counts
+
+
+CNT = {
+    "apiVersion": "scheduling.koordinator.sh/v1alpha1",
+    "kind": "ClusterNetworkTopology",
+    "metadata": {"name": "default"},
+    "spec": {
+        "networkTopologySpec": [
+            {"topologyLayer": "SpineLayer", "labelKey": [SPINE]},
+            {"topologyLayer": "BlockLayer", "labelKey": [BLOCK], "parentTopologyLayer": "SpineLayer"},
+            {"topologyLayer": "NodeTopologyLayer", "parentTopologyLayer": "BlockLayer"},
+        ]
+    },
+}
 
 
 def _log_of(state: local.TopobridgeState, failures: list[str]) -> str:
@@ -534,7 +577,7 @@ def _keep_input(work: Path, index: int, namespace: str) -> Path:
 
 
 async def run_batch(
-    admin: Kube, rng: random.Random, batch: range, make_namespace: Any, work: Path
+    admin: Kube, rng: random.Random, batch: range, make_namespace: Any, work: Path, counts: Counter[str]
 ) -> list[str]:
     scenarios = [make_scenario(rng, i, await make_namespace(f"diff-{i}")) for i in batch]
     for sc in scenarios:
@@ -565,12 +608,12 @@ async def run_batch(
             "evicted": sorted(sim["evicted"]),
             "unschedulable": sorted(sim["unschedulable"]),
         }
-        COUNTS["scenarios"] += 1
-        COUNTS["placed"] += bool(want["bound"])
-        COUNTS["preempted"] += bool(want["evicted"])
-        COUNTS["unschedulable"] += bool(want["unschedulable"])
+        counts["scenarios"] += 1
+        counts["placed"] += bool(want["bound"])
+        counts["preempted"] += bool(want["evicted"])
+        counts["unschedulable"] += bool(want["unschedulable"])
         for f in sc.features:
-            COUNTS[f] += 1
+            counts[f] += 1
         if live != want:
             kept = _keep_input(work, sc.index, sc.namespace)
             failures.append(

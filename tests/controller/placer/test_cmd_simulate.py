@@ -24,11 +24,14 @@ def simulate(
     stdin: str | None = None,
     output: str = "text",
     scheduler_names: str | None = None,
+    attempt_budget: int | None = None,
     attempt_deadline: float | None = None,
     **source: Any,
 ) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     served: dict[str, Any] = {} if scheduler_names is None else {"scheduler_names": scheduler_names}
+    if attempt_budget is not None:
+        served["attempt_budget"] = attempt_budget
     if attempt_deadline is not None:
         served["attempt_deadline"] = attempt_deadline
     code = run(
@@ -117,18 +120,18 @@ def test_one_demo_scenario_in_json() -> None:
     assert json.loads(out)["evicted"] == ["default/lp-pod-1", "default/lp-pod-2"]
 
 
-def test_the_attempt_deadline_is_runs_own() -> None:
-    """A search run's deadline cuts short is cut short in the dry run too: with a deadline that
-    has passed before the search looks, Example 2's gang evicts nobody and says why."""
-    code, out, _ = simulate(None, demo="example-2", output="json", attempt_deadline=1e-9)
+def test_the_attempt_budget_is_runs_own() -> None:
+    """A search run's budget cuts short is cut short in the dry run too, at the same step: with
+    a budget spent before the search begins, Example 2's gang evicts nobody and says why."""
+    code, out, _ = simulate(None, demo="example-2", output="json", attempt_budget=1)
     doc = json.loads(out)
     assert code == 0 and doc["evicted"] == [] and doc["bound"] == {}
-    assert (
-        "within the attempt's deadline" in doc["unschedulable"]["koordinator:default/high-priority-training"]
-    )
+    assert "within the attempt's budget" in doc["unschedulable"]["koordinator:default/high-priority-training"]
     assert json.loads(simulate(None, demo="example-2", output="json")[1])["evicted"] == [
         "default/low-priority-pod-5"
     ]
+    code, _, err = simulate(None, demo="example-2", attempt_budget=0)
+    assert code == 2 and "--attempt-budget 0: must be a positive number of steps" in err
     code, _, err = simulate(None, demo="example-2", attempt_deadline=0.0)
     assert code == 2 and "--attempt-deadline 0.0: must be a positive number of seconds" in err
 

@@ -1,28 +1,22 @@
 """No object stops the cycle: a gang whose attempt raises is that gang's `Error`, a bad object
-while the view is built is left out with a warning, and a slow preemption search stops at the
-attempt's deadline. Each case runs the real cycle; the failures are injected at the seams the
-placer owns (its engine call, its discovery call, its clock)."""
+while the view is built is left out with a warning (a slow preemption search stops at the
+attempt's budget: `test_attempt_budget.py`). Each case runs the real cycle; the failures are
+injected at the seams the placer owns (its engine call, its discovery call)."""
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
 import numpy as np
 import pytest
 from placer_objects import Obj, cnt, koord_gang, members, node, pod, run, spine_block_nodes
-from worst_cases import GANG, worst_attempt
 
 from controller.placer import cluster as cluster_mod
 from controller.placer import cycle as cycle_mod
-from controller.placer.budgets import budgets_from
-from controller.placer.cycle import CycleOptions, GangTiming, SchedulingCycle
-from controller.placer.deadline import Deadline
-from controller.placer.engine import schedule
+from controller.placer.cycle import GangTiming, SchedulingCycle
 from controller.placer.framework import Code
 from controller.placer.plugins import gpu_topology
-from controller.placer.plugins.default_preemption import NO_VICTIMS_IN_TIME
-from controller.placer.scenario import cluster_state, load_scenario, prepare
+from controller.placer.scenario import cluster_state, load_scenario
 
 SERVED = ("koord-scheduler", "topobridge")
 LAYOUT = {"spine-0": {"block-0": ["n0", "n1"], "block-1": ["n2", "n3"]}}
@@ -149,43 +143,3 @@ def test_a_volcano_podgroup_and_a_koordinator_gang_of_one_name_are_placed_apart(
     result = run(objects)
     assert sorted(result.gangs) == ["koordinator:default/x", "volcano:default/x"]
     assert len(result.bound) == 6
-
-
-def _worst() -> tuple[Any, Any, Any]:
-    sc = load_scenario(worst_attempt())
-    prep = prepare(sc)
-    gang = next(g for g in prep.gangs(sc) if g.name == f"default/{GANG}")
-    return sc, prep, gang
-
-
-def test_the_slowest_known_search_stops_at_its_deadline_with_a_valid_plan() -> None:
-    """The clock moves one second per look: the search stops at its 50th look, keeps the
-    incumbent its greedy found, and says the plan is not proven the cheapest."""
-    sc, prep, gang = _worst()
-    ticks = itertools.count()
-    deadline = Deadline(at=50.0, clock=lambda: float(next(ticks)))
-    verdict = schedule(gang, prep.snapshot, budgets=budgets_from(sc.pdbs, prep.snapshot), deadline=deadline)
-    assert deadline.hit and next(ticks) <= 52  # one look past the deadline, then none
-    assert verdict.code is Code.WAITING_FOR_VICTIMS and verdict.plan is not None and not verdict.plan.optimal
-    victims = {v.pod for v in verdict.plan.victims}
-    assert all(v.startswith("default/low-") for v in victims)
-    # The plan holds: with its victims gone the gang fits in the domain it names.
-    assert verdict.plan.domain.startswith("BlockLayer/block-")
-
-
-def test_a_deadline_past_before_any_plan_says_so() -> None:
-    sc, prep, gang = _worst()
-    expired = Deadline(at=0.0, clock=lambda: 1.0)
-    verdict = schedule(gang, prep.snapshot, budgets=budgets_from(sc.pdbs, prep.snapshot), deadline=expired)
-    assert verdict.code is Code.UNSCHEDULABLE
-    assert verdict.message.endswith(f"preemption: {NO_VICTIMS_IN_TIME}.")
-
-
-def test_the_cycle_gives_each_attempt_its_own_deadline() -> None:
-    """`CycleOptions.attempt_deadline` on the options' clock: a deadline one attempt used up
-    does not cut the next one short."""
-    now = [0.0]
-    options = CycleOptions(attempt_deadline=0.3, clock=lambda: now[0])
-    first = options.deadline()
-    now[0] = 1.0
-    assert first.expired() and not options.deadline().expired()

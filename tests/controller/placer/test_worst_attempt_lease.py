@@ -1,10 +1,10 @@
 """The slowest attempt known (`worst_cases.worst_attempt`: 12 s of preemption search before
-attempts had a deadline) runs on the real API server inside a leader-elected replica whose
-Lease must be renewed every 2 s. The replica keeps its Lease through the attempt, renews it
-on schedule, and the gang is placed once its victims are gone.
+attempts had a limit) runs on the real API server inside a leader-elected replica whose
+Lease must be renewed every 2 s. The replica keeps its Lease through the attempt (its default
+step budget), renews it on schedule, and the gang is placed once its victims are gone.
 
-Before the deadline the search held the event loop for the whole 12 s: the renew deadline
-passed, the replica gave up the Lease and stopped."""
+Before attempts were limited the search held the event loop for the whole 12 s: the renew
+deadline passed, the replica gave up the Lease and stopped."""
 
 from __future__ import annotations
 

@@ -3,8 +3,8 @@ one block, over blocks full of lower-priority pods of mixed sizes.
 
 The exact preemption search is bounded by steps, and with members of several shapes every
 step is a placement attempt: on 16 nodes and 160 running pods the search alone took 12 s of
-CPU before attempts had a deadline (`controller.placer.deadline`). Used by the deadline's unit
-test and by the test that runs it beside a Lease renewal on the real API server.
+CPU before attempts had a budget (`controller.placer.attempt_budget`). Used by the budget's unit
+tests, its benchmark, and the test that runs it beside a Lease renewal on the real API server.
 """
 
 from __future__ import annotations
