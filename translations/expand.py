@@ -86,8 +86,9 @@ from typing import Any
 from translations import gpu as gpumod
 from translations import lws as lwsmod
 from translations import lws_admission, lws_to_volcano, volcano, volcano_job, volcano_job_to_podgroup
-from translations._base import JsonDict
+from translations._base import INT32_MAX, JsonDict
 from translations.core import Job, Pod, PodTemplateSpec, PriorityClass, effective_requests
+from translations.digits import bounded_decimal
 from translations.envelope import label_key_problems, label_value_problems, name_problems
 from translations.errors import InvalidSpecError, raise_all, render_value
 from translations.topology import natural_key
@@ -527,13 +528,15 @@ def _index(pod: Pod) -> int | None:
     raw = gpumod.completion_index(pod)
     if raw is None:
         return None
-    if not (raw.isascii() and raw.isdigit()):
+    index = bounded_decimal(raw, INT32_MAX)
+    if index is None:
         raise InvalidSpecError(
             f"Pod {pod.key}: metadata.annotations[{gpumod.COMPLETION_INDEX}]",
             raw,
-            f"Invalid value: {render_value(raw)}: must be a non-negative decimal integer",
+            f"Invalid value: {render_value(raw)}: must be a non-negative decimal integer"
+            f" (at most {INT32_MAX})",
         )
-    return int(raw)
+    return index
 
 
 def _phase(pod: Pod) -> str | None:
