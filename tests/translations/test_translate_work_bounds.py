@@ -7,15 +7,21 @@ characters collide) and silently lost four pods."""
 
 from __future__ import annotations
 
+import io
+import json
+from decimal import Decimal
+
 import pytest
 from test_hypernodes import _hn
 from test_lws_to_volcano import leader, lws, translate
 
+from topobridge import cmd_translate
 from translations import hypernodes as hn
 from translations import lws_to_volcano as l2v
 from translations.core import Job
 from translations.errors import InvalidSpecError
 from translations.expand import expand_job
+from translations.quantity import format_quantity
 
 
 @pytest.mark.parametrize("tier", [hn.MAX_LAYER_TIER + 1, 2_147_483_647])
@@ -76,3 +82,57 @@ def test_ten_thousand_pods_of_a_job_get_ten_thousand_names() -> None:
     assert len(set(names)) == 10_000
     again = [p["metadata"]["name"] for p in expand_job(job).pods]
     assert again == names  # a function of the Job, run after run
+
+
+@pytest.mark.parametrize(
+    ("value", "binary"),
+    [(Decimal("1" * 5_000), False), (Decimal(2**20_000), True)],
+    ids=["5000-digits", "binary"],
+)
+def test_a_quantity_of_more_than_4300_digits_is_written(value: Decimal, binary: bool) -> None:
+    """Found by hack/fuzz.py (seed 1, translate --to volcano): a PodGroup's minResources of
+    `cpu: 111...1` (5,000 digits, a quantity the CRD stores) raised ValueError: Exceeds the
+    limit (4300 digits) for integer string conversion, when written back."""
+    written = format_quantity(value, binary=binary)
+    assert len(written) > 4_300
+    assert written[0] == str(value)[0]
+
+
+def test_a_layer_chain_that_does_not_hold_is_one_error_not_a_traceback() -> None:
+    """Found by hack/fuzz.py (seed 4, translate --to volcano): a ClusterNetworkTopology whose
+    parentTopologyLayer names no layer (the CRD accepts it) raised InvalidSpecError out of
+    `translate` while mapping the Koordinator gangs' layers: a traceback, exit 1."""
+    cnt = {
+        "apiVersion": "scheduling.koordinator.sh/v1alpha1",
+        "kind": "ClusterNetworkTopology",
+        "metadata": {"name": "default"},
+        "spec": {
+            "networkTopologySpec": [
+                {"topologyLayer": "BlockLayer", "parentTopologyLayer": "Missing", "labelKey": ["block"]},
+                {"topologyLayer": "NodeTopologyLayer", "parentTopologyLayer": "BlockLayer"},
+            ]
+        },
+    }
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "p",
+            "namespace": "default",
+            "annotations": {
+                "gang.scheduling.koordinator.sh/name": "g",
+                "gang.scheduling.koordinator.sh/min-available": "1",
+            },
+        },
+        "spec": {"schedulerName": "koord-scheduler", "containers": [{"name": "c", "image": "i"}]},
+    }
+    out, err = io.StringIO(), io.StringIO()
+    text = json.dumps({"apiVersion": "v1", "kind": "List", "items": [cnt, pod]})
+    code = cmd_translate.run(["-"], out=out, err=err, stdin=io.StringIO(text))
+    assert code == 1
+    errors = [
+        line for line in err.getvalue().splitlines() if line.startswith("error: ClusterNetworkTopology")
+    ]
+    assert errors == [
+        'error: ClusterNetworkTopology default: spec.networkTopologySpec[0].parentTopologyLayer: Not found: "Missing": no layer has this topologyLayer'
+    ]
