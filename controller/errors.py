@@ -13,6 +13,8 @@
     - TooManyRequestsError   429
     - ServerError            5xx
   + TransportError           no HTTP answer at all (refused, reset, timed out): retry
+  + UnreadableObjectError    the answer is an object nested too deeply to read (see
+                             `controller.kube.readable`): the object's problem, not retried
   + LeadershipLost           the lease was lost; everything in the leading scope stops
   + ConfigError              a setting is unusable (bad timings, no kubeconfig)
   + topobridge.devcluster.ControlPlaneError
@@ -28,8 +30,9 @@ timeout) is retried by the work queue and never reported to a user as a mistake 
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+from translations import jsontext
 
 
 class ControllerError(Exception):
@@ -93,6 +96,10 @@ class TransportError(ControllerError):
     """The request got no HTTP answer: connection refused or reset, or a timeout."""
 
 
+class UnreadableObjectError(ControllerError):
+    """The API server returned an object holding a value nested deeper than topobridge reads."""
+
+
 class LeadershipLost(ControllerError):
     """This replica no longer holds the lease."""
 
@@ -123,12 +130,12 @@ def api_error(
     if isinstance(body, dict):
         parsed = body
     elif body:
-        text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+        raw = body.encode("utf-8", "surrogatepass") if isinstance(body, str) else body
         try:
-            loaded = json.loads(text)
+            loaded = jsontext.loads(raw)
             parsed = loaded if isinstance(loaded, dict) else {}
-        except ValueError:
-            parsed = {"message": text[:_BODY_LIMIT]}
+        except ValueError:  # TooDeep included: jsontext never raises RecursionError
+            parsed = {"message": raw.decode("utf-8", "replace")[:_BODY_LIMIT]}
     reason = str(parsed.get("reason") or fallback_reason or "")
     message = str(parsed.get("message") or fallback_reason or "API call failed")[:_BODY_LIMIT]
     details = parsed.get("details") if isinstance(parsed.get("details"), dict) else None

@@ -23,9 +23,10 @@ import asyncio
 import copy
 import json
 import os
+import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast, get_args
 from urllib.parse import urlencode
 
 import aiohttp
@@ -33,7 +34,14 @@ import orjson
 import structlog
 
 from controller import metrics
-from controller.errors import ConfigError, GoneError, NotFoundError, TransportError, api_error
+from controller.errors import (
+    ConfigError,
+    GoneError,
+    NotFoundError,
+    TransportError,
+    UnreadableObjectError,
+    api_error,
+)
 from controller.kubeclient import ApiClient, ApiException, Configuration
 from controller.kubeclient import config as k8s_config
 from controller.resources import PODS, Resource
@@ -69,19 +77,26 @@ class ObjectList:
     resource_version: str
 
 
+EventType = Literal["ADDED", "MODIFIED", "DELETED", "BOOKMARK"]
+_EVENT_TYPES = get_args(EventType)
+
+
 @dataclass(frozen=True, slots=True)
 class WatchEvent:
-    type: Literal["ADDED", "MODIFIED", "DELETED", "BOOKMARK"]
+    type: EventType
     object: JsonDict
 
 
-def _watch_event(line: bytes, res: Resource, path: str) -> WatchEvent:
+def _watch_event(line: bytes, res: Resource, path: str) -> WatchEvent | None:
     """One line of a watch as an event; an ERROR event is raised (GoneError when the version
-    it started from is too old)."""
+    it started from is too old). An object nested too deeply to read is settled by `readable`:
+    trimmed, or reported DELETED (it leaves every cache); None when it was never cached."""
     try:
-        event = jsontext.loads(line)
-    except ValueError as exc:
-        raise TransportError(f"WATCH {path}: undecodable event {line[:200]!r}") from exc
+        event, cut = jsontext.loads_bounded(line)
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise TransportError(f"WATCH {path}: undecodable event: {_short(exc)}") from None
+    if not isinstance(event, dict):
+        raise TransportError(f"WATCH {path}: an event is a JSON object, not {line[:80]!r}")
     etype = event.get("type")
     obj = event.get("object") or {}
     if etype == "ERROR":
@@ -89,9 +104,98 @@ def _watch_event(line: bytes, res: Resource, path: str) -> WatchEvent:
         if err.status == 410 or isinstance(err, GoneError):
             raise GoneError(err.message, status=410, reason=err.reason or "Expired")
         raise err
+    if etype not in _EVENT_TYPES or not isinstance(obj, dict):
+        raise TransportError(f"WATCH {path}: an event of type {str(etype)[:40]!r}, not one of {_EVENT_TYPES}")
     obj.setdefault("apiVersion", res.api_version)
     obj.setdefault("kind", res.kind)
-    return WatchEvent(type=etype, object=obj)
+    if cut and not readable(obj, res.plural):
+        if etype == "ADDED":
+            return None
+        return WatchEvent(type="DELETED", object=_identity(obj))
+    return WatchEvent(type=cast(EventType, etype), object=obj)
+
+
+def _settle(doc: JsonDict, res: Resource | None, where: str) -> None:
+    """An answer `jsontext.loads_bounded` cut a too-deep value out of: a list's unreadable items
+    are left out; a single unreadable object raises UnreadableObjectError."""
+    plural = res.plural if res is not None else where
+    items = doc.get("items")
+    objects = [o for o in items if isinstance(o, dict)] if isinstance(items, list) else [doc]
+    if res is not None:
+        for obj in objects:  # list items come without kind; a log line names it
+            obj.setdefault("kind", res.kind)
+    if isinstance(items, list):
+        doc["items"] = [o for o in items if not isinstance(o, dict) or readable(o, plural)]
+    elif not readable(doc, plural):
+        raise UnreadableObjectError(
+            f"{where}: {_object_name(doc)} nests a value deeper than {jsontext.MAX_DEPTH} levels,"
+            " more than topobridge reads"
+        )
+
+
+def readable(obj: JsonDict, resource: str) -> bool:
+    """Whether an object `jsontext.loads_bounded` may have cut a too-deep value out of can be used.
+
+    A managedFields entry's `fieldsV1` (server-side apply's free-form field set, which a client
+    can fill with anything) is dropped: nothing here reads it, so the object is kept. A value cut
+    anywhere else leaves the object out: a half-read object would be read wrong. Either way
+    the object and the field are logged and counted."""
+    paths = jsontext.too_deep_paths(obj)
+    if not paths:
+        return True
+    entries = (obj.get("metadata") or {}).get("managedFields")
+    elsewhere = []
+    for path in paths:
+        entry = _MANAGED_FIELDS_SET.match(path)
+        if entry is not None and isinstance(entries, list) and isinstance(entries[int(entry[1])], dict):
+            entries[int(entry[1])].pop("fieldsV1", None)
+        else:
+            elsewhere.append(path)
+    outcome = "left_out" if elsewhere else "trimmed"
+    metrics.OBJECTS_UNREADABLE.labels(resource, outcome).inc()
+    log.warning(
+        "kube.object_unreadable",
+        resource=resource,
+        object=_object_name(obj),
+        field=_shown_path((elsewhere or paths)[0]),
+        outcome=outcome,
+        reason=f"a value nested deeper than {jsontext.MAX_DEPTH} levels",
+    )
+    return not elsewhere
+
+
+_MANAGED_FIELDS_SET = re.compile(r"metadata\.managedFields\[([0-9]+)\]\.fieldsV1(?:[.\[]|\Z)")
+
+
+def _shown_path(path: str) -> str:
+    """A path as a log line shows it: its start, where it is (the rest repeats)."""
+    return path if len(path) <= 160 else f"{path[:160]}... ({len(path)} characters)"
+
+
+def _identity(obj: JsonDict) -> JsonDict:
+    """What a DELETED event needs of an object: kind and metadata's identity."""
+    meta = obj.get("metadata") or {}
+    keep = ("name", "namespace", "uid", "resourceVersion")
+    return {
+        "apiVersion": obj.get("apiVersion"),
+        "kind": obj.get("kind"),
+        "metadata": {k: meta[k] for k in keep if isinstance(meta.get(k), str)},
+    }
+
+
+def _object_name(obj: JsonDict) -> str:
+    meta = obj.get("metadata") or {}
+    ns, name = meta.get("namespace"), meta.get("name")
+    return f"{obj.get('kind')} {ns}/{name}" if ns else f"{obj.get('kind')} {name}"
+
+
+def _short(exc: BaseException) -> str:
+    """An exception as one line a user can read (a RecursionError's text says nothing)."""
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    if isinstance(exc, MemoryError):
+        return "too large to hold in memory"
+    return str(exc)[:200]
 
 
 @dataclass
@@ -197,7 +301,11 @@ class Kube:
         body: Any = None,
         content_type: str = "application/json",
         timeout: float | None = None,
+        res: Resource | None = None,
     ) -> JsonDict:
+        """One call; the answer parsed with bounded depth. When `res` names what comes back, an
+        object (or a list's item) nested too deeply is settled by `readable`: a list leaves it
+        out, a single object raises UnreadableObjectError."""
         delay = self._throttle.when(None)
         if delay > 0:
             metrics.KUBE_THROTTLE.inc(delay)
@@ -217,9 +325,13 @@ class Kube:
         if not raw:
             return {}
         try:
-            out: JsonDict = jsontext.loads(raw)
-        except ValueError as exc:
-            raise TransportError(f"{method} {path}: response is not JSON: {raw[:200]!r}") from exc
+            out, cut = jsontext.loads_bounded(raw)
+        except (ValueError, RecursionError, MemoryError) as exc:
+            raise TransportError(f"{method} {path}: response is not JSON: {_short(exc)}") from None
+        if not isinstance(out, dict):
+            raise TransportError(f"{method} {path}: response is not a JSON object: {raw[:80]!r}")
+        if cut:
+            _settle(out, res, f"{method} {path}")
         return out
 
     async def _send(
@@ -285,7 +397,9 @@ class Kube:
         self, res: Resource, name: str, *, namespace: str | None = None, subresource: str | None = None
     ) -> JsonDict:
         self._record(res, "get", subresource)
-        return await self._request("GET", res.path(namespace=namespace, name=name, subresource=subresource))
+        return await self._request(
+            "GET", res.path(namespace=namespace, name=name, subresource=subresource), res=res
+        )
 
     async def list(
         self,
@@ -306,7 +420,7 @@ class Kube:
             query["fieldSelector"] = field_selector
         path = res.path(namespace=namespace)
         while True:
-            page = await self._request("GET", path, query=query)
+            page = await self._request("GET", path, query=query, res=res)
             kind = res.kind
             for item in page.get("items") or []:
                 # Lists omit each item's apiVersion/kind; put them back so items look like GETs.
@@ -347,16 +461,10 @@ class Kube:
         async with resp:
             if resp.status != 200:
                 raise api_error(resp.status, await resp.read())
-            while True:
-                try:
-                    line = await resp.content.readline()
-                except (aiohttp.ClientError, TimeoutError, OSError) as exc:
-                    raise TransportError(f"WATCH {path}: {type(exc).__name__}: {exc}") from exc
-                if not line:
-                    return
-                line = line.strip()
-                if line:
-                    yield _watch_event(line, res, path)
+            async for line in _lines(resp.content, path):
+                event = _watch_event(line, res, path) if line else None
+                if event is not None:
+                    yield event
 
     async def _open_watch(self, path: str, query: Sequence[tuple[str, str]], timeout_seconds: int) -> Any:
         """The watch's streaming response (not read yet)."""
@@ -396,7 +504,7 @@ class Kube:
         self._record(res, "create", subresource)
         ns = namespace or (body.get("metadata") or {}).get("namespace")
         return await self._request(
-            "POST", res.path(namespace=ns, name=name, subresource=subresource), body=body
+            "POST", res.path(namespace=ns, name=name, subresource=subresource), body=body, res=res
         )
 
     async def replace(self, res: Resource, body: JsonDict, *, subresource: str | None = None) -> JsonDict:
@@ -408,6 +516,7 @@ class Kube:
             "PUT",
             res.path(namespace=meta.get("namespace"), name=meta["name"], subresource=subresource),
             body=body,
+            res=res,
         )
 
     async def merge_patch(
@@ -453,6 +562,7 @@ class Kube:
             res.path(namespace=namespace, name=name, subresource=subresource),
             body=patch,
             content_type=content_type,
+            res=res,
         )
 
     async def apply(
@@ -475,6 +585,7 @@ class Kube:
             query={"fieldManager": field_manager, "force": force},
             body=body,
             content_type=APPLY_PATCH,
+            res=res,
         )
 
     async def delete(
@@ -533,6 +644,34 @@ class Kube:
 
     async def set_pod_condition(self, *, namespace: str, pod: str, condition: JsonDict) -> JsonDict:
         return await self.patch_pod_status(namespace=namespace, pod=pod, patch={"conditions": [condition]})
+
+
+MAX_EVENT_BYTES = 64 << 20
+"""The longest watch event read: an object is at most 1.5 MiB in etcd, and its JSON at most
+six times that (every byte escaped as `\\u00XX`), far under this."""
+
+
+async def _lines(content: Any, path: str) -> AsyncIterator[bytes]:
+    """A watch's events, one per line, stripped. aiohttp's own `readline` refuses a line over
+    128 KiB (a pod with large annotations) with an error outside its ClientError tree."""
+    buf = bytearray()
+    while True:
+        try:
+            chunk = await content.readany()
+        except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+            raise TransportError(f"WATCH {path}: {type(exc).__name__}: {exc}") from exc
+        if not chunk:
+            if buf.strip():
+                yield bytes(buf).strip()
+            return
+        searched = len(buf)
+        buf += chunk
+        while (end := buf.find(b"\n", searched)) >= 0:
+            yield bytes(buf[:end]).strip()
+            del buf[: end + 1]
+            searched = 0
+        if len(buf) > MAX_EVENT_BYTES:
+            raise TransportError(f"WATCH {path}: an event longer than {MAX_EVENT_BYTES} bytes")
 
 
 PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")

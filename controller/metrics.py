@@ -97,6 +97,14 @@ KUBE_THROTTLE = Counter(
     "Seconds requests waited for the client-side rate limiter (--kube-api-qps/--kube-api-burst).",
     namespace=NAMESPACE,
 )
+OBJECTS_UNREADABLE = Counter(
+    "objects_unreadable",
+    "Objects from the API server holding a value nested deeper than topobridge reads, by resource "
+    "and outcome: `trimmed` (only a managedFields entry's fieldsV1, which nothing reads, was "
+    "dropped) or `left_out` (the object is missing from every cache).",
+    ["resource", "outcome"],
+    namespace=NAMESPACE,
+)
 IS_LEADER = Gauge("leader", "1 while this replica holds the controller lease.", namespace=NAMESPACE)
 SCHEDULER_PRESENT = Gauge(
     "scheduler_present",

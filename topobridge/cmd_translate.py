@@ -438,6 +438,7 @@ def _to_volcano(inputs: Inputs, revision: str | None, outcome: Outcome) -> None:
     """HyperNodes from the topology descriptions, then a Volcano PodGroup per LWS group, Volcano
     Job and Koordinator gang (group), then the pods patched to join them."""
     from translations import koordinator_to_volcano as k2v
+    from translations.errors import InvalidSpecError
     from translations.topology import from_hypernodes
 
     cnt = _default_cnt(inputs, outcome)
@@ -445,7 +446,13 @@ def _to_volcano(inputs: Inputs, revision: str | None, outcome: Outcome) -> None:
     tree = from_hypernodes(inputs.hypernodes, inputs.nodes) if inputs.hypernodes else None
     pod_groups = [pg.to_dict() for _, pg in _volcano_pod_groups(inputs, revision, tree, outcome)]
     patched: dict[tuple[str, str], dict[str, Any]] = {}
-    layers = k2v.Layers.of(cnt, tree)
+    try:
+        layers = k2v.Layers.of(cnt, tree)
+    except InvalidSpecError as exc:  # a chain that does not hold: an error; the gangs go on without it
+        layers = k2v.Layers.of(None, tree)
+        message = f"ClusterNetworkTopology {cnt.name}: {exc}"
+        if message not in outcome.errors:  # said once, when its HyperNodes were made
+            outcome.errors.append(message)
     for group in k2v.group_gangs(_koordinator_gangs(inputs, outcome)):
 
         def one_gang(group: list[k2v.KoordGang] = group) -> None:

@@ -236,7 +236,7 @@ def _field_path(
     return path or "<root>", keys
 
 
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 def _unwrap(ann: Any) -> Any:

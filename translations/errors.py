@@ -172,10 +172,15 @@ the text huge; the log keeps the whole exception)."""
 
 
 def failure_text(exc: BaseException, limit: int = FAILURE_TEXT_LIMIT) -> str:
-    """An unexpected exception as one line a status can quote: its type and text, cut at
-    `limit` characters, never a traceback."""
-    text = " ".join(f"{type(exc).__name__}: {exc}".split())
-    return text if len(text) <= limit else text[:limit] + "..."
+    """An exception as one line a status, a condition or a page can quote, never a traceback:
+    a TopobridgeError's own text (it names the object and the field), cut at `limit`
+    characters; for any other exception only that it happened. Python's own texts ("Exceeds
+    the limit (4300 digits) for integer string conversion", "maximum recursion depth
+    exceeded") say nothing a user can act on; the log keeps the exception whole."""
+    if isinstance(exc, TopobridgeError):
+        text = " ".join(str(exc).split())
+        return text if len(text) <= limit else text[:limit] + "..."
+    return f"an unexpected {type(exc).__name__} inside topobridge (a bug to report)"
 
 
 NAME_SHOWN = 80

@@ -40,8 +40,10 @@ from translations import gpu as gpumod
 from translations import koordinator as koord
 from translations import kueue, schedplugins, volcano
 from translations import lws as lwsmod
+from translations._base import INT32_MAX
 from translations.constraints import TopologyConstraint
 from translations.core import Job, Pod, PriorityClass, effective_requests
+from translations.digits import bounded_decimal
 from translations.errors import InvalidSpecError, failure_text, shown_name
 from translations.serving import scheduler_name, serves
 from translations.topology import NaturalKey, TopologyTree, natural_key
@@ -736,8 +738,8 @@ def _rank(pod: Pod) -> int | None:
     if raw is not None:
         return koord.parse_non_negative_int(koord.NETWORK_TOPOLOGY_INDEX, raw)
     worker = (pod.metadata.labels or {}).get(lwsmod.WORKER_INDEX_LABEL)
-    if worker is not None and worker.isdigit():
-        return int(worker)
+    if worker is not None and (rank := bounded_decimal(worker, INT32_MAX)) is not None:
+        return rank
     index = gpumod.completion_index(pod)
     if index is not None:
         return koord.parse_non_negative_int(gpumod.COMPLETION_INDEX, index)

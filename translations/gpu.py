@@ -63,7 +63,7 @@ NOT_NVLINK_VALUES = ("", "false", "0")
 """Values of the NVLink label that mean no NVLink; any other value (`true`, a clique id) means NVLink."""
 
 JOB_LAYERS = ("metadata.annotations", "spec.template.metadata.annotations")
-_DECIMAL = re.compile(r"^[1-9][0-9]{0,9}$")
+_DECIMAL = re.compile(r"^[1-9][0-9]{0,9}\Z")
 _INT32_MAX = 2**31 - 1
 
 

@@ -60,7 +60,7 @@ TIER_LABEL_PREFIX = "topology.topobridge.io/tier-"
 
 _MAX_NAME = 253
 _HASH_LEN = 8
-_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\Z")
 
 
 @dataclass(frozen=True)
@@ -250,6 +250,11 @@ class KoordinatorTopology:
     report: TranslationReport
 
 
+MAX_LAYER_TIER = 64
+"""The highest HyperNode tier a layer chain is written for (Kueue allows 16 levels; Volcano's
+clusters use a handful of tiers)."""
+
+
 def to_cluster_network_topology(
     hypernodes: Iterable[volcano.HyperNode], nodes: Iterable[Node]
 ) -> KoordinatorTopology:
@@ -268,20 +273,20 @@ def to_cluster_network_topology(
     for warning in tree.warnings:
         report.refuse(warning)
     by_name = {h.name: h for h in hn_list}
-    max_tier = tree.max_tier
-    layer_names = _layer_names(tree, report)
-    label_keys = _label_keys(tree, by_name, max_tier, report)
+    tiers = _layer_tiers(tree)
+    layer_names = _layer_names(tree, tiers, report)
+    label_keys = _label_keys(tree, by_name, tiers, report)
     values = _domain_values(tree, by_name)
 
     specs: list[JsonDict] = []
-    for t in range(max_tier, 0, -1):
-        spec: JsonDict = {"topologyLayer": layer_names[t], "labelKey": [label_keys[t]]}
-        if t < max_tier:
-            spec["parentTopologyLayer"] = layer_names[t + 1]
+    for i in range(len(tiers) - 1, -1, -1):
+        spec: JsonDict = {"topologyLayer": layer_names[tiers[i]], "labelKey": [label_keys[tiers[i]]]}
+        if i + 1 < len(tiers):
+            spec["parentTopologyLayer"] = layer_names[tiers[i + 1]]
         specs.append(spec)
     node_spec: JsonDict = {"topologyLayer": koord.NODE_LAYER}
-    if max_tier:
-        node_spec["parentTopologyLayer"] = layer_names[1]
+    if tiers:
+        node_spec["parentTopologyLayer"] = layer_names[tiers[0]]
     specs.append(node_spec)
     cnt = koord.ClusterNetworkTopology.parse(
         {
@@ -292,8 +297,8 @@ def to_cluster_network_topology(
         }
     )
     report.carry(
-        f"{max_tier} layers: "
-        + ", ".join(f"{layer_names[t]} (tier {t}, label {label_keys[t]})" for t in range(1, max_tier + 1))
+        f"{len(tiers)} layers: "
+        + ", ".join(f"{layer_names[t]} (tier {t}, label {label_keys[t]})" for t in tiers)
     )
 
     ours = set(label_keys.values())
@@ -303,7 +308,7 @@ def to_cluster_network_topology(
     patches: list[NodeLabelPatch] = []
     stand_ins = 0
     for name in sorted(all_nodes, key=natural_key):
-        wanted, filled = _node_labels(tree, name, values, label_keys, max_tier)
+        wanted, filled = _node_labels(tree, name, values, label_keys, tiers)
         stand_ins += filled
         current = all_nodes[name].metadata.labels or {}
         remove = tuple(sorted(k for k in ours if k in current and k not in wanted))
@@ -318,10 +323,26 @@ def to_cluster_network_topology(
     return KoordinatorTopology(cnt, tuple(patches), tree, report)
 
 
-def _layer_names(tree: TopologyTree, report: TranslationReport) -> dict[int, str]:
+def _layer_tiers(tree: TopologyTree) -> range:
+    """Every tier from 1 to the highest, one layer each: Koordinator counts layers from the nodes
+    up, so a layer stands for the tier of its place in the chain, and a tier no HyperNode holds
+    still needs one (its labels repeat the tier below). Bounded: a tier may say 2147483647."""
+    top = tree.max_tier
+    if top > MAX_LAYER_TIER:
+        highest = min((d for d in tree.domains.values() if d.tier == top), key=lambda d: natural_key(d.id))
+        raise InvalidSpecError(
+            f"HyperNode {highest.id}: spec.tier",
+            top,
+            f"Invalid value: {top}: Koordinator's layers are one per tier, from the nodes up;"
+            f" at most {MAX_LAYER_TIER} tiers translate",
+        )
+    return range(1, top + 1)
+
+
+def _layer_names(tree: TopologyTree, tiers: Sequence[int], report: TranslationReport) -> dict[int, str]:
     names: dict[int, str] = {}
     used: set[str] = {koord.NODE_LAYER, koord.CLUSTER_LAYER}
-    for t in range(1, tree.max_tier + 1):
+    for t in tiers:
         name = tree.tier_names.get(t)
         if name is None or name in used:
             fallback = f"Tier{t}Layer"
@@ -353,16 +374,24 @@ def _remembered_label(hn: volcano.HyperNode | None) -> tuple[str | None, str | N
 
 
 def _label_keys(
-    tree: TopologyTree, by_name: Mapping[str, volcano.HyperNode], max_tier: int, report: TranslationReport
+    tree: TopologyTree,
+    by_name: Mapping[str, volcano.HyperNode],
+    tiers: Sequence[int],
+    report: TranslationReport,
 ) -> dict[int, str]:
     keys: dict[int, str] = {}
-    for t in range(1, max_tier + 1):
-        found = {_remembered_label(by_name.get(d))[0] for d in tree.domains_at_tier(t)}
+    taken: set[str] = set()
+    by_tier: dict[int, list[DomainId]] = defaultdict(list)
+    for d in tree.domains.values():
+        by_tier[d.tier].append(d.id)
+    for t in tiers:
+        found = {_remembered_label(by_name.get(d))[0] for d in by_tier[t]}
         key = next(iter(found)) if len(found) == 1 else None
-        if key is None or key in keys.values():
+        if key is None or key in taken:
             key = f"{TIER_LABEL_PREFIX}{t}"
             report.default(f"tier {t}: node label {key} (its HyperNodes name no single label key)")
         keys[t] = key
+        taken.add(key)
     return keys
 
 
@@ -390,7 +419,11 @@ def _domain_values(tree: TopologyTree, by_name: Mapping[str, volcano.HyperNode])
 
 
 def _node_labels(
-    tree: TopologyTree, node: str, values: Mapping[DomainId, str], keys: Mapping[int, str], max_tier: int
+    tree: TopologyTree,
+    node: str,
+    values: Mapping[DomainId, str],
+    keys: Mapping[int, str],
+    tiers: Sequence[int],
 ) -> tuple[dict[str, str], int]:
     chain = tree.ancestors(node)
     if not chain:
@@ -399,16 +432,13 @@ def _node_labels(
     out: dict[str, str] = {}
     filled = 0
     innermost = tree.domains[chain[0]].tier
-    for t in range(1, max_tier + 1):
+    below: str | None = None  # the value of the nearest domain of the node's below this tier
+    for t in tiers:
         if t in at_tier:
-            out[keys[t]] = values[at_tier[t]]
+            below = out[keys[t]] = values[at_tier[t]]
             continue
         filled += 1
-        if t < innermost:
-            out[keys[t]] = _label_value(node)
-        else:
-            below = max((tt for tt in at_tier if tt < t), default=None)
-            out[keys[t]] = values[at_tier[below]] if below is not None else _label_value(node)
+        out[keys[t]] = below if t >= innermost and below is not None else _label_value(node)
     return out, filled
 
 

@@ -19,6 +19,7 @@ from typing import Any, Literal, cast
 import jsonschema
 from pydantic import Field
 
+from translations import jsontext
 from translations._base import (
     DNS1123_SUBDOMAIN,
     DNS1123_SUBDOMAIN_MESSAGE,
@@ -373,12 +374,13 @@ def _json_path(error: jsonschema.ValidationError) -> str:
 def _load_json(field: str, raw: str) -> tuple[Any, InvalidSpecError | None]:
     """JSON as Go reads it: no NaN or Infinity; numbers too long to handle are refused."""
     try:
+        jsontext.check_depth(raw)
         return json.loads(raw, parse_constant=_no_constant), None
     except json.JSONDecodeError as exc:
         detail = f"{exc.msg} (at offset {exc.pos})"
-    except RecursionError:
+    except RecursionError:  # the caller's stack was deep already
         detail = "nested too deeply"
-    except ValueError as exc:
+    except ValueError as exc:  # TooDeep, an integer of more than 4,300 digits, NaN
         detail = str(exc)
     return None, InvalidSpecError(field, raw, f"Invalid value: {render_value(raw)}: not valid JSON: {detail}")
 
@@ -496,7 +498,7 @@ def parse_network_topology_spec(raw: str) -> NetworkTopologyGatherSpec:
     return spec
 
 
-_DECIMAL = re.compile(r"^(0|[1-9][0-9]*)$")
+_DECIMAL = re.compile(r"^(0|[1-9][0-9]*)\Z")
 
 
 def parse_non_negative_int(key: str, raw: str) -> int:
@@ -558,9 +560,10 @@ def _too_many(field: str, items: list[Any], maximum: int) -> list[InvalidSpecErr
     return []
 
 
-_GANG_ID = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
+_GANG_ID = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-a-z0-9.]*[a-z0-9])?\Z")
 _DURATION_UNITS = r"(?:ns|us|µs|μs|ms|s|m|h)"
-_DURATION = re.compile(rf"^(?:0|(?:(?:\d+(?:\.\d*)?|\.\d+){_DURATION_UNITS})+)$")
+_DURATION = re.compile(rf"^(?:0|(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+){_DURATION_UNITS})+)\Z")
+"""Go's time.ParseDuration: ASCII digits only (a `\\d` would take any script's)."""
 _UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 _MAX_DURATION_SECONDS = (2**63 - 1) / 1e9  # Go's time.Duration is int64 nanoseconds
 
@@ -574,7 +577,7 @@ def parse_duration(key: str, raw: str) -> float:
             f'Invalid value: {render_value(raw)}: must be a duration such as "300s" or "1h30m"',
         )
     total = 0.0
-    for number, unit in re.findall(rf"(\d+(?:\.\d*)?|\.\d+)({_DURATION_UNITS})", raw):
+    for number, unit in re.findall(rf"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)({_DURATION_UNITS})", raw):
         total += float(number) * _UNIT_SECONDS[unit]
     if total > _MAX_DURATION_SECONDS:
         raise InvalidSpecError(

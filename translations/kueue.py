@@ -29,8 +29,10 @@ from typing import Any
 
 from pydantic import Field
 
+from translations import jsontext
 from translations._base import INT32_MAX, KubeModel, TypedObject, raw_annotations_at
 from translations.core import Pod
+from translations.digits import bounded_decimal
 from translations.envelope import label_key_problems
 from translations.errors import InvalidSpecError, render_value
 from translations.topology import LabelLevel
@@ -125,7 +127,7 @@ MAX_SLICE_LAYERS = 3
 _ONE_OF = (REQUIRED_TOPOLOGY, PREFERRED_TOPOLOGY, UNCONSTRAINED_TOPOLOGY)
 _GO_BOOLS = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True}
 _GO_BOOLS |= {"0": False, "f": False, "F": False, "FALSE": False, "false": False, "False": False}
-_GO_INT = re.compile(r"^[+-]?[0-9]+$")
+_GO_INT = re.compile(r"^[+-]?[0-9]+\Z")
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,7 +257,7 @@ def _request(
 
 def _group_name_problems(group: str, found: set[str], key: Callable[[str], str]) -> list[InvalidSpecError]:
     out = []
-    if group.isdigit() and len(group) <= 20 and int(group) < 2**64:  # Go's ParseUint(s, 10, 64)
+    if bounded_decimal(group, 2**64 - 1) is not None:  # Go's ParseUint(s, 10, 64) succeeds
         out.append(
             InvalidSpecError(
                 key(GROUP_NAME), group, f"Invalid value: {render_value(group)}: must not be a number"
@@ -283,19 +285,32 @@ def _slice_size(raw: str | None, path: str, out: list[InvalidSpecError]) -> int 
     """Go's ParseInt(raw, 10, 32), then >= 1."""
     if raw is None:
         return None
-    if not _GO_INT.match(raw) or not -(2**31) <= int(raw) <= INT32_MAX:
+    value = _go_int32(raw)
+    if value is None:
         out.append(
             InvalidSpecError(path, raw, f"Invalid value: {render_value(raw)}: must be a numeric value")
         )
         return None
-    if int(raw) < 1:
+    if value < 1:
         out.append(
             InvalidSpecError(
                 path, raw, f"Invalid value: {render_value(raw)}: must be greater than or equal to 1"
             )
         )
         return None
-    return int(raw)
+    return value
+
+
+def _go_int32(raw: str) -> int | None:
+    """Go's strconv.ParseInt(raw, 10, 32): an optional sign and ASCII digits, within int32
+    (read digit-bounded: Python's int() refuses more than 4,300 digits with a ValueError)."""
+    if not _GO_INT.match(raw):
+        return None
+    magnitude = bounded_decimal(raw.lstrip("+-"), 2**31)
+    if magnitude is None:
+        return None
+    value = -magnitude if raw.startswith("-") else magnitude
+    return value if value <= INT32_MAX else None
 
 
 def _constraints(
@@ -373,9 +388,14 @@ def _layer_problems(entries: Sequence[SliceLayer], path: str) -> list[InvalidSpe
 def _json_layers(raw: str) -> tuple[tuple[SliceLayer, ...] | None, str]:
     """`[{"topology": str, "size": int32}, ...]` as Go's encoding/json reads it into Kueue's type."""
     try:
+        jsontext.check_depth(raw)
         data = json.loads(raw)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
+        return None, f"{exc.msg} (at offset {exc.pos})"
+    except ValueError as exc:  # TooDeep, an integer of more than 4,300 digits
         return None, str(exc)
+    except RecursionError:  # the caller's stack was deep already
+        return None, "nested too deeply"
     if not isinstance(data, list):
         return None, f"cannot read a JSON {_json_type(data)} as an array"
     layers = []

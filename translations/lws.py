@@ -335,7 +335,7 @@ def annotation_path(key: str) -> str:
 
 
 TEMPLATE_PATH = "spec.leaderWorkerTemplate"
-_DECIMAL = re.compile(r"^(0|[1-9][0-9]{0,9})$")
+_DECIMAL = re.compile(r"^(0|[1-9][0-9]{0,9})\Z")
 _MODES: tuple[volcano.NetworkTopologyMode, ...] = ("hard", "soft")
 
 

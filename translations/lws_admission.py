@@ -19,12 +19,13 @@ from typing import Any
 
 from translations import lws as lwsmod
 from translations import lws_to_volcano, volcano
-from translations._base import JsonDict
+from translations._base import INT32_MAX, JsonDict
+from translations.digits import bounded_decimal
 from translations.report import TranslationReport
 
 PatchOp = dict[str, Any]
 TOPOLOGY_FIELDS = ("networkTopology", "subGroupPolicy")
-_GROUP_SUFFIX = re.compile(r"^-(0|[1-9][0-9]*)-[a-z0-9]+$")
+_GROUP_SUFFIX = re.compile(r"^-(0|[1-9][0-9]*)-[a-z0-9]+\Z")
 
 
 def _pointer(*parts: str) -> str:
@@ -73,9 +74,10 @@ def pod_group_name_patch(pod: JsonDict, lws: lwsmod.LeaderWorkerSet) -> list[Pat
     if isinstance(annotations, dict) and volcano.GROUP_NAME_ANNOTATION in annotations:
         return []
     index, revision = labels.get(lwsmod.GROUP_INDEX_LABEL), labels.get(lwsmod.REVISION_LABEL)
-    if labels.get(lwsmod.NAME_LABEL) != lws.name or not revision or not (index or "").isdigit():
+    group_index = bounded_decimal(index, INT32_MAX) if isinstance(index, str) else None
+    if labels.get(lwsmod.NAME_LABEL) != lws.name or not revision or group_index is None:
         return []
-    group = lws_to_volcano.pod_group_name(lws.name, int(index or "0"), revision)
+    group = lws_to_volcano.pod_group_name(lws.name, group_index, revision)
     if not isinstance(annotations, dict):
         return [
             {"op": "add", "path": "/metadata/annotations", "value": {volcano.GROUP_NAME_ANNOTATION: group}}

@@ -38,7 +38,10 @@ TEMPLATE_PATH = lwsmod.TEMPLATE_PATH
 SUBGROUP_MODE_ANNOTATION = lwsmod.SUBGROUP_MODE_ANNOTATION
 SUBGROUP_TIER_ANNOTATION = lwsmod.SUBGROUP_TIER_ANNOTATION
 SUBGROUP_POLICY_NAME = "subgroup"
-_DECIMAL = re.compile(r"^(0|[1-9][0-9]{0,9})$")
+MAX_GROUPS_FROM_REVISION = 100_000
+"""PodGroups `--revision` may stand in for (as many as `simulate` expands pods): past it the
+groups are refused in one line, not written one by one."""
+_DECIMAL = re.compile(r"^(0|[1-9][0-9]{0,9})\Z")
 
 
 @dataclass(frozen=True)
@@ -127,10 +130,16 @@ def group_revisions(
         revisions[index] = rev
         report.carry(f"group {index}: revision {rev} from leader pod {pod.name}")
     replicas = 1 if lws.spec.replicas is None else lws.spec.replicas
-    missing = [i for i in range(replicas) if i not in revisions]
-    if missing and revision:
-        for i in missing:
-            revisions[i] = revision
+    missing = _gaps(replicas, revisions)
+    count = sum(len(r) for r in missing)
+    if missing and revision and count > MAX_GROUPS_FROM_REVISION:
+        report.refuse(
+            f"groups {_ranges(missing)}: {count} PodGroups from --revision, more than the"
+            f" {MAX_GROUPS_FROM_REVISION} translate writes; give their leader pods instead"
+        )
+    elif missing and revision:
+        for run in missing:
+            revisions.update(dict.fromkeys(run, revision))
         report.carry(f"groups {_ranges(missing)}: revision {revision} as given (no leader pod in the input)")
     elif missing and not leaders:
         raise MissingInputError(
@@ -374,7 +383,21 @@ def pod_group(
     return volcano.PodGroup.parse(raw)
 
 
-def _ranges(indices: list[int]) -> str:
-    if len(indices) <= 3:
-        return ", ".join(map(str, indices))
-    return f"{indices[0]}..{indices[-1]}"
+def _gaps(replicas: int, present: Iterable[int]) -> list[range]:
+    """The group indexes in `0..replicas-1` not in `present`, as runs: as many as there are
+    leaders, however large `replicas` is (up to 2^31 - 1)."""
+    runs, start = [], 0
+    for index in sorted(i for i in present if 0 <= i < replicas):
+        if index > start:
+            runs.append(range(start, index))
+        start = index + 1
+    if start < replicas:
+        runs.append(range(start, replicas))
+    return runs
+
+
+def _ranges(runs: list[range]) -> str:
+    """`0, 2..9, 12`: each run of group indexes, the first few of them."""
+    shown = [", ".join(map(str, r)) if len(r) <= 3 else f"{r.start}..{r[-1]}" for r in runs[:8]]
+    more = f" (+{len(runs) - 8} more runs)" if len(runs) > 8 else ""
+    return ", ".join(shown) + more

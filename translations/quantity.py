@@ -172,18 +172,27 @@ def format_quantity(value: Decimal, *, binary: bool = False) -> str:
         while i < len(_BINARY_SUFFIXES) and n % 1024 == 0:
             n //= 1024
             i += 1
-        return f"{sign}{n}{_BINARY_SUFFIXES[i - 1] if i else ''}"
+        return f"{sign}{_digits(n)}{_BINARY_SUFFIXES[i - 1] if i else ''}"
     if v == v.to_integral_value():
         n = int(v)
         for exp, suffix in _DECIMAL_UP:
             if n and n % (10**exp) == 0:
-                return f"{sign}{n // 10**exp}{suffix}"
-        return f"{sign}{n}"
+                return f"{sign}{_digits(n // 10**exp)}{suffix}"
+        return f"{sign}{_digits(n)}"
     for exp, suffix in _DECIMAL_DOWN:
         scaled = v * (Decimal(10) ** -exp)
         if scaled == scaled.to_integral_value() or exp == -9:
             return f"{sign}{math.ceil(scaled)}{suffix}"
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _digits(n: int) -> str:
+    """`str(n)`, also past the 4,300 digits `str()` refuses with a ValueError (a quantity of
+    `1e4301` is one the API server stores): Decimal prints any number of them."""
+    return str(n) if n < _STR_DIGITS_SAFE else format(Decimal(n), "f")
+
+
+_STR_DIGITS_SAFE = 10**4000
 
 
 def from_scheduler_units(resource: str, units: int, *, binary: bool = False) -> str:

@@ -677,7 +677,7 @@ class ClusterState:
             gangs = self._discover(agg, keys, pods)
         except Exception as exc:  # one bad object must not cost every gang in the batch its view
             gangs = self._discover_apart(agg, keys)
-            self._warn(agg, f"gangs {failure_text(exc)}: discovered one key at a time")
+            self._warn(agg, f"gang discovery failed, {failure_text(exc)}: discovered one key at a time")
         for gang in gangs:
             self._contribute_safely(agg, gang)
 

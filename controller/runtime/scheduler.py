@@ -466,7 +466,7 @@ def _brief(gang: Gang, cycle: SchedulingCycle) -> str:
     try:
         return brief(gang, cycle.snapshot)
     except Exception as exc:
-        log.warning("scheduler.brief_failed", gang=gang.key, error=failure_text(exc))
+        log.warning("scheduler.brief_failed", gang=gang.key, error=failure_text(exc), exc_info=exc)
         return ""
 
 

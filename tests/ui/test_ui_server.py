@@ -18,7 +18,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from ui_objects import demo, job
 
 from controller.informer import ChangeHandler
-from topobridge.ui.server import STATIC, FileSource, Ui, is_loopback, make_app, relevant_update
+from topobridge.ui.server import STATIC, FileSource, Ui, is_loopback, make_app, relevant_update, serve
 from topobridge.ui.whatif import MAX_TEXT
 from translations import kinds
 
@@ -197,3 +197,38 @@ def test_every_asset_is_package_data_and_fetches_nothing_from_elsewhere() -> Non
         text = (ASSETS / name).read_text()
         urls = set(re.findall(r"(?:https?:)?//[\w.-]+\.\w+[^\s\"'`)]*", text))
         assert urls <= {"http://www.w3.org/2000/svg"}, (name, urls)
+
+
+class _NeverSynced:
+    """A cluster whose informers never finish their first list (an API server that hangs, or
+    one whose every list fails and is retried)."""
+
+    label, live = "hanging cluster", True
+
+    def __init__(self) -> None:
+        self.started = asyncio.Event()
+        self.stopped = False
+
+    async def start(self, changed: Any) -> None:
+        self.started.set()
+        await asyncio.Event().wait()
+
+    def objects(self) -> list[Any]:
+        return []
+
+    async def stop(self) -> None:
+        self.stopped = True
+
+
+async def test_a_stop_while_the_cluster_is_still_read_ends_the_ui() -> None:
+    """Before, `serve` awaited the first list before it looked at `stop`: SIGTERM was ignored
+    until the cluster answered, which a cluster the ui cannot read never does."""
+    source = _NeverSynced()
+    stop = asyncio.Event()
+    served = asyncio.create_task(
+        serve(source, host="127.0.0.1", port=0, announce=lambda _url: None, stop=stop)
+    )
+    await asyncio.wait_for(source.started.wait(), 5)
+    stop.set()
+    await asyncio.wait_for(served, 5)
+    assert source.stopped

@@ -26,7 +26,7 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from importlib import resources
@@ -38,6 +38,7 @@ from aiohttp import web
 
 from topobridge.ui import model as view_model
 from topobridge.ui import whatif
+from translations.errors import failure_text
 
 log = structlog.get_logger(__name__)
 
@@ -92,6 +93,7 @@ class ClusterSource:
         self._kube: Any = None
 
     async def start(self, changed: Callable[[], None]) -> None:
+        from controller.errors import ControllerError
         from controller.informer import ChangeHandler, Informer, drop_managed_fields
         from controller.kube import Kube
         from controller.resources import PODS
@@ -109,7 +111,13 @@ class ClusterSource:
             inf.add_handler(ChangeHandler(changed, relevant_update(api)))
             self._informers.append(inf)
         self._tasks = [asyncio.create_task(i.run(), name=f"ui-informer:{i.name}") for i in self._informers]
-        await asyncio.gather(*(i.synced.wait() for i in self._informers))
+        synced = asyncio.ensure_future(asyncio.gather(*(i.synced.wait() for i in self._informers)))
+        done, _ = await asyncio.wait({synced, *self._tasks}, return_when=asyncio.FIRST_COMPLETED)
+        if synced not in done:  # an informer retries forever: one that ended has failed
+            synced.cancel()
+            for task in done:
+                task.result()
+            raise ControllerError(f"{next(iter(done)).get_name()} stopped")
 
     async def _served(self) -> dict[Any, Any]:
         """The kinds `snapshot_io` reads, each at the version this server serves (the
@@ -168,7 +176,7 @@ class Ui:
             self.model = await self.compute(partial(view_model.build, objects, source=self.source.label))
         except Exception as exc:  # a snapshot the model cannot read: say so on the page
             log.exception("ui.build_failed")
-            self.error = f"the snapshot could not be drawn: {exc}"
+            self.error = f"the snapshot could not be drawn: {failure_text(exc)}"
         else:
             self.objects, self.error = objects, ""
             self.build_ms = (time.perf_counter() - started) * 1000
@@ -295,7 +303,11 @@ async def _explain(request: web.Request) -> web.Response:
     if isinstance(m, web.Response):
         return m
     gang = request.query.get("gang", "")
-    data = await ui.compute(view_model.explanation, m, gang)
+    try:
+        data = await ui.compute(view_model.explanation, m, gang)
+    except Exception as exc:  # a bug: say so, never the exception's own text
+        log.exception("ui.explain_failed", gang=gang)
+        return _error(500, f"gang {gang!r}: {failure_text(exc)}")
     if data is None:
         return _error(404, f"gang {gang!r}: no such gang")
     return _json(data)
@@ -307,7 +319,11 @@ async def _whatif(request: web.Request) -> web.Response:
     if isinstance(m, web.Response):
         return m
     text = await request.text()
-    data = await ui.compute(whatif.what_if, ui.objects, text)
+    try:
+        data = await ui.compute(whatif.what_if, ui.objects, text)
+    except Exception as exc:  # a bug: say so, never the exception's own text
+        log.exception("ui.whatif_failed")
+        data = {"error": f"{whatif.PASTED}: {failure_text(exc)}"}
     data["version"] = ui.version
     return _json(data, status=400 if "error" in data else 200)
 
@@ -360,6 +376,23 @@ def _json(data: Any, status: int = 200) -> web.Response:
 # --- running ------------------------------------------------------------------------------------
 
 
+async def _until_stopped(work: Awaitable[None], stop: asyncio.Event) -> bool:
+    """Await `work` unless `stop` is set first (then cancel it): whether it finished."""
+    task = asyncio.ensure_future(work)
+    stopping = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({task, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopping.cancel()
+    if not task.done():
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        return False
+    task.result()
+    return True
+
+
 async def serve(
     source: Source,
     *,
@@ -373,7 +406,10 @@ async def serve(
     runner = web.AppRunner(make_app(ui, loopback=is_loopback(host)), shutdown_timeout=2.0, access_log=None)
     follower: asyncio.Task[None] | None = None
     try:
-        await source.start(ui.changed)  # a cluster that cannot be read fails before anything is served
+        # A cluster that cannot be read fails before anything is served; a stop while it is
+        # still being read (an API server that never answers) ends the wait.
+        if not await _until_stopped(source.start(ui.changed), stop):
+            return
         await runner.setup()
         await web.TCPSite(runner, host, port).start()
         bound = runner.addresses[0]

@@ -60,9 +60,12 @@ def read_text(text: str) -> tuple[list[dict[str, Any]], list[str]]:
 def what_if(objects: Sequence[Mapping[str, Any]], text: str) -> dict[str, Any]:
     """Where the job in `text` would land among `objects`, or why not (module docstring)."""
     try:
-        pasted, sources = read_text(text)
+        pasted, sources = read_text(text)  # its ValueErrors are its own sentences
+    except ValueError as exc:
+        return {"error": str(exc)}
+    try:
         job = load_scenario(pasted, sources=sources)
-    except (ValueError, TopobridgeError) as exc:
+    except TopobridgeError as exc:  # names the document, the object and the field
         return {"error": str(exc)}
     mine = {p.key for p in job.pods}
     if not mine:
