@@ -26,7 +26,7 @@ FALLBACK_READS_VOLCANO_JOBS = False
 """Whether the fallback scheduler places a Volcano Job's pods by the Job itself."""
 FALLBACK_READS_KUEUE = True
 """Whether the fallback scheduler honours Kueue's TAS annotations and its `kueue.x-k8s.io/topology` gate."""
-FALLBACK_READS_UPSTREAM = False
+FALLBACK_READS_UPSTREAM = True
 """Whether the fallback scheduler places `scheduling.k8s.io` PodGroups' pods as their gangs."""
 
 

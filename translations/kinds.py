@@ -89,6 +89,8 @@ K8S_PODGROUP = ApiKind(workload.GROUP, workload.V1BETA1, "PodGroup", "podgroups"
 K8S_COMPOSITE_PODGROUP = ApiKind(
     workload.GROUP, workload.V1ALPHA3, "CompositePodGroup", "compositepodgroups", True, True
 )
+K8S_PODGROUP_V1ALPHA3 = ApiKind(workload.GROUP, workload.V1ALPHA3, "PodGroup", "podgroups", True, True)
+"""The same PodGroup at 1.37's alpha version (the shape is v1beta1's)."""
 BUILTIN_GANG_KINDS: tuple[ApiKind, ...] = (K8S_WORKLOAD, K8S_PODGROUP, K8S_COMPOSITE_PODGROUP)
 """Kubernetes' own gang API (`translations.workload`), at the newest version each kind is
 served at: built into the API server (1.35+, behind the `GenericWorkload` gate), so no CRD.
@@ -160,8 +162,10 @@ SCHEDULER_KINDS: tuple[ReadKind, ...] = (
     ReadKind(HYPERNODE, volcano.HyperNode, optional=True),
     ReadKind(CLUSTER_NETWORK_TOPOLOGY, koordinator.ClusterNetworkTopology, optional=True),
     ReadKind(KUEUE_TOPOLOGY, kueue.Topology, optional=True),
+    ReadKind(K8S_PODGROUP, workload.PodGroup, optional=True, older=(K8S_PODGROUP_V1ALPHA3,)),
 )
-"""What the fallback scheduler reads (module docstring). batch/v1 Jobs are the GPU dialect's
+"""What the fallback scheduler reads (module docstring). Kubernetes' own PodGroups are optional
+as CRD kinds are: an API server before 1.37, or without the `GenericWorkload` gate, serves none. batch/v1 Jobs are the GPU dialect's
 gangs; the CRD kinds are optional even where topobridge ships the CRD (`crds.install` may be
 off)."""
 

@@ -45,7 +45,7 @@ from controller.placer.snapshot import I64, ClusterIndex, Snapshot
 from controller.placer.terms import PodTerms
 from translations import gpu as gpumod
 from translations import hypernodes as hntr
-from translations import kinds, kueue, schedplugins, volcano
+from translations import kinds, kueue, schedplugins, volcano, workload
 from translations import koordinator as koord
 from translations.core import Job, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
 from translations.errors import InvalidSpecError, failure_text
@@ -92,6 +92,8 @@ class Kind(enum.Enum):
     NAMESPACE = kinds.NAMESPACE
     """Only labels: what a pod affinity term's `namespaceSelector` selects by."""
     KUEUE_TOPOLOGY = kinds.KUEUE_TOPOLOGY
+    K8S_PODGROUP = kinds.K8S_PODGROUP
+    """Kubernetes' own `scheduling.k8s.io` PodGroups (1.37)."""
 
     @property
     def read(self) -> kinds.ReadKind:
@@ -99,11 +101,12 @@ class Kind(enum.Enum):
 
 
 _TOPOLOGY = (Kind.NODE, Kind.HYPERNODE, Kind.CNT, Kind.KUEUE_TOPOLOGY)
-_PODGROUPS = (Kind.VOLCANO_PODGROUP, Kind.SIGS_PODGROUP, Kind.X_PODGROUP)
+_PODGROUPS = (Kind.VOLCANO_PODGROUP, Kind.SIGS_PODGROUP, Kind.X_PODGROUP, Kind.K8S_PODGROUP)
 _PODGROUP_SOURCE: Mapping[Kind, GangSource] = {
     Kind.VOLCANO_PODGROUP: "volcano",
     Kind.SIGS_PODGROUP: "koordinator",
     Kind.X_PODGROUP: "scheduler-plugins",
+    Kind.K8S_PODGROUP: "upstream",
 }
 
 
@@ -303,6 +306,7 @@ class ClusterState:
         self.volcano_pgs: dict[str, volcano.PodGroup] = {}
         self.sigs_pgs: dict[str, koord.SigsPodGroup] = {}
         self.x_pgs: dict[str, schedplugins.XPodGroup] = {}
+        self.k8s_pgs: dict[str, workload.PodGroup] = {}
         self.priority_classes: dict[str, PriorityClass] = {}
         self.pdbs: dict[str, PodDisruptionBudget] = {}
         self.hypernodes: dict[str, volcano.HyperNode] = {}
@@ -352,6 +356,7 @@ class ClusterState:
             Kind.JOB: self.jobs,
             Kind.NAMESPACE: self.namespaces,
             Kind.KUEUE_TOPOLOGY: self.kueue_topologies,
+            Kind.K8S_PODGROUP: self.k8s_pgs,
         }
         return stores[kind]
 
@@ -711,6 +716,7 @@ class ClusterState:
             koordinator=_groups_of(self.sigs_pgs, keys, "koordinator"),
             scheduler_plugins=_groups_of(self.x_pgs, keys, "scheduler-plugins"),
             jobs=list(self._jobs_by_uid.values()),
+            upstream=_groups_of(self.k8s_pgs, keys, "upstream"),
         )
         return discover_gangs(
             pods,

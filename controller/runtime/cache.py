@@ -20,7 +20,7 @@ import structlog
 from controller.informer import Informer, object_key
 from controller.kube import JsonDict
 from controller.placer.cluster import ClusterState, Kind
-from translations import gpu, kueue, schedplugins, volcano
+from translations import gpu, kueue, schedplugins, volcano, workload
 from translations import koordinator as koord
 from translations._base import KubeModel
 from translations.core import Job, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
@@ -174,6 +174,8 @@ class ClusterCache:
         self.kueue_topologies: ParsedStore[kueue.Topology] = ParsedStore(
             kueue.Topology, st, Kind.KUEUE_TOPOLOGY
         )
+        self.k8s_pgs: ParsedStore[workload.PodGroup] = ParsedStore(workload.PodGroup, st, Kind.K8S_PODGROUP)
+        """Kubernetes' own PodGroups, where the API server serves them."""
         self.stores: dict[Kind, ParsedStore[Any]] = {
             s.kind: s
             for s in (
@@ -189,6 +191,7 @@ class ClusterCache:
                 self.jobs,
                 self.namespaces,
                 self.kueue_topologies,
+                self.k8s_pgs,
             )
         }
         """One store per kind the scheduler reads (`Kind`)."""

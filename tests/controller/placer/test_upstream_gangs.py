@@ -1,0 +1,230 @@
+"""The cycle places Kubernetes' own `scheduling.k8s.io` PodGroups as kube-scheduler 1.37 does
+(`translations.upstream_gangs`), and `simulate` takes them as written.
+
+Rows named `kube:<file>/<case>` carry the outcome of kube's own test over (test code ours):
+* `test/integration/scheduler/podgroup/podgroup_test.go`: the gang waits for its PodGroup and
+  for `minCount` pods, and is placed all together or not at all;
+* KEP-5732 / the `TopologyPlacement` plugin's tests: one group inside one value of its key,
+  already-bound members pinning the value, a basic group with a key;
+* `test/integration/scheduler/preemption/podgroup`: a group's `preemptionPolicy: Never` never
+  preempts, its priority does.
+The cluster is the seed's spine/block one, whose nodes carry topograph's labels, so the
+scheduler's tree has tier 1 = `network.topology.nvidia.com/block`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from placer_objects import SEED_LAYOUT, Obj, pod, run, spine_block_nodes
+
+from controller.placer.scenario import load_scenario
+from translations.gangs import discover_gangs
+
+BLOCK = "network.topology.nvidia.com/block"
+SCHEDULERS = ("topobridge",)
+
+
+def pod_group(name: str, *, min_count: int | None, key: str | None = BLOCK, **spec: Any) -> Obj:
+    body: Obj = {"schedulingPolicy": {"gang": {"minCount": min_count}} if min_count else {"basic": {}}}
+    if key is not None:
+        body["schedulingConstraints"] = {"topology": [{"key": key}]}
+    return {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {**body, **spec},
+    }
+
+
+def member(group: str, i: int, **kw: Any) -> Obj:
+    obj = pod(f"{group}-{i}", scheduler=kw.pop("scheduler", "topobridge"), **kw)
+    obj["spec"]["schedulingGroup"] = {"podGroupName": group}
+    return obj
+
+
+def busy(name: str, node_name: str, **kw: Any) -> Obj:
+    return pod(name, node_name=node_name, scheduler="other", **kw)
+
+
+def cluster() -> list[Obj]:
+    """Block-0's node-0 is taken: only block-4 still has three free nodes."""
+    return [*spine_block_nodes(SEED_LAYOUT), busy("taken", "node-0")]
+
+
+def blocks_of(nodes: list[str]) -> set[str]:
+    return {b for blocks in SEED_LAYOUT.values() for b, names in blocks.items() if set(names) & set(nodes)}
+
+
+LWS: Obj = {
+    "apiVersion": "leaderworkerset.x-k8s.io/v1",
+    "kind": "LeaderWorkerSet",
+    "metadata": {"name": "trainer", "namespace": "default"},
+    "spec": {
+        "replicas": 1,
+        "networkTopology": {"mode": "hard", "highestTierAllowed": 1},
+        "leaderWorkerTemplate": {
+            "size": 3,
+            "workerTemplate": {
+                "spec": {
+                    "schedulerName": "topobridge",
+                    "containers": [
+                        {"name": "w", "image": "x", "resources": {"requests": {"cpu": "8", "memory": "32Gi"}}}
+                    ],
+                }
+            },
+        },
+    },
+}
+
+
+def test_an_lws_and_the_same_job_as_a_pod_group_land_in_the_same_domain() -> None:
+    """Acceptance: `spec.networkTopology` hard at tier 1 and a PodGroup keyed by the label that
+    makes tier 1 are one constraint."""
+    as_lws = run([*cluster(), LWS], schedulers=SCHEDULERS)
+    as_pod_group = run(
+        [*cluster(), pod_group("trainer", min_count=3), *(member("trainer", i) for i in range(3))],
+        schedulers=SCHEDULERS,
+    )
+    assert len(as_lws.bound) == len(as_pod_group.bound) == 3
+    assert (
+        blocks_of(list(as_lws.bound.values())) == blocks_of(list(as_pod_group.bound.values())) == {"block-4"}
+    )
+    assert as_pod_group.gangs["upstream:default/trainer"] == ("block/block-4", 1)
+
+
+def test_gang_identity_is_upstream_namespace_name() -> None:
+    sc = load_scenario([*cluster(), pod_group("g", min_count=2, key=None), member("g", 0)])
+    (gang,) = [g for g in discover_gangs(sc.pods, podgroups=sc.podgroups) if g.source == "upstream"]
+    assert (gang.key, gang.name, gang.min_member) == ("upstream:default/g", "default/g", 2)
+
+
+def test_pods_wait_until_their_pod_group_exists() -> None:
+    """kube:podgroup_test.go/pods wait for their PodGroup."""
+    result = run([*cluster(), *(member("late", i) for i in range(2))], schedulers=SCHEDULERS)
+    assert result.bound == {}
+    assert (
+        "PodGroup default/late (scheduling.k8s.io) not found" in result.unschedulable["upstream:default/late"]
+    )
+
+
+def test_a_gang_waits_until_min_count_pods_exist() -> None:
+    """kube:podgroup_test.go/gang waits for minCount pods (quorum)."""
+    result = run(
+        [*cluster(), pod_group("g", min_count=3), member("g", 0), member("g", 1)], schedulers=SCHEDULERS
+    )
+    assert result.bound == {}
+    assert "upstream:default/g" in result.unschedulable
+
+
+def test_all_or_nothing_at_min_count() -> None:
+    """kube:podgroup_test.go/all or nothing: four 8-CPU pods keyed by block fit no block."""
+    result = run(
+        [*cluster(), pod_group("g", min_count=4), *(member("g", i) for i in range(4))], schedulers=SCHEDULERS
+    )
+    assert result.bound == {}
+
+
+def test_min_count_below_the_pods_binds_at_quorum() -> None:
+    """kube:podgroup_test.go/first attempt binds as soon as minCount fit: 4 pods, minCount 3,
+    the one block with three free nodes takes three."""
+    result = run(
+        [*cluster(), pod_group("g", min_count=3), *(member("g", i) for i in range(4))], schedulers=SCHEDULERS
+    )
+    assert len(result.bound) == 3
+    assert blocks_of(list(result.bound.values())) == {"block-4"}
+
+
+def test_bound_members_pin_the_domain() -> None:
+    """kube:TopologyPlacement/bound pods pin the placement: a member on node-5 keeps the rest
+    in block-2, though block-4 is free."""
+    result = run(
+        [
+            *cluster(),
+            pod_group("g", min_count=2),
+            member("g", 0, node_name="node-5"),
+            member("g", 1),
+        ],
+        schedulers=SCHEDULERS,
+    )
+    assert result.bound == {"default/g-1": "node-6"}
+
+
+def test_bound_members_pin_a_domain_too_small_for_the_rest() -> None:
+    result = run(
+        [
+            *cluster(),
+            pod_group("g", min_count=3),
+            member("g", 0, node_name="node-5"),
+            member("g", 1),
+            member("g", 2),
+        ],
+        schedulers=SCHEDULERS,
+    )
+    assert result.bound == {}
+
+
+def test_a_basic_group_with_a_key_stays_in_one_domain() -> None:
+    """kube:TopologyPlacement/basic policy with a topology constraint."""
+    result = run(
+        [
+            *cluster(),
+            pod_group("b", min_count=None),
+            *(member("b", i, cpu="4", memory="1Gi") for i in range(4)),
+        ],
+        schedulers=SCHEDULERS,
+    )
+    assert len(result.bound) == 4
+    assert len(blocks_of(list(result.bound.values()))) == 1
+
+
+def test_a_key_the_tree_has_no_level_for_leaves_the_gang_waiting() -> None:
+    result = run(
+        [*cluster(), pod_group("g", min_count=1, key="example.com/room"), member("g", 0)],
+        schedulers=SCHEDULERS,
+    )
+    assert result.bound == {}
+    assert "is no level of the topology tree" in result.unschedulable["upstream:default/g"]
+
+
+def test_members_that_disagree_fail_the_group() -> None:
+    """kube 1.37: members must share schedulerName, priority and preemptionPolicy (SchedulerError)."""
+    result = run(
+        [*cluster(), pod_group("g", min_count=2), member("g", 0, priority=5), member("g", 1, priority=7)],
+        schedulers=SCHEDULERS,
+    )
+    assert result.bound == {}
+    assert "SchedulerError: its pods disagree on priority" in result.unschedulable["upstream:default/g"]
+
+
+def full_cluster() -> list[Obj]:
+    """Every node holds a low-priority pod using all its CPU."""
+    nodes = spine_block_nodes(SEED_LAYOUT)
+    return [*nodes, *(busy(f"low-{n['metadata']['name']}", n["metadata"]["name"], priority=1) for n in nodes)]
+
+
+def test_the_group_priority_preempts() -> None:
+    """kube:preemption/podgroup/a higher-priority group preempts lower-priority pods."""
+    result = run(
+        [
+            *full_cluster(),
+            pod_group("hi", min_count=2, priority=1000),
+            *(member("hi", i, priority=1000) for i in range(2)),
+        ],
+        schedulers=SCHEDULERS,
+    )
+    assert len(result.evicted) == 2
+    assert len(result.bound) == 2 and len(blocks_of(list(result.bound.values()))) == 1
+
+
+def test_preemption_policy_never_on_the_group_never_preempts() -> None:
+    """kube:preemption/podgroup/preemptionPolicy Never: the group waits."""
+    result = run(
+        [
+            *full_cluster(),
+            pod_group("hi", min_count=2, priority=1000, preemptionPolicy="Never"),
+            *(member("hi", i, priority=1000) for i in range(2)),
+        ],
+        schedulers=SCHEDULERS,
+    )
+    assert result.evicted == [] and result.bound == {}

@@ -1,0 +1,120 @@
+"""Kubernetes' own gang API in gang discovery: a pod's `spec.schedulingGroup.podGroupName` names
+its `scheduling.k8s.io` PodGroup, and the gang is `upstream:NAMESPACE/NAME`.
+
+What kube-scheduler 1.37 does with a PodGroup (KEP-4671, KEP-5732), as the `Gang` model says it:
+* its pods wait until the PodGroup exists (the gang carries an error until then);
+* `gang.minCount` is the gang's minimum: all or nothing at minCount, and no attempt before
+  minCount pods exist; a `basic` group is a minimum of 1 (pods placed as they fit);
+* a topology key keeps the group in one value of that label: a hard constraint at the tier of
+  the scheduler's tree whose domains are that label's values (`TopologyTree.tier_of_label`;
+  `kubernetes.io/hostname` is tier 0), already-bound members pinning the domain as for every
+  hard constraint; a key the tree has no tier for leaves the gang waiting, saying so;
+* the group's `priority` (else its `priorityClassName`'s value) is the gang's priority, and
+  `preemptionPolicy: Never` on the group means the gang never preempts;
+* members that disagree on `schedulerName`, priority or preemption policy fail the group, as
+  kube-scheduler's `SchedulerError`.
+
+Pods linked only by 1.35's `spec.workloadRef` are not gangs here (the scheduler reads no
+Workloads): they schedule as single pods.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from translations import workload
+from translations.constraints import TopologyConstraint
+from translations.core import Pod, PriorityClass
+from translations.errors import shown_name
+from translations.serving import scheduler_name
+from translations.topology import TopologyTree
+
+DIALECT = "upstream"
+
+
+def pod_group_of(pod: Pod) -> str | None:
+    """`namespace/name` of the PodGroup the pod names, or None."""
+    group = pod.spec.scheduling_group
+    if group is None or not group.pod_group_name:
+        return None
+    return f"{pod.namespace}/{group.pod_group_name}"
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """What a PodGroup says about its gang."""
+
+    min_member: int | None = None
+    constraint: TopologyConstraint | None = None
+    priority: int | None = None
+    """The group's own priority; None: its members' decide."""
+    never_preempts: bool = False
+    creation: str = ""
+    error: str | None = None
+
+
+def _class_value(name: str | None, classes: Mapping[str, PriorityClass]) -> int | None:
+    pc = classes.get(name) if name else None
+    return pc.value if pc is not None else None
+
+
+def _disagreement(members: Sequence[Pod]) -> str | None:
+    """The first of schedulerName, priority and preemptionPolicy the members do not share."""
+    for what, read in (
+        ("schedulerName", scheduler_name),
+        (
+            "priority",
+            lambda p: p.spec.priority if p.spec.priority is not None else p.spec.priority_class_name,
+        ),
+        ("preemptionPolicy", lambda p: p.spec.preemption_policy),
+    ):
+        seen = sorted({str(read(p)) for p in members})
+        if len(seen) > 1:
+            return f"its pods disagree on {what} ({', '.join(seen)})"
+    return None
+
+
+def resolve(
+    name: str,
+    groups: Mapping[str, workload.PodGroup],
+    members: Sequence[Pod],
+    classes: Mapping[str, PriorityClass],
+    tree: TopologyTree | None,
+) -> Resolved:
+    """The gang of the PodGroup `namespace/name` its `members` name."""
+    where = f"PodGroup {shown_name(name)} ({workload.GROUP})"
+    pg = groups.get(name)
+    if pg is None:
+        return Resolved(error=f"{where} not found: its pods wait until it exists")
+    problems = workload.problems(pg)
+    if problems:
+        return Resolved(error=f"{where}: {problems[0]}")
+    group = workload.group_of(pg)
+    creation = pg.metadata.creation_timestamp or ""
+    disagreement = _disagreement(members)
+    if disagreement is not None:
+        return Resolved(creation=creation, error=f"{where}: SchedulerError: {disagreement}")
+    constraint = None
+    if group.topology_key is not None:
+        tier = tree.tier_of_label(group.topology_key) if tree is not None else None
+        if tier is None and group.topology_key == "kubernetes.io/hostname":
+            tier = 0
+        if tier is None:
+            levels = ", ".join(tree.tier_labels.values()) if tree is not None else ""
+            return Resolved(
+                creation=creation,
+                error=f"{where}: spec.schedulingConstraints.topology[0].key: {group.topology_key!r} is no level "
+                f"of the topology tree (levels: {levels or 'none'}, kubernetes.io/hostname): its pods wait",
+            )
+        constraint = TopologyConstraint("hard", tier)
+    priority = (
+        group.priority if group.priority is not None else _class_value(group.priority_class_name, classes)
+    )
+    return Resolved(
+        min_member=group.min_count if group.min_count is not None else 1,
+        constraint=constraint,
+        priority=priority,
+        never_preempts=group.preemption_policy == "Never",
+        creation=creation,
+    )
