@@ -413,7 +413,7 @@ CREATE = [
             "spec": {"schedulingPolicy": {"basic": {}}, "disruptionMode": "Job"},
         },
         [("Unsupported value", "spec.disruptionMode")],
-        id="kube:v1alpha2 types.go/disruptionMode Pod|PodGroup",
+        id="topobridge:v1alpha2 disruptionMode Pod|PodGroup (shared/reference, kubernetes/api v0.36.0)",
     ),
     pytest.param(
         {

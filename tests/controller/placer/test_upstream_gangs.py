@@ -1,15 +1,8 @@
 """The cycle places Kubernetes' own `scheduling.k8s.io` PodGroups as kube-scheduler 1.37 does
-(`translations.upstream_gangs`), and `simulate` takes them as written.
-
-Rows named `kube:<file>/<case>` carry the outcome of kube's own test over (test code ours):
-* `test/integration/scheduler/podgroup/podgroup_test.go`: the gang waits for its PodGroup and
-  for `minCount` pods, and is placed all together or not at all;
-* KEP-5732 / the `TopologyPlacement` plugin's tests: one group inside one value of its key,
-  already-bound members pinning the value, a basic group with a key;
-* `test/integration/scheduler/preemption/podgroup`: a group's `preemptionPolicy: Never` never
-  preempts, its priority does.
-The cluster is the seed's spine/block one, whose nodes carry topograph's labels, so the
-scheduler's tree has tier 1 = `network.topology.nvidia.com/block`.
+(`translations.upstream_gangs`), and `simulate` takes them as written: topobridge's own cases,
+on the seed's spine/block cluster (its nodes carry topograph's labels, so the scheduler's tree
+has tier 1 = `network.topology.nvidia.com/block`). kube's own test cases are ported as rows in
+`test_upstream_podgroup_cases.py`.
 """
 
 from __future__ import annotations
@@ -100,7 +93,6 @@ def test_gang_identity_is_upstream_namespace_name() -> None:
 
 
 def test_pods_wait_until_their_pod_group_exists() -> None:
-    """kube:podgroup_test.go/pods wait for their PodGroup."""
     result = run([*cluster(), *(member("late", i) for i in range(2))], schedulers=SCHEDULERS)
     assert result.bound == {}
     assert (
@@ -109,7 +101,6 @@ def test_pods_wait_until_their_pod_group_exists() -> None:
 
 
 def test_a_gang_waits_until_min_count_pods_exist() -> None:
-    """kube:podgroup_test.go/gang waits for minCount pods (quorum)."""
     result = run(
         [*cluster(), pod_group("g", min_count=3), member("g", 0), member("g", 1)], schedulers=SCHEDULERS
     )
@@ -118,7 +109,6 @@ def test_a_gang_waits_until_min_count_pods_exist() -> None:
 
 
 def test_all_or_nothing_at_min_count() -> None:
-    """kube:podgroup_test.go/all or nothing: four 8-CPU pods keyed by block fit no block."""
     result = run(
         [*cluster(), pod_group("g", min_count=4), *(member("g", i) for i in range(4))], schedulers=SCHEDULERS
     )
@@ -126,8 +116,8 @@ def test_all_or_nothing_at_min_count() -> None:
 
 
 def test_min_count_below_the_pods_binds_at_quorum() -> None:
-    """kube:podgroup_test.go/first attempt binds as soon as minCount fit: 4 pods, minCount 3,
-    the one block with three free nodes takes three."""
+    """The first attempt binds as soon as minCount fit: 4 pods, minCount 3, the one block with
+    three free nodes takes three."""
     result = run(
         [*cluster(), pod_group("g", min_count=3), *(member("g", i) for i in range(4))], schedulers=SCHEDULERS
     )
@@ -136,8 +126,7 @@ def test_min_count_below_the_pods_binds_at_quorum() -> None:
 
 
 def test_bound_members_pin_the_domain() -> None:
-    """kube:TopologyPlacement/bound pods pin the placement: a member on node-5 keeps the rest
-    in block-2, though block-4 is free."""
+    """A member on node-5 keeps the rest in block-2, though block-4 is free."""
     result = run(
         [
             *cluster(),
@@ -165,7 +154,6 @@ def test_bound_members_pin_a_domain_too_small_for_the_rest() -> None:
 
 
 def test_a_basic_group_with_a_key_stays_in_one_domain() -> None:
-    """kube:TopologyPlacement/basic policy with a topology constraint."""
     result = run(
         [
             *cluster(),
@@ -188,7 +176,7 @@ def test_a_key_the_tree_has_no_level_for_leaves_the_gang_waiting() -> None:
 
 
 def test_members_that_disagree_fail_the_group() -> None:
-    """kube 1.37: members must share schedulerName, priority and preemptionPolicy (SchedulerError)."""
+    """Members must share schedulerName, priority and preemptionPolicy (kube's SchedulerError)."""
     result = run(
         [*cluster(), pod_group("g", min_count=2), member("g", 0, priority=5), member("g", 1, priority=7)],
         schedulers=SCHEDULERS,
@@ -204,7 +192,6 @@ def full_cluster() -> list[Obj]:
 
 
 def test_the_group_priority_preempts() -> None:
-    """kube:preemption/podgroup/a higher-priority group preempts lower-priority pods."""
     result = run(
         [
             *full_cluster(),
@@ -218,7 +205,6 @@ def test_the_group_priority_preempts() -> None:
 
 
 def test_preemption_policy_never_on_the_group_never_preempts() -> None:
-    """kube:preemption/podgroup/preemptionPolicy Never: the group waits."""
     result = run(
         [
             *full_cluster(),
