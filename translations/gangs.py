@@ -171,9 +171,18 @@ class Gang:
     else Koordinator's default); None: no limit."""
     gpu: gpumod.GpuGang | None = None
     """The GPU dialect's request (source `job`): max-nodes, min-gpus-per-node, NVLink, policy."""
+    disruption_min: int | None = None
+    """Members a preemption must leave standing when that is not `min_member`: Kubernetes'
+    `disruptionMode` (`single`: 0, any member may be taken; `all`: every bound member, so the
+    gang goes whole or not at all)."""
     warnings: tuple[str, ...] = field(default=(), compare=False)
     """What the gang's objects say that was read leniently, as its dialect would (an unknown
     `highestTierName`: no tier limit, as Volcano): its PodGroup's condition says it."""
+
+    @property
+    def victim_min(self) -> int:
+        """Members a preemption must leave standing unless it takes the whole gang."""
+        return self.min_member if self.disruption_min is None else self.disruption_min
 
     @property
     def name(self) -> str:
@@ -263,6 +272,7 @@ class _Draft:
     warnings: list[str] = field(default_factory=list)
     never_preempts: bool = False
     """The group itself says `preemptionPolicy: Never` (Kubernetes' PodGroup)."""
+    disruption_min: int | None = None
 
     @property
     def name(self) -> str:
@@ -474,6 +484,7 @@ def _resolve_upstream(
     r = upstream_gangs.resolve(d.name, tables.upstream, d.members, classes, tree)
     d.min_member, d.constraint, d.pg_priority = r.min_member, r.constraint, r.priority
     d.never_preempts, d.creation, d.error = r.never_preempts, r.creation, r.error
+    d.disruption_min = r.disruption_min
 
 
 def _resolve_pod_annotations(d: _Draft) -> None:
@@ -655,6 +666,7 @@ def _finish(
         schedule_timeout=min((d.timeout for d in group if d.timeout is not None), default=None),
         gpu=gpumod.GpuGang(head.gpu, nvlink_label) if head.gpu is not None else None,
         warnings=tuple(w for d in group for w in d.warnings),
+        disruption_min=head.disruption_min,
     )
 
 

@@ -12,7 +12,9 @@ What kube-scheduler 1.37 does with a PodGroup (KEP-4671, KEP-5732), as the `Gang
 * the group's `priority` (else its `priorityClassName`'s value) is the gang's priority, and
   `preemptionPolicy: Never` on the group means the gang never preempts;
 * members that disagree on `schedulerName`, priority or preemption policy fail the group, as
-  kube-scheduler's `SchedulerError`.
+  kube-scheduler's `SchedulerError`;
+* as a victim (KEP-5710): `disruptionMode: single` (the default) lets members be taken one by
+  one, even below minCount; `all` gives them up whole or not at all.
 
 Pods linked only by 1.35's `spec.workloadRef` are not gangs here (the scheduler reads no
 Workloads): they schedule as single pods.
@@ -31,6 +33,9 @@ from translations.serving import scheduler_name
 from translations.topology import TopologyTree
 
 DIALECT = "upstream"
+WHOLE = 2**31 - 1
+"""`disruption_min` of a `disruptionMode: all` group: more than it can have, so a preemption
+takes all its members or none."""
 
 
 def pod_group_of(pod: Pod) -> str | None:
@@ -50,6 +55,8 @@ class Resolved:
     priority: int | None = None
     """The group's own priority; None: its members' decide."""
     never_preempts: bool = False
+    disruption_min: int | None = None
+    """`disruptionMode`: `single` (the default) 0, `all` every member (`Gang.disruption_min`)."""
     creation: str = ""
     error: str | None = None
 
@@ -116,5 +123,6 @@ def resolve(
         constraint=constraint,
         priority=priority,
         never_preempts=group.preemption_policy == "Never",
+        disruption_min=WHOLE if group.disruption_all else 0,
         creation=creation,
     )

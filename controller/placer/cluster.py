@@ -769,7 +769,7 @@ class ClusterState:
         index = agg.index
         held = [(m, self._bound_record(index, gang, m)) for m in gang.pods] if hold else []
         agg.gangs[gang.key] = gang
-        agg.gang_min[gang.key] = gang.min_member
+        agg.gang_min[gang.key] = gang.victim_min
         parts = tuple(sorted({self._key_of[m.key] for m in gang.pods}))
         agg.parts[gang.key] = parts
         for k in parts:

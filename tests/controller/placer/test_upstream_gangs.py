@@ -214,3 +214,27 @@ def test_preemption_policy_never_on_the_group_never_preempts() -> None:
         schedulers=SCHEDULERS,
     )
     assert result.evicted == [] and result.bound == {}
+
+
+def two_nodes_held_by(mode: dict[str, Any] | None) -> list[Obj]:
+    """Two 8-CPU nodes, each holding one member of a low-priority gang of two."""
+    nodes = [n for n in spine_block_nodes(SEED_LAYOUT) if n["metadata"]["name"] in ("node-9", "node-10")]
+    low = pod_group("low", min_count=2, key=None, **({"disruptionMode": mode} if mode else {}))
+    held = [member("low", i, node_name=n["metadata"]["name"], priority=1) for i, n in enumerate(nodes)]
+    high = [pod_group("high", min_count=1, key=None, priority=100), member("high", 0, priority=100)]
+    return [*nodes, low, *held, *high]
+
+
+def test_disruption_mode_single_lets_a_member_go_alone() -> None:
+    """KEP-5710: `single` (the default) lets members be taken even below minCount."""
+    for mode in (None, {"single": {}}):
+        result = run(two_nodes_held_by(mode), schedulers=SCHEDULERS)
+        assert len(result.evicted) == 1, mode
+        assert list(result.bound) == ["default/high-0"]
+
+
+def test_disruption_mode_all_gives_the_group_up_whole() -> None:
+    """KEP-5710: an `all` group is a victim whole or not at all."""
+    result = run(two_nodes_held_by({"all": {}}), schedulers=SCHEDULERS)
+    assert sorted(result.evicted) == ["default/low-0", "default/low-1"]
+    assert list(result.bound) == ["default/high-0"]
