@@ -238,3 +238,16 @@ def test_disruption_mode_all_gives_the_group_up_whole() -> None:
     result = run(two_nodes_held_by({"all": {}}), schedulers=SCHEDULERS)
     assert sorted(result.evicted) == ["default/low-0", "default/low-1"]
     assert list(result.bound) == ["default/high-0"]
+
+
+def test_explain_suggests_a_wider_key_never_soft_mode() -> None:
+    """A PodGroup's key is required only: `explain` offers the label of a wider level instead."""
+    from controller.placer.explain import explain
+    from controller.placer.scenario import prepare
+
+    sc = load_scenario([*cluster(), pod_group("g", min_count=4), *(member("g", i) for i in range(4))])
+    prep = prepare(sc)
+    gang = next(g for g in prep.gangs(sc) if g.key == "upstream:default/g")
+    e = explain(gang, prep.snapshot)
+    assert "topology key network.topology.nvidia.com/spine would place it in spine/spine-0" in e.suggestions
+    assert not any(s.startswith(("soft mode", "highest tier")) for s in e.suggestions)
