@@ -310,7 +310,7 @@ ROWS: tuple[Row, ...] = (
         "partly",
         "partly",
         "no",
-        "no",
+        _UP,
         "1.35 groups only; templates make no gang",
         to_kubernetes="-",
     ),

@@ -218,6 +218,8 @@ class PodGroups:
     """batch/v1 Jobs, for the GPU dialect's gangs (their annotations and parallelism)."""
     upstream: Sequence[workload.PodGroup] = ()
     """Kubernetes' own `scheduling.k8s.io` PodGroups."""
+    upstream_workloads: Sequence[workload.WorkloadV1alpha1] = ()
+    """Kubernetes 1.35's Workloads (their groups are gangs)."""
 
 
 # --- priority -------------------------------------------------------------------------------
@@ -309,6 +311,7 @@ def discover_gangs(
         scheduler_plugins={pg.key: pg for pg in groups_in.scheduler_plugins},
         jobs={j.metadata.uid: j for j in groups_in.jobs if j.metadata.uid},
         upstream={pg.key: pg for pg in groups_in.upstream},
+        upstream_workloads={w.key: w for w in groups_in.upstream_workloads},
     )
     drafts: dict[GangKey, _Draft] = {}
     # Member order is settled by rank in `_finish`, and gangs are sorted at the end.
@@ -401,6 +404,7 @@ class _Tables:
     jobs: Mapping[str, Job] = field(default_factory=dict)
     """By uid."""
     upstream: Mapping[str, workload.PodGroup] = field(default_factory=dict)
+    upstream_workloads: Mapping[str, workload.WorkloadV1alpha1] = field(default_factory=dict)
 
 
 def _resolve_source(
@@ -481,7 +485,11 @@ def _resolve_upstream(
     d: _Draft, tables: _Tables, classes: Mapping[str, PriorityClass], tree: TopologyTree | None
 ) -> None:
     """Kubernetes' own PodGroup (`translations.upstream_gangs`)."""
-    r = upstream_gangs.resolve(d.name, tables.upstream, d.members, classes, tree)
+    r = (
+        upstream_gangs.resolve_v1alpha1(d.name, tables.upstream_workloads, d.members)
+        if upstream_gangs.workload_of(d.name) is not None
+        else upstream_gangs.resolve(d.name, tables.upstream, d.members, classes, tree)
+    )
     d.min_member, d.constraint, d.pg_priority = r.min_member, r.constraint, r.priority
     d.never_preempts, d.creation, d.error = r.never_preempts, r.creation, r.error
     d.disruption_min = r.disruption_min

@@ -16,8 +16,10 @@ What kube-scheduler 1.37 does with a PodGroup (KEP-4671, KEP-5732), as the `Gang
 * as a victim (KEP-5710): `disruptionMode: single` (the default) lets members be taken one by
   one, even below minCount; `all` gives them up whole or not at all.
 
-Pods linked only by 1.35's `spec.workloadRef` are not gangs here (the scheduler reads no
-Workloads): they schedule as single pods.
+1.35's pods name a group of a `v1alpha1` Workload by `spec.workloadRef`; each (workload,
+podGroup, replicaKey) is its own gang, `upstream:NAMESPACE/<workload>/<podGroup>[/<replicaKey>]`,
+waiting until the Workload exists and its `minCount` pods do (1.35 has no topology, priority or
+disruption mode on a group).
 """
 
 from __future__ import annotations
@@ -39,11 +41,22 @@ takes all its members or none."""
 
 
 def pod_group_of(pod: Pod) -> str | None:
-    """`namespace/name` of the PodGroup the pod names, or None."""
+    """The gang's name the pod gives: `namespace/name` of its PodGroup (1.36+), else, by 1.35's
+    `spec.workloadRef`, `namespace/<workload>/<podGroup>[/<replicaKey>]`; None when neither."""
     group = pod.spec.scheduling_group
-    if group is None or not group.pod_group_name:
-        return None
-    return f"{pod.namespace}/{group.pod_group_name}"
+    if group is not None and group.pod_group_name:
+        return f"{pod.namespace}/{group.pod_group_name}"
+    ref = pod.spec.workload_ref
+    if ref is not None and ref.name and ref.pod_group:
+        tail = f"/{ref.pod_group_replica_key}" if ref.pod_group_replica_key else ""
+        return f"{pod.namespace}/{ref.name}/{ref.pod_group}{tail}"
+    return None
+
+
+def workload_of(name: str) -> tuple[str, str] | None:
+    """(`namespace/<workload>`, `<podGroup>`) of a 1.35 gang's name; None for a PodGroup's."""
+    parts = name.split("/")
+    return (f"{parts[0]}/{parts[1]}", parts[2]) if len(parts) >= 3 else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +93,33 @@ def _disagreement(members: Sequence[Pod]) -> str | None:
         if len(seen) > 1:
             return f"its pods disagree on {what} ({', '.join(seen)})"
     return None
+
+
+def resolve_v1alpha1(
+    name: str, workloads: Mapping[str, workload.WorkloadV1alpha1], members: Sequence[Pod]
+) -> Resolved:
+    """A 1.35 gang: group `<podGroup>` of the Workload its members' `spec.workloadRef` names."""
+    wl_key, group_name = workload_of(name) or ("", "")
+    where = f"Workload {shown_name(wl_key)} ({workload.GROUP})"
+    wl = workloads.get(wl_key)
+    if wl is None:
+        return Resolved(error=f"{where} not found: its pods wait until it exists")
+    creation = wl.metadata.creation_timestamp or ""
+    problems = workload.problems(wl)
+    group = workload.v1alpha1_groups(wl).get(group_name)
+    disagreement = _disagreement(members)
+    error = (
+        f"{where}: {problems[0]}"
+        if problems
+        else f"{where}: spec.podGroups: no group {group_name!r}: its pods wait"
+        if group is None
+        else f"{where}: SchedulerError: {disagreement}"
+        if disagreement
+        else None
+    )
+    if error is not None or group is None:
+        return Resolved(creation=creation, error=error)
+    return Resolved(min_member=group.min_count or 1, disruption_min=0, creation=creation)
 
 
 def resolve(

@@ -176,6 +176,10 @@ class ClusterCache:
         )
         self.k8s_pgs: ParsedStore[workload.PodGroup] = ParsedStore(workload.PodGroup, st, Kind.K8S_PODGROUP)
         """Kubernetes' own PodGroups, where the API server serves them."""
+        self.k8s_workloads: ParsedStore[workload.WorkloadV1alpha1] = ParsedStore(
+            workload.WorkloadV1alpha1, st, Kind.K8S_WORKLOAD
+        )
+        """Kubernetes 1.35's Workloads, where served."""
         self.stores: dict[Kind, ParsedStore[Any]] = {
             s.kind: s
             for s in (
@@ -192,6 +196,7 @@ class ClusterCache:
                 self.namespaces,
                 self.kueue_topologies,
                 self.k8s_pgs,
+                self.k8s_workloads,
             )
         }
         """One store per kind the scheduler reads (`Kind`)."""

@@ -50,4 +50,5 @@ async def test_the_scheduler_reads_each_kind_this_cluster_serves(admin: Kube) ->
     assert set(got) == {read.api for read in kinds.SCHEDULER_KINDS} - {
         kinds.KUEUE_TOPOLOGY,
         kinds.K8S_PODGROUP,
+        kinds.K8S_WORKLOAD_V1ALPHA1,
     }

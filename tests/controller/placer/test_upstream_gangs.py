@@ -251,3 +251,41 @@ def test_explain_suggests_a_wider_key_never_soft_mode() -> None:
     e = explain(gang, prep.snapshot)
     assert "topology key network.topology.nvidia.com/spine would place it in spine/spine-0" in e.suggestions
     assert not any(s.startswith(("soft mode", "highest tier")) for s in e.suggestions)
+
+
+def workload_v1alpha1(min_count: int) -> Obj:
+    return {
+        "apiVersion": "scheduling.k8s.io/v1alpha1",
+        "kind": "Workload",
+        "metadata": {"name": "train", "namespace": "default"},
+        "spec": {"podGroups": [{"name": "workers", "policy": {"gang": {"minCount": min_count}}}]},
+    }
+
+
+def ref_member(i: int, replica: str) -> Obj:
+    obj = pod(f"train-{replica}-{i}", scheduler="topobridge", cpu="1", memory="1Gi")
+    obj["spec"]["workloadRef"] = {"name": "train", "podGroup": "workers", "podGroupReplicaKey": replica}
+    return obj
+
+
+def test_kubernetes_1_35_each_replica_key_is_its_own_gang() -> None:
+    """1.35: pods join a Workload group by spec.workloadRef; each replica key is a gang."""
+    pods = [ref_member(i, r) for r in ("r0", "r1") for i in range(2)] + [ref_member(2, "r1")]
+    result = run([*cluster(), workload_v1alpha1(3), *pods], schedulers=SCHEDULERS)
+    assert sorted(result.bound) == [f"default/train-r1-{i}" for i in range(3)]
+    assert "upstream:default/train/workers/r0" in result.unschedulable  # two of three: no quorum
+
+
+def test_kubernetes_1_35_pods_wait_for_their_workload() -> None:
+    from controller.placer.cluster import Kind
+    from controller.placer.scenario import cluster_state
+    from translations import workload
+
+    sc = load_scenario([*cluster(), *(ref_member(i, "r0") for i in range(2))])
+    state = cluster_state(sc)
+    view = state.view()
+    gang = view.gangs["upstream:default/train/workers/r0"]
+    assert gang.error == "Workload default/train (scheduling.k8s.io) not found: its pods wait until it exists"
+    state.put(Kind.K8S_WORKLOAD, "default/train", workload.WorkloadV1alpha1.parse(workload_v1alpha1(2)))
+    again = state.view().gangs["upstream:default/train/workers/r0"]
+    assert again.error is None and again.min_member == 2
