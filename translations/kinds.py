@@ -91,6 +91,8 @@ K8S_COMPOSITE_PODGROUP = ApiKind(
 )
 K8S_PODGROUP_V1ALPHA3 = ApiKind(workload.GROUP, workload.V1ALPHA3, "PodGroup", "podgroups", True, True)
 """The same PodGroup at 1.37's alpha version (the shape is v1beta1's)."""
+K8S_PODGROUP_V1ALPHA2 = ApiKind(workload.GROUP, workload.V1ALPHA2, "PodGroup", "podgroups", True, True)
+"""1.36's PodGroup, read in v1beta1's shape (`workload.ServedPodGroup`)."""
 K8S_WORKLOAD_V1ALPHA1 = ApiKind(workload.GROUP, workload.V1ALPHA1, "Workload", "workloads", True, False)
 """1.35's Workload: its groups are gangs (later Workloads hold templates; PodGroups are the gangs)."""
 BUILTIN_GANG_KINDS: tuple[ApiKind, ...] = (K8S_WORKLOAD, K8S_PODGROUP, K8S_COMPOSITE_PODGROUP)
@@ -164,7 +166,12 @@ SCHEDULER_KINDS: tuple[ReadKind, ...] = (
     ReadKind(HYPERNODE, volcano.HyperNode, optional=True),
     ReadKind(CLUSTER_NETWORK_TOPOLOGY, koordinator.ClusterNetworkTopology, optional=True),
     ReadKind(KUEUE_TOPOLOGY, kueue.Topology, optional=True),
-    ReadKind(K8S_PODGROUP, workload.PodGroup, optional=True, older=(K8S_PODGROUP_V1ALPHA3,)),
+    ReadKind(
+        K8S_PODGROUP,
+        workload.ServedPodGroup,
+        optional=True,
+        older=(K8S_PODGROUP_V1ALPHA3, K8S_PODGROUP_V1ALPHA2),
+    ),
     ReadKind(K8S_WORKLOAD_V1ALPHA1, workload.WorkloadV1alpha1, optional=True),
 )
 """What the fallback scheduler reads (module docstring). Kubernetes' own PodGroups are optional

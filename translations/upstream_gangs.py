@@ -1,5 +1,6 @@
 """Kubernetes' own gang API in gang discovery: a pod's `spec.schedulingGroup.podGroupName` names
-its `scheduling.k8s.io` PodGroup, and the gang is `upstream:NAMESPACE/NAME`.
+its `scheduling.k8s.io` PodGroup (v1beta1, v1alpha3, or 1.36's v1alpha2 read in v1beta1's shape:
+`workload.ServedPodGroup`), and the gang is `upstream:NAMESPACE/NAME`.
 
 What kube-scheduler 1.37 does with a PodGroup (KEP-4671, KEP-5732), as the `Gang` model says it:
 * its pods wait until the PodGroup exists (the gang carries an error until then);

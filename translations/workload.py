@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from translations._base import KubeModel, TypedObject
 from translations.envelope import dns1123_problems, label_key_problems
@@ -337,6 +337,40 @@ class PodGroup(TypedObject):
     """The group."""
     status: PodGroupStatus | None = None
     """Conditions."""
+
+
+def v1alpha2_as_v1beta1(raw: Any) -> Any:
+    """A v1alpha2 PodGroup (1.36) in v1beta1's shape: `podGroupTemplateRef.workload` becomes
+    `workloadRef`, `disruptionMode` `Pod`/`PodGroup` becomes `{single: {}}`/`{all: {}}` (any other
+    value is left for the parse to refuse). Anything else comes back as it is."""
+    if not isinstance(raw, dict) or not str(raw.get("apiVersion") or "").endswith(f"/{V1ALPHA2}"):
+        return raw
+    spec = raw.get("spec")
+    if not isinstance(spec, dict):
+        return raw
+    spec = dict(spec)
+    ref = spec.pop("podGroupTemplateRef", None)
+    wl = ref.get("workload") if isinstance(ref, dict) else None
+    if isinstance(wl, dict):
+        spec["workloadRef"] = {
+            "workloadName": wl.get("workloadName"),
+            "templateName": wl.get("podGroupTemplateName"),
+        }
+    mode = spec.get("disruptionMode")
+    if mode in V1ALPHA2_DISRUPTION_MODES:
+        spec["disruptionMode"] = {"all": {}} if mode == "PodGroup" else {"single": {}}
+    return {**raw, "spec": spec}
+
+
+class ServedPodGroup(PodGroup):
+    """The PodGroup the scheduler reads, from whichever version the cluster serves: v1beta1 and
+    v1alpha3 as they are, 1.36's v1alpha2 in their shape (`v1alpha2_as_v1beta1`). Never
+    written back; admission and `translate` read each version by its own model."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_v1alpha2(cls, data: Any) -> Any:
+        return v1alpha2_as_v1beta1(data)
 
 
 class CompositePodGroupSpec(CompositeFields):

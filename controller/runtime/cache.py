@@ -174,7 +174,9 @@ class ClusterCache:
         self.kueue_topologies: ParsedStore[kueue.Topology] = ParsedStore(
             kueue.Topology, st, Kind.KUEUE_TOPOLOGY
         )
-        self.k8s_pgs: ParsedStore[workload.PodGroup] = ParsedStore(workload.PodGroup, st, Kind.K8S_PODGROUP)
+        self.k8s_pgs: ParsedStore[workload.PodGroup] = ParsedStore(
+            workload.ServedPodGroup, st, Kind.K8S_PODGROUP
+        )
         """Kubernetes' own PodGroups, where the API server serves them."""
         self.k8s_workloads: ParsedStore[workload.WorkloadV1alpha1] = ParsedStore(
             workload.WorkloadV1alpha1, st, Kind.K8S_WORKLOAD

@@ -542,6 +542,7 @@ EXAMPLES: list[tuple[type[TypedObject], dict[str, Any]]] = [
     (workload.PodGroupV1alpha2, PODGROUP_V1ALPHA2),
     (workload.Workload, WORKLOAD),
     (workload.PodGroup, PODGROUP),
+    (workload.ServedPodGroup, PODGROUP),
     (workload.CompositePodGroup, COMPOSITE_PODGROUP),
 ]
 

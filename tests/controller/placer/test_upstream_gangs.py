@@ -289,3 +289,28 @@ def test_kubernetes_1_35_pods_wait_for_their_workload() -> None:
     state.put(Kind.K8S_WORKLOAD, "default/train", workload.WorkloadV1alpha1.parse(workload_v1alpha1(2)))
     again = state.view().gangs["upstream:default/train/workers/r0"]
     assert again.error is None and again.min_member == 2
+
+
+def test_kubernetes_1_36_pod_groups_are_read_in_the_v1beta1_shape() -> None:
+    """A 1.36 cluster serves v1alpha2 only: its PodGroups are gangs all the same."""
+    v1alpha2 = pod_group("trainer", min_count=3)
+    v1alpha2["apiVersion"] = "scheduling.k8s.io/v1alpha2"
+    v1alpha2["spec"]["disruptionMode"] = "PodGroup"
+    v1alpha2["spec"]["podGroupTemplateRef"] = {"workload": {"workloadName": "w", "podGroupTemplateName": "t"}}
+    result = run([*cluster(), v1alpha2, *(member("trainer", i) for i in range(3))], schedulers=SCHEDULERS)
+    assert result.gangs["upstream:default/trainer"] == ("block/block-4", 1)
+    sc = load_scenario([*cluster(), v1alpha2, member("trainer", 0)])
+    (pg,) = sc.podgroups.upstream
+    assert pg.spec.workload_ref is not None and pg.spec.workload_ref.template_name == "t"
+    assert pg.spec.disruption_mode is not None and pg.spec.disruption_mode.all is not None
+
+
+async def test_discovery_reads_the_pod_group_version_the_cluster_serves() -> None:
+    from controller.resources import Resource, served_resources
+    from translations import kinds
+
+    async def serves_v1alpha2(res: Resource) -> bool:
+        return res.group != "scheduling.k8s.io" or res.version == "v1alpha2" or res.kind == "PriorityClass"
+
+    got = await served_resources(serves_v1alpha2)
+    assert got[kinds.K8S_PODGROUP] == Resource.of(kinds.K8S_PODGROUP_V1ALPHA2)
