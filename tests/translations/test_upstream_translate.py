@@ -16,8 +16,11 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from translation_seeds import BLOCK_KEY, SPINE_KEY, gather, member_pod, seed_cnt, seed_nodes, sigs_pod_group
 
+from tests.strategies import objects as gen
 from topobridge import cmd_translate
 from topobridge.cmd_translate import translate_objects
 from translations import koordinator as koord
@@ -286,3 +289,20 @@ def test_a_composite_pod_group_is_named_as_not_carried() -> None:
     out = translate_objects([composite], to="volcano")
     assert out.errors == [] and out.refused == 1
     assert "CompositePodGroup" in refused(out.report_lines)[0]
+
+
+HOSTILE = st.lists(
+    st.one_of(gen.upstream_podgroups(), gen.upstream_workloads(), gen.upstream_composite_podgroups()),
+    max_size=3,
+)
+
+
+@settings(
+    max_examples=40, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck)
+)
+@given(HOSTILE, st.sampled_from([*cmd_translate.TARGETS]), st.sampled_from(cmd_translate.KUBERNETES_VERSIONS))
+def test_hostile_upstream_objects_never_raise(objects: list[dict[str, Any]], to: str, release: str) -> None:
+    """Whatever a tenant writes, `translate` answers with objects or error lines naming them."""
+    out = translate_objects([*context(), *objects], to=to, kubernetes_version=release)
+    for error in out.errors:
+        assert error.split(":", 1)[0].split(" ", 1)[0] in ("Workload", "PodGroup", "CompositePodGroup"), error
