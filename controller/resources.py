@@ -82,6 +82,10 @@ X_PODGROUPS = Resource.of(kinds.X_PODGROUP)
 VOLCANO_JOBS = Resource.of(kinds.VOLCANO_JOB)
 """Read by no controller loop: named so the one table of kinds and the resources agree."""
 KUEUE_TOPOLOGIES = Resource.of(kinds.KUEUE_TOPOLOGY)
+K8S_WORKLOADS = Resource.of(kinds.K8S_WORKLOAD)
+K8S_PODGROUPS = Resource.of(kinds.K8S_PODGROUP)
+K8S_COMPOSITE_PODGROUPS = Resource.of(kinds.K8S_COMPOSITE_PODGROUP)
+"""Kubernetes' own gang API: served from 1.35 behind feature gates, never by the dev cluster."""
 
 VOLCANO_CRD_NAMES = (kinds.VOLCANO_PODGROUP.display, kinds.HYPERNODE.display)
 """The CRDs whose presence (with a ready volcano-scheduler) means Volcano schedules."""

@@ -30,8 +30,8 @@ def test_every_validated_kind_is_in_the_table_and_agrees() -> None:
     assert {_key(k.group, k.kind) for k in KINDS} == set(table)
     for entry in KINDS:
         api = table[_key(entry.group, entry.kind)]
-        assert (entry.versions, entry.resource, entry.namespaced, entry.scope) == (
-            (api.version,),
+        assert (entry.versions[0], entry.resource, entry.namespaced, entry.scope) == (
+            api.version,
             api.plural,
             api.namespaced,
             api.scope,

@@ -1,4 +1,4 @@
-"""`topobridge translate [-f] FILE... [-R] [--to volcano|koordinator|kueue] [--kueue-topology FILE] [--strict]`
+"""`topobridge translate [-f] FILE... [-R] [--to volcano|koordinator|kueue|upstream] [--kueue-topology FILE] [--strict]`
 
 Reads Kubernetes objects (YAML or JSON documents, a `kind: List` as `kubectl get -o yaml` prints
 them, directories with -R, - for standard input), writes the objects it made to stdout and the
@@ -27,6 +27,13 @@ Nothing at all is written when any object could not be read or translated, so a 
 --to kueue:
   HyperNodes                  -> Kueue Topology `default` + the Nodes relabelled
   batch/v1 Job + the Volcano PodGroup its template joins -> the Job with Kueue's TAS annotations
+
+--to upstream (Kubernetes' own scheduling.k8s.io gang API; --kubernetes-version 1.35|1.36|1.37):
+  everything --to volcano makes a PodGroup of, and Volcano PodGroups -> a v1beta1 PodGroup (1.37),
+                                 a v1alpha2 PodGroup (1.36) or a v1alpha1 Workload (1.35); pods
+                                 and Job templates get spec.schedulingGroup (spec.workloadRef)
+Kubernetes' PodGroups (and 1.35 Workloads) translate --to volcano, koordinator and kueue through
+the Volcano PodGroup they make; their pods (spec.schedulingGroup) are patched to join it.
 
 Every field a target cannot hold is named on a `refused` report line; --strict makes any such
 line fail the translation (exit 1, nothing written).
@@ -59,7 +66,8 @@ from topobridge.inputs import (
 from translations.gpu import NVLINK_LABEL
 
 EXIT_OK, EXIT_UNTRANSLATABLE, EXIT_UNREADABLE = 0, 1, 2
-TARGETS = ("volcano", "koordinator", "kueue")
+TARGETS = ("volcano", "koordinator", "kueue", "upstream")
+KUBERNETES_VERSIONS = ("1.35", "1.36", "1.37")
 FORMATS = (output.YAML, output.JSON, output.NAME)
 
 
@@ -100,6 +108,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "Topology in the input, or (--to kueue) the one made from the HyperNodes",
     )
     p.add_argument(
+        "--kubernetes-version",
+        choices=KUBERNETES_VERSIONS,
+        default=KUBERNETES_VERSIONS[-1],
+        help="--to upstream: the release whose scheduling.k8s.io version to write (default: %(default)s)",
+    )
+    p.add_argument(
         "--strict",
         action="store_true",
         help="fail (exit 1, nothing written) when any field is not carried (a report line marked refused)",
@@ -114,6 +128,7 @@ def _handle(args: argparse.Namespace) -> int:
         gpu=GpuOptions(pack_tier=args.gpu_pack_tier, nvlink_label=args.gpu_nvlink_label),
         kueue_topology=args.kueue_topology,
         strict=args.strict,
+        kubernetes_version=args.kubernetes_version,
     )
     return run(
         paths_of(args),
@@ -137,6 +152,8 @@ class TranslateOptions:
     """A file holding the Kueue Topology whose levels map Kueue levels to HyperNode tiers."""
     strict: bool = False
     """Any field not carried is a failure."""
+    kubernetes_version: str = KUBERNETES_VERSIONS[-1]
+    """--to upstream: the release whose `scheduling.k8s.io` version is written."""
 
 
 def run(
@@ -168,6 +185,7 @@ def run(
         revision=opts.revision,
         gpu=opts.gpu,
         kueue_topology=levels,
+        kubernetes_version=opts.kubernetes_version,
     )
     for line in result.report_lines:
         print(line, file=err)
@@ -242,6 +260,8 @@ class Inputs:
     raw_jobs: list[dict[str, Any]] = field(default_factory=list)
     volcano_jobs: list[Any] = field(default_factory=list)
     priority_classes: list[Any] = field(default_factory=list)
+    upstream: list[Any] = field(default_factory=list)
+    """Kubernetes' own Workloads, PodGroups and CompositePodGroups (`translations.workload`)."""
     levels: Any = None
     """The Kueue level order (`kueue.LevelOrder`) from --kueue-topology or the input's Topology."""
 
@@ -253,11 +273,19 @@ def translate_objects(
     revision: str | None = None,
     gpu: GpuOptions | None = None,
     kueue_topology: Sequence[Any] | None = None,
+    kubernetes_version: str = KUBERNETES_VERSIONS[-1],
 ) -> Outcome:
-    """`kueue_topology`: the objects of --kueue-topology FILE (one Topology)."""
+    """`kueue_topology`: the objects of --kueue-topology FILE (one Topology);
+    `kubernetes_version`: the release `to="upstream"` writes for."""
+    from topobridge import translate_upstream
+
     outcome = Outcome()
     inputs = _classify(objects, to, outcome)
     outcome.attempt("--kueue-topology", lambda: _level_order(inputs, kueue_topology, outcome))
+    if to == "upstream":
+        translate_upstream.to_upstream(inputs, revision, gpu or GpuOptions(), kubernetes_version, outcome)
+        return outcome
+    translate_upstream.from_upstream(inputs, to, outcome)
     if to in ("volcano", "koordinator"):
         _pods_kueue_drops(inputs, to.capitalize(), outcome)
     if to == "koordinator":
@@ -346,7 +374,7 @@ def _classify(objects: Iterable[Any], to: str, outcome: Outcome) -> Inputs:
             continue
         api_version = str(obj.get("apiVersion") or "")
         group = api_version.rpartition("/")[0] if "/" in api_version else ""
-        entry = table.get((group, str(obj.get("kind") or "")))
+        entry = table.get((group, str(obj.get("kind") or ""))) or _upstream_entry(inputs, obj)
         if entry is None:
             outcome.report_lines.append(f"{who}: skipped (nothing to translate into {to.capitalize()})")
             continue
@@ -385,6 +413,14 @@ def _kinds(inputs: Inputs) -> dict[tuple[str, str], tuple[Any, list[Any]]]:
     }
 
 
+def _upstream_entry(inputs: Inputs, obj: dict[str, Any]) -> tuple[Any, list[Any]] | None:
+    """Kubernetes' own gang API: the model of the object's version."""
+    from translations import workload
+
+    model = workload.model_for(str(obj.get("apiVersion") or ""), str(obj.get("kind") or ""))
+    return (model, inputs.upstream) if model is not None else None
+
+
 def _parse(model: Any, obj: dict[str, Any]) -> Any:
     """The object as `model`; a LeaderWorkerSet as strictly as admission reads it, with every
     problem at once. Raises InvalidSpecError."""
@@ -392,10 +428,20 @@ def _parse(model: Any, obj: dict[str, Any]) -> Any:
     from translations.lws import LeaderWorkerSet, read_topology_request
 
     if model is not LeaderWorkerSet:
-        return model.parse(obj)
+        return _checked(model.parse(obj))
     parsed, _, problems = read_topology_request(obj)
     if parsed is None:
         raise_all(problems)
+    return parsed
+
+
+def _checked(parsed: Any) -> Any:
+    """What the API server refuses in Kubernetes' own gang API is no input either."""
+    from translations import workload
+    from translations.errors import raise_all
+
+    if isinstance(parsed, workload.AnyObject):
+        raise_all(workload.problems(parsed))
     return parsed
 
 

@@ -1,7 +1,8 @@
 """`topobridge validate [-f] FILE... [-R] [-o text|json|yaml|name] [--cluster-state FILE]`
 
-Checks LWS, Volcano (PodGroups, HyperNodes, Jobs), Koordinator, Kueue TAS and GPU-dialect
-objects with the same rules the admission webhook runs.
+Checks LWS, Volcano (PodGroups, HyperNodes, Jobs), Koordinator, Kueue TAS, GPU-dialect and
+Kubernetes' own gang API (`scheduling.k8s.io` Workload, PodGroup, CompositePodGroup) objects with
+the same rules the admission webhook runs.
 FILE is a file of YAML or JSON documents (objects, a `kind: List`, or a list of objects), a
 directory (its .yaml, .yml and .json files; -R for subdirectories too) or - for standard input;
 give them as arguments or with -f, as kubectl takes them. Every file is read and reported: one

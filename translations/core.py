@@ -15,6 +15,7 @@ from pydantic import Field
 from translations._base import KubeModel, LabelSelector, TypedObject
 from translations.errors import InvalidSpecError
 from translations.quantity import Quantity, is_binary, saturate, scheduler_units, to_scheduler_units
+from translations.workload import PodSchedulingGroup, PodWorkloadReference
 
 ResourceList = dict[str, Quantity]
 
@@ -170,6 +171,10 @@ class PodSpec(KubeModel):
     termination_grace_period_seconds: int | None = None
     scheduling_gates: list[PodSchedulingGate] | None = None
     resource_claims: list[PodResourceClaim] | None = None
+    workload_ref: PodWorkloadReference | None = None
+    """Kubernetes 1.35: the Workload group the pod belongs to (`translations.workload`)."""
+    scheduling_group: PodSchedulingGroup | None = None
+    """Kubernetes 1.36+: the `scheduling.k8s.io` PodGroup the pod belongs to."""
     resources: ResourceRequirements | None = None
     """Pod-level resources (beta 1.34): when they name a resource, they are the pod's request
     for it, whatever its containers ask."""

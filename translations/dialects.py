@@ -18,13 +18,16 @@ from typing import Literal
 
 Support = Literal["yes", "partly", "no", "not yet", "-"]
 """`-`: the field's own dialect."""
-TARGETS = ("Volcano", "Koordinator", "Kueue")
-"""The dialects `topobridge translate --to` writes, in table order."""
+TARGETS = ("Volcano", "Koordinator", "Kueue", "Kubernetes")
+"""The dialects `topobridge translate --to` writes, in table order (Kubernetes: `--to upstream`,
+its own `scheduling.k8s.io` gang API)."""
 
 FALLBACK_READS_VOLCANO_JOBS = False
 """Whether the fallback scheduler places a Volcano Job's pods by the Job itself."""
 FALLBACK_READS_KUEUE = True
 """Whether the fallback scheduler honours Kueue's TAS annotations and its `kueue.x-k8s.io/topology` gate."""
+FALLBACK_READS_UPSTREAM = True
+"""Whether the fallback scheduler places `scheduling.k8s.io` PodGroups' pods as their gangs."""
 
 
 def _flag(on: bool) -> Support:
@@ -43,14 +46,17 @@ class Row:
     to_kueue: Support
     fallback: Support
     note: str = ""
+    to_kubernetes: Support = "no"
+    """`translate --to upstream` (through the Volcano PodGroup the dialect makes)."""
 
     @property
-    def targets(self) -> tuple[Support, Support, Support]:
-        return (self.to_volcano, self.to_koordinator, self.to_kueue)
+    def targets(self) -> tuple[Support, Support, Support, Support]:
+        return (self.to_volcano, self.to_koordinator, self.to_kueue, self.to_kubernetes)
 
 
 _VJ = _flag(FALLBACK_READS_VOLCANO_JOBS)
 _KQ = _flag(FALLBACK_READS_KUEUE)
+_UP = _flag(FALLBACK_READS_UPSTREAM)
 
 ROWS: tuple[Row, ...] = (
     Row(
@@ -62,6 +68,7 @@ ROWS: tuple[Row, ...] = (
         "no",
         "yes",
         "one PodGroup per group",
+        to_kubernetes="partly",
     ),
     Row(
         "LeaderWorkerSet",
@@ -72,6 +79,7 @@ ROWS: tuple[Row, ...] = (
         "no",
         "yes",
         "when `spec.networkTopology` is absent",
+        to_kubernetes="partly",
     ),
     Row(
         "LeaderWorkerSet",
@@ -102,6 +110,7 @@ ROWS: tuple[Row, ...] = (
         "partly",
         "yes",
         "Kueue: through the Job that joins it",
+        to_kubernetes="partly",
     ),
     Row(
         "Volcano PodGroup",
@@ -113,7 +122,16 @@ ROWS: tuple[Row, ...] = (
         "yes",
         "the `topobridge.io/subgroup-index` form only",
     ),
-    Row("Volcano PodGroup", "`spec.minMember`, `spec.minResources`", "yes", "-", "yes", "no", "yes"),
+    Row(
+        "Volcano PodGroup",
+        "`spec.minMember`, `spec.minResources`",
+        "yes",
+        "-",
+        "yes",
+        "no",
+        "yes",
+        to_kubernetes="partly",
+    ),
     Row(
         "Volcano PodGroup",
         "`spec.queue`, `spec.priorityClassName`",
@@ -123,6 +141,7 @@ ROWS: tuple[Row, ...] = (
         "no",
         "partly",
         "priority only",
+        to_kubernetes="partly",
     ),
     Row(
         "Volcano HyperNode",
@@ -143,6 +162,7 @@ ROWS: tuple[Row, ...] = (
         "no",
         _VJ,
         "through the PodGroup Volcano makes",
+        to_kubernetes="partly",
     ),
     Row(
         "Volcano Job",
@@ -162,6 +182,7 @@ ROWS: tuple[Row, ...] = (
         "yes",
         "no",
         _VJ,
+        to_kubernetes="partly",
     ),
     Row(
         "Koordinator",
@@ -171,6 +192,7 @@ ROWS: tuple[Row, ...] = (
         "-",
         "no",
         "yes",
+        to_kubernetes="partly",
     ),
     Row("Koordinator", "ClusterNetworkTopology `default`", "yes", "yes", "-", "no", "yes", "as HyperNodes"),
     Row(
@@ -182,6 +204,7 @@ ROWS: tuple[Row, ...] = (
         "no",
         "yes",
         "node-local keys stay",
+        to_kubernetes="partly",
     ),
     Row(
         "Kueue TAS",
@@ -192,8 +215,9 @@ ROWS: tuple[Row, ...] = (
         "-",
         _KQ,
         "batch/v1 Jobs; levels from a Kueue Topology",
+        to_kubernetes="partly",
     ),
-    Row("Kueue TAS", "`podset-unconstrained-topology`", "yes", "yes", "no", "-", _KQ),
+    Row("Kueue TAS", "`podset-unconstrained-topology`", "yes", "yes", "no", "-", _KQ, to_kubernetes="yes"),
     Row(
         "Kueue TAS",
         "`podset-slice-required-topology`, `podset-slice-size`",
@@ -234,6 +258,71 @@ ROWS: tuple[Row, ...] = (
         "-",
         _KQ,
         "Kueue places such pods",
+    ),
+    Row(
+        "Kubernetes gang API",
+        "PodGroup `schedulingPolicy` (`basic`, `gang.minCount`), pod `spec.schedulingGroup`",
+        "yes",
+        "yes",
+        "yes",
+        "partly",
+        _UP,
+        "Kueue: through the Job whose template joins it",
+        to_kubernetes="-",
+    ),
+    Row(
+        "Kubernetes gang API",
+        "`schedulingConstraints.topology[].key`",
+        "yes",
+        "yes",
+        "yes",
+        "partly",
+        _UP,
+        "a node label the topology has a tier for",
+        to_kubernetes="-",
+    ),
+    Row(
+        "Kubernetes gang API",
+        "`priorityClassName`, `priority`, `preemptionPolicy`",
+        "yes",
+        "partly",
+        "no",
+        "no",
+        _UP,
+        "to others: the class only",
+        to_kubernetes="-",
+    ),
+    Row(
+        "Kubernetes gang API",
+        "`disruptionMode`, `resourceClaims`, `workloadRef`, `parentCompositePodGroupName`",
+        "yes",
+        "no",
+        "no",
+        "no",
+        "no",
+        "named as not carried",
+        to_kubernetes="-",
+    ),
+    Row(
+        "Kubernetes gang API",
+        "Workload (`v1alpha1` `podGroups`; templates), pod `spec.workloadRef`",
+        "yes",
+        "partly",
+        "partly",
+        "no",
+        _UP,
+        "1.35 groups only; templates make no gang",
+        to_kubernetes="-",
+    ),
+    Row(
+        "Kubernetes gang API",
+        "CompositePodGroup (`v1alpha3`)",
+        "yes",
+        "no",
+        "no",
+        "no",
+        "no",
+        to_kubernetes="-",
     ),
 )
 

@@ -7,6 +7,8 @@ A pod's gang is decided by the first of these that applies:
    `scheduling.sigs.k8s.io` (its annotations may carry `network-topology-spec` and `groups`).
 3. scheduler-plugins: label `scheduling.x-k8s.io/pod-group` -> PodGroup `scheduling.x-k8s.io`.
 4. Koordinator's annotations on the pods: `gang.scheduling.koordinator.sh/name` (+ `min-available`).
+   Then Kubernetes' own: `spec.schedulingGroup.podGroupName` -> PodGroup `scheduling.k8s.io`
+   (`translations.upstream_gangs`), before Volcano's annotation, which translating it adds.
 5. The GPU dialect: the pods of one batch/v1 Job (controller ownerReference, else the
    `controller-uid` label) whose request (`translations.gpu`, on the Job, its template or the
    pods) names a multi-node key: one all-or-nothing gang `namespace/<job>` of the Job's
@@ -38,7 +40,7 @@ from typing import Any, Literal, NewType
 from translations import constraints as cons
 from translations import gpu as gpumod
 from translations import koordinator as koord
-from translations import kueue, schedplugins, volcano
+from translations import kueue, schedplugins, upstream_gangs, volcano, workload
 from translations import lws as lwsmod
 from translations._base import INT32_MAX
 from translations.constraints import TopologyConstraint
@@ -56,8 +58,10 @@ RankKey = tuple[int, int, NaturalKey]
 KOORDINATOR_DEFAULT_WAITING_SECONDS = 300.0
 """Koordinator's wait for a gang that states neither `scheduleTimeoutSeconds` nor `waiting-time`."""
 PreemptionPolicy = Literal["PreemptLowerPriority", "Never"]
-GangSource = Literal["volcano", "koordinator", "scheduler-plugins", "koordinator-annotations", "job", "none"]
-Dialect = Literal["volcano", "koordinator", "scheduler-plugins", "job", "pod"]
+GangSource = Literal[
+    "volcano", "koordinator", "scheduler-plugins", "koordinator-annotations", "job", "none", "upstream"
+]
+Dialect = Literal["volcano", "koordinator", "scheduler-plugins", "job", "pod", "upstream"]
 """The name space a gang's name lives in. Koordinator's PodGroup label and its gang annotation
 name one gang id (`namespace/name`) in Koordinator, so both are `koordinator`."""
 _DIALECT: Mapping[GangSource, Dialect] = {
@@ -67,6 +71,7 @@ _DIALECT: Mapping[GangSource, Dialect] = {
     "scheduler-plugins": "scheduler-plugins",
     "job": "job",
     "none": "pod",
+    "upstream": "upstream",
 }
 
 
@@ -76,6 +81,7 @@ _SOURCE_OF_DIALECT: Mapping[str, GangSource] = {
     "scheduler-plugins": "scheduler-plugins",
     "job": "job",
     "pod": "none",
+    "upstream": "upstream",
 }
 
 
@@ -167,9 +173,18 @@ class Gang:
     else Koordinator's default); None: no limit."""
     gpu: gpumod.GpuGang | None = None
     """The GPU dialect's request (source `job`): max-nodes, min-gpus-per-node, NVLink, policy."""
+    disruption_min: int | None = None
+    """Members a preemption must leave standing when that is not `min_member`: Kubernetes'
+    `disruptionMode` (`single`: 0, any member may be taken; `all`: every bound member, so the
+    gang goes whole or not at all)."""
     warnings: tuple[str, ...] = field(default=(), compare=False)
     """What the gang's objects say that was read leniently, as its dialect would (an unknown
     `highestTierName`: no tier limit, as Volcano): its PodGroup's condition says it."""
+
+    @property
+    def victim_min(self) -> int:
+        """Members a preemption must leave standing unless it takes the whole gang."""
+        return self.min_member if self.disruption_min is None else self.disruption_min
 
     @property
     def name(self) -> str:
@@ -203,6 +218,10 @@ class PodGroups:
     scheduler_plugins: Sequence[schedplugins.XPodGroup] = ()
     jobs: Sequence[Job] = ()
     """batch/v1 Jobs, for the GPU dialect's gangs (their annotations and parallelism)."""
+    upstream: Sequence[workload.PodGroup] = ()
+    """Kubernetes' own `scheduling.k8s.io` PodGroups."""
+    upstream_workloads: Sequence[workload.WorkloadV1alpha1] = ()
+    """Kubernetes 1.35's Workloads (their groups are gangs)."""
 
 
 # --- priority -------------------------------------------------------------------------------
@@ -255,6 +274,9 @@ class _Draft:
     gpu: gpumod.GpuTopologyRequest | None = None
     kueue: kueue.TasRequest | None = None
     warnings: list[str] = field(default_factory=list)
+    never_preempts: bool = False
+    """The group itself says `preemptionPolicy: Never` (Kubernetes' PodGroup)."""
+    disruption_min: int | None = None
 
     @property
     def name(self) -> str:
@@ -290,6 +312,8 @@ def discover_gangs(
         koordinator={pg.key: pg for pg in groups_in.koordinator},
         scheduler_plugins={pg.key: pg for pg in groups_in.scheduler_plugins},
         jobs={j.metadata.uid: j for j in groups_in.jobs if j.metadata.uid},
+        upstream={pg.key: pg for pg in groups_in.upstream},
+        upstream_workloads={w.key: w for w in groups_in.upstream_workloads},
     )
     drafts: dict[GangKey, _Draft] = {}
     # Member order is settled by rank in `_finish`, and gangs are sorted at the end.
@@ -338,6 +362,9 @@ def membership(pod: Pod, jobs: Mapping[str, Job] | None = None) -> tuple[GangKey
         ), "scheduler-plugins"
     if koord.GANG_NAME in ann:
         return gang_key("koordinator-annotations", f"{ns}/{ann[koord.GANG_NAME]}"), "koordinator-annotations"
+    upstream_group = upstream_gangs.pod_group_of(pod)
+    if upstream_group is not None:
+        return gang_key("upstream", upstream_group), "upstream"
     if volcano.GROUP_NAME_ANNOTATION in ann:
         return gang_key("volcano", f"{ns}/{ann[volcano.GROUP_NAME_ANNOTATION]}"), "volcano"
     job_gang = _job_gang(pod, jobs or {})
@@ -378,6 +405,8 @@ class _Tables:
     scheduler_plugins: Mapping[str, schedplugins.XPodGroup]
     jobs: Mapping[str, Job] = field(default_factory=dict)
     """By uid."""
+    upstream: Mapping[str, workload.PodGroup] = field(default_factory=dict)
+    upstream_workloads: Mapping[str, workload.WorkloadV1alpha1] = field(default_factory=dict)
 
 
 def _resolve_source(
@@ -393,6 +422,8 @@ def _resolve_source(
         _resolve_volcano(d, tables, classes, tree)
     elif d.source in ("koordinator", "scheduler-plugins"):
         _resolve_pod_group(d, tables)
+    elif d.source == "upstream":
+        _resolve_upstream(d, tables, classes, tree)
     else:
         _resolve_pod_annotations(d)
 
@@ -450,6 +481,20 @@ def _resolve_pod_group(d: _Draft, tables: _Tables) -> None:
         d.timeout = ga.waiting_time_seconds
     elif d.source == "koordinator":
         d.timeout = KOORDINATOR_DEFAULT_WAITING_SECONDS
+
+
+def _resolve_upstream(
+    d: _Draft, tables: _Tables, classes: Mapping[str, PriorityClass], tree: TopologyTree | None
+) -> None:
+    """Kubernetes' own PodGroup (`translations.upstream_gangs`)."""
+    r = (
+        upstream_gangs.resolve_v1alpha1(d.name, tables.upstream_workloads, d.members)
+        if upstream_gangs.workload_of(d.name) is not None
+        else upstream_gangs.resolve(d.name, tables.upstream, d.members, classes, tree)
+    )
+    d.min_member, d.constraint, d.pg_priority = r.min_member, r.constraint, r.priority
+    d.never_preempts, d.creation, d.error = r.never_preempts, r.creation, r.error
+    d.disruption_min = r.disruption_min
 
 
 def _resolve_pod_annotations(d: _Draft) -> None:
@@ -614,7 +659,7 @@ def _finish(
             error = f"PodGroup {d.name}: {exc}"
     pg_prios = [d.pg_priority for d in group if d.pg_priority is not None]
     pending = [m for m in members if not m.bound] or members
-    never = any(m.preemption_policy == "Never" for m in pending)
+    never = any(d.never_preempts for d in group) or any(m.preemption_policy == "Never" for m in pending)
     return Gang(
         key=head.key,
         pods=tuple(members),
@@ -631,6 +676,7 @@ def _finish(
         schedule_timeout=min((d.timeout for d in group if d.timeout is not None), default=None),
         gpu=gpumod.GpuGang(head.gpu, nvlink_label) if head.gpu is not None else None,
         warnings=tuple(w for d in group for w in d.warnings),
+        disruption_min=head.disruption_min,
     )
 
 

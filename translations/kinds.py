@@ -4,7 +4,8 @@ CRD generation (`crdgen.CRDS`), the controller's REST resources (`controller.res
 the admission registry (`webhooks.rules.registry.KINDS`) all build on these entries, so a
 kind's group, version, plural, scope and status subresource cannot drift apart
 (`tests/test_kinds.py` checks it). Three sorts: `CUSTOM_KINDS` (CRDs topobridge generates),
-`FOREIGN_CRD_KINDS` (CRDs only their project installs) and the built-in Pod and Job.
+`FOREIGN_CRD_KINDS` (CRDs only their project installs), the built-in Pod and Job, and
+Kubernetes' own gang API (`BUILTIN_GANG_KINDS`).
 
 `SCHEDULER_KINDS` is the table of the kinds the fallback scheduler reads, each with the model
 it is parsed into and whether its CRD may be absent. Everything that reads a cluster for the
@@ -19,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from translations import core, koordinator, kueue, lws, schedplugins, volcano, volcano_job
+from translations import core, koordinator, kueue, lws, schedplugins, volcano, volcano_job, workload
 from translations._base import TypedObject
 
 KindName = Literal[
@@ -34,6 +35,8 @@ KindName = Literal[
     "PriorityClass",
     "PodDisruptionBudget",
     "Topology",
+    "Workload",
+    "CompositePodGroup",
 ]
 """The kinds topobridge's own rules and CRDs speak of, and the ones its scheduler reads."""
 Scope = Literal["Namespaced", "Cluster"]
@@ -81,6 +84,22 @@ JOB = ApiKind("batch", "v1", "Job", "jobs", True, True)
 VOLCANO_JOB = ApiKind(volcano_job.GROUP, "v1alpha1", "Job", "jobs", True, True)
 """Volcano's Job: validated and translated; its CRD is Volcano's (see `FOREIGN_CRD_KINDS`)."""
 
+K8S_WORKLOAD = ApiKind(workload.GROUP, workload.V1BETA1, "Workload", "workloads", True, False)
+K8S_PODGROUP = ApiKind(workload.GROUP, workload.V1BETA1, "PodGroup", "podgroups", True, True)
+K8S_COMPOSITE_PODGROUP = ApiKind(
+    workload.GROUP, workload.V1ALPHA3, "CompositePodGroup", "compositepodgroups", True, True
+)
+K8S_PODGROUP_V1ALPHA3 = ApiKind(workload.GROUP, workload.V1ALPHA3, "PodGroup", "podgroups", True, True)
+"""The same PodGroup at 1.37's alpha version (the shape is v1beta1's)."""
+K8S_PODGROUP_V1ALPHA2 = ApiKind(workload.GROUP, workload.V1ALPHA2, "PodGroup", "podgroups", True, True)
+"""1.36's PodGroup, read in v1beta1's shape (`workload.ServedPodGroup`)."""
+K8S_WORKLOAD_V1ALPHA1 = ApiKind(workload.GROUP, workload.V1ALPHA1, "Workload", "workloads", True, False)
+"""1.35's Workload: its groups are gangs (later Workloads hold templates; PodGroups are the gangs)."""
+BUILTIN_GANG_KINDS: tuple[ApiKind, ...] = (K8S_WORKLOAD, K8S_PODGROUP, K8S_COMPOSITE_PODGROUP)
+"""Kubernetes' own gang API (`translations.workload`), at the newest version each kind is
+served at: built into the API server (1.35+, behind the `GenericWorkload` gate), so no CRD.
+Admission reads every served version (`workload.VERSIONS`)."""
+
 CUSTOM_KINDS: tuple[ApiKind, ...] = (
     LEADERWORKERSET,
     VOLCANO_PODGROUP,
@@ -97,7 +116,7 @@ FOREIGN_CRD_KINDS: tuple[ApiKind, ...] = (VOLCANO_JOB,)
 without Volcano's job controller, which installs its own CRD. topobridge validates them (the
 webhook routes them as any kind; matching no served resource, its rule is inert) and
 translates them."""
-ALL_KINDS: tuple[ApiKind, ...] = (*CUSTOM_KINDS, *FOREIGN_CRD_KINDS, POD, JOB)
+ALL_KINDS: tuple[ApiKind, ...] = (*CUSTOM_KINDS, *FOREIGN_CRD_KINDS, POD, JOB, *BUILTIN_GANG_KINDS)
 
 
 # --- the kinds the scheduler reads ----------------------------------------------------------
@@ -147,8 +166,16 @@ SCHEDULER_KINDS: tuple[ReadKind, ...] = (
     ReadKind(HYPERNODE, volcano.HyperNode, optional=True),
     ReadKind(CLUSTER_NETWORK_TOPOLOGY, koordinator.ClusterNetworkTopology, optional=True),
     ReadKind(KUEUE_TOPOLOGY, kueue.Topology, optional=True),
+    ReadKind(
+        K8S_PODGROUP,
+        workload.ServedPodGroup,
+        optional=True,
+        older=(K8S_PODGROUP_V1ALPHA3, K8S_PODGROUP_V1ALPHA2),
+    ),
+    ReadKind(K8S_WORKLOAD_V1ALPHA1, workload.WorkloadV1alpha1, optional=True),
 )
-"""What the fallback scheduler reads (module docstring). batch/v1 Jobs are the GPU dialect's
+"""What the fallback scheduler reads (module docstring). Kubernetes' own PodGroups are optional
+as CRD kinds are: an API server before 1.37, or without the `GenericWorkload` gate, serves none. batch/v1 Jobs are the GPU dialect's
 gangs; the CRD kinds are optional even where topobridge ships the CRD (`crds.install` may be
 off)."""
 

@@ -42,6 +42,8 @@ class Review(NamedTuple):
     namespace: str
     name: str
     object: Any
+    old_object: Any = None
+    """The stored object, on UPDATE (None when the request carries none)."""
 
 
 def _str(value: Any, where: str, *, required: bool = False) -> str:
@@ -97,6 +99,7 @@ def parse_review(body: bytes) -> Review:
         namespace=_str(req.get("namespace"), "request.namespace"),
         name=_str(req.get("name"), "request.name"),
         object=obj,
+        old_object=req.get("oldObject"),
     )
 
 

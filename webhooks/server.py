@@ -302,6 +302,12 @@ class WebhookServer:
                 if self.mutating is None:
                     return Decision(), 200
                 return kind.rule(obj, self.state.snapshot(), self.mutating.lws), 422
+            if (
+                review.operation == "UPDATE"
+                and kind.update_rule is not None
+                and review.old_object is not None
+            ):
+                return kind.update_rule(obj, review.old_object, self.state.snapshot()), 422
             return kind.rule(obj, self.state.snapshot()), 422
         except Exception:  # a bug of ours must still get an answer, not a dropped connection
             log.exception(

@@ -45,7 +45,7 @@ from controller.placer.snapshot import I64, ClusterIndex, Snapshot
 from controller.placer.terms import PodTerms
 from translations import gpu as gpumod
 from translations import hypernodes as hntr
-from translations import kinds, kueue, schedplugins, volcano
+from translations import kinds, kueue, schedplugins, upstream_gangs, volcano, workload
 from translations import koordinator as koord
 from translations.core import Job, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
 from translations.errors import InvalidSpecError, failure_text
@@ -92,6 +92,10 @@ class Kind(enum.Enum):
     NAMESPACE = kinds.NAMESPACE
     """Only labels: what a pod affinity term's `namespaceSelector` selects by."""
     KUEUE_TOPOLOGY = kinds.KUEUE_TOPOLOGY
+    K8S_PODGROUP = kinds.K8S_PODGROUP
+    """Kubernetes' own `scheduling.k8s.io` PodGroups (1.37)."""
+    K8S_WORKLOAD = kinds.K8S_WORKLOAD_V1ALPHA1
+    """Kubernetes 1.35's Workloads, whose groups pods join by `spec.workloadRef`."""
 
     @property
     def read(self) -> kinds.ReadKind:
@@ -99,11 +103,12 @@ class Kind(enum.Enum):
 
 
 _TOPOLOGY = (Kind.NODE, Kind.HYPERNODE, Kind.CNT, Kind.KUEUE_TOPOLOGY)
-_PODGROUPS = (Kind.VOLCANO_PODGROUP, Kind.SIGS_PODGROUP, Kind.X_PODGROUP)
+_PODGROUPS = (Kind.VOLCANO_PODGROUP, Kind.SIGS_PODGROUP, Kind.X_PODGROUP, Kind.K8S_PODGROUP)
 _PODGROUP_SOURCE: Mapping[Kind, GangSource] = {
     Kind.VOLCANO_PODGROUP: "volcano",
     Kind.SIGS_PODGROUP: "koordinator",
     Kind.X_PODGROUP: "scheduler-plugins",
+    Kind.K8S_PODGROUP: "upstream",
 }
 
 
@@ -303,6 +308,8 @@ class ClusterState:
         self.volcano_pgs: dict[str, volcano.PodGroup] = {}
         self.sigs_pgs: dict[str, koord.SigsPodGroup] = {}
         self.x_pgs: dict[str, schedplugins.XPodGroup] = {}
+        self.k8s_pgs: dict[str, workload.PodGroup] = {}
+        self.k8s_workloads: dict[str, workload.WorkloadV1alpha1] = {}
         self.priority_classes: dict[str, PriorityClass] = {}
         self.pdbs: dict[str, PodDisruptionBudget] = {}
         self.hypernodes: dict[str, volcano.HyperNode] = {}
@@ -352,6 +359,8 @@ class ClusterState:
             Kind.JOB: self.jobs,
             Kind.NAMESPACE: self.namespaces,
             Kind.KUEUE_TOPOLOGY: self.kueue_topologies,
+            Kind.K8S_PODGROUP: self.k8s_pgs,
+            Kind.K8S_WORKLOAD: self.k8s_workloads,
         }
         return stores[kind]
 
@@ -413,6 +422,8 @@ class ClusterState:
             self._dirty.add(gang_key(_PODGROUP_SOURCE[kind], key))
         elif kind is Kind.JOB:
             self._job_changed(old, new)
+        elif kind is Kind.K8S_WORKLOAD:  # its groups are gangs `upstream:<ns>/<workload>/<group>...`
+            self._dirty.update(k for k in self._members if k.startswith(gang_key("upstream", f"{key}/")))
 
     def _pod_changed(self, key: str, new: Pod | None) -> None:
         """The pod leaves the gang it was in, and joins the one it is in now (both dirty)."""
@@ -711,6 +722,10 @@ class ClusterState:
             koordinator=_groups_of(self.sigs_pgs, keys, "koordinator"),
             scheduler_plugins=_groups_of(self.x_pgs, keys, "scheduler-plugins"),
             jobs=list(self._jobs_by_uid.values()),
+            upstream=_groups_of(self.k8s_pgs, keys, "upstream"),
+            upstream_workloads=[
+                self.k8s_workloads[w] for w in _workloads_named(keys) if w in self.k8s_workloads
+            ],
         )
         return discover_gangs(
             pods,
@@ -763,7 +778,7 @@ class ClusterState:
         index = agg.index
         held = [(m, self._bound_record(index, gang, m)) for m in gang.pods] if hold else []
         agg.gangs[gang.key] = gang
-        agg.gang_min[gang.key] = gang.min_member
+        agg.gang_min[gang.key] = gang.victim_min
         parts = tuple(sorted({self._key_of[m.key] for m in gang.pods}))
         agg.parts[gang.key] = parts
         for k in parts:
@@ -823,6 +838,13 @@ def _groups_of(podgroups: Mapping[str, PG], keys: Iterable[GangKey], source: Gan
     mine = gang_key(source, "")
     names = {gang_name(k) for k in keys if k.startswith(mine)}
     return [podgroups[n] for n in sorted(names, key=natural_key) if n in podgroups]
+
+
+def _workloads_named(keys: Iterable[GangKey]) -> list[str]:
+    """`namespace/name` of the 1.35 Workloads the `keys` of their groups name."""
+    mine = gang_key("upstream", "")
+    found = {upstream_gangs.workload_of(gang_name(k)) for k in keys if k.startswith(mine)}
+    return sorted({w[0] for w in found if w is not None}, key=natural_key)
 
 
 MAX_WARNINGS = 100

@@ -441,7 +441,7 @@ class SchedulingCycle:
                 )
             )
         snap.bind(*bound)
-        snap.set_gang_min(gang.key, gang.min_member)
+        snap.set_gang_min(gang.key, gang.victim_min)
         annotations: dict[str, Mapping[str, str]] = {}
         for plugin in (profile or self.options.profile).reserve:
             for pod, written in plugin.reserve(gang, placement.pods, index).items():

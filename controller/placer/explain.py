@@ -14,8 +14,9 @@ same functions a few more questions:
 * whether preemption could help (DefaultPreemption on the clone): the plan's victims, their
   priorities, the PodDisruptionBudgets it touches;
 * suggestions, each checked by running the runner again on a changed copy of the gang: soft
-  mode, the next tier up, a smaller minMember (the largest rank prefix that fits somewhere);
-  those runs ask whether the gang fits now, so they stop before PostFilter (no preemption search).
+  mode, the next tier up, a smaller minMember (the largest rank prefix that fits somewhere); a
+  Kubernetes PodGroup (required topology only) gets the label key of the next level up instead.
+  Those runs ask whether the gang fits now, so they stop before PostFilter (no preemption search).
 
 No rule is written here a second time: every figure comes from the runner, the demand, the
 offers or the planner (`tests/controller/placer/test_explain.py` checks the verdict here is the
@@ -247,14 +248,22 @@ def _suggestions(
     """Single changes that would let the gang start now, each checked by the runner."""
     out: list[str] = []
     c = gang.constraint
+    keyed = gang.source == "upstream"  # Kubernetes' PodGroup: a label key, no soft mode
     if c is not None and c.binds:
-        soft = _try(replace(gang, constraint=TopologyConstraint("soft", c.highest_tier)), snap, budgets)
+        soft = (
+            None
+            if keyed
+            else _try(replace(gang, constraint=TopologyConstraint("soft", c.highest_tier)), snap, budgets)
+        )
         if soft is not None:
             out.append(f"soft mode would place it in {soft}")
         wider = [t for t in snap.index.tiers if c.highest_tier is not None and t > c.highest_tier]
         if wider:
             placed = _try(replace(gang, constraint=TopologyConstraint("hard", wider[0])), snap, budgets)
-            if placed is not None:
+            label = snap.index.tree.tier_labels.get(wider[0]) if keyed else None
+            if placed is not None and keyed:
+                out.append(f"topology key {label or f'of tier {wider[0]}'} would place it in {placed}")
+            elif placed is not None:
                 out.append(f"highest tier {wider[0]} would place it in {placed}")
     fits = int(max(offers.dom_offer.max(initial=0), offers.node_offer.max(initial=0)))
     if 0 < fits < demand.n and fits >= 1:

@@ -93,6 +93,8 @@ class Scenario:
                 koordinator=loaded[Kind.SIGS_PODGROUP],
                 scheduler_plugins=loaded[Kind.X_PODGROUP],
                 jobs=loaded[Kind.JOB],
+                upstream=loaded[Kind.K8S_PODGROUP],
+                upstream_workloads=loaded[Kind.K8S_WORKLOAD],
             ),
             hypernodes=loaded[Kind.HYPERNODE],
             cnt=next(iter(loaded[Kind.CNT]), None),
@@ -119,6 +121,8 @@ class Scenario:
             Kind.PDB: self.pdbs,
             Kind.JOB: self.podgroups.jobs,
             Kind.NAMESPACE: self.namespaces,
+            Kind.K8S_PODGROUP: self.podgroups.upstream,
+            Kind.K8S_WORKLOAD: self.podgroups.upstream_workloads,
         }
 
 

@@ -352,7 +352,8 @@ class Snapshot:
     used: I64
     pods: dict[str, BoundPod]
     gang_min: dict[str, int]
-    """Bound gangs' minMember: evicting below it takes the whole gang."""
+    """Bound gangs' minMember (`Gang.victim_min`: Kubernetes' `disruptionMode` may set it
+    otherwise): evicting below it takes the whole gang."""
     nominations: dict[str, Nomination] = field(default_factory=dict)
     namespace_labels: NamespaceLabels = field(default_factory=dict)
     """Namespace -> labels, for `namespaceSelector` in pod (anti-)affinity terms."""

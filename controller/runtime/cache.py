@@ -20,7 +20,7 @@ import structlog
 from controller.informer import Informer, object_key
 from controller.kube import JsonDict
 from controller.placer.cluster import ClusterState, Kind
-from translations import gpu, kueue, schedplugins, volcano
+from translations import gpu, kueue, schedplugins, volcano, workload
 from translations import koordinator as koord
 from translations._base import KubeModel
 from translations.core import Job, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
@@ -174,6 +174,14 @@ class ClusterCache:
         self.kueue_topologies: ParsedStore[kueue.Topology] = ParsedStore(
             kueue.Topology, st, Kind.KUEUE_TOPOLOGY
         )
+        self.k8s_pgs: ParsedStore[workload.PodGroup] = ParsedStore(
+            workload.ServedPodGroup, st, Kind.K8S_PODGROUP
+        )
+        """Kubernetes' own PodGroups, where the API server serves them."""
+        self.k8s_workloads: ParsedStore[workload.WorkloadV1alpha1] = ParsedStore(
+            workload.WorkloadV1alpha1, st, Kind.K8S_WORKLOAD
+        )
+        """Kubernetes 1.35's Workloads, where served."""
         self.stores: dict[Kind, ParsedStore[Any]] = {
             s.kind: s
             for s in (
@@ -189,6 +197,8 @@ class ClusterCache:
                 self.jobs,
                 self.namespaces,
                 self.kueue_topologies,
+                self.k8s_pgs,
+                self.k8s_workloads,
             )
         }
         """One store per kind the scheduler reads (`Kind`)."""

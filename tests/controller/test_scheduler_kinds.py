@@ -99,6 +99,18 @@ OBJECTS: dict[Kind, Obj] = {
         "metadata": {"name": "default"},
         "spec": {"levels": [{"nodeLabel": "rack"}, {"nodeLabel": "kubernetes.io/hostname"}]},
     },
+    Kind.K8S_WORKLOAD: {
+        "apiVersion": "scheduling.k8s.io/v1alpha1",
+        "kind": "Workload",
+        "metadata": {"name": "kw", "namespace": NS},
+        "spec": {"podGroups": [{"name": "g", "policy": {"gang": {"minCount": 1}}}]},
+    },
+    Kind.K8S_PODGROUP: {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": "kg", "namespace": NS},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": 1}}},
+    },
 }
 
 

@@ -297,6 +297,8 @@ def pods(draw: st.DrawFn, node_names: tuple[str, ...] = (), namespace: str | Non
                 "labelSelector": draw(selectors()),
             }
         ]
+    if draw(st.integers(0, 4)) == 0:  # Kubernetes' own gang API (1.36+)
+        spec["schedulingGroup"] = {"podGroupName": draw(st.sampled_from(GANG_TEXTS))}
     status: Obj = {"phase": "Pending"}
     if node_names and draw(st.booleans()):
         spec["nodeName"] = draw(st.sampled_from(node_names))
@@ -468,6 +470,99 @@ def volcano_podgroups(draw: st.DrawFn) -> Obj:
 
 
 @st.composite
+def _upstream_group_fields(draw: st.DrawFn, version: str) -> Obj:
+    """What a `scheduling.k8s.io` PodGroup and a template share, hostile values included."""
+    policy = draw(
+        st.sampled_from(
+            [
+                {"basic": {}},
+                {"gang": {"minCount": draw(st.integers(-1, INT32_MAX))}},
+                {},
+                {"basic": {}, "gang": {}},
+            ]
+        )
+    )
+    out: Obj = {"schedulingPolicy": policy}
+    if draw(st.booleans()):
+        keys = draw(st.lists(st.sampled_from([*TOPOLOGY_LABELS, "", "a/b/c", "x-"]), max_size=2))
+        out["schedulingConstraints"] = {"topology": [{"key": k} for k in keys]}
+    if draw(st.booleans()):
+        out["priority"] = draw(st.integers(-(2**31), INT32_MAX))
+    if draw(st.booleans()):
+        out["priorityClassName"] = draw(st.sampled_from([*PRIORITY_CLASSES, "Bad Name"]))
+    if draw(st.booleans()):
+        out["disruptionMode"] = (
+            draw(st.sampled_from(["Pod", "PodGroup", "x"]))
+            if version == "v1alpha2"
+            else draw(st.sampled_from([{"single": {}}, {"all": {}}, {}, {"single": {}, "all": {}}]))
+        )
+    if version != "v1alpha2" and draw(st.booleans()):
+        out["preemptionPolicy"] = draw(st.sampled_from(["Never", "PreemptLowerPriority", "Sometimes"]))
+    if draw(st.integers(0, 3)) == 0:
+        out["resourceClaims"] = [
+            {"name": f"c{i}", "resourceClaimName": "x"} for i in range(draw(st.integers(0, 6)))
+        ]
+    return out
+
+
+@st.composite
+def upstream_podgroups(draw: st.DrawFn) -> Obj:
+    """Kubernetes' own PodGroups at every version that serves them."""
+    ns = draw(st.sampled_from(NAMESPACES))
+    version = draw(st.sampled_from(["v1beta1", "v1alpha3", "v1alpha2"]))
+    spec = draw(_upstream_group_fields(version))
+    if draw(st.booleans()):
+        if version == "v1alpha2":
+            spec["podGroupTemplateRef"] = {"workload": {"workloadName": "w", "podGroupTemplateName": "t"}}
+        else:
+            spec["workloadRef"] = {"workloadName": draw(st.sampled_from(GANG_TEXTS)), "templateName": "t"}
+    meta = draw(metadata(draw(st.sampled_from(GANG_NAMES)), ns))
+    return {"apiVersion": f"scheduling.k8s.io/{version}", "kind": "PodGroup", "metadata": meta, "spec": spec}
+
+
+@st.composite
+def upstream_workloads(draw: st.DrawFn) -> Obj:
+    """Kubernetes' own Workloads at every version, up to 10 groups or templates."""
+    ns = draw(st.sampled_from(NAMESPACES))
+    version = draw(st.sampled_from(["v1beta1", "v1alpha3", "v1alpha2", "v1alpha1"]))
+    n = draw(st.integers(0, 10))
+    names_ = [draw(st.sampled_from([*GANG_NAMES, "Bad"])) for _ in range(n)]
+    if version == "v1alpha1":
+        groups = [
+            {"name": g, "policy": draw(_upstream_group_fields(version))["schedulingPolicy"]} for g in names_
+        ]
+        spec: Obj = {"podGroups": groups}
+    else:
+        spec = {"podGroupTemplates": [{"name": g, **draw(_upstream_group_fields(version))} for g in names_]}
+    if draw(st.booleans()):
+        spec["controllerRef"] = {
+            "apiGroup": "batch",
+            "kind": draw(st.sampled_from(["Job", "a/b", ""])),
+            "name": "x",
+        }
+    meta = draw(metadata(draw(st.sampled_from(GANG_NAMES)), ns))
+    return {"apiVersion": f"scheduling.k8s.io/{version}", "kind": "Workload", "metadata": meta, "spec": spec}
+
+
+@st.composite
+def upstream_composite_podgroups(draw: st.DrawFn) -> Obj:
+    ns = draw(st.sampled_from(NAMESPACES))
+    policy = draw(
+        st.sampled_from([{"basic": {}}, {"gang": {"minGroupCount": draw(st.integers(-1, INT32_MAX))}}, {}])
+    )
+    spec: Obj = {"schedulingPolicy": policy}
+    if draw(st.booleans()):
+        spec["parentCompositePodGroupName"] = draw(st.sampled_from(GANG_TEXTS))
+    meta = draw(metadata(draw(st.sampled_from(GANG_NAMES)), ns))
+    return {
+        "apiVersion": "scheduling.k8s.io/v1alpha3",
+        "kind": "CompositePodGroup",
+        "metadata": meta,
+        "spec": spec,
+    }
+
+
+@st.composite
 def coscheduling_podgroups(draw: st.DrawFn) -> Obj:
     """scheduling.sigs.k8s.io (Koordinator's) or scheduling.x-k8s.io PodGroups."""
     ns = draw(st.sampled_from(NAMESPACES))
@@ -600,6 +695,7 @@ def hostile_clusters(
     out += [draw(pods(node_names)) for _ in range(draw(st.integers(0, max_pods)))]
     out += [draw(volcano_podgroups()) for _ in range(draw(st.integers(0, 3)))]
     out += [draw(coscheduling_podgroups()) for _ in range(draw(st.integers(0, 3)))]
+    out += [draw(upstream_podgroups()) for _ in range(draw(st.integers(0, 2)))]
     out += [draw(jobs()) for _ in range(draw(st.integers(0, 2)))]
     out += [draw(leader_worker_sets()) for _ in range(draw(st.integers(0, 2)))]
     if draw(st.booleans()):

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from translations import _base, core, koordinator, lws, schedplugins, volcano
+from translations import _base, core, koordinator, lws, schedplugins, volcano, workload
 from translations._base import KubeModel, TypedObject
 
-FOREIGN_SCHEMA_MODULES = (_base, core, volcano, lws, koordinator, schedplugins)
+FOREIGN_SCHEMA_MODULES = (_base, core, volcano, lws, koordinator, schedplugins, workload)
 
 META: dict[str, Any] = {
     "name": "obj",
@@ -140,6 +140,8 @@ POD: dict[str, Any] = {
         "terminationGracePeriodSeconds": 30,
         "volumes": [{"name": "scratch", "emptyDir": {}}],
         "schedulingGates": [{"name": "example.com/quota"}],
+        "workloadRef": {"name": "train", "podGroup": "workers", "podGroupReplicaKey": "r0"},
+        "schedulingGroup": {"podGroupName": "train-workers", "futureGroupField": 1},
         "resourceClaims": [
             {"name": "gpu", "resourceClaimName": "gpu-claim"},
             {"name": "nic", "resourceClaimTemplateName": "nic-template"},
@@ -411,6 +413,117 @@ X_PODGROUP: dict[str, Any] = {
     },
 }
 
+K8S = "scheduling.k8s.io"
+GROUP_FIELDS: dict[str, Any] = {
+    "schedulingPolicy": {"gang": {"minCount": 4, "futureGangField": 1}},
+    "schedulingConstraints": {"topology": [{"key": "topology.kubernetes.io/rack"}]},
+    "resourceClaims": [
+        {"name": "gpus", "resourceClaimName": "gpu-claim"},
+        {"name": "nics", "resourceClaimTemplateName": "nic-template"},
+    ],
+    "priorityClassName": "high",
+    "priority": 1000,
+}
+V1BETA1_GROUP_FIELDS: dict[str, Any] = {
+    **GROUP_FIELDS,
+    "disruptionMode": {"single": {}},
+    "preemptionPolicy": "Never",
+}
+CONDITIONS: dict[str, Any] = {
+    "conditions": [
+        {
+            "type": "PodGroupInitiallyScheduled",
+            "status": "True",
+            "reason": "Scheduled",
+            "message": "all pods placed",
+            "lastTransitionTime": "2026-08-01T10:05:00Z",
+            "observedGeneration": 1,
+        }
+    ]
+}
+CONTROLLER_REF: dict[str, Any] = {"apiGroup": "batch", "kind": "Job", "name": "train"}
+WORKLOAD_V1ALPHA1: dict[str, Any] = {
+    "apiVersion": f"{K8S}/v1alpha1",
+    "kind": "Workload",
+    "metadata": META,
+    "spec": {
+        "controllerRef": CONTROLLER_REF,
+        "podGroups": [
+            {"name": "driver", "policy": {"basic": {}}},
+            {"name": "workers", "policy": {"gang": {"minCount": 4}}},
+        ],
+    },
+}
+WORKLOAD_V1ALPHA2: dict[str, Any] = {
+    "apiVersion": f"{K8S}/v1alpha2",
+    "kind": "Workload",
+    "metadata": META,
+    "spec": {
+        "controllerRef": CONTROLLER_REF,
+        "podGroupTemplates": [{"name": "workers", **GROUP_FIELDS, "disruptionMode": "PodGroup"}],
+    },
+}
+PODGROUP_V1ALPHA2: dict[str, Any] = {
+    "apiVersion": f"{K8S}/v1alpha2",
+    "kind": "PodGroup",
+    "metadata": META,
+    "spec": {
+        "podGroupTemplateRef": {"workload": {"workloadName": "train", "podGroupTemplateName": "workers"}},
+        **GROUP_FIELDS,
+        "disruptionMode": "Pod",
+    },
+    "status": CONDITIONS,
+}
+COMPOSITE_FIELDS: dict[str, Any] = {
+    "schedulingPolicy": {"gang": {"minGroupCount": 2}},
+    "schedulingConstraints": {"topology": [{"key": "topology.kubernetes.io/zone"}]},
+    "disruptionMode": {"all": {}},
+    "priorityClassName": "high",
+    "priority": 1000,
+    "preemptionPolicy": "PreemptLowerPriority",
+}
+WORKLOAD: dict[str, Any] = {
+    "apiVersion": f"{K8S}/v1beta1",
+    "kind": "Workload",
+    "metadata": META,
+    "spec": {
+        "controllerRef": CONTROLLER_REF,
+        "podGroupTemplates": [{"name": "workers", **V1BETA1_GROUP_FIELDS}],
+        "compositePodGroupTemplates": [
+            {
+                "name": "replicas",
+                **COMPOSITE_FIELDS,
+                "podGroupTemplates": [{"name": "leader", "schedulingPolicy": {"basic": {}}}],
+                "compositePodGroupTemplates": [
+                    {"name": "inner", "schedulingPolicy": {"basic": {}}, "podGroupTemplates": []}
+                ],
+            }
+        ],
+    },
+}
+PODGROUP: dict[str, Any] = {
+    "apiVersion": f"{K8S}/v1beta1",
+    "kind": "PodGroup",
+    "metadata": META,
+    "spec": {
+        "parentCompositePodGroupName": "replicas-0",
+        "workloadRef": {"workloadName": "train", "templateName": "workers"},
+        **V1BETA1_GROUP_FIELDS,
+    },
+    "status": CONDITIONS,
+}
+COMPOSITE_PODGROUP: dict[str, Any] = {
+    "apiVersion": f"{K8S}/v1alpha3",
+    "kind": "CompositePodGroup",
+    "metadata": META,
+    "spec": {
+        "parentCompositePodGroupName": "top",
+        "workloadRef": {"workloadName": "train", "templateName": "replicas"},
+        **COMPOSITE_FIELDS,
+    },
+    "status": CONDITIONS,
+}
+
 EXAMPLES: list[tuple[type[TypedObject], dict[str, Any]]] = [
     (core.Pod, POD),
     (core.Node, NODE),
@@ -424,6 +537,13 @@ EXAMPLES: list[tuple[type[TypedObject], dict[str, Any]]] = [
     (koordinator.ClusterNetworkTopology, CLUSTER_NETWORK_TOPOLOGY),
     (koordinator.SigsPodGroup, SIGS_PODGROUP),
     (schedplugins.XPodGroup, X_PODGROUP),
+    (workload.WorkloadV1alpha1, WORKLOAD_V1ALPHA1),
+    (workload.WorkloadV1alpha2, WORKLOAD_V1ALPHA2),
+    (workload.PodGroupV1alpha2, PODGROUP_V1ALPHA2),
+    (workload.Workload, WORKLOAD),
+    (workload.PodGroup, PODGROUP),
+    (workload.ServedPodGroup, PODGROUP),
+    (workload.CompositePodGroup, COMPOSITE_PODGROUP),
 ]
 
 
@@ -509,7 +629,10 @@ def _defined_models() -> set[type[KubeModel]]:
         for obj in vars(module).values():
             if isinstance(obj, type) and issubclass(obj, KubeModel) and obj.__module__ == module.__name__:
                 out.add(obj)
-    return out - {KubeModel, TypedObject}  # bases: their fields are checked through every kind
+    # Bases (KubeModel, TypedObject, the fields a template and its group share): their fields
+    # are checked through every model built on them.
+    bases = {base for m in out for base in m.__mro__[1:]}
+    return out - {KubeModel, TypedObject} - bases
 
 
 def test_examples_cover_every_model() -> None:

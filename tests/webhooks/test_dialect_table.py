@@ -60,11 +60,16 @@ def _placer_sources() -> str:
         pytest.param(
             dialects.FALLBACK_READS_KUEUE, r"\bgated_by_kueue\b|\btas_request\b", "Kueue TAS", id="kueue"
         ),
+        pytest.param(
+            dialects.FALLBACK_READS_UPSTREAM, r"\bupstream_gangs\b", "Kubernetes gang API", id="upstream"
+        ),
     ],
 )
 def test_fallback_flags_say_what_the_placer_reads(flag: bool, evidence: str, dialect: str) -> None:
     assert flag == bool(re.search(evidence, _placer_sources()))
     cells = {
-        r.fallback for r in dialects.ROWS if r.dialect == dialect and r.field != "Topology `spec.levels`"
+        r.fallback
+        for r in dialects.ROWS
+        if r.dialect == dialect and r.field != "Topology `spec.levels`" and r.fallback != "no"
     }
     assert cells == {"yes" if flag else "not yet"}

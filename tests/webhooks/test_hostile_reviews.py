@@ -40,6 +40,9 @@ STRATEGIES: dict[str, st.SearchStrategy[dict[str, Any]]] = {
     ),
     "Job": gen.jobs(),
     "Pod": gen.pods(NODES),
+    "Workload": gen.upstream_workloads(),
+    "PodGroup.scheduling.k8s.io": gen.upstream_podgroups(),
+    "CompositePodGroup": gen.upstream_composite_podgroups(),
 }
 SMALL_CLUSTERS = gen.hostile_clusters(max_nodes=3, max_pods=4)
 QUIET: dict[str, Any] = {"deadline": None, "suppress_health_check": list(HealthCheck)}

@@ -501,3 +501,36 @@ async def test_mutating_endpoints_share_the_handler_and_refuse_malformed_objects
         'topobridge_webhook_requests_total{kind="pods/mutate",operation="CREATE",outcome="denied"} 1.0'
         in rendered
     )
+
+
+async def test_an_update_is_judged_against_the_stored_object(http: aiohttp.ClientSession) -> None:
+    """A `scheduling.k8s.io` PodGroup's immutable fields: the rule sees `oldObject` on UPDATE."""
+
+    def pod_group(min_count: int, key: str) -> dict[str, Any]:
+        return {
+            "apiVersion": "scheduling.k8s.io/v1beta1",
+            "kind": "PodGroup",
+            "metadata": {"name": "train", "namespace": "default"},
+            "spec": {
+                "schedulingPolicy": {"gang": {"minCount": min_count}},
+                "schedulingConstraints": {"topology": [{"key": key}]},
+            },
+        }
+
+    def update(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
+        doc = review(new, group="scheduling.k8s.io", kind="PodGroup", operation="UPDATE")
+        doc["request"]["oldObject"] = old
+        return doc
+
+    old = pod_group(4, "rack")
+    _, scaled = await post(http, "/validate/k8s-podgroups", update(pod_group(8, "rack"), old))
+    assert scaled["response"]["allowed"] is True
+    _, moved = await post(http, "/validate/k8s-podgroups", update(pod_group(4, "block"), old))
+    assert moved["response"]["allowed"] is False
+    assert moved["response"]["status"]["details"]["causes"] == [
+        {
+            "reason": "FieldValueInvalid",
+            "field": "spec.schedulingConstraints",
+            "message": 'Invalid value: {"topology":[{"key":"block"}]}: field is immutable',
+        }
+    ]

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from translations import kinds
+from translations import workload as workload_model
 from translations.kinds import KindName
 from webhooks.rules import (
     cluster_network_topology,
@@ -19,6 +20,7 @@ from webhooks.rules import (
     lws_mutation,
     volcano_job,
     volcano_podgroup,
+    workload,
 )
 from webhooks.rules.cluster_state import ClusterState
 from webhooks.rules.decision import Decision
@@ -26,6 +28,8 @@ from webhooks.rules.lws_mutation import LwsLookup
 
 Rule = Callable[[Any, ClusterState], Decision]
 """A rule: any JSON value (the object) and the cluster view in, a Decision out; never raises."""
+UpdateRule = Callable[[Any, Any, ClusterState], Decision]
+"""An update rule: the new object, the stored one and the cluster view in (immutable fields)."""
 MutatingRule = Callable[[Any, ClusterState, LwsLookup], Decision]
 """A mutating rule: also reads the LeaderWorkerSets; its Decision carries the patch."""
 Operation = Literal["CREATE", "UPDATE", "DELETE", "CONNECT"]
@@ -54,6 +58,9 @@ class Kind:
     webhook is always failurePolicy Ignore, so an unreachable topobridge never blocks creating
     them cluster-wide. A bad request that slips through then is still refused by the scheduler,
     which reads the same rules when it places the gang."""
+    update_rule: UpdateRule | None = None
+    """For an UPDATE that carries the stored object: judges the change (immutable fields)
+    instead of `rule`."""
 
     @classmethod
     def of(
@@ -64,11 +71,14 @@ class Kind:
         *,
         selects_objects: bool = False,
         fail_open: bool = False,
+        older: tuple[str, ...] = (),
+        update_rule: UpdateRule | None = None,
     ) -> Kind:
-        """The entry for a kind of the one table of kinds (`translations.kinds`)."""
+        """The entry for a kind of the one table of kinds (`translations.kinds`); `older`:
+        further versions the rule reads, after the table's."""
         return cls(
             api.group,
-            (api.version,),
+            (api.version, *older),
             api.kind,
             api.plural,
             api.namespaced,
@@ -76,6 +86,7 @@ class Kind:
             rule,
             selects_objects,
             fail_open=fail_open,
+            update_rule=update_rule,
         )
 
     @property
@@ -89,11 +100,12 @@ class Kind:
 
 def validate_pod(obj: Any, state: ClusterState) -> Decision:
     """A pod speaks Koordinator's gang annotations, the GPU dialect's, Kueue's TAS annotations,
-    or several."""
+    Kubernetes' own group links (`spec.workloadRef`, `spec.schedulingGroup`), or several."""
     return (
         koordinator.validate_pod(obj, state)
         .merged(gpu.validate(obj, state))
         .merged(kueue.validate(obj, state))
+        .merged(workload.validate_pod(obj, state))
     )
 
 
@@ -121,6 +133,26 @@ KINDS: tuple[Kind, ...] = (
     Kind.of(kinds.JOB, "/validate/jobs", validate_job, fail_open=True),
     Kind.of(kinds.VOLCANO_JOB, "/validate/volcano-jobs", volcano_job.validate, fail_open=True),
     Kind.of(kinds.POD, "/validate/pods", validate_pod, selects_objects=True),
+    Kind.of(
+        kinds.K8S_WORKLOAD,
+        "/validate/k8s-workloads",
+        workload.validate,
+        older=tuple(v for v in workload_model.VERSIONS if v != kinds.K8S_WORKLOAD.version),
+        update_rule=workload.validate_update,
+    ),
+    Kind.of(
+        kinds.K8S_PODGROUP,
+        "/validate/k8s-podgroups",
+        workload.validate,
+        older=(workload_model.V1ALPHA3, workload_model.V1ALPHA2),
+        update_rule=workload.validate_update,
+    ),
+    Kind.of(
+        kinds.K8S_COMPOSITE_PODGROUP,
+        "/validate/k8s-compositepodgroups",
+        workload.validate,
+        update_rule=workload.validate_update,
+    ),
 )
 
 

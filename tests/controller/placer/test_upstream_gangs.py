@@ -1,0 +1,316 @@
+"""The cycle places Kubernetes' own `scheduling.k8s.io` PodGroups as kube-scheduler 1.37 does
+(`translations.upstream_gangs`), and `simulate` takes them as written: topobridge's own cases,
+on the seed's spine/block cluster (its nodes carry topograph's labels, so the scheduler's tree
+has tier 1 = `network.topology.nvidia.com/block`). kube's own test cases are ported as rows in
+`test_upstream_podgroup_cases.py`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from placer_objects import SEED_LAYOUT, Obj, pod, run, spine_block_nodes
+
+from controller.placer.scenario import load_scenario
+from translations.gangs import discover_gangs
+
+BLOCK = "network.topology.nvidia.com/block"
+SCHEDULERS = ("topobridge",)
+
+
+def pod_group(name: str, *, min_count: int | None, key: str | None = BLOCK, **spec: Any) -> Obj:
+    body: Obj = {"schedulingPolicy": {"gang": {"minCount": min_count}} if min_count else {"basic": {}}}
+    if key is not None:
+        body["schedulingConstraints"] = {"topology": [{"key": key}]}
+    return {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {**body, **spec},
+    }
+
+
+def member(group: str, i: int, **kw: Any) -> Obj:
+    obj = pod(f"{group}-{i}", scheduler=kw.pop("scheduler", "topobridge"), **kw)
+    obj["spec"]["schedulingGroup"] = {"podGroupName": group}
+    return obj
+
+
+def busy(name: str, node_name: str, **kw: Any) -> Obj:
+    return pod(name, node_name=node_name, scheduler="other", **kw)
+
+
+def cluster() -> list[Obj]:
+    """Block-0's node-0 is taken: only block-4 still has three free nodes."""
+    return [*spine_block_nodes(SEED_LAYOUT), busy("taken", "node-0")]
+
+
+def blocks_of(nodes: list[str]) -> set[str]:
+    return {b for blocks in SEED_LAYOUT.values() for b, names in blocks.items() if set(names) & set(nodes)}
+
+
+LWS: Obj = {
+    "apiVersion": "leaderworkerset.x-k8s.io/v1",
+    "kind": "LeaderWorkerSet",
+    "metadata": {"name": "trainer", "namespace": "default"},
+    "spec": {
+        "replicas": 1,
+        "networkTopology": {"mode": "hard", "highestTierAllowed": 1},
+        "leaderWorkerTemplate": {
+            "size": 3,
+            "workerTemplate": {
+                "spec": {
+                    "schedulerName": "topobridge",
+                    "containers": [
+                        {"name": "w", "image": "x", "resources": {"requests": {"cpu": "8", "memory": "32Gi"}}}
+                    ],
+                }
+            },
+        },
+    },
+}
+
+
+def test_an_lws_and_the_same_job_as_a_pod_group_land_in_the_same_domain() -> None:
+    """Acceptance: `spec.networkTopology` hard at tier 1 and a PodGroup keyed by the label that
+    makes tier 1 are one constraint."""
+    as_lws = run([*cluster(), LWS], schedulers=SCHEDULERS)
+    as_pod_group = run(
+        [*cluster(), pod_group("trainer", min_count=3), *(member("trainer", i) for i in range(3))],
+        schedulers=SCHEDULERS,
+    )
+    assert len(as_lws.bound) == len(as_pod_group.bound) == 3
+    assert (
+        blocks_of(list(as_lws.bound.values())) == blocks_of(list(as_pod_group.bound.values())) == {"block-4"}
+    )
+    assert as_pod_group.gangs["upstream:default/trainer"] == ("block/block-4", 1)
+
+
+def test_gang_identity_is_upstream_namespace_name() -> None:
+    sc = load_scenario([*cluster(), pod_group("g", min_count=2, key=None), member("g", 0)])
+    (gang,) = [g for g in discover_gangs(sc.pods, podgroups=sc.podgroups) if g.source == "upstream"]
+    assert (gang.key, gang.name, gang.min_member) == ("upstream:default/g", "default/g", 2)
+
+
+def test_pods_wait_until_their_pod_group_exists() -> None:
+    result = run([*cluster(), *(member("late", i) for i in range(2))], schedulers=SCHEDULERS)
+    assert result.bound == {}
+    assert (
+        "PodGroup default/late (scheduling.k8s.io) not found" in result.unschedulable["upstream:default/late"]
+    )
+
+
+def test_a_gang_waits_until_min_count_pods_exist() -> None:
+    result = run(
+        [*cluster(), pod_group("g", min_count=3), member("g", 0), member("g", 1)], schedulers=SCHEDULERS
+    )
+    assert result.bound == {}
+    assert "upstream:default/g" in result.unschedulable
+
+
+def test_all_or_nothing_at_min_count() -> None:
+    result = run(
+        [*cluster(), pod_group("g", min_count=4), *(member("g", i) for i in range(4))], schedulers=SCHEDULERS
+    )
+    assert result.bound == {}
+
+
+def test_min_count_below_the_pods_binds_at_quorum() -> None:
+    """The first attempt binds as soon as minCount fit: 4 pods, minCount 3, the one block with
+    three free nodes takes three."""
+    result = run(
+        [*cluster(), pod_group("g", min_count=3), *(member("g", i) for i in range(4))], schedulers=SCHEDULERS
+    )
+    assert len(result.bound) == 3
+    assert blocks_of(list(result.bound.values())) == {"block-4"}
+
+
+def test_bound_members_pin_the_domain() -> None:
+    """A member on node-5 keeps the rest in block-2, though block-4 is free."""
+    result = run(
+        [
+            *cluster(),
+            pod_group("g", min_count=2),
+            member("g", 0, node_name="node-5"),
+            member("g", 1),
+        ],
+        schedulers=SCHEDULERS,
+    )
+    assert result.bound == {"default/g-1": "node-6"}
+
+
+def test_bound_members_pin_a_domain_too_small_for_the_rest() -> None:
+    result = run(
+        [
+            *cluster(),
+            pod_group("g", min_count=3),
+            member("g", 0, node_name="node-5"),
+            member("g", 1),
+            member("g", 2),
+        ],
+        schedulers=SCHEDULERS,
+    )
+    assert result.bound == {}
+
+
+def test_a_basic_group_with_a_key_stays_in_one_domain() -> None:
+    result = run(
+        [
+            *cluster(),
+            pod_group("b", min_count=None),
+            *(member("b", i, cpu="4", memory="1Gi") for i in range(4)),
+        ],
+        schedulers=SCHEDULERS,
+    )
+    assert len(result.bound) == 4
+    assert len(blocks_of(list(result.bound.values()))) == 1
+
+
+def test_a_key_the_tree_has_no_level_for_leaves_the_gang_waiting() -> None:
+    result = run(
+        [*cluster(), pod_group("g", min_count=1, key="example.com/room"), member("g", 0)],
+        schedulers=SCHEDULERS,
+    )
+    assert result.bound == {}
+    assert "is no level of the topology tree" in result.unschedulable["upstream:default/g"]
+
+
+def test_members_that_disagree_fail_the_group() -> None:
+    """Members must share schedulerName, priority and preemptionPolicy (kube's SchedulerError)."""
+    result = run(
+        [*cluster(), pod_group("g", min_count=2), member("g", 0, priority=5), member("g", 1, priority=7)],
+        schedulers=SCHEDULERS,
+    )
+    assert result.bound == {}
+    assert "SchedulerError: its pods disagree on priority" in result.unschedulable["upstream:default/g"]
+
+
+def full_cluster() -> list[Obj]:
+    """Every node holds a low-priority pod using all its CPU."""
+    nodes = spine_block_nodes(SEED_LAYOUT)
+    return [*nodes, *(busy(f"low-{n['metadata']['name']}", n["metadata"]["name"], priority=1) for n in nodes)]
+
+
+def test_the_group_priority_preempts() -> None:
+    result = run(
+        [
+            *full_cluster(),
+            pod_group("hi", min_count=2, priority=1000),
+            *(member("hi", i, priority=1000) for i in range(2)),
+        ],
+        schedulers=SCHEDULERS,
+    )
+    assert len(result.evicted) == 2
+    assert len(result.bound) == 2 and len(blocks_of(list(result.bound.values()))) == 1
+
+
+def test_preemption_policy_never_on_the_group_never_preempts() -> None:
+    result = run(
+        [
+            *full_cluster(),
+            pod_group("hi", min_count=2, priority=1000, preemptionPolicy="Never"),
+            *(member("hi", i, priority=1000) for i in range(2)),
+        ],
+        schedulers=SCHEDULERS,
+    )
+    assert result.evicted == [] and result.bound == {}
+
+
+def two_nodes_held_by(mode: dict[str, Any] | None) -> list[Obj]:
+    """Two 8-CPU nodes, each holding one member of a low-priority gang of two."""
+    nodes = [n for n in spine_block_nodes(SEED_LAYOUT) if n["metadata"]["name"] in ("node-9", "node-10")]
+    low = pod_group("low", min_count=2, key=None, **({"disruptionMode": mode} if mode else {}))
+    held = [member("low", i, node_name=n["metadata"]["name"], priority=1) for i, n in enumerate(nodes)]
+    high = [pod_group("high", min_count=1, key=None, priority=100), member("high", 0, priority=100)]
+    return [*nodes, low, *held, *high]
+
+
+def test_disruption_mode_single_lets_a_member_go_alone() -> None:
+    """KEP-5710: `single` (the default) lets members be taken even below minCount."""
+    for mode in (None, {"single": {}}):
+        result = run(two_nodes_held_by(mode), schedulers=SCHEDULERS)
+        assert len(result.evicted) == 1, mode
+        assert list(result.bound) == ["default/high-0"]
+
+
+def test_disruption_mode_all_gives_the_group_up_whole() -> None:
+    """KEP-5710: an `all` group is a victim whole or not at all."""
+    result = run(two_nodes_held_by({"all": {}}), schedulers=SCHEDULERS)
+    assert sorted(result.evicted) == ["default/low-0", "default/low-1"]
+    assert list(result.bound) == ["default/high-0"]
+
+
+def test_explain_suggests_a_wider_key_never_soft_mode() -> None:
+    """A PodGroup's key is required only: `explain` offers the label of a wider level instead."""
+    from controller.placer.explain import explain
+    from controller.placer.scenario import prepare
+
+    sc = load_scenario([*cluster(), pod_group("g", min_count=4), *(member("g", i) for i in range(4))])
+    prep = prepare(sc)
+    gang = next(g for g in prep.gangs(sc) if g.key == "upstream:default/g")
+    e = explain(gang, prep.snapshot)
+    assert "topology key network.topology.nvidia.com/spine would place it in spine/spine-0" in e.suggestions
+    assert not any(s.startswith(("soft mode", "highest tier")) for s in e.suggestions)
+
+
+def workload_v1alpha1(min_count: int) -> Obj:
+    return {
+        "apiVersion": "scheduling.k8s.io/v1alpha1",
+        "kind": "Workload",
+        "metadata": {"name": "train", "namespace": "default"},
+        "spec": {"podGroups": [{"name": "workers", "policy": {"gang": {"minCount": min_count}}}]},
+    }
+
+
+def ref_member(i: int, replica: str) -> Obj:
+    obj = pod(f"train-{replica}-{i}", scheduler="topobridge", cpu="1", memory="1Gi")
+    obj["spec"]["workloadRef"] = {"name": "train", "podGroup": "workers", "podGroupReplicaKey": replica}
+    return obj
+
+
+def test_kubernetes_1_35_each_replica_key_is_its_own_gang() -> None:
+    """1.35: pods join a Workload group by spec.workloadRef; each replica key is a gang."""
+    pods = [ref_member(i, r) for r in ("r0", "r1") for i in range(2)] + [ref_member(2, "r1")]
+    result = run([*cluster(), workload_v1alpha1(3), *pods], schedulers=SCHEDULERS)
+    assert sorted(result.bound) == [f"default/train-r1-{i}" for i in range(3)]
+    assert "upstream:default/train/workers/r0" in result.unschedulable  # two of three: no quorum
+
+
+def test_kubernetes_1_35_pods_wait_for_their_workload() -> None:
+    from controller.placer.cluster import Kind
+    from controller.placer.scenario import cluster_state
+    from translations import workload
+
+    sc = load_scenario([*cluster(), *(ref_member(i, "r0") for i in range(2))])
+    state = cluster_state(sc)
+    view = state.view()
+    gang = view.gangs["upstream:default/train/workers/r0"]
+    assert gang.error == "Workload default/train (scheduling.k8s.io) not found: its pods wait until it exists"
+    state.put(Kind.K8S_WORKLOAD, "default/train", workload.WorkloadV1alpha1.parse(workload_v1alpha1(2)))
+    again = state.view().gangs["upstream:default/train/workers/r0"]
+    assert again.error is None and again.min_member == 2
+
+
+def test_kubernetes_1_36_pod_groups_are_read_in_the_v1beta1_shape() -> None:
+    """A 1.36 cluster serves v1alpha2 only: its PodGroups are gangs all the same."""
+    v1alpha2 = pod_group("trainer", min_count=3)
+    v1alpha2["apiVersion"] = "scheduling.k8s.io/v1alpha2"
+    v1alpha2["spec"]["disruptionMode"] = "PodGroup"
+    v1alpha2["spec"]["podGroupTemplateRef"] = {"workload": {"workloadName": "w", "podGroupTemplateName": "t"}}
+    result = run([*cluster(), v1alpha2, *(member("trainer", i) for i in range(3))], schedulers=SCHEDULERS)
+    assert result.gangs["upstream:default/trainer"] == ("block/block-4", 1)
+    sc = load_scenario([*cluster(), v1alpha2, member("trainer", 0)])
+    (pg,) = sc.podgroups.upstream
+    assert pg.spec.workload_ref is not None and pg.spec.workload_ref.template_name == "t"
+    assert pg.spec.disruption_mode is not None and pg.spec.disruption_mode.all is not None
+
+
+async def test_discovery_reads_the_pod_group_version_the_cluster_serves() -> None:
+    from controller.resources import Resource, served_resources
+    from translations import kinds
+
+    async def serves_v1alpha2(res: Resource) -> bool:
+        return res.group != "scheduling.k8s.io" or res.version == "v1alpha2" or res.kind == "PriorityClass"
+
+    got = await served_resources(serves_v1alpha2)
+    assert got[kinds.K8S_PODGROUP] == Resource.of(kinds.K8S_PODGROUP_V1ALPHA2)
