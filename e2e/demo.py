@@ -390,7 +390,7 @@ async def down(screen: Screen) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m e2e.demo", description="topobridge's demo on a local cluster"
+        allow_abbrev=False, prog="python -m e2e.demo", description="topobridge's demo on a local cluster"
     )
     parser.add_argument("action", choices=["up", "down"])
     args = parser.parse_args(argv)
