@@ -91,6 +91,12 @@ KUBE_THROTTLE = Counter(
     "Seconds requests waited for the client-side rate limiter (--kube-api-qps/--kube-api-burst).",
     namespace=NAMESPACE,
 )
+EVENTS_DROPPED = Counter(
+    "events_dropped",
+    "Events not written because their object's spam-filter bucket was empty (client-go's: 25, "
+    "then one per 5 minutes).",
+    namespace=NAMESPACE,
+)
 IS_LEADER = Gauge("leader", "1 while this replica holds the controller lease.", namespace=NAMESPACE)
 SCHEDULER_PRESENT = Gauge(
     "scheduler_present",
