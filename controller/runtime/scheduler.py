@@ -44,8 +44,16 @@ from controller.reporting import EventRecorder
 from controller.resources import Resource
 from controller.runtime.binder import Binder, BindOutcome
 from controller.runtime.cache import ClusterCache
+from controller.runtime.messages import short_message, with_brief
 from controller.runtime.preemptor import Preemptor
-from controller.runtime.status import StatusWriter
+from controller.runtime.status import (
+    NOT_ENOUGH_RESOURCES,
+    NOT_ENOUGH_TASKS,
+    READY_REASON,
+    SCHEDULED,
+    UNSCHEDULABLE,
+    StatusWriter,
+)
 from translations import gpu
 from translations.errors import failure_text
 from translations.gangs import Gang, membership
@@ -328,15 +336,11 @@ class GangScheduler:
             await self.status.pod_group(
                 gang,
                 phase="Running",
-                condition="Scheduled",
-                ok=True,
-                reason="Scheduled",
+                condition=SCHEDULED,
+                reason=READY_REASON,
                 message=f"{len(out.bound) + len(already)} pods bound in {where}",
             )
-            if self.recorder is not None:
-                await self._event_on_group(
-                    gang, "Normal", "Scheduled", f"gang {gang.name}: {len(out.bound)} pods bound in {where}"
-                )
+            await self._events_scheduled(gang, dict(bind.pods), out.bound, where)
         elif out.result == "rolled-back":
             message = (
                 f"gang {gang.name}: binding could not complete ({out.why()}); "
@@ -344,24 +348,16 @@ class GangScheduler:
             )
             await self._event_on_group(gang, "Warning", "GangRolledBack", message)
             await self.status.pod_group(
-                gang,
-                phase="Pending",
-                condition="Unschedulable",
-                ok=False,
-                reason="GangRolledBack",
-                message=message,
+                gang, phase="Pending", condition=UNSCHEDULABLE, reason="GangRolledBack", message=message
             )
 
     async def _preempt_job(self, gang: Gang, preemption: Preemption, outcome: Outcome) -> None:
         await self.preemptor.carry_out(preemption.plan, preemption.message, messages=outcome.pod_messages)
+        short = short_message(preemption.message)
         await self.status.pod_group(
-            gang,
-            phase="Pending",
-            condition="Unschedulable",
-            ok=False,
-            reason="Preempting",
-            message=preemption.message,
+            gang, phase="Pending", condition=UNSCHEDULABLE, reason="Preempting", message=short
         )
+        await self._events_failed(gang, preemption.message, outcome.pod_messages)
 
     async def _report_job(
         self, gang: Gang, outcome: Outcome, *, reason: str | None = None, brief: str = ""
@@ -369,16 +365,18 @@ class GangScheduler:
         """Each pending pod's own message, and the verdict on the PodGroup (with `brief`, the
         explanation's short form: the best domain per tier, the tier limit)."""
         await self.status.pods_unschedulable(
-            gang, outcome.message, reason=outcome.condition or "Unschedulable", messages=outcome.pod_messages
+            gang, outcome.message, reason=outcome.condition or UNSCHEDULABLE, messages=outcome.pod_messages
         )
+        message = with_brief(outcome.message, brief)
+        reason = reason or pod_group_reason(gang, outcome)
         await self.status.pod_group(
-            gang,
-            phase="Pending",
-            condition="Unschedulable",
-            ok=False,
-            reason=reason or outcome.condition or outcome.code.value,
-            message=f"{outcome.message} [{brief}]" if brief else outcome.message,
+            gang, phase="Pending", condition=UNSCHEDULABLE, reason=reason, message=message
         )
+        await self._events_failed(gang, outcome.message, outcome.pod_messages)
+        if self.status.volcano_pod_group(gang) is not None:
+            await self._event_on_group(
+                gang, "Warning", UNSCHEDULABLE, self.status.unschedulable_message(gang, message)
+            )
 
     async def _error_job(self, gang: Gang, outcome: Outcome) -> None:
         """The attempt failed: the pods, the PodGroup and an Event say what failed (never a
@@ -392,6 +390,35 @@ class GangScheduler:
             await self.status.clear_nomination(m.key)
         await self._report_job(gang, outcome, reason=TIMEOUT_REASON)
         await self._event_on_group(gang, "Warning", TIMEOUT_REASON, fired.message)
+
+    async def _events_failed(self, gang: Gang, message: str, messages: Mapping[str, str]) -> None:
+        """kube-scheduler's `FailedScheduling` on every pending member, with its own short
+        message (the recorder aggregates repeats)."""
+        if self.recorder is None:
+            return
+        for m in gang.pending:
+            ref = {"apiVersion": "v1", "kind": "Pod", "metadata": m.pod.metadata.to_dict()}
+            text = short_message(messages.get(m.key, message))
+            await self.recorder.event(ref, "Warning", FAILED_SCHEDULING, text)
+
+    async def _events_scheduled(
+        self, gang: Gang, planned: Mapping[str, str], bound: Collection[str], where: str
+    ) -> None:
+        """kube-scheduler's `Scheduled` on every pod bound, and the gang's on its PodGroup."""
+        if self.recorder is None:
+            return
+        members = {m.key: m.pod for m in gang.pods}
+        for key in bound:
+            pod = members.get(key)
+            if pod is None:
+                continue
+            ref = {"apiVersion": "v1", "kind": "Pod", "metadata": pod.metadata.to_dict()}
+            await self.recorder.event(
+                ref, "Normal", SCHEDULED, f"Successfully assigned {key} to {planned.get(key, '')}"
+            )
+        await self._event_on_group(
+            gang, "Normal", SCHEDULED, f"gang {gang.name}: {len(bound)} pods bound in {where}"
+        )
 
     async def _event_on_group(self, gang: Gang, type_: str, reason: str, message: str) -> None:
         if self.recorder is None:
@@ -449,6 +476,20 @@ def _brief(gang: Gang, cycle: SchedulingCycle) -> str:
         return ""
 
 
+def pod_group_reason(gang: Gang, outcome: Outcome) -> str:
+    """The reason on the PodGroup's Unschedulable condition: the pods' own word when they have
+    one (`SchedulingGated`), Volcano's `NotEnoughTasks` while fewer pods than minMember exist,
+    the verdict's code for a gang that cannot be read, else Volcano's `NotEnoughResources`."""
+    if outcome.condition:
+        return outcome.condition
+    if len(gang.pods) < gang.min_member:
+        return NOT_ENOUGH_TASKS
+    if gang.error:
+        return outcome.code.value
+    return NOT_ENOUGH_RESOURCES
+
+
+FAILED_SCHEDULING = "FailedScheduling"
 HANDED_OFF_REASON = "HandedOff"
 SCHEDULING_ERROR_REASON = "SchedulingError"
 
