@@ -11,7 +11,7 @@ Two gauges, not one per gang: a series per gang would grow with every job ever s
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
 
@@ -69,6 +69,14 @@ SCHEDULER_ERRORS = Counter(
 PENDING_GANGS = Gauge(
     "pending_gangs",
     "Gangs the fallback scheduler has seen pending and not yet placed.",
+    namespace=NAMESPACE,
+)
+PENDING_GANGS_BY_REASON = Gauge(
+    "pending_gangs_by_reason",
+    "Gangs the fallback scheduler attempted and could not place in its last cycle, by namespace, "
+    "dialect (volcano, koordinator, lws, job, ...) and reason (the verdict: Unschedulable, "
+    "Unresolvable, WaitingForVictims, SchedulingGated, Error, ...).",
+    ["namespace", "dialect", "reason"],
     namespace=NAMESPACE,
 )
 OLDEST_PENDING_GANG_AGE = Gauge(
@@ -134,6 +142,14 @@ def track_pending_gangs(
         return
     PENDING_GANGS.set_function(lambda: float(len(waiting_since())))
     OLDEST_PENDING_GANG_AGE.set_function(lambda: oldest_wait(waiting_since(), clock()))
+
+
+def set_pending_by_reason(counts: Mapping[tuple[str, str, str], int]) -> None:
+    """Replace every `pending_gangs_by_reason` series with `counts` ((namespace, dialect,
+    reason) -> gangs): a combination no gang has any more leaves no series behind."""
+    PENDING_GANGS_BY_REASON.clear()
+    for (namespace, dialect, reason), n in counts.items():
+        PENDING_GANGS_BY_REASON.labels(namespace, dialect, reason).set(n)
 
 
 def registry() -> CollectorRegistry:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import Counter
 from collections.abc import Callable, Collection, Coroutine, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -118,6 +119,8 @@ class GangScheduler:
     _jobs: dict[str, asyncio.Task[None]] = field(init=False, default_factory=dict)
     timing: GangTiming = field(init=False, default_factory=GangTiming)
     _reported: dict[str, tuple[Code, str]] = field(init=False, default_factory=dict)
+    pending: dict[str, tuple[str, str, str]] = field(init=False, default_factory=dict)
+    """Gangs attempted and not placed: gang -> (namespace, dialect, reason), for the metrics."""
 
     def __post_init__(self) -> None:
         self._wake = asyncio.Event()
@@ -221,8 +224,37 @@ class GangScheduler:
             for pod in self.cache.pods.items.values()
         )
 
+    def waiting_since(self) -> list[float]:
+        """When each pending gang's wait began (`metrics.track_pending_gangs`)."""
+        first_seen = self.timing.first_seen
+        return [first_seen[k] for k in self.pending if k in first_seen]
+
+    def _forget(self, live: Collection[str]) -> None:
+        """Gangs gone from the cluster leave the reported verdicts and the pending ones."""
+        for k in [k for k in self._reported if k not in live]:
+            del self._reported[k]
+        self._forget_pending(live)
+
+    def _forget_pending(self, keep: Collection[str]) -> None:
+        gone = [k for k in self.pending if k not in keep]
+        for k in gone:
+            del self.pending[k]
+        if gone:
+            self._publish_pending()
+
+    def _note_pending(self, gang: Gang, outcome: Outcome) -> None:
+        if outcome.code is Code.SUCCESS:
+            self.pending.pop(gang.key, None)
+        else:
+            self.pending[gang.key] = (gang.namespace, gang.source, outcome.condition or outcome.code.value)
+
+    def _publish_pending(self) -> None:
+        metrics.set_pending_by_reason(Counter(self.pending.values()))
+
     async def run_cycle(self) -> None:
         if not self.has_work():
+            # Every pending pod we serve is in a gang with a job in flight: the others wait no more.
+            self._forget_pending(self._jobs.keys())
             return
         self.cycles += 1
         t0 = time.perf_counter()
@@ -243,8 +275,7 @@ class GangScheduler:
             options=self.config.cycle_options(),
         )
         live = view.gangs.keys()
-        for k in [k for k in self._reported if k not in live]:
-            del self._reported[k]
+        self._forget(live)
         planned = 0
         for gang in cycle.queue():
             if self.stopping:
@@ -259,8 +290,10 @@ class GangScheduler:
                     "scheduler.gang_failed", gang=gang.key, error=outcome.message, exc_info=outcome.exception
                 )
             self._apply(gang, outcome, cycle)
+            self._note_pending(gang, outcome)
             planned += 1
             await asyncio.sleep(0)  # let bind jobs and informers breathe between gangs
+        self._publish_pending()
         log.debug(
             "scheduler.cycle",
             cycle=self.cycles,

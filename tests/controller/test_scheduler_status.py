@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from controller_helpers import controller_replica, create_node, delete_nodes, eventually
+from prometheus_client import REGISTRY
 
 from controller.kube import JsonDict, Kube
 from controller.manager import ControllerOptions
@@ -35,6 +36,17 @@ async def kubectl(kubeconfig: str, *args: str) -> tuple[int, str]:
     )
     out, _ = await proc.communicate()
     return proc.returncode or 0, out.decode(errors="replace")
+
+
+def pending_here(namespace: str) -> dict[tuple[str, str], float]:
+    """`topobridge_pending_gangs_by_reason` of `namespace`: (dialect, reason) -> gangs."""
+    return {
+        (s.labels["dialect"], s.labels["reason"]): s.value
+        for family in REGISTRY.collect()
+        if family.name == "topobridge_pending_gangs_by_reason"
+        for s in family.samples
+        if s.labels.get("namespace") == namespace
+    }
 
 
 async def unschedulable_as_tools_read_it(kubeconfig: str, namespace: str, head: str) -> None:
@@ -170,6 +182,9 @@ async def test_unschedulable_then_scheduled_status(
             assert unsched[0]["message"].startswith(f"{head}{message} [best per tier: ")
             assert unsched[0]["message"].endswith(" 1/3, cluster 2/3]"), unsched[0]["message"]
 
+            # The leader's metrics: one gang pending here, a Volcano one the cluster has no room for.
+            assert pending_here(namespace) == {("volcano", "Unresolvable"): 1.0}
+            assert (REGISTRY.get_sample_value("topobridge_pending_gangs") or 0) >= 1
 
             await unschedulable_as_tools_read_it(control_plane.kubeconfig, namespace, head)
             assert not any(
@@ -192,6 +207,7 @@ async def test_unschedulable_then_scheduled_status(
             cond = next(c for c in pg["status"]["conditions"] if c["type"] == "Scheduled")
             assert cond["status"] == "True" and cond["message"].startswith("3 pods bound")
             assert cond["reason"] == "tasks in gang are ready to be scheduled"
+            assert pending_here(namespace) == {}
             assert "Unschedulable" not in {c["type"] for c in pg["status"]["conditions"]}
             await scheduled_as_tools_read_it(control_plane.kubeconfig, namespace)
             nodes = {p["spec"]["nodeName"] for p in (await admin.list(PODS, namespace=namespace)).items}
