@@ -89,7 +89,7 @@ class Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = Parser(
+    parser: argparse.ArgumentParser = Parser(
         prog="topobridge",
         description="Validate, translate, place and preempt topology-aware gangs across LWS, Koordinator and Volcano.",
     )
