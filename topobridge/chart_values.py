@@ -355,7 +355,10 @@ def _rule_values() -> Schema:
             "schedulerErrors": _obj(
                 "TopobridgeSchedulerErrors: failures inside the fallback scheduler of any kind "
                 "(`topobridge_scheduler_errors_total`: a gang's attempt, the cycle's view, the cycle).",
-                {"minutes": _int("Minutes of errors the alert looks back over.", minimum=1), "severity": _severity()},
+                {
+                    "minutes": _int("Minutes of errors the alert looks back over.", minimum=1),
+                    "severity": _severity(),
+                },
             ),
             "webhookUnavailable": _obj(
                 "TopobridgeWebhookUnavailable: no replica serves (none scraped up), or the API "
