@@ -13,10 +13,12 @@ SEED ?=
 
 venv: $(STAMP)
 
+# -qq: pip still prints errors, but not setuptools' notice on every editable install (and the
+# build backend's other notices), which buried the demo's first lines.
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install -qq --upgrade pip
+	$(PY) -m pip install -qq -e '.[dev]'
 	@touch $(STAMP)
 
 control-plane:

@@ -174,7 +174,7 @@ def _time(call: Callable[[], Any], runs: int) -> tuple[float, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
     state = ClusterState.build(cnt_layers=[f"Layer{i}" for i in range(koord.MAX_GATHER_STRATEGIES)])

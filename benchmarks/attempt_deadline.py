@@ -67,7 +67,9 @@ def _attempt(prep: Any, sc: Any, gang: Any, budget: AttemptBudget) -> tuple[Run,
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        allow_abbrev=False, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--large", action="store_true")
     ap.add_argument("--steps", type=int, default=DEFAULT_ATTEMPT_STEPS, help="the budget variant's steps")

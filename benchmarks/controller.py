@@ -494,7 +494,9 @@ async def main(args: argparse.Namespace) -> None:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        allow_abbrev=False, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--nodes", type=int, default=1000)
     p.add_argument("--pods", type=int, default=2000, help="pods per run (default 2000)")
     p.add_argument("--gang-size", type=int, default=8)

@@ -106,7 +106,9 @@ def _in(checkout: Path, args: argparse.Namespace) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        allow_abbrev=False, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--nodes", type=int, default=2000)
     ap.add_argument("--pods", type=int, default=10_000)
     ap.add_argument("--runs", type=int, default=7)

@@ -170,7 +170,9 @@ class Variant:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        allow_abbrev=False, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--jobs", type=int, default=400)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--life", type=int, default=15, help="longest a job runs, in arrivals (default 15)")

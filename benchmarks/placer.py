@@ -354,7 +354,9 @@ def _measure_apart(size: int, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        allow_abbrev=False, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--nodes", type=int, default=10_000)
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--preempt-runs", type=int, default=5)

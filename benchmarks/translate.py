@@ -65,7 +65,7 @@ def median_seconds(fn: Callable[[], object], runs: int) -> float:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("--nodes", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()

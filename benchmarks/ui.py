@@ -250,7 +250,7 @@ def first_draw(path: Path, screenshot: Path | None, *, what_if: bool, zoom_id: s
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     ap.add_argument("--nodes", type=int, default=10_000)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--seed", action="store_true", help="the seed's 12-node cluster, with a what-if")

@@ -537,7 +537,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, description=__doc__.split("\n\n")[0] if __doc__ else None
+    )
     parser.add_argument("--seconds", type=float, default=3.0, help="duration of each wrk run (default 3)")
     parser.add_argument(
         "--rounds", type=int, default=5, help="alternating rounds; figures are medians (default 5)"

@@ -500,11 +500,17 @@ class Kube:
         namespace: str | None = None,
         subresource: str | None = None,
         name: str | None = None,
+        dry_run: bool = False,
     ) -> JsonDict:
+        """POST `body`; with `dry_run` admission (webhooks included) judges it and nothing is stored."""
         self._record(res, "create", subresource)
         ns = namespace or (body.get("metadata") or {}).get("namespace")
         return await self._request(
-            "POST", res.path(namespace=ns, name=name, subresource=subresource), body=body, res=res
+            "POST",
+            res.path(namespace=ns, name=name, subresource=subresource),
+            query={"dryRun": "All"} if dry_run else None,
+            body=body,
+            res=res,
         )
 
     async def replace(self, res: Resource, body: JsonDict, *, subresource: str | None = None) -> JsonDict:

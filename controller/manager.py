@@ -228,6 +228,7 @@ class Manager:
             )
             watched: list[Informer] = sched.attach(informers.of, await served_resources(self.kube.serves))
             scope.scheduler = sched
+            metrics.track_pending_gangs(sched.waiting_since)
             roots["scheduler"] = serve(
                 sched, handoff, lambda: all(i.synced.is_set() for i in watched), recorder=recorder
             )
@@ -247,3 +248,5 @@ class Manager:
             await run_roots(roots, grace=opts.grace)
         finally:
             self.scope = None
+            metrics.track_pending_gangs(None)  # only the leader reports pending gangs
+            metrics.set_pending_by_reason({})

@@ -11,7 +11,7 @@ Two gauges, not one per gang: a series per gang would grow with every job ever s
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
 
@@ -71,6 +71,14 @@ PENDING_GANGS = Gauge(
     "Gangs the fallback scheduler has seen pending and not yet placed.",
     namespace=NAMESPACE,
 )
+PENDING_GANGS_BY_REASON = Gauge(
+    "pending_gangs_by_reason",
+    "Gangs the fallback scheduler attempted and could not place in its last cycle, by namespace, "
+    "dialect (volcano, koordinator, lws, job, ...) and reason (the verdict: Unschedulable, "
+    "Unresolvable, WaitingForVictims, SchedulingGated, Error, ...).",
+    ["namespace", "dialect", "reason"],
+    namespace=NAMESPACE,
+)
 OLDEST_PENDING_GANG_AGE = Gauge(
     "oldest_pending_gang_age_seconds",
     "Seconds the longest-waiting pending gang has waited to be placed; 0 when none waits.",
@@ -103,6 +111,12 @@ OBJECTS_UNREADABLE = Counter(
     "and outcome: `trimmed` (only a managedFields entry's fieldsV1, which nothing reads, was "
     "dropped) or `left_out` (the object is missing from every cache).",
     ["resource", "outcome"],
+    namespace=NAMESPACE,
+)
+EVENTS_DROPPED = Counter(
+    "events_dropped",
+    "Events not written because their object's spam-filter bucket was empty (client-go's: 25, "
+    "then one per 5 minutes).",
     namespace=NAMESPACE,
 )
 IS_LEADER = Gauge("leader", "1 while this replica holds the controller lease.", namespace=NAMESPACE)
@@ -142,6 +156,14 @@ def track_pending_gangs(
         return
     PENDING_GANGS.set_function(lambda: float(len(waiting_since())))
     OLDEST_PENDING_GANG_AGE.set_function(lambda: oldest_wait(waiting_since(), clock()))
+
+
+def set_pending_by_reason(counts: Mapping[tuple[str, str, str], int]) -> None:
+    """Replace every `pending_gangs_by_reason` series with `counts` ((namespace, dialect,
+    reason) -> gangs): a combination no gang has any more leaves no series behind."""
+    PENDING_GANGS_BY_REASON.clear()
+    for (namespace, dialect, reason), n in counts.items():
+        PENDING_GANGS_BY_REASON.labels(namespace, dialect, reason).set(n)
 
 
 def registry() -> CollectorRegistry:

@@ -1,9 +1,16 @@
 """Tell users, on their own objects, what topobridge did: core/v1 Events and status conditions.
 
-Events are best effort (a failure is logged, never fails a reconcile) and aggregated like
-client-go's recorder: the same (object, type, reason, message) within ten minutes bumps the
-existing Event's count instead of creating another. Reconcilers emit Events only when they
-change something or their verdict changes, so periodic resyncs do not spam.
+Events are best effort (a failure is logged, never fails a reconcile) and correlated as
+client-go's EventCorrelator does it, in its order:
+1. aggregate: the tenth distinct message of one (object, type, reason) within ten minutes, and
+   every one after it, goes to one Event whose message is `(combined from similar events): `
+   and the latest text;
+2. dedupe: the same (object, type, reason, message) within ten minutes bumps the existing
+   Event's count (and lastTimestamp) instead of creating another;
+3. spam filter: each object has a bucket of 25 Events, refilled by one every five minutes;
+   what finds it empty is dropped (counted in `topobridge_events_dropped_total`).
+Reconcilers emit Events only when they change something or their verdict changes, so periodic
+resyncs do not spam.
 
 Conditions are upserted by type into `status.conditions` with a JSON merge patch that
 carries the resourceVersion read, so a concurrent writer's conditions are never clobbered
@@ -20,6 +27,7 @@ from typing import Any, Literal
 
 import structlog
 
+from controller import metrics
 from controller.clock import Clock, MonotonicClock
 from controller.errors import ControllerError, NotFoundError
 from controller.kube import JsonDict, Kube
@@ -32,6 +40,13 @@ EventType = Literal["Normal", "Warning"]
 _AGGREGATE_WINDOW = 600.0
 _CACHE_SIZE = 4096
 _MESSAGE_LIMIT = 1024
+SIMILAR_MAX = 10
+"""Distinct messages of one (object, type, reason) in the window before they are combined."""
+COMBINED_PREFIX = "(combined from similar events): "
+SPAM_BURST = 25
+"""Events an object may get at once (client-go's defaultSpamBurst)."""
+SPAM_REFILL_SECONDS = 300.0
+"""One more Event per object every this many seconds (client-go's defaultSpamQPS, 1/300)."""
 
 
 def now_rfc3339() -> str:
@@ -60,6 +75,26 @@ class _Seen:
     at: float
 
 
+@dataclass
+class _Similar:
+    since: float
+    messages: set[str]
+
+
+@dataclass
+class _Bucket:
+    tokens: float
+    at: float
+
+    def take(self, now: float) -> bool:
+        self.tokens = min(float(SPAM_BURST), self.tokens + (now - self.at) / SPAM_REFILL_SECONDS)
+        self.at = now
+        if self.tokens < 1.0:
+            return False
+        self.tokens -= 1.0
+        return True
+
+
 class EventRecorder:
     """Writes core/v1 Events about objects, aggregating repeats."""
 
@@ -68,14 +103,45 @@ class EventRecorder:
         self.instance = instance
         self.clock = clock or MonotonicClock()
         self._seen: OrderedDict[tuple[str, str, str, str], _Seen] = OrderedDict()
+        self._similar: OrderedDict[tuple[str, str, str], _Similar] = OrderedDict()
+        self._buckets: OrderedDict[str, _Bucket] = OrderedDict()
+
+    def _aggregate(self, subject: str, type_: str, reason: str, message: str, now: float) -> tuple[str, str]:
+        """(the message to write, the message part of its dedupe key): step 1 of the module doc."""
+        key = (subject, type_, reason)
+        similar = self._similar.get(key)
+        if similar is None or now - similar.since >= _AGGREGATE_WINDOW:
+            similar = self._similar[key] = _Similar(now, set())
+        self._similar.move_to_end(key)
+        while len(self._similar) > _CACHE_SIZE:
+            self._similar.popitem(last=False)
+        similar.messages.add(message)
+        if len(similar.messages) >= SIMILAR_MAX:
+            return COMBINED_PREFIX + message, COMBINED_PREFIX
+        return message, message
+
+    def _allowed(self, subject: str, now: float) -> bool:
+        """Step 3 of the module doc: a token from the object's bucket."""
+        bucket = self._buckets.get(subject)
+        if bucket is None:
+            bucket = self._buckets[subject] = _Bucket(float(SPAM_BURST), now)
+        self._buckets.move_to_end(subject)
+        while len(self._buckets) > _CACHE_SIZE:
+            self._buckets.popitem(last=False)
+        return bucket.take(now)
 
     async def event(self, obj: JsonDict, type_: EventType, reason: str, message: str) -> None:
         ref = object_reference(obj)
         message = message if len(message) <= _MESSAGE_LIMIT else message[: _MESSAGE_LIMIT - 3] + "..."
         # Events about cluster-scoped objects live in `default`, as client-go files them.
         namespace = ref.get("namespace") or "default"
-        key = (str(ref["uid"] or ref["name"]), type_, reason, message)
+        subject = str(ref["uid"] or ref["name"])
         now = self.clock.now()
+        message, dedupe = self._aggregate(subject, type_, reason, message, now)
+        if not self._allowed(subject, now):
+            metrics.EVENTS_DROPPED.inc()
+            return
+        key = (subject, type_, reason, dedupe)
         stamp = now_rfc3339()
         try:
             seen = self._seen.get(key)
@@ -84,7 +150,7 @@ class EventRecorder:
                     await self.kube.merge_patch(
                         EVENTS,
                         seen.name,
-                        {"count": seen.count + 1, "lastTimestamp": stamp},
+                        {"count": seen.count + 1, "lastTimestamp": stamp, "message": message},
                         namespace=seen.namespace,
                     )
                     seen.count += 1

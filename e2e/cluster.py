@@ -7,17 +7,26 @@ node label, each node's label values along those layers, and one allocatable for
 Nodes are API objects; their status (allocatable, Ready) is written through `nodes/status`.
 On kind the same nodes are KWOK nodes (`Target.node_annotations` / `node_taints`), which the
 KWOK controller keeps Ready and whose pods it runs.
+
+Objects are created as a user's `kubectl apply` right after `kubectl create priorityclass`
+would need them to be: a pod naming a PriorityClass created a moment ago is retried while the
+API server's Priority admission, which reads classes from an informer's cache, has not seen it
+yet (`until_admitted`), within a bounded wait.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import re
+import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from controller.errors import AlreadyExistsError, NotFoundError
+from controller.errors import AlreadyExistsError, ForbiddenError, NotFoundError
 from controller.kube import JsonDict, Kube
 from controller.resources import (
     CLUSTER_NETWORK_TOPOLOGIES,
@@ -203,13 +212,57 @@ async def create_topology(kube: Kube, cluster: ClusterSpec) -> None:
         )
 
 
-async def create_object(kube: Kube, obj: JsonDict, *, namespace: str | None) -> JsonDict:
-    """Create one scenario object; namespaced ones go into `namespace`."""
+ADMISSION_WAIT = 30.0
+"""How long a create waits for Priority admission to see a PriorityClass (seconds)."""
+PRIORITY_CLASS_UNSEEN = re.compile(r"no PriorityClass with name (?P<name>\S+) was found")
+"""The Priority admission plugin's 403 when its cache holds no class of that name."""
+OnAdmissionWait = Callable[[str], Awaitable[None]]
+"""Called with the PriorityClass's name each time a create waits for admission to see it."""
+
+
+async def until_admitted(
+    create: Callable[[], Awaitable[JsonDict]],
+    *,
+    timeout: float = ADMISSION_WAIT,
+    on_wait: OnAdmissionWait | None = None,
+) -> JsonDict:
+    """`create()`, repeated while Priority admission refuses it for a PriorityClass it has not
+    seen yet. That 403 is the only one retried; after `timeout` seconds it is raised as it came
+    (the class does not exist, or admission never saw it)."""
+    deadline = time.monotonic() + timeout
+    delay = 0.05
+    while True:
+        try:
+            return await create()
+        except ForbiddenError as exc:
+            unseen = PRIORITY_CLASS_UNSEEN.search(exc.message)
+            if unseen is None or time.monotonic() >= deadline:
+                raise
+            if on_wait is not None:
+                await on_wait(unseen["name"])
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 0.5)
+
+
+async def create_object(
+    kube: Kube,
+    obj: JsonDict,
+    *,
+    namespace: str | None,
+    admission_wait: float = ADMISSION_WAIT,
+    on_wait: OnAdmissionWait | None = None,
+) -> JsonDict:
+    """Create one scenario object; namespaced ones go into `namespace`. A pod naming a
+    PriorityClass that admission has not seen yet is retried (`until_admitted`)."""
     res = resource_of(obj)
     body = {**obj, "metadata": dict(obj.get("metadata") or {})}
     if res.namespaced:
         body["metadata"]["namespace"] = namespace
-    return await kube.create(res, body, namespace=namespace if res.namespaced else None)
+    return await until_admitted(
+        lambda: kube.create(res, body, namespace=namespace if res.namespaced else None),
+        timeout=admission_wait,
+        on_wait=on_wait,
+    )
 
 
 async def ensure_cluster_object(kube: Kube, obj: JsonDict) -> None:

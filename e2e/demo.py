@@ -16,6 +16,11 @@
                free resources per domain, what landed where, pending gangs and why;
 5. explore     the cluster stays up; the closing text says how to look around with kubectl.
 
+Every phase waits until the API server serves what the next one needs, never a fixed sleep:
+the control plane its namespaces and Established CRDs, topobridge its lease and a webhook the
+API server calls (`e2e.local`), the examples' pods a PriorityClass admission has seen
+(`e2e.cluster.until_admitted`).
+
 `python -m e2e.demo down` (`make demo-down`) stops topobridge, the kubelet stand-in and the
 control plane, by PID. A second `up` starts over from a clean `default` namespace.
 """
@@ -232,10 +237,23 @@ async def show_tree(kube: Kube, screen: Screen) -> None:
     screen.line(render_tree(cluster_view(await read_objects(kube), namespace=NAMESPACE)))
 
 
+class AdmissionNotice:
+    """Says once per PriorityClass that a create waits for admission to see it."""
+
+    def __init__(self, screen: Screen) -> None:
+        self.screen = screen
+        self.announced: set[str] = set()
+
+    async def __call__(self, priority_class: str) -> None:
+        if priority_class not in self.announced:
+            self.announced.add(priority_class)
+            self.screen.done(f"  waiting for admission to see PriorityClass {priority_class}")
+
+
 async def run_example(kube: Kube, screen: Screen, title: str, name: str) -> bool:
     spec = scenario(name)
     screen.heading(title)
-    runner = ScenarioRunner(kube, LOCAL)
+    runner = ScenarioRunner(kube, LOCAL, on_admission_wait=AdmissionNotice(screen))
     ok = True
     for step in spec.steps:
         screen.line(f"- {step.name}")
@@ -390,7 +408,7 @@ async def down(screen: Screen) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m e2e.demo", description="topobridge's demo on a local cluster"
+        allow_abbrev=False, prog="python -m e2e.demo", description="topobridge's demo on a local cluster"
     )
     parser.add_argument("action", choices=["up", "down"])
     args = parser.parse_args(argv)

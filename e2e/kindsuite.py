@@ -185,7 +185,9 @@ async def run_scenarios(kubeconfig: str, target_name: str, names: Sequence[str])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m e2e.kindsuite", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, prog="python -m e2e.kindsuite", description=__doc__.split("\n\n")[0]
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("manifests")
     sub.add_parser("lws-crd-patch")

@@ -139,7 +139,9 @@ async def _main(kubeconfig: str, nodes: Sequence[str] | None) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m e2e.kubelet", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, prog="python -m e2e.kubelet", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--kubeconfig", required=True)
     parser.add_argument("--nodes", default=None, help="comma-separated node names (default: every node)")
     args = parser.parse_args(argv)

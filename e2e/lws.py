@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from controller.kube import JsonDict, Kube
 from controller.resources import PODS
+from e2e.cluster import until_admitted
 from translations import expand
 from translations import lws as lwsmod
 
@@ -40,6 +41,6 @@ async def create_group_pods(kube: Kube, lws: JsonDict) -> list[str]:
     """Create the pods of every group; returns their names."""
     names = []
     for pod in group_pods(lws):
-        await kube.create(PODS, pod)
+        await until_admitted(lambda pod=pod: kube.create(PODS, pod))
         names.append(pod["metadata"]["name"])
     return names

@@ -366,10 +366,19 @@ Progress = Callable[[Step, Observed], Awaitable[None] | None]
 class ScenarioRunner:
     """Runs scenarios on one cluster through `kube` (cluster admin)."""
 
-    def __init__(self, kube: Kube, target: Target, *, poll: float = 0.3) -> None:
+    def __init__(
+        self,
+        kube: Kube,
+        target: Target,
+        *,
+        poll: float = 0.3,
+        on_admission_wait: clustermod.OnAdmissionWait | None = None,
+    ) -> None:
         self.kube = kube
         self.target = target
         self.poll = poll
+        self.on_admission_wait = on_admission_wait
+        """Told when a create waits for admission to see a PriorityClass (the demo says so)."""
 
     async def run(
         self,
@@ -430,7 +439,9 @@ class ScenarioRunner:
         if obj["kind"] == "PriorityClass":
             await clustermod.ensure_cluster_object(self.kube, obj)
             return
-        created = await clustermod.create_object(self.kube, obj, namespace=namespace)
+        created = await clustermod.create_object(
+            self.kube, obj, namespace=namespace, on_wait=self.on_admission_wait
+        )
         if obj["kind"] == LEADERWORKERSETS.kind and not self.target.lws_controller:
             await create_group_pods(self.kube, created)
 

@@ -56,7 +56,7 @@ async def _run(run: ChaosRun) -> ChaosReport:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     p.add_argument("--seed", type=int, default=None, help="default: random (printed)")
     p.add_argument("--minutes", type=float, default=12.0, help="minutes of cycles (default 12)")
     p.add_argument("--max-cycles", type=int, default=1_000_000)

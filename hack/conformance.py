@@ -32,7 +32,7 @@ def write_docs() -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        allow_abbrev=False, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--write-docs", action="store_true", help='rewrite docs/reference.md "Not honoured"')
     args = parser.parse_args()

@@ -363,7 +363,7 @@ def _one_seed(run: Run, seed: int, examples: int, deadline: float) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("--minutes", type=float, default=10.0)
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--examples-per-seed", type=int, default=20)

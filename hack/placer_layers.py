@@ -146,7 +146,9 @@ def _label(module: str) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0] if __doc__ else None)
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, description=__doc__.split("\n\n", 1)[0] if __doc__ else None
+    )
     parser.add_argument("--write", action="store_true", help=f"write {TARGET.relative_to(ROOT)}")
     args = parser.parse_args()
     source = dot_source()

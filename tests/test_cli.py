@@ -5,6 +5,7 @@ on empty input and broken YAML, nothing printed that a Python repr made."""
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import re
@@ -235,3 +236,26 @@ def test_a_missing_kubeconfig_says_so_and_nothing_else(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2
     assert proc.stderr == f"error: cannot load the kubeconfig {tmp_path / 'nope'}: no such file\n"
+
+
+def _all_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    out = [parser]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in set(action.choices.values()):
+                out.extend(_all_parsers(sub))
+    return out
+
+
+def test_no_parser_takes_an_abbreviated_flag() -> None:
+    parsers = _all_parsers(cli.build_parser())
+    assert len(parsers) > 10
+    assert [p.prog for p in parsers if p.allow_abbrev] == []
+
+
+def test_simulate_from_is_an_error_not_from_cluster(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["simulate", "--from", str(EXAMPLE_2)])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "unrecognized arguments: --from" in err

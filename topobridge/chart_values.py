@@ -352,6 +352,37 @@ def _rule_values() -> Schema:
                 "leader election).",
                 {"minutes": _int(minutes, minimum=1), "severity": _severity()},
             ),
+            "schedulerErrors": _obj(
+                "TopobridgeSchedulerErrors: failures inside the fallback scheduler of any kind "
+                "(`topobridge_scheduler_errors_total`: a gang's attempt, the cycle's view, the cycle).",
+                {
+                    "minutes": _int("Minutes of errors the alert looks back over.", minimum=1),
+                    "severity": _severity(),
+                },
+            ),
+            "webhookUnavailable": _obj(
+                "TopobridgeWebhookUnavailable: no replica serves (none scraped up), or the API "
+                "server fails to call the webhook (its `apiserver_admission_webhook_rejection_count` "
+                "with `calling_webhook_error`, where Prometheus scrapes the API server).",
+                {
+                    "apiServerSelector": _str(
+                        "PromQL label matchers picking the API server's series of topobridge's "
+                        "webhooks; empty: every webhook named `*.topobridge.io`."
+                    ),
+                    "minutes": _int(minutes, minimum=1),
+                    "severity": _severity(),
+                },
+            ),
+            "webhookSlow": _obj(
+                "TopobridgeWebhookSlow: the 99th percentile of admission time, as topobridge "
+                "answers and (where scraped) as the API server waits, is above `seconds` "
+                "(the webhooks' timeoutSeconds is 5).",
+                {
+                    "seconds": _number("The p99 latency that counts as slow.", exclusiveMinimum=0),
+                    "minutes": _int(minutes, minimum=1),
+                    "severity": _severity(),
+                },
+            ),
         },
     )
 

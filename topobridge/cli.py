@@ -78,8 +78,18 @@ class _Version(argparse.Action):
         parser.exit()
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse without prefix matching: `simulate --from FILE` is an error, never taken for
+    `--from-cluster`. Subcommands' parsers are of the parser's own class, so this holds for
+    every one of them, nested ones too."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser: argparse.ArgumentParser = Parser(
         prog="topobridge",
         description="Validate, translate, place and preempt topology-aware gangs across LWS, Koordinator and Volcano.",
     )

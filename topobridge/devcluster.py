@@ -11,11 +11,18 @@ Start-up, in named phases:
 3. etcd     on a free loopback port, its data on tmpfs when there is one;
 4. apiserver TLS, token auth, Node+RBAC, endpoint reconciler off, ServiceAccount admission
             off (test pods carry no tokens), Priority admission on (priorityClassName resolves);
-5. ready    poll /readyz;
+5. ready    poll /readyz, then until the namespaces `default` and `kube-system` exist (the
+            API server's bootstrap controller creates them after /readyz may already answer);
 6. kubeconfig  written for the admin token;
 7. controllers optional kube-controller-manager (garbage collector, namespace deletion,
             disruption budgets...) and kube-scheduler, both through that kubeconfig;
-8. crds     install crds/*.yaml and wait until each is Established.
+8. crds     install crds/*.yaml and wait until each is Established and its resource answers
+            a list at its storage version (what the next step's create needs).
+
+PriorityClasses are the one thing readiness cannot cover for a caller: the Priority admission
+plugin resolves `priorityClassName` from an informer's cache, so a pod created right after its
+class may be refused (403 "no PriorityClass with name X was found"); `e2e.cluster.until_admitted`
+retries exactly that refusal.
 
 `stop()` sends SIGTERM by PID (then SIGKILL), reaps, and removes the directories it made.
 Processes can run detached (they outlive the CLI); `ControlPlaneState` records what
@@ -664,6 +671,8 @@ class LocalControlPlane:
                     raise ProcessExitedError(f"{proc.name} exited during start-up:\n{proc.log_tail()}")
             ok, last = _run_async(_probe_readyz(self.server, self.token, self.ca_file))
             if ok:
+                ok, last = _run_async(_probe_namespaces(self.server, self.token, self.ca_file))
+            if ok:
                 return
             time.sleep(0.2)
         raise ControlPlaneError(
@@ -755,6 +764,59 @@ async def _probe_readyz(server: str, token: str, ca_file: str) -> tuple[bool, st
             return False, f"/readyz: {type(exc).__name__}: {exc}"
 
 
+BOOTSTRAP_NAMESPACES = ("default", "kube-system")
+
+
+async def _probe_namespaces(server: str, token: str, ca_file: str) -> tuple[bool, str]:
+    """Whether the namespaces every caller assumes exist (`default`, and `kube-system` for leases)."""
+    from kubernetes_asyncio.client import ApiClient, CoreV1Api
+    from kubernetes_asyncio.client.exceptions import ApiException
+
+    async with ApiClient(admin_client_config(server, token, ca_file)) as api:
+        core = CoreV1Api(api)
+        for name in BOOTSTRAP_NAMESPACES:
+            try:
+                await core.read_namespace(name, _request_timeout=5)
+            except ApiException as exc:
+                return False, f"namespace {name}: {exc.status} {exc.reason}"
+            except Exception as exc:  # aiohttp's connection errors, without importing aiohttp here
+                return False, f"namespace {name}: {type(exc).__name__}: {exc}"
+    return True, "ready"
+
+
+def _storage_path(doc: dict[str, Any]) -> str:
+    """The list path of a CRD's resource at its storage version."""
+    spec = doc["spec"]
+    version = next((v["name"] for v in spec["versions"] if v.get("storage")), spec["versions"][0]["name"])
+    return f"/apis/{spec['group']}/{version}/{spec['names']['plural']}"
+
+
+async def _wait_served(api: Any, docs: list[dict[str, Any]], deadline: float) -> None:
+    """Until a list of each CRD's resource answers 200 (Established, and its handler serves)."""
+    from kubernetes_asyncio.client.exceptions import ApiException
+
+    pending = {_storage_path(doc) for doc in docs}
+    while pending:
+        for path in sorted(pending):
+            try:
+                await api.call_api(
+                    path,
+                    "GET",
+                    query_params=[("limit", 1)],
+                    auth_settings=["BearerToken"],
+                    response_types_map={200: "object"},
+                    _request_timeout=5,
+                )
+                pending.discard(path)
+            except ApiException as exc:
+                if exc.status != 404:
+                    raise ControlPlaneError(f"GET {path}: {exc.status} {exc.reason}") from None
+        if pending:
+            if time.monotonic() > deadline:
+                raise ControlPlaneError(f"CRDs Established but not served after the wait: {sorted(pending)}")
+            await asyncio.sleep(0.1)
+
+
 async def _apply_crds(
     server: str, token: str, ca_file: str, docs: list[dict[str, Any]], timeout: float
 ) -> list[str]:
@@ -794,4 +856,5 @@ async def _apply_crds(
                 if time.monotonic() > deadline:
                     raise ControlPlaneError(f"CRDs not Established after {timeout:.0f}s: {sorted(pending)}")
                 await asyncio.sleep(0.1)
+        await _wait_served(api, docs, deadline)
         return names

@@ -227,10 +227,13 @@ class KoordinatorReconciler:
             if refused:
                 continue
             patched = await self._patch_pods(result)
-            message = summarize(result.report)
-            if patched:
-                message = f"{patched} pod(s) patched to join PodGroup {pg_name}; " + message
-            await self._report(subject, True, message, changed=patched > 0)
+            summary = summarize(result.report)
+            message = (
+                f"{patched} pod(s) patched to join PodGroup {pg_name}; {summary}" if patched else summary
+            )
+            # The verdict is the translation, not how many pods this pass patched: a pod patched
+            # again while the cache still shows it unpatched is no news.
+            await self._report(subject, True, message, verdict=f"{pg_name}: {summary}")
         return wanted
 
     async def _delete_unwanted(self, namespace: str, wanted: set[str]) -> None:
@@ -295,14 +298,16 @@ class KoordinatorReconciler:
                 continue
         return patched
 
-    async def _report(self, subject: JsonDict, ok: bool, message: str, *, changed: bool = False) -> None:
+    async def _report(self, subject: JsonDict, ok: bool, message: str, *, verdict: str | None = None) -> None:
+        """An Event when the verdict on `subject` changes (`verdict`, else the message): once per
+        change, never once per reconcile."""
         if not subject:
             log.warning("koordinator.unreported", message=message)
             return
         meta = subject.get("metadata") or {}
         key = f"{meta.get('namespace')}/{subject.get('kind')}/{meta.get('name')}"
-        verdict = f"{ok}/{message}"
-        if self._reported.get(key) == verdict and not changed:
+        verdict = f"{ok}/{verdict if verdict is not None else message}"
+        if self._reported.get(key) == verdict:
             return
         self._reported[key] = verdict
         await self.recorder.event(

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import Counter
 from collections.abc import Callable, Collection, Coroutine, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,8 +45,16 @@ from controller.reporting import EventRecorder
 from controller.resources import Resource
 from controller.runtime.binder import Binder, BindOutcome
 from controller.runtime.cache import ClusterCache
+from controller.runtime.messages import short_message, with_brief
 from controller.runtime.preemptor import Preemptor
-from controller.runtime.status import StatusWriter
+from controller.runtime.status import (
+    NOT_ENOUGH_RESOURCES,
+    NOT_ENOUGH_TASKS,
+    READY_REASON,
+    SCHEDULED,
+    UNSCHEDULABLE,
+    StatusWriter,
+)
 from translations import gpu
 from translations.errors import failure_text
 from translations.gangs import Gang, membership
@@ -116,6 +125,8 @@ class GangScheduler:
     _reported: dict[str, tuple[Code, str]] = field(init=False, default_factory=dict)
     _notices: set[asyncio.Task[None]] = field(init=False, default_factory=set)
     """Events in flight that no gang job carries (kept referenced until they finish)."""
+    pending: dict[str, tuple[str, str, str]] = field(init=False, default_factory=dict)
+    """Gangs attempted and not placed: gang -> (namespace, dialect, reason), for the metrics."""
 
     def __post_init__(self) -> None:
         self._wake = asyncio.Event()
@@ -219,8 +230,37 @@ class GangScheduler:
             for pod in self.cache.pods.items.values()
         )
 
+    def waiting_since(self) -> list[float]:
+        """When each pending gang's wait began (`metrics.track_pending_gangs`)."""
+        first_seen = self.timing.first_seen
+        return [first_seen[k] for k in self.pending if k in first_seen]
+
+    def _forget(self, live: Collection[str]) -> None:
+        """Gangs gone from the cluster leave the reported verdicts and the pending ones."""
+        for k in [k for k in self._reported if k not in live]:
+            del self._reported[k]
+        self._forget_pending(live)
+
+    def _forget_pending(self, keep: Collection[str]) -> None:
+        gone = [k for k in self.pending if k not in keep]
+        for k in gone:
+            del self.pending[k]
+        if gone:
+            self._publish_pending()
+
+    def _note_pending(self, gang: Gang, outcome: Outcome) -> None:
+        if outcome.code is Code.SUCCESS:
+            self.pending.pop(gang.key, None)
+        else:
+            self.pending[gang.key] = (gang.namespace, gang.source, outcome.condition or outcome.code.value)
+
+    def _publish_pending(self) -> None:
+        metrics.set_pending_by_reason(Counter(self.pending.values()))
+
     async def run_cycle(self) -> None:
         if not self.has_work():
+            # Every pending pod we serve is in a gang with a job in flight: the others wait no more.
+            self._forget_pending(self._jobs.keys())
             return
         self.cycles += 1
         t0 = time.perf_counter()
@@ -241,8 +281,7 @@ class GangScheduler:
             options=self.config.cycle_options(),
         )
         live = view.gangs.keys()
-        for k in [k for k in self._reported if k not in live]:
-            del self._reported[k]
+        self._forget(live)
         planned = 0
         for gang in cycle.queue():
             if self.stopping:
@@ -259,8 +298,10 @@ class GangScheduler:
                     "scheduler.gang_failed", gang=gang.key, error=outcome.message, exc_info=outcome.exception
                 )
             self._apply(gang, outcome, cycle)
+            self._note_pending(gang, outcome)
             planned += 1
             await asyncio.sleep(0)  # let bind jobs and informers breathe between gangs
+        self._publish_pending()
         log.debug(
             "scheduler.cycle",
             cycle=self.cycles,
@@ -349,15 +390,11 @@ class GangScheduler:
             await self.status.pod_group(
                 gang,
                 phase="Running",
-                condition="Scheduled",
-                ok=True,
-                reason="Scheduled",
+                condition=SCHEDULED,
+                reason=READY_REASON,
                 message=f"{len(out.bound) + len(already)} pods bound in {where}",
             )
-            if self.recorder is not None:
-                await self._event_on_group(
-                    gang, "Normal", "Scheduled", f"gang {gang.name}: {len(out.bound)} pods bound in {where}"
-                )
+            await self._events_scheduled(gang, dict(bind.pods), out.bound, where)
         elif out.result == "rolled-back":
             message = (
                 f"gang {gang.name}: binding could not complete ({out.why()}); "
@@ -365,24 +402,16 @@ class GangScheduler:
             )
             await self._event_on_group(gang, "Warning", "GangRolledBack", message)
             await self.status.pod_group(
-                gang,
-                phase="Pending",
-                condition="Unschedulable",
-                ok=False,
-                reason="GangRolledBack",
-                message=message,
+                gang, phase="Pending", condition=UNSCHEDULABLE, reason="GangRolledBack", message=message
             )
 
     async def _preempt_job(self, gang: Gang, preemption: Preemption, outcome: Outcome) -> None:
         await self.preemptor.carry_out(preemption.plan, preemption.message, messages=outcome.pod_messages)
+        short = short_message(preemption.message)
         await self.status.pod_group(
-            gang,
-            phase="Pending",
-            condition="Unschedulable",
-            ok=False,
-            reason="Preempting",
-            message=preemption.message,
+            gang, phase="Pending", condition=UNSCHEDULABLE, reason="Preempting", message=short
         )
+        await self._events_failed(gang, preemption.message, outcome.pod_messages)
 
     async def _report_job(
         self, gang: Gang, outcome: Outcome, *, reason: str | None = None, brief: str = ""
@@ -390,16 +419,18 @@ class GangScheduler:
         """Each pending pod's own message, and the verdict on the PodGroup (with `brief`, the
         explanation's short form: the best domain per tier, the tier limit)."""
         await self.status.pods_unschedulable(
-            gang, outcome.message, reason=outcome.condition or "Unschedulable", messages=outcome.pod_messages
+            gang, outcome.message, reason=outcome.condition or UNSCHEDULABLE, messages=outcome.pod_messages
         )
+        message = with_brief(outcome.message, brief)
+        reason = reason or pod_group_reason(gang, outcome)
         await self.status.pod_group(
-            gang,
-            phase="Pending",
-            condition="Unschedulable",
-            ok=False,
-            reason=reason or outcome.condition or outcome.code.value,
-            message=f"{outcome.message} [{brief}]" if brief else outcome.message,
+            gang, phase="Pending", condition=UNSCHEDULABLE, reason=reason, message=message
         )
+        await self._events_failed(gang, outcome.message, outcome.pod_messages)
+        if self.status.volcano_pod_group(gang) is not None:
+            await self._event_on_group(
+                gang, "Warning", UNSCHEDULABLE, self.status.unschedulable_message(gang, message)
+            )
 
     async def _error_job(self, gang: Gang, outcome: Outcome) -> None:
         """The attempt failed: the pods, the PodGroup and an Event say what failed (never a
@@ -413,6 +444,35 @@ class GangScheduler:
             await self.status.clear_nomination(m.key)
         await self._report_job(gang, outcome, reason=TIMEOUT_REASON)
         await self._event_on_group(gang, "Warning", TIMEOUT_REASON, fired.message)
+
+    async def _events_failed(self, gang: Gang, message: str, messages: Mapping[str, str]) -> None:
+        """kube-scheduler's `FailedScheduling` on every pending member, with its own short
+        message (the recorder aggregates repeats)."""
+        if self.recorder is None:
+            return
+        for m in gang.pending:
+            ref = {"apiVersion": "v1", "kind": "Pod", "metadata": m.pod.metadata.to_dict()}
+            text = short_message(messages.get(m.key, message))
+            await self.recorder.event(ref, "Warning", FAILED_SCHEDULING, text)
+
+    async def _events_scheduled(
+        self, gang: Gang, planned: Mapping[str, str], bound: Collection[str], where: str
+    ) -> None:
+        """kube-scheduler's `Scheduled` on every pod bound, and the gang's on its PodGroup."""
+        if self.recorder is None:
+            return
+        members = {m.key: m.pod for m in gang.pods}
+        for key in bound:
+            pod = members.get(key)
+            if pod is None:
+                continue
+            ref = {"apiVersion": "v1", "kind": "Pod", "metadata": pod.metadata.to_dict()}
+            await self.recorder.event(
+                ref, "Normal", SCHEDULED, f"Successfully assigned {key} to {planned.get(key, '')}"
+            )
+        await self._event_on_group(
+            gang, "Normal", SCHEDULED, f"gang {gang.name}: {len(bound)} pods bound in {where}"
+        )
 
     async def _event_on_group(self, gang: Gang, type_: str, reason: str, message: str) -> None:
         if self.recorder is None:
@@ -470,6 +530,20 @@ def _brief(gang: Gang, cycle: SchedulingCycle) -> str:
         return ""
 
 
+def pod_group_reason(gang: Gang, outcome: Outcome) -> str:
+    """The reason on the PodGroup's Unschedulable condition: the pods' own word when they have
+    one (`SchedulingGated`), Volcano's `NotEnoughTasks` while fewer pods than minMember exist,
+    the verdict's code for a gang that cannot be read, else Volcano's `NotEnoughResources`."""
+    if outcome.condition:
+        return outcome.condition
+    if len(gang.pods) < gang.min_member:
+        return NOT_ENOUGH_TASKS
+    if gang.error:
+        return outcome.code.value
+    return NOT_ENOUGH_RESOURCES
+
+
+FAILED_SCHEDULING = "FailedScheduling"
 HANDED_OFF_REASON = "HandedOff"
 SCHEDULING_ERROR_REASON = "SchedulingError"
 ATTEMPT_GUARD_REASON = "AttemptGuardFired"

@@ -1,6 +1,15 @@
 """What the scheduler tells users: pods' `PodScheduled=False` condition (reason and the
 engine's message), `status.nominatedNodeName`, and the Volcano PodGroup's phase and conditions.
 
+Each condition is written as the tools of its dialect read it. A pod waits with
+`PodScheduled=False`, reason `Unschedulable` (kube-scheduler's). A Volcano PodGroup carries the
+condition of what is true of it, with status `True`, as Volcano's gang plugin writes it:
+`Unschedulable` (reason `NotEnoughResources`, or `NotEnoughTasks` while it has fewer pods than
+minMember; message `<pending>/<members> tasks in gang unschedulable: ...`) or `Scheduled`
+(reason `tasks in gang are ready to be scheduled`), never both: `kubectl wait
+--for=condition=Unschedulable` and vcctl read it as Volcano's. Messages are the short form of
+`controller.runtime.messages`, bounded at any cluster size; `explain` has the whole text.
+
 A PodGroup's phase is derived from what is bound now, never remembered from the last decision
 (`pod_group_phase`): `Running` at or above minMember, `Unknown` (Volcano's word for a gang
 partly running) when some but fewer are bound, `Pending` when none are. Scheduling outcomes
@@ -28,6 +37,7 @@ from controller.kube import JsonDict, Kube
 from controller.reporting import EventRecorder
 from controller.resources import VOLCANO_PODGROUPS
 from controller.runtime.cache import ClusterCache
+from controller.runtime.messages import short_message, volcano_message
 from translations import volcano
 from translations.gangs import Gang
 from translations.serving import scheduler_name
@@ -36,6 +46,13 @@ log = structlog.get_logger(__name__)
 
 POD_SCHEDULED = "PodScheduled"
 UNSCHEDULABLE = "Unschedulable"
+SCHEDULED = "Scheduled"
+NOT_ENOUGH_RESOURCES = "NotEnoughResources"
+"""Volcano's reason: the members exist, the cluster has no room for them as the gang asks."""
+NOT_ENOUGH_TASKS = "NotEnoughTasks"
+"""Volcano's reason: fewer pods than minMember exist."""
+READY_REASON = "tasks in gang are ready to be scheduled"
+"""Volcano's reason on the Scheduled condition (its gang plugin's words)."""
 _MESSAGE_LIMIT = 4096
 
 
@@ -81,7 +98,7 @@ class StatusWriter:
         `messages` gives a member its own text (the others get `message`)."""
         writes = 0
         for m in gang.pending:
-            text = (messages or {}).get(m.key, message)[:_MESSAGE_LIMIT]
+            text = short_message((messages or {}).get(m.key, message))
             pod = self.cache.pods.items.get(m.key)
             if pod is None:
                 continue
@@ -113,7 +130,7 @@ class StatusWriter:
                 "type": POD_SCHEDULED,
                 "status": "False",
                 "reason": UNSCHEDULABLE,
-                "message": (messages or {}).get(key, message)[:_MESSAGE_LIMIT],
+                "message": short_message((messages or {}).get(key, message)),
                 "lastProbeTime": None,
                 "lastTransitionTime": _now(),
             }
@@ -135,13 +152,11 @@ class StatusWriter:
             log.info("status.pod_patch_failed", pod=key, error=str(exc))
             return False
 
-    async def pod_group(
-        self, gang: Gang, *, phase: str, condition: str, ok: bool, reason: str, message: str
-    ) -> None:
+    async def pod_group(self, gang: Gang, *, phase: str, condition: str, reason: str, message: str) -> None:
         """Phase and one condition on the gang's Volcano PodGroup (other dialects have no
         conditions to write); skipped when nothing changed, and when the outcome would contradict
         what is bound: a gang at or above minMember stays Running while extra members wait (their
-        pods carry the verdict)."""
+        pods carry the verdict). An Unschedulable message gets Volcano's head (module doc)."""
         pg = self.volcano_pod_group(gang)
         if pg is None:
             return
@@ -149,9 +164,13 @@ class StatusWriter:
             return
         if gang.warnings:  # read leniently, as its dialect would: the condition says so
             message = f"{message}; warning: {'; '.join(gang.warnings)}"
-        await self._write_pod_group(
-            pg, phase=phase, condition=condition, ok=ok, reason=reason, message=message
-        )
+        if condition == UNSCHEDULABLE:
+            message = self.unschedulable_message(gang, message)
+        await self._write_pod_group(pg, phase=phase, condition=condition, reason=reason, message=message)
+
+    def unschedulable_message(self, gang: Gang, message: str) -> str:
+        """What the PodGroup's Unschedulable condition (and its Event) says for `message`."""
+        return volcano_message(len(gang.pending), len(gang.pods), message)
 
     def volcano_pod_group(self, gang: Gang) -> volcano.PodGroup | None:
         """The gang's own Volcano PodGroup, or the one its members joined when the gang was
@@ -197,9 +216,8 @@ class StatusWriter:
                 await self._write_pod_group(
                     pg,
                     phase=derived,
-                    condition="Scheduled",
-                    ok=True,
-                    reason="Scheduled",
+                    condition=SCHEDULED,
+                    reason=READY_REASON,
                     message=f"{bound[gang]} pods bound",
                 )
             else:
@@ -207,8 +225,7 @@ class StatusWriter:
                 await self._write_pod_group(
                     pg,
                     phase=derived,
-                    condition="Unschedulable",
-                    ok=False,
+                    condition=UNSCHEDULABLE,
                     reason=BELOW_MIN_MEMBER,
                     message=message,
                 )
@@ -237,8 +254,10 @@ class StatusWriter:
         return served, bound, in_flight
 
     async def _write_pod_group(
-        self, pg: volcano.PodGroup, *, phase: str, condition: str, ok: bool, reason: str, message: str
+        self, pg: volcano.PodGroup, *, phase: str, condition: str, reason: str, message: str
     ) -> None:
+        """The phase and `condition` (status True: it says what is true of the gang now), the
+        other of Scheduled/Unschedulable removed."""
         key = f"{pg.namespace}/{pg.name}"
         message = message[:_MESSAGE_LIMIT]
         sig = (pg.metadata.uid or "", phase, condition, message)
@@ -248,18 +267,21 @@ class StatusWriter:
         if (
             status is not None
             and status.phase == phase
-            and any(c.type == condition and c.message == message for c in status.conditions or [])
+            and any(
+                c.type == condition and c.status == "True" and c.message == message
+                for c in status.conditions or []
+            )
         ):
             self._pg_written[key] = sig
             return
         others = [
             c.to_dict()
             for c in (status.conditions if status else None) or []
-            if c.type not in ("Scheduled", "Unschedulable")
+            if c.type not in (SCHEDULED, UNSCHEDULABLE)
         ]
         cond = {
             "type": condition,
-            "status": "True" if ok else "False",
+            "status": "True",
             "reason": reason,
             "message": message,
             "lastTransitionTime": _now(),

@@ -173,6 +173,37 @@ async def test_koordinator_gangs_become_volcano_podgroups(
 
         await eventually(joined, what="member pods to carry the group-name annotation")
 
+        async def translated_events() -> list[JsonDict]:
+            return [
+                e
+                for e in (await admin.list(EVENTS, namespace=namespace)).items
+                if e["reason"] == "Translated" and e["involvedObject"]["name"] == "topology-demo-job"
+            ]
+
+        await eventually(translated_events, what="a Translated event on the PodGroup")
+        # Pods changing (a kubelet's status, a label) make the namespace reconcile again and
+        # again; the translation did not change, so it is told once.
+        for round_ in range(5):
+            for i in range(4):
+                await admin.merge_patch(
+                    PODS,
+                    f"training-pod-{i}",
+                    {"metadata": {"labels": {"touched": str(round_)}}},
+                    namespace=namespace,
+                )
+
+        async def touched_seen() -> bool:
+            pods = (await admin.list(PODS, namespace=namespace)).items
+            return all(
+                (p["metadata"].get("labels") or {}).get("touched") == "4"
+                for p in pods
+                if "training" in p["metadata"]["name"]
+            )
+
+        await eventually(touched_seen, what="the touches stored")
+        told = await translated_events()
+        assert len(told) == 1 and told[0]["count"] == 1, told
+
         async def bad_reported() -> JsonDict | None:
             events = (await admin.list(EVENTS, namespace=namespace)).items
             return next(

@@ -54,3 +54,20 @@ def test_a_stopped_scheduler_reports_no_pending_gang(untracked: None) -> None:
     metrics.track_pending_gangs(None)
     assert sample("topobridge_pending_gangs") == 0
     assert sample("topobridge_oldest_pending_gang_age_seconds") == 0
+
+
+def by_reason(namespace: str, dialect: str, reason: str) -> float | None:
+    labels = {"namespace": namespace, "dialect": dialect, "reason": reason}
+    return REGISTRY.get_sample_value("topobridge_pending_gangs_by_reason", labels)
+
+
+def test_pending_gangs_by_namespace_dialect_and_reason_leave_no_stale_series() -> None:
+    metrics.set_pending_by_reason({("a", "volcano", "Unschedulable"): 2, ("b", "job", "SchedulingGated"): 1})
+    assert by_reason("a", "volcano", "Unschedulable") == 2
+    assert by_reason("b", "job", "SchedulingGated") == 1
+    metrics.set_pending_by_reason({("a", "volcano", "WaitingForVictims"): 1})
+    assert by_reason("a", "volcano", "WaitingForVictims") == 1
+    assert by_reason("a", "volcano", "Unschedulable") is None, "a reason no gang has any more is gone"
+    assert by_reason("b", "job", "SchedulingGated") is None
+    metrics.set_pending_by_reason({})
+    assert by_reason("a", "volcano", "WaitingForVictims") is None
