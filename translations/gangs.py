@@ -134,8 +134,12 @@ class SubGroup:
 
     name: str
     pods: tuple[str, ...]
-    """Member pod keys, rank order."""
+    """Member pod keys (bound and pending), rank order."""
     constraint: TopologyConstraint
+    policy: str = ""
+    """The Volcano subGroupPolicy it comes from (its `minSubGroups` counts it); "" for others."""
+    ready_size: int = 0
+    """Members (bound or placed) that make it ready, Volcano's `subGroupSize`; 0: all of them."""
 
 
 @dataclass(frozen=True)
@@ -168,6 +172,9 @@ class Gang:
     warnings: tuple[str, ...] = field(default=(), compare=False)
     """What the gang's objects say that was read leniently, as its dialect would (an unknown
     `highestTierName`: no tier limit, as Volcano): its PodGroup's condition says it."""
+    min_sub_groups: tuple[tuple[str, int], ...] = ()
+    """Volcano `minSubGroups` per subGroupPolicy name (those above 0): the gang starts only
+    when at least that many of the policy's subgroups are ready (`SubGroup.ready_size`)."""
 
     @property
     def name(self) -> str:
@@ -629,6 +636,12 @@ def _finish(
         schedule_timeout=min((d.timeout for d in group if d.timeout is not None), default=None),
         gpu=gpumod.GpuGang(head.gpu, nvlink_label) if head.gpu is not None else None,
         warnings=tuple(w for d in group for w in d.warnings),
+        min_sub_groups=tuple(
+            (pol.name or f"policy-{i}", pol.min_sub_groups)
+            for d in group
+            for i, pol in enumerate(d.volcano_policies)
+            if pol.min_sub_groups
+        ),
     )
 
 
@@ -769,27 +782,40 @@ def _pod_count_multiples(
 def _volcano_subgroups(
     policies: Sequence[volcano.SubGroupPolicy], members: Sequence[GangPod], tree: TopologyTree | None
 ) -> list[SubGroup]:
-    """Volcano subGroupPolicy: pods matching the selector, grouped by matchLabelKeys values,
-    else chunked `subGroupSize` at a time in rank order."""
+    """Volcano subGroupPolicy: pods matching the selector, one subgroup per value of the
+    matchLabelKeys (a pod lacking one of those labels, or with it empty, is no member of the
+    policy: it stays with the job, as in Volcano), else chunked `subGroupSize` at a time in
+    rank order. A pod joins the first policy it matches. A subgroup without networkTopology
+    still counts for `minSubGroups`; it gathers nowhere tighter than its job."""
     out: list[SubGroup] = []
+    taken: set[str] = set()
     for i, pol in enumerate(policies):
         field_path = f"spec.subGroupPolicy[{i}].networkTopology"
         constraint = cons.from_volcano(pol.network_topology, tree, field=field_path)
         if constraint is None or constraint.highest_tier is None:
-            continue
+            constraint = TopologyConstraint("soft", None)
         sel = pol.label_selector
-        chosen = [m for m in members if sel is None or sel.matches(m.pod.metadata.labels or {})]
+        chosen = [
+            m
+            for m in members
+            if m.key not in taken and (sel is None or sel.matches(m.pod.metadata.labels or {}))
+        ]
         name = pol.name or f"policy-{i}"
+        size = pol.sub_group_size or 1
         if pol.match_label_keys:
             by_value: dict[tuple[str, ...], list[str]] = defaultdict(list)
             for m in chosen:
                 labels = m.pod.metadata.labels or {}
-                by_value[tuple(labels.get(k, "") for k in pol.match_label_keys)].append(m.key)
-            for value, keys in sorted(by_value.items()):
-                out.append(SubGroup(f"{name}/{json.dumps(list(value))}", tuple(keys), constraint))
+                value = tuple(labels.get(k, "") for k in pol.match_label_keys)
+                if all(value):
+                    by_value[value].append(m.key)
+            groups = [(f"{name}/{json.dumps(list(v))}", tuple(keys)) for v, keys in sorted(by_value.items())]
         else:
-            size = pol.sub_group_size or 1
-            keys = [m.key for m in chosen]
-            for j in range(0, len(keys), size):
-                out.append(SubGroup(f"{name}-{j // size}", tuple(keys[j : j + size]), constraint))
+            flat = [m.key for m in chosen]
+            groups = [(f"{name}-{j // size}", tuple(flat[j : j + size])) for j in range(0, len(flat), size)]
+        for sub_name, keys in groups:
+            taken.update(keys)
+            # Without a tier or a minSubGroups, the subgroup asks nothing of the placement.
+            if constraint.highest_tier is not None or pol.min_sub_groups:
+                out.append(SubGroup(sub_name, keys, constraint, name, size))
     return out
