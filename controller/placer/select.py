@@ -26,19 +26,19 @@ packing that exists, so candidates are tried in order until one works.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from controller.placer.demand import GangDemand, sub_demand, without_subgroups
+from controller.placer.demand import GangDemand, SubGroupPart, sub_demand, without_subgroups
 from controller.placer.gpu import respects, select_gpu
 from controller.placer.memo import MemoSlot
 from controller.placer.offer import BIG, Offers, class_slots, evaluate, range_mins
 from controller.placer.ruled import place_ruled
 from controller.placer.snapshot import CLUSTER, I64, Bool, ClusterIndex
 from controller.placer.tiers import levels
-from translations.gangs import SubGroup
 
 MAX_TRIES = 64
 """Candidates tried per level when a placement may fail after the offer check (mixed, subgroups)."""
@@ -208,7 +208,7 @@ def place_in(
     where: Where, demand: GangDemand, free: I64, index: ClusterIndex, offers: Offers | None = None
 ) -> Placement | None:
     """Place every pod of `demand` inside `where` (subgroups first), or None."""
-    if not demand.subgroups:
+    if not demand.placed_subgroups:
         got = _place_plain(where, demand, free, index, offers)
         return Placement(tuple(got), where) if got is not None else None
     placed = _place_subgroups(where, demand, free, index)
@@ -223,9 +223,12 @@ def _place_subgroups(where: Where, demand: GangDemand, free: I64, index: Cluster
     members in no subgroup anywhere in `where`."""
     work = free.copy()
     out: dict[int, int] = {}
-    for sg, members in demand.subgroups:
+    for part in demand.placed_subgroups:
+        members = sorted(part.pods)
         sd = without_subgroups(sub_demand(demand, members, index))
-        got = _place_subgroup(sg, sd, where, work, index)
+        # The subgroup's own constraint, held against its own bound members only.
+        sd = replace(sd, constraint=part.subgroup.constraint, anchors=part.anchors)
+        got = _place_subgroup(sd, where, work, index)
         if got is None:
             return None
         for pos, node in got:
@@ -243,22 +246,86 @@ def _place_subgroups(where: Where, demand: GangDemand, free: I64, index: Cluster
 
 
 def _place_subgroup(
-    sg: SubGroup, sd: GangDemand, where: Where, work: I64, index: ClusterIndex
+    sd: GangDemand, where: Where, work: I64, index: ClusterIndex
 ) -> list[tuple[int, int]] | None:
-    """One subgroup (`sd`) inside `where`: at the lowest tier its own constraint allows that
-    holds it, candidates in order; a soft subgroup anywhere in `where` when none does."""
+    """One subgroup (`sd`, under its own constraint) inside `where`: at the lowest level its
+    constraint allows that holds it, candidates in order. The cluster level (a soft subgroup's
+    last resort, a hard one's when its tier is above every tier of the tree) is `where` itself:
+    a subgroup never leaves its gang's domain, and a soft gang's tier never caps it."""
     sub_offers = evaluate(work, sd, index)
-    top = sg.constraint.highest_tier or 0
     for level in levels(sd, index):
-        if not (isinstance(level, int) and level <= top):
-            continue
+        if level == CLUSTER:
+            return _place_plain(where, sd, work, index, None)
         for cand in candidates(level, sub_offers, index, within=where.range(index), limit=MAX_TRIES):
             got = _place_plain(cand, sd, work, index, sub_offers)
             if got is not None:
                 return got
-    if sg.constraint.mode == "soft":
-        return _place_plain(where, sd, work, index, None)
     return None
+
+
+def subgroups_ready(demand: GangDemand, placed: Collection[int], minimum: Sequence[tuple[str, int]]) -> bool:
+    """Volcano's minSubGroups: for each policy, at least that many of its subgroups are ready
+    (bound members plus those of `placed`, positions in `demand.pods`, reach its size)."""
+    if not minimum:
+        return True
+    ready: Counter[str] = Counter()
+    for part in demand.subgroups:
+        sg = part.subgroup
+        have = part.bound + sum(1 for p in part.pods if p in placed)
+        if have >= (sg.ready_size or len(sg.pods)):
+            ready[sg.policy] += 1
+    return all(ready[name] >= least for name, least in minimum)
+
+
+def _required_first(demand: GangDemand, minimum: Sequence[tuple[str, int]]) -> list[SubGroupPart]:
+    """The subgroups with pending members, those a minSubGroups still needs first (per policy,
+    its first ones in order, past those its bound members already make ready)."""
+    still = dict(minimum)
+    for part in demand.subgroups:
+        if not part.pods and part.bound >= (part.subgroup.ready_size or len(part.subgroup.pods)):
+            still[part.subgroup.policy] = still.get(part.subgroup.policy, 0) - 1
+    first: list[SubGroupPart] = []
+    later: list[SubGroupPart] = []
+    for part in demand.placed_subgroups:
+        name = part.subgroup.policy
+        if still.get(name, 0) > 0:
+            still[name] -= 1
+            first.append(part)
+        else:
+            later.append(part)
+    return [*first, *later]
+
+
+def select_partial(
+    demand: GangDemand, free: I64, index: ClusterIndex, required: int, minimum: Sequence[tuple[str, int]]
+) -> tuple[Placement | None, GangDemand]:
+    """A gang with subgroups that cannot start whole, as Volcano's allocate places it: its
+    subgroups in turn (first those each minSubGroups still needs), each whole or not at all,
+    then as many of the members in no subgroup as fit, in rank order. It stands when it
+    reaches `required` pods and every minSubGroups."""
+    parts = _required_first(demand, minimum)
+    keep: list[int] = []
+    for part in parts:
+        trial = sorted([*keep, *part.pods])
+        if select(sub_demand(demand, trial, index), free, index) is not None:
+            keep = trial
+    grouped = {p for part in demand.placed_subgroups for p in part.pods}
+    rest = [i for i in range(demand.n) if i not in grouped]
+    lo, hi, best = 1, len(rest), keep
+    while lo <= hi:  # feasibility only shrinks as members are added: a binary search finds it
+        mid = (lo + hi) // 2
+        trial = sorted([*keep, *rest[:mid]])
+        if select(sub_demand(demand, trial, index), free, index) is not None:
+            best, lo = trial, mid + 1
+        else:
+            hi = mid - 1
+    if len(best) < max(required, 1):
+        return None, demand
+    final = sub_demand(demand, best, index)
+    placed = select(final, free, index)
+    if placed is None or not subgroups_ready(final, range(final.n), minimum):
+        return None, demand
+    return placed, final
 
 
 def _req_of(demand: GangDemand, pos: int) -> I64:
