@@ -172,6 +172,12 @@ class Gang:
     warnings: tuple[str, ...] = field(default=(), compare=False)
     """What the gang's objects say that was read leniently, as its dialect would (an unknown
     `highestTierName`: no tier limit, as Volcano): its PodGroup's condition says it."""
+    kueue_tas: bool = False
+    """Placed by Kueue's TAS annotations: among equally tight domains, Kueue's BestFit takes the
+    first in level order (not the one in the fullest enclosing domains)."""
+    slices: tuple[tuple[int, int], ...] = ()
+    """Kueue's slice layers as (tier, size), outermost first: `size` consecutive ranks in one
+    domain of the tier, each layer inside the one above."""
     min_sub_groups: tuple[tuple[str, int], ...] = ()
     """Volcano `minSubGroups` per subGroupPolicy name (those above 0): the gang starts only
     when at least that many of the policy's subgroups are ready (`SubGroup.ready_size`)."""
@@ -492,7 +498,14 @@ def _resolve_kueue(d: _Draft, first: Pod, job: Job | None, tree: TopologyTree | 
         if tier is not None:
             d.constraint = TopologyConstraint("hard" if request.required else "soft", tier)
     for layer in request.slices:
-        _kueue_tier(layer.topology, tree, request, where)  # a slice level must exist too
+        slice_tier = _kueue_tier(layer.topology, tree, request, where)  # a slice level must exist too
+        if request.required is not None and slice_tier is not None and d.constraint is not None:
+            required_tier = d.constraint.highest_tier
+            if required_tier is not None and slice_tier > required_tier:
+                raise _Located(
+                    f"{where}: {request.path}: slice level {layer.topology!r} is above the required "
+                    f"level {request.required!r}: Kueue assigns no topology to such a pod set"
+                )
 
 
 def _kueue_tier(level: str, tree: TopologyTree | None, request: kueue.TasRequest, where: str) -> int | None:
@@ -506,22 +519,15 @@ def _kueue_tier(level: str, tree: TopologyTree | None, request: kueue.TasRequest
     return tier
 
 
-def _kueue_slices(
-    request: kueue.TasRequest, tree: TopologyTree | None, members: Sequence[GangPod]
-) -> list[SubGroup]:
-    """Each slice layer: consecutive ranks, `size` at a time, each in one domain of its level."""
-    out: list[SubGroup] = []
-    keys = [m.key for m in members]
+def _kueue_slice_tiers(request: kueue.TasRequest, tree: TopologyTree | None) -> tuple[tuple[int, int], ...]:
+    """Each slice layer as (tier, size), outermost first: `size` consecutive ranks in one
+    domain of the tier, every layer at once (the placer counts whole slices per domain)."""
+    out: list[tuple[int, int]] = []
     for layer in request.slices:
         tier = tree.tier_of_label(layer.topology) if tree is not None else None
-        if tier is None or layer.size <= 0:
-            continue
-        hard = TopologyConstraint("hard", tier)
-        for i in range(0, len(keys), layer.size):
-            out.append(
-                SubGroup(f"slice-{layer.topology}-{i // layer.size}", tuple(keys[i : i + layer.size]), hard)
-            )
-    return out
+        if tier is not None and layer.size > 0:
+            out.append((tier, layer.size))
+    return tuple(out)
 
 
 def _annotations(annotations: dict[str, str] | None, where: str) -> koord.GangAnnotations:
@@ -608,8 +614,7 @@ def _finish(
             subgroups.extend(_pod_count_multiples(gather, tiers, members))
         except InvalidSpecError as exc:
             error = f"gang {head.name}: {exc}" + (f" ({layers_left_out})" if layers_left_out else "")
-    if head.kueue is not None and error is None:
-        subgroups.extend(_kueue_slices(head.kueue, tree, members))
+    slices = _kueue_slice_tiers(head.kueue, tree) if head.kueue is not None and error is None else ()
     for d in group:
         if error is not None:
             break
@@ -636,6 +641,8 @@ def _finish(
         schedule_timeout=min((d.timeout for d in group if d.timeout is not None), default=None),
         gpu=gpumod.GpuGang(head.gpu, nvlink_label) if head.gpu is not None else None,
         warnings=tuple(w for d in group for w in d.warnings),
+        kueue_tas=head.kueue is not None,
+        slices=slices,
         min_sub_groups=tuple(
             (pol.name or f"policy-{i}", pol.min_sub_groups)
             for d in group
