@@ -86,6 +86,11 @@ class GangDemand:
     topology above tier 0: Volcano chooses a HyperNode, then nodes inside it)."""
     gpu: GpuRules | None = None
     """The GPU dialect's rules (max-nodes, min-gpus-per-node, policy), applied by select."""
+    kueue_tas: bool = False
+    """Kueue's BestFit order: equally tight candidates in tree order (`select.candidates`)."""
+    slices: tuple[tuple[int, int], ...] = ()
+    """Kueue's slice layers, (tier, size) outermost first: the offers count whole slices only
+    (`offer.slice_slots`), and the rank layout keeps each slice in one domain of its tier."""
 
     @property
     def n(self) -> int:

@@ -69,6 +69,8 @@ def build_demand(
         kind=kind_of(classes),
         constraint=gang.constraint,
         subgroups=_subgroups(gang, chosen, index),
+        slices=gang.slices,
+        kueue_tas=gang.kueue_tas,
         anchors=_anchors(gang, index),
         priority=gang.priority,
         unknown_resource=unknown,

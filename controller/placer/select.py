@@ -7,7 +7,8 @@
    of the gang inside (Koordinator's ExistingPodNum), the higher Score (the runner's weighted
    sum of the Score plugins; a domain's is its best node's), fewest leftover slots (binpack),
    then the parent's leftover, the grandparent's, ... (keeps larger free domains intact), then
-   name.
+   name. A Kueue TAS gang skips the enclosing domains' leftovers, as Kueue's BestFit does: the
+   first in tree order among the tightest.
 3. Descent: inside the chosen domain, children with the most slots are taken first so the gang
    spans as few lower domains as possible; the child that completes the gang is swapped for the
    smallest one that still completes it (binpack). The leader's node, when there is one, is
@@ -35,7 +36,7 @@ import numpy as np
 from controller.placer.demand import GangDemand, SubGroupPart, sub_demand, without_subgroups
 from controller.placer.gpu import respects, select_gpu
 from controller.placer.memo import MemoSlot
-from controller.placer.offer import BIG, Offers, class_slots, evaluate, range_mins
+from controller.placer.offer import BIG, Offers, class_slots, evaluate, range_mins, range_sums
 from controller.placer.ruled import place_ruled
 from controller.placer.snapshot import CLUSTER, I64, Bool, ClusterIndex
 from controller.placer.tiers import levels
@@ -121,7 +122,7 @@ def candidates(
             return []
         leftover = offers.raw_slots[idx] - n if demand.kind == "uniform" else offers.node_offer[idx] - n
         anc = index.node_anc[idx]
-        keys = _ancestor_keys(anc, offers, n)
+        keys = [] if demand.kueue_tas else _ancestor_keys(anc, offers, n)
         pref = _preference(demand, index)
         order = np.lexsort(
             (index.node_name_rank[idx], *reversed(keys), leftover, -pref[0][idx], -existing_node[idx])
@@ -139,7 +140,7 @@ def candidates(
     np.cumsum(existing_node, out=cs[1:])
     existing = cs[index.dom_end[doms]] - cs[index.dom_start[doms]]
     leftover = offers.dom_offer[doms] - n
-    keys = _ancestor_keys(index.dom_anc[doms], offers, n)
+    keys = [] if demand.kueue_tas else _ancestor_keys(index.dom_anc[doms], offers, n)
     pref = _preference(demand, index)
     order = np.lexsort((index.dom_name_rank[doms], *reversed(keys), leftover, -pref[1][doms], -existing))
     return [Where("domain", d) for d in doms[order][:limit].tolist()]
@@ -349,7 +350,9 @@ def _place_plain(
         return _place_leader(where, demand, o, index)
     if _inside_sum(where, o.slots, o.dom_slots, index) < demand.n:
         return None
-    counts = _distribute(where, demand.n, o.slots, o.dom_slots, index, pin=None)
+    # Kueue's slices: among children offering as many slices, the one with fewer pod slots first.
+    tie = o.raw_slots if demand.slices else None
+    counts = _distribute(where, demand.n, o.slots, o.dom_slots, index, pin=None, tie=tie)
     return _layout(demand.classes[0].pods, counts)
 
 
@@ -516,14 +519,22 @@ class _Kids:
 
 
 def _distribute(
-    where: Where, n: int, slots: I64, dom_slots: I64, index: ClusterIndex, *, pin: int | None
+    where: Where,
+    n: int,
+    slots: I64,
+    dom_slots: I64,
+    index: ClusterIndex,
+    *,
+    pin: int | None,
+    tie: I64 | None = None,
 ) -> list[tuple[int, int]]:
     """(node, count) in layout order: as few children as possible, best fit for the last one.
 
     Level by level over every chosen domain at once (`_kids`, then `_take`). In each domain:
     the pinned child (the leader's) first, then children by most slots (tree order on ties);
     the child that completes the amount is swapped for the smallest untaken one that also does
-    (`_best_fit`). A soft gang spread over the whole cluster binpacks the top (`_binpack_top`)."""
+    (`_best_fit`). A soft gang spread over the whole cluster binpacks the top (`_binpack_top`).
+    `tie` (per node; summed per domain): children offering as many slots go fewest `tie` first."""
     if n <= 0:
         return []
     if where.kind == "node":
@@ -534,8 +545,9 @@ def _distribute(
     out_nodes: list[I64] = []
     out_counts: list[I64] = []
     top = where.kind == "cluster" and pin is None
+    ties = (tie, range_sums(tie, index)) if tie is not None else None
     while len(parents):
-        kids = _kids(table, parents, amounts, slots, dom_slots, pin)
+        kids = _kids(table, parents, amounts, slots, dom_slots, pin=pin, ties=ties)
         take = _take(kids, amounts)
         if top:
             take = _binpack_top(take, kids.cap, int(amounts[0]))
@@ -551,7 +563,16 @@ def _distribute(
     return _layout_order(np.concatenate(out_nodes), np.concatenate(out_counts), index, pin)
 
 
-def _kids(table: _KidTable, parents: I64, amounts: I64, slots: I64, dom_slots: I64, pin: int | None) -> _Kids:
+def _kids(
+    table: _KidTable,
+    parents: I64,
+    amounts: I64,
+    slots: I64,
+    dom_slots: I64,
+    *,
+    pin: int | None,
+    ties: tuple[I64, I64] | None = None,
+) -> _Kids:
     """The children of `parents`, with their slots, in the order they are taken."""
     lo, hi = table.ptr[parents], table.ptr[parents + 1]
     sizes = hi - lo
@@ -569,7 +590,12 @@ def _kids(table: _KidTable, parents: I64, amounts: I64, slots: I64, dom_slots: I
         if pin is not None
         else np.zeros(len(item), np.bool_)
     )
-    order = np.lexsort((item, -cap, ~pinned, parent))
+    if ties is not None:
+        node_tie, dom_tie = ties
+        tie_key = np.where(is_dom, dom_tie[np.where(is_dom, ids, 0)], node_tie[np.where(is_dom, 0, ids)])
+    else:
+        tie_key = np.zeros(len(item), dtype=np.int64)
+    order = np.lexsort((item, tie_key, -cap, ~pinned, parent))
     return _Kids(
         parent=parent[order],
         cap=cap[order],
@@ -605,7 +631,8 @@ def _best_fit(kids: _Kids, take: I64, completes: I64, rest: I64, n_parents: int)
     rest_of = np.zeros(n_parents, dtype=np.int64)
     rest_of[groups] = rest
     pool = np.flatnonzero((np.arange(len(g)) >= at[g]) & ~kids.pinned & (c >= rest_of[g]))
-    pool = pool[np.lexsort((kids.item[pool], c[pool], g[pool]))]
+    # Ties on slots go in the children's order (tree order, or Kueue's fewer pod slots first).
+    pool = pool[np.lexsort((pool, c[pool], g[pool]))]
     best = pool[np.r_[True, g[pool][1:] != g[pool][:-1]]]
     take[completes] = 0
     take[best] = rest_of[g[best]]
