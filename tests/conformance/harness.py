@@ -17,8 +17,9 @@ and upstream's fact about the outcome:
 * `Binds`: Volcano's allocate check: exactly this many of the row's pending pods are bound at
   quiescence (pods bound before the row starts do not count), and the named ones on their node.
 * `Counts`: Kueue's topology assignment: how many of the row's pending pods end in each domain
-  of one level (the values of a node label; the hostname for single nodes), every other
-  domain holding none; an empty map: the gang stays pending.
+  named by the values of some node labels (Kueue's assignment levels, joined by "/"; the
+  hostname for single nodes), every other domain holding none; an empty map: the gang stays
+  pending.
 
 The expectations are upstream's; everything else (names, helpers, prose) is ours. Checking goes
 through `adapter` only, so the rows outlive any rewrite of the placer.
@@ -76,9 +77,10 @@ class Binds:
 
 @dataclass(frozen=True)
 class Counts:
-    """Per value of node label `level`: how many of the row's pending pods end there."""
+    """Per domain (the values of node labels `levels`, joined by "/"): how many of the row's
+    pending pods end there."""
 
-    level: str
+    levels: tuple[str, ...]
     counts: Mapping[str, int]
 
 
@@ -209,7 +211,7 @@ def _compare_counts(
     want: Counts, got: Mapping[str, str | None], pending: Sequence[str], objects: Sequence[Obj]
 ) -> Outcome:
     domain = {
-        o["metadata"]["name"]: (o["metadata"].get("labels") or {}).get(want.level)
+        o["metadata"]["name"]: "/".join(str((o["metadata"].get("labels") or {}).get(k)) for k in want.levels)
         for o in objects
         if o.get("kind") == "Node"
     }
@@ -217,7 +219,7 @@ def _compare_counts(
     for key in pending:
         node = got.get(key)
         if node is not None:
-            value = str(domain.get(node))
+            value = domain.get(node, "?")
             counts[value] = counts.get(value, 0) + 1
     if want.counts and len([k for k in pending if got.get(k) is None]):
         return Outcome(False, f"want {dict(want.counts)}, some pods stay pending; got {counts}", dict(got))

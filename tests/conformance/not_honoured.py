@@ -18,9 +18,26 @@ BOUND_ON_ABSENT_NODES = (
     "domain is unknown waits (Volcano reads its job-allocated-hypernode annotation instead)"
 )
 
+KUEUE_UNCONSTRAINED_ORDER = (
+    "unconstrained: Kueue fills the hosts with the fewest free slots first; topobridge packs the "
+    "gang onto the fewest nodes"
+)
+KUEUE_NODE_WITHOUT_LEVEL = (
+    "a node lacking one of the Topology's level labels is in no Kueue domain; topobridge still places on it"
+)
+KUEUE_PREFERRED_SPLIT = (
+    "a preferred gang no domain holds: Kueue splits its slices evenly over two blocks (2+2), "
+    "topobridge takes the larger block whole first (3+1)"
+)
+KUEUE_BELOW_SLICE_ORDER = (
+    "inside a slice's domain Kueue hands pods to the hosts in its own order (x3:2 x4:2), "
+    "topobridge fills the host with the most slots first"
+)
+
 _TAINT = "pkg/scheduler/framework/plugins/tainttoleration/taint_toleration_test.go"
 _FIT = "pkg/scheduler/framework/plugins/noderesources/fit_test.go"
 _ALLOCATE = "pkg/scheduler/actions/allocate/allocate_test.go"
+_TAS = "pkg/cache/scheduler/tas_cache_test.go:TestFindTopologyAssignments"
 
 NOT_HONOURED: dict[tuple[str, str], str] = {
     (
@@ -57,4 +74,22 @@ NOT_HONOURED: dict[tuple[str, str], str] = {
         "hard network topology constrain and task in job rescheduled, can allocate job when the tier "
         "corresponding to highestTierName not reached and hyperNodesInfo has three tier",
     ): BOUND_ON_ABSENT_NODES,
+    (
+        _TAS,
+        "unconstrained; 6 pods fit into hosts scattered across the whole datacenter even they could "
+        "fit into single rack; BestFit",
+    ): KUEUE_UNCONSTRAINED_ORDER,
+    (
+        _TAS,
+        "only nodes with matching levels are considered; no host label on node; BestFit",
+    ): KUEUE_NODE_WITHOUT_LEVEL,
+    (
+        _TAS,
+        "block preferred for podset; host required for slices; 2 blocks with unbalanced subdomains; BestFit",
+    ): KUEUE_PREFERRED_SPLIT,
+    (
+        _TAS,
+        "multi-layer topology: block required; rack slices of 4; host slices of 2; TASMultiLayerTopology",
+    ): KUEUE_BELOW_SLICE_ORDER,
+    (_TAS, "multi-layer topology: no feature gate; additional layers ignored"): KUEUE_BELOW_SLICE_ORDER,
 }

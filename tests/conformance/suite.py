@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from conformance import (
     rows_fit,
     rows_interpod,
+    rows_kueue,
     rows_lands,
     rows_node,
     rows_nodeaffinity,
@@ -31,6 +32,7 @@ ROWS: list[Row] = [
     *rows_score_pods.ROWS,
     *rows_lands.ROWS,
     *rows_volcano.ROWS,
+    *rows_kueue.ROWS,
 ]
 
 
