@@ -7,11 +7,16 @@ A pod's gang is decided by the first of these that applies:
    `scheduling.sigs.k8s.io` (its annotations may carry `network-topology-spec` and `groups`).
 3. scheduler-plugins: label `scheduling.x-k8s.io/pod-group` -> PodGroup `scheduling.x-k8s.io`.
 4. Koordinator's annotations on the pods: `gang.scheduling.koordinator.sh/name` (+ `min-available`).
-5. The GPU dialect: the pods of one batch/v1 Job (controller ownerReference, else the
+5. Kueue's pod groups, whose TAS annotations Kueue reads from the pods: label
+   `kueue.x-k8s.io/pod-group-name` on pods that carry them (plain pods: one all-or-nothing
+   gang of `pod-group-total-count` pods, ranked by `kueue.x-k8s.io/pod-group-pod-index`), or
+   one LeaderWorkerSet group whose pods carry a `podset-group-name` (leader and workers in one
+   gang of the group's size, one domain).
+6. The GPU dialect: the pods of one batch/v1 Job (controller ownerReference, else the
    `controller-uid` label) whose request (`translations.gpu`, on the Job, its template or the
    pods) names a multi-node key: one all-or-nothing gang `namespace/<job>` of the Job's
    `parallelism` pods, ranked by `batch.kubernetes.io/job-completion-index`.
-6. Nothing: a gang of one, keyed by the pod.
+7. Nothing: a gang of one, keyed by the pod.
 
 A Koordinator GangGroup (`gang.scheduling.koordinator.sh/groups`, on a PodGroup or on pods) merges
 the gangs it lists into one gang that is placed all together.
@@ -54,8 +59,10 @@ RankKey = tuple[int, int, NaturalKey]
 KOORDINATOR_DEFAULT_WAITING_SECONDS = 300.0
 """Koordinator's wait for a gang that states neither `scheduleTimeoutSeconds` nor `waiting-time`."""
 PreemptionPolicy = Literal["PreemptLowerPriority", "Never"]
-GangSource = Literal["volcano", "koordinator", "scheduler-plugins", "koordinator-annotations", "job", "none"]
-Dialect = Literal["volcano", "koordinator", "scheduler-plugins", "job", "pod"]
+GangSource = Literal[
+    "volcano", "koordinator", "scheduler-plugins", "koordinator-annotations", "kueue", "job", "none"
+]
+Dialect = Literal["volcano", "koordinator", "scheduler-plugins", "kueue", "job", "pod"]
 """The name space a gang's name lives in. Koordinator's PodGroup label and its gang annotation
 name one gang id (`namespace/name`) in Koordinator, so both are `koordinator`."""
 _DIALECT: Mapping[GangSource, Dialect] = {
@@ -63,6 +70,7 @@ _DIALECT: Mapping[GangSource, Dialect] = {
     "koordinator": "koordinator",
     "koordinator-annotations": "koordinator",
     "scheduler-plugins": "scheduler-plugins",
+    "kueue": "kueue",
     "job": "job",
     "none": "pod",
 }
@@ -72,6 +80,7 @@ _SOURCE_OF_DIALECT: Mapping[str, GangSource] = {
     "volcano": "volcano",
     "koordinator": "koordinator",
     "scheduler-plugins": "scheduler-plugins",
+    "kueue": "kueue",
     "job": "job",
     "pod": "none",
 }
@@ -351,10 +360,21 @@ def membership(pod: Pod, jobs: Mapping[str, Job] | None = None) -> tuple[GangKey
         return gang_key("koordinator-annotations", f"{ns}/{ann[koord.GANG_NAME]}"), "koordinator-annotations"
     if volcano.GROUP_NAME_ANNOTATION in ann:
         return gang_key("volcano", f"{ns}/{ann[volcano.GROUP_NAME_ANNOTATION]}"), "volcano"
+    if labels.get(kueue.POD_GROUP_NAME_LABEL) and kueue.has_tas_annotations(ann):
+        return gang_key("kueue", f"{ns}/{labels[kueue.POD_GROUP_NAME_LABEL]}"), "kueue"
+    lws_group = _lws_group(labels)
+    if lws_group is not None and ann.get(kueue.GROUP_NAME):
+        return gang_key("kueue", f"{ns}/{lws_group}"), "kueue"
     job_gang = _job_gang(pod, jobs or {})
     if job_gang is not None:
         return job_gang, "job"
     return gang_key("none", pod.key), "none"
+
+
+def _lws_group(labels: Mapping[str, str]) -> str | None:
+    """`<lws>-<group index>`: the leader and workers of one LeaderWorkerSet group."""
+    name, index = labels.get(lwsmod.NAME_LABEL), labels.get(lwsmod.GROUP_INDEX_LABEL)
+    return f"{name}-{index}" if name and index is not None else None
 
 
 def _job_gang(pod: Pod, jobs: Mapping[str, Job]) -> GangKey | None:
@@ -400,6 +420,8 @@ def _resolve_source(
         d.creation = d.members[0].metadata.creation_timestamp or ""
     elif d.source == "job":
         _resolve_job(d, tables, tree)
+    elif d.source == "kueue":
+        _resolve_kueue_pods(d, tree)
     elif d.source == "volcano":
         _resolve_volcano(d, tables, classes, tree)
     elif d.source in ("koordinator", "scheduler-plugins"):
@@ -421,6 +443,25 @@ def _resolve_job(d: _Draft, tables: _Tables, tree: TopologyTree | None) -> None:
     d.min_member = job.gang_size if job is not None else len(d.members)
     d.creation = (job or first).metadata.creation_timestamp or ""
     _resolve_kueue(d, first, job, tree)
+
+
+def _resolve_kueue_pods(d: _Draft, tree: TopologyTree | None) -> None:
+    """A Kueue pod group (plain pods, or the leader and workers of one LeaderWorkerSet group
+    whose templates share a `podset-group-name`): `pod-group-total-count` (else the LWS group
+    size) pods, else those present; the TAS annotations as Kueue reads them, from the first
+    pod by rank (the leader)."""
+    first = min(d.members, key=lambda p: _rank_key(_safe_rank(p), p.key))
+    d.min_member = len(d.members)
+    for key in (kueue.POD_GROUP_TOTAL_COUNT, lwsmod.SIZE_ANNOTATION):
+        raw = next((p.metadata.annotation(key) for p in d.members if p.metadata.annotation(key)), None)
+        if raw is not None:
+            try:
+                d.min_member = koord.parse_non_negative_int(key, raw)
+            except InvalidSpecError as exc:
+                raise _Located(f"pod {first.key}: {exc}") from None
+            break
+    d.creation = min((p.metadata.creation_timestamp or "" for p in d.members), default="")
+    _resolve_kueue(d, first, None, tree)
 
 
 def _resolve_volcano(
@@ -636,7 +677,7 @@ def _finish(
         source=head.source,
         scheduler_name=_scheduler_of(members),
         error=error,
-        all_or_nothing=len(group) > 1 or head.source == "job",
+        all_or_nothing=len(group) > 1 or head.source in ("job", "kueue"),
         creation=min((d.creation for d in group), default=""),
         schedule_timeout=min((d.timeout for d in group if d.timeout is not None), default=None),
         gpu=gpumod.GpuGang(head.gpu, nvlink_label) if head.gpu is not None else None,
@@ -761,7 +802,17 @@ def _rank(pod: Pod) -> int | None:
     index = gpumod.completion_index(pod)
     if index is not None:
         return koord.parse_non_negative_int(gpumod.COMPLETION_INDEX, index)
+    group_index = (pod.metadata.labels or {}).get(kueue.POD_GROUP_POD_INDEX_LABEL)
+    if group_index is not None:
+        return koord.parse_non_negative_int(kueue.POD_GROUP_POD_INDEX_LABEL, group_index)
     return None
+
+
+def _safe_rank(pod: Pod) -> int | None:
+    try:
+        return _rank(pod)
+    except InvalidSpecError:
+        return None
 
 
 def _rank_key(rank: int | None, key: str) -> RankKey:
