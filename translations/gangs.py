@@ -350,14 +350,10 @@ def membership(pod: Pod, jobs: Mapping[str, Job] | None = None) -> tuple[GangKey
     ns = pod.namespace
     ann = pod.metadata.annotations or {}
     labels = pod.metadata.labels or {}
-    if koord.SIGS_POD_GROUP_LABEL in labels:
-        return gang_key("koordinator", f"{ns}/{labels[koord.SIGS_POD_GROUP_LABEL]}"), "koordinator"
-    if schedplugins.POD_GROUP_LABEL in labels:
-        return gang_key(
-            "scheduler-plugins", f"{ns}/{labels[schedplugins.POD_GROUP_LABEL]}"
-        ), "scheduler-plugins"
-    if koord.GANG_NAME in ann:
-        return gang_key("koordinator-annotations", f"{ns}/{ann[koord.GANG_NAME]}"), "koordinator-annotations"
+    named = koordinator_gang_of(labels, ann)
+    if named is not None:
+        name, source = named
+        return gang_key(source, f"{ns}/{name}"), source
     if volcano.GROUP_NAME_ANNOTATION in ann:
         return gang_key("volcano", f"{ns}/{ann[volcano.GROUP_NAME_ANNOTATION]}"), "volcano"
     if labels.get(kueue.POD_GROUP_NAME_LABEL) and kueue.has_tas_annotations(ann):
@@ -369,6 +365,22 @@ def membership(pod: Pod, jobs: Mapping[str, Job] | None = None) -> tuple[GangKey
     if job_gang is not None:
         return job_gang, "job"
     return gang_key("none", pod.key), "none"
+
+
+def koordinator_gang_of(
+    labels: Mapping[str, str], annotations: Mapping[str, str]
+) -> tuple[str, GangSource] | None:
+    """The Koordinator (or scheduler-plugins) gang a pod names, and the source naming it: the
+    `pod-group.scheduling.sigs.k8s.io` label first, as Koordinator reads it, then the
+    scheduler-plugins label, then the `gang.scheduling.koordinator.sh/name` annotation. The
+    one reading of a pod's gang name: the scheduler, the webhook and `translate` call it."""
+    if koord.SIGS_POD_GROUP_LABEL in labels:
+        return labels[koord.SIGS_POD_GROUP_LABEL], "koordinator"
+    if schedplugins.POD_GROUP_LABEL in labels:
+        return labels[schedplugins.POD_GROUP_LABEL], "scheduler-plugins"
+    if koord.GANG_NAME in annotations:
+        return annotations[koord.GANG_NAME], "koordinator-annotations"
+    return None
 
 
 def _lws_group(labels: Mapping[str, str]) -> str | None:

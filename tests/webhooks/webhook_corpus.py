@@ -674,6 +674,7 @@ VPG_CASES = [
                 ],
             }
         ),
+        warnings=[f"{NT}.highestTierAllowed: 0 confines every pod of the gang to a single node"],
     ),
     Case(
         "vpg-subgroup-as-wide-as-job",
