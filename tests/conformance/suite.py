@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from conformance import (
     rows_fit,
     rows_interpod,
+    rows_koordinator,
     rows_kueue,
     rows_lands,
     rows_node,
@@ -33,6 +34,7 @@ ROWS: list[Row] = [
     *rows_lands.ROWS,
     *rows_volcano.ROWS,
     *rows_kueue.ROWS,
+    *rows_koordinator.ROWS,
 ]
 
 
