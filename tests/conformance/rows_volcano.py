@@ -7,6 +7,9 @@ there with the predicates, gang and network-topology-aware plugins:
   `highestTierName`), fresh and partly running ("rescheduled") jobs.
 * `TestAllocateWithPartitionPolicyNetworkTopology`: the same with `subGroupPolicy` (subgroups
   by `matchLabelKeys`, `subGroupSize`, `minSubGroups`, each with its own networkTopology).
+* `TestNodeLevelScoreWithNetWorkTopologies`: which HyperNode and nodes a hard job takes when
+  other jobs already run (node-level binpack). `TestHyperNodeBinpackWithNetWorkTopologies`
+  checks bind counts per HyperNode, which no expectation of the harness states yet: not ported.
 
 Upstream's fact is the bind count after one allocate session (`ExpectBindsNum`; with
 `MinimalBindCheck` only the count is checked, so only `ExpectBindMap`s it checks are kept).
@@ -25,6 +28,7 @@ from conformance.objects import hypernode, member, node
 
 FILE = "pkg/scheduler/actions/allocate/allocate_test.go"
 NETWORK = f"{FILE}:TestAllocateWithNetWorkTopologies"
+NODE_LEVEL_SCORE = f"{FILE}:TestNodeLevelScoreWithNetWorkTopologies"
 PARTITION = f"{FILE}:TestAllocateWithPartitionPolicyNetworkTopology"
 NAMESPACE = "c1"
 ALLOCATED_HYPERNODE = "volcano.sh/job-allocated-hypernode"
@@ -40,16 +44,17 @@ def _node(
 def _pod(
     name: str,
     *,
+    group: str = "pg1",
     at: str | None = None,
     labels: dict[str, str] | None = None,
     selector: dict[str, str] | None = None,
     size: tuple[str, str] = ("2", "4G"),
 ) -> Obj:
-    """A member of PodGroup pg1: pending, or Running on `at`."""
+    """A member of PodGroup `group`: pending, or Running on `at`."""
     extra: Obj = {"nodeSelector": selector} if selector else {}
     out = member(
         name,
-        "pg1",
+        group,
         namespace=NAMESPACE,
         node_name=at,
         requests={"cpu": size[0], "memory": size[1]},
@@ -99,9 +104,10 @@ def _pg(
     tier_name: str | None = None,
     policies: Sequence[Obj] = (),
     allocated: str = "",
+    name: str = "pg1",
 ) -> Obj:
     spec: Obj = {"minMember": min_member, "queue": "default"}
-    meta: Obj = {"name": "pg1", "namespace": NAMESPACE}
+    meta: Obj = {"name": name, "namespace": NAMESPACE}
     if mode:
         spec["networkTopology"] = _topology(mode, tier, tier_name)
         meta["annotations"] = {ALLOCATED_HYPERNODE: allocated}
@@ -1422,4 +1428,32 @@ PARTITION_ROWS = [
     ),
 ]
 
-ROWS = [*NETWORK_ROWS, *PARTITION_ROWS]
+# Volcano runs it with its binpack plugin scoring nodes: topobridge binpacks by leftover slots.
+SCORE_ROWS = [
+    Row(
+        "NetworkTopology",
+        NODE_LEVEL_SCORE,
+        "hard network topology constrain, allocate job to highest score hypeNode with node level binpack",
+        [
+            _node("s0-n1", size=("4", "8Gi", "10")),
+            _node("s0-n2", size=("8", "16Gi", "10")),
+            _node("s1-n3", size=("4", "8Gi", "10")),
+            _node("s1-n4", size=("8", "16Gi", "10")),
+            hypernode("s0", 1, ["s0-n1", "s0-n2"]),
+            hypernode("s1", 1, ["s1-n3", "s1-n4"]),
+            hypernode("s2", 2, hypernodes=["s0", "s1"]),
+            _pg(2, mode="hard", tier=1),
+            _pg(2, name="pg2"),
+            _pod("p3", group="pg2", at="s0-n1", labels={"volcano.sh/task-spec": "master"}, size=("2", "4Gi")),
+            _pod("p4", group="pg2", at="s0-n2", labels={"volcano.sh/task-spec": "worker"}, size=("4", "8Gi")),
+        ],
+        [
+            _pod("p1", labels={"volcano.sh/task-spec": "master"}, size=("2", "4Gi")),
+            _pod("p2", labels={"volcano.sh/task-spec": "worker"}, size=("4", "8Gi")),
+        ],
+        Binds(2, {"c1/p1": "s0-n1", "c1/p2": "s0-n2"}),
+        repo="volcano-sh/volcano",
+    ),
+]
+
+ROWS = [*NETWORK_ROWS, *PARTITION_ROWS, *SCORE_ROWS]
