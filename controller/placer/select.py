@@ -196,6 +196,8 @@ def select(
         if got is None:
             return None
         return Placement(tuple(sorted(_layout(demand.classes[0].pods, got.counts))), Where(*got.place))
+    if _least_free_capacity(demand):
+        return _place_least_free(demand, offers, index)
     for level in levels(demand, index):
         tries = 1 if demand.exact else MAX_TRIES
         for where in candidates(level, offers, index, limit=tries):
@@ -203,6 +205,43 @@ def select(
             if placed is not None and (demand.gpu is None or respects(demand.gpu, placed.assignments)):
                 return placed
     return None
+
+
+def _least_free_capacity(demand: GangDemand) -> bool:
+    """Kueue places an unconstrained pod set (no level, no slices) by LeastFreeCapacity."""
+    return (
+        demand.kueue_tas
+        and demand.constraint is None
+        and not demand.slices
+        and demand.exact
+        and demand.kind == "uniform"
+    )
+
+
+def _place_least_free(demand: GangDemand, offers: Offers, index: ClusterIndex) -> Placement | None:
+    """Kueue's LeastFreeCapacity over single nodes: the node with the fewest slots that holds
+    the whole gang, else nodes from the fewest slots up, each filled, until the gang is placed
+    (tree order on ties). Only the uniform shape is exact enough to get here."""
+    slots = offers.slots
+    order = np.lexsort((index.node_name_rank, slots))
+    order = order[slots[order] > 0]
+    whole = order[slots[order] >= demand.n]
+    if len(whole):
+        return Placement(
+            tuple(_layout(demand.classes[0].pods, [(int(whole[0]), demand.n)])), Where("node", int(whole[0]))
+        )
+    counts: list[tuple[int, int]] = []
+    left = demand.n
+    for v in order.tolist():
+        take = min(int(slots[v]), left)
+        counts.append((v, take))
+        left -= take
+        if left == 0:
+            break
+    if left > 0:
+        return None
+    counts.sort()
+    return Placement(tuple(sorted(_layout(demand.classes[0].pods, counts))), Where("cluster", -1))
 
 
 def place_in(

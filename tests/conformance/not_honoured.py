@@ -18,10 +18,6 @@ BOUND_ON_ABSENT_NODES = (
     "domain is unknown waits (Volcano reads its job-allocated-hypernode annotation instead)"
 )
 
-KUEUE_UNCONSTRAINED_ORDER = (
-    "unconstrained: Kueue fills the hosts with the fewest free slots first; topobridge packs the "
-    "gang onto the fewest nodes"
-)
 KUEUE_NODE_WITHOUT_LEVEL = (
     "a node lacking one of the Topology's level labels is in no Kueue domain; topobridge still places on it"
 )
@@ -74,11 +70,6 @@ NOT_HONOURED: dict[tuple[str, str], str] = {
         "hard network topology constrain and task in job rescheduled, can allocate job when the tier "
         "corresponding to highestTierName not reached and hyperNodesInfo has three tier",
     ): BOUND_ON_ABSENT_NODES,
-    (
-        _TAS,
-        "unconstrained; 6 pods fit into hosts scattered across the whole datacenter even they could "
-        "fit into single rack; BestFit",
-    ): KUEUE_UNCONSTRAINED_ORDER,
     (
         _TAS,
         "only nodes with matching levels are considered; no host label on node; BestFit",
