@@ -187,7 +187,7 @@ def _select(
     if placed is not None and not subgroups_ready(demand, range(demand.n), gang.min_sub_groups):
         placed = None
     if placed is None and not gang.all_or_nothing and required < demand.n:
-        if demand.placed_subgroups:
+        if demand.placed_subgroups and gang.source == "volcano":  # Volcano's allocate, subgroup by subgroup
             return select_partial(demand, free, snap.index, required, gang.min_sub_groups)
         return _largest_prefix(demand, free, snap.index, max(required, 1))
     return placed, demand

@@ -632,9 +632,9 @@ def _kids(
     if ties is not None:
         node_tie, dom_tie = ties
         tie_key = np.where(is_dom, dom_tie[np.where(is_dom, ids, 0)], node_tie[np.where(is_dom, 0, ids)])
+        order = np.lexsort((item, tie_key, -cap, ~pinned, parent))
     else:
-        tie_key = np.zeros(len(item), dtype=np.int64)
-    order = np.lexsort((item, tie_key, -cap, ~pinned, parent))
+        order = np.lexsort((item, -cap, ~pinned, parent))
     return _Kids(
         parent=parent[order],
         cap=cap[order],
