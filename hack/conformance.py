@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Run the conformance rows (tests/conformance) and print one line per upstream plugin.
+"""Run the conformance rows (tests/conformance) and print one line per upstream plugin and one
+per upstream table (repository/file:TestFunction).
 
-    python hack/conformance.py               # plugin=<name> cases=<n> pass=<n> not_honoured=<n>, summary
+    python hack/conformance.py               # plugin=<name> / table=<name> cases=<n> pass=<n> not_honoured=<n>, summary
     python hack/conformance.py --write-docs  # regenerate docs/reference.md "Not honoured"
 
 Exits 1 when a row disagrees with `NOT_HONOURED` (an unlisted row fails, or a listed row passes),

@@ -6,7 +6,8 @@ keeps the two equal and checks the claims it can against the code: a validated d
 admission rule, a translated one a translation).
 
 "Honoured by the fallback" states what `controller/placer` reads today (Kueue's TAS annotations
-and its gate: `translations.gangs` reads them for a Job's pods). `FALLBACK_READS_VOLCANO_JOBS`
+and its gate: `translations.gangs` reads them for a Job's pods, a Kueue pod group's and an LWS
+group's). `FALLBACK_READS_VOLCANO_JOBS`
 says whether the placer reads a Volcano Job itself (it reads the PodGroup Volcano's job
 controller makes); the test fails while a flag and the placer disagree.
 """
@@ -214,7 +215,7 @@ ROWS: tuple[Row, ...] = (
         "no",
         "-",
         _KQ,
-        "batch/v1 Jobs; levels from a Kueue Topology",
+        "batch/v1 Jobs, Kueue pod groups, LWS groups; levels from a Kueue Topology",
         to_kubernetes="partly",
     ),
     Row("Kueue TAS", "`podset-unconstrained-topology`", "yes", "yes", "no", "-", _KQ, to_kubernetes="yes"),
@@ -236,9 +237,18 @@ ROWS: tuple[Row, ...] = (
         "no",
         "-",
         _KQ,
-        "the outermost layer",
+        "to Volcano: the outermost layer",
     ),
-    Row("Kueue TAS", "`podset-group-name`", "yes", "no", "no", "-", _KQ),
+    Row(
+        "Kueue TAS",
+        "`podset-group-name`",
+        "yes",
+        "no",
+        "no",
+        "-",
+        _KQ,
+        "an LWS group's leader and workers: one gang",
+    ),
     Row(
         "Kueue TAS",
         "Topology `spec.levels`",

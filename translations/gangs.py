@@ -7,13 +7,18 @@ A pod's gang is decided by the first of these that applies:
    `scheduling.sigs.k8s.io` (its annotations may carry `network-topology-spec` and `groups`).
 3. scheduler-plugins: label `scheduling.x-k8s.io/pod-group` -> PodGroup `scheduling.x-k8s.io`.
 4. Koordinator's annotations on the pods: `gang.scheduling.koordinator.sh/name` (+ `min-available`).
-   Then Kubernetes' own: `spec.schedulingGroup.podGroupName` -> PodGroup `scheduling.k8s.io`
+5. Kubernetes' own: `spec.schedulingGroup.podGroupName` -> PodGroup `scheduling.k8s.io`
    (`translations.upstream_gangs`), before Volcano's annotation, which translating it adds.
-5. The GPU dialect: the pods of one batch/v1 Job (controller ownerReference, else the
+6. Kueue's pod groups, whose TAS annotations Kueue reads from the pods: label
+   `kueue.x-k8s.io/pod-group-name` on pods that carry them (plain pods: one all-or-nothing
+   gang of `pod-group-total-count` pods, ranked by `kueue.x-k8s.io/pod-group-pod-index`), or
+   one LeaderWorkerSet group whose pods carry a `podset-group-name` (leader and workers in one
+   gang of the group's size, one domain).
+7. The GPU dialect: the pods of one batch/v1 Job (controller ownerReference, else the
    `controller-uid` label) whose request (`translations.gpu`, on the Job, its template or the
    pods) names a multi-node key: one all-or-nothing gang `namespace/<job>` of the Job's
    `parallelism` pods, ranked by `batch.kubernetes.io/job-completion-index`.
-6. Nothing: a gang of one, keyed by the pod.
+8. Nothing: a gang of one, keyed by the pod.
 
 A Koordinator GangGroup (`gang.scheduling.koordinator.sh/groups`, on a PodGroup or on pods) merges
 the gangs it lists into one gang that is placed all together.
@@ -59,9 +64,16 @@ KOORDINATOR_DEFAULT_WAITING_SECONDS = 300.0
 """Koordinator's wait for a gang that states neither `scheduleTimeoutSeconds` nor `waiting-time`."""
 PreemptionPolicy = Literal["PreemptLowerPriority", "Never"]
 GangSource = Literal[
-    "volcano", "koordinator", "scheduler-plugins", "koordinator-annotations", "job", "none", "upstream"
+    "volcano",
+    "koordinator",
+    "scheduler-plugins",
+    "koordinator-annotations",
+    "kueue",
+    "job",
+    "none",
+    "upstream",
 ]
-Dialect = Literal["volcano", "koordinator", "scheduler-plugins", "job", "pod", "upstream"]
+Dialect = Literal["volcano", "koordinator", "scheduler-plugins", "kueue", "job", "pod", "upstream"]
 """The name space a gang's name lives in. Koordinator's PodGroup label and its gang annotation
 name one gang id (`namespace/name`) in Koordinator, so both are `koordinator`."""
 _DIALECT: Mapping[GangSource, Dialect] = {
@@ -69,6 +81,7 @@ _DIALECT: Mapping[GangSource, Dialect] = {
     "koordinator": "koordinator",
     "koordinator-annotations": "koordinator",
     "scheduler-plugins": "scheduler-plugins",
+    "kueue": "kueue",
     "job": "job",
     "none": "pod",
     "upstream": "upstream",
@@ -79,6 +92,7 @@ _SOURCE_OF_DIALECT: Mapping[str, GangSource] = {
     "volcano": "volcano",
     "koordinator": "koordinator",
     "scheduler-plugins": "scheduler-plugins",
+    "kueue": "kueue",
     "job": "job",
     "pod": "none",
     "upstream": "upstream",
@@ -142,8 +156,12 @@ class SubGroup:
 
     name: str
     pods: tuple[str, ...]
-    """Member pod keys, rank order."""
+    """Member pod keys (bound and pending), rank order."""
     constraint: TopologyConstraint
+    policy: str = ""
+    """The Volcano subGroupPolicy it comes from (its `minSubGroups` counts it); "" for others."""
+    ready_size: int = 0
+    """Members (bound or placed) that make it ready, Volcano's `subGroupSize`; 0: all of them."""
 
 
 @dataclass(frozen=True)
@@ -180,6 +198,15 @@ class Gang:
     warnings: tuple[str, ...] = field(default=(), compare=False)
     """What the gang's objects say that was read leniently, as its dialect would (an unknown
     `highestTierName`: no tier limit, as Volcano): its PodGroup's condition says it."""
+    kueue_tas: bool = False
+    """Placed by Kueue's TAS annotations: among equally tight domains, Kueue's BestFit takes the
+    first in level order (not the one in the fullest enclosing domains)."""
+    slices: tuple[tuple[int, int], ...] = ()
+    """Kueue's slice layers as (tier, size), outermost first: `size` consecutive ranks in one
+    domain of the tier, each layer inside the one above."""
+    min_sub_groups: tuple[tuple[str, int], ...] = ()
+    """Volcano `minSubGroups` per subGroupPolicy name (those above 0): the gang starts only
+    when at least that many of the policy's subgroups are ready (`SubGroup.ready_size`)."""
 
     @property
     def victim_min(self) -> int:
@@ -354,23 +381,46 @@ def membership(pod: Pod, jobs: Mapping[str, Job] | None = None) -> tuple[GangKey
     ns = pod.namespace
     ann = pod.metadata.annotations or {}
     labels = pod.metadata.labels or {}
-    if koord.SIGS_POD_GROUP_LABEL in labels:
-        return gang_key("koordinator", f"{ns}/{labels[koord.SIGS_POD_GROUP_LABEL]}"), "koordinator"
-    if schedplugins.POD_GROUP_LABEL in labels:
-        return gang_key(
-            "scheduler-plugins", f"{ns}/{labels[schedplugins.POD_GROUP_LABEL]}"
-        ), "scheduler-plugins"
-    if koord.GANG_NAME in ann:
-        return gang_key("koordinator-annotations", f"{ns}/{ann[koord.GANG_NAME]}"), "koordinator-annotations"
+    named = koordinator_gang_of(labels, ann)
+    if named is not None:
+        name, source = named
+        return gang_key(source, f"{ns}/{name}"), source
     upstream_group = upstream_gangs.pod_group_of(pod)
     if upstream_group is not None:
         return gang_key("upstream", upstream_group), "upstream"
     if volcano.GROUP_NAME_ANNOTATION in ann:
         return gang_key("volcano", f"{ns}/{ann[volcano.GROUP_NAME_ANNOTATION]}"), "volcano"
+    if labels.get(kueue.POD_GROUP_NAME_LABEL) and kueue.has_tas_annotations(ann):
+        return gang_key("kueue", f"{ns}/{labels[kueue.POD_GROUP_NAME_LABEL]}"), "kueue"
+    lws_group = _lws_group(labels)
+    if lws_group is not None and ann.get(kueue.GROUP_NAME):
+        return gang_key("kueue", f"{ns}/{lws_group}"), "kueue"
     job_gang = _job_gang(pod, jobs or {})
     if job_gang is not None:
         return job_gang, "job"
     return gang_key("none", pod.key), "none"
+
+
+def koordinator_gang_of(
+    labels: Mapping[str, str], annotations: Mapping[str, str]
+) -> tuple[str, GangSource] | None:
+    """The Koordinator (or scheduler-plugins) gang a pod names, and the source naming it: the
+    `pod-group.scheduling.sigs.k8s.io` label first, as Koordinator reads it, then the
+    scheduler-plugins label, then the `gang.scheduling.koordinator.sh/name` annotation. The
+    one reading of a pod's gang name: the scheduler, the webhook and `translate` call it."""
+    if koord.SIGS_POD_GROUP_LABEL in labels:
+        return labels[koord.SIGS_POD_GROUP_LABEL], "koordinator"
+    if schedplugins.POD_GROUP_LABEL in labels:
+        return labels[schedplugins.POD_GROUP_LABEL], "scheduler-plugins"
+    if koord.GANG_NAME in annotations:
+        return annotations[koord.GANG_NAME], "koordinator-annotations"
+    return None
+
+
+def _lws_group(labels: Mapping[str, str]) -> str | None:
+    """`<lws>-<group index>`: the leader and workers of one LeaderWorkerSet group."""
+    name, index = labels.get(lwsmod.NAME_LABEL), labels.get(lwsmod.GROUP_INDEX_LABEL)
+    return f"{name}-{index}" if name and index is not None else None
 
 
 def _job_gang(pod: Pod, jobs: Mapping[str, Job]) -> GangKey | None:
@@ -418,6 +468,8 @@ def _resolve_source(
         d.creation = d.members[0].metadata.creation_timestamp or ""
     elif d.source == "job":
         _resolve_job(d, tables, tree)
+    elif d.source == "kueue":
+        _resolve_kueue_pods(d, tree)
     elif d.source == "volcano":
         _resolve_volcano(d, tables, classes, tree)
     elif d.source in ("koordinator", "scheduler-plugins"):
@@ -441,6 +493,25 @@ def _resolve_job(d: _Draft, tables: _Tables, tree: TopologyTree | None) -> None:
     d.min_member = job.gang_size if job is not None else len(d.members)
     d.creation = (job or first).metadata.creation_timestamp or ""
     _resolve_kueue(d, first, job, tree)
+
+
+def _resolve_kueue_pods(d: _Draft, tree: TopologyTree | None) -> None:
+    """A Kueue pod group (plain pods, or the leader and workers of one LeaderWorkerSet group
+    whose templates share a `podset-group-name`): `pod-group-total-count` (else the LWS group
+    size) pods, else those present; the TAS annotations as Kueue reads them, from the first
+    pod by rank (the leader)."""
+    first = min(d.members, key=lambda p: _rank_key(_safe_rank(p), p.key))
+    d.min_member = len(d.members)
+    for key in (kueue.POD_GROUP_TOTAL_COUNT, lwsmod.SIZE_ANNOTATION):
+        raw = next((p.metadata.annotation(key) for p in d.members if p.metadata.annotation(key)), None)
+        if raw is not None:
+            try:
+                d.min_member = koord.parse_non_negative_int(key, raw)
+            except InvalidSpecError as exc:
+                raise _Located(f"pod {first.key}: {exc}") from None
+            break
+    d.creation = min((p.metadata.creation_timestamp or "" for p in d.members), default="")
+    _resolve_kueue(d, first, None, tree)
 
 
 def _resolve_volcano(
@@ -532,7 +603,14 @@ def _resolve_kueue(d: _Draft, first: Pod, job: Job | None, tree: TopologyTree | 
         if tier is not None:
             d.constraint = TopologyConstraint("hard" if request.required else "soft", tier)
     for layer in request.slices:
-        _kueue_tier(layer.topology, tree, request, where)  # a slice level must exist too
+        slice_tier = _kueue_tier(layer.topology, tree, request, where)  # a slice level must exist too
+        if request.required is not None and slice_tier is not None and d.constraint is not None:
+            required_tier = d.constraint.highest_tier
+            if required_tier is not None and slice_tier > required_tier:
+                raise _Located(
+                    f"{where}: {request.path}: slice level {layer.topology!r} is above the required "
+                    f"level {request.required!r}: Kueue assigns no topology to such a pod set"
+                )
 
 
 def _kueue_tier(level: str, tree: TopologyTree | None, request: kueue.TasRequest, where: str) -> int | None:
@@ -546,22 +624,15 @@ def _kueue_tier(level: str, tree: TopologyTree | None, request: kueue.TasRequest
     return tier
 
 
-def _kueue_slices(
-    request: kueue.TasRequest, tree: TopologyTree | None, members: Sequence[GangPod]
-) -> list[SubGroup]:
-    """Each slice layer: consecutive ranks, `size` at a time, each in one domain of its level."""
-    out: list[SubGroup] = []
-    keys = [m.key for m in members]
+def _kueue_slice_tiers(request: kueue.TasRequest, tree: TopologyTree | None) -> tuple[tuple[int, int], ...]:
+    """Each slice layer as (tier, size), outermost first: `size` consecutive ranks in one
+    domain of the tier, every layer at once (the placer counts whole slices per domain)."""
+    out: list[tuple[int, int]] = []
     for layer in request.slices:
         tier = tree.tier_of_label(layer.topology) if tree is not None else None
-        if tier is None or layer.size <= 0:
-            continue
-        hard = TopologyConstraint("hard", tier)
-        for i in range(0, len(keys), layer.size):
-            out.append(
-                SubGroup(f"slice-{layer.topology}-{i // layer.size}", tuple(keys[i : i + layer.size]), hard)
-            )
-    return out
+        if tier is not None and layer.size > 0:
+            out.append((tier, layer.size))
+    return tuple(out)
 
 
 def _annotations(annotations: dict[str, str] | None, where: str) -> koord.GangAnnotations:
@@ -648,8 +719,7 @@ def _finish(
             subgroups.extend(_pod_count_multiples(gather, tiers, members))
         except InvalidSpecError as exc:
             error = f"gang {head.name}: {exc}" + (f" ({layers_left_out})" if layers_left_out else "")
-    if head.kueue is not None and error is None:
-        subgroups.extend(_kueue_slices(head.kueue, tree, members))
+    slices = _kueue_slice_tiers(head.kueue, tree) if head.kueue is not None and error is None else ()
     for d in group:
         if error is not None:
             break
@@ -671,12 +741,20 @@ def _finish(
         source=head.source,
         scheduler_name=_scheduler_of(members),
         error=error,
-        all_or_nothing=len(group) > 1 or head.source == "job",
+        all_or_nothing=len(group) > 1 or head.source in ("job", "kueue"),
         creation=min((d.creation for d in group), default=""),
         schedule_timeout=min((d.timeout for d in group if d.timeout is not None), default=None),
         gpu=gpumod.GpuGang(head.gpu, nvlink_label) if head.gpu is not None else None,
         warnings=tuple(w for d in group for w in d.warnings),
         disruption_min=head.disruption_min,
+        kueue_tas=head.kueue is not None,
+        slices=slices,
+        min_sub_groups=tuple(
+            (pol.name or f"policy-{i}", pol.min_sub_groups)
+            for d in group
+            for i, pol in enumerate(d.volcano_policies)
+            if pol.min_sub_groups
+        ),
     )
 
 
@@ -789,7 +867,17 @@ def _rank(pod: Pod) -> int | None:
     index = gpumod.completion_index(pod)
     if index is not None:
         return koord.parse_non_negative_int(gpumod.COMPLETION_INDEX, index)
+    group_index = (pod.metadata.labels or {}).get(kueue.POD_GROUP_POD_INDEX_LABEL)
+    if group_index is not None:
+        return koord.parse_non_negative_int(kueue.POD_GROUP_POD_INDEX_LABEL, group_index)
     return None
+
+
+def _safe_rank(pod: Pod) -> int | None:
+    try:
+        return _rank(pod)
+    except InvalidSpecError:
+        return None
 
 
 def _rank_key(rank: int | None, key: str) -> RankKey:
@@ -817,27 +905,40 @@ def _pod_count_multiples(
 def _volcano_subgroups(
     policies: Sequence[volcano.SubGroupPolicy], members: Sequence[GangPod], tree: TopologyTree | None
 ) -> list[SubGroup]:
-    """Volcano subGroupPolicy: pods matching the selector, grouped by matchLabelKeys values,
-    else chunked `subGroupSize` at a time in rank order."""
+    """Volcano subGroupPolicy: pods matching the selector, one subgroup per value of the
+    matchLabelKeys (a pod lacking one of those labels, or with it empty, is no member of the
+    policy: it stays with the job, as in Volcano), else chunked `subGroupSize` at a time in
+    rank order. A pod joins the first policy it matches. A subgroup without networkTopology
+    still counts for `minSubGroups`; it gathers nowhere tighter than its job."""
     out: list[SubGroup] = []
+    taken: set[str] = set()
     for i, pol in enumerate(policies):
         field_path = f"spec.subGroupPolicy[{i}].networkTopology"
         constraint = cons.from_volcano(pol.network_topology, tree, field=field_path)
         if constraint is None or constraint.highest_tier is None:
-            continue
+            constraint = TopologyConstraint("soft", None)
         sel = pol.label_selector
-        chosen = [m for m in members if sel is None or sel.matches(m.pod.metadata.labels or {})]
+        chosen = [
+            m
+            for m in members
+            if m.key not in taken and (sel is None or sel.matches(m.pod.metadata.labels or {}))
+        ]
         name = pol.name or f"policy-{i}"
+        size = pol.sub_group_size or 1
         if pol.match_label_keys:
             by_value: dict[tuple[str, ...], list[str]] = defaultdict(list)
             for m in chosen:
                 labels = m.pod.metadata.labels or {}
-                by_value[tuple(labels.get(k, "") for k in pol.match_label_keys)].append(m.key)
-            for value, keys in sorted(by_value.items()):
-                out.append(SubGroup(f"{name}/{json.dumps(list(value))}", tuple(keys), constraint))
+                value = tuple(labels.get(k, "") for k in pol.match_label_keys)
+                if all(value):
+                    by_value[value].append(m.key)
+            groups = [(f"{name}/{json.dumps(list(v))}", tuple(keys)) for v, keys in sorted(by_value.items())]
         else:
-            size = pol.sub_group_size or 1
-            keys = [m.key for m in chosen]
-            for j in range(0, len(keys), size):
-                out.append(SubGroup(f"{name}-{j // size}", tuple(keys[j : j + size]), constraint))
+            flat = [m.key for m in chosen]
+            groups = [(f"{name}-{j // size}", tuple(flat[j : j + size])) for j in range(0, len(flat), size)]
+        for sub_name, keys in groups:
+            taken.update(keys)
+            # Without a tier or a minSubGroups, the subgroup asks nothing of the placement.
+            if constraint.highest_tier is not None or pol.min_sub_groups:
+                out.append(SubGroup(sub_name, keys, constraint, name, size))
     return out

@@ -32,6 +32,7 @@ from translations import koordinator as koord
 from translations._base import JsonDict, TypedObject
 from translations.core import Pod
 from translations.errors import InvalidSpecError, MissingInputError, NotExpressibleError, go_quote, raise_all
+from translations.gangs import koordinator_gang_of
 from translations.patches import PodPatch
 from translations.quantity import Quantity, format_quantity, is_binary, parse_quantity
 from translations.report import TranslationReport, inline
@@ -73,7 +74,8 @@ class KoordGang:
         if self.member_label is not None:
             key, value = self.member_label
             return (pod.metadata.labels or {}).get(key) == value
-        return pod.metadata.annotation(koord.GANG_NAME) == self.name
+        named = koordinator_gang_of(pod.metadata.labels or {}, pod.metadata.annotations or {})
+        return named == (self.name, "koordinator-annotations")
 
 
 @dataclass(frozen=True)
@@ -126,10 +128,13 @@ def gang_from_pod_group(pg: KoordPodGroup, pods: Iterable[Pod] = ()) -> KoordGan
 
 
 def gangs_from_pods(pods: Iterable[Pod]) -> list[KoordGang]:
-    """Annotation-only gangs: pods with `gang.scheduling.koordinator.sh/name`, grouped."""
+    """Annotation-only gangs: pods with `gang.scheduling.koordinator.sh/name` and no PodGroup
+    label (a label names the pod's gang first, as the scheduler reads it:
+    `gangs.koordinator_gang_of`), grouped."""
     by_gang: dict[tuple[str, str], list[Pod]] = defaultdict(list)
     for pod in pods:
-        name = pod.metadata.annotation(koord.GANG_NAME)
+        named = koordinator_gang_of(pod.metadata.labels or {}, pod.metadata.annotations or {})
+        name = named[0] if named is not None and named[1] == "koordinator-annotations" else None
         if name is not None:  # an empty name is refused by `gang_request` below
             by_gang[(pod.namespace or "default", name)].append(pod)
     out: list[KoordGang] = []

@@ -118,6 +118,12 @@ TAS_ANNOTATIONS = (
     SLICE_CONSTRAINTS,
     GROUP_NAME,
 )
+POD_GROUP_NAME_LABEL = f"{GROUP}/pod-group-name"
+"""Kueue's plain-pod integration: pods with one value form one pod group (one workload)."""
+POD_GROUP_TOTAL_COUNT = f"{GROUP}/pod-group-total-count"
+"""The pod group's size (its pods carry it)."""
+POD_GROUP_POD_INDEX_LABEL = f"{GROUP}/pod-group-pod-index"
+"""A pod's rank in its pod group."""
 TOPOLOGY_GATE = f"{GROUP}/topology"
 """The scheduling gate Kueue puts on the pods it places with TAS; it lifts it with node selectors."""
 COMPLETION_INDEX_LABEL = "batch.kubernetes.io/job-completion-index"

@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Literal, NewType
@@ -117,6 +117,16 @@ class TopologyDomain:
     `nvidia.com/gpu.clique ClusterUUID`."""
 
 
+def tier_named(carrier_tiers: Collection[int]) -> int | None:
+    """The tier a `highestTierName` stands for, given the tiers of the HyperNodes carrying that
+    tierName: Volcano maps each tierName to its HyperNodes' tier, so other names at that tier
+    do not matter. Carried at several tiers, Volcano keeps whichever HyperNode it read last; the
+    lowest such tier is taken here, the one every reading's limit holds under. None: no
+    HyperNode carries it (Volcano then applies no limit). The one reading of a tier name: the
+    webhook, `translate` and the scheduler call it."""
+    return min(carrier_tiers) if carrier_tiers else None
+
+
 @dataclass(frozen=True)
 class TopologyTree:
     """An immutable forest of domains plus the node -> innermost domain map."""
@@ -148,10 +158,9 @@ class TopologyTree:
         return {t: next(iter(n)) for t, n in names.items() if len(n) == 1}
 
     def tier_of_name(self, tier_name: str) -> int | None:
-        for tier, name in self.tier_names.items():
-            if name == tier_name:
-                return tier
-        return None
+        """The tier a HyperNode tierName stands for (`tier_named` over the tiers of the
+        domains carrying it, whatever the other domains of those tiers are named)."""
+        return tier_named({d.tier for d in self.domains.values() if d.tier_name == tier_name})
 
     @cached_property
     def tier_labels(self) -> dict[int, str]:

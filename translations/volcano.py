@@ -270,7 +270,8 @@ def pod_group_problems(
 ) -> list[InvalidSpecError]:
     """Every problem of a parsed PodGroup spec: int32 bounds, minResources quantities that
     parse and are not negative, each networkTopology (`network_topology_problems`), subgroup
-    names unique, and no subgroup wider than its job (a tierName resolved by `tier_of_name`).
+    names unique, and no subgroup wider than a hard job (a tierName resolved by `tier_of_name`;
+    a soft job's tier is a preference that caps nothing, as in Volcano's allocate).
 
     The one reading of a Volcano PodGroup: the admission rule and the translations call it."""
     out = at_most("spec.minMember", spec.min_member, INT32_MAX)
@@ -294,7 +295,9 @@ def pod_group_problems(
                 )
         except InvalidSpecError as exc:
             out.extend(exc.all)
-    job_tier = _topology(spec.network_topology, "spec.networkTopology", tier_of_name, out)
+    job_tier = hard_cap(
+        spec.network_topology, _topology(spec.network_topology, "spec.networkTopology", tier_of_name, out)
+    )
     names: set[str] = set()
     for i, sub in enumerate(spec.sub_group_policy or []):
         base = f"spec.subGroupPolicy[{i}]"
@@ -344,6 +347,13 @@ def subgroup_topology_problems(
             )
         )
     return out
+
+
+def hard_cap(nt: NetworkTopologySpec | None, tier: int | None) -> int | None:
+    """The tier a job's networkTopology caps its subgroups (partitions) at: its tier when hard;
+    None when soft (Volcano turns a soft job into one bounded by the whole cluster, and bounds
+    its subgroups by that) or when it has none."""
+    return tier if nt is not None and nt.effective_mode == "hard" else None
 
 
 def job_topology_tier(

@@ -115,7 +115,10 @@ def job_problems(
     """Every problem of a parsed Job spec (see the module docstring); a tierName is resolved
     through `tier_of_name` for the partition-no-wider-than-job check."""
     out = at_most("spec.minAvailable", spec.min_available, INT32_MAX)
-    job_tier = volcano.job_topology_tier(spec.network_topology, "spec.networkTopology", tier_of_name, out)
+    job_tier = volcano.hard_cap(
+        spec.network_topology,
+        volcano.job_topology_tier(spec.network_topology, "spec.networkTopology", tier_of_name, out),
+    )
     tasks = spec.tasks or []
     if not tasks:
         out.append(InvalidSpecError("spec.tasks", None, "Required value: a Job needs at least one task"))

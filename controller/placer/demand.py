@@ -57,6 +57,19 @@ class PodClass:
 
 
 @dataclass(frozen=True)
+class SubGroupPart:
+    """A subgroup as one attempt sees it."""
+
+    subgroup: SubGroup
+    pods: tuple[int, ...]
+    """Its pending members' positions in `GangDemand.pods` (a pod joins its first subgroup only)."""
+    anchors: I64
+    """Nodes of its bound members: its own constraint must hold them too (not the whole gang's)."""
+    bound: int = 0
+    """Bound members: they count towards the subgroup being ready."""
+
+
+@dataclass(frozen=True)
 class GangDemand:
     """What one scheduling attempt asks of the cluster."""
 
@@ -66,8 +79,8 @@ class GangDemand:
     classes: tuple[PodClass, ...]
     kind: Kind
     constraint: TopologyConstraint | None
-    subgroups: tuple[tuple[SubGroup, tuple[int, ...]], ...]
-    """Each subgroup with its members' positions in `pods` (a pod joins its first subgroup only)."""
+    subgroups: tuple[SubGroupPart, ...]
+    """Each subgroup with pending members in `pods`, or bound ones (those count for minSubGroups)."""
     anchors: I64
     """Nodes of already-bound members: a hard constraint must hold them too."""
     priority: int
@@ -80,6 +93,11 @@ class GangDemand:
     topology above tier 0: Volcano chooses a HyperNode, then nodes inside it)."""
     gpu: GpuRules | None = None
     """The GPU dialect's rules (max-nodes, min-gpus-per-node, policy), applied by select."""
+    kueue_tas: bool = False
+    """Kueue's BestFit order: equally tight candidates in tree order (`select.candidates`)."""
+    slices: tuple[tuple[int, int], ...] = ()
+    """Kueue's slice layers, (tier, size) outermost first: the offers count whole slices only
+    (`offer.slice_slots`), and the rank layout keeps each slice in one domain of its tier."""
 
     @property
     def n(self) -> int:
@@ -89,7 +107,12 @@ class GangDemand:
     def exact(self) -> bool:
         """True when feasibility is decided exactly (no subgroups, no rules between members,
         uniform or leader shape)."""
-        return self.kind != "mixed" and not self.subgroups and not self.binding
+        return self.kind != "mixed" and not self.placed_subgroups and not self.binding
+
+    @property
+    def placed_subgroups(self) -> tuple[SubGroupPart, ...]:
+        """The subgroups with pending members (the others are only counted)."""
+        return tuple(part for part in self.subgroups if part.pods)
 
     @property
     def binding(self) -> bool:
@@ -123,9 +146,9 @@ def sub_demand(demand: GangDemand, positions: Sequence[int], index: ClusterIndex
             classes.append(replace(c, pods=members))
     classes.sort(key=placing_order)
     subgroups = tuple(
-        (sg, tuple(remap[p] for p in members if p in remap))
-        for sg, members in demand.subgroups
-        if any(p in remap for p in members)
+        replace(part, pods=tuple(remap[p] for p in part.pods if p in remap))
+        for part in demand.subgroups
+        if part.bound or any(p in remap for p in part.pods)
     )
     return replace(
         demand,

@@ -42,7 +42,7 @@ from controller.placer.plugins import default_profile
 from controller.placer.plugins.default_preemption import NOT_ELIGIBLE_TERMINATING
 from controller.placer.plugins.node_resources_fit import insufficient
 from controller.placer.preempt import PreemptionPlan
-from controller.placer.select import Placement, Where, select
+from controller.placer.select import Placement, Where, select, select_partial, subgroups_ready
 from controller.placer.snapshot import CLUSTER, I64, ClusterIndex, Snapshot
 from controller.placer.tiers import hard_limit_tier
 from translations.gangs import Gang
@@ -187,7 +187,11 @@ def _select(
     an elastic gang falls back to the longest rank prefix that fits."""
     offers = evaluate(free, demand, snap.index)
     placed = _nominated_fit(gang, demand, snap, free) or select(demand, free, snap.index, offers)
+    if placed is not None and not subgroups_ready(demand, range(demand.n), gang.min_sub_groups):
+        placed = None
     if placed is None and not gang.all_or_nothing and required < demand.n:
+        if demand.placed_subgroups and gang.source == "volcano":  # Volcano's allocate, subgroup by subgroup
+            return select_partial(demand, free, snap.index, required, gang.min_sub_groups)
         return _largest_prefix(demand, free, snap.index, max(required, 1))
     return placed, demand
 

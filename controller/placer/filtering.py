@@ -30,14 +30,14 @@ from dataclasses import replace
 
 import numpy as np
 
-from controller.placer.demand import GangDemand, PodClass, kind_of, placing_order
+from controller.placer.demand import GangDemand, PodClass, SubGroupPart, kind_of, placing_order
 from controller.placer.framework import Bool, CycleState, FilterPlugin, Profile, ShapeClass, Weighted
 from controller.placer.gpu import GpuRules
 from controller.placer.rules import Gather, MemberRules, SpreadRule, ValueCap, merge_gathers
 from controller.placer.snapshot import I64, ClusterIndex, Snapshot
 from controller.placer.terms import PodTerms
 from controller.placer.values import node_unique
-from translations.gangs import Gang, GangPod, SubGroup
+from translations.gangs import Gang, GangPod
 
 
 def build_demand(
@@ -68,7 +68,9 @@ def build_demand(
         classes=tuple(classes),
         kind=kind_of(classes),
         constraint=gang.constraint,
-        subgroups=_subgroups(gang, chosen),
+        subgroups=_subgroups(gang, chosen, index),
+        slices=gang.slices,
+        kueue_tas=gang.kueue_tas,
         anchors=_anchors(gang, index),
         priority=gang.priority,
         unknown_resource=unknown,
@@ -176,15 +178,22 @@ def _member_rules(
     return MemberRules(tuple(caps), tuple(merge_gathers(gathers)), tuple(spreads), score)
 
 
-def _subgroups(gang: Gang, chosen: Sequence[GangPod]) -> tuple[tuple[SubGroup, tuple[int, ...]], ...]:
-    pos = {p.key: i for i, p in enumerate(chosen)} if gang.subgroups else {}
+def _subgroups(gang: Gang, chosen: Sequence[GangPod], index: ClusterIndex) -> tuple[SubGroupPart, ...]:
+    """Each subgroup's pending members among `chosen` (a pod joins its first subgroup only),
+    and its bound members' nodes."""
+    if not gang.subgroups:
+        return ()
+    pos = {p.key: i for i, p in enumerate(chosen)}
+    bound = {p.key: p.node_name for p in gang.bound}
     seen: set[int] = set()
-    out: list[tuple[SubGroup, tuple[int, ...]]] = []
+    out: list[SubGroupPart] = []
     for sg in gang.subgroups:
         taken = tuple(pos[k] for k in sg.pods if k in pos and pos[k] not in seen)
-        if taken:
+        nodes = [bound[k] for k in sg.pods if k in bound]
+        if taken or nodes:
             seen.update(taken)
-            out.append((sg, taken))
+            at = sorted({index.node_pos[n] for n in nodes if n is not None and n in index.node_pos})
+            out.append(SubGroupPart(sg, taken, np.asarray(at, dtype=np.int64), len(nodes)))
     return tuple(out)
 
 

@@ -8,6 +8,11 @@ leader costs each node in worker slots (`delta`), and its minimum per domain.
 
 `Offers` holds, for every node, every domain and the whole cluster, the offer (pods of this
 gang it could hold, for ranking and messages) and whether the whole gang fits there.
+
+Kueue's slices (`GangDemand.slices`: `size` consecutive ranks in one domain of a tier, nested
+layers each inside the one above) quantize the slots: a node or domain at a sliced tier offers
+whole slices only, and a domain above sums what its children offer after that, so every layer
+is held at once (`slice_slots`).
 """
 
 from __future__ import annotations
@@ -36,6 +41,12 @@ def class_slots(free: I64, cls: PodClass, cap: int | None = None) -> I64:
     if cap is not None:
         np.minimum(slots, cap, out=slots)
     return slots
+
+
+def _top_slots(slots: I64, dom_slots: I64, index: ClusterIndex) -> int:
+    """The cluster's slots from its top domains and the nodes in no domain."""
+    lo, hi = index.loose
+    return int(sum(int(dom_slots[r]) for r in index.roots) + slots[lo:hi].sum())
 
 
 def range_sums(values: I64, index: ClusterIndex) -> I64:
@@ -97,14 +108,35 @@ class Offers:
     """`mixed` only: capped slots per class."""
 
 
+def slice_slots(slots: I64, slices: tuple[tuple[int, int], ...], index: ClusterIndex) -> tuple[I64, I64]:
+    """Node and domain slots counting whole slices only (see the module docstring): a node at
+    a sliced tier 0 offers a multiple of that size; a domain offers what its direct nodes and
+    child domains offer, rounded down to its tier's size when that tier is sliced."""
+    size_of = dict(slices)
+    nodes = slots // size_of[0] * size_of[0] if 0 in size_of else slots.copy()
+    dom = np.zeros(index.n_domains, dtype=np.int64)
+    cs = np.zeros(len(nodes) + 1, dtype=np.int64)
+    np.cumsum(nodes, out=cs[1:])
+    for tier in sorted(index.tier_domains):
+        for d in index.tier_domains[tier].tolist():
+            total = int(cs[index.dom_direct_end[d]] - cs[index.dom_start[d]])
+            total += sum(int(dom[c]) for c in index.dom_children[d])
+            size = size_of.get(tier)
+            dom[d] = total // size * size if size else total
+    return nodes, dom
+
+
 def evaluate(free: I64, demand: GangDemand, index: ClusterIndex) -> Offers:
     """Offers of every node, domain and the cluster for `demand` on `free`."""
     n = demand.n
     bulk = demand.classes[0]
     raw = class_slots(free, bulk)
     slots = np.minimum(raw, n)
-    dom_slots = range_sums(slots, index)
-    total_slots = int(slots.sum())
+    if demand.slices and demand.kind == "uniform":
+        slots, dom_slots = slice_slots(slots, demand.slices, index)
+    else:
+        dom_slots = range_sums(slots, index)
+    total_slots = int(slots.sum()) if not demand.slices else _top_slots(slots, dom_slots, index)
     if demand.kind == "uniform":
         node_fit = slots >= n
         return Offers(

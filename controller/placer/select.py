@@ -7,7 +7,8 @@
    of the gang inside (Koordinator's ExistingPodNum), the higher Score (the runner's weighted
    sum of the Score plugins; a domain's is its best node's), fewest leftover slots (binpack),
    then the parent's leftover, the grandparent's, ... (keeps larger free domains intact), then
-   name.
+   name. A Kueue TAS gang skips the enclosing domains' leftovers, as Kueue's BestFit does: the
+   first in tree order among the tightest.
 3. Descent: inside the chosen domain, children with the most slots are taken first so the gang
    spans as few lower domains as possible; the child that completes the gang is swapped for the
    smallest one that still completes it (binpack). The leader's node, when there is one, is
@@ -26,19 +27,19 @@ packing that exists, so candidates are tried in order until one works.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from controller.placer.demand import GangDemand, sub_demand, without_subgroups
+from controller.placer.demand import GangDemand, SubGroupPart, sub_demand, without_subgroups
 from controller.placer.gpu import respects, select_gpu
 from controller.placer.memo import MemoSlot
-from controller.placer.offer import BIG, Offers, class_slots, evaluate, range_mins
+from controller.placer.offer import BIG, Offers, class_slots, evaluate, range_mins, range_sums
 from controller.placer.ruled import place_ruled
 from controller.placer.snapshot import CLUSTER, I64, Bool, ClusterIndex
 from controller.placer.tiers import levels
-from translations.gangs import SubGroup
 
 MAX_TRIES = 64
 """Candidates tried per level when a placement may fail after the offer check (mixed, subgroups)."""
@@ -121,7 +122,7 @@ def candidates(
             return []
         leftover = offers.raw_slots[idx] - n if demand.kind == "uniform" else offers.node_offer[idx] - n
         anc = index.node_anc[idx]
-        keys = _ancestor_keys(anc, offers, n)
+        keys = [] if demand.kueue_tas else _ancestor_keys(anc, offers, n)
         pref = _preference(demand, index)
         order = np.lexsort(
             (index.node_name_rank[idx], *reversed(keys), leftover, -pref[0][idx], -existing_node[idx])
@@ -139,7 +140,7 @@ def candidates(
     np.cumsum(existing_node, out=cs[1:])
     existing = cs[index.dom_end[doms]] - cs[index.dom_start[doms]]
     leftover = offers.dom_offer[doms] - n
-    keys = _ancestor_keys(index.dom_anc[doms], offers, n)
+    keys = [] if demand.kueue_tas else _ancestor_keys(index.dom_anc[doms], offers, n)
     pref = _preference(demand, index)
     order = np.lexsort((index.dom_name_rank[doms], *reversed(keys), leftover, -pref[1][doms], -existing))
     return [Where("domain", d) for d in doms[order][:limit].tolist()]
@@ -195,6 +196,8 @@ def select(
         if got is None:
             return None
         return Placement(tuple(sorted(_layout(demand.classes[0].pods, got.counts))), Where(*got.place))
+    if _least_free_capacity(demand):
+        return _place_least_free(demand, offers, index)
     for level in levels(demand, index):
         tries = 1 if demand.exact else MAX_TRIES
         for where in candidates(level, offers, index, limit=tries):
@@ -204,11 +207,48 @@ def select(
     return None
 
 
+def _least_free_capacity(demand: GangDemand) -> bool:
+    """Kueue places an unconstrained pod set (no level, no slices) by LeastFreeCapacity."""
+    return (
+        demand.kueue_tas
+        and demand.constraint is None
+        and not demand.slices
+        and demand.exact
+        and demand.kind == "uniform"
+    )
+
+
+def _place_least_free(demand: GangDemand, offers: Offers, index: ClusterIndex) -> Placement | None:
+    """Kueue's LeastFreeCapacity over single nodes: the node with the fewest slots that holds
+    the whole gang, else nodes from the fewest slots up, each filled, until the gang is placed
+    (tree order on ties). Only the uniform shape is exact enough to get here."""
+    slots = offers.slots
+    order = np.lexsort((index.node_name_rank, slots))
+    order = order[slots[order] > 0]
+    whole = order[slots[order] >= demand.n]
+    if len(whole):
+        return Placement(
+            tuple(_layout(demand.classes[0].pods, [(int(whole[0]), demand.n)])), Where("node", int(whole[0]))
+        )
+    counts: list[tuple[int, int]] = []
+    left = demand.n
+    for v in order.tolist():
+        take = min(int(slots[v]), left)
+        counts.append((v, take))
+        left -= take
+        if left == 0:
+            break
+    if left > 0:
+        return None
+    counts.sort()
+    return Placement(tuple(sorted(_layout(demand.classes[0].pods, counts))), Where("cluster", -1))
+
+
 def place_in(
     where: Where, demand: GangDemand, free: I64, index: ClusterIndex, offers: Offers | None = None
 ) -> Placement | None:
     """Place every pod of `demand` inside `where` (subgroups first), or None."""
-    if not demand.subgroups:
+    if not demand.placed_subgroups:
         got = _place_plain(where, demand, free, index, offers)
         return Placement(tuple(got), where) if got is not None else None
     placed = _place_subgroups(where, demand, free, index)
@@ -223,9 +263,12 @@ def _place_subgroups(where: Where, demand: GangDemand, free: I64, index: Cluster
     members in no subgroup anywhere in `where`."""
     work = free.copy()
     out: dict[int, int] = {}
-    for sg, members in demand.subgroups:
+    for part in demand.placed_subgroups:
+        members = sorted(part.pods)
         sd = without_subgroups(sub_demand(demand, members, index))
-        got = _place_subgroup(sg, sd, where, work, index)
+        # The subgroup's own constraint, held against its own bound members only.
+        sd = replace(sd, constraint=part.subgroup.constraint, anchors=part.anchors)
+        got = _place_subgroup(sd, where, work, index)
         if got is None:
             return None
         for pos, node in got:
@@ -243,22 +286,86 @@ def _place_subgroups(where: Where, demand: GangDemand, free: I64, index: Cluster
 
 
 def _place_subgroup(
-    sg: SubGroup, sd: GangDemand, where: Where, work: I64, index: ClusterIndex
+    sd: GangDemand, where: Where, work: I64, index: ClusterIndex
 ) -> list[tuple[int, int]] | None:
-    """One subgroup (`sd`) inside `where`: at the lowest tier its own constraint allows that
-    holds it, candidates in order; a soft subgroup anywhere in `where` when none does."""
+    """One subgroup (`sd`, under its own constraint) inside `where`: at the lowest level its
+    constraint allows that holds it, candidates in order. The cluster level (a soft subgroup's
+    last resort, a hard one's when its tier is above every tier of the tree) is `where` itself:
+    a subgroup never leaves its gang's domain, and a soft gang's tier never caps it."""
     sub_offers = evaluate(work, sd, index)
-    top = sg.constraint.highest_tier or 0
     for level in levels(sd, index):
-        if not (isinstance(level, int) and level <= top):
-            continue
+        if level == CLUSTER:
+            return _place_plain(where, sd, work, index, None)
         for cand in candidates(level, sub_offers, index, within=where.range(index), limit=MAX_TRIES):
             got = _place_plain(cand, sd, work, index, sub_offers)
             if got is not None:
                 return got
-    if sg.constraint.mode == "soft":
-        return _place_plain(where, sd, work, index, None)
     return None
+
+
+def subgroups_ready(demand: GangDemand, placed: Collection[int], minimum: Sequence[tuple[str, int]]) -> bool:
+    """Volcano's minSubGroups: for each policy, at least that many of its subgroups are ready
+    (bound members plus those of `placed`, positions in `demand.pods`, reach its size)."""
+    if not minimum:
+        return True
+    ready: Counter[str] = Counter()
+    for part in demand.subgroups:
+        sg = part.subgroup
+        have = part.bound + sum(1 for p in part.pods if p in placed)
+        if have >= (sg.ready_size or len(sg.pods)):
+            ready[sg.policy] += 1
+    return all(ready[name] >= least for name, least in minimum)
+
+
+def _required_first(demand: GangDemand, minimum: Sequence[tuple[str, int]]) -> list[SubGroupPart]:
+    """The subgroups with pending members, those a minSubGroups still needs first (per policy,
+    its first ones in order, past those its bound members already make ready)."""
+    still = dict(minimum)
+    for part in demand.subgroups:
+        if not part.pods and part.bound >= (part.subgroup.ready_size or len(part.subgroup.pods)):
+            still[part.subgroup.policy] = still.get(part.subgroup.policy, 0) - 1
+    first: list[SubGroupPart] = []
+    later: list[SubGroupPart] = []
+    for part in demand.placed_subgroups:
+        name = part.subgroup.policy
+        if still.get(name, 0) > 0:
+            still[name] -= 1
+            first.append(part)
+        else:
+            later.append(part)
+    return [*first, *later]
+
+
+def select_partial(
+    demand: GangDemand, free: I64, index: ClusterIndex, required: int, minimum: Sequence[tuple[str, int]]
+) -> tuple[Placement | None, GangDemand]:
+    """A gang with subgroups that cannot start whole, as Volcano's allocate places it: its
+    subgroups in turn (first those each minSubGroups still needs), each whole or not at all,
+    then as many of the members in no subgroup as fit, in rank order. It stands when it
+    reaches `required` pods and every minSubGroups."""
+    parts = _required_first(demand, minimum)
+    keep: list[int] = []
+    for part in parts:
+        trial = sorted([*keep, *part.pods])
+        if select(sub_demand(demand, trial, index), free, index) is not None:
+            keep = trial
+    grouped = {p for part in demand.placed_subgroups for p in part.pods}
+    rest = [i for i in range(demand.n) if i not in grouped]
+    lo, hi, best = 1, len(rest), keep
+    while lo <= hi:  # feasibility only shrinks as members are added: a binary search finds it
+        mid = (lo + hi) // 2
+        trial = sorted([*keep, *rest[:mid]])
+        if select(sub_demand(demand, trial, index), free, index) is not None:
+            best, lo = trial, mid + 1
+        else:
+            hi = mid - 1
+    if len(best) < max(required, 1):
+        return None, demand
+    final = sub_demand(demand, best, index)
+    placed = select(final, free, index)
+    if placed is None or not subgroups_ready(final, range(final.n), minimum):
+        return None, demand
+    return placed, final
 
 
 def _req_of(demand: GangDemand, pos: int) -> I64:
@@ -282,7 +389,9 @@ def _place_plain(
         return _place_leader(where, demand, o, index)
     if _inside_sum(where, o.slots, o.dom_slots, index) < demand.n:
         return None
-    counts = _distribute(where, demand.n, o.slots, o.dom_slots, index, pin=None)
+    # Kueue's slices: among children offering as many slices, the one with fewer pod slots first.
+    tie = o.raw_slots if demand.slices else None
+    counts = _distribute(where, demand.n, o.slots, o.dom_slots, index, pin=None, tie=tie)
     return _layout(demand.classes[0].pods, counts)
 
 
@@ -449,14 +558,22 @@ class _Kids:
 
 
 def _distribute(
-    where: Where, n: int, slots: I64, dom_slots: I64, index: ClusterIndex, *, pin: int | None
+    where: Where,
+    n: int,
+    slots: I64,
+    dom_slots: I64,
+    index: ClusterIndex,
+    *,
+    pin: int | None,
+    tie: I64 | None = None,
 ) -> list[tuple[int, int]]:
     """(node, count) in layout order: as few children as possible, best fit for the last one.
 
     Level by level over every chosen domain at once (`_kids`, then `_take`). In each domain:
     the pinned child (the leader's) first, then children by most slots (tree order on ties);
     the child that completes the amount is swapped for the smallest untaken one that also does
-    (`_best_fit`). A soft gang spread over the whole cluster binpacks the top (`_binpack_top`)."""
+    (`_best_fit`). A soft gang spread over the whole cluster binpacks the top (`_binpack_top`).
+    `tie` (per node; summed per domain): children offering as many slots go fewest `tie` first."""
     if n <= 0:
         return []
     if where.kind == "node":
@@ -467,8 +584,9 @@ def _distribute(
     out_nodes: list[I64] = []
     out_counts: list[I64] = []
     top = where.kind == "cluster" and pin is None
+    ties = (tie, range_sums(tie, index)) if tie is not None else None
     while len(parents):
-        kids = _kids(table, parents, amounts, slots, dom_slots, pin)
+        kids = _kids(table, parents, amounts, slots, dom_slots, pin=pin, ties=ties)
         take = _take(kids, amounts)
         if top:
             take = _binpack_top(take, kids.cap, int(amounts[0]))
@@ -484,7 +602,16 @@ def _distribute(
     return _layout_order(np.concatenate(out_nodes), np.concatenate(out_counts), index, pin)
 
 
-def _kids(table: _KidTable, parents: I64, amounts: I64, slots: I64, dom_slots: I64, pin: int | None) -> _Kids:
+def _kids(
+    table: _KidTable,
+    parents: I64,
+    amounts: I64,
+    slots: I64,
+    dom_slots: I64,
+    *,
+    pin: int | None,
+    ties: tuple[I64, I64] | None = None,
+) -> _Kids:
     """The children of `parents`, with their slots, in the order they are taken."""
     lo, hi = table.ptr[parents], table.ptr[parents + 1]
     sizes = hi - lo
@@ -502,7 +629,12 @@ def _kids(table: _KidTable, parents: I64, amounts: I64, slots: I64, dom_slots: I
         if pin is not None
         else np.zeros(len(item), np.bool_)
     )
-    order = np.lexsort((item, -cap, ~pinned, parent))
+    if ties is not None:
+        node_tie, dom_tie = ties
+        tie_key = np.where(is_dom, dom_tie[np.where(is_dom, ids, 0)], node_tie[np.where(is_dom, 0, ids)])
+        order = np.lexsort((item, tie_key, -cap, ~pinned, parent))
+    else:
+        order = np.lexsort((item, -cap, ~pinned, parent))
     return _Kids(
         parent=parent[order],
         cap=cap[order],
@@ -538,7 +670,8 @@ def _best_fit(kids: _Kids, take: I64, completes: I64, rest: I64, n_parents: int)
     rest_of = np.zeros(n_parents, dtype=np.int64)
     rest_of[groups] = rest
     pool = np.flatnonzero((np.arange(len(g)) >= at[g]) & ~kids.pinned & (c >= rest_of[g]))
-    pool = pool[np.lexsort((kids.item[pool], c[pool], g[pool]))]
+    # Ties on slots go in the children's order (tree order, or Kueue's fewer pod slots first).
+    pool = pool[np.lexsort((pool, c[pool], g[pool]))]
     best = pool[np.r_[True, g[pool][1:] != g[pool][:-1]]]
     take[completes] = 0
     take[best] = rest_of[g[best]]

@@ -17,7 +17,8 @@ Level = int | str
 
 
 def levels(demand: GangDemand, index: ClusterIndex) -> list[Level]:
-    """Tiers to try, lowest first (see the module docstring)."""
+    """Tiers to try, lowest first (see the module docstring); a Kueue TAS gang from its
+    requested level up, as Kueue searches."""
     c = demand.constraint
     out: list[Level] = [0]
     if c is not None and c.binds:
@@ -35,6 +36,9 @@ def levels(demand: GangDemand, index: ClusterIndex) -> list[Level]:
         out.append(CLUSTER)
     if not demand.node_domains and len(out) > 1 and out[1] != CLUSTER:
         out.pop(0)
+    if demand.kueue_tas and c is not None and c.highest_tier is not None:
+        # Kueue starts at the requested level (the tightest domain there), never below it.
+        out = [lv for lv in out if lv == CLUSTER or int(lv) >= c.highest_tier] or out
     return out
 
 

@@ -12,8 +12,14 @@ and upstream's fact about the outcome:
   Compared exactly; the row's plugin is `<Plugin>/score`. A table that keeps some nodes of the
   cluster out of scoring (as if Filter had removed them) names them in `failed`.
 * `Lands`: where pods are after topobridge's real cycle runs to quiescence (upstream's
-  integration tables, Volcano's allocate tables, PreEnqueue): a node, any node of a set,
-  `ANYWHERE` (bound, no matter where) or None (stays pending).
+  integration tables, PreEnqueue): a node, any node of a set, `ANYWHERE` (bound, no matter
+  where) or None (stays pending).
+* `Binds`: Volcano's allocate check: exactly this many of the row's pending pods are bound at
+  quiescence (pods bound before the row starts do not count), and the named ones on their node.
+* `Counts`: Kueue's topology assignment: how many of the row's pending pods end in each domain
+  named by the values of some node labels (Kueue's assignment levels, joined by "/"; the
+  hostname for single nodes), every other domain holding none; an empty map: the gang stays
+  pending.
 
 The expectations are upstream's; everything else (names, helpers, prose) is ours. Checking goes
 through `adapter` only, so the rows outlive any rewrite of the placer.
@@ -62,6 +68,23 @@ class Lands:
 
 
 @dataclass(frozen=True)
+class Binds:
+    """Exactly `count` of the row's pending pods bound; `places` names some of their nodes."""
+
+    count: int
+    places: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Counts:
+    """Per domain (the values of node labels `levels`, joined by "/"): how many of the row's
+    pending pods end there."""
+
+    levels: tuple[str, ...]
+    counts: Mapping[str, int]
+
+
+@dataclass(frozen=True)
 class Row:
     plugin: str
     """Upstream plugin name; score rows use `<Plugin>/score`."""
@@ -73,7 +96,7 @@ class Row:
     """The cluster: Nodes, bound Pods, Namespaces, HyperNodes, PodGroups, ..."""
     incoming: Sequence[Obj]
     """The pod(s) to schedule: exactly one for `Feasible` and `Scores`."""
-    expect: Feasible | Scores | Lands
+    expect: Feasible | Scores | Lands | Binds | Counts
     repo: str = "kubernetes/kubernetes"
     nth: int = 1
     """Upstream names a few cases twice in one table: the second is `nth=2`."""
@@ -110,6 +133,10 @@ def check(row: Row) -> Outcome:
         scored = node_scores(row.objects, row.incoming[0], plugin, failed=row.expect.failed)
         return _compare_scores(row.expect, scored)
     places = landings([*row.objects, *row.incoming])
+    if isinstance(row.expect, Binds):
+        return _compare_binds(row.expect, places, _pending(row.incoming))
+    if isinstance(row.expect, Counts):
+        return _compare_counts(row.expect, places, _pending(row.incoming), row.objects)
     return _compare_places(row.expect, places)
 
 
@@ -158,3 +185,43 @@ def _compare_places(want: Lands, got: Mapping[str, str | None]) -> Outcome:
             shown = sorted(where) if isinstance(where, frozenset) else where
             wrong.append(f"{name}: want {shown!r}, got {at!r}")
     return Outcome(not wrong, "; ".join(wrong), dict(got))
+
+
+def _pending(pods: Sequence[Obj]) -> list[str]:
+    """Keys of the pods that start the row unbound."""
+    return [
+        f"{p['metadata'].get('namespace') or 'default'}/{p['metadata']['name']}"
+        for p in pods
+        if p.get("kind", "Pod") == "Pod" and not (p.get("spec") or {}).get("nodeName")
+    ]
+
+
+def _compare_binds(want: Binds, got: Mapping[str, str | None], pending: Sequence[str]) -> Outcome:
+    bound = {k: got.get(k) for k in pending if got.get(k) is not None}
+    wrong = [] if len(bound) == want.count else [f"want {want.count} bound, got {len(bound)}: {bound}"]
+    wrong += [
+        f"{k}: want {v!r}, got {got.get(_pod_key(k))!r}"
+        for k, v in want.places.items()
+        if got.get(_pod_key(k)) != v
+    ]
+    return Outcome(not wrong, "; ".join(wrong), dict(got))
+
+
+def _compare_counts(
+    want: Counts, got: Mapping[str, str | None], pending: Sequence[str], objects: Sequence[Obj]
+) -> Outcome:
+    domain = {
+        o["metadata"]["name"]: "/".join(str((o["metadata"].get("labels") or {}).get(k)) for k in want.levels)
+        for o in objects
+        if o.get("kind") == "Node"
+    }
+    counts: dict[str, int] = {}
+    for key in pending:
+        node = got.get(key)
+        if node is not None:
+            value = domain.get(node, "?")
+            counts[value] = counts.get(value, 0) + 1
+    if want.counts and len([k for k in pending if got.get(k) is None]):
+        return Outcome(False, f"want {dict(want.counts)}, some pods stay pending; got {counts}", dict(got))
+    ok = counts == dict(want.counts)
+    return Outcome(ok, "" if ok else f"want {dict(want.counts)}, got {counts}", dict(got))

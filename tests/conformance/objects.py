@@ -198,14 +198,16 @@ def spread(
 # --- Volcano -----------------------------------------------------------------------------------
 
 
-def hypernode(name: str, tier: int, nodes: Sequence[str] = (), hypernodes: Sequence[str] = ()) -> Obj:
+def hypernode(
+    name: str, tier: int, nodes: Sequence[str] = (), hypernodes: Sequence[str] = (), *, tier_name: str = ""
+) -> Obj:
     members = [{"type": "Node", "selector": {"exactMatch": {"name": n}}} for n in nodes]
     members += [{"type": "HyperNode", "selector": {"exactMatch": {"name": h}}} for h in hypernodes]
     return {
         "apiVersion": "topology.volcano.sh/v1alpha1",
         "kind": "HyperNode",
         "metadata": {"name": name},
-        "spec": {"tier": tier, "members": members},
+        "spec": {"tier": tier, "members": members, **({"tierName": tier_name} if tier_name else {})},
     }
 
 

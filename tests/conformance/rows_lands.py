@@ -1,5 +1,5 @@
-"""Rows checked where pods land after topobridge's real cycle: SchedulingGates (PreEnqueue),
-DynamicResources, and Volcano's network-topology allocate table.
+"""Rows checked where pods land after topobridge's real cycle: SchedulingGates (PreEnqueue) and
+DynamicResources (Volcano's allocate tables are in `rows_volcano`).
 
 SchedulingGates `TestPreEnqueue` (kubernetes commit 008b3652): a gated pod is never placed.
 
@@ -12,21 +12,15 @@ the plugin writes into claims (reservations, finalizers, allocation results, CEL
 access, device taints, bind failures); topobridge neither allocates devices nor writes claims,
 so those facts have no counterpart here. The ResourceClaims and DeviceClasses are in each row's
 objects as upstream sets them; topobridge skips kinds it does not read.
-
-Volcano `TestAllocateWithNetWorkTopologies` (volcano-sh/volcano, the file version with the
-networktopologyaware plugin): HyperNodes and PodGroups with `networkTopology` as built there,
-queue `q1` left out (topobridge has no queues). `ExpectBindsNum` n over n pending pods is "each
-lands somewhere"; `ExpectBindMap` names the node.
 """
 
 from __future__ import annotations
 
 from conformance.harness import ANYWHERE, Lands, Obj, Row
-from conformance.objects import hypernode, member, node, pod, podgroup
+from conformance.objects import node, pod
 
 GATES = "pkg/scheduler/framework/plugins/schedulinggates/scheduling_gates_test.go:TestPreEnqueue"
 DRA = "pkg/scheduler/framework/plugins/dynamicresources/dynamicresources_test.go:TestPlugin"
-VOLCANO = "pkg/scheduler/actions/allocate/allocate_test.go:TestAllocateWithNetWorkTopologies"
 
 GATE_ROWS = [
     Row(
@@ -123,83 +117,4 @@ DRA_ROWS = [
 ]
 
 
-def _vnode(name: str, labels: dict[str, str] | None = None) -> Obj:
-    return node(name, labels, allocatable={"cpu": "2", "memory": "4Gi", "pods": "10"})
-
-
-def _vpod(
-    name: str, at: str | None = None, selector: dict[str, str] | None = None, role: str = "worker"
-) -> Obj:
-    extra: Obj = {"nodeSelector": selector} if selector else {}
-    out = member(
-        name,
-        "pg1",
-        namespace="c1",
-        node_name=at,
-        requests={"cpu": "2", "memory": "4G"},
-        labels={"volcano.sh/task-spec": role},
-        **extra,
-    )
-    if at is not None:
-        out["status"] = {"phase": "Running"}
-    return out
-
-
-S0_S1_S2 = [
-    hypernode("s0", 1, ["s0-n1", "s0-n2"]),
-    hypernode("s1", 1, ["s1-n3", "s1-n4"]),
-    hypernode("s2", 2, hypernodes=["s0", "s1"]),
-]
-FOUR_NODES = [_vnode(n) for n in ("s0-n1", "s0-n2", "s1-n3", "s1-n4")]
-
-
-def _volcano(case: str, objects: list[Obj], pods: list[Obj], places: dict[str, str | None]) -> Row:
-    return Row("NetworkTopology", VOLCANO, case, objects, pods, Lands(places), repo="volcano-sh/volcano")
-
-
-VOLCANO_ROWS = [
-    _volcano(
-        "soft network topology constrain, can allocate job when resources are enough",
-        [
-            *FOUR_NODES,
-            hypernode("s0", 0, ["s0-n1", "s0-n2"]),
-            hypernode("s1", 0, ["s1-n3", "s1-n4"]),
-            hypernode("s2", 1, hypernodes=["s0", "s1"]),
-            podgroup("pg1", 3, namespace="c1", mode="soft", tier=0),
-        ],
-        [_vpod("p1", role="master"), _vpod("p2"), _vpod("p3")],
-        {"c1/p1": ANYWHERE, "c1/p2": ANYWHERE, "c1/p3": ANYWHERE},
-    ),
-    _volcano(
-        "soft network topology constrain, can allocate job when minavailable < replicas",
-        [*FOUR_NODES, *S0_S1_S2, podgroup("pg1", 1, namespace="c1", mode="soft", tier=0)],
-        [_vpod("p1", role="master"), _vpod("p2")],
-        {"c1/p1": ANYWHERE, "c1/p2": ANYWHERE},
-    ),
-    _volcano(
-        "soft network topology constrain, two available hyperNodes, can allocate job to nodes with affinity",
-        [
-            _vnode("s0-n1"),
-            _vnode("s1-n2", {"nodeRole": "master"}),
-            hypernode("s0", 0, ["s0-n1"]),
-            hypernode("s1", 0, ["s1-n2"]),
-            podgroup("pg1", 1, namespace="c1", mode="soft", tier=0),
-        ],
-        [_vpod("p1", selector={"nodeRole": "master"}, role="master")],
-        {"c1/p1": "s1-n2"},
-    ),
-    _volcano(
-        "soft network topology constrain and tasks in job rescheduled, can allocate job when resources are enough",
-        [*FOUR_NODES, *S0_S1_S2, podgroup("pg1", 2, namespace="c1", mode="soft", tier=0)],
-        [_vpod("p1", "s0-n1", role="master"), _vpod("p2", "s0-n2"), _vpod("p3")],
-        {"c1/p3": ANYWHERE},
-    ),
-    _volcano(
-        "soft network topology constrain and tasks in job rescheduled, can allocate job when resources are enough and minavailable = replicas",
-        [*FOUR_NODES, *S0_S1_S2, podgroup("pg1", 3, namespace="c1", mode="soft", tier=0)],
-        [_vpod("p1", "s0-n1", role="master"), _vpod("p2", "s0-n2"), _vpod("p3")],
-        {"c1/p3": ANYWHERE},
-    ),
-]
-
-ROWS = [*GATE_ROWS, *DRA_ROWS, *VOLCANO_ROWS]
+ROWS = [*GATE_ROWS, *DRA_ROWS]

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from conformance import (
     rows_fit,
     rows_interpod,
+    rows_koordinator,
+    rows_kueue,
     rows_lands,
     rows_node,
     rows_nodeaffinity,
@@ -15,6 +17,7 @@ from conformance import (
     rows_score,
     rows_score_pods,
     rows_spread,
+    rows_volcano,
 )
 from conformance.harness import Row
 from conformance.not_honoured import NOT_HONOURED
@@ -29,37 +32,51 @@ ROWS: list[Row] = [
     *rows_score.ROWS,
     *rows_score_pods.ROWS,
     *rows_lands.ROWS,
+    *rows_volcano.ROWS,
+    *rows_kueue.ROWS,
+    *rows_koordinator.ROWS,
 ]
 
 
 @dataclass(frozen=True)
 class Tally:
-    plugin: str
+    kind: str
+    """"plugin" or "table"."""
+    name: str
     cases: int
     passed: int
     not_honoured: int
 
     def line(self) -> str:
-        return f"plugin={self.plugin} cases={self.cases} pass={self.passed} not_honoured={self.not_honoured}"
+        return (
+            f"{self.kind}={self.name} cases={self.cases} pass={self.passed} not_honoured={self.not_honoured}"
+        )
 
 
-def tallies(rows: Iterable[Row], passed: Mapping[tuple[str, str], bool]) -> list[Tally]:
-    """Per plugin, in first-seen order: rows, rows that passed, rows listed as not honoured."""
+def tallies(
+    rows: Iterable[Row], passed: Mapping[tuple[str, str], bool], *, by: str = "plugin"
+) -> list[Tally]:
+    """Per plugin (`by="plugin"`) or per upstream table (`by="table"`: repository, file and
+    test function), in first-seen order: rows, rows that passed, rows listed as not honoured."""
     out: dict[str, list[int]] = {}
     for row in rows:
-        counts = out.setdefault(row.plugin, [0, 0, 0])
+        name = row.plugin if by == "plugin" else f"{row.repo}/{row.upstream}"
+        counts = out.setdefault(name, [0, 0, 0])
         counts[0] += 1
         counts[1] += int(passed.get(row.key, False))
         counts[2] += int(row.key in NOT_HONOURED)
-    return [Tally(p, *c) for p, c in out.items()]
+    return [Tally(by, name, *c) for name, c in out.items()]
 
 
 def summary_lines(rows: Iterable[Row], passed: Mapping[tuple[str, str], bool]) -> list[str]:
+    """One line per plugin, one per upstream table, then the summary."""
+    rows = list(rows)
     per = tallies(rows, passed)
-    total = Tally("", sum(t.cases for t in per), sum(t.passed for t in per), sum(t.not_honoured for t in per))
+    cases, ok, listed = (sum(getattr(t, f) for t in per) for f in ("cases", "passed", "not_honoured"))
     return [
         *(t.line() for t in per),
-        f"summary: cases={total.cases} pass={total.passed} not_honoured={total.not_honoured}",
+        *(t.line() for t in tallies(rows, passed, by="table")),
+        f"summary: cases={cases} pass={ok} not_honoured={listed}",
     ]
 
 

@@ -342,6 +342,38 @@ def test_volcano_subgroups_by_match_label_keys() -> None:
     ]
 
 
+def test_volcano_pods_lacking_a_match_label_key_join_no_subgroup() -> None:
+    """Volcano (getSubJobMatchValues): a pod without one of the policy's matchLabelKeys, or with
+    it empty, does not match the policy; it stays with the job, in no subgroup."""
+    pg = volcano.PodGroup.parse(
+        {
+            "metadata": {"name": "job", "namespace": "ns"},
+            "spec": {
+                "minMember": 3,
+                "subGroupPolicy": [
+                    {
+                        "name": "tp",
+                        "matchLabelKeys": ["sg"],
+                        "minSubGroups": 1,
+                        "subGroupSize": 2,
+                        "networkTopology": {"mode": "hard", "highestTierAllowed": 1},
+                    }
+                ],
+            },
+        }
+    )
+    group = {"scheduling.k8s.io/group-name": "job"}
+    pods = [
+        make_pod("p0", annotations=group, labels={"sg": "a"}),
+        make_pod("p1", annotations=group, labels={"sg": "a"}),
+        make_pod("p2", annotations=group, labels={"other": "a"}),
+        make_pod("p3", annotations=group, labels={"sg": ""}),
+    ]
+    g = gangs(pods, podgroups=PodGroups(volcano=[pg]))["volcano:ns/job"]
+    assert [(s.pods, s.policy, s.ready_size) for s in g.subgroups] == [(("ns/p0", "ns/p1"), "tp", 2)]
+    assert g.min_sub_groups == (("tp", 1),)
+
+
 def test_pod_count_multiple_becomes_rank_chunks_at_its_layer() -> None:
     spec = json.dumps(
         {

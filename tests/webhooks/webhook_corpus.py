@@ -663,6 +663,20 @@ VPG_CASES = [
         ],
     ),
     Case(
+        # Volcano's allocate places it (TestAllocateWithPartitionPolicyNetworkTopology): a soft
+        # job's tier caps nothing.
+        "vpg-soft-job-hard-subgroup-wider",
+        vpg(
+            {
+                "networkTopology": {"mode": "soft", "highestTierAllowed": 0},
+                "subGroupPolicy": [
+                    {"name": "task1", "networkTopology": {"mode": "hard", "highestTierAllowed": 1}}
+                ],
+            }
+        ),
+        warnings=[f"{NT}.highestTierAllowed: 0 confines every pod of the gang to a single node"],
+    ),
+    Case(
         "vpg-subgroup-as-wide-as-job",
         vpg(
             {
@@ -2092,6 +2106,13 @@ VCJOB_CASES = [
         "vcjob-min-partitions-above-total-warns",
         vcjob(_task(partitionPolicy=partition(2, 3, minPartitions=3))),
         warnings=[f"{PP}.minPartitions: 3 is above totalPartitions (2): the job can never start"],
+    ),
+    Case(
+        "vcjob-soft-job-hard-partition-wider",
+        vcjob(
+            _task(partitionPolicy=partition(networkTopology=HARD2)),
+            networkTopology={"mode": "soft", "highestTierAllowed": 1},
+        ),
     ),
     Case(
         "vcjob-partition-wider-than-job",

@@ -10,6 +10,7 @@ from typing import Any, Protocol, TypeVar
 from translations import _base as base
 from translations._base import KubeModel
 from translations.errors import InvalidSpecError, render_value
+from translations.topology import tier_named
 from webhooks.rules import fielderrors as fe
 from webhooks.rules.cluster_state import ClusterState
 from webhooks.rules.fielderrors import FieldError
@@ -89,6 +90,7 @@ def _known(state: ClusterState) -> str:
 
 
 def tier_of_name(state: ClusterState, name: str) -> int | None:
-    """The tier a HyperNode tierName stands for, when the cluster maps it to exactly one."""
+    """The tier a HyperNode tierName stands for in the cluster (`topology.tier_named`, as the
+    scheduler resolves it); None without a cluster view."""
     tiers: Sequence[int] = state.tier_names.get(name, ()) if state.known else ()
-    return tiers[0] if len(tiers) == 1 else None
+    return tier_named(tiers)

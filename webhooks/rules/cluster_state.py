@@ -28,6 +28,7 @@ from translations import schedplugins
 from translations._base import ObjectMeta, TypedObject
 from translations.core import Node, PodStatus
 from translations.errors import InvalidSpecError
+from translations.gangs import koordinator_gang_of
 from translations.goregex import regex_matches
 from translations.gpu import GPU_RESOURCE
 from translations.topology import ParentClaims
@@ -64,13 +65,10 @@ class HyperNodeFacts:
 
 
 def gang_of(meta: ObjectMeta) -> str | None:
-    """The Koordinator gang a pod belongs to: the gang-name annotation, else a PodGroup label."""
-    return (
-        meta.annotation(koord.GANG_NAME)
-        or meta.label(koord.SIGS_POD_GROUP_LABEL)
-        or meta.label(schedplugins.POD_GROUP_LABEL)
-        or None
-    )
+    """The Koordinator gang a pod belongs to, read as the scheduler reads it
+    (`translations.gangs.koordinator_gang_of`: a PodGroup label before the gang-name annotation)."""
+    named = koordinator_gang_of(meta.labels or {}, meta.annotations or {})
+    return named[0] or None if named is not None else None
 
 
 def _frozen(mapping: Mapping[Any, Any]) -> Mapping[Any, Any]:
@@ -295,7 +293,7 @@ class StateFacts:
     def add_pod(self, pod: _PodView) -> None:
         key = f"{pod.namespace}/{pod.name}"
         self._set(self.pod_indices, key, self._pod_fact(pod))
-        gang = pod.metadata.annotation(koord.GANG_NAME)
+        gang = gang_of(pod.metadata)
         spec_fact = (f"{pod.namespace}/{gang}", pod.metadata.annotation(koord.NETWORK_TOPOLOGY_SPEC))
         self._set(self.gang_specs, f"Pod {key}", spec_fact if gang else None)
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from placer_objects import Obj, node, pod, run
 
-from translations import gpu, kueue
+from translations import gpu, kueue, lws
 
 BLOCK, RACK = "cloud.example.com/block", "cloud.example.com/rack"
 HOST = "kubernetes.io/hostname"
@@ -115,3 +115,63 @@ def test_a_pod_kueue_gates_is_kueues(gated: bool) -> None:
         assert "Kueue's topology-aware scheduling places it" in result.unschedulable["job:default/gated"]
     else:
         assert len(bound) == 2
+
+
+def _kueue_pods(name: str, count: int, annotations: dict[str, str]) -> list[Obj]:
+    """A Kueue plain-pod group: the group label, its size and the TAS annotations on each pod."""
+    return [
+        pod(
+            f"{name}-{i}",
+            cpu="2",
+            memory="1Gi",
+            scheduler="topobridge",
+            labels={kueue.POD_GROUP_NAME_LABEL: name, kueue.POD_GROUP_POD_INDEX_LABEL: str(i)},
+            annotations={**annotations, kueue.POD_GROUP_TOTAL_COUNT: str(count)},
+        )
+        for i in range(count)
+    ]
+
+
+def test_a_kueue_pod_group_with_required_rack_lands_in_one_rack() -> None:
+    """Kueue's pod integration reads the TAS annotations from the pods: a "rack required" group
+    of plain pods is one gang in one rack, not four pods each placed on its own (rack r0 has
+    room for two of them only, and single pods binpack into it)."""
+    fillers = [
+        pod(f"filler-{n}", cpu="2", memory="1Gi", node_name=n, scheduler="topobridge") for n in ("n0", "n1")
+    ]
+    result = run([*cluster(), *fillers, *_kueue_pods("group", 4, {kueue.REQUIRED_TOPOLOGY: RACK})])
+    placed = racks(result.bound, "group")
+    assert sum(placed.values()) == 4
+    assert len(placed) == 1, placed
+    assert "kueue:default/group" in result.gangs
+
+
+def test_a_kueue_pod_group_waits_whole_until_it_has_its_total_count() -> None:
+    result = run([*cluster(), *_kueue_pods("group", 4, {kueue.REQUIRED_TOPOLOGY: RACK})[:3]])
+    assert not any(k.startswith("default/group-") for k in result.bound)
+
+
+def test_lws_leader_and_workers_sharing_a_podset_group_name_land_in_one_rack() -> None:
+    """Kueue's LWS integration: the leader's and the workers' templates carry one
+    `podset-group-name`, so the group (leader + workers) is placed in one domain of the
+    required level, not pod by pod."""
+    tas = {kueue.REQUIRED_TOPOLOGY: RACK, kueue.GROUP_NAME: "lws-group"}
+    pods = [
+        pod(
+            f"serve-0-{i}" if i else "serve-0",
+            cpu="2",
+            memory="1Gi",
+            scheduler="topobridge",
+            labels={lws.NAME_LABEL: "serve", lws.GROUP_INDEX_LABEL: "0", lws.WORKER_INDEX_LABEL: str(i)},
+            annotations={**tas, lws.SIZE_ANNOTATION: "4"},
+        )
+        for i in range(4)
+    ]
+    fillers = [
+        pod(f"filler-{n}", cpu="2", memory="1Gi", node_name=n, scheduler="topobridge") for n in ("n0", "n1")
+    ]
+    result = run([*cluster(), *fillers, *pods])
+    placed = racks(result.bound, "serve")
+    assert sum(placed.values()) == 4
+    assert len(placed) == 1, placed
+    assert "kueue:default/serve-0" in result.gangs

@@ -1,0 +1,1015 @@
+"""Kueue's topology-aware scheduling table, checked by how many pods end in each domain.
+
+`pkg/cache/scheduler/tas_cache_test.go` `TestFindTopologyAssignments` (kubernetes-sigs/kueue
+commit ff69552e): one pod set of `count` pods with a topology request over a `Topology` of node
+label levels; upstream's fact is the assignment (pods per domain at the lowest level) or that
+none exists. Here the pod set is an Indexed Job whose template carries Kueue's TAS
+annotations (as a user writes it; the pods rank by completion index), the Topology is a Kueue
+`Topology` object, and the row checks where topobridge's cycle puts the pods (`Counts`).
+Resources are upstream's requests (CPU in millicores).
+
+Ported are the single-pod-set cases under Kueue's default profile (BestFit, and the
+`TASMultiLayerTopology` slices). Not ported, each for a reason the row could not state:
+node replacement and elastic scale up/down (they start from a Workload's previous assignment,
+which topobridge does not keep); the `TASProfileMixed`/LeastFreeCapacity profile and
+`TASBalancedPlacement` (alternative algorithms behind feature gates); cases whose capacity
+comes from Kueue's own usage bookkeeping (other flavors' usage, prior own usage, non-TAS pods
+counted from its cache); several pod sets in one workload (topobridge places one gang per
+Job); node readiness, taint and allocatable-pods cases built from builders the port does not
+read; and the affinity cases whose expectation is built in code.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+
+from conformance.harness import Counts, Obj, Row
+from conformance.objects import node, pod
+from translations import kueue
+
+UPSTREAM = "pkg/cache/scheduler/tas_cache_test.go:TestFindTopologyAssignments"
+DC = "cloud.com/datacenter"
+AIZONE = "cloud.com/aizone"
+BLOCK = "cloud.com/topology-block"
+RACK = "cloud.com/topology-rack"
+SUBBLOCK = "cloud.com/topology-subblock"
+HOST = "kubernetes.io/hostname"
+COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
+
+
+def _node(name: str, labels: dict[str, str], allocatable: dict[str, str]) -> Obj:
+    """A node with upstream's labels (its hostname label is upstream's, not its name)."""
+    return node(name, labels, allocatable=allocatable, hostname=False)
+
+
+def _topology(levels: Sequence[str]) -> Obj:
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta1",
+        "kind": "Topology",
+        "metadata": {"name": "default"},
+        "spec": {"levels": [{"nodeLabel": level} for level in levels]},
+    }
+
+
+def _annotations(
+    *,
+    required: str | None = None,
+    preferred: str | None = None,
+    unconstrained: bool = False,
+    slice_topology: str | None = None,
+    slice_size: int | None = None,
+    slices: Sequence[tuple[str, int]] = (),
+) -> dict[str, str]:
+    out: dict[str, str] = {}
+    if required is not None:
+        out[kueue.REQUIRED_TOPOLOGY] = required
+    if preferred is not None:
+        out[kueue.PREFERRED_TOPOLOGY] = preferred
+    if unconstrained:
+        out[kueue.UNCONSTRAINED_TOPOLOGY] = "true"
+    if slice_topology is not None:
+        out[kueue.SLICE_REQUIRED_TOPOLOGY] = slice_topology
+    if slice_size is not None:
+        out[kueue.SLICE_SIZE] = str(slice_size)
+    if slices:
+        out[kueue.SLICE_CONSTRAINTS] = json.dumps([{"topology": t, "size": n} for t, n in slices])
+    return out
+
+
+def _job(count: int, requests: Mapping[str, str], request: Mapping[str, object]) -> tuple[Obj, list[Obj]]:
+    """The pod set as an Indexed Job of `count` pods carrying the TAS annotations."""
+    selector = request.get("node_selector")
+    annotations = _annotations(**{k: v for k, v in request.items() if k != "node_selector"})  # type: ignore[arg-type]
+    uid = "uid-train"
+    job: Obj = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "train", "namespace": "default", "uid": uid},
+        "spec": {
+            "parallelism": count,
+            "completions": count,
+            "completionMode": "Indexed",
+            "template": {"metadata": {"annotations": annotations}, "spec": {"containers": []}},
+        },
+    }
+    extra: Obj = {"nodeSelector": dict(selector)} if isinstance(selector, Mapping) else {}
+    pods = [
+        pod(
+            f"train-{i}",
+            labels={"job-name": "train", "controller-uid": uid},
+            annotations={**annotations, COMPLETION_INDEX: str(i)},
+            requests=dict(requests),
+            **extra,
+        )
+        for i in range(count)
+    ]
+    return job, pods
+
+
+def _gb200_nodes() -> list[Obj]:
+    """Upstream's GB200 NVL36 cluster: 1 dc, 2 aizones of 2 blocks of 2 racks, 18 nodes of 2
+    GPUs per rack (built in a loop there too)."""
+    racks = [("aizone0", "block0", "r0"), ("aizone0", "block0", "r1"), ("aizone0", "block1", "r2")]
+    racks += [("aizone0", "block1", "r3"), ("aizone1", "block2", "r4"), ("aizone1", "block2", "r5")]
+    racks += [("aizone1", "block3", "r6"), ("aizone1", "block3", "r7")]
+    return [
+        _node(
+            f"{block}-{rack}-{az}-n{i}",
+            {DC: "dc0", AIZONE: az, BLOCK: block, RACK: rack},
+            {"nvidia.com/gpu": "2", "pods": "110"},
+        )
+        for az, block, rack in racks
+        for i in range(18)
+    ]
+
+
+def _tas(
+    case: str,
+    nodes: list[Obj],
+    levels: tuple[str, ...],
+    count: int,
+    requests: dict[str, str],
+    request: dict[str, object],
+    want_levels: tuple[str, ...],
+    counts: dict[str, int],
+) -> Row:
+    job, pods = _job(count, requests, request)
+    return Row(
+        "KueueTAS",
+        UPSTREAM,
+        case,
+        [*nodes, _topology(levels), job],
+        pods,
+        Counts(want_levels, counts),
+        repo="kubernetes-sigs/kueue",
+    )
+
+
+_NODES_0 = [
+    _node("b1-r1-x3", {BLOCK: "b1", RACK: "r1", HOST: "x3"}, {"cpu": "2", "pods": "10"}),
+    _node("b1-r2-x5", {BLOCK: "b1", RACK: "r2", HOST: "x5"}, {"cpu": "2", "pods": "20"}),
+    _node("b1-r3-x1", {BLOCK: "b1", RACK: "r3", HOST: "x1"}, {"cpu": "1", "pods": "10"}),
+    _node("b1-r3-x6", {BLOCK: "b1", RACK: "r3", HOST: "x6"}, {"cpu": "1", "pods": "10"}),
+    _node("b1-r3-x2", {BLOCK: "b1", RACK: "r3", HOST: "x2"}, {"cpu": "1", "pods": "10"}),
+    _node("b1-r3-x4", {BLOCK: "b1", RACK: "r3", HOST: "x4"}, {"cpu": "1", "pods": "10"}),
+]
+_NODES_1 = [
+    _node("b1-r1-x3", {BLOCK: "b1", RACK: "r1", HOST: "x3"}, {"cpu": "2", "pods": "10"}),
+    _node("b1-r1-x5", {BLOCK: "b1", RACK: "r1", HOST: "x5"}, {"cpu": "1", "pods": "10"}),
+    _node("b1-r1-x1", {BLOCK: "b1", RACK: "r1", HOST: "x1"}, {"cpu": "1", "pods": "10"}),
+]
+_NODES_2 = [
+    _node("b1-r1-x3", {BLOCK: "b1", RACK: "r1", HOST: "x3"}, {"cpu": "4", "memory": "1Gi", "pods": "10"}),
+    _node("b1-r1-x5", {BLOCK: "b1", RACK: "r1", HOST: "x5"}, {"cpu": "1", "memory": "1Gi", "pods": "10"}),
+    _node("b1-r1-x1", {BLOCK: "b1", RACK: "r1", HOST: "x1"}, {"cpu": "1", "memory": "1Gi", "pods": "10"}),
+    _node("b2-r1-x6", {BLOCK: "b2", RACK: "r1", HOST: "x6"}, {"cpu": "2", "memory": "1Gi", "pods": "10"}),
+    _node("b2-r1-x2", {BLOCK: "b2", RACK: "r1", HOST: "x2"}, {"cpu": "1", "memory": "1Gi", "pods": "10"}),
+]
+_NODES_3 = [
+    _node("b1-r1-x3", {BLOCK: "b1", RACK: "r1", HOST: "x3"}, {"cpu": "1", "memory": "1Gi", "pods": "10"}),
+    _node("b1-r2-x5", {BLOCK: "b1", RACK: "r2", HOST: "x5"}, {"cpu": "1", "memory": "1Gi", "pods": "10"}),
+    _node("b1-r2-x1", {BLOCK: "b1", RACK: "r2", HOST: "x1"}, {"cpu": "1", "memory": "1Gi", "pods": "10"}),
+    _node("b1-r2-x6", {BLOCK: "b1", RACK: "r2", HOST: "x6"}, {"cpu": "1", "memory": "1Gi", "pods": "10"}),
+    _node("b2-r2-x2", {BLOCK: "b2", RACK: "r1", HOST: "x2"}, {"cpu": "1", "memory": "1Gi", "pods": "10"}),
+    _node("b2-r2-x4", {BLOCK: "b2", RACK: "r2", HOST: "x4"}, {"cpu": "2", "memory": "4Gi", "pods": "40"}),
+]
+_NODES_4 = [
+    _node("b1-r1-x3", {BLOCK: "b1", RACK: "r1", HOST: "x3"}, {"cpu": "1", "memory": "1Gi", "pods": "10"}),
+    _node("b1-r1-x5", {BLOCK: "b1", RACK: "r1", HOST: "x5"}, {"cpu": "1", "memory": "1Gi", "pods": "10"}),
+    _node("b1-r2-x1", {BLOCK: "b1", RACK: "r2", HOST: "x1"}, {"cpu": "1", "memory": "1Gi", "pods": "10"}),
+    _node("b1-r2-x6", {BLOCK: "b1", RACK: "r2", HOST: "x6"}, {"cpu": "1", "memory": "1Gi", "pods": "10"}),
+    _node("b2-r1-x2", {BLOCK: "b2", RACK: "r1", HOST: "x2"}, {"cpu": "1", "memory": "1Gi", "pods": "10"}),
+    _node("b2-r1-x4", {BLOCK: "b2", RACK: "r1", HOST: "x4"}, {"cpu": "1", "memory": "1Gi", "pods": "10"}),
+    _node("b2-r2-x7", {BLOCK: "b2", RACK: "r2", HOST: "x7"}, {"cpu": "1", "memory": "1Gi", "pods": "10"}),
+    _node("b2-r2-x8", {BLOCK: "b2", RACK: "r2", HOST: "x8"}, {"cpu": "1", "memory": "1Gi", "pods": "10"}),
+]
+_NODES_5 = [
+    _node("b1", {BLOCK: "b1"}, {"cpu": "2", "pods": "20"}),
+    _node("b2", {BLOCK: "b2"}, {"cpu": "1", "pods": "10"}),
+    _node("b3", {BLOCK: "b3"}, {"cpu": "4", "pods": "40"}),
+]
+_NODES_6 = [
+    _node("b1-r1-x3", {HOST: "x3", "zone": "zone-a"}, {"cpu": "1", "memory": "1Gi", "pods": "10"}),
+]
+_NODES_7 = [
+    _node("b1-r1-x3", {BLOCK: "b1", RACK: "r1"}, {"cpu": "1", "memory": "1Gi", "pods": "10"}),
+]
+_NODES_8 = [
+    _node("dual-shortage", {HOST: "dual-shortage"}, {"cpu": "500m", "pods": "10"}),
+]
+_NODES_9 = [
+    _node("x3", {HOST: "x3", "zone": "zone-a"}, {"cpu": "1", "memory": "1Gi", "pods": "10"}),
+]
+_NODES_10 = [
+    _node(
+        "x3",
+        {"custom-label-1": "value-1", HOST: "x3", "zone": "zone-a"},
+        {"cpu": "1", "memory": "1Gi", "pods": "10"},
+    ),
+]
+_NODES_11 = [
+    _node(
+        "b1-r1-x3",
+        {"custom-label-1": "value-1", HOST: "x3", "zone": "zone-a"},
+        {"cpu": "1", "memory": "1Gi", "pods": "10"},
+    ),
+    _node(
+        "b1-r1-x5",
+        {"custom-label-1": "value-2", HOST: "x5", "zone": "zone-a"},
+        {"cpu": "1", "memory": "1Gi", "pods": "10"},
+    ),
+]
+_NODES_12 = [
+    _node("b1-r1-x3", {BLOCK: "b1", RACK: "r1", HOST: "x3"}, {"cpu": "3", "pods": "10"}),
+    _node("b1-r1-x5", {BLOCK: "b1", RACK: "r1", HOST: "x5"}, {"cpu": "3", "pods": "10"}),
+    _node("b1-r1-x1", {BLOCK: "b1", RACK: "r1", HOST: "x1"}, {"cpu": "3", "pods": "10"}),
+]
+_NODES_13 = [
+    _node("b1-r1-x3", {BLOCK: "b1", RACK: "r1", HOST: "x3"}, {"cpu": "6", "pods": "10"}),
+    _node("b1-r1-x5", {BLOCK: "b1", RACK: "r1", HOST: "x5"}, {"cpu": "5", "pods": "10"}),
+    _node("b1-r1-x1", {BLOCK: "b1", RACK: "r1", HOST: "x1"}, {"cpu": "4", "pods": "10"}),
+    _node("b1-r1-x6", {BLOCK: "b1", RACK: "r1", HOST: "x6"}, {"cpu": "2", "pods": "10"}),
+]
+_NODES_14 = [
+    _node("b1-r1-x3", {BLOCK: "b1", RACK: "r1", HOST: "x3"}, {"cpu": "3", "pods": "10"}),
+    _node("b1-r1-x5", {BLOCK: "b1", RACK: "r1", HOST: "x5"}, {"cpu": "2", "pods": "10"}),
+    _node("b1-r1-x1", {BLOCK: "b1", RACK: "r1", HOST: "x1"}, {"cpu": "2", "pods": "10"}),
+]
+_NODES_15 = [
+    _node("b1-r1-x3", {BLOCK: "b1", RACK: "r1", HOST: "x3"}, {"cpu": "1", "pods": "10"}),
+    _node("b1-r1-x5", {BLOCK: "b1", RACK: "r1", HOST: "x5"}, {"cpu": "1", "pods": "10"}),
+    _node("b1-r2-x1", {BLOCK: "b1", RACK: "r2", HOST: "x1"}, {"cpu": "1", "pods": "10"}),
+    _node("b1-r2-x6", {BLOCK: "b1", RACK: "r2", HOST: "x6"}, {"cpu": "1", "pods": "10"}),
+    _node("b1-r2-x2", {BLOCK: "b1", RACK: "r2", HOST: "x2"}, {"cpu": "1", "pods": "10"}),
+    _node("b2-r1-x4", {BLOCK: "b2", RACK: "r1", HOST: "x4"}, {"cpu": "1", "pods": "10"}),
+    _node("b2-r1-x7", {BLOCK: "b2", RACK: "r1", HOST: "x7"}, {"cpu": "1", "pods": "10"}),
+]
+_NODES_16 = [
+    _node("b1-r1-x3", {BLOCK: "b1", RACK: "r1", HOST: "x3"}, {"cpu": "4", "pods": "10"}),
+    _node("b1-r1-x5", {BLOCK: "b1", RACK: "r1", HOST: "x5"}, {"cpu": "3", "pods": "10"}),
+    _node("b1-r1-x1", {BLOCK: "b1", RACK: "r1", HOST: "x1"}, {"cpu": "2", "pods": "10"}),
+]
+_NODES_17 = [
+    _node("b1-r1-x3", {BLOCK: "b1", RACK: "r1", HOST: "x3"}, {"cpu": "3", "pods": "10"}),
+    _node("b1-r1-x5", {BLOCK: "b1", RACK: "r1", HOST: "x5"}, {"cpu": "3", "pods": "10"}),
+    _node("b1-r1-x1", {BLOCK: "b1", RACK: "r1", HOST: "x1"}, {"cpu": "3", "pods": "10"}),
+    _node("b2-r1-x6", {BLOCK: "b2", RACK: "r1", HOST: "x6"}, {"cpu": "6", "pods": "10"}),
+]
+_NODES_18 = [
+    _node("b1-r1-x3", {BLOCK: "b1", RACK: "r1", HOST: "x3"}, {"cpu": "2", "pods": "10"}),
+    _node("b1-r2-x5", {BLOCK: "b1", RACK: "r2", HOST: "x5"}, {"cpu": "2", "pods": "10"}),
+    _node("b1-r3-x1", {BLOCK: "b1", RACK: "r3", HOST: "x1"}, {"cpu": "2", "pods": "10"}),
+]
+_NODES_19 = [
+    _node("b1-r1-x3", {BLOCK: "b1", RACK: "r1", HOST: "x3"}, {"cpu": "3", "pods": "10"}),
+    _node("b1-r2-x5", {BLOCK: "b1", RACK: "r2", HOST: "x5"}, {"cpu": "1", "pods": "10"}),
+    _node("b1-r3-x1", {BLOCK: "b1", RACK: "r3", HOST: "x1"}, {"cpu": "1", "pods": "10"}),
+    _node("b1-r4-x6", {BLOCK: "b1", RACK: "r4", HOST: "x6"}, {"cpu": "1", "pods": "10"}),
+]
+_NODES_20 = [
+    _node("b1-r1-x3", {BLOCK: "b1", RACK: "r1", HOST: "x3"}, {"cpu": "2", "pods": "10"}),
+    _node("b1-r2-x5", {BLOCK: "b1", RACK: "r2", HOST: "x5"}, {"cpu": "2", "pods": "10"}),
+    _node("b1-r3-x1", {BLOCK: "b1", RACK: "r3", HOST: "x1"}, {"cpu": "2", "pods": "10"}),
+    _node("b2-r4-x6", {BLOCK: "b2", RACK: "r4", HOST: "x6"}, {"cpu": "3", "pods": "10"}),
+    _node("b2-r5-x2", {BLOCK: "b2", RACK: "r5", HOST: "x2"}, {"cpu": "3", "pods": "10"}),
+]
+_NODES_21 = [
+    _node("b1-r1-x1", {BLOCK: "b1", RACK: "r1", HOST: "x1"}, {"cpu": "1", "pods": "10"}),
+    _node("b1-r1-x2", {BLOCK: "b1", RACK: "r1", HOST: "x2"}, {"cpu": "4", "pods": "10"}),
+    _node("b1-r2-x3", {BLOCK: "b1", RACK: "r2", HOST: "x3"}, {"cpu": "3", "pods": "10"}),
+    _node("b1-r2-x4", {BLOCK: "b1", RACK: "r2", HOST: "x4"}, {"cpu": "4", "pods": "10"}),
+]
+_NODES_22 = [
+    _node("b1-r1-x1", {BLOCK: "b1", RACK: "r1", HOST: "x1"}, {"cpu": "7", "pods": "10"}),
+    _node("b1-r1-x2", {BLOCK: "b1", RACK: "r1", HOST: "x2"}, {"cpu": "4", "pods": "10"}),
+    _node("b1-r2-x3", {BLOCK: "b1", RACK: "r2", HOST: "x3"}, {"cpu": "7", "pods": "10"}),
+    _node("b1-r2-x4", {BLOCK: "b1", RACK: "r2", HOST: "x4"}, {"cpu": "3", "pods": "10"}),
+]
+_NODES_23 = [
+    _node("b1-r1-x1", {BLOCK: "b1", RACK: "r1", HOST: "x1"}, {"cpu": "4", "pods": "10"}),
+    _node("b1-r2-x2", {BLOCK: "b1", RACK: "r2", HOST: "x2"}, {"cpu": "4", "pods": "10"}),
+    _node("b1-r3-x3", {BLOCK: "b1", RACK: "r3", HOST: "x3"}, {"cpu": "4", "pods": "10"}),
+]
+_NODES_24 = [
+    _node("x2", {BLOCK: "b1", RACK: "r1", HOST: "x2"}, {"cpu": "1", "pods": "10"}),
+    _node("x1", {BLOCK: "b1", RACK: "r1", HOST: "x1"}, {"cpu": "1", "pods": "10"}),
+]
+_NODES_25 = [
+    _node("x1", {BLOCK: "b1", RACK: "r1", HOST: "x1"}, {"cpu": "1", "pods": "10"}),
+    _node("x2", {BLOCK: "b1", RACK: "r1", HOST: "x2"}, {"cpu": "1", "pods": "10"}),
+]
+
+
+ROWS = [
+    _tas(
+        "multi-layer topology: mimic a real-world GB200 cluster, with NVL36 arch (2GPUs/node); dc required; "
+        "aizone slices of 48; rack slices of 16; TASMultiLayerTopology",
+        _gb200_nodes(),
+        (DC, AIZONE, BLOCK, RACK),
+        96,
+        {"nvidia.com/gpu": "2"},
+        dict(required=DC, slices=[(AIZONE, 48), (RACK, 16)]),
+        (DC, AIZONE, BLOCK, RACK),
+        {
+            "dc0/aizone0/block0/r0": 16,
+            "dc0/aizone0/block0/r1": 16,
+            "dc0/aizone0/block1/r2": 16,
+            "dc0/aizone1/block2/r4": 16,
+            "dc0/aizone1/block2/r5": 16,
+            "dc0/aizone1/block3/r6": 16,
+        },
+    ),
+    _tas(
+        "minimize the number of used racks before optimizing the number of nodes; BestFit",
+        _NODES_0,
+        (
+            BLOCK,
+            RACK,
+            HOST,
+        ),
+        4,
+        {"cpu": "1000m"},
+        dict(required=BLOCK),
+        (HOST,),
+        {"x1": 1, "x2": 1, "x4": 1, "x6": 1},
+    ),
+    _tas(
+        "choose the node that can accommodate all Pods",
+        _NODES_1,
+        (
+            BLOCK,
+            RACK,
+            HOST,
+        ),
+        2,
+        {"cpu": "1000m"},
+        dict(required=BLOCK),
+        (HOST,),
+        {"x3": 2},
+    ),
+    _tas(
+        "no annotation; implied default to unconstrained; 6 pods fit into hosts scattered across the whole datacenter even they could fit into single rack; BestFit",
+        _NODES_2,
+        (
+            BLOCK,
+            RACK,
+            HOST,
+        ),
+        6,
+        {"cpu": "1000m"},
+        dict(),
+        (HOST,),
+        {"x1": 1, "x3": 1, "x5": 1, "x2": 1, "x6": 2},
+    ),
+    _tas(
+        "unconstrained; 6 pods fit into hosts scattered across the whole datacenter even they could fit into single rack; BestFit",
+        _NODES_2,
+        (
+            BLOCK,
+            RACK,
+            HOST,
+        ),
+        6,
+        {"cpu": "1000m"},
+        dict(unconstrained=True),
+        (HOST,),
+        {"x1": 1, "x3": 1, "x5": 1, "x2": 1, "x6": 2},
+    ),
+    _tas(
+        "unconstrained; a single pod fits into each host; BestFit",
+        _NODES_3,
+        (
+            BLOCK,
+            RACK,
+            HOST,
+        ),
+        1,
+        {"cpu": "1000m"},
+        dict(unconstrained=True),
+        (HOST,),
+        {"x3": 1},
+    ),
+    _tas(
+        "block required; 4 pods fit into one host each; BestFit",
+        _NODES_4,
+        (
+            BLOCK,
+            RACK,
+            HOST,
+        ),
+        4,
+        {"cpu": "1000m"},
+        dict(required=BLOCK),
+        (HOST,),
+        {"x3": 1, "x5": 1, "x1": 1, "x6": 1},
+    ),
+    _tas(
+        "host required; single Pod fits in the host; BestFit",
+        _NODES_3,
+        (
+            BLOCK,
+            RACK,
+            HOST,
+        ),
+        1,
+        {"cpu": "1000m"},
+        dict(required=HOST),
+        (HOST,),
+        {"x3": 1},
+    ),
+    _tas(
+        "rack required; single Pod fits in a rack; BestFit",
+        _NODES_3,
+        (
+            BLOCK,
+            RACK,
+        ),
+        1,
+        {"cpu": "1000m"},
+        dict(required=RACK),
+        (
+            BLOCK,
+            RACK,
+        ),
+        {"b1/r1": 1},
+    ),
+    _tas(
+        "rack required; multiple Pods fit in a rack; BestFit",
+        _NODES_3,
+        (
+            BLOCK,
+            RACK,
+        ),
+        3,
+        {"cpu": "1000m"},
+        dict(required=RACK),
+        (
+            BLOCK,
+            RACK,
+        ),
+        {"b1/r2": 3},
+    ),
+    _tas(
+        "block preferred; Pods fit in 2 blocks; BestFit",
+        _NODES_5,
+        (BLOCK,),
+        5,
+        {"cpu": "1000m"},
+        dict(preferred=BLOCK),
+        (BLOCK,),
+        {"b2": 1, "b3": 4},
+    ),
+    _tas(
+        "rack required; multiple Pods fit in some racks; BestFit",
+        _NODES_3,
+        (
+            BLOCK,
+            RACK,
+        ),
+        2,
+        {"cpu": "1000m"},
+        dict(required=RACK),
+        (
+            BLOCK,
+            RACK,
+        ),
+        {"b2/r2": 2},
+    ),
+    _tas(
+        "rack required; too many pods to fit in any rack; BestFit",
+        _NODES_3,
+        (
+            BLOCK,
+            RACK,
+        ),
+        4,
+        {"cpu": "1000m"},
+        dict(required=RACK),
+        (HOST,),
+        {},
+    ),
+    _tas(
+        "block required; single Pod fits in a block and a single rack; BestFit",
+        _NODES_3,
+        (
+            BLOCK,
+            RACK,
+        ),
+        1,
+        {"cpu": "1000m"},
+        dict(required=BLOCK),
+        (
+            BLOCK,
+            RACK,
+        ),
+        {"b2/r1": 1},
+    ),
+    _tas(
+        "block required; single Pod fits in a block spread across two racks; BestFit",
+        _NODES_3,
+        (
+            BLOCK,
+            RACK,
+        ),
+        4,
+        {"cpu": "1000m"},
+        dict(required=BLOCK),
+        (
+            BLOCK,
+            RACK,
+        ),
+        {"b1/r1": 1, "b1/r2": 3},
+    ),
+    _tas(
+        "block required; Pods fit in a block spread across two racks; BestFit",
+        _NODES_3,
+        (
+            BLOCK,
+            RACK,
+        ),
+        4,
+        {"cpu": "1000m"},
+        dict(required=BLOCK),
+        (
+            BLOCK,
+            RACK,
+        ),
+        {"b1/r1": 1, "b1/r2": 3},
+    ),
+    _tas(
+        "block required; single Pod which cannot be split; BestFit",
+        _NODES_3,
+        (
+            BLOCK,
+            RACK,
+        ),
+        1,
+        {"cpu": "4000m"},
+        dict(required=BLOCK),
+        (HOST,),
+        {},
+    ),
+    _tas(
+        "block required; too many Pods to fit requested; BestFit",
+        _NODES_3,
+        (
+            BLOCK,
+            RACK,
+        ),
+        5,
+        {"cpu": "1000m"},
+        dict(required=BLOCK),
+        (HOST,),
+        {},
+    ),
+    _tas(
+        "rack required; single Pod requiring memory; BestFit",
+        _NODES_3,
+        (
+            BLOCK,
+            RACK,
+        ),
+        4,
+        {"memory": "1024"},
+        dict(required=RACK),
+        (
+            BLOCK,
+            RACK,
+        ),
+        {"b1/r1": 4},
+    ),
+    _tas(
+        "rack preferred; but only block can accommodate the workload; BestFit",
+        _NODES_3,
+        (
+            BLOCK,
+            RACK,
+        ),
+        4,
+        {"cpu": "1000m"},
+        dict(preferred=RACK),
+        (
+            BLOCK,
+            RACK,
+        ),
+        {"b1/r1": 1, "b1/r2": 3},
+    ),
+    _tas(
+        "rack preferred; but only multiple blocks can accommodate the workload; BestFit",
+        _NODES_3,
+        (
+            BLOCK,
+            RACK,
+        ),
+        6,
+        {"cpu": "1000m"},
+        dict(preferred=RACK),
+        (
+            BLOCK,
+            RACK,
+        ),
+        {"b1/r1": 1, "b1/r2": 3, "b2/r2": 2},
+    ),
+    _tas(
+        "block preferred; but only multiple blocks can accommodate the workload; BestFit",
+        _NODES_3,
+        (
+            BLOCK,
+            RACK,
+        ),
+        6,
+        {"cpu": "1000m"},
+        dict(preferred=BLOCK),
+        (
+            BLOCK,
+            RACK,
+        ),
+        {"b1/r1": 1, "b1/r2": 3, "b2/r2": 2},
+    ),
+    _tas(
+        "block preferred; but the workload cannot be accommodate in entire topology; BestFit",
+        _NODES_3,
+        (
+            BLOCK,
+            RACK,
+        ),
+        10,
+        {"cpu": "1000m"},
+        dict(preferred=BLOCK),
+        (HOST,),
+        {},
+    ),
+    _tas(
+        "only nodes with matching labels are considered; matching node is found; BestFit",
+        _NODES_6,
+        (HOST,),
+        1,
+        {"cpu": "1000m"},
+        dict(required=HOST, node_selector={"zone": "zone-a"}),
+        (HOST,),
+        {"x3": 1},
+    ),
+    _tas(
+        "only nodes with matching levels are considered; no host label on node; BestFit",
+        _NODES_7,
+        (
+            BLOCK,
+            RACK,
+            HOST,
+        ),
+        1,
+        {"cpu": "1000m"},
+        dict(required=RACK),
+        (HOST,),
+        {},
+    ),
+    _tas(
+        "resource exclusion picks most restrictive resource",
+        _NODES_8,
+        (HOST,),
+        1,
+        {"cpu": "1000m"},
+        dict(required=HOST),
+        (HOST,),
+        {},
+    ),
+    _tas(
+        "skip node which doesn't match node selector, missing label; BestFit",
+        _NODES_9,
+        (HOST,),
+        1,
+        {"cpu": "300m"},
+        dict(required=HOST, node_selector={"zone": "zone-a", "custom-label-1": "custom-value-1"}),
+        (HOST,),
+        {},
+    ),
+    _tas(
+        "skip node which doesn't match node selector, label exists, value doesn't match; BestFit",
+        _NODES_10,
+        (HOST,),
+        1,
+        {"cpu": "300m"},
+        dict(required=HOST, node_selector={"zone": "zone-a", "custom-label-1": "value-2"}),
+        (HOST,),
+        {},
+    ),
+    _tas(
+        "allow to schedule on node which matches node; BestFit",
+        _NODES_11,
+        (HOST,),
+        1,
+        {"cpu": "1000m"},
+        dict(required=HOST, node_selector={"zone": "zone-a", "custom-label-1": "value-2"}),
+        (HOST,),
+        {"x5": 1},
+    ),
+    _tas(
+        "block required for podset; host required for slices; BestFit",
+        _NODES_12,
+        (
+            BLOCK,
+            RACK,
+            HOST,
+        ),
+        6,
+        {"cpu": "1000m"},
+        dict(required=BLOCK, slice_topology=HOST, slice_size=2),
+        (HOST,),
+        {"x1": 2, "x3": 2, "x5": 2},
+    ),
+    _tas(
+        "block required for podset; host required for slices; prioritize more free slice capacity first and then tight fit; BestFit",
+        _NODES_13,
+        (
+            BLOCK,
+            RACK,
+            HOST,
+        ),
+        12,
+        {"cpu": "1000m"},
+        dict(required=BLOCK, slice_topology=HOST, slice_size=2),
+        (HOST,),
+        {"x1": 4, "x3": 6, "x6": 2},
+    ),
+    _tas(
+        "block required for podset; host required for slices; select domains with tight fit; BestFit",
+        _NODES_14,
+        (
+            BLOCK,
+            RACK,
+            HOST,
+        ),
+        4,
+        {"cpu": "1000m"},
+        dict(required=BLOCK, slice_topology=HOST, slice_size=2),
+        (HOST,),
+        {"x1": 2, "x5": 2},
+    ),
+    _tas(
+        "block required for podset; rack required for slices; BestFit",
+        _NODES_15,
+        (
+            BLOCK,
+            RACK,
+            HOST,
+        ),
+        4,
+        {"cpu": "1000m"},
+        dict(required=BLOCK, slice_topology=RACK, slice_size=2),
+        (HOST,),
+        {"x3": 1, "x5": 1, "x1": 1, "x2": 1},
+    ),
+    _tas(
+        "block preferred for podset; rack required for slices; BestFit",
+        _NODES_3,
+        (
+            BLOCK,
+            RACK,
+            HOST,
+        ),
+        4,
+        {"cpu": "1000m"},
+        dict(preferred=BLOCK, slice_topology=RACK, slice_size=2),
+        (HOST,),
+        {"x1": 1, "x5": 1, "x4": 2},
+    ),
+    _tas(
+        "block required for podset; host required for slices; optimize last domain; BestFit",
+        _NODES_16,
+        (
+            BLOCK,
+            RACK,
+            HOST,
+        ),
+        6,
+        {"cpu": "1000m"},
+        dict(required=BLOCK, slice_topology=HOST, slice_size=2),
+        (HOST,),
+        {"x1": 2, "x3": 4},
+    ),
+    _tas(
+        "block preferred for podset; host required for slices; 2 blocks with unbalanced subdomains; BestFit",
+        _NODES_17,
+        (
+            BLOCK,
+            RACK,
+            HOST,
+        ),
+        12,
+        {"cpu": "1000m"},
+        dict(preferred=BLOCK, slice_topology=HOST, slice_size=3),
+        (HOST,),
+        {"x1": 3, "x3": 3, "x6": 6},
+    ),
+    _tas(
+        "block required for podset; rack required for slices; podset fits in a block, but slices do not fit in racks",
+        _NODES_18,
+        (
+            BLOCK,
+            RACK,
+            HOST,
+        ),
+        6,
+        {"cpu": "1000m"},
+        dict(required=BLOCK, slice_topology=RACK, slice_size=3),
+        (HOST,),
+        {},
+    ),
+    _tas(
+        "block required for podset; rack required for slices; only 1 out of 2 slices fit the topology",
+        _NODES_19,
+        (
+            BLOCK,
+            RACK,
+            HOST,
+        ),
+        6,
+        {"cpu": "1000m"},
+        dict(required=BLOCK, slice_topology=RACK, slice_size=3),
+        (HOST,),
+        {},
+    ),
+    _tas(
+        "block required for podset; rack required for slices; podset fits in both blocks, but slices fit in only one block",
+        _NODES_20,
+        (
+            BLOCK,
+            RACK,
+            HOST,
+        ),
+        6,
+        {"cpu": "1000m"},
+        dict(required=BLOCK, slice_topology=RACK, slice_size=3),
+        (HOST,),
+        {"x6": 3, "x2": 3},
+    ),
+    _tas(
+        "slice required topology level cannot be above the main required topology level",
+        _NODES_3,
+        (
+            BLOCK,
+            RACK,
+            HOST,
+        ),
+        1,
+        {"cpu": "1000m"},
+        dict(required=HOST, slice_topology=BLOCK, slice_size=1),
+        (HOST,),
+        {},
+    ),
+    _tas(
+        "slice size is required when slice topology is requested",
+        _NODES_3,
+        (
+            BLOCK,
+            RACK,
+            HOST,
+        ),
+        1,
+        {"cpu": "1000m"},
+        dict(required=BLOCK, slice_topology=HOST),
+        (HOST,),
+        {},
+    ),
+    _tas(
+        "cannot request not existing slice topology",
+        _NODES_3,
+        (
+            BLOCK,
+            RACK,
+            HOST,
+        ),
+        1,
+        {"cpu": "1000m"},
+        dict(required=BLOCK, slice_topology="not-existing-topology-level", slice_size=1),
+        (HOST,),
+        {},
+    ),
+    _tas(
+        "no topology for podset; host required for slices; BestFit",
+        _NODES_12,
+        (
+            BLOCK,
+            RACK,
+            HOST,
+        ),
+        6,
+        {"cpu": "1000m"},
+        dict(slice_topology=HOST, slice_size=2),
+        (HOST,),
+        {"x1": 2, "x3": 2, "x5": 2},
+    ),
+    _tas(
+        "no topology for podset; host required for slices; multiple blocks; BestFit",
+        _NODES_2,
+        (
+            BLOCK,
+            RACK,
+            HOST,
+        ),
+        6,
+        {"cpu": "1000m"},
+        dict(slice_topology=HOST, slice_size=2),
+        (HOST,),
+        {"x3": 4, "x6": 2},
+    ),
+    _tas(
+        "no topology for podset; rack required for slices; multiple blocks; BestFit",
+        _NODES_3,
+        (
+            BLOCK,
+            RACK,
+            HOST,
+        ),
+        4,
+        {"cpu": "1000m"},
+        dict(slice_topology=RACK, slice_size=2),
+        (HOST,),
+        {"x1": 1, "x5": 1, "x4": 2},
+    ),
+    _tas(
+        "multi-layer topology: block required; rack slices of 4; host slices of 2; TASMultiLayerTopology",
+        _NODES_21,
+        (
+            BLOCK,
+            RACK,
+            HOST,
+        ),
+        8,
+        {"cpu": "1000m"},
+        dict(required=BLOCK, slices=[(RACK, 4), (HOST, 2)]),
+        (HOST,),
+        {"x2": 4, "x3": 2, "x4": 2},
+    ),
+    _tas(
+        "multi-layer topology: no feature gate; additional layers ignored",
+        _NODES_21,
+        (
+            BLOCK,
+            RACK,
+            HOST,
+        ),
+        8,
+        {"cpu": "1000m"},
+        dict(required=BLOCK, slice_topology=RACK, slice_size=4),
+        (HOST,),
+        {"x1": 1, "x2": 3, "x3": 3, "x4": 1},
+    ),
+    _tas(
+        "multi-layer topology: small host kills rack slices despite enough total capacity",
+        _NODES_22,
+        (
+            BLOCK,
+            RACK,
+            HOST,
+        ),
+        16,
+        {"cpu": "1000m"},
+        dict(required=BLOCK, slices=[(RACK, 8), (HOST, 4)]),
+        (HOST,),
+        {},
+    ),
+    _tas(
+        "multi-layer topology: enough hostname slices but not enough rack slices",
+        _NODES_23,
+        (
+            BLOCK,
+            RACK,
+            HOST,
+        ),
+        12,
+        {"cpu": "1000m"},
+        dict(required=BLOCK, slices=[(RACK, 6), (HOST, 2)]),
+        (HOST,),
+        {},
+    ),
+    _tas(
+        "stable tie break on identical nodes: TASBalancedPlacement disabled",
+        _NODES_24,
+        (
+            BLOCK,
+            RACK,
+            HOST,
+        ),
+        1,
+        {"cpu": "1000m"},
+        dict(required=HOST),
+        (HOST,),
+        {"x1": 1},
+    ),
+    _tas(
+        "stable tie break on identical nodes: reversed order, TASBalancedPlacement disabled",
+        _NODES_25,
+        (
+            BLOCK,
+            RACK,
+            HOST,
+        ),
+        1,
+        {"cpu": "1000m"},
+        dict(required=HOST),
+        (HOST,),
+        {"x1": 1},
+    ),
+]
