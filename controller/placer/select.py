@@ -36,7 +36,7 @@ from controller.placer.gpu import respects, select_gpu
 from controller.placer.memo import MemoSlot
 from controller.placer.offer import BIG, Offers, class_slots, evaluate, range_mins
 from controller.placer.ruled import place_ruled
-from controller.placer.snapshot import CLUSTER, I64, Bool, ClusterIndex
+from controller.placer.snapshot import CLUSTER, I64, Bool, ClusterIndex, lexsort_first
 from controller.placer.tiers import levels
 from translations.gangs import SubGroup
 
@@ -123,10 +123,10 @@ def candidates(
         anc = index.node_anc[idx]
         keys = _ancestor_keys(anc, offers, n)
         pref = _preference(demand, index)
-        order = np.lexsort(
-            (index.node_name_rank[idx], *reversed(keys), leftover, -pref[0][idx], -existing_node[idx])
+        order = lexsort_first(
+            (index.node_name_rank[idx], *reversed(keys), leftover, -pref[0][idx], -existing_node[idx]), limit
         )
-        return [Where("node", i) for i in idx[order][:limit].tolist()]
+        return [Where("node", i) for i in idx[order].tolist()]
     doms = index.tier_domains.get(int(level), np.zeros(0, np.int64))
     doms = doms[offers.dom_fit[doms]]
     if within is not None:
@@ -141,8 +141,10 @@ def candidates(
     leftover = offers.dom_offer[doms] - n
     keys = _ancestor_keys(index.dom_anc[doms], offers, n)
     pref = _preference(demand, index)
-    order = np.lexsort((index.dom_name_rank[doms], *reversed(keys), leftover, -pref[1][doms], -existing))
-    return [Where("domain", d) for d in doms[order][:limit].tolist()]
+    order = lexsort_first(
+        (index.dom_name_rank[doms], *reversed(keys), leftover, -pref[1][doms], -existing), limit
+    )
+    return [Where("domain", d) for d in doms[order].tolist()]
 
 
 def _top_down(where: Where, offers: Offers, index: ClusterIndex, n: int) -> tuple[int, ...]:
