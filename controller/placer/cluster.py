@@ -287,6 +287,9 @@ class _Aggregates:
     covered: dict[str, int] = field(default_factory=dict)
     """Budget key -> covered bound pods, terminating ones included (what percentages and
     maxUnavailable are of)."""
+    budgets: list[Budget] | None = None
+    """The budgets as the counts above leave them, until a count or a budget changes (a
+    cycle's view reads them without going over every budget again)."""
     warnings: tuple[str, ...] = ()
 
 
@@ -497,7 +500,11 @@ class ClusterState:
         snap.start_journal()
         pending = sorted(agg.pending, key=natural_key)
         # Budgets count the pods as the cycle starts; the cycle takes off what its preemptions use.
-        budgets = budgets_from(list(self.pdbs.values()), snap, healthy=agg.healthy, covered=agg.covered)
+        if agg.budgets is None:
+            agg.budgets = budgets_from(
+                list(self.pdbs.values()), snap, healthy=agg.healthy, covered=agg.covered
+            )
+        budgets = agg.budgets
         return ClusterView(
             tree=agg.tree,
             index=agg.index,
@@ -564,6 +571,7 @@ class ClusterState:
         agg.budget_hits.clear()
         agg.healthy.clear()
         agg.covered.clear()
+        agg.budgets = None
         agg.pending.clear()
 
     # --- disruption budgets ---
@@ -580,6 +588,7 @@ class ClusterState:
         agg.budget_hits.clear()
         agg.healthy.clear()
         agg.covered.clear()
+        agg.budgets = None
         for pod in agg.bound.values():
             self._count_budgets(agg, pod, +1)
 
@@ -600,6 +609,8 @@ class ClusterState:
             # Recorded even when empty: preemption reads "covered by none" instead of matching
             # the pod against every budget again.
             agg.budget_hits[pod.key] = hits
+        if hits:
+            agg.budgets = None
         for k in hits:
             agg.covered[k] = agg.covered.get(k, 0) + sign
             if not pod.terminating:
@@ -710,7 +721,7 @@ class ClusterState:
             volcano=_groups_of(self.volcano_pgs, keys, "volcano"),
             koordinator=_groups_of(self.sigs_pgs, keys, "koordinator"),
             scheduler_plugins=_groups_of(self.x_pgs, keys, "scheduler-plugins"),
-            jobs=list(self._jobs_by_uid.values()),
+            jobs=self._jobs_of(pods),
         )
         return discover_gangs(
             pods,
@@ -722,6 +733,15 @@ class ClusterState:
             member=self._member,
             membership_of=self._membership_of,
         )
+
+    def _jobs_of(self, pods: Sequence[Pod]) -> list[Job]:
+        """The Jobs `pods` belong to: all discovery reads of Jobs (a gang's Job is its first
+        pod's), without going over every Job in the cluster for a batch of a few pods."""
+        if len(pods) >= len(self._jobs_by_uid):
+            return list(self._jobs_by_uid.values())
+        uids = {gpumod.job_uid_of(p) for p in pods}
+        uids.discard(None)
+        return [self._jobs_by_uid[u] for u in sorted(uids, key=str) if u in self._jobs_by_uid]
 
     @staticmethod
     def _warn(agg: _Aggregates, text: str) -> None:
