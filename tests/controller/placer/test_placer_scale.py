@@ -1,15 +1,20 @@
 """What keeps a cycle's cost from growing with the cluster gives the answers the plain way gives.
 
 Each shortcut is checked against the computation it stands in for, on inputs made to hit its
-edges (ties on every key, limits around the sizes where it switches to the plain way).
+edges (ties on every key, limits around the sizes where it switches to the plain way); the
+garbage collector a view holds off is back on however the view ends.
 """
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from controller.placer.cluster import ClusterState, ClusterView
 from controller.placer.snapshot import I64, SortKey, lexsort_first
 
 
@@ -38,3 +43,34 @@ def _asked(key: I64) -> SortKey:
         return key[positions]
 
     return values
+
+
+def test_a_view_holds_the_collector_off_only_while_it_is_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    state = ClusterState()
+    seen: list[bool] = []
+    build = ClusterState._view
+
+    def spy(self: ClusterState, full: bool) -> ClusterView:
+        seen.append(gc.isenabled())
+        return build(self, full)
+
+    monkeypatch.setattr(ClusterState, "_view", spy)
+    assert gc.isenabled()
+    state.view()
+    assert seen == [False] and gc.isenabled()
+
+    def fail(self: ClusterState, full: bool) -> ClusterView:
+        raise RuntimeError("half-way")
+
+    monkeypatch.setattr(ClusterState, "_view", fail)
+    with pytest.raises(RuntimeError):
+        state.view()
+    assert gc.isenabled()  # back on after a view that raised
+
+    monkeypatch.setattr(ClusterState, "_view", spy)
+    gc.disable()
+    try:
+        state.view()
+        assert not gc.isenabled()  # a caller that holds it off keeps it off
+    finally:
+        gc.enable()
