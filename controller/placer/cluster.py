@@ -32,7 +32,9 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Iterable, Mapping, Sequence
+import gc
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -292,6 +294,9 @@ class _Aggregates:
     covered: dict[str, int] = field(default_factory=dict)
     """Budget key -> covered bound pods, terminating ones included (what percentages and
     maxUnavailable are of)."""
+    budgets: list[Budget] | None = None
+    """The budgets as the counts above leave them, until a count or a budget changes (a
+    cycle's view reads them without going over every budget again)."""
     warnings: tuple[str, ...] = ()
 
 
@@ -485,6 +490,10 @@ class ClusterState:
         The snapshot is kept from one cycle to the next (kube-scheduler's UpdateSnapshot): the
         previous cycle's reservations are rolled back first, so a view is good until the next
         `view()` call, and the cycle may reserve on it freely."""
+        with _collector_paused():
+            return self._view(full)
+
+    def _view(self, full: bool) -> ClusterView:
         if self._agg is not None:
             self._agg.snapshot.rollback()
         if full or self._agg is None or self._topology_dirty:
@@ -508,7 +517,11 @@ class ClusterState:
         snap.start_journal()
         pending = sorted(agg.pending, key=natural_key)
         # Budgets count the pods as the cycle starts; the cycle takes off what its preemptions use.
-        budgets = budgets_from(list(self.pdbs.values()), snap, healthy=agg.healthy, covered=agg.covered)
+        if agg.budgets is None:
+            agg.budgets = budgets_from(
+                list(self.pdbs.values()), snap, healthy=agg.healthy, covered=agg.covered
+            )
+        budgets = agg.budgets
         return ClusterView(
             tree=agg.tree,
             index=agg.index,
@@ -575,6 +588,7 @@ class ClusterState:
         agg.budget_hits.clear()
         agg.healthy.clear()
         agg.covered.clear()
+        agg.budgets = None
         agg.pending.clear()
 
     # --- disruption budgets ---
@@ -591,6 +605,7 @@ class ClusterState:
         agg.budget_hits.clear()
         agg.healthy.clear()
         agg.covered.clear()
+        agg.budgets = None
         for pod in agg.bound.values():
             self._count_budgets(agg, pod, +1)
 
@@ -611,6 +626,8 @@ class ClusterState:
             # Recorded even when empty: preemption reads "covered by none" instead of matching
             # the pod against every budget again.
             agg.budget_hits[pod.key] = hits
+        if hits:
+            agg.budgets = None
         for k in hits:
             agg.covered[k] = agg.covered.get(k, 0) + sign
             if not pod.terminating:
@@ -721,7 +738,7 @@ class ClusterState:
             volcano=_groups_of(self.volcano_pgs, keys, "volcano"),
             koordinator=_groups_of(self.sigs_pgs, keys, "koordinator"),
             scheduler_plugins=_groups_of(self.x_pgs, keys, "scheduler-plugins"),
-            jobs=list(self._jobs_by_uid.values()),
+            jobs=self._jobs_of(pods),
             upstream=_groups_of(self.k8s_pgs, keys, "upstream"),
             upstream_workloads=[
                 self.k8s_workloads[w] for w in _workloads_named(keys) if w in self.k8s_workloads
@@ -737,6 +754,15 @@ class ClusterState:
             member=self._member,
             membership_of=self._membership_of,
         )
+
+    def _jobs_of(self, pods: Sequence[Pod]) -> list[Job]:
+        """The Jobs `pods` belong to: all discovery reads of Jobs (a gang's Job is its first
+        pod's), without going over every Job in the cluster for a batch of a few pods."""
+        if len(pods) >= len(self._jobs_by_uid):
+            return list(self._jobs_by_uid.values())
+        uids = {gpumod.job_uid_of(p) for p in pods}
+        uids.discard(None)
+        return [self._jobs_by_uid[u] for u in sorted(uids, key=str) if u in self._jobs_by_uid]
 
     @staticmethod
     def _warn(agg: _Aggregates, text: str) -> None:
@@ -828,6 +854,22 @@ class ClusterState:
             return 0
         per_pod = 200  # a BoundPod with its request row and dict slot
         return int(agg.used.nbytes + agg.index.alloc.nbytes + per_pod * len(agg.bound) + 400 * len(agg.gangs))
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector held off while a view is built. A cold view makes an
+    object or more per pod, which sets off collections that each walk every object the cache
+    holds (every parsed pod): a fifth of a cold start at 10,000 nodes, for nothing (a view
+    makes no reference cycles worth collecting). Collection goes on as usual afterwards."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 PG = TypeVar("PG")

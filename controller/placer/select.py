@@ -38,7 +38,7 @@ from controller.placer.gpu import respects, select_gpu
 from controller.placer.memo import MemoSlot
 from controller.placer.offer import BIG, Offers, class_slots, evaluate, range_mins, range_sums
 from controller.placer.ruled import place_ruled
-from controller.placer.snapshot import CLUSTER, I64, Bool, ClusterIndex
+from controller.placer.snapshot import CLUSTER, I64, Bool, ClusterIndex, SortKey, lexsort_first
 from controller.placer.tiers import levels
 
 MAX_TRIES = 64
@@ -121,13 +121,14 @@ def candidates(
         if len(idx) == 0:
             return []
         leftover = offers.raw_slots[idx] - n if demand.kind == "uniform" else offers.node_offer[idx] - n
-        anc = index.node_anc[idx]
-        keys = [] if demand.kueue_tas else _ancestor_keys(anc, offers, n)
+        keys = [] if demand.kueue_tas else _ancestor_keys(index.node_anc, idx, offers, n)
         pref = _preference(demand, index)
-        order = np.lexsort(
-            (index.node_name_rank[idx], *reversed(keys), leftover, -pref[0][idx], -existing_node[idx])
+        order = lexsort_first(
+            (index.node_name_rank[idx], *reversed(keys), leftover, -pref[0][idx], -existing_node[idx]),
+            limit,
+            len(idx),
         )
-        return [Where("node", i) for i in idx[order][:limit].tolist()]
+        return [Where("node", i) for i in idx[order].tolist()]
     doms = index.tier_domains.get(int(level), np.zeros(0, np.int64))
     doms = doms[offers.dom_fit[doms]]
     if within is not None:
@@ -140,10 +141,12 @@ def candidates(
     np.cumsum(existing_node, out=cs[1:])
     existing = cs[index.dom_end[doms]] - cs[index.dom_start[doms]]
     leftover = offers.dom_offer[doms] - n
-    keys = [] if demand.kueue_tas else _ancestor_keys(index.dom_anc[doms], offers, n)
+    keys = [] if demand.kueue_tas else _ancestor_keys(index.dom_anc, doms, offers, n)
     pref = _preference(demand, index)
-    order = np.lexsort((index.dom_name_rank[doms], *reversed(keys), leftover, -pref[1][doms], -existing))
-    return [Where("domain", d) for d in doms[order][:limit].tolist()]
+    order = lexsort_first(
+        (index.dom_name_rank[doms], *reversed(keys), leftover, -pref[1][doms], -existing), limit, len(doms)
+    )
+    return [Where("domain", d) for d in doms[order].tolist()]
 
 
 def _top_down(where: Where, offers: Offers, index: ClusterIndex, n: int) -> tuple[int, ...]:
@@ -168,15 +171,20 @@ def _preference(demand: GangDemand, index: ClusterIndex) -> tuple[I64, I64]:
     return score, np.where(dom <= -BIG, 0, dom)
 
 
-def _ancestor_keys(anc: I64, offers: Offers, n: int) -> list[I64]:
-    """Leftover slots of each enclosing domain, innermost first (0 past the top)."""
-    keys: list[I64] = []
+def _ancestor_keys(anc: I64, rows: I64, offers: Offers, n: int) -> list[SortKey]:
+    """Leftover slots of each enclosing domain of `anc`'s `rows`, innermost first (0 past the
+    top): per key, what gives them for the rows (by position) still being ranked."""
     if len(offers.dom_offer) == 0:
-        return keys
-    for k in range(anc.shape[1]):
-        col = anc[:, k]
-        keys.append(np.where(col >= 0, offers.dom_offer[np.maximum(col, 0)] - n, 0))
-    return keys
+        return []
+
+    def key(k: int) -> SortKey:
+        def values(positions: I64) -> I64:
+            col = anc[rows[positions], k]
+            return np.where(col >= 0, offers.dom_offer[np.maximum(col, 0)] - n, 0)
+
+        return values
+
+    return [key(k) for k in range(anc.shape[1])]
 
 
 def select(

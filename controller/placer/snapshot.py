@@ -341,6 +341,43 @@ def _name_ranks(names: Sequence[str]) -> I64:
     return ranks
 
 
+SortKey = I64 | Callable[[I64], I64]
+"""A sort key: its values per item, or what gives them for the items asked (by position), so
+a key that is costly over every item is worked out only for those still in contention."""
+
+
+def lexsort_first(keys: Sequence[SortKey], limit: int | None, n: int) -> I64:
+    """`np.lexsort(keys)[:limit]` over `n` items (the last key primary), without sorting what
+    cannot be among the first `limit`: each key, primary first, keeps the items below its
+    `limit`-th smallest value (all of them come first) and the items tied at it (they compete
+    on the next key), so a cycle asking for a few candidates among tens of thousands of nodes
+    sorts a few dozen."""
+    if limit is None or n <= 2 * limit + 64:
+        everything = np.arange(n, dtype=np.int64)
+        return np.lexsort([_values(key, everything) for key in keys])[:limit]
+    if limit <= 0:
+        return np.zeros(0, dtype=np.int64)
+    sure: list[I64] = []
+    tied = np.arange(n, dtype=np.int64)
+    need = limit
+    for key in reversed(keys):
+        if len(tied) <= need:
+            break
+        values = _values(key, tied)
+        cut = np.partition(values, need - 1)[need - 1]
+        below = tied[values < cut]
+        sure.append(below)
+        need -= len(below)
+        tied = tied[values == cut]
+    keep = np.concatenate([*sure, tied])  # each part in index order: full ties stay stable
+    order = np.lexsort([_values(key, keep) for key in keys])
+    return keep[order][:limit]
+
+
+def _values(key: SortKey, positions: I64) -> I64:
+    return key(positions) if callable(key) else key[positions]
+
+
 # --- per-cycle state ---------------------------------------------------------------------------
 
 
