@@ -25,8 +25,10 @@ from translations.topology import natural_key
 
 LISTED = 3
 """Domains a short listing names by name."""
-LIMIT = 480
-"""The most characters a short message has (the PodGroup's brief comes on top of it)."""
+LIMIT = 1024
+"""The most characters a short message has (the PodGroup's brief comes on top of it): an
+Event's note is at most 1 KiB, and a gang member's message quotes its first member's whole
+(Koordinator's wording, about 600 characters for the seed's gang)."""
 BRIEF_LIMIT = 240
 """The most characters of `explain`'s brief (the best domain per tier, the tier limit)."""
 

@@ -65,3 +65,22 @@ def test_the_brief_is_bracketed_and_bounded() -> None:
 
 def test_volcano_wording() -> None:
     assert messages.volcano_message(2, 3, "why") == "2/3 tasks in gang unschedulable: why"
+
+
+def test_the_seeds_member_message_is_left_whole() -> None:
+    """A member quotes its first member's reason (the seed's wording, ~600 characters with a
+    long namespace): no listing to summarise, and within the limit."""
+    ns = "t-test-seed-example-2-end-to-end-573eea"
+    reason = (
+        "no candidate topology nodes can accommodate job, desiredOfferSlot: 4, "
+        "topology topologyNode SpineLayer/spine-0: 3;topology topologyNode SpineLayer/spine-1: 3;"
+        "topology topologyNode SpineLayer/spine-2: 3"
+    )
+    member = (
+        f'GangGroup "{ns}/high-priority-training" gets rejected due to member Pod '
+        f'"{ns}/hp-training-pod-0" is unschedulable with reason "{reason}", alreadyWaitForBound: 0. '
+        f"preemption: preemption already attempted by {ns}/hp-training-pod-0 with message not "
+        "eligible due to terminating pod on the nominated node.."
+    )
+    assert len(member) > 480
+    assert messages.short_message(member) == member
