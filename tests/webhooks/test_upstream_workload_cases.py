@@ -555,6 +555,31 @@ UPDATE = [
     ),
     pytest.param(
         {
+            "apiVersion": f"{G}/v1alpha1",
+            "kind": "Workload",
+            "metadata": {"name": "w", "namespace": "ns"},
+            "spec": {"podGroups": [{"name": "g", "policy": {"gang": {"minCount": 2}}}]},
+        },
+        {
+            "apiVersion": f"{G}/v1alpha1",
+            "kind": "Workload",
+            "metadata": {"name": "w", "namespace": "ns"},
+            "spec": {"podGroups": [{"name": "g", "policy": {"gang": {"minCount": 3}}}]},
+        },
+        [("Invalid value", "spec.podGroups")],
+        id="kube:v1alpha1 validation.go/validateWorkloadSpecUpdate podGroups immutable",
+    ),
+    pytest.param(
+        {**workload(), "apiVersion": f"{G}/v1alpha2"},
+        {
+            **workload(_set("spec.podGroupTemplates.1.schedulingPolicy.gang.minCount", 5)),
+            "apiVersion": f"{G}/v1alpha2",
+        },
+        [("Invalid value", "spec.podGroupTemplates")],
+        id=f"kube:{WU}/change gang min count (v1alpha2: the templates are immutable)",
+    ),
+    pytest.param(
+        {
             **pod_group(),
             "apiVersion": f"{G}/v1alpha2",
             "spec": {"schedulingPolicy": {"gang": {"minCount": 5}}},
@@ -594,7 +619,7 @@ def test_pod_links_are_checked_with_the_pod() -> None:
 
 def test_counts() -> None:
     """The ported rows, so a lost row shows."""
-    assert (len(CREATE), len(UPDATE)) == (48, 19)
+    assert (len(CREATE), len(UPDATE)) == (48, 21)
 
 
 def test_validate_judges_these_kinds(tmp_path: Any) -> None:
