@@ -15,7 +15,7 @@ from controller.placer.framework import Code, Step
 from controller.placer.scenario import load_scenario, prepare
 from controller.runtime.scheduler import GangScheduler, SchedulerConfig
 
-WHY = "the attempt's wall-clock guard (2s) stopped the search after 40 of 3000 steps: this plan depends on the machine's load"
+WHY = "the attempt's wall-clock guard (2s) stopped the search after 40 of 2000 steps: this plan depends on the machine's load"
 
 
 NODE = {
