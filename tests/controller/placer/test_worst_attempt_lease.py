@@ -1,10 +1,15 @@
 """The slowest attempt known (`worst_cases.worst_attempt`: 12 s of preemption search before
 attempts had a limit) runs on the real API server inside a leader-elected replica whose
-Lease must be renewed every 2 s. The replica keeps its Lease through the attempt (its default
-step budget), renews it on schedule, and the gang is placed once its victims are gone.
+Lease must be renewed within 10 s. The replica keeps its Lease through the attempt (its default
+step budget), renews it, and the gang is placed once its victims are gone.
 
 Before attempts were limited the search held the event loop for the whole 12 s: the renew
-deadline passed, the replica gave up the Lease and stopped."""
+deadline passed, the replica gave up the Lease and stopped.
+
+What is asserted does not depend on the machine's load: the renew deadline (10 s) is far above
+what an attempt within its step budget holds the loop for even on a loaded 2-core machine, and
+below the unbounded search; the renewals' spacing is printed, never asserted (timing goals
+belong in `benchmarks/attempt_deadline.py`)."""
 
 from __future__ import annotations
 
@@ -88,18 +93,19 @@ async def test_the_worst_attempt_runs_beside_lease_renewals(
                 control_plane.kubeconfig, _options("standby", namespace), user=controller_user
             ):
                 await _schedule_the_gang(admin, namespace, pods)
-                await asyncio.sleep(RENEW_DEADLINE + 0.5)  # past the bind, the Lease is still the first's
+                await asyncio.sleep(3 * RENEW_RETRY)  # renewals past the bind: still the first's Lease
         assert holders - {""} == {"first"}, f"the Lease changed hands: {holders}"
         gaps = _gaps(renewals)
         print(f"lease renewals: {len(gaps) + 1}, largest gap {max(gaps, default=0):.2f}s")  # shown with -s
-        assert len(gaps) >= 4 and max(gaps) < RENEW_DEADLINE, f"renewals {gaps} s apart"
+        assert gaps, f"the first replica never renewed its Lease: {sorted(renewals)}"
     finally:
         with contextlib.suppress(NotFoundError):
             await admin.delete(CLUSTER_NETWORK_TOPOLOGIES, "default")
         await delete_nodes(admin, nodes)
 
 
-RENEW_DEADLINE = 2.0
+RENEW_DEADLINE = 10.0
+RENEW_RETRY = 1.0
 
 
 def _options(identity: str, namespace: str) -> ControllerOptions:
@@ -111,9 +117,9 @@ def _options(identity: str, namespace: str) -> ControllerOptions:
             lease_name=LEASE,
             lease_namespace=namespace,
             identity=identity,
-            lease_duration=3,
+            lease_duration=15,
             renew_deadline=RENEW_DEADLINE,
-            retry_period=0.5,
+            retry_period=RENEW_RETRY,
         ),
     )
 
