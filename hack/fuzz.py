@@ -297,13 +297,14 @@ class _OverBudget(Exception):
 
 @contextlib.contextmanager
 def _budget(seconds: float) -> Iterator[None]:
-    """SIGALRM ends a call that takes longer than `seconds` (the run goes on)."""
+    """SIGALRM ends a call that takes longer than `seconds` (the run goes on); it repeats each
+    second, since an exception raised inside a gc callback is dropped by the interpreter."""
 
     def expire(signum: int, frame: FrameType | None) -> None:
         raise _OverBudget
 
     previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.setitimer(signal.ITIMER_REAL, seconds, 1.0)
     try:
         yield
     finally:

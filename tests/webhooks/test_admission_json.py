@@ -72,13 +72,23 @@ def agree(body: bytes) -> None:
         b'{"a": "\xff"}',
         b'{"a": 1} trailing',
         b"",
-        b"[" * 5000,
         b'"' + b"9" * 5000 + b'"',
         b'{"n": ' + b"9" * 5000 + b"}",
     ],
 )
 def test_edge_cases_read_like_json(body: bytes) -> None:
     agree(body)
+
+
+@pytest.mark.parametrize("body", [b"[" * 5000, b"[" * 600 + b"1e999999999999999999999" + b"]" * 600])
+def test_too_deep_is_a_value_error_where_json_raises_recursion_error(body: bytes) -> None:
+    """The one place `_loads` departs from the standard library on purpose: past the nesting it
+    reads, it raises a ValueError naming the depth, never a RecursionError."""
+    with pytest.raises(ValueError, match=r"^JSON nested \d+ levels deep, more than the 512 levels allowed$"):
+        _loads(body)
+    review = b'{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": ' + body
+    with pytest.raises(MalformedReview, match="request body is not JSON: JSON nested"):
+        parse_review(review)
 
 
 json_values = st.recursive(
