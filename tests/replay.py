@@ -25,6 +25,8 @@ UNUSABLE = "TOPOBRIDGE_UNUSABLE_SEED"
 PROPERTY = "TOPOBRIDGE_PROPERTY_SEED"
 """Every other Hypothesis test (those that name no seed of their own): the suite's profile is
 `derandomize` (tests/conftest.py); with this set, Hypothesis draws from the seed instead."""
+CHAOS = "TOPOBRIDGE_CHAOS_SEED"
+"""tests/invariants/test_chaos.py: the chaos run's sequence of choices."""
 
 
 def chosen(env: str) -> int | None:

@@ -9,14 +9,16 @@ One run, in phases:
              Lease, each with faults injected into its client (`faulty_topobridge.py`), and the
              watcher;
 2. cycles    until `duration` or `max_cycles`: one random action per cycle (below), then a
-             pause of 0.05-0.3 s. Every `disrupt_every` seconds (jittered) the cycle is a
-             disruption instead, each kind once per round of four, in random order;
+             pause of 0.05-0.3 s. Every `disrupt_every` seconds (or `disrupt_every_cycles`
+             cycles; both jittered) the cycle is a disruption instead, each kind once per round
+             of four, in random order;
 3. quiet     faults stop at the end of `duration`; the run waits until no gang is partially
              bound or until the settle window has passed, so every partial gang is judged;
 4. verdict   the watcher's violations, the faults counted from the replicas' logs, takeovers.
 
 A cycle is one action, chosen with `random.Random(seed)` (the sequence of choices is
-reproducible; what the cluster does with them depends on timing):
+reproducible, and with `max_cycles` and `disrupt_every_cycles` so is which cycle disrupts and how
+many cycles run; what the cluster does with them depends on timing):
 * work: create a gang in one of five dialects (Volcano PodGroup, Koordinator gang annotations,
   Koordinator/coscheduling PodGroup, scheduler-plugins PodGroup, LWS-labelled pods with their
   Volcano PodGroup), 2-6 members of 2-4 cpu at one of three priorities, a third of them under a
@@ -89,6 +91,9 @@ class ChaosOptions:
     max_gangs: int = 10
     disrupt_every: float = 40.0
     """Mean seconds between disruptions (0: none)."""
+    disrupt_every_cycles: int = 0
+    """Mean cycles between disruptions; when set, it replaces `disrupt_every`, so which cycles
+    disrupt is a function of the seed, not of how fast the machine runs them."""
     lease_duration: float = 15.0
     renew_deadline: float = 10.0
     retry_period: float = 2.0
@@ -203,15 +208,15 @@ class ChaosRun:
             self.replicas.append(await self._replica(leading=True))
             self.replicas.append(await self._replica(leading=False))
             deadline = time.monotonic() + self.o.duration
-            next_disruption = time.monotonic() + self._jitter(self.o.disrupt_every)
+            next_disruption = self._next_disruption()
             while (
                 time.monotonic() < deadline
                 and self.report.cycles < self.o.max_cycles
                 and not self.stopping.is_set()
             ):
-                if self.o.disrupt_every and time.monotonic() >= next_disruption:
+                if self._disruption_due(next_disruption):
                     await self._disrupt(kube)
-                    next_disruption = time.monotonic() + self._jitter(self.o.disrupt_every)
+                    next_disruption = self._next_disruption()
                 else:
                     await self._act(kube)
                 self.report.cycles += 1
@@ -250,6 +255,17 @@ class ChaosRun:
 
     def _jitter(self, mean: float) -> float:
         return mean * self.rng.uniform(0.6, 1.4)
+
+    def _next_disruption(self) -> float:
+        """When the next disruption is due: a cycle number, or a `time.monotonic()` reading."""
+        if self.o.disrupt_every_cycles:
+            return self.report.cycles + max(1, round(self._jitter(self.o.disrupt_every_cycles)))
+        return time.monotonic() + self._jitter(self.o.disrupt_every)
+
+    def _disruption_due(self, due: float) -> bool:
+        if self.o.disrupt_every_cycles:
+            return self.report.cycles >= due
+        return bool(self.o.disrupt_every) and time.monotonic() >= due
 
     # --- setup --------------------------------------------------------------------------------
 
