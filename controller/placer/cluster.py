@@ -106,6 +106,9 @@ class Kind(enum.Enum):
 
 _TOPOLOGY = (Kind.NODE, Kind.HYPERNODE, Kind.CNT, Kind.KUEUE_TOPOLOGY)
 _PODGROUPS = (Kind.VOLCANO_PODGROUP, Kind.SIGS_PODGROUP, Kind.X_PODGROUP, Kind.K8S_PODGROUP)
+_GROUPING = (Kind.SIGS_PODGROUP, Kind.X_PODGROUP)
+"""The PodGroups whose `groups` annotation links gangs (GangGroups)."""
+_NO_LINKS: frozenset[GangKey] = frozenset()
 _PODGROUP_SOURCE: Mapping[Kind, GangSource] = {
     Kind.VOLCANO_PODGROUP: "volcano",
     Kind.SIGS_PODGROUP: "koordinator",
@@ -333,6 +336,9 @@ class ClusterState:
         """Pod key -> the gang it names and the dialect naming it, computed when it changes."""
         self._linking: dict[GangKey, set[str]] = {}
         """Membership key -> its pods that carry a `groups` annotation (GangGroups)."""
+        self._grouping: set[str] = set()
+        """`namespace/name` of the Koordinator and scheduler-plugins PodGroups that carry a
+        `groups` annotation: a gang's links are looked for only where there may be some."""
         self._dirty: set[GangKey] = set()
         self._all_dirty = True
         self._topology_dirty = True
@@ -375,11 +381,17 @@ class ClusterState:
         items = self.store(kind)
         old = items.get(key)
         items[key] = obj
+        if kind in _GROUPING:
+            self._regroup(key)
+        if kind is Kind.PDB and self._agg is not None:
+            self._agg.budgets = None  # even a change called irrelevant is read afresh, as before
         if relevant or old is None:
             self._changed(kind, key, old, obj)
 
     def delete(self, kind: Kind, key: str) -> None:
         old = self.store(kind).pop(key, None)
+        if kind in _GROUPING:
+            self._regroup(key)
         if kind is Kind.POD:
             self.assumed.pop(key, None)
         if old is not None:
@@ -663,9 +675,19 @@ class ClusterState:
                 todo.extend(agg.parts.get(gang, ()))
         return out
 
+    def _regroup(self, name: str) -> None:
+        """Whether a PodGroup named `name` carries a `groups` annotation now."""
+        pgs = (self.sigs_pgs.get(name), self.x_pgs.get(name))
+        if any(pg is not None and koord.GANG_GROUPS in (pg.metadata.annotations or {}) for pg in pgs):
+            self._grouping.add(name)
+        else:
+            self._grouping.discard(name)
+
     def _links_of(self, key: GangKey) -> frozenset[GangKey]:
         raw: list[str] = []
         name = gang_name(key)
+        if name not in self._grouping and key not in self._linking:
+            return _NO_LINKS
         for pg in (self.sigs_pgs.get(name), self.x_pgs.get(name)):
             if pg is not None:
                 ann = pg.metadata.annotations or {}

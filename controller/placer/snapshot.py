@@ -266,7 +266,8 @@ class _NodeTable:
 
     @classmethod
     def of(cls, nodes: Sequence[Node], resources: Iterable[str]) -> _NodeTable:
-        res_names = {r for n in nodes for r in n.allocatable()} | set(resources)
+        allocatable = [node.allocatable() for node in nodes]  # parsed once: quantities are costly
+        res_names = {r for a in allocatable for r in a} | set(resources)
         axis = FIRST_RESOURCES + tuple(sorted(res_names - set(FIRST_RESOURCES)))
         res_pos = {r: i for i, r in enumerate(axis)}
         alloc = np.zeros((len(nodes), len(axis)), dtype=np.int64)
@@ -276,7 +277,7 @@ class _NodeTable:
         prefer_group = np.zeros(len(nodes), dtype=np.int64)
         unsched = np.zeros(len(nodes), dtype=np.bool_)
         for i, node in enumerate(nodes):
-            for r, v in node.allocatable().items():
+            for r, v in allocatable[i].items():
                 alloc[i, res_pos[r]] = v
             unsched[i] = bool(node.spec.unschedulable)
             taints = node.spec.taints or []
