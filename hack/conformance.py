@@ -2,6 +2,7 @@
 """Run the conformance rows (tests/conformance) and print one line per upstream plugin.
 
     python hack/conformance.py               # plugin=<name> cases=<n> pass=<n> not_honoured=<n>, summary
+    python hack/conformance.py --tables      # the same per upstream table (file:TestFunction) first
     python hack/conformance.py --write-docs  # regenerate docs/reference.md "Not honoured"
 
 Exits 1 when a row disagrees with `NOT_HONOURED` (an unlisted row fails, or a listed row passes),
@@ -19,7 +20,14 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from conformance.harness import check  # noqa: E402
 from conformance.not_honoured import NOT_HONOURED  # noqa: E402
-from conformance.suite import DOCS_BEGIN, DOCS_END, ROWS, not_honoured_markdown, summary_lines  # noqa: E402
+from conformance.suite import (  # noqa: E402
+    DOCS_BEGIN,
+    DOCS_END,
+    ROWS,
+    not_honoured_markdown,
+    summary_lines,
+    table_lines,
+)
 
 REFERENCE = ROOT / "docs" / "reference.md"
 
@@ -35,6 +43,7 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--write-docs", action="store_true", help='rewrite docs/reference.md "Not honoured"')
+    parser.add_argument("--tables", action="store_true", help="also print one line per upstream table")
     args = parser.parse_args()
     if args.write_docs:
         write_docs()
@@ -49,6 +58,9 @@ def main() -> int:
             wrong.append(f"{row.plugin} {row.upstream} {row.case!r}: {state}")
     for line in wrong:
         print(f"mismatch: {line}")
+    if args.tables:
+        for line in table_lines(ROWS, passed):
+            print(line)
     for line in summary_lines(ROWS, passed):
         print(line)
     return 1 if wrong else 0

@@ -13,6 +13,10 @@ DRA_EXTENDED_RESOURCES = (
     "extended resources a DeviceClass maps to DRA (alpha DRAExtendedResource) are not read"
 )
 
+REFILTER = "victims are found by capacity alone: Filter is not re-run with the lower-priority pods removed"
+SUM_AND_START = "candidates are not ranked by the sum of victim priorities and the start time of the highest-priority victims"
+
+_PREEMPT = "pkg/scheduler/framework/plugins/defaultpreemption/default_preemption_test.go"
 _TAINT = "pkg/scheduler/framework/plugins/tainttoleration/taint_toleration_test.go"
 _FIT = "pkg/scheduler/framework/plugins/noderesources/fit_test.go"
 
@@ -46,4 +50,29 @@ NOT_HONOURED: dict[tuple[str, str], str] = {
         f"{_FIT}:TestEnoughRequests",
         "extended resource was backed by Device Plugin (Allocatable: 0)",
     ): DRA_EXTENDED_RESOURCES,
+    (f"{_PREEMPT}:TestDryRunPreemption", "pod with anti-affinity is preempted"): REFILTER,
+    (
+        f"{_PREEMPT}:TestDryRunPreemption",
+        "preemption to resolve pod topology spread filter failure",
+    ): REFILTER,
+    (
+        "test/integration/scheduler/preemption/preemption_test.go:TestPreemption",
+        "preemption is performed to satisfy anti-affinity",
+    ): REFILTER,
+    (
+        f"{_PREEMPT}:TestSelectBestCandidate",
+        "when highest priorities are the same, minimum sum of priorities is picked",
+    ): SUM_AND_START,
+    (
+        f"{_PREEMPT}:TestSelectBestCandidate",
+        "same priority, same number of victims, different start time for each node's pod",
+    ): SUM_AND_START,
+    (
+        f"{_PREEMPT}:TestSelectBestCandidate",
+        "same priority, same number of victims, different start time for all pods",
+    ): SUM_AND_START,
+    (
+        f"{_PREEMPT}:TestSelectBestCandidate",
+        "different priority, same number of victims, different start time for all pods",
+    ): SUM_AND_START,
 }

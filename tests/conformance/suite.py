@@ -12,6 +12,7 @@ from conformance import (
     rows_node,
     rows_nodeaffinity,
     rows_ports,
+    rows_preemption,
     rows_score,
     rows_score_pods,
     rows_spread,
@@ -29,6 +30,7 @@ ROWS: list[Row] = [
     *rows_score.ROWS,
     *rows_score_pods.ROWS,
     *rows_lands.ROWS,
+    *rows_preemption.ROWS,
 ]
 
 
@@ -52,6 +54,17 @@ def tallies(rows: Iterable[Row], passed: Mapping[tuple[str, str], bool]) -> list
         counts[1] += int(passed.get(row.key, False))
         counts[2] += int(row.key in NOT_HONOURED)
     return [Tally(p, *c) for p, c in out.items()]
+
+
+def table_lines(rows: Iterable[Row], passed: Mapping[tuple[str, str], bool]) -> list[str]:
+    """Per upstream table (`file:TestFunction`), in first-seen order: `table=... cases=...`."""
+    out: dict[str, list[int]] = {}
+    for row in rows:
+        counts = out.setdefault(row.upstream, [0, 0, 0])
+        counts[0] += 1
+        counts[1] += int(passed.get(row.key, False))
+        counts[2] += int(row.key in NOT_HONOURED)
+    return [f"table={t} cases={c} pass={p} not_honoured={n}" for t, (c, p, n) in out.items()]
 
 
 def summary_lines(rows: Iterable[Row], passed: Mapping[tuple[str, str], bool]) -> list[str]:
