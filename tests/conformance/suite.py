@@ -13,6 +13,7 @@ from conformance import (
     rows_nodeaffinity,
     rows_ports,
     rows_preemption,
+    rows_preemption_groups,
     rows_score,
     rows_score_pods,
     rows_spread,
@@ -31,6 +32,7 @@ ROWS: list[Row] = [
     *rows_score_pods.ROWS,
     *rows_lands.ROWS,
     *rows_preemption.ROWS,
+    *rows_preemption_groups.ROWS,
 ]
 
 
