@@ -34,6 +34,7 @@ import dataclasses
 import enum
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, TypeVar
 
 import numpy as np
@@ -797,6 +798,7 @@ class ClusterState:
                 labels=pod.metadata.labels or {},
                 terminating=pod.metadata.deletion_timestamp is not None,
                 terms=PodTerms.of(pod),
+                started=start_seconds(pod),
             )
         nominated = pod.status.nominated_node_name if pod.status is not None else None
         pos = index.node_pos.get(nominated) if nominated else None
@@ -813,6 +815,18 @@ class ClusterState:
             return 0
         per_pod = 200  # a BoundPod with its request row and dict slot
         return int(agg.used.nbytes + agg.index.alloc.nbytes + per_pod * len(agg.bound) + 400 * len(agg.gangs))
+
+
+def start_seconds(pod: Pod) -> float | None:
+    """`status.startTime` in seconds since the epoch; None when unset or not RFC 3339 (the
+    kubelet writes it; a value no clock could have written counts as not started)."""
+    raw = pod.status.start_time if pod.status is not None else None
+    if not raw:
+        return None
+    try:
+        return datetime.fromisoformat(raw).timestamp()
+    except ValueError:
+        return None
 
 
 PG = TypeVar("PG")
