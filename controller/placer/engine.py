@@ -41,11 +41,11 @@ from controller.placer.offer import Offers, evaluate
 from controller.placer.plugins import default_profile
 from controller.placer.plugins.default_preemption import NOT_ELIGIBLE_TERMINATING
 from controller.placer.plugins.node_resources_fit import insufficient
-from controller.placer.preempt import PreemptionPlan
+from controller.placer.preempt import PreemptionPlan, Refilter, reads_bound_pods, revived
 from controller.placer.select import Placement, Where, select
 from controller.placer.snapshot import CLUSTER, I64, ClusterIndex, Snapshot
 from controller.placer.tiers import hard_limit_tier
-from translations.gangs import Gang
+from translations.gangs import Gang, GangPod
 from translations.topology import natural_key
 
 
@@ -154,6 +154,8 @@ def _after_filter(at: _Attempt, demand: GangDemand) -> Verdict:
     if dead:
         alive = sorted(p for c in demand.classes if c.mask.any() for p in c.pods)
         if gang.all_or_nothing or len(alive) < max(required, 1):
+            if _eviction_may_help(at, demand):
+                return _post_filter(at, demand, free)
             exclusions = _exclusions(demand)
             reason = _filter_reason(exclusions)
             msg = f"0/{index.n_nodes} nodes are available: {reason}."
@@ -165,6 +167,30 @@ def _after_filter(at: _Attempt, demand: GangDemand) -> Verdict:
         placement = _gang_placement(placed, demand, index)
         return Verdict(Code.SUCCESS, "", Step.SELECT, placement=placement, left=left)
     return _post_filter(at, demand, free)
+
+
+def _eviction_may_help(at: _Attempt, demand: GangDemand) -> bool:
+    """Would the classes no node passes have nodes with every lower-priority pod gone (a pod
+    whose anti-affinity, port or spread count keeps them out)? Only then does PostFilter run
+    for them: a node excluded by its labels, taints or name stays excluded whatever is evicted."""
+    if at.profile.post_filter is None or at.gang.preemption_policy == "Never":
+        return False
+    if not reads_bound_pods(demand, at.snap):
+        return False
+    return revived(demand, at.snap, refilter_of(at.profile, at.gang)) is not None
+
+
+def refilter_of(profile: Profile, gang: Gang) -> Refilter:
+    """The attempt's PreFilter and Filter, run again on a snapshot preemption has changed."""
+
+    def run(snap: Snapshot, pods: Sequence[GangPod]) -> GangDemand | None:
+        state = CycleState()
+        for plugin in profile.pre_filter:
+            if not plugin.pre_filter(state, gang, gang.pending, snap).ok:
+                return None
+        return build_demand(gang, snap, profile=profile, state=state, pods=pods)
+
+    return run
 
 
 def _left_behind(demand: GangDemand, dead: Sequence[PodClass], index: ClusterIndex) -> dict[str, str]:
@@ -199,7 +225,9 @@ def _post_filter(at: _Attempt, demand: GangDemand, free: I64) -> Verdict:
         return _waiting(
             Code.UNSCHEDULABLE, index, core, "preemption is switched off.", Step.POST_FILTER, exclusions
         )
-    got = preemption.post_filter(at.gang, demand, at.snap, free, at.budgets, at.deadline)
+    got = preemption.post_filter(
+        at.gang, demand, at.snap, free, at.budgets, at.deadline, refilter=refilter_of(at.profile, at.gang)
+    )
     verdict = _waiting(got.status.code, index, core, got.status.message, Step.POST_FILTER, exclusions)
     return replace(verdict, plugin=got.status.plugin, plan=got.plan)
 

@@ -13,9 +13,23 @@ Rules (the seed's job-level preemption, with a topology):
   evictions, so a plan never trades the constraint for room.
 * Within a domain the victim set minimises, in order: PodDisruptionBudget violations
   (sum over budgets of max(0, victims it covers - disruptions it allows)), the highest victim
-  priority, the number of victim pods. Across domains the same, then binpack: the fewest slots
-  left over if every eligible pod in the domain were gone (the domain closest to the gang's
-  size), then left over after the plan, then name.
+  priority, the number of victim pods. Across domains (`kube_rank`), kube-scheduler's
+  `pickOneNodeForPreemption` (pkg/scheduler/framework/preemption): the fewest budget
+  violations, the lowest highest victim priority, the smallest sum of victim priorities (each
+  shifted by 2^31, as kube adds MaxInt32 + 1, so fewer victims weigh less even when their
+  priorities are negative), the fewest victims, the latest start of the earliest-started
+  highest-priority victim (kube spares the pod that has run longer); then binpack: the fewest
+  slots left over if every eligible pod in the domain were gone (the domain closest to the
+  gang's size), then left over after the plan, then name (kube's "first node").
+* When the gang's filters read bound pods (it has inter-pod terms, spread or host ports, or a
+  lower-priority pod in reach has terms), room is not only capacity: a pod that holds the
+  port, whose anti-affinity excludes the gang, or whose count breaks a spread is a victim as
+  well. Then (`_plan_refiltered`, kube's SelectVictimsOnNode for a place): every eligible pod
+  of the place is removed from the snapshot, the attempt's PreFilter and Filter run again
+  (`framework.Refilter`), and only if the gang then fits there, each candidate is added back
+  in kube's order (budget-violating ones first, then the more important first: higher
+  priority, then earlier start) and stays if the gang still fits, else it is a victim. A
+  victim gang of several pods goes whole on this path.
 
 How (`plan_preemption`: `_candidates`, then `_choose`, then `_plan`), in two regimes:
 * A vectorised pre-check drops every place where the gang would not fit even with every
@@ -39,6 +53,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import repeat
 from operator import is_
+from typing import Protocol
 
 import numpy as np
 
@@ -47,6 +62,7 @@ from controller.placer.deadline import Deadline, never
 from controller.placer.demand import GangDemand
 from controller.placer.fast import fast_plan
 from controller.placer.offer import evaluate
+from controller.placer.records import BoundPod
 from controller.placer.search import (
     NO_VICTIM,
     SEARCH_BUDGET,
@@ -61,16 +77,36 @@ from controller.placer.search import (
 )
 from controller.placer.select import Placement, Where, place_in, select
 from controller.placer.snapshot import I64, Bool, ClusterIndex, PodArrays, Snapshot
+from controller.placer.terms import PodTerms
 from controller.placer.tiers import hard_limit_tier
-from translations.gangs import gang_name
+from translations.gangs import GangPod, gang_name
 from translations.topology import NaturalKey, natural_key
 
 EXACT_UNITS = 32
 """Eligible pods in one candidate place above which a gang of one shape is planned by the
 vectorised heuristic (`fast.py`) instead of the exact search."""
 
-PlanKey = tuple[Cost, int, int, NaturalKey]
-"""Cost, then leftover slots with every eligible pod gone, after the plan, then name."""
+Rank = tuple[int, int, int, int, float]
+"""kube's order of candidates (`kube_rank`): budget violations, highest victim priority, sum of
+shifted priorities, victims, minus the earliest start among the highest-priority victims."""
+PlanKey = tuple[Rank, int, int, NaturalKey]
+"""kube's rank, then leftover slots with every eligible pod gone, after the plan, then name."""
+PRIORITY_SHIFT = 2**31
+"""What kube adds to each victim's priority before summing (math.MaxInt32 + 1)."""
+REPRIEVE_UNITS = 64
+"""Eviction units in one place above which the refiltered path does not try that place (each
+unit costs one run of the filters)."""
+REPRIEVE_PLACES = 64
+"""Places the refiltered path tries, fewest leftover slots first."""
+MIN_CANDIDATES_PERCENTAGE, MIN_CANDIDATES_ABSOLUTE = 10, 100
+"""kube's DefaultPreemptionArgs defaults: the dry run stops once it has this many candidates
+(the larger of the two, at most every node)."""
+
+
+def candidates_wanted(n_nodes: int) -> int:
+    """How many candidate places kube's dry run collects before it picks one."""
+    return min(n_nodes, max(n_nodes * MIN_CANDIDATES_PERCENTAGE // 100, MIN_CANDIDATES_ABSOLUTE))
+
 
 DISRUPTION_TARGET = "DisruptionTarget"
 PREEMPTION_REASON = "PreemptionByScheduler"
@@ -99,6 +135,16 @@ class PreemptionPlan:
     optimal: bool
     """False when the search budget ran out: the plan is valid, maybe not the cheapest."""
     domains_searched: int = 0
+
+
+class Refilter(Protocol):
+    """PreFilter and Filter (with MemberRules and Score) of the attempt's profile, run again for
+    `pods` of the attempt's gang on `snap` as it stands now; None when a PreFilter plugin
+    refuses. What preemption asks after removing candidate victims (kube's
+    `RunFilterPluginsWithNominatedPods` on a NodeInfo the PreFilter extensions changed); the
+    runner (`engine`) builds it from the attempt's profile."""
+
+    def __call__(self, snap: Snapshot, pods: Sequence[GangPod]) -> GangDemand | None: ...
 
 
 # --- planning -------------------------------------------------------------------------------------
@@ -141,9 +187,14 @@ def plan_preemption(
     *,
     scheduler: str,
     deadline: Deadline | None = None,
+    refilter: Refilter | None = None,
 ) -> PreemptionPlan | None:
     """The cheapest plan that lets the whole gang fit, or None when no eviction set does: what
-    may go and where (`_candidates`), which victims (`_choose`), then the plan (`_plan`)."""
+    may go and where (`_candidates`), which victims (`_choose`), then the plan (`_plan`); with
+    the filters run again on the state with victims removed when they read bound pods
+    (`_plan_refiltered`)."""
+    if refilter is not None and reads_bound_pods(demand, snap):
+        return _plan_refiltered(demand, snap, budgets, refilter, deadline or never(), scheduler)
     found = _candidates(demand, snap, free, budgets)
     if found is None:
         return None
@@ -172,6 +223,8 @@ def _candidates(
     optimistic = free.copy()
     np.add.at(optimistic, arrays.node[reach], arrays.req[reach])
     places = _candidate_places(demand, snap.index, optimistic)
+    if demand.n == 1 and [w.kind for w, _ in places] == ["cluster"]:
+        places = _node_places(demand, snap.index, optimistic)  # a lone pod goes on one node
     if not places:
         return None
     return Candidates(
@@ -260,6 +313,55 @@ def _victims(
     )
 
 
+def reads_bound_pods(demand: GangDemand, snap: Snapshot) -> bool:
+    """Do the gang's filters depend on which lower-priority pods stay bound? They do when a
+    member has inter-pod terms, spread or host ports, or a lower-priority bound pod has terms
+    (its anti-affinity or its ports may keep the gang out)."""
+    if any(PodTerms.of(demand.pods[c.pods[0]].pod) is not None for c in demand.classes):
+        return True
+    return any(p.priority < demand.priority and not p.terminating for p in snap.with_terms.values())
+
+
+def revived(demand: GangDemand, snap: Snapshot, refilter: Refilter) -> GangDemand | None:
+    """The demand with every lower-priority, not yet terminating pod gone, when every class
+    then has a node (else None): no eviction can help a gang this does not help."""
+    gone = [p.key for p in snap.pods.values() if p.priority < demand.priority and not p.terminating]
+    if not gone:
+        return None
+    with snap.trial():
+        for key in gone:
+            snap.evict(key)
+        best = refilter(snap, demand.pods)
+        if best is None or not all(c.mask.any() for c in best.classes):
+            return None
+        if select(best, snap.free(demand.key, demand.priority), snap.index) is None:
+            return None
+        return best
+
+
+def kube_rank(
+    victims: Sequence[int],
+    snap: Snapshot,
+    arrays: PodArrays,
+    pod_budgets: Mapping[int, tuple[int, ...]],
+    allowed: Sequence[int],
+) -> Rank:
+    """kube-scheduler's pickOneNodeForPreemption order of a victim set (indexes into `arrays`,
+    the snapshot's pod arrays `pod_budgets` was built on; smaller is better)."""
+    hits = Counter(b for i in victims for b in pod_budgets.get(i, ()))
+    prios = [int(arrays.priority[i]) for i in victims]
+    top = max(prios, default=NO_VICTIM)
+    starts = [_started(snap.pods[arrays.keys[i]]) for i in victims if int(arrays.priority[i]) == top]
+    earliest = min(starts, default=float("inf"))
+    shifted = sum(p + PRIORITY_SHIFT for p in prios)
+    return (violations(hits, allowed), top, shifted, len(prios), -earliest)
+
+
+def _started(pod: BoundPod) -> float:
+    # kube counts a pod with no start time as started now: later than any recorded start.
+    return pod.started if pod.started is not None else float("inf")
+
+
 def victim_cost(
     victims: Sequence[int],
     arrays: PodArrays,
@@ -292,33 +394,39 @@ def _search_places(
     index = snap.index
     arrays = snap.arrays()
     best: tuple[PlanKey, Problem, list[int], bool] | None = None
-    searched = 0
+    best_cost: Cost | None = None
+    searched = plans = 0
     cut = False
+    wanted = candidates_wanted(index.n_nodes)
     for where, opt_leftover in found.places:
         if limits.deadline.expired():
             cut = True  # the best plan so far (not proven the cheapest), or none
             break
+        if plans >= wanted:
+            break  # kube compares this many candidates, not every node
         prob = build_problem(where, snap, arrays, found.eligible, found.pod_budgets, found.reach)
         if not prob.units:
             continue
         lowest = min(u.priority for u in prob.units)
-        if best is not None and ((0, lowest, 1), opt_leftover) > (best[0][0], best[0][1]):
-            continue
+        if best_cost is not None and (0, lowest, 1) > best_cost:
+            continue  # no plan here can tie the best on kube's first three keys
         searched += 1
-        bound = best[0][0] if best is not None else None
-        got = Search(prob, demand, free, snap, found.allowed, replace(limits, bound=bound)).run()
+        got = Search(prob, demand, free, snap, found.allowed, replace(limits, bound=best_cost)).run()
         if got.chosen is None or got.cost is None:
             continue
         after = free.copy()
         apply_units(after, prob, got.chosen, arrays, +1)
         key: PlanKey = (
-            got.cost,
+            kube_rank(pods_of(prob, got.chosen), snap, arrays, found.pod_budgets, found.allowed),
             opt_leftover,
             _leftover(where, demand, after, index),
             natural_key(where.label(index)),
         )
+        plans += 1
         if best is None or key < best[0]:
             best = (key, prob, got.chosen, not got.exhausted)
+        if best_cost is None or got.cost < best_cost:
+            best_cost = got.cost
     if best is None:
         return None
     _, prob, chosen, optimal = best
@@ -347,6 +455,16 @@ def _candidate_places(demand: GangDemand, index: ClusterIndex, optimistic: I64) 
     if len(demand.anchors):
         amin, amax = int(demand.anchors[0]), int(demand.anchors[-1])
         out = [(w, lf) for w, lf in out if w.range(index)[0] <= amin < amax + 1 <= w.range(index)[1]]
+    out.sort(key=lambda wl: (wl[1], natural_key(wl[0].label(index))))
+    return out
+
+
+def _node_places(demand: GangDemand, index: ClusterIndex, optimistic: I64) -> list[tuple[Where, int]]:
+    """Every node that could hold the demand with every eligible pod gone, fewest leftover
+    slots first, then name (kube's dry run asks each node)."""
+    offers = evaluate(optimistic, demand, index)
+    leftover = offers.raw_slots - demand.n if demand.kind == "uniform" else offers.node_offer - demand.n
+    out = [(Where("node", int(v)), int(leftover[v])) for v in np.flatnonzero(offers.node_fit)]
     out.sort(key=lambda wl: (wl[1], natural_key(wl[0].label(index))))
     return out
 
@@ -397,3 +515,176 @@ def _nominate(where: Where, demand: GangDemand, free: I64, index: ClusterIndex) 
     if where.kind == "cluster":
         return select(demand, free, index)
     return place_in(where, demand, free, index)
+
+
+# --- the filters run again on the state with victims removed ------------------------------------
+
+
+@dataclass(frozen=True)
+class _Trial:
+    """One place's victims after kube's reprieve, and where the gang then goes."""
+
+    key: PlanKey
+    where: Where
+    victims: list[int]
+    placement: Placement
+
+
+def _plan_refiltered(
+    demand: GangDemand,
+    snap: Snapshot,
+    budgets: Sequence[Budget],
+    refilter: Refilter,
+    deadline: Deadline,
+    scheduler: str,
+) -> PreemptionPlan | None:
+    """kube's dry run over the places the gang's constraint allows: in each, SelectVictimsOnNode
+    (`_reprieve`), then the best by kube's order (`kube_rank`), then binpack and name."""
+    best_case = revived(demand, snap, refilter)
+    if best_case is None:
+        return None
+    arrays = snap.arrays()
+    eligible = (arrays.priority < demand.priority) & ~arrays.terminating
+    pod_budgets = _pod_budgets(snap, arrays, eligible, budgets)
+    allowed = [b.allowed for b in budgets]
+    with snap.trial():
+        for i in np.flatnonzero(eligible).tolist():
+            snap.evict(arrays.keys[i])
+        optimistic = snap.free(demand.key, demand.priority)
+        places = _candidate_places(best_case, snap.index, optimistic)
+        if demand.n == 1 and [w.kind for w, _ in places] == ["cluster"]:
+            places = _node_places(best_case, snap.index, optimistic)  # a lone pod goes on one node
+    trials: list[_Trial] = []
+    cut = False
+    ask = _Asking(demand, snap, arrays, eligible, pod_budgets, allowed, refilter)
+    for where, opt_leftover in places[:REPRIEVE_PLACES]:
+        if deadline.expired():
+            cut = True
+            break
+        got = _reprieve(where, ask)
+        if got is not None:
+            victims, placement = got
+            rank = kube_rank(victims, snap, arrays, pod_budgets, allowed)
+            key: PlanKey = (rank, opt_leftover, 0, natural_key(where.label(snap.index)))
+            trials.append(_Trial(key, where, victims, placement))
+    if not trials:
+        return None
+    best = min(trials, key=lambda t: t.key)
+    index = snap.index
+    # The trials took pods out and put them back: the snapshot's arrays may be in another order.
+    now = snap.arrays().position
+    victims = [now[arrays.keys[i]] for i in best.victims]
+    return PreemptionPlan(
+        gang=demand.key,
+        domain=best.where.label(index),
+        tier=best.where.tier(index),
+        victims=_victims(demand, snap, victims, scheduler),
+        nominated=tuple(
+            (demand.pods[pos].key, index.node_names[node]) for pos, node in best.placement.assignments
+        ),
+        cost=victim_cost(best.victims, arrays, pod_budgets, allowed),
+        optimal=not cut and len(places) <= REPRIEVE_PLACES,
+        domains_searched=len(trials),
+    )
+
+
+@dataclass(frozen=True)
+class _Asking:
+    """What every place's reprieve reads: the gang, the snapshot and its pod arrays, the pods
+    that may go, the budgets covering them, and the filters to run again."""
+
+    demand: GangDemand
+    snap: Snapshot
+    arrays: PodArrays
+    eligible: Bool
+    pod_budgets: Mapping[int, tuple[int, ...]]
+    allowed: Sequence[int]
+    refilter: Refilter
+
+
+def _reprieve(where: Where, ask: _Asking) -> tuple[list[int], Placement] | None:
+    """kube's SelectVictimsOnNode for one place: every eligible unit of the place gone, the
+    filters run again; if the gang fits, each unit is added back in kube's order and stays
+    while the gang still fits. The victims and the placement, or None when the gang does not
+    fit even with them all gone (or the place has too many units to try)."""
+    demand, snap, arrays, refilter = ask.demand, ask.snap, ask.arrays, ask.refilter
+    units = _units_in(where, snap, arrays, ask.eligible)
+    if not units or len(units) > REPRIEVE_UNITS:
+        return None
+    records = {arrays.keys[i]: snap.pods[arrays.keys[i]] for u in units for i in u}
+    order = _reprieve_order(units, snap, arrays, ask.pod_budgets, ask.allowed)
+    with snap.trial():
+        for u in units:
+            for i in u:
+                snap.evict(arrays.keys[i])
+        if _fits_in(where, demand, snap, refilter) is None:
+            return None
+        victims: list[int] = []
+        for u in order:
+            snap.bind(*(records[arrays.keys[i]] for i in u))
+            if _fits_in(where, demand, snap, refilter) is None:
+                for i in u:
+                    snap.evict(arrays.keys[i])
+                victims.extend(u)
+        placement = _fits_in(where, demand, snap, refilter)
+    if placement is None:  # the last check above passed on this very state
+        return None
+    return sorted(victims), placement
+
+
+def _units_in(where: Where, snap: Snapshot, arrays: PodArrays, eligible: Bool) -> list[tuple[int, ...]]:
+    """What goes together from the place: a lone pod, or a whole gang of eligible members
+    (with its members elsewhere); a gang with a member of higher priority cannot go."""
+    lo, hi = where.range(snap.index)
+    inside = np.flatnonzero(eligible & (arrays.node >= lo) & (arrays.node < hi)).tolist()
+    pos = arrays.position
+    seen: set[str] = set()
+    out: list[tuple[int, ...]] = []
+    for i in inside:
+        gang = snap.pods[arrays.keys[i]].gang
+        if gang in seen:
+            continue
+        seen.add(gang)
+        members = [pos[k] for k in snap.gang_pods(gang) if not snap.pods[k].terminating]
+        if len(members) <= 1:
+            out.append((i,))
+        elif all(bool(eligible[m]) for m in members):
+            out.append(tuple(sorted(members)))
+    return out
+
+
+def _reprieve_order(
+    units: Sequence[tuple[int, ...]],
+    snap: Snapshot,
+    arrays: PodArrays,
+    pod_budgets: Mapping[int, tuple[int, ...]],
+    allowed: Sequence[int],
+) -> list[tuple[int, ...]]:
+    """kube's order: the more important first (higher priority, then earlier start, then
+    name); those the budgets cannot spare (counted in that order, as kube's
+    filterPodsWithPDBViolation counts them) before the others."""
+
+    def importance(u: tuple[int, ...]) -> tuple[int, float, NaturalKey]:
+        prio = max(int(arrays.priority[i]) for i in u)
+        start = min(_started(snap.pods[arrays.keys[i]]) for i in u)
+        return (-prio, start, natural_key(arrays.keys[u[0]]))
+
+    left = list(allowed)
+    violating: list[tuple[int, ...]] = []
+    sparing: list[tuple[int, ...]] = []
+    for u in sorted(units, key=importance):
+        breaks = False
+        for i in u:
+            for b in pod_budgets.get(i, ()):
+                left[b] -= 1
+                breaks = breaks or left[b] < 0
+        (violating if breaks else sparing).append(u)
+    return [*violating, *sparing]
+
+
+def _fits_in(where: Where, demand: GangDemand, snap: Snapshot, refilter: Refilter) -> Placement | None:
+    """The filters run again on the snapshot as it stands, then the gang placed inside `where`."""
+    now = refilter(snap, demand.pods)
+    if now is None or not all(c.mask.any() for c in now.classes):
+        return None
+    return _nominate(where, now, snap.free(demand.key, demand.priority), snap.index)

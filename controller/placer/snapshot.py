@@ -18,7 +18,8 @@ pods' arrays from the pods that changed instead of rebuilding them (`columns.Pod
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TypeVar
@@ -429,6 +430,19 @@ class Snapshot:
         while len(journal) > mark:
             journal.pop()()
         self._changed()
+
+    @contextmanager
+    def trial(self) -> Iterator[None]:
+        """Changes made inside are undone on the way out, and journaling is as it was: what
+        preemption uses to ask the filters about the snapshot with candidate victims gone."""
+        was_off = self._journal is None
+        mark = self.savepoint()
+        try:
+            yield
+        finally:
+            self.rollback_to(mark)
+            if was_off:
+                self._journal = None
 
     def _record(self, undo: Callable[[], None]) -> None:
         if self._journal is not None:

@@ -13,8 +13,6 @@ DRA_EXTENDED_RESOURCES = (
     "extended resources a DeviceClass maps to DRA (alpha DRAExtendedResource) are not read"
 )
 
-REFILTER = "victims are found by capacity alone: Filter is not re-run with the lower-priority pods removed"
-SUM_AND_START = "candidates are not ranked by the sum of victim priorities and the start time of the highest-priority victims"
 
 ELASTIC = "an elastic gang asks room for every pending member, and preempts nothing when some pod in the way outranks it"
 UP_TO_ALL = (
@@ -22,7 +20,6 @@ UP_TO_ALL = (
     "members as lower priorities allow (kube's workload-aware rule)"
 )
 
-_PREEMPT = "pkg/scheduler/framework/plugins/defaultpreemption/default_preemption_test.go"
 _TAINT = "pkg/scheduler/framework/plugins/tainttoleration/taint_toleration_test.go"
 _FIT = "pkg/scheduler/framework/plugins/noderesources/fit_test.go"
 
@@ -56,41 +53,12 @@ NOT_HONOURED: dict[tuple[str, str], str] = {
         f"{_FIT}:TestEnoughRequests",
         "extended resource was backed by Device Plugin (Allocatable: 0)",
     ): DRA_EXTENDED_RESOURCES,
-    (f"{_PREEMPT}:TestDryRunPreemption", "pod with anti-affinity is preempted"): REFILTER,
-    (
-        f"{_PREEMPT}:TestDryRunPreemption",
-        "preemption to resolve pod topology spread filter failure",
-    ): REFILTER,
-    (
-        "test/integration/scheduler/preemption/preemption_test.go:TestPreemption",
-        "preemption is performed to satisfy anti-affinity",
-    ): REFILTER,
-    (
-        f"{_PREEMPT}:TestSelectBestCandidate",
-        "when highest priorities are the same, minimum sum of priorities is picked",
-    ): SUM_AND_START,
-    (
-        f"{_PREEMPT}:TestSelectBestCandidate",
-        "same priority, same number of victims, different start time for each node's pod",
-    ): SUM_AND_START,
-    (
-        f"{_PREEMPT}:TestSelectBestCandidate",
-        "same priority, same number of victims, different start time for all pods",
-    ): SUM_AND_START,
-    (
-        f"{_PREEMPT}:TestSelectBestCandidate",
-        "different priority, same number of victims, different start time for all pods",
-    ): SUM_AND_START,
-    (
-        "test/integration/scheduler/preemption/podgroup/podgrouppreemption_test.go:TestPodGroupPreemption",
-        "Gang scheduling: schedule as many pods as possible without preempting higher priority pods, but still more than minCount",
-    ): ELASTIC,
-    (
-        "pkg/scheduler/actions/preempt/preempt_test.go:TestTopologyAwarePreempt",
-        "preempt low-priority pod when high-priority pod has PodAntiAffinity conflict",
-    ): REFILTER,
     (
         "pkg/scheduler/actions/preempt/preempt_test.go:TestTopologyAwarePreempt",
         "preempt one task of different job to fit both jobs on one node",
     ): UP_TO_ALL,
+    (
+        "test/integration/scheduler/preemption/podgroup/podgrouppreemption_test.go:TestPodGroupPreemption",
+        "Gang scheduling: schedule as many pods as possible without preempting higher priority pods, but still more than minCount",
+    ): ELASTIC,
 }

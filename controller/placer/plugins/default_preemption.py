@@ -4,7 +4,9 @@ gang preemption do; the planner is `controller.placer.preempt`).
 
 * A gang whose policy is `Never` evicts nothing (`Unschedulable`).
 * A gang that would not fit even with every lower-priority, not yet terminating pod gone
-  cannot be helped (`Unresolvable`).
+  cannot be helped (`Unresolvable`); that is decided with the filters run again on that state
+  when they read bound pods (a pod's anti-affinity, ports or spread count may be what keeps
+  the gang out).
 * Otherwise the cheapest plan (budgets broken, then the highest victim priority, then the
   number of victims) inside one place the gang's constraint allows; the gang then waits for its
   victims (`WaitingForVictims`), holding its nominated nodes. No plan, or none found before the
@@ -22,7 +24,7 @@ from controller.placer.budgets import Budget
 from controller.placer.deadline import Deadline
 from controller.placer.demand import GangDemand
 from controller.placer.framework import I64, Code, PostFilterResult, Status
-from controller.placer.preempt import plan_preemption
+from controller.placer.preempt import Refilter, plan_preemption, reads_bound_pods, revived
 from controller.placer.select import select
 from controller.placer.snapshot import Snapshot
 from translations.gangs import Gang
@@ -44,13 +46,21 @@ class DefaultPreemption:
         free: I64,
         budgets: Sequence[Budget],
         deadline: Deadline,
+        *,
+        refilter: Refilter | None = None,
     ) -> PostFilterResult:
         if gang.preemption_policy == "Never":
             return PostFilterResult(Status(Code.UNSCHEDULABLE, (NOT_ELIGIBLE_NEVER,), self.name))
-        if not fits_without_lower(demand, snap, free):
+        if not fits_without_lower(demand, snap, free, refilter):
             return PostFilterResult(Status(Code.UNRESOLVABLE, (NO_VICTIMS,), self.name))
         plan = plan_preemption(
-            demand, snap, free, budgets, scheduler=gang.scheduler_name or "topobridge", deadline=deadline
+            demand,
+            snap,
+            free,
+            budgets,
+            scheduler=gang.scheduler_name or "topobridge",
+            deadline=deadline,
+            refilter=refilter,
         )
         if plan is None:
             why = NO_VICTIMS_IN_TIME if deadline.hit else NO_VICTIMS
@@ -60,8 +70,13 @@ class DefaultPreemption:
         )
 
 
-def fits_without_lower(demand: GangDemand, snap: Snapshot, free: I64) -> bool:
-    """Would the gang fit if every lower-priority, not yet terminating pod were gone?"""
+def fits_without_lower(
+    demand: GangDemand, snap: Snapshot, free: I64, refilter: Refilter | None = None
+) -> bool:
+    """Would the gang fit if every lower-priority, not yet terminating pod were gone? With the
+    filters run again on that state when they read bound pods; by room alone otherwise."""
+    if refilter is not None and reads_bound_pods(demand, snap):
+        return revived(demand, snap, refilter) is not None
     arrays = snap.arrays()
     lower = (arrays.priority < demand.priority) & ~arrays.terminating
     if not lower.any():

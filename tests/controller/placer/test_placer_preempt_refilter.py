@@ -1,0 +1,101 @@
+"""Preemption as kube-scheduler decides it: victims found by running Filter again with them gone
+(anti-affinity, host ports), and kube's order of candidates."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from placer_objects import attempt, node, pod, priority_class, run
+
+from controller.placer.framework import Code, Step
+
+CLASSES = [priority_class("high", 1000), priority_class("mid", 500), priority_class("low", 100)]
+FOO_EXISTS = {"matchExpressions": [{"key": "foo", "operator": "Exists"}]}
+
+
+def running(name: str, node_name: str, cls: str = "low", *, cpu: str = "1", **kw: Any) -> dict[str, Any]:
+    return pod(
+        name,
+        cpu=cpu,
+        memory="1Gi",
+        node_name=node_name,
+        priority_class=cls,
+        scheduler="default-scheduler",
+        **kw,
+    )
+
+
+def pending(name: str, cls: str = "high", **kw: Any) -> dict[str, Any]:
+    return pod(name, cpu="1", memory="1Gi", priority_class=cls, scheduler="topobridge", **kw)
+
+
+def anti(selector: dict[str, Any]) -> dict[str, Any]:
+    term = {"labelSelector": selector, "topologyKey": "kubernetes.io/hostname"}
+    return {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+
+
+def with_host_port(obj: dict[str, Any], port: int) -> dict[str, Any]:
+    obj["spec"]["containers"][0]["ports"] = [{"containerPort": port, "hostPort": port, "protocol": "TCP"}]
+    return obj
+
+
+def test_a_pod_whose_anti_affinity_keeps_the_preemptor_out_is_evicted() -> None:
+    # kube's own table: room is plentiful, only the bound pod's anti-affinity is in the way.
+    objs = [node("a"), *CLASSES, running("blocker", "a", affinity=anti(FOO_EXISTS))]
+    objs.append(pending("new", labels={"foo": "x"}))
+    verdict = attempt(objs, "default/new")
+    assert verdict.code is Code.WAITING_FOR_VICTIMS and verdict.step is Step.POST_FILTER
+    assert verdict.plan is not None and [v.pod for v in verdict.plan.victims] == ["default/blocker"]
+    result = run(objs)
+    assert result.evicted == ["default/blocker"]
+    assert result.bound == {"default/new": "a"}
+
+
+def test_a_pod_holding_the_host_port_is_evicted_and_its_neighbour_stays() -> None:
+    objs = [node("a"), *CLASSES, with_host_port(running("holder", "a"), 8080), running("neighbour", "a")]
+    objs.append(with_host_port(pending("new"), 8080))
+    result = run(objs)
+    assert result.evicted == ["default/holder"]
+    assert result.bound == {"default/new": "a"}
+
+
+def test_a_blocker_of_equal_priority_is_no_victim_and_the_pod_stays_unresolvable() -> None:
+    objs = [node("a"), *CLASSES, running("blocker", "a", cls="high", affinity=anti(FOO_EXISTS))]
+    objs.append(pending("new", labels={"foo": "x"}))
+    verdict = attempt(objs, "default/new")
+    assert verdict.code is Code.UNRESOLVABLE and verdict.step is Step.FILTER
+    assert "didn't satisfy existing pods anti-affinity rules" in verdict.message
+
+
+def _victims(objs: list[dict[str, Any]]) -> list[str]:
+    verdict = attempt(objs, "default/new")
+    assert verdict.plan is not None, verdict.message
+    return [v.pod for v in verdict.plan.victims]
+
+
+def test_equal_highest_priorities_are_broken_by_the_smaller_sum_of_victim_priorities() -> None:
+    objs = [node("a", cpu="2"), node("b", cpu="2"), *CLASSES]
+    objs += [
+        running("a-1", "a", "mid"),
+        running("a-2", "a", "mid"),
+        running("b-1", "b", "mid"),
+        running("b-2", "b"),
+    ]
+    objs.append(pod("new", cpu="2", memory="1Gi", priority_class="high", scheduler="topobridge"))
+    assert _victims(objs) == ["default/b-1", "default/b-2"]
+
+
+def test_equal_victims_are_broken_by_the_later_start_of_the_highest_priority_ones() -> None:
+    def started(obj: dict[str, Any], second: int) -> dict[str, Any]:
+        obj["status"] = {"startTime": f"2026-01-01T00:00:{second:02d}Z"}
+        return obj
+
+    objs = [
+        node("a"),
+        node("b"),
+        *CLASSES,
+        pod("new", cpu="8", priority_class="high", scheduler="topobridge"),
+    ]
+    objs += [started(running("a-1", "a", cpu="8"), 1), started(running("b-1", "b", cpu="8"), 2)]
+    # kube keeps the pod that has run longer: b-1 started later, so b is the candidate.
+    assert _victims(objs) == ["default/b-1"]
