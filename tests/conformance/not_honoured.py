@@ -14,7 +14,6 @@ DRA_EXTENDED_RESOURCES = (
 )
 
 
-ELASTIC = "an elastic gang asks room for every pending member, and preempts nothing when some pod in the way outranks it"
 UP_TO_ALL = (
     "Volcano preempts only until the job reaches minAvailable; topobridge makes room for as many "
     "members as lower priorities allow (kube's workload-aware rule)"
@@ -57,8 +56,4 @@ NOT_HONOURED: dict[tuple[str, str], str] = {
         "pkg/scheduler/actions/preempt/preempt_test.go:TestTopologyAwarePreempt",
         "preempt one task of different job to fit both jobs on one node",
     ): UP_TO_ALL,
-    (
-        "test/integration/scheduler/preemption/podgroup/podgrouppreemption_test.go:TestPodGroupPreemption",
-        "Gang scheduling: schedule as many pods as possible without preempting higher priority pods, but still more than minCount",
-    ): ELASTIC,
 }

@@ -6,7 +6,8 @@ gang preemption do; the planner is `controller.placer.preempt`).
 * A gang that would not fit even with every lower-priority, not yet terminating pod gone
   cannot be helped (`Unresolvable`); that is decided with the filters run again on that state
   when they read bound pods (a pod's anti-affinity, ports or spread count may be what keeps
-  the gang out).
+  the gang out). An elastic gang (minMember below its pending members) that cannot have room
+  for all of them gets room for the most it can, at least minMember; the rest wait.
 * Otherwise the cheapest plan (budgets broken, then the highest victim priority, then the
   number of victims) inside one place the gang's constraint allows; the gang then waits for its
   victims (`WaitingForVictims`), holding its nominated nodes. No plan, or none found before the
@@ -22,7 +23,7 @@ import numpy as np
 
 from controller.placer.budgets import Budget
 from controller.placer.deadline import Deadline
-from controller.placer.demand import GangDemand
+from controller.placer.demand import GangDemand, sub_demand
 from controller.placer.framework import I64, Code, PostFilterResult, Status
 from controller.placer.preempt import Refilter, plan_preemption, reads_bound_pods, revived
 from controller.placer.select import select
@@ -51,10 +52,11 @@ class DefaultPreemption:
     ) -> PostFilterResult:
         if gang.preemption_policy == "Never":
             return PostFilterResult(Status(Code.UNSCHEDULABLE, (NOT_ELIGIBLE_NEVER,), self.name))
-        if not fits_without_lower(demand, snap, free, refilter):
+        wanted = _most_members(gang, demand, snap, free, refilter)
+        if wanted is None:
             return PostFilterResult(Status(Code.UNRESOLVABLE, (NO_VICTIMS,), self.name))
         plan = plan_preemption(
-            demand,
+            wanted,
             snap,
             free,
             budgets,
@@ -68,6 +70,30 @@ class DefaultPreemption:
         return PostFilterResult(
             Status(Code.WAITING_FOR_VICTIMS, (NOT_ELIGIBLE_TERMINATING,), self.name), plan
         )
+
+
+def _most_members(
+    gang: Gang, demand: GangDemand, snap: Snapshot, free: I64, refilter: Refilter | None
+) -> GangDemand | None:
+    """The pods to make room for: every pending member when evicting lower priorities can hold
+    them all; for an elastic gang, else, the longest rank prefix of at least minMember that it
+    can hold (kube's workload-aware preemption: as many members as room can be made for without
+    touching a higher or equal priority; the rest wait). None when not even that fits."""
+    if fits_without_lower(demand, snap, free, refilter):
+        return demand
+    required = max(gang.min_member - len(gang.bound), 1)
+    if gang.all_or_nothing or required >= demand.n:
+        return None
+    best: GangDemand | None = None
+    lo, hi = required, demand.n - 1
+    while lo <= hi:  # fewer members never fit worse: a binary search finds the most
+        mid = (lo + hi) // 2
+        part = sub_demand(demand, range(mid), snap.index)
+        if fits_without_lower(part, snap, free, refilter):
+            best, lo = part, mid + 1
+        else:
+            hi = mid - 1
+    return best
 
 
 def fits_without_lower(

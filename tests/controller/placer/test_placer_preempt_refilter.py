@@ -1,11 +1,11 @@
 """Preemption as kube-scheduler decides it: victims found by running Filter again with them gone
-(anti-affinity, host ports), and kube's order of candidates."""
+(anti-affinity, host ports), elastic gangs, and kube's order of candidates."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from placer_objects import attempt, node, pod, priority_class, run
+from placer_objects import attempt, node, pod, priority_class, run, volcano_gang
 
 from controller.placer.framework import Code, Step
 
@@ -65,6 +65,23 @@ def test_a_blocker_of_equal_priority_is_no_victim_and_the_pod_stays_unresolvable
     verdict = attempt(objs, "default/new")
     assert verdict.code is Code.UNRESOLVABLE and verdict.step is Step.FILTER
     assert "didn't satisfy existing pods anti-affinity rules" in verdict.message
+
+
+def test_an_elastic_gang_gets_room_for_the_most_members_lower_priorities_allow() -> None:
+    objs = [*(node(n, cpu="1") for n in ("n1", "n2", "n3", "n4")), *CLASSES, volcano_gang("job", 1)]
+    objs += [
+        running("low-1", "n1"),
+        running("low-2", "n2"),
+        running("high-3", "n3", "high"),
+        running("high-4", "n4", "high"),
+    ]
+    objs += [
+        pending(f"job-{i}", "mid", annotations={"scheduling.k8s.io/group-name": "job"}) for i in range(3)
+    ]
+    result = run(objs)
+    assert sorted(result.evicted) == ["default/low-1", "default/low-2"]
+    assert sorted(result.bound) == ["default/job-0", "default/job-1"]
+    assert sorted(result.final_pods[k] for k in ("default/job-0", "default/job-1")) == ["n1", "n2"]
 
 
 def _victims(objs: list[dict[str, Any]]) -> list[str]:
