@@ -42,6 +42,7 @@ from controller.placer.plugins import default_profile
 from controller.placer.plugins.default_preemption import NOT_ELIGIBLE_TERMINATING
 from controller.placer.plugins.node_resources_fit import insufficient
 from controller.placer.preempt import PreemptionPlan, Refilter, reads_bound_pods, revived
+from controller.placer.rules import MemberRules
 from controller.placer.select import Placement, Where, select
 from controller.placer.snapshot import CLUSTER, I64, ClusterIndex, Snapshot
 from controller.placer.tiers import hard_limit_tier
@@ -325,9 +326,11 @@ def _exclusions(demand: GangDemand) -> dict[str, int]:
 
 
 def _fit_message(demand: GangDemand, offers: Offers, index: ClusterIndex, free: I64) -> str:
-    """Koordinator's wording when a topology binds the gang; kube-scheduler's otherwise."""
+    """Koordinator's wording when a topology binds the gang; kube-scheduler's otherwise; with
+    the members' own rules named when they, not room or the filters, keep the gang out."""
     exclusions = _exclusions(demand)
     extra = [f"{v} {k}" for k, v in sorted(exclusions.items(), key=lambda kv: (-kv[1], kv[0]))]
+    extra += _member_rules_clause(demand, free, index)
     if demand.gpu is not None and demand.kind == "uniform":
         return ", ".join([unfit_reason(demand.gpu, offers.slots, demand.n), *extra])
     c = demand.constraint
@@ -339,6 +342,30 @@ def _fit_message(demand: GangDemand, offers: Offers, index: ClusterIndex, free: 
     short = insufficient(cls.req, cls.mask, free, index)
     head = f"desiredOfferSlot: {demand.n}, offerSlot: {offers.total_offer}"
     return ", ".join([head, *extra, *short])
+
+
+def _member_rules_clause(demand: GangDemand, free: I64, index: ClusterIndex) -> list[str]:
+    """When the gang would fit by room and the filters alone but the rules between its members
+    (their spread, their anti-affinity or host ports, a collection they must share) do not let
+    it: those rules, by name and key, as the reason (kube would report each pod's failing
+    PodTopologySpread, InterPodAffinity or NodePorts filter)."""
+    rules = demand.rules
+    if rules is None or not rules.binding:
+        return []
+    loose = replace(
+        demand,
+        rules=MemberRules(score=rules.score),
+        classes=tuple(replace(c, cap=None) for c in demand.classes),
+    )
+    if select(loose, free, index) is None:
+        return []
+    names = [f"pod topology spread over {s.key} (maxSkew {s.max_skew})" for s in rules.spreads]
+    names += [
+        f"at most {int(c.limit.max(initial=0))} member(s) per {c.key or 'node'} (anti-affinity or host ports between members)"
+        for c in rules.caps
+    ]
+    names += [f"members together in one {g.key} (pod affinity)" for g in rules.gathers]
+    return [f"the members' own rules keep them out: {'; '.join(dict.fromkeys(names))}"]
 
 
 def _offer_listing(tier: int | None, offers: Offers, index: ClusterIndex) -> str:

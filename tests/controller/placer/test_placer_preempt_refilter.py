@@ -1,5 +1,6 @@
 """Preemption as kube-scheduler decides it: victims found by running Filter again with them gone
-(anti-affinity, host ports), elastic gangs, and kube's order of candidates."""
+(anti-affinity, host ports), elastic gangs, kube's order of candidates, and the messages that
+name the real blocker and why each victim is taken."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ from typing import Any
 
 from placer_objects import attempt, node, pod, priority_class, run, volcano_gang
 
+from controller.placer.explain import explain, render
 from controller.placer.framework import Code, Step
+from controller.placer.scenario import load_scenario, prepare
 
 CLASSES = [priority_class("high", 1000), priority_class("mid", 500), priority_class("low", 100)]
 FOO_EXISTS = {"matchExpressions": [{"key": "foo", "operator": "Exists"}]}
@@ -116,3 +119,46 @@ def test_equal_victims_are_broken_by_the_later_start_of_the_highest_priority_one
     objs += [started(running("a-1", "a", cpu="8"), 1), started(running("b-1", "b", cpu="8"), 2)]
     # kube keeps the pod that has run longer: b-1 started later, so b is the candidate.
     assert _victims(objs) == ["default/b-1"]
+
+
+def test_the_message_names_a_spread_between_members_that_keeps_the_gang_out() -> None:
+    spread = {
+        "maxSkew": 1,
+        "topologyKey": "kubernetes.io/hostname",
+        "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchLabels": {"app": "x"}},
+    }
+    objs = [node("n1"), node("n2"), volcano_gang("job", 2), running("filler", "n2", cpu="8")]
+    for i in range(2):
+        member = pending(
+            f"job-{i}", "low", labels={"app": "x"}, annotations={"scheduling.k8s.io/group-name": "job"}
+        )
+        member["spec"]["topologySpreadConstraints"] = [spread]
+        objs.append(member)
+    verdict = attempt(objs, "volcano:default/job")
+    # Room on n1 holds both members; only their own spread (one per node at most apart) does not.
+    assert "desiredOfferSlot: 2, offerSlot: 2" in verdict.message
+    assert "pod topology spread over kubernetes.io/hostname (maxSkew 1)" in verdict.message
+
+
+def test_explain_says_why_each_victim_is_taken() -> None:
+    objs = [
+        node("a"),
+        *CLASSES,
+        running("blocker", "a", affinity=anti(FOO_EXISTS)),
+        running("filler", "a", cpu="7"),
+    ]
+    objs.append(
+        pod("new", cpu="2", memory="1Gi", priority_class="high", scheduler="topobridge", labels={"foo": "x"})
+    )
+    sc = load_scenario(objs)
+    prep = prepare(sc)
+    gang = next(g for g in prep.discovered if g.key.endswith("/new"))
+    got = explain(gang, prep.snapshot)
+    assert got.preemption is not None and got.preemption.possible
+    whys = {v.pod: v.why for v in got.preemption.victims}
+    assert whys == {
+        "default/blocker": "keeps the gang out: node(s) didn't satisfy existing pods anti-affinity rules",
+        "default/filler": "holds room the gang needs",
+    }
+    assert "default/blocker on a (priority 100, gang pod:default/blocker): keeps the gang out" in render(got)
