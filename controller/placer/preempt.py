@@ -50,7 +50,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from itertools import repeat
 from operator import is_
 from typing import Protocol
@@ -98,6 +98,9 @@ REPRIEVE_UNITS = 64
 unit costs one run of the filters)."""
 REPRIEVE_PLACES = 64
 """Places the refiltered path tries, fewest leftover slots first."""
+REFILTER_RUNS = 512
+"""Runs of the filters one refiltered plan may make in all; a place it cannot afford is not
+tried (the plan is then marked not optimal)."""
 MIN_CANDIDATES_PERCENTAGE, MIN_CANDIDATES_ABSOLUTE = 10, 100
 """kube's DefaultPreemptionArgs defaults: the dry run stops once it has this many candidates
 (the larger of the two, at most every node)."""
@@ -188,13 +191,26 @@ def plan_preemption(
     scheduler: str,
     deadline: Deadline | None = None,
     refilter: Refilter | None = None,
+    best_case: GangDemand | None = None,
 ) -> PreemptionPlan | None:
     """The cheapest plan that lets the whole gang fit, or None when no eviction set does: what
     may go and where (`_candidates`), which victims (`_choose`), then the plan (`_plan`); with
     the filters run again on the state with victims removed when they read bound pods
-    (`_plan_refiltered`)."""
+    (`_plan_refiltered`; `best_case`: the demand they gave with every lower priority gone, when
+    the caller has it)."""
     if refilter is not None and reads_bound_pods(demand, snap):
-        return _plan_refiltered(demand, snap, budgets, refilter, deadline or never(), scheduler)
+        best_case = best_case or revived(demand, snap, refilter)
+        if best_case is None:
+            return None
+        return _plan_refiltered(
+            demand,
+            best_case,
+            snap,
+            budgets,
+            refilter=refilter,
+            deadline=deadline or never(),
+            scheduler=scheduler,
+        )
     found = _candidates(demand, snap, free, budgets)
     if found is None:
         return None
@@ -329,8 +345,7 @@ def revived(demand: GangDemand, snap: Snapshot, refilter: Refilter) -> GangDeman
     if not gone:
         return None
     with snap.trial():
-        for key in gone:
-            snap.evict(key)
+        snap.evict_many(gone)
         best = refilter(snap, demand.pods)
         if best is None or not all(c.mask.any() for c in best.classes):
             return None
@@ -532,33 +547,33 @@ class _Trial:
 
 def _plan_refiltered(
     demand: GangDemand,
+    best_case: GangDemand,
     snap: Snapshot,
     budgets: Sequence[Budget],
+    *,
     refilter: Refilter,
     deadline: Deadline,
     scheduler: str,
 ) -> PreemptionPlan | None:
     """kube's dry run over the places the gang's constraint allows: in each, SelectVictimsOnNode
     (`_reprieve`), then the best by kube's order (`kube_rank`), then binpack and name."""
-    best_case = revived(demand, snap, refilter)
-    if best_case is None:
-        return None
     arrays = snap.arrays()
     eligible = (arrays.priority < demand.priority) & ~arrays.terminating
     pod_budgets = _pod_budgets(snap, arrays, eligible, budgets)
     allowed = [b.allowed for b in budgets]
     with snap.trial():
-        for i in np.flatnonzero(eligible).tolist():
-            snap.evict(arrays.keys[i])
+        snap.evict_many([arrays.keys[i] for i in np.flatnonzero(eligible).tolist()])
         optimistic = snap.free(demand.key, demand.priority)
         places = _candidate_places(best_case, snap.index, optimistic)
         if demand.n == 1 and [w.kind for w, _ in places] == ["cluster"]:
             places = _node_places(best_case, snap.index, optimistic)  # a lone pod goes on one node
     trials: list[_Trial] = []
     cut = False
-    ask = _Asking(demand, snap, arrays, eligible, pod_budgets, allowed, refilter)
+    lowest = int(arrays.priority[eligible].min())
+    floor = (0, lowest, lowest + PRIORITY_SHIFT, 1)
+    ask = _Asking(demand, snap, arrays, eligible, pod_budgets, allowed, refilter, deadline)
     for where, opt_leftover in places[:REPRIEVE_PLACES]:
-        if deadline.expired():
+        if deadline.expired() or ask.runs[0] >= REFILTER_RUNS:
             cut = True
             break
         got = _reprieve(where, ask)
@@ -567,6 +582,8 @@ def _plan_refiltered(
             rank = kube_rank(victims, snap, arrays, pod_budgets, allowed)
             key: PlanKey = (rank, opt_leftover, 0, natural_key(where.label(snap.index)))
             trials.append(_Trial(key, where, victims, placement))
+            if rank[:4] == floor:
+                break  # one victim of the lowest priority, no budget broken: none can do better
     if not trials:
         return None
     best = min(trials, key=lambda t: t.key)
@@ -600,6 +617,46 @@ class _Asking:
     pod_budgets: Mapping[int, tuple[int, ...]]
     allowed: Sequence[int]
     refilter: Refilter
+    deadline: Deadline
+    runs: list[int] = field(default_factory=lambda: [0])
+    """Runs of the filters made so far (one counter for the whole plan)."""
+
+    last: list[GangDemand | None] = field(default_factory=lambda: [None])
+    """The filters' answer on the state the reprieve keeps (their last run that fit)."""
+
+    def fits(self, where: Where) -> Placement | None:
+        """Run the filters on the snapshot as it stands, then place the gang inside `where`."""
+        self.runs[0] += 1
+        now = self.refilter(self.snap, self.demand.pods)
+        if now is None or not all(c.mask.any() for c in now.classes):
+            return None
+        placed = _nominate(where, now, self.snap.free(self.demand.key, self.demand.priority), self.snap.index)
+        if placed is not None:
+            # The caller keeps this state; on a failure it undoes the change, and the filters'
+            # answer is the one before it.
+            self.last[0] = now
+        return placed
+
+    def fits_by_room(self, where: Where) -> Placement | None:
+        """The filters' last answer still holds (what changed reads no filter): room alone."""
+        last = self.last[0]
+        if last is None or not all(c.mask.any() for c in last.classes):
+            return None
+        return _nominate(where, last, self.snap.free(self.demand.key, self.demand.priority), self.snap.index)
+
+    def reads(self, unit: tuple[int, ...]) -> bool:
+        """Could putting `unit` back change a filter's answer, not only the room? When one of
+        its pods has terms, or the gang has pod (anti-)affinity or spread (which count pods)."""
+        if self.counts_pods:
+            return True
+        return any(self.snap.pods[self.arrays.keys[i]].terms is not None for i in unit)
+
+    @property
+    def counts_pods(self) -> bool:
+        return any(
+            t is not None and bool(t.affinity or t.anti_affinity or t.spread)
+            for t in (PodTerms.of(self.demand.pods[c.pods[0]].pod) for c in self.demand.classes)
+        )
 
 
 def _reprieve(where: Where, ask: _Asking) -> tuple[list[int], Placement] | None:
@@ -607,26 +664,30 @@ def _reprieve(where: Where, ask: _Asking) -> tuple[list[int], Placement] | None:
     filters run again; if the gang fits, each unit is added back in kube's order and stays
     while the gang still fits. The victims and the placement, or None when the gang does not
     fit even with them all gone (or the place has too many units to try)."""
-    demand, snap, arrays, refilter = ask.demand, ask.snap, ask.arrays, ask.refilter
+    snap, arrays = ask.snap, ask.arrays
     units = _units_in(where, snap, arrays, ask.eligible)
-    if not units or len(units) > REPRIEVE_UNITS:
+    if not units or len(units) > REPRIEVE_UNITS or ask.runs[0] + len(units) + 2 > REFILTER_RUNS:
         return None
     records = {arrays.keys[i]: snap.pods[arrays.keys[i]] for u in units for i in u}
     order = _reprieve_order(units, snap, arrays, ask.pod_budgets, ask.allowed)
+    reads = [ask.reads(u) for u in order]
     with snap.trial():
-        for u in units:
-            for i in u:
-                snap.evict(arrays.keys[i])
-        if _fits_in(where, demand, snap, refilter) is None:
+        snap.evict_many([arrays.keys[i] for u in units for i in u])
+        if ask.fits(where) is None:
             return None
         victims: list[int] = []
-        for u in order:
+        for k, u in enumerate(order):
+            if ask.deadline.expired():
+                # Out of time: the units not yet tried stay victims (the gang fit without them).
+                victims.extend(i for rest in order[k:] for i in rest)
+                break
             snap.bind(*(records[arrays.keys[i]] for i in u))
-            if _fits_in(where, demand, snap, refilter) is None:
+            back = ask.fits(where) if reads[k] else ask.fits_by_room(where)
+            if back is None:
                 for i in u:
                     snap.evict(arrays.keys[i])
                 victims.extend(u)
-        placement = _fits_in(where, demand, snap, refilter)
+        placement = ask.fits(where)
     if placement is None:  # the last check above passed on this very state
         return None
     return sorted(victims), placement
@@ -680,11 +741,3 @@ def _reprieve_order(
                 breaks = breaks or left[b] < 0
         (violating if breaks else sparing).append(u)
     return [*violating, *sparing]
-
-
-def _fits_in(where: Where, demand: GangDemand, snap: Snapshot, refilter: Refilter) -> Placement | None:
-    """The filters run again on the snapshot as it stands, then the gang placed inside `where`."""
-    now = refilter(snap, demand.pods)
-    if now is None or not all(c.mask.any() for c in now.classes):
-        return None
-    return _nominate(where, now, snap.free(demand.key, demand.priority), snap.index)

@@ -52,9 +52,10 @@ class DefaultPreemption:
     ) -> PostFilterResult:
         if gang.preemption_policy == "Never":
             return PostFilterResult(Status(Code.UNSCHEDULABLE, (NOT_ELIGIBLE_NEVER,), self.name))
-        wanted = _most_members(gang, demand, snap, free, refilter)
-        if wanted is None:
+        most = _most_members(gang, demand, snap, free, refilter)
+        if most is None:
             return PostFilterResult(Status(Code.UNRESOLVABLE, (NO_VICTIMS,), self.name))
+        wanted, best_case = most
         plan = plan_preemption(
             wanted,
             snap,
@@ -63,6 +64,7 @@ class DefaultPreemption:
             scheduler=gang.scheduler_name or "topobridge",
             deadline=deadline,
             refilter=refilter,
+            best_case=best_case,
         )
         if plan is None:
             why = NO_VICTIMS_IN_TIME if deadline.hit else NO_VICTIMS
@@ -74,35 +76,46 @@ class DefaultPreemption:
 
 def _most_members(
     gang: Gang, demand: GangDemand, snap: Snapshot, free: I64, refilter: Refilter | None
-) -> GangDemand | None:
+) -> tuple[GangDemand, GangDemand | None] | None:
     """The pods to make room for: every pending member when evicting lower priorities can hold
     them all; for an elastic gang, else, the longest rank prefix of at least minMember that it
     can hold (kube's workload-aware preemption: as many members as room can be made for without
-    touching a higher or equal priority; the rest wait). None when not even that fits."""
-    if fits_without_lower(demand, snap, free, refilter):
-        return demand
+    touching a higher or equal priority; the rest wait). With it, the demand as the filters see
+    it with every lower priority gone (None when they were not run again). None when not even
+    minMember fits."""
+    fits, best_case = room_without_lower(demand, snap, free, refilter)
+    if fits:
+        return demand, best_case
     required = max(gang.min_member - len(gang.bound), 1)
     if gang.all_or_nothing or required >= demand.n:
         return None
-    best: GangDemand | None = None
+    best: tuple[GangDemand, GangDemand | None] | None = None
     lo, hi = required, demand.n - 1
     while lo <= hi:  # fewer members never fit worse: a binary search finds the most
         mid = (lo + hi) // 2
         part = sub_demand(demand, range(mid), snap.index)
-        if fits_without_lower(part, snap, free, refilter):
-            best, lo = part, mid + 1
+        fits, best_case = room_without_lower(part, snap, free, refilter)
+        if fits:
+            best, lo = (part, best_case), mid + 1
         else:
             hi = mid - 1
     return best
 
 
-def fits_without_lower(
+def room_without_lower(
     demand: GangDemand, snap: Snapshot, free: I64, refilter: Refilter | None = None
-) -> bool:
+) -> tuple[bool, GangDemand | None]:
     """Would the gang fit if every lower-priority, not yet terminating pod were gone? With the
-    filters run again on that state when they read bound pods; by room alone otherwise."""
+    filters run again on that state when they read bound pods (and then the demand they gave
+    there); by room alone otherwise."""
     if refilter is not None and reads_bound_pods(demand, snap):
-        return revived(demand, snap, refilter) is not None
+        best_case = revived(demand, snap, refilter)
+        return best_case is not None, best_case
+    return fits_without_lower(demand, snap, free), None
+
+
+def fits_without_lower(demand: GangDemand, snap: Snapshot, free: I64) -> bool:
+    """Would the gang fit by room if every lower-priority, not yet terminating pod were gone?"""
     arrays = snap.arrays()
     lower = (arrays.priority < demand.priority) & ~arrays.terminating
     if not lower.any():

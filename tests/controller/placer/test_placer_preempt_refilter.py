@@ -162,3 +162,17 @@ def test_explain_says_why_each_victim_is_taken() -> None:
         "default/filler": "holds room the gang needs",
     }
     assert "default/blocker on a (priority 100, gang pod:default/blocker): keeps the gang out" in render(got)
+
+
+def test_a_trial_undoes_evictions_and_leaves_the_journal_as_it_was() -> None:
+    objs = [node("a"), node("b"), *CLASSES, running("x", "a"), running("y", "b"), running("z", "b")]
+    snap = prepare(load_scenario(objs)).snapshot
+    used = snap.used.copy()
+    mark = snap.savepoint()
+    with snap.trial():
+        snap.evict_many(["default/x", "default/y"])
+        assert sorted(snap.pods) == ["default/z"]
+        assert (snap.used.sum(axis=0) < used.sum(axis=0)).any()
+    assert sorted(snap.pods) == ["default/x", "default/y", "default/z"]
+    assert (snap.used == used).all()
+    assert snap.savepoint() == mark  # the trial left no entry behind
