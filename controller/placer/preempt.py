@@ -29,7 +29,11 @@ Rules (the seed's job-level preemption, with a topology):
   (`framework.Refilter`), and only if the gang then fits there, each candidate is added back
   in kube's order (budget-violating ones first, then the more important first: higher
   priority, then earlier start) and stays if the gang still fits, else it is a victim. A
-  victim gang of several pods goes whole on this path.
+  victim gang of several pods goes whole on this path. A candidate without terms, put back for
+  a gang whose filters count no pods, changes room alone and is checked by room. The dry run
+  stops at a plan no place can beat on kube's first four keys, tries at most
+  `REPRIEVE_PLACES` places of at most `REPRIEVE_UNITS` units, runs the filters at most
+  `REFILTER_RUNS` times, and stops at the attempt's deadline.
 
 How (`plan_preemption`: `_candidates`, then `_choose`, then `_plan`), in two regimes:
 * A vectorised pre-check drops every place where the gang would not fit even with every
