@@ -206,7 +206,7 @@ def plan_preemption(
         best_case = best_case or revived(demand, snap, refilter)
         if best_case is None:
             return None
-        return _plan_refiltered(
+        plan = _plan_refiltered(
             demand,
             best_case,
             snap,
@@ -215,13 +215,52 @@ def plan_preemption(
             deadline=deadline or never(),
             scheduler=scheduler,
         )
+        if plan is not None:
+            return plan
+        # Places too big to reprieve pod by pod: the search by room over the filters' best case,
+        # kept only if the filters, run again without its victims, still let the gang in.
+        by_room = _plan_by_room(best_case, snap, free, budgets, scheduler, deadline or never())
+        return _verified(*by_room, demand, snap, refilter) if by_room is not None else None
+    got = _plan_by_room(demand, snap, free, budgets, scheduler, deadline or never())
+    return got[0] if got is not None else None
+
+
+def _plan_by_room(
+    demand: GangDemand,
+    snap: Snapshot,
+    free: I64,
+    budgets: Sequence[Budget],
+    scheduler: str,
+    deadline: Deadline,
+) -> tuple[PreemptionPlan, Where] | None:
+    """What may go and where (`_candidates`), which victims (`_choose`), then the plan (`_plan`)
+    and its place."""
     found = _candidates(demand, snap, free, budgets)
     if found is None:
         return None
-    chosen = _choose(demand, snap, free, found, deadline or never())
+    chosen = _choose(demand, snap, free, found, deadline)
     if chosen is None:
         return None
-    return _plan(demand, snap, free, found, chosen, scheduler)
+    plan = _plan(demand, snap, free, found, chosen, scheduler)
+    return (plan, chosen.where) if plan is not None else None
+
+
+def _verified(
+    plan: PreemptionPlan, where: Where, demand: GangDemand, snap: Snapshot, refilter: Refilter
+) -> PreemptionPlan | None:
+    """The plan, with the gang's nodes as the filters place it once its victims are gone; None
+    when they do not let the gang into the plan's place then."""
+    index = snap.index
+    with snap.trial():
+        snap.evict_many([v.pod for v in plan.victims])
+        now = refilter(snap, demand.pods)
+        if now is None or not all(c.mask.any() for c in now.classes):
+            return None
+        placed = _nominate(where, now, snap.free(demand.key, demand.priority), index)
+    if placed is None:
+        return None
+    nominated = tuple((demand.pods[pos].key, index.node_names[node]) for pos, node in placed.assignments)
+    return replace(plan, nominated=nominated, optimal=False)
 
 
 def _candidates(

@@ -176,3 +176,16 @@ def test_a_trial_undoes_evictions_and_leaves_the_journal_as_it_was() -> None:
     assert sorted(snap.pods) == ["default/x", "default/y", "default/z"]
     assert (snap.used == used).all()
     assert snap.savepoint() == mark  # the trial left no entry behind
+
+
+def test_a_place_too_big_to_reprieve_pod_by_pod_is_planned_by_room_and_checked() -> None:
+    # 100 lower-priority pods with terms (toward someone else) fill the node: too many to put
+    # back one by one, so the room search plans it, and the filters confirm the plan.
+    other = {"matchLabels": {"app": "other"}}
+    objs = [node("a", cpu="100", memory="200Gi", pods="200"), *CLASSES]
+    objs += [running(f"p{i}", "a", affinity=anti(other)) for i in range(100)]
+    objs.append(pod("new", cpu="2", memory="1Gi", priority_class="high", scheduler="topobridge"))
+    verdict = attempt(objs, "default/new")
+    assert verdict.code is Code.WAITING_FOR_VICTIMS, verdict.message
+    assert verdict.plan is not None and len(verdict.plan.victims) == 2
+    assert verdict.plan.nominated == (("default/new", "a"),)
