@@ -20,7 +20,9 @@ Rules (the seed's job-level preemption, with a topology):
   priorities are negative), the fewest victims, the latest start of the earliest-started
   highest-priority victim (kube spares the pod that has run longer); then binpack: the fewest
   slots left over if every eligible pod in the domain were gone (the domain closest to the
-  gang's size), then left over after the plan, then name (kube's "first node").
+  gang's size), then left over after the plan, then name (kube's "first node"). A lone pod
+  with no hard constraint is planned node by node; the comparison stops after
+  `MIN_CANDIDATES_ABSOLUTE` candidates, as kube's dry run stops.
 * When the gang's filters read bound pods (it has inter-pod terms, spread or host ports, or a
   lower-priority pod in reach has terms), room is not only capacity: a pod that holds the
   port, whose anti-affinity excludes the gang, or whose count breaks a spread is a victim as
@@ -105,14 +107,16 @@ REPRIEVE_PLACES = 64
 REFILTER_RUNS = 512
 """Runs of the filters one refiltered plan may make in all; a place it cannot afford is not
 tried (the plan is then marked not optimal)."""
-MIN_CANDIDATES_PERCENTAGE, MIN_CANDIDATES_ABSOLUTE = 10, 100
-"""kube's DefaultPreemptionArgs defaults: the dry run stops once it has this many candidates
-(the larger of the two, at most every node)."""
+MIN_CANDIDATES_ABSOLUTE = 100
+"""kube's DefaultPreemptionArgs.minCandidateNodesAbsolute default: the dry run stops once it has
+this many candidates. (kube takes the larger of it and 10% of the nodes; topobridge stops at
+100 on clusters past 1,000 nodes too, so a lone pod's preemption stays within the attempt's
+budget: each candidate here is an exact search, not one node's filters.)"""
 
 
 def candidates_wanted(n_nodes: int) -> int:
-    """How many candidate places kube's dry run collects before it picks one."""
-    return min(n_nodes, max(n_nodes * MIN_CANDIDATES_PERCENTAGE // 100, MIN_CANDIDATES_ABSOLUTE))
+    """How many candidate places the dry run collects before it picks one."""
+    return min(n_nodes, MIN_CANDIDATES_ABSOLUTE)
 
 
 DISRUPTION_TARGET = "DisruptionTarget"
@@ -415,6 +419,17 @@ def kube_rank(
     return (violations(hits, allowed), top, shifted, len(prios), -earliest)
 
 
+def _floor(snap: Snapshot, arrays: PodArrays, pods: Bool) -> Rank | None:
+    """The best rank any plan could have: one victim of the lowest priority among `pods`, no
+    budget broken, the latest start among those pods (None when there are none)."""
+    if not pods.any():
+        return None
+    least = int(arrays.priority[pods].min())
+    lowest = np.flatnonzero(pods & (arrays.priority == least)).tolist()
+    latest = max(_started(snap.pods[arrays.keys[i]]) for i in lowest)
+    return (0, least, least + PRIORITY_SHIFT, 1, -latest)
+
+
 def _started(pod: BoundPod) -> float:
     # kube counts a pod with no start time as started now: later than any recorded start.
     return pod.started if pod.started is not None else float("inf")
@@ -448,14 +463,15 @@ def _most_units(
 def _search_places(
     demand: GangDemand, snap: Snapshot, free: I64, found: Candidates, limits: Limits
 ) -> _Choice | None:
-    """The exact search in every place that may still beat the best plan found so far."""
-    index = snap.index
+    """The exact search in every place that may still beat the best plan found so far, until
+    kube's dry run would have enough candidates, or one that none can beat."""
     arrays = snap.arrays()
     best: tuple[PlanKey, Problem, list[int], bool] | None = None
     best_cost: Cost | None = None
     searched = plans = 0
     cut = False
-    wanted = candidates_wanted(index.n_nodes)
+    wanted = candidates_wanted(snap.index.n_nodes)
+    floor = _floor(snap, arrays, found.reach)
     for where, opt_leftover in found.places:
         if limits.deadline.expired():
             cut = True  # the best plan so far (not proven the cheapest), or none
@@ -463,32 +479,52 @@ def _search_places(
         if plans >= wanted:
             break  # kube compares this many candidates, not every node
         prob = build_problem(where, snap, arrays, found.eligible, found.pod_budgets, found.reach)
-        if not prob.units:
-            continue
-        lowest = min(u.priority for u in prob.units)
-        if best_cost is not None and (0, lowest, 1) > best_cost:
-            continue  # no plan here can tie the best on kube's first three keys
+        if not prob.units or (
+            best_cost is not None and (0, min(u.priority for u in prob.units), 1) > best_cost
+        ):
+            continue  # nothing here, or no plan here can tie the best on kube's first three keys
         searched += 1
         got = Search(prob, demand, free, snap, found.allowed, replace(limits, bound=best_cost)).run()
         if got.chosen is None or got.cost is None:
             continue
-        after = free.copy()
-        apply_units(after, prob, got.chosen, arrays, +1)
-        key: PlanKey = (
-            kube_rank(pods_of(prob, got.chosen), snap, arrays, found.pod_budgets, found.allowed),
-            opt_leftover,
-            _leftover(where, demand, after, index),
-            natural_key(where.label(index)),
-        )
         plans += 1
+        key = _place_key(prob, got.chosen, opt_leftover, demand, snap, free=free, found=found)
         if best is None or key < best[0]:
             best = (key, prob, got.chosen, not got.exhausted)
-        if best_cost is None or got.cost < best_cost:
-            best_cost = got.cost
+        best_cost = got.cost if best_cost is None else min(best_cost, got.cost)
+        if key[0] == floor:
+            break  # the best rank any place could have: none can do better
     if best is None:
         return None
     _, prob, chosen, optimal = best
     return _Choice(prob.where, pods_of(prob, chosen), optimal and not cut, searched)
+
+
+def _place_key(
+    prob: Problem,
+    chosen: Sequence[int],
+    opt_leftover: int,
+    demand: GangDemand,
+    snap: Snapshot,
+    *,
+    free: I64,
+    found: Candidates,
+) -> PlanKey:
+    """kube's rank of the place's victims, then binpack (slots left over with every eligible
+    pod gone, then after the plan, which a lone pod's candidate node skips: kube's next key is
+    the node's order), then name."""
+    index, arrays = snap.index, snap.arrays()
+    after_plan = 0
+    if not (prob.where.kind == "node" and demand.n == 1):
+        after = free.copy()
+        apply_units(after, prob, chosen, arrays, +1)
+        after_plan = _leftover(prob.where, demand, after, index)
+    return (
+        kube_rank(pods_of(prob, chosen), snap, arrays, found.pod_budgets, found.allowed),
+        opt_leftover,
+        after_plan,
+        natural_key(prob.where.label(index)),
+    )
 
 
 def _candidate_places(demand: GangDemand, index: ClusterIndex, optimistic: I64) -> list[tuple[Where, int]]:
@@ -612,8 +648,7 @@ def _plan_refiltered(
             places = _node_places(best_case, snap.index, optimistic)  # a lone pod goes on one node
     trials: list[_Trial] = []
     cut = False
-    lowest = int(arrays.priority[eligible].min())
-    floor = (0, lowest, lowest + PRIORITY_SHIFT, 1)
+    floor = _floor(snap, arrays, eligible)
     ask = _Asking(demand, snap, arrays, eligible, pod_budgets, allowed, refilter, deadline)
     for where, opt_leftover in places[:REPRIEVE_PLACES]:
         if deadline.expired() or ask.runs[0] >= REFILTER_RUNS:
@@ -625,8 +660,8 @@ def _plan_refiltered(
             rank = kube_rank(victims, snap, arrays, pod_budgets, allowed)
             key: PlanKey = (rank, opt_leftover, 0, natural_key(where.label(snap.index)))
             trials.append(_Trial(key, where, victims, placement))
-            if rank[:4] == floor:
-                break  # one victim of the lowest priority, no budget broken: none can do better
+            if rank == floor:
+                break  # the best rank any place could have: none can do better
     if not trials:
         return None
     best = min(trials, key=lambda t: t.key)
