@@ -20,7 +20,13 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from conformance.harness import check  # noqa: E402
 from conformance.not_honoured import NOT_HONOURED  # noqa: E402
-from conformance.suite import DOCS_BEGIN, DOCS_END, ROWS, not_honoured_markdown, summary_lines  # noqa: E402
+from conformance.suite import (  # noqa: E402
+    DOCS_BEGIN,
+    DOCS_END,
+    ROWS,
+    not_honoured_markdown,
+    summary_lines,
+)
 
 REFERENCE = ROOT / "docs" / "reference.md"
 

@@ -201,6 +201,9 @@ class PodStatus(KubeModel):
     conditions: list[PodCondition] | None = None
     nominated_node_name: str | None = None
     container_statuses: list[ContainerStatus] | None = None
+    start_time: str | None = None
+    """RFC 3339, set by the kubelet when it accepts the pod; preemption spares the
+    earlier-started of two equal victims, as kube-scheduler does."""
 
 
 class PodTemplateSpec(KubeModel):

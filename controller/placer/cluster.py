@@ -36,6 +36,7 @@ import gc
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, TypeVar
 
 import numpy as np
@@ -860,6 +861,7 @@ class ClusterState:
                 labels=pod.metadata.labels or {},
                 terminating=pod.metadata.deletion_timestamp is not None,
                 terms=PodTerms.of(pod),
+                started=start_seconds(pod),
             )
         nominated = pod.status.nominated_node_name if pod.status is not None else None
         pos = index.node_pos.get(nominated) if nominated else None
@@ -892,6 +894,18 @@ def _collector_paused() -> Iterator[None]:
         yield
     finally:
         gc.enable()
+
+
+def start_seconds(pod: Pod) -> float | None:
+    """`status.startTime` in seconds since the epoch; None when unset or not RFC 3339 (the
+    kubelet writes it; a value no clock could have written counts as not started)."""
+    raw = pod.status.start_time if pod.status is not None else None
+    if not raw:
+        return None
+    try:
+        return datetime.fromisoformat(raw).timestamp()
+    except ValueError:
+        return None
 
 
 PG = TypeVar("PG")

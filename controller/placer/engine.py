@@ -41,11 +41,12 @@ from controller.placer.offer import Offers, evaluate
 from controller.placer.plugins import default_profile
 from controller.placer.plugins.default_preemption import NOT_ELIGIBLE_TERMINATING
 from controller.placer.plugins.node_resources_fit import insufficient
-from controller.placer.preempt import PreemptionPlan
+from controller.placer.preempt import PreemptionPlan, Refilter, reads_bound_pods, revived
+from controller.placer.rules import MemberRules
 from controller.placer.select import Placement, Where, select, select_partial, subgroups_ready
 from controller.placer.snapshot import CLUSTER, I64, ClusterIndex, Snapshot
 from controller.placer.tiers import hard_limit_tier
-from translations.gangs import Gang
+from translations.gangs import Gang, GangPod
 from translations.topology import natural_key
 
 
@@ -157,6 +158,8 @@ def _after_filter(at: _Attempt, demand: GangDemand) -> Verdict:
     if dead:
         alive = sorted(p for c in demand.classes if c.mask.any() for p in c.pods)
         if gang.all_or_nothing or len(alive) < max(required, 1):
+            if _eviction_may_help(at, demand):
+                return _post_filter(at, demand, free)
             exclusions = _exclusions(demand)
             reason = _filter_reason(exclusions)
             msg = f"0/{index.n_nodes} nodes are available: {reason}."
@@ -168,6 +171,30 @@ def _after_filter(at: _Attempt, demand: GangDemand) -> Verdict:
         placement = _gang_placement(placed, demand, index)
         return Verdict(Code.SUCCESS, "", Step.SELECT, placement=placement, left=left)
     return _post_filter(at, demand, free)
+
+
+def _eviction_may_help(at: _Attempt, demand: GangDemand) -> bool:
+    """Would the classes no node passes have nodes with every lower-priority pod gone (a pod
+    whose anti-affinity, port or spread count keeps them out)? Only then does PostFilter run
+    for them: a node excluded by its labels, taints or name stays excluded whatever is evicted."""
+    if at.profile.post_filter is None or at.gang.preemption_policy == "Never":
+        return False
+    if not reads_bound_pods(demand, at.snap):
+        return False
+    return revived(demand, at.snap, refilter_of(at.profile, at.gang)) is not None
+
+
+def refilter_of(profile: Profile, gang: Gang) -> Refilter:
+    """The attempt's PreFilter and Filter, run again on a snapshot preemption has changed."""
+
+    def run(snap: Snapshot, pods: Sequence[GangPod]) -> GangDemand | None:
+        state = CycleState()
+        for plugin in profile.pre_filter:
+            if not plugin.pre_filter(state, gang, gang.pending, snap).ok:
+                return None
+        return build_demand(gang, snap, profile=profile, state=state, pods=pods)
+
+    return run
 
 
 def _left_behind(demand: GangDemand, dead: Sequence[PodClass], index: ClusterIndex) -> dict[str, str]:
@@ -206,7 +233,15 @@ def _post_filter(at: _Attempt, demand: GangDemand, free: I64) -> Verdict:
         return _waiting(
             Code.UNSCHEDULABLE, index, core, "preemption is switched off.", Step.POST_FILTER, exclusions
         )
-    got = preemption.post_filter(at.gang, demand, at.snap, free, at.budgets, at.attempt_budget)
+    got = preemption.post_filter(
+        at.gang,
+        demand,
+        at.snap,
+        free,
+        at.budgets,
+        at.attempt_budget,
+        refilter=refilter_of(at.profile, at.gang),
+    )
     verdict = _waiting(got.status.code, index, core, got.status.message, Step.POST_FILTER, exclusions)
     return replace(verdict, plugin=got.status.plugin, plan=got.plan)
 
@@ -304,9 +339,11 @@ def _exclusions(demand: GangDemand) -> dict[str, int]:
 
 
 def _fit_message(demand: GangDemand, offers: Offers, index: ClusterIndex, free: I64) -> str:
-    """Koordinator's wording when a topology binds the gang; kube-scheduler's otherwise."""
+    """Koordinator's wording when a topology binds the gang; kube-scheduler's otherwise; with
+    the members' own rules named when they, not room or the filters, keep the gang out."""
     exclusions = _exclusions(demand)
     extra = [f"{v} {k}" for k, v in sorted(exclusions.items(), key=lambda kv: (-kv[1], kv[0]))]
+    extra += _member_rules_clause(demand, free, index)
     if demand.gpu is not None and demand.kind == "uniform":
         return ", ".join([unfit_reason(demand.gpu, offers.slots, demand.n), *extra])
     c = demand.constraint
@@ -318,6 +355,30 @@ def _fit_message(demand: GangDemand, offers: Offers, index: ClusterIndex, free: 
     short = insufficient(cls.req, cls.mask, free, index)
     head = f"desiredOfferSlot: {demand.n}, offerSlot: {offers.total_offer}"
     return ", ".join([head, *extra, *short])
+
+
+def _member_rules_clause(demand: GangDemand, free: I64, index: ClusterIndex) -> list[str]:
+    """When the gang would fit by room and the filters alone but the rules between its members
+    (their spread, their anti-affinity or host ports, a collection they must share) do not let
+    it: those rules, by name and key, as the reason (kube would report each pod's failing
+    PodTopologySpread, InterPodAffinity or NodePorts filter)."""
+    rules = demand.rules
+    if rules is None or not rules.binding:
+        return []
+    loose = replace(
+        demand,
+        rules=MemberRules(score=rules.score),
+        classes=tuple(replace(c, cap=None) for c in demand.classes),
+    )
+    if select(loose, free, index) is None:
+        return []
+    names = [f"pod topology spread over {s.key} (maxSkew {s.max_skew})" for s in rules.spreads]
+    names += [
+        f"at most {int(c.limit.max(initial=0))} member(s) per {c.key or 'node'} (anti-affinity or host ports between members)"
+        for c in rules.caps
+    ]
+    names += [f"members together in one {g.key} (pod affinity)" for g in rules.gathers]
+    return [f"the members' own rules keep them out: {'; '.join(dict.fromkeys(names))}"]
 
 
 def _offer_listing(tier: int | None, offers: Offers, index: ClusterIndex) -> str:

@@ -12,7 +12,9 @@ same functions a few more questions:
 * what stops the rest: the Filter plugins' exclusions by reason, the resources short on nodes
   the gang may use, the tier limit its constraint sets, the GPU dialect's rules;
 * whether preemption could help (DefaultPreemption on the clone): the plan's victims, their
-  priorities, the PodDisruptionBudgets it touches;
+  priorities, the PodDisruptionBudgets it touches, and why each one: with every other victim
+  gone, the filters run again with it back (`engine.refilter_of`); a filter that then excludes
+  more nodes names what it blocks, else it holds room the gang needs;
 * suggestions, each checked by running the runner again on a changed copy of the gang: soft
   mode, the next tier up, a smaller minMember (the largest rank prefix that fits somewhere); a
   Kubernetes PodGroup (required topology only) gets the label key of the next level up instead.
@@ -34,7 +36,7 @@ import numpy as np
 from controller.placer.attempt_budget import AttemptBudget
 from controller.placer.budgets import Budget
 from controller.placer.demand import GangDemand
-from controller.placer.engine import Verdict, demand_of, schedule
+from controller.placer.engine import Verdict, demand_of, refilter_of, schedule
 from controller.placer.framework import Code
 from controller.placer.offer import Offers, evaluate
 from controller.placer.plugins import default_profile
@@ -66,6 +68,9 @@ class VictimView:
     node: str
     priority: int
     gang: str
+    why: str = ""
+    """What it stands in the way of: room the gang needs, or the filter it fails (its
+    anti-affinity, its host port, its count in a spread), found by putting it back alone."""
 
 
 @dataclass(frozen=True)
@@ -167,7 +172,7 @@ def explain(
         tiers=tuple(tier_bests(demand, offers, snap.index)),
         short=tuple(insufficient(cls.req, cls.mask, free, snap.index)),
         limit=_limit(gang.constraint, snap.index),
-        preemption=_preemption(verdict, snap, budgets),
+        preemption=_preemption(gang, verdict, snap, budgets),
         suggestions=tuple(_suggestions(gang, snap, budgets, demand, offers)),
     )
 
@@ -231,15 +236,56 @@ def _limit(constraint: TopologyConstraint | None, index: ClusterIndex) -> str:
 NOT_HELPFUL = "every node is excluded for a reason no eviction removes (kube-scheduler: Preemption is not helpful for scheduling)."
 
 
-def _preemption(verdict: Verdict, snap: Snapshot, budgets: Sequence[Budget]) -> PreemptionView:
+def _preemption(gang: Gang, verdict: Verdict, snap: Snapshot, budgets: Sequence[Budget]) -> PreemptionView:
     if verdict.plan is None:
         # A Filter verdict of Unresolvable never reaches PostFilter: nothing was tried.
         return PreemptionView(False, why=verdict.preemption or NOT_HELPFUL)
     plan = verdict.plan
-    victims = tuple(VictimView(v.pod, v.node, v.priority, v.gang) for v in plan.victims)
+    whys = _victim_reasons(gang, snap, [v.pod for v in plan.victims])
+    victims = tuple(VictimView(v.pod, v.node, v.priority, v.gang, whys.get(v.pod, "")) for v in plan.victims)
     bound = [snap.pods[v.pod] for v in plan.victims if v.pod in snap.pods]
     touched = sorted({b.key for b in budgets for p in bound if b.covers(p.namespace, p.labels)})
     return PreemptionView(True, victims, tuple(touched), domain=plan.domain, why=verdict.preemption)
+
+
+EXPLAINED_VICTIMS = 32
+"""Victims explained one by one (each costs a run of the filters); past that, none are."""
+HOLDS_ROOM = "holds room the gang needs"
+
+
+def _victim_reasons(gang: Gang, snap: Snapshot, victims: Sequence[str]) -> dict[str, str]:
+    """Per victim: the filter it fails the gang on when put back alone, else that it holds room."""
+    keys = [k for k in victims if k in snap.pods]
+    if not keys or len(keys) > EXPLAINED_VICTIMS:
+        return {}
+    work = snap.clone()
+    refilter = refilter_of(default_profile(), gang)
+    records = {k: work.pods[k] for k in keys}
+    out: dict[str, str] = {}
+    with work.trial():
+        for k in keys:
+            work.evict(k)
+        without = refilter(work, gang.pending)
+        if without is None:
+            return {}
+        before = _excluded(without)
+        for k in keys:
+            with work.trial():
+                work.bind(records[k])
+                back = refilter(work, gang.pending)
+            grew = sorted(
+                r for r, n in (_excluded(back) if back is not None else {}).items() if n > before.get(r, 0)
+            )
+            out[k] = f"keeps the gang out: {'; '.join(grew)}" if grew else HOLDS_ROOM
+    return out
+
+
+def _excluded(demand: GangDemand) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for c in demand.classes:
+        for reason, n in c.exclusions.items():
+            out[reason] = max(out.get(reason, 0), n)
+    return out
 
 
 def _suggestions(
@@ -310,7 +356,10 @@ def _preemption_lines(p: PreemptionView) -> list[str]:
     if not p.possible:
         return [f"preemption cannot help: {p.why}"]
     lines = [f"preemption would evict {len(p.victims)} pod(s) in {p.domain}:"]
-    lines += [f"  {v.pod} on {v.node} (priority {v.priority}, gang {v.gang})" for v in p.victims]
+    lines += [
+        f"  {v.pod} on {v.node} (priority {v.priority}, gang {v.gang}){f': {v.why}' if v.why else ''}"
+        for v in p.victims
+    ]
     if p.budgets:
         lines.append(f"  PodDisruptionBudgets touched: {', '.join(p.budgets)}")
     return lines

@@ -23,7 +23,14 @@ pending pods, and the Filter point answers for every node at once (a mask, not o
   multiplies each plugin's normalized score by its `Weighted.weight` in the profile and sums them
   (kube's default profile weights), in one place (`filtering.run_scores`).
 * Select (the runner, with NetworkTopology and GPU): the place and node of every pod.
-* PostFilter (`PostFilterPlugin`): when nothing fits, preemption (DefaultPreemption).
+* PostFilter (`PostFilterPlugin`): when nothing fits, preemption (DefaultPreemption). It is
+  given the attempt's `preempt.Refilter`: PreFilter and Filter run again on the snapshot as it stands.
+  kube-scheduler's PreFilter extensions (`AddPod`/`RemovePod`) update each plugin's cycle
+  state for one pod added to or removed from a node; here every plugin that reads bound pods
+  (NodePorts, InterPodAffinity both ways, PodTopologySpread, NodeResourcesFit, Coscheduling's
+  bound members) reads them from the `Snapshot`, so preemption removes candidate victims from
+  the snapshot (`Snapshot.evict`, journaled and undone after), adds a reprieved one back
+  (`Snapshot.bind`), and asks the Refilter: the same answer from every plugin at once.
 * Reserve (`ReservePlugin`): what a placed gang writes at bind time (GPU rank order).
 * Permit (`PermitPlugin`): hold a gang still assembling; let go of one past its timeout
   (Coscheduling).
@@ -52,7 +59,7 @@ if TYPE_CHECKING:
     from controller.placer.attempt_budget import AttemptBudget
     from controller.placer.budgets import Budget
     from controller.placer.demand import GangDemand
-    from controller.placer.preempt import PreemptionPlan
+    from controller.placer.preempt import PreemptionPlan, Refilter
     from controller.placer.rules import MemberRules
     from controller.placer.snapshot import ClusterIndex, Snapshot
     from controller.placer.terms import PodTerms
@@ -214,6 +221,8 @@ class PostFilterPlugin(Plugin, Protocol):
         free: I64,
         budgets: Sequence[Budget],
         attempt_budget: AttemptBudget,
+        *,
+        refilter: Refilter | None = None,
     ) -> PostFilterResult: ...
 
 

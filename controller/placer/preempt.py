@@ -13,9 +13,30 @@ Rules (the seed's job-level preemption, with a topology):
   evictions, so a plan never trades the constraint for room.
 * Within a domain the victim set minimises, in order: PodDisruptionBudget violations
   (sum over budgets of max(0, victims it covers - disruptions it allows)), the highest victim
-  priority, the number of victim pods. Across domains the same, then binpack: the fewest slots
-  left over if every eligible pod in the domain were gone (the domain closest to the gang's
-  size), then left over after the plan, then name.
+  priority, the number of victim pods. Across domains (`kube_rank`), kube-scheduler's
+  `pickOneNodeForPreemption` (pkg/scheduler/framework/preemption): the fewest budget
+  violations, the lowest highest victim priority, the smallest sum of victim priorities (each
+  shifted by 2^31, as kube adds MaxInt32 + 1, so fewer victims weigh less even when their
+  priorities are negative), the fewest victims, the latest start of the earliest-started
+  highest-priority victim (kube spares the pod that has run longer); then binpack: the fewest
+  slots left over if every eligible pod in the domain were gone (the domain closest to the
+  gang's size), then left over after the plan, then name (kube's "first node"). A lone pod
+  with no hard constraint is planned node by node; the comparison stops after
+  `MIN_CANDIDATES_ABSOLUTE` candidates, as kube's dry run stops.
+* When the gang's filters read bound pods (it has inter-pod terms, spread or host ports, or a
+  lower-priority pod in reach has terms), room is not only capacity: a pod that holds the
+  port, whose anti-affinity excludes the gang, or whose count breaks a spread is a victim as
+  well. Then (`_plan_refiltered`, kube's SelectVictimsOnNode for a place): every eligible pod
+  of the place is removed from the snapshot, the attempt's PreFilter and Filter run again
+  (`framework.Refilter`), and only if the gang then fits there, each candidate is added back
+  in kube's order (budget-violating ones first, then the more important first: higher
+  priority, then earlier start) and stays if the gang still fits, else it is a victim. A
+  victim gang of several pods goes whole on this path. A candidate without terms, put back for
+  a gang whose filters count no pods, changes room alone and is checked by room. The dry run
+  stops at a plan no place can beat on kube's first four keys, tries at most
+  `REPRIEVE_PLACES` places of at most `REPRIEVE_UNITS` units, runs the filters at most
+  `REFILTER_RUNS` times, and pays `refilter_steps` of the attempt's step budget for each run
+  of the filters (once it is spent, the candidates not yet put back stay victims).
 
 How (`plan_preemption`: `_candidates`, then `_choose`, then `_plan`), in two regimes:
 * A vectorised pre-check drops every place where the gang would not fit even with every
@@ -38,17 +59,19 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from itertools import repeat
 from operator import is_
+from typing import Protocol
 
 import numpy as np
 
-from controller.placer.attempt_budget import AttemptBudget, place_steps, unbounded
+from controller.placer.attempt_budget import PLACE_STEPS, AttemptBudget, place_steps, unbounded
 from controller.placer.budgets import Budget
 from controller.placer.demand import GangDemand
 from controller.placer.fast import fast_plan
 from controller.placer.offer import evaluate
+from controller.placer.records import BoundPod
 from controller.placer.search import (
     NO_VICTIM,
     SEARCH_BUDGET,
@@ -64,16 +87,49 @@ from controller.placer.search import (
 )
 from controller.placer.select import Placement, Where, place_in, select
 from controller.placer.snapshot import I64, Bool, ClusterIndex, PodArrays, Snapshot
+from controller.placer.terms import PodTerms
 from controller.placer.tiers import hard_limit_tier
-from translations.gangs import gang_name
+from translations.gangs import GangPod, gang_name
 from translations.topology import NaturalKey, natural_key
 
 EXACT_UNITS = 32
 """Eligible pods in one candidate place above which a gang of one shape is planned by the
 vectorised heuristic (`fast.py`) instead of the exact search."""
 
-PlanKey = tuple[Cost, int, int, NaturalKey]
-"""Cost, then leftover slots with every eligible pod gone, after the plan, then name."""
+Rank = tuple[int, int, int, int, float]
+"""kube's order of candidates (`kube_rank`): budget violations, highest victim priority, sum of
+shifted priorities, victims, minus the earliest start among the highest-priority victims."""
+PlanKey = tuple[Rank, int, int, NaturalKey]
+"""kube's rank, then leftover slots with every eligible pod gone, after the plan, then name."""
+PRIORITY_SHIFT = 2**31
+"""What kube adds to each victim's priority before summing (math.MaxInt32 + 1)."""
+REPRIEVE_UNITS = 64
+"""Eviction units in one place above which the refiltered path does not try that place (each
+unit costs one run of the filters)."""
+REPRIEVE_PLACES = 64
+"""Places the refiltered path tries, fewest leftover slots first."""
+REFILTER_RUNS = 512
+"""Runs of the filters one refiltered plan may make in all; a place it cannot afford is not
+tried (the plan is then marked not optimal)."""
+REFILTER_NODES_PER_STEP = 32
+"""A run of PreFilter and Filter on the refiltered path reads every node: it costs the
+attempt's budget `PLACE_STEPS` plus a step per this many nodes (`refilter_steps`)."""
+MIN_CANDIDATES_ABSOLUTE = 100
+"""kube's DefaultPreemptionArgs.minCandidateNodesAbsolute default: the dry run stops once it has
+this many candidates. (kube takes the larger of it and 10% of the nodes; topobridge stops at
+100 on clusters past 1,000 nodes too, so a lone pod's preemption stays within the attempt's
+budget: each candidate here is an exact search, not one node's filters.)"""
+
+
+def refilter_steps(n_nodes: int) -> int:
+    """Attempt-budget steps one run of PreFilter and Filter costs on the refiltered path."""
+    return PLACE_STEPS + n_nodes // REFILTER_NODES_PER_STEP
+
+
+def candidates_wanted(n_nodes: int) -> int:
+    """How many candidate places the dry run collects before it picks one."""
+    return min(n_nodes, MIN_CANDIDATES_ABSOLUTE)
+
 
 DISRUPTION_TARGET = "DisruptionTarget"
 PREEMPTION_REASON = "PreemptionByScheduler"
@@ -102,6 +158,16 @@ class PreemptionPlan:
     optimal: bool
     """False when the search budget ran out: the plan is valid, maybe not the cheapest."""
     domains_searched: int = 0
+
+
+class Refilter(Protocol):
+    """PreFilter and Filter (with MemberRules and Score) of the attempt's profile, run again for
+    `pods` of the attempt's gang on `snap` as it stands now; None when a PreFilter plugin
+    refuses. What preemption asks after removing candidate victims (kube's
+    `RunFilterPluginsWithNominatedPods` on a NodeInfo the PreFilter extensions changed); the
+    runner (`engine`) builds it from the attempt's profile."""
+
+    def __call__(self, snap: Snapshot, pods: Sequence[GangPod]) -> GangDemand | None: ...
 
 
 # --- planning -------------------------------------------------------------------------------------
@@ -144,16 +210,74 @@ def plan_preemption(
     *,
     scheduler: str,
     attempt_budget: AttemptBudget | None = None,
+    refilter: Refilter | None = None,
+    best_case: GangDemand | None = None,
 ) -> PreemptionPlan | None:
     """The cheapest plan that lets the whole gang fit, or None when no eviction set does: what
-    may go and where (`_candidates`), which victims (`_choose`), then the plan (`_plan`)."""
+    may go and where (`_candidates`), which victims (`_choose`), then the plan (`_plan`); with
+    the filters run again on the state with victims removed when they read bound pods
+    (`_plan_refiltered`; `best_case`: the demand they gave with every lower priority gone, when
+    the caller has it)."""
+    budget = attempt_budget if attempt_budget is not None else unbounded()
+    if refilter is not None and reads_bound_pods(demand, snap):
+        best_case = best_case or revived(demand, snap, refilter)
+        if best_case is None:
+            return None
+        plan = _plan_refiltered(
+            demand,
+            best_case,
+            snap,
+            budgets,
+            refilter=refilter,
+            attempt_budget=budget,
+            scheduler=scheduler,
+        )
+        if plan is not None:
+            return plan
+        # Places too big to reprieve pod by pod: the search by room over the filters' best case,
+        # kept only if the filters, run again without its victims, still let the gang in.
+        by_room = _plan_by_room(best_case, snap, free, budgets, scheduler, budget)
+        return _verified(*by_room, demand, snap, refilter) if by_room is not None else None
+    got = _plan_by_room(demand, snap, free, budgets, scheduler, budget)
+    return got[0] if got is not None else None
+
+
+def _plan_by_room(
+    demand: GangDemand,
+    snap: Snapshot,
+    free: I64,
+    budgets: Sequence[Budget],
+    scheduler: str,
+    attempt_budget: AttemptBudget,
+) -> tuple[PreemptionPlan, Where] | None:
+    """What may go and where (`_candidates`), which victims (`_choose`), then the plan (`_plan`)
+    and its place."""
     found = _candidates(demand, snap, free, budgets)
     if found is None:
         return None
-    chosen = _choose(demand, snap, free, found, attempt_budget if attempt_budget is not None else unbounded())
+    chosen = _choose(demand, snap, free, found, attempt_budget)
     if chosen is None:
         return None
-    return _plan(demand, snap, free, found, chosen, scheduler)
+    plan = _plan(demand, snap, free, found, chosen, scheduler)
+    return (plan, chosen.where) if plan is not None else None
+
+
+def _verified(
+    plan: PreemptionPlan, where: Where, demand: GangDemand, snap: Snapshot, refilter: Refilter
+) -> PreemptionPlan | None:
+    """The plan, with the gang's nodes as the filters place it once its victims are gone; None
+    when they do not let the gang into the plan's place then."""
+    index = snap.index
+    with snap.trial():
+        snap.evict_many([v.pod for v in plan.victims])
+        now = refilter(snap, demand.pods)
+        if now is None or not all(c.mask.any() for c in now.classes):
+            return None
+        placed = _nominate(where, now, snap.free(demand.key, demand.priority), index)
+    if placed is None:
+        return None
+    nominated = tuple((demand.pods[pos].key, index.node_names[node]) for pos, node in placed.assignments)
+    return replace(plan, nominated=nominated, optimal=False)
 
 
 def _candidates(
@@ -175,6 +299,8 @@ def _candidates(
     optimistic = free.copy()
     np.add.at(optimistic, arrays.node[reach], arrays.req[reach])
     places = _candidate_places(demand, snap.index, optimistic)
+    if demand.n == 1 and [w.kind for w, _ in places] == ["cluster"]:
+        places = _node_places(demand, snap.index, optimistic)  # a lone pod goes on one node
     if not places:
         return None
     return Candidates(
@@ -263,6 +389,65 @@ def _victims(
     )
 
 
+def reads_bound_pods(demand: GangDemand, snap: Snapshot) -> bool:
+    """Do the gang's filters depend on which lower-priority pods stay bound? They do when a
+    member has inter-pod terms, spread or host ports, or a lower-priority bound pod has terms
+    (its anti-affinity or its ports may keep the gang out)."""
+    if any(PodTerms.of(demand.pods[c.pods[0]].pod) is not None for c in demand.classes):
+        return True
+    return any(p.priority < demand.priority and not p.terminating for p in snap.with_terms.values())
+
+
+def revived(demand: GangDemand, snap: Snapshot, refilter: Refilter) -> GangDemand | None:
+    """The demand with every lower-priority, not yet terminating pod gone, when every class
+    then has a node (else None): no eviction can help a gang this does not help."""
+    gone = [p.key for p in snap.pods.values() if p.priority < demand.priority and not p.terminating]
+    if not gone:
+        return None
+    with snap.trial():
+        snap.evict_many(gone)
+        best = refilter(snap, demand.pods)
+        if best is None or not all(c.mask.any() for c in best.classes):
+            return None
+        if select(best, snap.free(demand.key, demand.priority), snap.index) is None:
+            return None
+        return best
+
+
+def kube_rank(
+    victims: Sequence[int],
+    snap: Snapshot,
+    arrays: PodArrays,
+    pod_budgets: Mapping[int, tuple[int, ...]],
+    allowed: Sequence[int],
+) -> Rank:
+    """kube-scheduler's pickOneNodeForPreemption order of a victim set (indexes into `arrays`,
+    the snapshot's pod arrays `pod_budgets` was built on; smaller is better)."""
+    hits = Counter(b for i in victims for b in pod_budgets.get(i, ()))
+    prios = [int(arrays.priority[i]) for i in victims]
+    top = max(prios, default=NO_VICTIM)
+    starts = [_started(snap.pods[arrays.keys[i]]) for i in victims if int(arrays.priority[i]) == top]
+    earliest = min(starts, default=float("inf"))
+    shifted = sum(p + PRIORITY_SHIFT for p in prios)
+    return (violations(hits, allowed), top, shifted, len(prios), -earliest)
+
+
+def _floor(snap: Snapshot, arrays: PodArrays, pods: Bool) -> Rank | None:
+    """The best rank any plan could have: one victim of the lowest priority among `pods`, no
+    budget broken, the latest start among those pods (None when there are none)."""
+    if not pods.any():
+        return None
+    least = int(arrays.priority[pods].min())
+    lowest = np.flatnonzero(pods & (arrays.priority == least)).tolist()
+    latest = max(_started(snap.pods[arrays.keys[i]]) for i in lowest)
+    return (0, least, least + PRIORITY_SHIFT, 1, -latest)
+
+
+def _started(pod: BoundPod) -> float:
+    # kube counts a pod with no start time as started now: later than any recorded start.
+    return pod.started if pod.started is not None else float("inf")
+
+
 def victim_cost(
     victims: Sequence[int],
     arrays: PodArrays,
@@ -302,49 +487,81 @@ class _Place:
 def _search_places(
     demand: GangDemand, snap: Snapshot, free: I64, found: Candidates, limits: Limits
 ) -> _Choice | None:
-    """Every place's greedy incumbent first, then the exact search in each place that may
+    """Every place's greedy incumbent first (until kube's dry run would have enough
+    candidates, or one that no place can beat), then the exact search in each place that may
     still beat the best plan, cheapest incumbent first: a search the attempt's budget cuts
     short keeps the best incumbent of them all, not the first place's."""
     arrays = snap.arrays()
     places: list[_Place] = []
-    best: _Place | None = None
+    best = _Best(floor=_floor(snap, arrays, found.reach))
     cut = False
     place_price = place_steps(snap.index.n_nodes)
+    wanted = candidates_wanted(snap.index.n_nodes)
     for where, opt_leftover in found.places:
+        if best.plans >= wanted or best.unbeatable:
+            break  # kube compares this many candidates, not every node; or none can do better
         if not limits.budget.pay(place_price):
             cut = True  # the best plan so far (not proven the cheapest), or none
             break
         prob = build_problem(where, snap, arrays, found.eligible, found.pod_budgets, found.reach)
-        if not prob.units or not _may_beat(prob, opt_leftover, best):
+        if not prob.units or not best.may_beat(prob):
             continue
         greedy = Search(prob, demand, free, snap, found.allowed, replace(limits, nodes=0)).run()
         place = _Place(where, opt_leftover, prob, greedy)
         places.append(place)
-        best = _better_place(demand, snap, free, place, best)
+        best.weigh(place, demand, snap, free, found)
     for place in sorted(places, key=_incumbent_order):
-        if limits.nodes <= 0 or not _may_beat(place.prob, place.opt_leftover, best):
+        if limits.nodes <= 0 or best.unbeatable or not best.may_beat(place.prob):
             continue
         if not limits.budget.pay(place_price):
             cut = True
             break
-        bound = best.key[0] if best is not None and best.key is not None else None
-        search = Search(place.prob, demand, free, snap, found.allowed, replace(limits, bound=bound))
+        search = Search(place.prob, demand, free, snap, found.allowed, replace(limits, bound=best.cost))
         place.found = search.run(incumbent=place.found)
-        best = _better_place(demand, snap, free, place, best)
-    if best is None or best.found.chosen is None:
+        best.weigh(place, demand, snap, free, found)
+    top = best.place
+    if top is None or top.found.chosen is None:
         return None
     # Proven only when nothing was left undone: no place skipped, no search cut short.
-    optimal = not (cut or limits.budget.exhausted) and limits.nodes > 0 and not best.found.exhausted
-    return _Choice(best.where, pods_of(best.prob, best.found.chosen), optimal, len(places))
+    optimal = not (cut or limits.budget.exhausted) and limits.nodes > 0 and not top.found.exhausted
+    return _Choice(top.where, pods_of(top.prob, top.found.chosen), optimal, len(places))
 
 
-def _may_beat(prob: Problem, opt_leftover: int, best: _Place | None) -> bool:
-    """Could a plan in this place beat `best` (its cheapest conceivable plan: one victim of the
-    lowest priority it holds, no budget broken)?"""
-    if best is None or best.key is None:
-        return True
-    lowest = min(u.priority for u in prob.units)
-    return ((0, lowest, 1), opt_leftover) <= (best.key[0], best.key[1])
+@dataclass
+class _Best:
+    """The best plan of the places weighed so far, by kube's order (`_place_key`), and the
+    cheapest cost any of them reached (the search's bound: no plan above it can win)."""
+
+    floor: Rank | None
+    """The best rank any plan could have (`_floor`): a place reaching it ends the search."""
+    place: _Place | None = None
+    cost: Cost | None = None
+    plans: int = 0
+    """Places with a plan (kube's dry run stops at `candidates_wanted` of them)."""
+
+    @property
+    def unbeatable(self) -> bool:
+        return self.place is not None and self.place.key is not None and self.place.key[0] == self.floor
+
+    def may_beat(self, prob: Problem) -> bool:
+        """Could a plan in `prob`'s place tie the best on kube's first keys (its cheapest
+        conceivable plan: one victim of the lowest priority it holds, no budget broken)?"""
+        return self.cost is None or (0, min(u.priority for u in prob.units), 1) <= self.cost
+
+    def weigh(self, place: _Place, demand: GangDemand, snap: Snapshot, free: I64, found: Candidates) -> None:
+        """Key `place` by its plan so far and keep it if it is the best."""
+        got = place.found
+        had = place.key is not None
+        if got.chosen is None or got.cost is None:
+            place.key = None
+            return
+        place.key = _place_key(
+            place.prob, got.chosen, place.opt_leftover, demand, snap, free=free, found=found
+        )
+        self.plans += not had
+        self.cost = got.cost if self.cost is None else min(self.cost, got.cost)
+        if self.place is None or self.place.key is None or place.key < self.place.key or self.place is place:
+            self.place = place
 
 
 def _incumbent_order(place: _Place) -> tuple[int, PlanKey | tuple[()]]:
@@ -352,26 +569,31 @@ def _incumbent_order(place: _Place) -> tuple[int, PlanKey | tuple[()]]:
     return (0, place.key) if place.key is not None else (1, ())
 
 
-def _better_place(
-    demand: GangDemand, snap: Snapshot, free: I64, place: _Place, best: _Place | None
-) -> _Place | None:
-    """`place` keyed by its plan so far, and the better of it and `best`."""
-    got = place.found
-    if got.chosen is None or got.cost is None:
-        place.key = None
-        return best
-    index = snap.index
-    after = free.copy()
-    apply_units(after, place.prob, got.chosen, snap.arrays(), +1)
-    place.key = (
-        got.cost,
-        place.opt_leftover,
-        _leftover(place.where, demand, after, index),
-        natural_key(place.where.label(index)),
+def _place_key(
+    prob: Problem,
+    chosen: Sequence[int],
+    opt_leftover: int,
+    demand: GangDemand,
+    snap: Snapshot,
+    *,
+    free: I64,
+    found: Candidates,
+) -> PlanKey:
+    """kube's rank of the place's victims, then binpack (slots left over with every eligible
+    pod gone, then after the plan, which a lone pod's candidate node skips: kube's next key is
+    the node's order), then name."""
+    index, arrays = snap.index, snap.arrays()
+    after_plan = 0
+    if not (prob.where.kind == "node" and demand.n == 1):
+        after = free.copy()
+        apply_units(after, prob, chosen, arrays, +1)
+        after_plan = _leftover(prob.where, demand, after, index)
+    return (
+        kube_rank(pods_of(prob, chosen), snap, arrays, found.pod_budgets, found.allowed),
+        opt_leftover,
+        after_plan,
+        natural_key(prob.where.label(index)),
     )
-    if best is None or best.key is None or place.key < best.key or best is place:
-        return place
-    return best
 
 
 def _candidate_places(demand: GangDemand, index: ClusterIndex, optimistic: I64) -> list[tuple[Where, int]]:
@@ -396,6 +618,16 @@ def _candidate_places(demand: GangDemand, index: ClusterIndex, optimistic: I64) 
     if len(demand.anchors):
         amin, amax = int(demand.anchors[0]), int(demand.anchors[-1])
         out = [(w, lf) for w, lf in out if w.range(index)[0] <= amin < amax + 1 <= w.range(index)[1]]
+    out.sort(key=lambda wl: (wl[1], natural_key(wl[0].label(index))))
+    return out
+
+
+def _node_places(demand: GangDemand, index: ClusterIndex, optimistic: I64) -> list[tuple[Where, int]]:
+    """Every node that could hold the demand with every eligible pod gone, fewest leftover
+    slots first, then name (kube's dry run asks each node)."""
+    offers = evaluate(optimistic, demand, index)
+    leftover = offers.raw_slots - demand.n if demand.kind == "uniform" else offers.node_offer - demand.n
+    out = [(Where("node", int(v)), int(leftover[v])) for v in np.flatnonzero(offers.node_fit)]
     out.sort(key=lambda wl: (wl[1], natural_key(wl[0].label(index))))
     return out
 
@@ -446,3 +678,218 @@ def _nominate(where: Where, demand: GangDemand, free: I64, index: ClusterIndex) 
     if where.kind == "cluster":
         return select(demand, free, index)
     return place_in(where, demand, free, index)
+
+
+# --- the filters run again on the state with victims removed ------------------------------------
+
+
+@dataclass(frozen=True)
+class _Trial:
+    """One place's victims after kube's reprieve, and where the gang then goes."""
+
+    key: PlanKey
+    where: Where
+    victims: list[int]
+    placement: Placement
+
+
+def _plan_refiltered(
+    demand: GangDemand,
+    best_case: GangDemand,
+    snap: Snapshot,
+    budgets: Sequence[Budget],
+    *,
+    refilter: Refilter,
+    attempt_budget: AttemptBudget,
+    scheduler: str,
+) -> PreemptionPlan | None:
+    """kube's dry run over the places the gang's constraint allows: in each, SelectVictimsOnNode
+    (`_reprieve`), then the best by kube's order (`kube_rank`), then binpack and name."""
+    arrays = snap.arrays()
+    eligible = (arrays.priority < demand.priority) & ~arrays.terminating
+    pod_budgets = _pod_budgets(snap, arrays, eligible, budgets)
+    allowed = [b.allowed for b in budgets]
+    with snap.trial():
+        snap.evict_many([arrays.keys[i] for i in np.flatnonzero(eligible).tolist()])
+        optimistic = snap.free(demand.key, demand.priority)
+        places = _candidate_places(best_case, snap.index, optimistic)
+        if demand.n == 1 and [w.kind for w, _ in places] == ["cluster"]:
+            places = _node_places(best_case, snap.index, optimistic)  # a lone pod goes on one node
+    trials: list[_Trial] = []
+    cut = False
+    floor = _floor(snap, arrays, eligible)
+    ask = _Asking(demand, snap, arrays, eligible, pod_budgets, allowed, refilter, attempt_budget)
+    for where, opt_leftover in places[:REPRIEVE_PLACES]:
+        if ask.runs[0] >= REFILTER_RUNS or not attempt_budget.pay(2 * ask.price):
+            cut = True
+            break
+        got = _reprieve(where, ask)
+        if got is not None:
+            victims, placement = got
+            rank = kube_rank(victims, snap, arrays, pod_budgets, allowed)
+            key: PlanKey = (rank, opt_leftover, 0, natural_key(where.label(snap.index)))
+            trials.append(_Trial(key, where, victims, placement))
+            if rank == floor:
+                break  # the best rank any place could have: none can do better
+    if not trials:
+        return None
+    best = min(trials, key=lambda t: t.key)
+    index = snap.index
+    # The trials took pods out and put them back: the snapshot's arrays may be in another order.
+    now = snap.arrays().position
+    victims = [now[arrays.keys[i]] for i in best.victims]
+    return PreemptionPlan(
+        gang=demand.key,
+        domain=best.where.label(index),
+        tier=best.where.tier(index),
+        victims=_victims(demand, snap, victims, scheduler),
+        nominated=tuple(
+            (demand.pods[pos].key, index.node_names[node]) for pos, node in best.placement.assignments
+        ),
+        cost=victim_cost(best.victims, arrays, pod_budgets, allowed),
+        optimal=not cut and len(places) <= REPRIEVE_PLACES,
+        domains_searched=len(trials),
+    )
+
+
+@dataclass(frozen=True)
+class _Asking:
+    """What every place's reprieve reads: the gang, the snapshot and its pod arrays, the pods
+    that may go, the budgets covering them, and the filters to run again."""
+
+    demand: GangDemand
+    snap: Snapshot
+    arrays: PodArrays
+    eligible: Bool
+    pod_budgets: Mapping[int, tuple[int, ...]]
+    allowed: Sequence[int]
+    refilter: Refilter
+    budget: AttemptBudget
+    runs: list[int] = field(default_factory=lambda: [0])
+    """Runs of the filters made so far (one counter for the whole plan)."""
+
+    last: list[GangDemand | None] = field(default_factory=lambda: [None])
+    """The filters' answer on the state the reprieve keeps (their last run that fit)."""
+
+    @property
+    def price(self) -> int:
+        """Steps one run of the filters costs (`refilter_steps`)."""
+        return refilter_steps(self.snap.index.n_nodes)
+
+    def fits(self, where: Where) -> Placement | None:
+        """Run the filters on the snapshot as it stands, then place the gang inside `where`."""
+        self.runs[0] += 1
+        now = self.refilter(self.snap, self.demand.pods)
+        if now is None or not all(c.mask.any() for c in now.classes):
+            return None
+        placed = _nominate(where, now, self.snap.free(self.demand.key, self.demand.priority), self.snap.index)
+        if placed is not None:
+            # The caller keeps this state; on a failure it undoes the change, and the filters'
+            # answer is the one before it.
+            self.last[0] = now
+        return placed
+
+    def fits_by_room(self, where: Where) -> Placement | None:
+        """The filters' last answer still holds (what changed reads no filter): room alone."""
+        last = self.last[0]
+        if last is None or not all(c.mask.any() for c in last.classes):
+            return None
+        return _nominate(where, last, self.snap.free(self.demand.key, self.demand.priority), self.snap.index)
+
+    def reads(self, unit: tuple[int, ...]) -> bool:
+        """Could putting `unit` back change a filter's answer, not only the room? When one of
+        its pods has terms, or the gang has pod (anti-)affinity or spread (which count pods)."""
+        if self.counts_pods:
+            return True
+        return any(self.snap.pods[self.arrays.keys[i]].terms is not None for i in unit)
+
+    @property
+    def counts_pods(self) -> bool:
+        return any(
+            t is not None and bool(t.affinity or t.anti_affinity or t.spread)
+            for t in (PodTerms.of(self.demand.pods[c.pods[0]].pod) for c in self.demand.classes)
+        )
+
+
+def _reprieve(where: Where, ask: _Asking) -> tuple[list[int], Placement] | None:
+    """kube's SelectVictimsOnNode for one place: every eligible unit of the place gone, the
+    filters run again; if the gang fits, each unit is added back in kube's order and stays
+    while the gang still fits. The victims and the placement, or None when the gang does not
+    fit even with them all gone (or the place has too many units to try)."""
+    snap, arrays = ask.snap, ask.arrays
+    units = _units_in(where, snap, arrays, ask.eligible)
+    if not units or len(units) > REPRIEVE_UNITS or ask.runs[0] + len(units) + 2 > REFILTER_RUNS:
+        return None
+    records = {arrays.keys[i]: snap.pods[arrays.keys[i]] for u in units for i in u}
+    order = _reprieve_order(units, snap, arrays, ask.pod_budgets, ask.allowed)
+    reads = [ask.reads(u) for u in order]
+    with snap.trial():
+        snap.evict_many([arrays.keys[i] for u in units for i in u])
+        if ask.fits(where) is None:
+            return None
+        victims: list[int] = []
+        for k, u in enumerate(order):
+            if reads[k] and not ask.budget.pay(ask.price):
+                # The budget is spent: the units not yet tried stay victims (the gang fit without them).
+                victims.extend(i for rest in order[k:] for i in rest)
+                break
+            snap.bind(*(records[arrays.keys[i]] for i in u))
+            back = ask.fits(where) if reads[k] else ask.fits_by_room(where)
+            if back is None:
+                for i in u:
+                    snap.evict(arrays.keys[i])
+                victims.extend(u)
+        placement = ask.fits(where)
+    if placement is None:  # the last check above passed on this very state
+        return None
+    return sorted(victims), placement
+
+
+def _units_in(where: Where, snap: Snapshot, arrays: PodArrays, eligible: Bool) -> list[tuple[int, ...]]:
+    """What goes together from the place: a lone pod, or a whole gang of eligible members
+    (with its members elsewhere); a gang with a member of higher priority cannot go."""
+    lo, hi = where.range(snap.index)
+    inside = np.flatnonzero(eligible & (arrays.node >= lo) & (arrays.node < hi)).tolist()
+    pos = arrays.position
+    seen: set[str] = set()
+    out: list[tuple[int, ...]] = []
+    for i in inside:
+        gang = snap.pods[arrays.keys[i]].gang
+        if gang in seen:
+            continue
+        seen.add(gang)
+        members = [pos[k] for k in snap.gang_pods(gang) if not snap.pods[k].terminating]
+        if len(members) <= 1:
+            out.append((i,))
+        elif all(bool(eligible[m]) for m in members):
+            out.append(tuple(sorted(members)))
+    return out
+
+
+def _reprieve_order(
+    units: Sequence[tuple[int, ...]],
+    snap: Snapshot,
+    arrays: PodArrays,
+    pod_budgets: Mapping[int, tuple[int, ...]],
+    allowed: Sequence[int],
+) -> list[tuple[int, ...]]:
+    """kube's order: the more important first (higher priority, then earlier start, then
+    name); those the budgets cannot spare (counted in that order, as kube's
+    filterPodsWithPDBViolation counts them) before the others."""
+
+    def importance(u: tuple[int, ...]) -> tuple[int, float, NaturalKey]:
+        prio = max(int(arrays.priority[i]) for i in u)
+        start = min(_started(snap.pods[arrays.keys[i]]) for i in u)
+        return (-prio, start, natural_key(arrays.keys[u[0]]))
+
+    left = list(allowed)
+    violating: list[tuple[int, ...]] = []
+    sparing: list[tuple[int, ...]] = []
+    for u in sorted(units, key=importance):
+        breaks = False
+        for i in u:
+            for b in pod_budgets.get(i, ()):
+                left[b] -= 1
+                breaks = breaks or left[b] < 0
+        (violating if breaks else sparing).append(u)
+    return [*violating, *sparing]

@@ -31,6 +31,9 @@ class BoundPod:
     terminating: bool = False
     terms: PodTerms | None = None
     """Its inter-pod terms (anti-affinity, host ports, ...), None when it has none."""
+    started: float | None = None
+    """`status.startTime` in seconds since the epoch; None when not started (kube-scheduler
+    counts such a pod as started now: later than every started one)."""
 
 
 @dataclass(frozen=True, slots=True)

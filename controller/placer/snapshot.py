@@ -18,7 +18,8 @@ pods' arrays from the pods that changed instead of rebuilding them (`columns.Pod
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TypeVar
@@ -469,6 +470,19 @@ class Snapshot:
             journal.pop()()
         self._changed()
 
+    @contextmanager
+    def trial(self) -> Iterator[None]:
+        """Changes made inside are undone on the way out, and journaling is as it was: what
+        preemption uses to ask the filters about the snapshot with candidate victims gone."""
+        was_off = self._journal is None
+        mark = self.savepoint()
+        try:
+            yield
+        finally:
+            self.rollback_to(mark)
+            if was_off:
+                self._journal = None
+
     def _record(self, undo: Callable[[], None]) -> None:
         if self._journal is not None:
             self._journal.append(undo)
@@ -508,6 +522,26 @@ class Snapshot:
         def undo() -> None:
             self.set_pod(pod, key)
             self.used[pod.node] += pod.req
+
+        self._record(undo)
+
+    def evict_many(self, keys: Sequence[str]) -> None:
+        """`evict` for many pods at once (one journal entry for all): what preemption does to
+        ask the filters about the snapshot with every candidate victim gone."""
+        gone = [self.pods[key] for key in keys]
+        if not gone:
+            return
+        for pod in gone:
+            self.set_pod(None, pod.key)
+        nodes = np.fromiter((p.node for p in gone), dtype=np.int64, count=len(gone))
+        reqs = np.stack([p.req for p in gone])
+        np.subtract.at(self.used, nodes, reqs)
+        self._changed()
+
+        def undo() -> None:
+            for pod in gone:
+                self.set_pod(pod, pod.key)
+            np.add.at(self.used, nodes, reqs)
 
         self._record(undo)
 

@@ -17,24 +17,35 @@ Three questions are asked of topobridge, all from plain Kubernetes objects:
   to say (None) gives every node what all-zero raw scores normalize to, as kube's plugin
   would score them.
 * `landings(objects)`: where every pod is at the end of topobridge's real scheduling cycle run
-  to quiescence (`controller.placer.scenario.simulate`), None for a pod left pending.
+  to quiescence (`controller.placer.scenario.simulate`), None for a pod left pending,
+  `EVICTED` for one preemption took.
+* `victims_per_node(objects, pod)`: per node, the victims of one real attempt
+  (`engine.schedule`, PreFilter through PostFilter) for `pod` when the profile carries one
+  more Filter plugin that lets it onto that node alone: kube's SelectVictimsOnNode for that
+  node (its dry run asks each node the same question). A node where the attempt preempts
+  nothing has no entry.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
 
 import numpy as np
 
-from controller.placer.engine import pre_filter
+from controller.placer.budgets import budgets_from
+from controller.placer.engine import pre_filter, schedule
 from controller.placer.filtering import run_scores, shape_classes
-from controller.placer.framework import CycleState, Weighted
+from controller.placer.framework import Code, Cut, CycleState, ShapeClass, Weighted
 from controller.placer.plugins import default_profile
 from controller.placer.plugins.node_resources_fit import NodeResourcesFit
 from controller.placer.scenario import load_scenario, prepare, simulate
-from controller.placer.snapshot import ClusterIndex
+from controller.placer.snapshot import ClusterIndex, Snapshot
 from translations.gangs import Gang, GangPod
+
+EVICTED = "<evicted>"
+"""What `landings` answers for a pod preemption took (the harness's marker)."""
 
 Verdict = bool | str
 """True: the node passes; otherwise the reason it does not."""
@@ -103,10 +114,46 @@ def node_scores(
 
 
 def landings(objects: Sequence[Mapping[str, Any]]) -> dict[str, str | None]:
-    """Every pod (`namespace/name`) -> its node at quiescence, None while it stays pending."""
+    """Every pod (`namespace/name`) -> its node at quiescence, None while it stays pending,
+    `EVICTED` once preempted."""
     sc = load_scenario(objects)
     result = simulate(sc, schedulers=SERVED)
-    return {p.key: result.final_pods.get(p.key) for p in sc.pods}
+    evicted = set(result.evicted)
+    return {p.key: EVICTED if p.key in evicted else result.final_pods.get(p.key) for p in sc.pods}
+
+
+@dataclass(frozen=True)
+class _OnlyNode:
+    """A Filter plugin of the adapter's own: the one node the dry run asks about."""
+
+    node: int
+    name: ClassVar[str] = "OnlyNode"
+
+    def filter(self, state: CycleState, cls: ShapeClass, snap: Snapshot) -> Sequence[Cut]:
+        del state, cls
+        mask = np.zeros(snap.index.n_nodes, dtype=np.bool_)
+        mask[self.node] = True
+        return (("node(s) not asked about", mask),)
+
+
+def victims_per_node(
+    objects: Sequence[Mapping[str, Any]], pod: Mapping[str, Any]
+) -> dict[str, frozenset[str]]:
+    """Per node: the names of the pods an attempt for `pod`, kept to that node, evicts."""
+    sc = load_scenario([*objects, pod])
+    prep = prepare(sc)
+    index, snap = prep.index, prep.snapshot
+    meta = pod.get("metadata") or {}
+    gang, _ = _gang_of(prep.discovered, f"{meta.get('namespace') or 'default'}/{meta['name']}")
+    budgets = budgets_from(sc.pdbs, snap)
+    base = default_profile()
+    out: dict[str, frozenset[str]] = {}
+    for i, name in enumerate(index.node_names):
+        profile = replace(base, filter=[*base.filter, _OnlyNode(i)])
+        verdict = schedule(gang, snap, budgets=budgets, profile=profile)
+        if verdict.code is Code.WAITING_FOR_VICTIMS and verdict.plan is not None and verdict.plan.victims:
+            out[name] = frozenset(v.pod.split("/", 1)[1] for v in verdict.plan.victims)
+    return out
 
 
 # --- inside filter_verdicts ----------------------------------------------------------------------

@@ -12,14 +12,18 @@ and upstream's fact about the outcome:
   Compared exactly; the row's plugin is `<Plugin>/score`. A table that keeps some nodes of the
   cluster out of scoring (as if Filter had removed them) names them in `failed`.
 * `Lands`: where pods are after topobridge's real cycle runs to quiescence (upstream's
-  integration tables, PreEnqueue): a node, any node of a set, `ANYWHERE` (bound, no matter
-  where) or None (stays pending).
+  integration tables, Volcano's allocate tables, PreEnqueue): a node, any node of a set,
+  `ANYWHERE` (bound, no matter where), `EVICTED` (preempted: it got a deletionTimestamp) or
+  None (stays pending).
 * `Binds`: Volcano's allocate check: exactly this many of the row's pending pods are bound at
   quiescence (pods bound before the row starts do not count), and the named ones on their node.
 * `Counts`: Kueue's topology assignment: how many of the row's pending pods end in each domain
   named by the values of some node labels (Kueue's assignment levels, joined by "/"; the
   hostname for single nodes), every other domain holding none; an empty map: the gang stays
   pending.
+* `Victims`: per node, the pods preemption takes when the incoming pod may go to that node
+  alone (kube's DryRunPreemption / SelectVictimsOnNode tables: one candidate per node), or no
+  entry when no eviction on that node lets it in.
 
 The expectations are upstream's; everything else (names, helpers, prose) is ours. Checking goes
 through `adapter` only, so the rows outlive any rewrite of the placer.
@@ -31,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.adapter import Verdict, filter_verdicts, landings, node_scores
+from conformance.adapter import EVICTED, Verdict, filter_verdicts, landings, node_scores, victims_per_node
 
 Obj = dict[str, Any]
 
@@ -40,6 +44,7 @@ SCORE_SUFFIX = "/score"
 
 ANYWHERE = "*"
 """In `Lands`: the pod is bound, whichever node it got."""
+
 
 Where = str | frozenset[str] | None
 
@@ -85,6 +90,13 @@ class Counts:
 
 
 @dataclass(frozen=True)
+class Victims:
+    """Per node with a candidate: the victims' pod names; nodes left out have no candidate."""
+
+    victims: Mapping[str, frozenset[str]]
+
+
+@dataclass(frozen=True)
 class Row:
     plugin: str
     """Upstream plugin name; score rows use `<Plugin>/score`."""
@@ -96,7 +108,7 @@ class Row:
     """The cluster: Nodes, bound Pods, Namespaces, HyperNodes, PodGroups, ..."""
     incoming: Sequence[Obj]
     """The pod(s) to schedule: exactly one for `Feasible` and `Scores`."""
-    expect: Feasible | Scores | Lands | Binds | Counts
+    expect: Feasible | Scores | Lands | Binds | Counts | Victims
     repo: str = "kubernetes/kubernetes"
     nth: int = 1
     """Upstream names a few cases twice in one table: the second is `nth=2`."""
@@ -132,12 +144,27 @@ def check(row: Row) -> Outcome:
         plugin = row.plugin.removesuffix(SCORE_SUFFIX)
         scored = node_scores(row.objects, row.incoming[0], plugin, failed=row.expect.failed)
         return _compare_scores(row.expect, scored)
+    if isinstance(row.expect, Victims):
+        if len(row.incoming) != 1:
+            raise ValueError(f"row {row.case!r}: incoming: a Victims row takes exactly one pod")
+        got_victims = victims_per_node(row.objects, row.incoming[0])
+        return _compare_victims(row.expect, got_victims)
     places = landings([*row.objects, *row.incoming])
     if isinstance(row.expect, Binds):
         return _compare_binds(row.expect, places, _pending(row.incoming))
     if isinstance(row.expect, Counts):
         return _compare_counts(row.expect, places, _pending(row.incoming), row.objects)
     return _compare_places(row.expect, places)
+
+
+def _compare_victims(want: Victims, got: Mapping[str, frozenset[str]]) -> Outcome:
+    wrong = [
+        f"{n}: want {sorted(want.victims[n]) if n in want.victims else None}, "
+        f"got {sorted(got[n]) if n in got else None}"
+        for n in sorted(set(want.victims) | set(got))
+        if want.victims.get(n) != got.get(n)
+    ]
+    return Outcome(not wrong, "; ".join(wrong), dict(got))
 
 
 def _reasons(v: Verdict) -> frozenset[str] | bool:
@@ -176,7 +203,7 @@ def _compare_places(want: Lands, got: Mapping[str, str | None]) -> Outcome:
         if where is None:
             ok = at is None
         elif where == ANYWHERE:
-            ok = at is not None
+            ok = at not in (None, EVICTED)
         elif isinstance(where, frozenset):
             ok = at in where
         else:

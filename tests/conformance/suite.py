@@ -14,6 +14,8 @@ from conformance import (
     rows_node,
     rows_nodeaffinity,
     rows_ports,
+    rows_preemption,
+    rows_preemption_groups,
     rows_score,
     rows_score_pods,
     rows_spread,
@@ -35,6 +37,8 @@ ROWS: list[Row] = [
     *rows_volcano.ROWS,
     *rows_kueue.ROWS,
     *rows_koordinator.ROWS,
+    *rows_preemption.ROWS,
+    *rows_preemption_groups.ROWS,
 ]
 
 

@@ -161,6 +161,7 @@ POD: dict[str, Any] = {
             }
         ],
         "nominatedNodeName": "node-2",
+        "startTime": "2026-08-01T10:01:00Z",
         "podIP": "10.1.2.3",
         "containerStatuses": [{"name": "main", "allocatedResources": {"cpu": "500m"}, "ready": True}],
     },

@@ -4,7 +4,10 @@ gang preemption do; the planner is `controller.placer.preempt`).
 
 * A gang whose policy is `Never` evicts nothing (`Unschedulable`).
 * A gang that would not fit even with every lower-priority, not yet terminating pod gone
-  cannot be helped (`Unresolvable`).
+  cannot be helped (`Unresolvable`); that is decided with the filters run again on that state
+  when they read bound pods (a pod's anti-affinity, ports or spread count may be what keeps
+  the gang out). An elastic gang (minMember below its pending members) that cannot have room
+  for all of them gets room for the most it can, at least minMember; the rest wait.
 * Otherwise the cheapest plan (budgets broken, then the highest victim priority, then the
   number of victims) inside one place the gang's constraint allows; the gang then waits for its
   victims (`WaitingForVictims`), holding its nominated nodes. No plan, or none found within the
@@ -22,9 +25,9 @@ import numpy as np
 
 from controller.placer.attempt_budget import AttemptBudget
 from controller.placer.budgets import Budget
-from controller.placer.demand import GangDemand
+from controller.placer.demand import GangDemand, sub_demand
 from controller.placer.framework import I64, Code, PostFilterResult, Status
-from controller.placer.preempt import plan_preemption
+from controller.placer.preempt import Refilter, plan_preemption, reads_bound_pods, revived
 from controller.placer.select import select
 from controller.placer.snapshot import Snapshot
 from translations.gangs import Gang
@@ -46,18 +49,24 @@ class DefaultPreemption:
         free: I64,
         budgets: Sequence[Budget],
         attempt_budget: AttemptBudget,
+        *,
+        refilter: Refilter | None = None,
     ) -> PostFilterResult:
         if gang.preemption_policy == "Never":
             return PostFilterResult(Status(Code.UNSCHEDULABLE, (NOT_ELIGIBLE_NEVER,), self.name))
-        if not fits_without_lower(demand, snap, free):
+        most = _most_members(gang, demand, snap, free, refilter)
+        if most is None:
             return PostFilterResult(Status(Code.UNRESOLVABLE, (NO_VICTIMS,), self.name))
+        wanted, best_case = most
         plan = plan_preemption(
-            demand,
+            wanted,
             snap,
             free,
             budgets,
             scheduler=gang.scheduler_name or "topobridge",
             attempt_budget=attempt_budget,
+            refilter=refilter,
+            best_case=best_case,
         )
         guard = (f"{attempt_budget.why()}.",) if attempt_budget.guarded else ()
         if plan is None:
@@ -68,8 +77,48 @@ class DefaultPreemption:
         )
 
 
+def _most_members(
+    gang: Gang, demand: GangDemand, snap: Snapshot, free: I64, refilter: Refilter | None
+) -> tuple[GangDemand, GangDemand | None] | None:
+    """The pods to make room for: every pending member when evicting lower priorities can hold
+    them all; for an elastic gang, else, the longest rank prefix of at least minMember that it
+    can hold (kube's workload-aware preemption: as many members as room can be made for without
+    touching a higher or equal priority; the rest wait). With it, the demand as the filters see
+    it with every lower priority gone (None when they were not run again). None when not even
+    minMember fits."""
+    fits, best_case = room_without_lower(demand, snap, free, refilter)
+    if fits:
+        return demand, best_case
+    required = max(gang.min_member - len(gang.bound), 1)
+    if gang.all_or_nothing or required >= demand.n:
+        return None
+    best: tuple[GangDemand, GangDemand | None] | None = None
+    lo, hi = required, demand.n - 1
+    while lo <= hi:  # fewer members never fit worse: a binary search finds the most
+        mid = (lo + hi) // 2
+        part = sub_demand(demand, range(mid), snap.index)
+        fits, best_case = room_without_lower(part, snap, free, refilter)
+        if fits:
+            best, lo = (part, best_case), mid + 1
+        else:
+            hi = mid - 1
+    return best
+
+
+def room_without_lower(
+    demand: GangDemand, snap: Snapshot, free: I64, refilter: Refilter | None = None
+) -> tuple[bool, GangDemand | None]:
+    """Would the gang fit if every lower-priority, not yet terminating pod were gone? With the
+    filters run again on that state when they read bound pods (and then the demand they gave
+    there); by room alone otherwise."""
+    if refilter is not None and reads_bound_pods(demand, snap):
+        best_case = revived(demand, snap, refilter)
+        return best_case is not None, best_case
+    return fits_without_lower(demand, snap, free), None
+
+
 def fits_without_lower(demand: GangDemand, snap: Snapshot, free: I64) -> bool:
-    """Would the gang fit if every lower-priority, not yet terminating pod were gone?"""
+    """Would the gang fit by room if every lower-priority, not yet terminating pod were gone?"""
     arrays = snap.arrays()
     lower = (arrays.priority < demand.priority) & ~arrays.terminating
     if not lower.any():
