@@ -511,8 +511,10 @@ def _search_places(
         places.append(place)
         best.weigh(place, demand, snap, free, found)
     for place in sorted(places, key=_incumbent_order):
-        if limits.nodes <= 0 or best.unbeatable or not best.may_beat(place.prob):
+        if limits.nodes <= 0 or not best.may_beat(place.prob):
             continue
+        if best.unbeatable and place is not best.place:
+            continue  # none can beat the best: only its own search is left, to prove it
         if not limits.budget.pay(place_price):
             cut = True
             break
