@@ -389,16 +389,31 @@ class LeaderElector:
                 self.on_stopped_leading()
 
     async def release(self) -> bool:
-        """Clear the holder if it is still us, so a successor can take over at once."""
+        """Clear the holder if it is still us, so a successor can take over at once.
+
+        A renewal cancelled in flight (SIGTERM arrives while it waits for its answer) may
+        have landed unseen, leaving the version we last saw stale. The conflict that follows
+        is answered by reading the record afresh and clearing it over that version while it
+        still names us, so a clean exit releases whatever the timing of the stop."""
         if not self.is_leader() or self._observed is None:
             return False
-        now_wall = micro_time()
-        record = LeaderElectionRecord("", 1, now_wall, now_wall, self._observed.leader_transitions)
         try:
-            await self.lock.update(record)
+            try:
+                await self._clear_holder(self._observed.leader_transitions)
+            except ConflictError:
+                current = await self.lock.get()
+                self._observe(current)
+                if current.holder_identity != self.identity:
+                    return False
+                await self._clear_holder(current.leader_transitions)
         except (ControllerError, TimeoutError) as exc:
             self._log.warning("leader.release_failed", error=str(exc))
             return False
-        self._observe(record)
         self._log.info("leader.released")
         return True
+
+    async def _clear_holder(self, leader_transitions: int) -> None:
+        now_wall = micro_time()
+        record = LeaderElectionRecord("", 1, now_wall, now_wall, leader_transitions)
+        await self.lock.update(record)
+        self._observe(record)

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import json
 import os
 import secrets
 import signal
+import socket
+import ssl
+import struct
 import subprocess
 import sys
+import threading
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +24,12 @@ import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 
+from topobridge import devcluster
 from topobridge.devcluster import (
     INSTALL_COMMAND,
     BinariesMissingError,
     ControlPlaneState,
+    Credentials,
     ManagedProcess,
     default_bin_dir,
     locate_binaries,
@@ -136,6 +145,66 @@ def test_a_process_is_stopped_by_pid_without_a_popen_handle() -> None:
     finally:
         child.kill()
         child.wait()
+
+
+class MisbehavingServer:
+    """A loopback server that treats every connection as a starting kube-apiserver may:
+    `reset` aborts it at once, `silent` completes the TLS handshake and never answers."""
+
+    def __init__(self, behaviour: str, creds: Credentials) -> None:
+        self.behaviour = behaviour
+        self.tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        self.tls.load_cert_chain(str(creds.cert_file), str(creds.key_file))
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.held: list[socket.socket] = []
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+
+    def __enter__(self) -> MisbehavingServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.listener.shutdown(socket.SHUT_RDWR)  # wakes accept(), which fails: the thread ends
+        self.listener.close()
+        self.thread.join(30)
+        for conn in self.held:
+            conn.close()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            if self.behaviour == "reset":
+                conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                conn.close()
+                continue
+            self.held.append(conn)
+            with contextlib.suppress(OSError):
+                self.held[-1] = self.tls.wrap_socket(conn, server_side=True)
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "answer"), [("reset", "ConnectionResetError"), ("silent", "timed out")]
+)
+def test_readyz_probe_closes_its_socket_whatever_the_server_does(
+    behaviour: str, answer: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A probe that fails leaves no socket behind for the garbage collector to find later,
+    where it would be a ResourceWarning in some unrelated test."""
+    monkeypatch.setattr(devcluster, "READYZ_TIMEOUT", 0.5)
+    creds = make_credentials(tmp_path)
+    with MisbehavingServer(behaviour, creds) as server, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        outcomes = [
+            devcluster._probe_readyz(f"https://127.0.0.1:{server.port}", creds.token, str(creds.ca_file))
+            for _ in range(3)
+        ]
+        gc.collect()
+    assert all(not ok and answer in last for ok, last in outcomes), outcomes
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
 
 
 # --- dev-cluster up / down against the real binaries ---------------------------------------------

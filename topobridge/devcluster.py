@@ -36,6 +36,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import ctypes
+import http.client
 import ipaddress
 import json
 import os
@@ -43,9 +44,11 @@ import secrets
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import tempfile
 import time
+import urllib.parse
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -68,6 +71,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CRDS_DIR = REPO_ROOT / "crds"
 SERVICE_CIDR = "10.0.0.0/24"
 SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local"
+READYZ_TIMEOUT = 5.0
+"""Seconds one /readyz probe may take; a slow answer is retried until the ready timeout."""
 
 # Controllers that would fight fake (kubelet-less) Nodes or need a cloud: nodelifecycle
 # taints and evicts from NotReady nodes, podgc deletes pods bound to missing nodes.
@@ -669,7 +674,7 @@ class LocalControlPlane:
             for proc in (etcd, apiserver):
                 if not proc.alive():
                     raise ProcessExitedError(f"{proc.name} exited during start-up:\n{proc.log_tail()}")
-            ok, last = _run_async(_probe_readyz(self.server, self.token, self.ca_file))
+            ok, last = _probe_readyz(self.server, self.token, self.ca_file)
             if ok:
                 ok, last = _run_async(_probe_namespaces(self.server, self.token, self.ca_file))
             if ok:
@@ -742,26 +747,35 @@ def admin_client_config(server: str, token: str, ca_file: str) -> Any:
     return config
 
 
-async def _probe_readyz(server: str, token: str, ca_file: str) -> tuple[bool, str]:
-    from kubernetes_asyncio.client import ApiClient
-    from kubernetes_asyncio.client.exceptions import ApiException
+def _probe_readyz(server: str, token: str, ca_file: str) -> tuple[bool, str]:
+    """One GET /readyz; (ready, what answered).
 
-    async with ApiClient(admin_client_config(server, token, ca_file)) as api:
-        try:
-            await api.call_api(
-                "/readyz",
-                "GET",
-                auth_settings=["BearerToken"],
-                response_types_map={200: "str"},
-                _request_timeout=5,
-            )
-            return True, "ready"
-        except ApiException as exc:
-            return False, f"/readyz: {exc.status} {exc.reason}"
-        except (TimeoutError, OSError) as exc:
-            return False, f"/readyz: {type(exc).__name__}: {exc}"
-        except Exception as exc:  # aiohttp's connection errors, without importing aiohttp here
-            return False, f"/readyz: {type(exc).__name__}: {exc}"
+    Plain `http.client`, closed in `finally`, rather than an aiohttp session on a throw-away
+    loop: while kube-apiserver starts it resets connections mid-handshake and times requests
+    out, and aiohttp closes such a TLS socket in a loop callback that a loop torn down right
+    after the probe may never run. The socket was then collected later as an unclosed
+    socket, a ResourceWarning in whatever code happened to run (an error under pytest).
+    Here every socket is closed before the probe returns, whatever the answer."""
+    url = urllib.parse.urlsplit(server)
+    host, port = url.hostname or "127.0.0.1", url.port or 443
+    context = ssl.create_default_context(cafile=ca_file)
+    connection = http.client.HTTPSConnection(host, port, timeout=READYZ_TIMEOUT, context=context)
+    # The TLS socket is made before it connects, so it is ours to close whatever happens next:
+    # CPython 3.11's wrap_socket of a connected socket leaks it when the peer has reset it.
+    connection.sock = context.wrap_socket(socket.socket(), server_hostname=host)
+    try:
+        connection.sock.settimeout(READYZ_TIMEOUT)
+        connection.sock.connect((host, port))
+        connection.request("GET", "/readyz", headers={"Authorization": f"Bearer {token}"})
+        response = connection.getresponse()
+        response.read()
+    except (OSError, http.client.HTTPException) as exc:  # refused, reset, TLS, timeout
+        return False, f"/readyz: {type(exc).__name__}: {exc}"
+    finally:
+        connection.close()
+    if response.status == 200:
+        return True, "ready"
+    return False, f"/readyz: {response.status} {response.reason}"
 
 
 BOOTSTRAP_NAMESPACES = ("default", "kube-system")

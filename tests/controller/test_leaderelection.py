@@ -240,3 +240,33 @@ async def test_work_failure_propagates_and_releases() -> None:
     with pytest.raises(RuntimeError, match="reconciler crashed"):
         await a.run(boom)
     assert store.record is not None and store.record.holder_identity == ""
+
+
+async def test_release_after_a_renewal_that_landed_unseen() -> None:
+    """SIGTERM during a renewal: the write lands but its answer is never read, so the version
+    the elector last saw is stale. The release still clears the holder."""
+    store, clock = Store(), FakeClock()
+    a, _ = elector(store, "a", clock)
+    runner = asyncio.ensure_future(a.run(asyncio.Event().wait))
+    await clock.advance(0)
+    assert a.leading.is_set()
+    assert store.record is not None
+    store.version += 1  # the cancelled renewal, applied by the server
+    store.record = dataclasses.replace(store.record, renew_time="later")
+    runner.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await runner
+    assert store.record.holder_identity == "", "a clean exit releases the lease whatever the timing"
+    assert store.record.lease_duration_seconds == 1
+
+
+async def test_release_leaves_a_lease_another_holder_took() -> None:
+    store, clock = Store(), FakeClock()
+    a, _ = elector(store, "a", clock)
+    assert await a.try_acquire_or_renew()
+    assert store.record is not None
+    store.version += 1  # a's lease went stale unseen and b took it
+    store.record = dataclasses.replace(store.record, holder_identity="b")
+    assert not await a.release()
+    assert store.record.holder_identity == "b", "a release never clears another holder"
+    assert a.leader == "b"
