@@ -24,6 +24,7 @@ import pytest
 from controller_helpers import create_node, delete_nodes, eventually
 from run_process import Ports, free_port, get, start_run
 
+from controller.errors import NotFoundError
 from controller.kube import JsonDict, Kube
 from controller.resources import PODS, VOLCANO_PODGROUPS
 
@@ -167,7 +168,21 @@ async def test_a_pod_nested_too_deeply_stops_no_process(
     finally:
         await _stop(run)
         await _stop(webhook_only)
+        await _delete_hostile_pods(admin, hostile)
         await delete_nodes(admin, nodes)
+
+
+async def _delete_hostile_pods(admin: Kube, namespace: str) -> None:
+    """The deep and the big pod gone before the next test: the session's API server is shared,
+    and a test's own client (the invariant watcher's) need not read them."""
+    for name in ("deep", "big"):
+        with contextlib.suppress(NotFoundError):
+            await admin.delete(PODS, name, namespace=namespace, grace_period_seconds=0)
+
+    async def gone() -> bool:
+        return not (await admin.list(PODS, namespace=namespace)).items
+
+    await eventually(gone, timeout=60, what="the hostile pods deleted")
 
 
 async def _ui_serves_and_stops(kubeconfig: str) -> None:

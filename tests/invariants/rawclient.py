@@ -3,19 +3,22 @@
 The watcher must not share code with what it judges, so it does not use `controller.kube`
 or `controller.informer`: this is the whole of what it needs, raw JSON objects by path,
 with a relist after `410 Gone` and a reconnect (with backoff) while the API server is
-stopped or restarting.
+stopped or restarting. JSON is read with the project's bounded-depth parser (a pure function
+of `translations`, not of what the watcher judges): a tenant's object nested deeper than any
+parser's recursion limit must not stop the watcher.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
+
+from translations.jsontext import loads_bounded
 
 Obj = dict[str, Any]
 
@@ -61,7 +64,7 @@ class ApiServer:
             if resp.status == 404:
                 return [], ""  # a CRD not installed: nothing to watch
             resp.raise_for_status()
-            body = await resp.json()
+            body = loads_bounded(await resp.read())[0]
         return list(body.get("items") or []), str(body["metadata"].get("resourceVersion") or "")
 
     async def watch(self, path: str, resource_version: str, **params: str) -> AsyncIterator[tuple[str, Obj]]:
@@ -80,7 +83,7 @@ class ApiServer:
             async for line in resp.content:
                 if not line.strip():
                     continue
-                event = json.loads(line)
+                event = loads_bounded(line)[0]
                 kind, obj = event["type"], event["object"]
                 if kind == "ERROR":
                     if obj.get("code") == 410:
