@@ -15,6 +15,8 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
 
+from controller.placer.room import TierRoom
+
 NAMESPACE = "topobridge"
 
 RECONCILES = Counter(
@@ -78,6 +80,24 @@ PENDING_GANGS_BY_REASON = Gauge(
     "Unresolvable, WaitingForVictims, SchedulingGated, Error, ...).",
     ["namespace", "dialect", "reason"],
     namespace=NAMESPACE,
+)
+TIER_LABELS = ["tier", "tier_name", "resource"]
+TIER_FREE = Gauge(
+    "tier_free",
+    "A resource free on the schedulable nodes of a topology tier's domains, summed, in base units "
+    "(cores for cpu, bytes for memory, pods for pods, devices for extended resources).",
+    TIER_LABELS,
+    namespace=NAMESPACE,
+)
+TIER_LARGEST_FREE = Gauge(
+    "tier_largest_free",
+    "The most of a resource free inside any one domain of a topology tier, in base units: the "
+    "largest gang (in that resource) that domain can take now, before per-node fragmentation.",
+    TIER_LABELS,
+    namespace=NAMESPACE,
+)
+TIER_DOMAINS = Gauge(
+    "tier_domains", "Domains in a topology tier.", ["tier", "tier_name"], namespace=NAMESPACE
 )
 OLDEST_PENDING_GANG_AGE = Gauge(
     "oldest_pending_gang_age_seconds",
@@ -164,6 +184,26 @@ def set_pending_by_reason(counts: Mapping[tuple[str, str, str], int]) -> None:
     PENDING_GANGS_BY_REASON.clear()
     for (namespace, dialect, reason), n in counts.items():
         PENDING_GANGS_BY_REASON.labels(namespace, dialect, reason).set(n)
+
+
+def set_tier_room(rooms: Iterable[TierRoom]) -> None:
+    """Replace every per-tier series with `rooms` (`controller.placer.room.tier_room`): a tier
+    or resource gone from the cluster leaves no series behind."""
+    for gauge in (TIER_FREE, TIER_LARGEST_FREE, TIER_DOMAINS):
+        gauge.clear()
+    for room in rooms:
+        tier = str(room.tier)
+        TIER_DOMAINS.labels(tier, room.name).set(room.domains)
+        for resource, free in room.free.items():
+            TIER_FREE.labels(tier, room.name, resource).set(base_units(resource, free))
+            TIER_LARGEST_FREE.labels(tier, room.name, resource).set(
+                base_units(resource, room.largest[resource])
+            )
+
+
+def base_units(resource: str, units: int) -> float:
+    """Scheduler units (millicores for cpu) in Prometheus' base units (cores)."""
+    return units / 1000 if resource == "cpu" else float(units)
 
 
 def registry() -> CollectorRegistry:

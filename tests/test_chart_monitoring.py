@@ -51,6 +51,7 @@ GRAFANA_VARIABLES = {
     "$__rate_interval": "5m",
     "$__range": "6h",
     "$namespace": ".*",
+    "$resource": "nvidia.com/gpu",
 }
 """What Grafana puts in place of the variables the queries use, for promtool to parse them."""
 
@@ -334,6 +335,10 @@ def test_dashboard_shows_what_the_issue_asks() -> None:
         "topobridge_kube_requests_total",
         "topobridge_kube_client_throttle_seconds_total",
         "topobridge_workqueue_depth",
+        "topobridge_pending_gangs_by_reason",
+        "topobridge_scheduler_errors_total",
+        "topobridge_tier_free",
+        "topobridge_tier_largest_free",
     }
     assert asked - used == set()
     attempts = next(e for e in dashboard_queries().values() if "topobridge_scheduling_attempts_total" in e)

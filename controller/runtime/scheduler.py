@@ -40,6 +40,8 @@ from controller.placer.cluster import Kind
 from controller.placer.cycle import Bind, CycleOptions, GangTiming, Outcome, Preemption, SchedulingCycle
 from controller.placer.explain import brief
 from controller.placer.framework import Code
+from controller.placer.room import tier_room
+from controller.placer.snapshot import Snapshot
 from controller.placer.timeout import TIMEOUT_REASON, Expiry
 from controller.reporting import EventRecorder
 from controller.resources import Resource
@@ -88,6 +90,9 @@ class SchedulerConfig:
     """Koordinator's coscheduling `awareNetworkTopology`: false places gangs ignoring their
     network-topology constraints (still whole)."""
 
+    room_period: float = 10.0
+    """Seconds between refreshes of the free room per tier (`topobridge_tier_*` metrics)."""
+
     attempt_steps: float = DEFAULT_ATTEMPT_STEPS
     """Steps one gang's attempt may spend searching for a preemption plan
     (`controller.placer.attempt_budget`)."""
@@ -127,6 +132,8 @@ class GangScheduler:
     """Events in flight that no gang job carries (kept referenced until they finish)."""
     pending: dict[str, tuple[str, str, str]] = field(init=False, default_factory=dict)
     """Gangs attempted and not placed: gang -> (namespace, dialect, reason), for the metrics."""
+    _room_at: float = field(init=False, default=float("-inf"))
+    """When the free room per tier was last published (`_publish_room`)."""
 
     def __post_init__(self) -> None:
         self._wake = asyncio.Event()
@@ -257,10 +264,24 @@ class GangScheduler:
     def _publish_pending(self) -> None:
         metrics.set_pending_by_reason(Counter(self.pending.values()))
 
+    def _publish_room(self, snap: Snapshot | None = None) -> None:
+        """Refresh the free room per tier at most every `room_period` seconds: from the cycle's
+        snapshot after its reservations, or from a fresh view when no cycle ran."""
+        now = time.monotonic()
+        if now - self._room_at < self.config.room_period:
+            return
+        self._room_at = now
+        try:
+            metrics.set_tier_room(tier_room(snap if snap is not None else self.cache.state.view().snapshot))
+        except Exception as exc:  # a metric is never worth a cycle
+            metrics.SCHEDULER_ERRORS.labels("room").inc()
+            log.error("scheduler.room_failed", error=failure_text(exc), exc_info=exc)
+
     async def run_cycle(self) -> None:
         if not self.has_work():
             # Every pending pod we serve is in a gang with a job in flight: the others wait no more.
             self._forget_pending(self._jobs.keys())
+            self._publish_room()
             return
         self.cycles += 1
         t0 = time.perf_counter()
@@ -302,6 +323,7 @@ class GangScheduler:
             planned += 1
             await asyncio.sleep(0)  # let bind jobs and informers breathe between gangs
         self._publish_pending()
+        self._publish_room(view.snapshot)
         log.debug(
             "scheduler.cycle",
             cycle=self.cycles,
