@@ -480,7 +480,9 @@ class GangScheduler:
     async def _events_scheduled(
         self, gang: Gang, planned: Mapping[str, str], bound: Collection[str], where: str
     ) -> None:
-        """kube-scheduler's `Scheduled` on every pod bound, and the gang's on its PodGroup."""
+        """kube-scheduler's `Scheduled` on every pod bound, and the gang's on its PodGroup (or
+        its first pod). A pod alone gets its own only: a second Event on it would say nothing
+        new and cost a request per pod that kube-scheduler does not make."""
         if self.recorder is None:
             return
         members = {m.key: m.pod for m in gang.pods}
@@ -492,6 +494,8 @@ class GangScheduler:
             await self.recorder.event(
                 ref, "Normal", SCHEDULED, f"Successfully assigned {key} to {planned.get(key, '')}"
             )
+        if gang.source == "none" and len(gang.pods) == 1 and self.status.volcano_pod_group(gang) is None:
+            return
         await self._event_on_group(
             gang, "Normal", SCHEDULED, f"gang {gang.name}: {len(bound)} pods bound in {where}"
         )
