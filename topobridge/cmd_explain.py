@@ -22,7 +22,7 @@ calls); `--from-cluster -f JOB.yaml` adds a job not yet submitted to it (the ui'
 explains that job's gangs. GANG is NAME, NAMESPACE/NAME or the gang's key
 (`volcano:NAMESPACE/NAME`), or the object that owns its pods: an LWS's name (every group) or
 NAME-INDEX (one group), a Volcano Job's or a batch/v1 Job's name. Without GANG: the gangs of the
-last file's first PodGroup or job.
+last file's first PodGroup or job; with `--from-cluster -f JOB`, every gang of the job.
 
 Exit status: 0 explained, 1 no such gang, 2 the cluster or a file could not be read.
 """
@@ -98,8 +98,8 @@ def run(
     except (OSError, ValueError, TopobridgeError) as exc:
         print(f"error: {exc}", file=err)
         return EXIT_UNREADABLE
-    wanted = gang or _first_gang_of(files, file_sources)
-    if wanted is None:
+    wanted = gang or (None if job else _first_gang_of(files, file_sources))
+    if wanted is None and job is None:
         print("error: name a gang, or give -f JOB.yaml", file=err)
         return EXIT_NO_GANG
     from controller.placer.scenario import prepare
@@ -108,7 +108,8 @@ def run(
     if files and not snapshot.from_cluster and not any(o.get("kind") == "Node" for o in files):
         print("warning: the files hold no Node: add --from-cluster to ask of the live cluster", file=err)
     if not found:
-        print(f"error: no gang {wanted}{f' in namespace {namespace}' if namespace else ''}", file=err)
+        what = wanted or "of the job"
+        print(f"error: no gang {what}{f' in namespace {namespace}' if namespace else ''}", file=err)
         return EXIT_NO_GANG
     if output_format in (output.JSON, output.YAML):
         data: Any = found[0].to_dict() if len(found) == 1 else [e.to_dict() for e in found]
@@ -162,20 +163,22 @@ def explain_prepared(sc: Scenario, prep: Prepared, wanted: str, namespace: str |
 def explain_all(
     sc: Scenario,
     prep: Prepared,
-    wanted: str,
+    wanted: str | None,
     namespace: str | None = None,
     *,
     served: Sequence[str] | None = None,
     only: set[str] | None = None,
 ) -> list[Explanation]:
-    """Every gang `wanted` names (an LWS names each of its groups), each judged in a cycle of
-    its own over the whole snapshot; `only`: gangs holding one of these pods."""
+    """Every gang `wanted` names (an LWS names each of its groups; None: every gang), each
+    judged in a cycle of its own over the whole snapshot; `only`: gangs holding one of these
+    pods."""
     from controller.placer.scenario import DEFAULT_SCHEDULERS
 
     gangs = [
         g
         for g in prep.gangs()
-        if named(g, wanted, namespace) and (only is None or only & {p.key for p in g.pods})
+        if (wanted is None or named(g, wanted, namespace))
+        and (only is None or only & {p.key for p in g.pods})
     ]
     return [judge(sc, prep, g, served or DEFAULT_SCHEDULERS) for g in gangs]
 
