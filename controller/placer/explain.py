@@ -410,10 +410,17 @@ def _figures(
     )
 
 
-def brief(gang: Gang, snap: Snapshot) -> str:
+ROOM_STEPS = (Step.FILTER, Step.SCORE, Step.SELECT, Step.POST_FILTER)
+"""The steps whose verdict is about room: only after them does the best domain per tier say
+anything (a gate, a spec error, a gang still assembling wait for something else)."""
+
+
+def brief(gang: Gang, snap: Snapshot, step: Step | None = None) -> str:
     """The short form, cheaply (no second attempt, no preemption search): the best domain per
-    allowed tier and the tier limit, as a PodGroup condition carries them beside the verdict."""
-    if not gang.pending:
+    allowed tier and the tier limit, as a PodGroup condition carries them beside the verdict.
+    `step`: the Step that decided the attempt's verdict; none is given after a step that is not
+    about room (`ROOM_STEPS`)."""
+    if not gang.pending or (step is not None and step not in ROOM_STEPS):
         return ""
     demand = demand_of(gang, snap)
     if not demand.classes:

@@ -186,3 +186,17 @@ def test_files_without_nodes_are_explained_with_a_warning_naming_from_cluster(tm
     code = cmd_explain.run(gang=None, snapshot=Snapshot((str(job),)), out=out, err=err)
     assert code == cmd_explain.EXIT_OK and "0/0 nodes are available" in out.getvalue()
     assert "warning: the files hold no Node: add --from-cluster" in err.getvalue()
+
+
+def test_the_brief_follows_the_verdicts_step() -> None:
+    """The short form beside a verdict is about room: none after a gate or a spec error."""
+    from controller.placer.explain import brief
+    from controller.placer.framework import Step
+
+    objects = [*spine_block_nodes(LAYOUT), koord_gang("big", 8), *members("big", 8, cpu="6")]
+    sc = load_scenario(objects)
+    prep = prepare(sc)
+    (gang,) = prep.gangs()
+    assert brief(gang, prep.snapshot, Step.POST_FILTER).startswith("best per tier: ")
+    assert brief(gang, prep.snapshot, Step.PRE_ENQUEUE) == ""
+    assert brief(gang, prep.snapshot, Step.PRE_FILTER) == ""
