@@ -17,11 +17,12 @@ and reads that attempt's verdict (its code, its Step, its plugin):
   the fit error as it stands before any victim is evicted, and the plan; then the figures below,
   on the snapshot as the gang found it.
 
-`explain(gang, snap, budgets)` judges a gang alone on `snap`: it runs the framework's runner (`engine.schedule`) on a clone of the
-snapshot (nothing is reserved, nothing evicted), with the attempt budget the cycle gives an attempt
-(`attempt_budget`: the same steps, so the same verdict, and never more work than the scheduler's
-own attempt), and reads the verdict's step, plugin, message and exclusion counts, then asks the
-same functions a few more questions:
+`explain(gang, snap, budgets)` judges a gang alone on `snap` (what the cycle walk does for the
+gang's own attempt): it runs the framework's runner (`engine.schedule`) on a clone of the
+snapshot (nothing is reserved, nothing evicted), with the attempt budget the cycle gives an
+attempt (`attempt_budget`: the same steps, so the same verdict, and never more work than the
+scheduler's own attempt), and reads the verdict's step, plugin, message and exclusion counts,
+then asks the same functions a few more questions:
 
 * per tier, from single nodes up to the whole cluster: the domain that can hold the most of the
   gang's pending pods now (NodeResourcesFit's offer slots on the free capacity, after the Filter
@@ -32,14 +33,19 @@ same functions a few more questions:
   priorities, the PodDisruptionBudgets it touches, and why each one: with every other victim
   gone, the filters run again with it back (`engine.refilter_of`); a filter that then excludes
   more nodes names what it blocks, else it holds room the gang needs;
-* suggestions, each checked by running the runner again on a changed copy of the gang: soft
-  mode, the next tier up, a smaller minMember (the largest rank prefix that fits somewhere); a
-  Kubernetes PodGroup (required topology only) gets the label key of the next level up instead.
-  Those runs ask whether the gang fits now, so they stop before PostFilter (no preemption search).
+* suggestions, in the fields of the gang's own dialect (`words_of`: a Job's `spec.parallelism`,
+  an LWS's `leaderWorkerTemplate.size`, Volcano's `minMember`/`minAvailable` and
+  `networkTopology`, Koordinator's `network-topology-spec`, Kueue's annotations, a Kubernetes
+  PodGroup's `minCount` and `topologyKey`), each checked by running the runner again on a changed
+  copy of the gang: soft mode, the next tier up, a smaller gang (the most pods an allowed domain
+  holds; only that many pods where the field is the pod count). Those runs ask whether the gang
+  fits now, so they stop before PostFilter (no preemption search).
 
-No rule is written here a second time: every figure comes from the runner, the demand, the
-offers or the planner (`tests/controller/placer/test_explain.py` checks the verdict here is the
-cycle's). `short` is the one-line form the PodGroup condition carries.
+No rule is written here a second time: every figure comes from the cycle, the runner, the
+demand, the offers or the planner (`tests/controller/placer/test_explain_agrees_with_simulate.py`
+runs explain and `simulate` over every scenario: explain never says Success for a gang simulate
+leaves pending). `brief` is the short form the PodGroup condition carries, after a verdict
+about room.
 """
 
 from __future__ import annotations
