@@ -200,3 +200,26 @@ def test_the_brief_follows_the_verdicts_step() -> None:
     assert brief(gang, prep.snapshot, Step.POST_FILTER).startswith("best per tier: ")
     assert brief(gang, prep.snapshot, Step.PRE_ENQUEUE) == ""
     assert brief(gang, prep.snapshot, Step.PRE_FILTER) == ""
+
+
+def _lws(size: int) -> Obj:
+    obj: Obj = yaml.safe_load(LWS.read_text())
+    obj["spec"]["replicas"] = 1
+    obj["spec"]["leaderWorkerTemplate"]["size"] = size
+    template = obj["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]
+    template["containers"][0]["resources"] = {"requests": {"cpu": "6"}, "limits": {"cpu": "6"}}
+    return obj
+
+
+def test_an_lws_groups_suggestion_is_its_size_and_is_checked() -> None:
+    """Each group of four must share one block of two nodes: `size: 2` would start, and does."""
+    nodes = spine_block_nodes(LAYOUT)
+    e = _one([*nodes, _lws(4)], "lws-sample-volcano-0")
+    assert e.code != "Success"
+    sizes = [s for s in e.suggestions if "size" in s]
+    assert sizes == [
+        "LeaderWorkerSet lws-sample-volcano: spec.leaderWorkerTemplate.size: 2 would start 2 pod(s) now, "
+        + sizes[0].rsplit("now, ", 1)[1]
+    ]
+    assert not any("minMember" in s for s in e.suggestions)
+    assert _one([*nodes, _lws(2)], "lws-sample-volcano-0").placed
