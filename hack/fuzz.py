@@ -65,6 +65,7 @@ from controller.resources import PODS  # noqa: E402
 from tests.strategies.feed import placer_state  # noqa: E402
 from tests.strategies.objects import OrdinaryGang, hostile_clusters, ordinary_gangs  # noqa: E402
 from topobridge import cmd_explain, cmd_simulate, cmd_translate, cmd_validate, logs  # noqa: E402
+from topobridge.inputs import Snapshot  # noqa: E402
 from topobridge.ui import whatif  # noqa: E402
 from translations import jsontext  # noqa: E402
 from webhooks.admission import MalformedReview, object_with_namespace, parse_review  # noqa: E402
@@ -238,7 +239,7 @@ def _gangs_to_explain(cluster: list[Obj], ordinary: OrdinaryGang) -> list[str]:
 
 def _explain(path: str, gang: str) -> str:
     out, err = io.StringIO(), io.StringIO()
-    cmd_explain.run(gang=gang, cluster=cmd_explain.Cluster(source=path), out=out, err=err)
+    cmd_explain.run(gang=gang, snapshot=Snapshot((path,)), out=out, err=err)
     return out.getvalue()[-20_000:] + err.getvalue()
 
 

@@ -259,3 +259,60 @@ def test_simulate_from_is_an_error_not_from_cluster(capsys: pytest.CaptureFixtur
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert "unrecognized arguments: --from" in err
+
+
+SNAPSHOT_COMMANDS = ("simulate", "explain", "ui", "tree")
+
+
+def _subparser(name: str) -> argparse.ArgumentParser:
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    found: argparse.ArgumentParser = sub.choices[name]
+    return found
+
+
+@pytest.mark.parametrize("command", SNAPSHOT_COMMANDS)
+def test_every_snapshot_command_names_a_file_and_the_cluster_alike(command: str) -> None:
+    p = _subparser(command)
+    options = p._option_string_actions
+    assert options["-f"] is options["--filename"] and options["-f"].dest == "filenames"
+    assert options["-f"].metavar == "FILE" and options["--from-cluster"].dest == "from_cluster"
+    assert options["-R"].dest == "recursive"
+
+
+@pytest.mark.parametrize("command", ("explain", "ui"))
+def test_from_is_kept_as_the_older_spelling_of_f_where_it_was(command: str) -> None:
+    options = _subparser(command)._option_string_actions
+    assert options["--from"] is options["-f"]
+    assert "--from FILE is its older spelling" in (options["-f"].help or "")
+
+
+def test_explain_reads_the_same_scenario_by_either_spelling(capsys: pytest.CaptureFixture[str]) -> None:
+    answers = []
+    for flag in ("-f", "--from"):
+        assert cli.main(["explain", "high-priority-training", flag, str(EXAMPLE_2), "-o", "json"]) == 0
+        answers.append(json.loads(capsys.readouterr().out))
+    assert answers[0] == answers[1] and answers[0]["verdict"]["code"] == "WaitingForVictims"
+
+
+def test_tree_draws_a_scenario_file(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["tree", "-f", str(EXAMPLE_2), "-o", "json"]) == 0
+    assert "SpineLayer/spine-1" in capsys.readouterr().out
+
+
+def test_ui_refuses_a_job_on_the_live_cluster_and_names_the_what_if(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert cli.main(["ui", "--from-cluster", "-f", str(EXAMPLE_2)]) == 2
+    err = capsys.readouterr().err
+    assert "what-if box" in err and "simulate --from-cluster -f JOB" in err
+
+
+def test_simulate_with_a_job_on_an_unreadable_cluster_says_from_cluster(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = cli.main(
+        ["simulate", "--from-cluster", "-f", str(EXAMPLE_2), "--kubeconfig", str(tmp_path / "nope")]
+    )
+    assert code == 2
+    assert capsys.readouterr().err.startswith("error: --from-cluster: cannot load the kubeconfig")

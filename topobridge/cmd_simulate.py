@@ -1,4 +1,4 @@
-"""`topobridge simulate [[-f] SCENARIO...] [-o text|json|yaml] [--scheduler-names LIST] [--from-cluster]`
+"""`topobridge simulate [[-f] SCENARIO...] [-o text|json|yaml] [--scheduler-names LIST] [--from-cluster [-f JOB]]`
 
 Runs the fallback placer and preemptor on a snapshot until nothing changes: preemption evicts,
 then the gang is placed. SCENARIO is YAML or JSON documents or a `kind: List` of plain objects as
@@ -27,7 +27,11 @@ what was evicted, then one line per expanded job, then the events of the run.
 Without SCENARIO: the built-in demo, the 12-node spine/block cluster of Koordinator's
 network-topology guide through its Example 1 and Example 2 (`--demo NAME` runs one scenario,
 in either output; names: example-1, example-2, job-level-preemption).
---from-cluster reads the snapshot from the current kubeconfig, read-only: a dry run.
+--from-cluster reads the snapshot from the current kubeconfig, read-only: a dry run; with
+SCENARIO (`simulate --from-cluster -f job.yaml`), a job not yet submitted is added to it: what
+would happen if it were submitted now (the ui's what-if; the job is read strictly, and a pod
+the cluster already holds is an error). `-f FILE` names a scenario file as `explain`, `ui` and
+`tree` name one.
 
 Exit status: 0 when the scenario was read (whatever got placed), 2 when it could not be.
 """
@@ -47,7 +51,15 @@ from controller.placer.scenario import DEFAULT_SCHEDULERS, Scenario, SimulationR
 from controller.placer.snapshot import ClusterIndex
 from topobridge import output as printing
 from topobridge.cmd_run import add_attempt_budget_arguments, attempt_budget_problem
-from topobridge.inputs import add_filename_arguments, load_objects, paths_of, read_reporting
+from topobridge.inputs import (
+    ClusterUnreadable,
+    Snapshot,
+    add_filename_arguments,
+    add_snapshot_arguments,
+    load_objects,
+    paths_of,
+    read_reporting,
+)
 from topobridge.treeview import amounts, draw, topology_line
 from translations.errors import TopobridgeError
 from translations.topology import natural_key
@@ -71,22 +83,25 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     printing.add_output_argument(
         p, formats=FORMATS, default=printing.TEXT, says="json/yaml: the result object described above"
     )
+    add_scheduler_names_argument(p)
+    add_attempt_budget_arguments(p)
+    p.add_argument("--demo", choices=DEMOS, default=None, help="run one built-in demo scenario")
+    add_snapshot_arguments(p, files=False)
+    p.add_argument(
+        "--kubeconfig", default=None, help="with --from-cluster: kubeconfig path (default: $KUBECONFIG)"
+    )
+    p.add_argument("--context", default=None, help="with --from-cluster: kubeconfig context")
+    p.set_defaults(handler=_handle)
+
+
+def add_scheduler_names_argument(p: argparse.ArgumentParser) -> None:
+    """`--scheduler-names LIST`: the pods the simulated scheduler serves (`simulate`, `explain`)."""
     p.add_argument(
         "--scheduler-names",
         default=",".join(DEFAULT_SCHEDULERS),
         metavar="LIST",
         help=f"schedulerNames whose pods are placed (default: {','.join(DEFAULT_SCHEDULERS)})",
     )
-    add_attempt_budget_arguments(p)
-    p.add_argument("--demo", choices=DEMOS, default=None, help="run one built-in demo scenario")
-    p.add_argument(
-        "--from-cluster", action="store_true", help="read the snapshot from the current kubeconfig"
-    )
-    p.add_argument(
-        "--kubeconfig", default=None, help="with --from-cluster: kubeconfig path (default: $KUBECONFIG)"
-    )
-    p.add_argument("--context", default=None, help="with --from-cluster: kubeconfig context")
-    p.set_defaults(handler=_handle)
 
 
 @dataclass(frozen=True)
@@ -104,8 +119,8 @@ class Source:
     def problem(self, fmt: str) -> str | None:
         """Why the source cannot be read with output `fmt`, or None."""
         given = [self.scenario is not None, self.demo is not None, self.from_cluster]
-        if sum(given) > 1:
-            return "give one of SCENARIO, --demo and --from-cluster"
+        if self.demo is not None and sum(given) > 1:
+            return "give one of SCENARIO, --demo and --from-cluster (--from-cluster takes -f JOB)"
         if not any(given) and fmt != "text":
             return (
                 f"the built-in demo runs several scenarios and -o {fmt} prints one object: "
@@ -119,6 +134,10 @@ class Source:
         if self.demo is not None:
             return [self.demo]
         return DEFAULT_DEMO if self.scenario is None and not self.from_cluster else []
+
+    @property
+    def paths(self) -> list[str]:
+        return [self.scenario] if isinstance(self.scenario, str) else list(self.scenario or ())
 
 
 def _handle(args: argparse.Namespace) -> int:
@@ -205,23 +224,47 @@ def _simulations(
     if source.demos:
         return [(f"demo {name}", _simulate(*_demo_objects(name), served)) for name in source.demos]
     if source.from_cluster:
-        from topobridge.snapshot_io import SnapshotError, read_cluster
-
-        try:
-            objects = read_cluster(kubeconfig=source.kubeconfig, context=source.context)
-        except SnapshotError as exc:
-            print(f"error: --from-cluster: {exc}", file=err)
-            return None
-        sources = [f"cluster object {i + 1}" for i in range(len(objects))]
-        scenario = load_scenario(objects, sources=sources, lenient=True)
-        return [("the current cluster", _run(scenario, served))]
-    paths = [source.scenario] if isinstance(source.scenario, str) else list(source.scenario or ())
+        return _on_cluster(source, served, err, stdin)
+    paths = source.paths
     inputs = read_reporting("simulate", paths, err=err, recursive=source.recursive, stdin=stdin)
     if inputs is None or inputs.problems:  # one snapshot: every file counts
         return None
     objects = [loc.obj for loc in inputs.objects]
     title = ", ".join("standard input" if p == "-" else p for p in paths)
     return [(title, _simulate(objects, [loc.source for loc in inputs.objects], served))]
+
+
+def _on_cluster(
+    source: Source, served: Served, err: TextIO, stdin: TextIO | None
+) -> list[tuple[str, SimulationResult]] | None:
+    """The live cluster, read-only; with files, a job not yet submitted added to it, read as
+    the ui's what-if reads a pasted one (`whatif.with_job`)."""
+    snapshot = Snapshot(
+        source.paths,
+        recursive=source.recursive,
+        from_cluster=True,
+        kubeconfig=source.kubeconfig,
+        context=source.context,
+    )
+    try:
+        cluster, sources, job, job_sources = snapshot.read("simulate", stdin=stdin)
+    except ClusterUnreadable as exc:
+        print(f"error: --from-cluster: {exc}", file=err)
+        return None
+    except ValueError as exc:
+        print(f"error: {exc}", file=err)
+        return None
+    if not job:
+        return [("the current cluster", _run(load_scenario(cluster, sources=sources, lenient=True), served))]
+    from topobridge.ui.whatif import JobError, with_job
+
+    try:
+        _, scenario = with_job(cluster, job, job_sources)
+    except JobError as exc:
+        print(f"error: {exc}", file=err)
+        return None
+    shown = ", ".join("standard input" if p == "-" else p for p in snapshot.files)
+    return [(f"the current cluster, with {shown}", _run(scenario, served))]
 
 
 def _demo_objects(name: str) -> tuple[list[Any], list[str]]:

@@ -1,5 +1,9 @@
-"""`topobridge tree [-n NAMESPACE] [--gang NAME] [-o text|json|yaml]`: the topology tree of the
-current cluster, read-only, with what runs where and what waits and why.
+"""`topobridge tree [-f FILE]... [--from-cluster] [-n NAMESPACE] [--gang NAME] [-o text|json|yaml]`:
+the topology tree of the current cluster, read-only, with what runs where and what waits and why.
+
+The snapshot is named as `simulate`, `explain` and `ui` name it: the live cluster by default
+(`--from-cluster`), `-f FILE` (repeatable) a scenario file instead, both: the cluster with the
+files' objects added.
 
 The tree is the one the scheduler uses (HyperNodes when there are any, else the
 ClusterNetworkTopology `default` and the nodes' labels, else a Kueue Topology, else the nodes'
@@ -28,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
 from topobridge import output
+from topobridge.inputs import Snapshot, add_snapshot_arguments
 
 if TYPE_CHECKING:
     from controller.placer.scenario import Prepared
@@ -47,6 +52,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    add_snapshot_arguments(p)
     p.add_argument("-n", "--namespace", default=None, help="only this namespace's pods and gangs")
     p.add_argument("--gang", default=None, metavar="NAME", help="only this gang (NAME or NAMESPACE/NAME)")
     output.add_output_argument(p, formats=FORMATS, default=output.TEXT, says="the same tree as data")
@@ -57,6 +63,7 @@ def _handle(args: argparse.Namespace) -> int:
     return run(
         kubeconfig=args.kubeconfig,
         context=args.context,
+        snapshot=Snapshot.of(args),
         namespace=args.namespace,
         gang=args.gang,
         output_format=args.output,
@@ -69,19 +76,20 @@ def run(
     *,
     kubeconfig: str | None,
     context: str | None,
+    snapshot: Snapshot | None = None,
     namespace: str | None = None,
     gang: str | None = None,
     output_format: str = output.TEXT,
     out: TextIO,
     err: TextIO,
 ) -> int:
-    from topobridge.snapshot_io import SnapshotError, read_cluster
-
+    snapshot = snapshot or Snapshot(kubeconfig=kubeconfig, context=context)
     try:
-        objects = read_cluster(kubeconfig=kubeconfig, context=context)
-    except SnapshotError as exc:
+        cluster, _, files, _ = snapshot.read("tree")
+    except ValueError as exc:
         print(f"error: {exc}", file=err)
         return EXIT_UNREADABLE
+    objects = [*cluster, *files]
     view = cluster_view(objects, namespace=namespace, gang=gang)
     for warning in view.warnings:
         print(f"warning: {warning}", file=err)

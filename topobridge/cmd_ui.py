@@ -1,4 +1,4 @@
-"""`topobridge ui [--from FILE [--simulate]] [--host 127.0.0.1] [--port 8401] [--open]`: a local,
+"""`topobridge ui [-f FILE [--simulate]] [--host 127.0.0.1] [--port 8401] [--open]`: a local,
 read-only web page of the topology tree, why gangs wait, and where a job would land.
 
 The page draws the tree the scheduler uses as an icicle (click a domain to zoom in, the
@@ -11,8 +11,10 @@ are drawn once it is zoomed in to at most 128 of them.
 
 The cluster is read through the kubeconfig (`--kubeconfig`, `--context`) as `kubectl proxy`
 would, only with list and watch calls, and the page redraws as it changes (Server-Sent Events).
-`--from FILE` shows a scenario file instead (as `simulate` reads it; with `--simulate`, as the
-simulation leaves it), with no watch.
+`-f FILE` (repeatable; `--from FILE` is its older spelling) shows a scenario instead, named as
+`simulate`, `explain` and `tree` name one (as `simulate` reads it; with `--simulate`, as the
+simulation leaves it), with no watch. `--from-cluster` is the default; what a job would do on
+the live cluster is the page's what-if box (or `simulate --from-cluster -f JOB`).
 
 The server listens on 127.0.0.1 and answers only to loopback names. `--host` binds elsewhere,
 and only when given explicitly: anyone who can reach that address then reads the cluster
@@ -28,9 +30,11 @@ import argparse
 import asyncio
 import signal
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
+
+from topobridge.inputs import add_snapshot_arguments
 
 EXIT_OK, EXIT_UNREADABLE = 0, 2
 DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 8401
@@ -43,11 +47,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    add_snapshot_arguments(p, old_from=True)
     p.add_argument(
-        "--from", dest="source", default=None, metavar="FILE", help="a scenario file, not the cluster"
-    )
-    p.add_argument(
-        "--simulate", action="store_true", help="with --from: show the scenario as `simulate` leaves it"
+        "--simulate", action="store_true", help="with -f: show the scenario as `simulate` leaves it"
     )
     p.add_argument(
         "--host",
@@ -72,8 +74,16 @@ class Listen:
 
 
 def _handle(args: argparse.Namespace) -> int:
+    if args.from_cluster and args.filenames:
+        print(
+            "error: --from-cluster with -f: the page's what-if box asks what a job would do on the "
+            "live cluster (or: topobridge simulate --from-cluster -f JOB)",
+            file=sys.stderr,
+        )
+        return EXIT_UNREADABLE
     return run(
-        source=args.source,
+        source=args.filenames or None,
+        recursive=args.recursive,
         simulate=args.simulate,
         listen=Listen(args.host, args.port, args.open),
         kubeconfig=args.kubeconfig,
@@ -85,7 +95,8 @@ def _handle(args: argparse.Namespace) -> int:
 
 def run(
     *,
-    source: str | None = None,
+    source: str | Sequence[str] | None = None,
+    recursive: bool = False,
     simulate: bool = False,
     listen: Listen = Listen(),
     kubeconfig: str | None = None,
@@ -108,17 +119,21 @@ def run(
             file=err,
         )
     try:
-        src = _source(source, simulate, kubeconfig, context)
+        src = _source(_files(source), simulate, kubeconfig, context, recursive=recursive)
     except ValueError as exc:
         print(f"error: {exc}", file=err)
         return EXIT_UNREADABLE
     return _serve(src, Listen(bind, port, listen.open_browser), out, err)
 
 
-def check_address(host: str | None, port: int, *, simulate: bool, source: str | None) -> str:
+def _files(source: str | Sequence[str] | None) -> list[str]:
+    return [source] if isinstance(source, str) else list(source or ())
+
+
+def check_address(host: str | None, port: int, *, simulate: bool, source: str | Sequence[str] | None) -> str:
     """What is wrong with the flags, "" when nothing is."""
-    if simulate and source is None:
-        return "--simulate: needs --from FILE (a live cluster is shown as it is)"
+    if simulate and not source:
+        return "--simulate: needs -f FILE (a live cluster is shown as it is)"
     if not 0 <= port <= 65535:
         return f"--port: Invalid value: {port}: must be between 0 and 65535"
     if host is not None and not host.strip():
@@ -126,12 +141,20 @@ def check_address(host: str | None, port: int, *, simulate: bool, source: str | 
     return ""
 
 
-def _source(source: str | None, simulate: bool, kubeconfig: str | None, context: str | None) -> Any:
+def _source(
+    files: Sequence[str],
+    simulate: bool,
+    kubeconfig: str | None,
+    context: str | None,
+    *,
+    recursive: bool = False,
+) -> Any:
     from topobridge.ui.server import ClusterSource, FileSource
 
-    if source is None:
+    if not files:
         return ClusterSource(kubeconfig=kubeconfig, context=context)
-    objects, sources = _read(source)
+    source = ", ".join(files)
+    objects, sources = _read(files, recursive=recursive)
     if simulate:
         from topobridge.ui.whatif import settled
         from translations.errors import TopobridgeError
@@ -144,14 +167,14 @@ def _source(source: str | None, simulate: bool, kubeconfig: str | None, context:
     return FileSource(objects, source)
 
 
-def _read(path: str) -> tuple[list[Mapping[str, Any]], list[str]]:
+def _read(paths: Sequence[str], *, recursive: bool = False) -> tuple[list[Mapping[str, Any]], list[str]]:
     from topobridge.inputs import read_inputs
 
-    inputs = read_inputs([path])
+    inputs = read_inputs(paths, recursive=recursive)
     if inputs.problems:
         raise ValueError("; ".join(inputs.problems))
     if not inputs.objects:
-        raise ValueError(f"{path}: no objects")
+        raise ValueError(f"{', '.join(paths)}: no objects")
     return [loc.obj for loc in inputs.objects], [loc.source for loc in inputs.objects]
 
 

@@ -6,6 +6,12 @@ others still count, so `validate good.yaml missing.yaml` says something about bo
 name the file and, for YAML errors, the line and column (`objects.yaml:3:7: not valid YAML: ...`);
 a key given twice in one mapping is such an error (`found duplicate key "x" (first at line 6)`),
 as the API server's strict decoding refuses it.
+
+The commands that read a cluster snapshot (`simulate`, `explain`, `ui`, `tree`) name it one
+way (`add_snapshot_arguments`, `Snapshot`): `-f FILE` (repeatable; together one snapshot) reads
+files, `--from-cluster` the live cluster through the kubeconfig (read-only, `list` calls only);
+both together: the cluster with the files' objects added, a job not yet submitted (the ui's
+what-if, `topobridge.ui.whatif.with_job`).
 """
 
 from __future__ import annotations
@@ -29,6 +35,10 @@ EXTENSIONS = (".yaml", ".yml", ".json")
 
 class UnreadableError(Exception):
     """A source that cannot be read as Kubernetes objects; the message names it."""
+
+
+class ClusterUnreadable(ValueError):
+    """The live cluster could not be read; the message says what failed."""
 
 
 class _Loader(yaml.SafeLoader):
@@ -107,6 +117,93 @@ def add_filename_arguments(parser: argparse.ArgumentParser, *, what: str = "obje
     parser.add_argument(
         "-R", "--recursive", action="store_true", help="read directories given with FILE/-f recursively"
     )
+
+
+FROM_CLUSTER_HELP = (
+    "read the live cluster through the kubeconfig (read-only); with -f: the files' job added to it"
+)
+
+
+def add_snapshot_arguments(
+    parser: argparse.ArgumentParser, *, files: bool = True, old_from: bool = False
+) -> None:
+    """`-f/--filename FILE` (repeatable, scenario files: one snapshot), `-R`, `--from-cluster`.
+    `old_from`: `--from FILE` too, the spelling `explain` and `ui` had (one file, as `-f`).
+    `files` False: only `--from-cluster` (the command adds its FILEs itself)."""
+    if files:
+        names = ["-f", "--filename", *(["--from"] if old_from else [])]
+        parser.add_argument(
+            *names,
+            dest="filenames",
+            action="append",
+            default=[],
+            metavar="FILE",
+            help="a scenario file, a directory of them or - (repeatable: one snapshot together)"
+            + ("; --from FILE is its older spelling" if old_from else ""),
+        )
+        parser.add_argument(
+            "-R", "--recursive", action="store_true", help="read directories given with -f recursively"
+        )
+    parser.add_argument("--from-cluster", action="store_true", help=FROM_CLUSTER_HELP)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Where a command's snapshot comes from: files, the live cluster, or the cluster with
+    the files' objects added (a job not yet submitted)."""
+
+    files: Sequence[str] = ()
+    recursive: bool = False
+    from_cluster: bool = False
+    kubeconfig: str | None = None
+    context: str | None = None
+
+    @classmethod
+    def of(cls, args: argparse.Namespace, *, files: Sequence[str] | None = None) -> Snapshot:
+        return cls(
+            tuple(files if files is not None else args.filenames),
+            recursive=args.recursive,
+            from_cluster=args.from_cluster,
+            kubeconfig=args.kubeconfig,
+            context=args.context,
+        )
+
+    @property
+    def cluster(self) -> bool:
+        """The live cluster is read: asked for, or no file given."""
+        return self.from_cluster or not self.files
+
+    @property
+    def job(self) -> bool:
+        """The files are a job added to the live cluster."""
+        return self.from_cluster and bool(self.files)
+
+    def read(
+        self, command: str, *, stdin: TextIO | None = None
+    ) -> tuple[list[Any], list[str], list[Any], list[str]]:
+        """(cluster objects, their sources, file objects, their sources); ValueError, the
+        reason, when something cannot be read."""
+        cluster: list[Any] = []
+        if self.cluster:
+            from topobridge.snapshot_io import SnapshotError, read_cluster
+
+            try:
+                cluster = list(read_cluster(kubeconfig=self.kubeconfig, context=self.context))
+            except SnapshotError as exc:
+                raise ClusterUnreadable(str(exc)) from None
+        if not self.files:
+            return cluster, [f"cluster object {i + 1}" for i in range(len(cluster))], [], []
+        inputs = read_inputs(self.files, recursive=self.recursive, stdin=stdin)
+        if inputs.problems:
+            raise ValueError("; ".join(inputs.problems))
+        if inputs.empty:
+            raise ValueError(inputs.empty_message(command))
+        return (
+            cluster,
+            [f"cluster object {i + 1}" for i in range(len(cluster))],
+            [loc.obj for loc in inputs.objects],
+            [loc.source for loc in inputs.objects],
+        )
 
 
 def paths_of(args: argparse.Namespace) -> list[str]:

@@ -1,10 +1,28 @@
 """Why a gang waits, and what would let it start: the scheduling cycle's own answer, spelled out.
 
-`explain(gang, snap, budgets)` runs the framework's runner (`engine.schedule`) on a clone of the
-snapshot (nothing is reserved, nothing evicted), with the attempt budget the cycle gives an attempt
-(`attempt_budget`: the same steps, so the same verdict, and never more work than the scheduler's
-own attempt), and reads the verdict's step, plugin, message and exclusion counts, then asks the
-same functions a few more questions:
+`explain_in_cycle(cycle, key)` is the answer for the whole cluster state: it walks one
+scheduling cycle (the caller's, fresh: `controller.placer.cycle.SchedulingCycle`, which this
+module does not import) as the scheduler would, gang after gang in queue order, so the gangs
+ahead of this one take their room, reserve and preempt first; then it attempts the gang itself
+and reads that attempt's verdict (its code, its Step, its plugin):
+
+* a gang the queue leaves out is not attempted: its pods name a schedulerName this scheduler
+  does not serve (`NotServed` at `Queue`);
+* a gang held before it is attempted (a scheduling gate at PreEnqueue, Permit while it
+  assembles) says so, and nothing more is asked;
+* a gang placed says where it lands (the domain, the tier, each pod's node); an elastic gang
+  placed in part says where its first members land, and its waiting members get the next
+  attempt's verdict on the snapshot the placement leaves (the cycle's next answer for them);
+* a gang not placed gets the attempt's verdict before its reservation: with a preemption plan,
+  the fit error as it stands before any victim is evicted, and the plan; then the figures below,
+  on the snapshot as the gang found it.
+
+`explain(gang, snap, budgets)` judges a gang alone on `snap` (what the cycle walk does for the
+gang's own attempt): it runs the framework's runner (`engine.schedule`) on a clone of the
+snapshot (nothing is reserved, nothing evicted), with the attempt budget the cycle gives an
+attempt (`attempt_budget`: the same steps, so the same verdict, and never more work than the
+scheduler's own attempt), and reads the verdict's step, plugin, message and exclusion counts,
+then asks the same functions a few more questions:
 
 * per tier, from single nodes up to the whole cluster: the domain that can hold the most of the
   gang's pending pods now (NodeResourcesFit's offer slots on the free capacity, after the Filter
@@ -15,21 +33,26 @@ same functions a few more questions:
   priorities, the PodDisruptionBudgets it touches, and why each one: with every other victim
   gone, the filters run again with it back (`engine.refilter_of`); a filter that then excludes
   more nodes names what it blocks, else it holds room the gang needs;
-* suggestions, each checked by running the runner again on a changed copy of the gang: soft
-  mode, the next tier up, a smaller minMember (the largest rank prefix that fits somewhere); a
-  Kubernetes PodGroup (required topology only) gets the label key of the next level up instead.
-  Those runs ask whether the gang fits now, so they stop before PostFilter (no preemption search).
+* suggestions, in the fields of the gang's own dialect (`words_of`: a Job's `spec.parallelism`,
+  an LWS's `leaderWorkerTemplate.size`, Volcano's `minMember`/`minAvailable` and
+  `networkTopology`, Koordinator's `network-topology-spec`, Kueue's annotations, a Kubernetes
+  PodGroup's `minCount` and `topologyKey`), each checked by running the runner again on a changed
+  copy of the gang: soft mode, the next tier up, a smaller gang (the most pods an allowed domain
+  holds; only that many pods where the field is the pod count). Those runs ask whether the gang
+  fits now, so they stop before PostFilter (no preemption search).
 
-No rule is written here a second time: every figure comes from the runner, the demand, the
-offers or the planner (`tests/controller/placer/test_explain.py` checks the verdict here is the
-cycle's). `short` is the one-line form the PodGroup condition carries.
+No rule is written here a second time: every figure comes from the cycle, the runner, the
+demand, the offers or the planner (`tests/controller/placer/test_explain_agrees_with_simulate.py`
+runs explain and `simulate` over every scenario: explain never says Success for a gang simulate
+leaves pending). `brief` is the short form the PodGroup condition carries, after a verdict
+about room.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -37,14 +60,18 @@ from controller.placer.attempt_budget import AttemptBudget
 from controller.placer.budgets import Budget
 from controller.placer.demand import GangDemand
 from controller.placer.engine import Verdict, demand_of, refilter_of, schedule
-from controller.placer.framework import Code
+from controller.placer.framework import Code, Profile, Step
 from controller.placer.offer import Offers, evaluate
 from controller.placer.plugins import default_profile
 from controller.placer.plugins.node_resources_fit import insufficient
+from controller.placer.preempt import PreemptionPlan
 from controller.placer.snapshot import CLUSTER, ClusterIndex, Snapshot
 from controller.placer.tiers import hard_limit_tier
+from translations import kueue, lws
 from translations.constraints import TopologyConstraint
+from translations.expand import JOB_NAME_LABELS, VC_JOB_NAME
 from translations.gangs import Gang
+from translations.koordinator import GANG_MIN_AVAILABLE
 from translations.topology import natural_key
 
 
@@ -84,6 +111,19 @@ class PreemptionView:
 
 
 @dataclass(frozen=True)
+class Landing:
+    """Where a gang the attempt places lands: the lowest domain holding it, and each pod's node."""
+
+    domain: str
+    tier: int
+    pods: tuple[tuple[str, str], ...]
+
+
+NOT_SERVED, QUEUE = "NotServed", "Queue"
+"""The verdict of a gang the queue leaves out (its schedulerName is not served): no attempt."""
+
+
+@dataclass(frozen=True)
 class Explanation:
     gang: str
     pending: int
@@ -102,6 +142,10 @@ class Explanation:
     """The tier limit in words, "" without one."""
     preemption: PreemptionView | None = None
     suggestions: tuple[str, ...] = ()
+    lands: Landing | None = None
+    """Where the attempt places it (an elastic gang placed in part: its first members)."""
+    ahead: tuple[str, ...] = ()
+    """The gangs ahead of it in the queue that took room this cycle (placed or preempting)."""
 
     @property
     def placed(self) -> bool:
@@ -119,7 +163,14 @@ class Explanation:
             "insufficient": list(self.short),
             "tierLimit": self.limit,
             "suggestions": list(self.suggestions),
+            "ahead": list(self.ahead),
         }
+        if self.lands is not None:
+            out["lands"] = {
+                "domain": self.lands.domain,
+                "tier": self.lands.tier,
+                "pods": dict(self.lands.pods),
+            }
         if self.preemption is not None:
             p = self.preemption
             out["preemption"] = {
@@ -146,24 +197,212 @@ class Explanation:
 def explain(
     gang: Gang, snap: Snapshot, budgets: Sequence[Budget] = (), attempt_budget: AttemptBudget | None = None
 ) -> Explanation:
-    """The gang's verdict on a clone of `snap`, and the figures around it (module docstring);
+    """The gang alone on a clone of `snap`, and the figures around it (module docstring);
     `attempt_budget`: the cycle's for one attempt (by default, `run`'s default)."""
     spend = attempt_budget if attempt_budget is not None else AttemptBudget()
     verdict = schedule(gang, snap.clone(), budgets=budgets, attempt_budget=spend)
-    out = Explanation(
+    return _figures(_head(gang), gang, verdict, snap, budgets)
+
+
+# --- the cycle's answer for the whole cluster state --------------------------------------------
+
+
+class CycleOptions(Protocol):
+    """What `explain_in_cycle` reads of the cycle's options (`cycle.CycleOptions`)."""
+
+    @property
+    def profile(self) -> Profile: ...
+
+    def shape(self, gang: Gang) -> Gang: ...
+
+    def budget(self) -> AttemptBudget: ...
+
+
+class Bound(Protocol):
+    """A bind the cycle planned (`cycle.Bind`)."""
+
+    @property
+    def pods(self) -> tuple[tuple[str, str], ...]: ...
+
+    @property
+    def domain(self) -> str: ...
+
+    @property
+    def tier(self) -> int: ...
+
+
+class Preempting(Protocol):
+    """A preemption the cycle planned (`cycle.Preemption`)."""
+
+    @property
+    def plan(self) -> PreemptionPlan: ...
+
+
+class Attempted(Protocol):
+    """One gang's outcome in the cycle (`cycle.Outcome`)."""
+
+    @property
+    def code(self) -> Code: ...
+
+    @property
+    def step(self) -> Step: ...
+
+    @property
+    def message(self) -> str: ...
+
+
+class Planned(Protocol):
+    """The cycle's plan so far (`cycle.CyclePlan`)."""
+
+    def added_for(self, gang: str) -> tuple[Bound | None, Preempting | None, object]: ...
+
+
+class Cycle(Protocol):
+    """A fresh scheduling cycle over the cluster's view (`cycle.SchedulingCycle`): its queue,
+    its attempts (each reserving on the cycle's snapshot), its plan."""
+
+    @property
+    def snapshot(self) -> Snapshot: ...
+
+    @property
+    def budgets(self) -> Sequence[Budget]: ...
+
+    @property
+    def options(self) -> CycleOptions: ...
+
+    @property
+    def plan(self) -> Planned: ...
+
+    def queue(self) -> list[Gang]: ...
+
+    def attempt(self, gang: Gang) -> Attempted: ...
+
+
+def explain_in_cycle(cycle: Cycle, gang: Gang, served: Collection[str]) -> Explanation:
+    """The cycle's own answer for `gang` (module docstring): the gangs ahead of it in the queue
+    are attempted first, as the scheduler attempts them; `served`: the schedulerNames the cycle
+    serves (for the words of a gang it leaves out)."""
+    head = _head(gang)
+    if not gang.pending:
+        return replace(
+            head, code=Code.SUCCESS.value, step=Step.PRE_FILTER.value, message="every member is bound"
+        )
+    queue = cycle.queue()
+    if all(g.key != gang.key for g in queue):
+        return replace(head, code=NOT_SERVED, step=QUEUE, plugin="", message=not_served(gang, served))
+    ahead: list[str] = []
+    for other in queue:
+        if other.key == gang.key:
+            break
+        cycle.attempt(other)
+        bind, preempting, _ = cycle.plan.added_for(other.key)
+        if bind is not None:
+            ahead.append(f"{other.key} placed in {bind.domain}")
+        if preempting is not None:
+            ahead.append(f"{other.key} preempting in {preempting.plan.domain}")
+    head = replace(head, ahead=tuple(ahead))
+    before, budgets = cycle.snapshot.clone(), list(cycle.budgets)
+    outcome = cycle.attempt(gang)
+    bind, _, _ = cycle.plan.added_for(gang.key)
+    if outcome.code is Code.SUCCESS and bind is not None:
+        return _landed(cycle, gang, head, bind)
+    if outcome.step in (Step.PRE_ENQUEUE, Step.PERMIT) or outcome.code is Code.ERROR:
+        # Held before an attempt, or by Permit, or the attempt failed: the outcome is all there is.
+        return replace(head, code=outcome.code.value, step=outcome.step.value, message=outcome.message)
+    options = cycle.options
+    verdict = schedule(
+        options.shape(gang),
+        before.clone(),
+        budgets=budgets,
+        attempt_budget=options.budget(),
+        profile=options.profile,
+    )
+    return _figures(head, gang, verdict, before, budgets, options.profile)
+
+
+def not_served(gang: Gang, served: Collection[str]) -> str:
+    """Why the queue leaves a gang out: the schedulerName its pods name."""
+    names = ", ".join(sorted(served))
+    return (
+        f'not queued: its pods name schedulerName "{gang.scheduler_name}", which this scheduler does '
+        f"not serve (it serves {names}): the scheduler of that name places it; until one runs it waits"
+    )
+
+
+def _head(gang: Gang) -> Explanation:
+    return Explanation(
         gang=gang.key,
         pending=len(gang.pending),
         bound=len(gang.bound),
         min_member=gang.min_member,
+        code="",
+        step="",
+        plugin="",
+        message="",
+    )
+
+
+def _landed(cycle: Cycle, gang: Gang, head: Explanation, bind: Bound) -> Explanation:
+    """A placed gang: where it lands. Placed in part (an elastic gang), its waiting members get
+    the next attempt's verdict on the snapshot the placement leaves."""
+    lands = Landing(bind.domain, bind.tier, bind.pods)
+    placed = replace(head, code=Code.SUCCESS.value, step=Step.SELECT.value, lands=lands)
+    if len(bind.pods) >= len(gang.pending):
+        return placed
+    rest = with_bound(gang, dict(bind.pods))
+    options, snap, budgets = cycle.options, cycle.snapshot, list(cycle.budgets)
+    verdict = schedule(
+        options.shape(rest),
+        snap.clone(),
+        budgets=budgets,
+        attempt_budget=options.budget(),
+        profile=options.profile,
+    )
+    if verdict.code is Code.SUCCESS:  # the next cycle places them: the gang is placed whole
+        return placed
+    return _figures(replace(placed, pending=len(rest.pending)), rest, verdict, snap, budgets, options.profile)
+
+
+def with_bound(gang: Gang, placed: Mapping[str, str]) -> Gang:
+    """The gang once the placed pods (pod -> node) are bound, as the next cycle reads it."""
+
+    def bound(member: Any) -> Any:
+        node = placed.get(member.key)
+        if node is None:
+            return member
+        spec = member.pod.spec.model_copy(update={"node_name": node})
+        return replace(member, pod=member.pod.model_copy(update={"spec": spec}))
+
+    return replace(gang, pods=tuple(bound(m) for m in gang.pods))
+
+
+def _figures(
+    head: Explanation,
+    gang: Gang,
+    verdict: Verdict,
+    snap: Snapshot,
+    budgets: Sequence[Budget],
+    profile: Profile | None = None,
+) -> Explanation:
+    """The verdict, and the figures around it on the snapshot the attempt ran on."""
+    message = verdict.message
+    if verdict.plan is not None and verdict.reason:
+        # The state before the preemption: nothing is evicted or nominated yet (the plan says what would be).
+        message = f"0/{snap.index.n_nodes} nodes are available: {verdict.reason}."
+    out = replace(
+        head,
         code=verdict.code.value,
         step=verdict.step.value,
         plugin=verdict.plugin,
-        message=verdict.message,
+        message=message,
         excluded=dict(verdict.exclusions),
     )
+    if verdict.code is Code.SUCCESS and verdict.placement is not None and head.lands is None:
+        p = verdict.placement
+        return replace(out, lands=Landing(p.domain, p.tier, p.pods))
     if not gang.pending or verdict.code is Code.SUCCESS or verdict.step.value in ("PreEnqueue", "PreFilter"):
         return out
-    demand = demand_of(gang, snap)
+    demand = demand_of(gang, snap, profile)
     free = snap.free(gang.key, gang.priority)
     offers = evaluate(free, demand, snap.index)
     cls = demand.classes[0]
@@ -177,10 +416,17 @@ def explain(
     )
 
 
-def brief(gang: Gang, snap: Snapshot) -> str:
+ROOM_STEPS = (Step.FILTER, Step.SCORE, Step.SELECT, Step.POST_FILTER)
+"""The steps whose verdict is about room: only after them does the best domain per tier say
+anything (a gate, a spec error, a gang still assembling wait for something else)."""
+
+
+def brief(gang: Gang, snap: Snapshot, step: Step | None = None) -> str:
     """The short form, cheaply (no second attempt, no preemption search): the best domain per
-    allowed tier and the tier limit, as a PodGroup condition carries them beside the verdict."""
-    if not gang.pending:
+    allowed tier and the tier limit, as a PodGroup condition carries them beside the verdict.
+    `step`: the Step that decided the attempt's verdict; none is given after a step that is not
+    about room (`ROOM_STEPS`)."""
+    if not gang.pending or (step is not None and step not in ROOM_STEPS):
         return ""
     demand = demand_of(gang, snap)
     if not demand.classes:
@@ -288,34 +534,119 @@ def _excluded(demand: GangDemand) -> dict[str, int]:
     return out
 
 
+@dataclass(frozen=True)
+class Words:
+    """The fields a gang's own dialect writes for each change a suggestion makes."""
+
+    count: Callable[[int], str] | None
+    """The gang's size field set to k (`minMember: 3`, `parallelism: 3`); None: nothing to shrink."""
+    fewer_pods: bool = False
+    """The field is the number of pods (a Job's parallelism, an LWS group's size): with it
+    smaller, fewer pods exist, so the re-check runs only the first k."""
+    soft: str | None = None
+    """Its soft mode, None where the dialect has none."""
+    tier: Callable[[int, str, str], str] | None = None
+    """(tier, tier name, its node label key) -> its hard limit at that tier."""
+
+
+def words_of(gang: Gang) -> Words:
+    """The gang's dialect's fields: the object that owns its pods (an LWS, a Volcano Job, a
+    batch/v1 Job) by its pods' labels, else its PodGroup or annotations (`Gang.source`)."""
+    labels = (gang.pods[0].pod.metadata.labels or {}) if gang.pods else {}
+    lws_name = labels.get(lws.NAME_LABEL)
+    nt = "spec.networkTopology"
+    if lws_name and gang.source == "volcano":
+        return Words(
+            lambda k: f"LeaderWorkerSet {lws_name}: spec.leaderWorkerTemplate.size: {k}",
+            fewer_pods=True,
+            soft=f"LeaderWorkerSet {lws_name}: {nt}.mode: soft",
+            tier=lambda t, _n, _k: f"LeaderWorkerSet {lws_name}: {nt}.highestTierAllowed: {t}",
+        )
+    owner = labels.get(VC_JOB_NAME) if gang.source == "volcano" else None
+    what = f"Job {owner}" if owner else f"PodGroup {gang.name.split('/', 1)[1]}"
+    if gang.source == "volcano":
+        return Words(
+            lambda k: f"{what}: {'spec.minAvailable' if owner else 'spec.minMember'}: {k}",
+            soft=f"{what}: {nt}.mode: soft",
+            tier=lambda t, _n, _k: f"{what}: {nt}.highestTierAllowed: {t}",
+        )
+    return _words_by_source(gang, labels)
+
+
+def _words_by_source(gang: Gang, labels: Mapping[str, str]) -> Words:
+    name = gang.name.split("/", 1)[1]
+    spec = "gang.scheduling.koordinator.sh/network-topology-spec"
+    koord_soft = f'{spec}: "strategy": "PreferGather" instead of "MustGather"'
+    koord_tier = lambda _t, n, _k: f'{spec}: "MustGather" at "layer": "{n}"'  # noqa: E731
+    if gang.source in ("koordinator", "scheduler-plugins"):
+        return Words(lambda k: f"PodGroup {name}: spec.minMember: {k}", soft=koord_soft, tier=koord_tier)
+    if gang.source == "koordinator-annotations":
+        return Words(lambda k: f'{GANG_MIN_AVAILABLE}: "{k}"', soft=koord_soft, tier=koord_tier)
+    job = next((labels[k] for k in JOB_NAME_LABELS if labels.get(k)), None)
+    kueue_soft = f"{kueue.PREFERRED_TOPOLOGY} instead of {kueue.REQUIRED_TOPOLOGY}"
+    kueue_tier = lambda _t, _n, key: f"{kueue.REQUIRED_TOPOLOGY}: {key}"  # noqa: E731
+    if gang.source == "job" or (gang.source == "kueue" and job):
+        return Words(
+            lambda k: f"Job {job or name}: spec.parallelism: {k}",
+            fewer_pods=True,
+            soft=kueue_soft if gang.kueue_tas else None,
+            tier=kueue_tier if gang.kueue_tas else None,
+        )
+    if gang.source == "kueue":
+        return Words(
+            lambda k: f'{kueue.POD_GROUP_TOTAL_COUNT}: "{k}"',
+            fewer_pods=True,
+            soft=kueue_soft,
+            tier=kueue_tier,
+        )
+    if gang.source == "upstream":
+        return Words(
+            lambda k: f"PodGroup {name}: minCount: {k}", tier=lambda _t, _n, key: f"topologyKey: {key}"
+        )
+    return Words(None)
+
+
 def _suggestions(
     gang: Gang, snap: Snapshot, budgets: Sequence[Budget], demand: GangDemand, offers: Offers
 ) -> list[str]:
-    """Single changes that would let the gang start now, each checked by the runner."""
+    """Single changes that would let the gang start now, in its dialect's fields, each checked
+    by the runner on a changed copy of the gang."""
     out: list[str] = []
     c = gang.constraint
-    keyed = gang.source == "upstream"  # Kubernetes' PodGroup: a label key, no soft mode
+    words = words_of(gang)
     if c is not None and c.binds:
         soft = (
             None
-            if keyed
+            if words.soft is None
             else _try(replace(gang, constraint=TopologyConstraint("soft", c.highest_tier)), snap, budgets)
         )
         if soft is not None:
-            out.append(f"soft mode would place it in {soft}")
+            out.append(f"{words.soft} would place it in {soft}")
         wider = [t for t in snap.index.tiers if c.highest_tier is not None and t > c.highest_tier]
-        if wider:
+        if wider and words.tier is not None:
             placed = _try(replace(gang, constraint=TopologyConstraint("hard", wider[0])), snap, budgets)
-            label = snap.index.tree.tier_labels.get(wider[0]) if keyed else None
-            if placed is not None and keyed:
-                out.append(f"topology key {label or f'of tier {wider[0]}'} would place it in {placed}")
-            elif placed is not None:
-                out.append(f"highest tier {wider[0]} would place it in {placed}")
-    fits = int(max(offers.dom_offer.max(initial=0), offers.node_offer.max(initial=0)))
-    if 0 < fits < demand.n and fits >= 1:
-        best = max(tier_bests(demand, offers, snap.index), key=lambda t: (t.allowed, t.holds, -t.tier))
-        out.append(f"{best.holds} pods fit in {best.domain} if minMember were {best.holds}")
+            tree = snap.index.tree
+            name = tree.tier_names.get(wider[0], f"tier {wider[0]}")
+            key = tree.tier_labels.get(wider[0]) or f"the label of tier {wider[0]}"
+            if placed is not None:
+                out.append(f"{words.tier(wider[0], name, key)} would place it in {placed}")
+    allowed = [t for t in tier_bests(demand, offers, snap.index) if t.allowed]
+    best = max(allowed, key=lambda t: (t.holds, -t.tier), default=None)
+    if words.count is not None and best is not None and 0 < best.holds < demand.n:
+        k = best.holds + len(gang.bound)
+        placed = _try(_smaller(gang, k, fewer_pods=words.fewer_pods), snap, budgets)
+        if placed is not None:
+            out.append(f"{words.count(k)} would start {best.holds} pod(s) now, in {placed}")
     return out
+
+
+def _smaller(gang: Gang, k: int, *, fewer_pods: bool) -> Gang:
+    """The gang with its size field at k: minMember k, and only its first k pods when the
+    field is the number of pods."""
+    if not fewer_pods:
+        return replace(gang, min_member=k)
+    keep = {p.key for p in gang.bound} | {p.key for p in gang.pending[: max(0, k - len(gang.bound))]}
+    return replace(gang, min_member=k, pods=tuple(p for p in gang.pods if p.key in keep))
 
 
 def _try(gang: Gang, snap: Snapshot, budgets: Sequence[Budget]) -> str | None:
@@ -329,9 +660,7 @@ def _try(gang: Gang, snap: Snapshot, budgets: Sequence[Budget]) -> str | None:
 def render(e: Explanation) -> str:
     """The explanation as text for people."""
     lines = [f"gang {e.gang}: {e.pending} pending, {e.bound} bound, minMember {e.min_member}"]
-    lines.append(f"verdict: {e.code} at {e.step}{f' ({e.plugin})' if e.plugin else ''}")
-    if e.message:
-        lines.append(f"  {e.message}")
+    lines += _verdict_lines(e)
     if e.tiers:
         lines.append("best place per tier (pods of the gang it holds now):")
         for t in e.tiers:
@@ -349,6 +678,27 @@ def render(e: Explanation) -> str:
     for s in e.suggestions:
         lines.append(f"suggestion: {s}")
     return "\n".join(lines) + "\n"
+
+
+def _verdict_lines(e: Explanation) -> list[str]:
+    """The verdict, where the gang lands (a placed one, or an elastic one's first members), and
+    the gangs ahead of a waiting one in the queue."""
+    verdict = f"verdict: {e.code} at {e.step}{f' ({e.plugin})' if e.plugin else ''}"
+    lines = [verdict] if e.placed else []
+    if e.lands is not None:
+        lands = e.lands
+        lines.append(f"lands in {lands.domain} (tier {lands.tier}): {len(lands.pods)} pod(s)")
+        lines += [f"  {pod} -> {node}" for pod, node in lands.pods]
+    if not e.placed:
+        if e.lands is not None:
+            lines.append(f"its other {e.pending} pending pod(s) wait:")
+        lines.append(verdict)
+    if e.message:
+        lines.append(f"  {e.message}")
+    if e.ahead and not e.placed:
+        lines.append("ahead of it in the queue this cycle:")
+        lines += [f"  {a}" for a in e.ahead]
+    return lines
 
 
 def _preemption_lines(p: PreemptionView) -> list[str]:

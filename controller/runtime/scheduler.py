@@ -374,7 +374,9 @@ class GangScheduler:
         elif outcome.report and self._reported.get(gang.key) != (outcome.code, outcome.message):
             # Only a changed verdict is written: an unschedulable gang costs nothing per cycle.
             self._reported[gang.key] = (outcome.code, outcome.message)
-            self._start(gang.key, self._report_job(gang, outcome, brief=_brief(gang, cycle)), wake=False)
+            self._start(
+                gang.key, self._report_job(gang, outcome, brief=_brief(gang, cycle, outcome)), wake=False
+            )
 
     def _start(self, key: str, coro: Coroutine[Any, Any, None], *, wake: bool = True) -> None:
         task = spawn(f"gang:{key}", coro, forever=False)
@@ -544,13 +546,13 @@ async def serve(
     )
 
 
-def _brief(gang: Gang, cycle: SchedulingCycle) -> str:
-    """The explanation's short form on the cycle's snapshot; "" when it cannot be had (a
-    report is never held back by it)."""
+def _brief(gang: Gang, cycle: SchedulingCycle, outcome: Outcome) -> str:
+    """The explanation's short form on the cycle's snapshot, after a verdict about room (the
+    outcome's Step says); "" when it cannot be had (a report is never held back by it)."""
     if gang.error or not gang.pending:
         return ""
     try:
-        return brief(gang, cycle.snapshot)
+        return brief(gang, cycle.snapshot, outcome.step)
     except Exception as exc:
         log.warning("scheduler.brief_failed", gang=gang.key, error=failure_text(exc), exc_info=exc)
         return ""

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
     [
         pytest.param(None, 8401, False, None, "", id="defaults"),
         pytest.param("0.0.0.0", 0, False, "x.yaml", "", id="explicit-host-any-port"),
-        pytest.param(None, 8401, True, None, "--simulate: needs --from FILE", id="simulate-without-a-file"),
+        pytest.param(None, 8401, True, None, "--simulate: needs -f FILE", id="simulate-without-a-file"),
         pytest.param(None, 70000, False, None, "--port: Invalid value: 70000", id="port-out-of-range"),
         pytest.param(" ", 8401, False, None, '--host: Invalid value: ""', id="blank-host"),
     ],
@@ -46,7 +46,7 @@ def test_flags(host: str | None, port: int, simulate: bool, source: str | None, 
             "error: /no/such/file.yaml: no such file or directory",
             id="missing-file",
         ),
-        pytest.param({"simulate": True}, "error: --simulate: needs --from FILE", id="simulate-alone"),
+        pytest.param({"simulate": True}, "error: --simulate: needs -f FILE", id="simulate-alone"),
         pytest.param({"listen": cmd_ui.Listen(port=-1)}, "error: --port: Invalid value: -1", id="bad-port"),
         pytest.param(
             {"kubeconfig": "/no/such/kubeconfig", "listen": cmd_ui.Listen(port=0)},

@@ -29,7 +29,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from controller.placer.scenario import load_scenario, prepare, simulate
+from controller.placer.scenario import Scenario, load_scenario, prepare, simulate
 from translations.errors import TopobridgeError
 from translations.topology import natural_key
 
@@ -64,23 +64,10 @@ def what_if(objects: Sequence[Mapping[str, Any]], text: str) -> dict[str, Any]:
     except ValueError as exc:
         return {"error": str(exc)}
     try:
-        job = load_scenario(pasted, sources=sources)
-    except TopobridgeError as exc:  # names the document, the object and the field
-        return {"error": str(exc)}
+        job, sc = with_job(objects, pasted, sources)
+    except JobError as exc:
+        return {"error": str(exc), **({"warnings": exc.warnings} if exc.warnings else {})}
     mine = {p.key for p in job.pods}
-    if not mine:
-        kinds = sorted({str(o.get("kind")) for o in pasted})
-        return {
-            "error": f"{PASTED}: makes no pods ({', '.join(kinds)}): paste the job's pods with its "
-            "PodGroup, or a kind the simulator expands into pods",
-            "warnings": job.warnings,
-        }
-    taken = sorted(mine & _pod_keys(objects), key=natural_key)
-    if taken:
-        return {"error": f"{PASTED}: pod {taken[0]}: already exists in the cluster: rename the job"}
-    together = [*objects, *pasted]
-    labels = [f"cluster object {i + 1}" for i in range(len(objects))] + sources
-    sc = load_scenario(together, sources=labels, lenient=True)
     prep = prepare(sc)
     result = simulate(sc)
     gangs = [g for g in prep.gangs() if mine & {p.key for p in g.pods}]
@@ -94,6 +81,42 @@ def what_if(objects: Sequence[Mapping[str, Any]], text: str) -> dict[str, Any]:
         "evictedForOthers": sorted(set(result.evicted) - for_job - mine, key=natural_key),
         "warnings": [w for w in result.warnings if PASTED in w] + job.warnings,
     }
+
+
+class JobError(ValueError):
+    """The job cannot be asked about: the message names what is wrong (and the warnings its
+    objects gave, when it makes no pods)."""
+
+    def __init__(self, message: str, warnings: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.warnings = list(warnings)
+
+
+def with_job(
+    objects: Sequence[Mapping[str, Any]], job: Sequence[Mapping[str, Any]], sources: Sequence[str]
+) -> tuple[Scenario, Scenario]:
+    """The job read alone, strictly, and the cluster's objects with it (read leniently): what
+    the what-if box and `simulate`/`explain --from-cluster -f JOB` run. JobError when the job
+    has a bad object (naming the document, the object and the field), makes no pods, or names
+    a pod the cluster already holds."""
+    what = sources[0].split(" document ", 1)[0] if sources else PASTED
+    try:
+        alone = load_scenario(job, sources=sources)
+    except TopobridgeError as exc:  # names the document, the object and the field
+        raise JobError(str(exc)) from None
+    mine = {p.key for p in alone.pods}
+    if not mine:
+        kinds = sorted({str(o.get("kind")) for o in job})
+        raise JobError(
+            f"{what}: makes no pods ({', '.join(kinds)}): give the job's pods with its "
+            "PodGroup, or a kind the simulator expands into pods",
+            alone.warnings,
+        )
+    taken = sorted(mine & _pod_keys(objects), key=natural_key)
+    if taken:
+        raise JobError(f"{what}: pod {taken[0]}: already exists in the cluster: rename the job")
+    labels = [f"cluster object {i + 1}" for i in range(len(objects))] + list(sources)
+    return alone, load_scenario([*objects, *job], sources=labels, lenient=True)
 
 
 def _trigger(condition: Mapping[str, str] | None) -> str:

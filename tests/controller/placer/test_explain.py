@@ -17,6 +17,7 @@ from controller.placer.cycle import GangTiming, SchedulingCycle
 from controller.placer.explain import explain, render
 from controller.placer.scenario import cluster_state, load_scenario, prepare
 from topobridge import cmd_explain
+from topobridge.inputs import Snapshot
 
 LAYOUT = {"spine-0": {"block-0": ["n0", "n1"], "block-1": ["n2", "n3"]}, "spine-1": {"block-2": ["n4", "n5"]}}
 
@@ -37,8 +38,15 @@ def test_the_seed_example_2_before_preemption() -> None:
     spines = next(t for t in e.tiers if t.name == "SpineLayer")
     assert (spines.holds, spines.allowed) == (3, True)  # no spine holds all four now
     assert e.limit == "hard tier limit 2 (domains of tier 2)"
-    assert "soft mode would place it in cluster" in e.suggestions
-    assert "3 pods fit in BlockLayer/block-4 if minMember were 3" in e.suggestions
+    spec = "gang.scheduling.koordinator.sh/network-topology-spec"
+    assert (
+        f'{spec}: "strategy": "PreferGather" instead of "MustGather" would place it in cluster'
+        in e.suggestions
+    )
+    assert (
+        "PodGroup high-priority-training: spec.minMember: 3 would start 3 pod(s) now, in BlockLayer/block-4"
+        in e.suggestions
+    )
 
 
 def test_the_verdict_is_the_cycles() -> None:
@@ -59,7 +67,7 @@ def test_resources_short_everywhere_and_preemption_cannot_help() -> None:
     assert "desiredOfferSlot: 8, offerSlot: 6" in e.message
     assert e.preemption is not None and not e.preemption.possible
     assert e.tiers[-1].holds == 6  # six nodes, one pod each: the whole cluster holds 6 of 8
-    assert "6 pods fit in cluster if minMember were 6" in e.suggestions
+    assert "PodGroup huge: spec.minMember: 6 would start 6 pod(s) now, in cluster" in e.suggestions
 
 
 def test_a_tier_limit_and_the_wider_tier_that_would_hold_it() -> None:
@@ -68,8 +76,11 @@ def test_a_tier_limit_and_the_wider_tier_that_would_hold_it() -> None:
     e = _explained(objects, "default/wide")
     assert e.code == "Unresolvable" and e.limit == "hard tier limit 1 (domains of tier 1)"
     assert [t.allowed for t in e.tiers] == [True, True, False, False]
-    assert "highest tier 2 would place it in spine/spine-0" in e.suggestions
-    assert any(s.startswith("soft mode would place it in") for s in e.suggestions)
+    assert (
+        "PodGroup wide: spec.networkTopology.highestTierAllowed: 2 would place it in spine/spine-0"
+        in e.suggestions
+    )
+    assert "PodGroup wide: spec.networkTopology.mode: soft would place it in spine/spine-0" in e.suggestions
 
 
 def test_an_affinity_nothing_satisfies() -> None:
@@ -99,18 +110,12 @@ def test_the_command_explains_a_file_and_a_job_not_yet_submitted(tmp_path: Path)
     )
     out, err = io.StringIO(), io.StringIO()
     code = cmd_explain.run(
-        gang=None,
-        filename=str(job),
-        cluster=cmd_explain.Cluster(source=str(cluster)),
-        output_format="json",
-        out=out,
-        err=err,
+        gang=None, snapshot=Snapshot((str(cluster), str(job))), output_format="json", out=out, err=err
     )
     assert (code, err.getvalue()) == (0, "")
     doc = json.loads(out.getvalue())
     assert doc["gang"] == "volcano:default/new" and doc["verdict"]["code"] == "Success"
+    assert doc["lands"]["domain"] == "block/block-2" and len(doc["lands"]["pods"]) == 2
     out = io.StringIO()
-    missing = cmd_explain.run(
-        gang="missing", cluster=cmd_explain.Cluster(source=str(cluster)), out=out, err=err
-    )
+    missing = cmd_explain.run(gang="missing", snapshot=Snapshot((str(cluster),)), out=out, err=err)
     assert missing == cmd_explain.EXIT_NO_GANG

@@ -1,5 +1,6 @@
 """`simulate --from-cluster` on the real local kube-apiserver: it reads the snapshot through the
-kubeconfig, places pending pods in the simulation, and writes nothing back."""
+kubeconfig, places pending pods in the simulation, and writes nothing back; with `-f JOB` it
+answers what the job would do if it were submitted now (as `explain --from-cluster -f JOB`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ import asyncio
 import contextlib
 import io
 import json
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from controller.errors import NotFoundError
 from controller.kube import Kube
@@ -88,3 +92,74 @@ async def test_from_cluster_simulates_the_live_snapshot_read_only(
         for n in nodes:
             with contextlib.suppress(NotFoundError):
                 await k.delete(NODES, n)
+
+
+async def test_from_cluster_with_a_job_answers_what_if_read_only(
+    control_plane: Any, kube: Any, namespace: str, tmp_path: Path
+) -> None:
+    """`simulate --from-cluster -f JOB` (and `explain`): the job added to the live snapshot, as
+    the ui's what-if adds a pasted one; nothing is written, and a pod the cluster already holds
+    is refused."""
+    k = Kube.from_api_client(kube)
+    zone = "w" + namespace.rsplit("-", 1)[-1]
+    scheduler = f"sim-{zone}"
+    nodes = [f"{namespace}-a", f"{namespace}-b"]
+    try:
+        for n in nodes:
+            await k.create(NODES, _node(n, zone))
+            await k.merge_patch(
+                NODES,
+                n,
+                {
+                    "status": {
+                        "allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"},
+                        "conditions": [{"type": "Ready", "status": "True"}],
+                    }
+                },
+                subresource="status",
+            )
+            await k.merge_patch(NODES, n, {"spec": {"taints": None}})
+        await k.create(
+            PODS,
+            _pod("running", node=nodes[0], scheduler="default-scheduler", zone=zone),
+            namespace=namespace,
+        )
+        job = tmp_path / "job.yaml"
+        new = _pod("new", scheduler=scheduler, zone=zone)
+        new["metadata"]["namespace"] = namespace
+        job.write_text(json.dumps(new))
+        base = ["--kubeconfig", control_plane.kubeconfig, "--from-cluster", "-f", str(job)]
+
+        code, out, err = await asyncio.to_thread(
+            _cli, ["simulate", *base, "--scheduler-names", scheduler, "-o", "json"]
+        )
+        assert code == 0 and "error" not in err, err
+        assert json.loads(out)["bound"] == {f"{namespace}/new": nodes[1]}
+
+        code, out, err = await asyncio.to_thread(_cli, ["explain", *base, "--scheduler-names", scheduler])
+        assert code == 0, err
+        assert "verdict: Success at Select" in out and f"{namespace}/new -> {nodes[1]}" in out
+
+        # Read-only: the job was never created.
+        with pytest.raises(NotFoundError):
+            await k.get(PODS, "new", namespace=namespace)
+
+        taken = _pod("running", scheduler=scheduler, zone=zone)
+        taken["metadata"]["namespace"] = namespace
+        job.write_text(json.dumps(taken))
+        code, out, err = await asyncio.to_thread(_cli, ["simulate", *base, "-o", "json"])
+        assert (code, out) == (2, "")
+        assert f"pod {namespace}/running: already exists in the cluster" in err
+    finally:
+        for n in nodes:
+            with contextlib.suppress(NotFoundError):
+                await k.delete(NODES, n)
+
+
+def _cli(argv: list[str]) -> tuple[int, str, str]:
+    from topobridge import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main(["--log-level", "warning", *argv])
+    return code, out.getvalue(), err.getvalue()
