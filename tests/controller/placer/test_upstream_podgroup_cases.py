@@ -12,10 +12,9 @@ their scheduler (kube's name none: the default scheduler) and ask 1Ki of memory 
 Not ported: "tas gang with constraint does not use pod by pod preemption" and "... does not
 use workload preemption": kube 1.37's topology-aware path does not preempt yet; topobridge's
 does (the placement with victims is checked as any other), so that outcome does not carry over.
-Not met yet, so not a row: TestTopologyAwareSchedulingWithGangPolicy "gang schedules on a single
-rack, choosing placement with highest allocation percentage (default placement scoring
-algorithm) with pre-existing pods in cluster": kube's PlacementScore picks rack-2 (5/6
-allocated) over rack-1 (3/4); topobridge's domain choice takes rack-1.
+The topology-aware rows choose their rack by kube's placement scoring
+(`controller.placer.plugins.topology_placement`): "... with pre-existing pods in cluster" picks
+rack-2 (5/6 allocated) over rack-1 (3/4) and rack-3 (4/6).
 """
 
 from __future__ import annotations
@@ -187,7 +186,7 @@ def test_kube_pod_group_scheduling_cases(objects: list[Obj], scheduled: Any, rem
 
 
 def test_counts() -> None:
-    assert (len(ROWS), len(TAS_ROWS)) == (17, 7)
+    assert (len(ROWS), len(TAS_ROWS)) == (17, 8)
 
 
 # --- test/integration/scheduler/podgroup/topology_aware_scheduling/tas_test.go ------------------
@@ -300,6 +299,30 @@ TAS_ROWS = [
         {"node1-rack1", "node2-rack1"},
         id=f"{TAS}/gang schedules on a single rack, choosing placement with the highest score in default placement "
         "scoring algorithm",
+    ),
+    pytest.param(
+        [
+            *nodes(
+                {
+                    "node1-rack1": ("rack-1", "zone-1"),
+                    "node2-rack1": ("rack-1", "zone-1"),
+                    "node3-rack2": ("rack-2", "zone-2"),
+                    "node4-rack2": ("rack-2", "zone-2"),
+                    "node5-rack2": ("rack-2", "zone-2"),
+                    "node6-rack3": ("rack-3", "zone-2"),
+                    "node7-rack3": ("rack-3", "zone-2"),
+                    "node8-rack3": ("rack-3", "zone-2"),
+                    "node9-rack4": ("rack-4", "zone-2"),
+                }
+            ),
+            existing("existing1", "node3-rack2", "2"),
+            existing("existing2", "node8-rack3", "1"),
+            keyed("pg1", 3),
+            *THREE,
+        ],
+        {"node3-rack2", "node4-rack2", "node5-rack2"},
+        id=f"{TAS}/gang schedules on a single rack, choosing placement with highest allocation percentage "
+        "(default placement scoring algorithm) with pre-existing pods in cluster",
     ),
     pytest.param(
         [
