@@ -19,8 +19,8 @@ kube-scheduler's pod group cycle (`pkg/scheduler/algorithm_podgroup.go`) runs:
 Inside the chosen domain the pods are laid out by topobridge's selection (`select.place_in`),
 as for every other dialect; kube places them pod by pod with the default profile.
 
-A `CompositePodGroup` (v1alpha3) is not placed here: see `controller.placer.cluster`'s
-composite rule (its member groups wait, saying so).
+A `CompositePodGroup` (v1alpha3) is not placed here: its member groups wait, saying why
+(`translations.upstream_gangs.composite_wait`).
 
 Runner hook: `engine._select` calls `place` where it would otherwise let `select` choose among
 candidate domains (marked there). When the framework grows PlacementGenerate / PlacementScore
