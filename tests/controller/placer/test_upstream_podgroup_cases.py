@@ -9,6 +9,9 @@ present at the step and the outcome kube waits for there (scheduled, unschedulab
 which `simulate` reaches by running the cycle to quiescence. The pods name `topobridge` as
 their scheduler (kube's name none: the default scheduler) and ask 1Ki of memory beside the CPU.
 
+Kube orders the two competing gangs by their pods' arrival ("..., reversed order" lets pg2 win);
+`simulate` has no arrival order, so both rows hold kube's invariant: one whole gang, no deadlock.
+
 Not ported: "tas gang with constraint does not use pod by pod preemption" and "... does not
 use workload preemption": kube 1.37's topology-aware path does not preempt yet; topobridge's
 does (the placement with victims is checked as any other), so that outcome does not carry over.
@@ -122,6 +125,12 @@ ROWS = [
         id=f"{CASE}/two gangs competing for the same resources shouldn't deadlock@one whole gang",
     ),
     pytest.param(
+        [pod_group("pg1"), pod_group("pg2"), *OTHER[::-1], *P[2::-1]],
+        "one gang",
+        set(),
+        id=f"{CASE}/two gangs competing for the same resources shouldn't deadlock, reversed order@one whole gang",
+    ),
+    pytest.param(
         [LOW_BLOCKER, pod_group("pg1"), *P],
         names(P),
         names([LOW_BLOCKER]),
@@ -158,6 +167,12 @@ ROWS = [
         id=f"{CASE}/basic group schedules with preemption@victim removed",
     ),
     pytest.param(
+        [LOW_BLOCKER, pod_group("pg1", min_count=None, priority=None), *P],
+        names(P),
+        names([LOW_BLOCKER]),
+        id=f"{CASE}/basic group schedules with workload-aware preemption@victim removed",
+    ),
+    pytest.param(
         [*LOW, pod_group("pg1"), *P],
         names(P),
         names(LOW),
@@ -186,7 +201,7 @@ def test_kube_pod_group_scheduling_cases(objects: list[Obj], scheduled: Any, rem
 
 
 def test_counts() -> None:
-    assert (len(ROWS), len(TAS_ROWS)) == (17, 8)
+    assert (len(ROWS), len(TAS_ROWS)) == (19, 8)
 
 
 # --- test/integration/scheduler/podgroup/topology_aware_scheduling/tas_test.go ------------------
