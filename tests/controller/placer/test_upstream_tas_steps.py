@@ -1,7 +1,10 @@
 """The rest of kube-scheduler's topology-aware PodGroup cases, step by step: `kubernetes/kubernetes`
 `test/integration/scheduler/podgroup/topology_aware_scheduling/tas_test.go`,
-TestTopologyAwareSchedulingWithGangPolicy and TestTopologyAwareSchedulingWithBasicPolicy, each
-row named `kube:<TestFunction>/<case>`.
+TestTopologyAwareSchedulingWithGangPolicy and TestTopologyAwareSchedulingWithBasicPolicy, and
+`test/integration/scheduler/podgroup/podgroup_affinity_test.go`
+TestPodGroupSchedulingWithPodAntiAffinity, each row named `kube:<TestFunction>/<case>`.
+Not ported: `tas_multi_placement_test.go` (it registers an out-of-tree PlacementGenerate plugin
+through the scheduler's configuration, which topobridge does not take).
 
 Kube's cases create objects one step after another and wait for the scheduler between steps;
 a row here is the same steps: each runs `simulate` to quiescence on what the steps so far
@@ -418,4 +421,57 @@ def test_intermediate_step_keeps_the_second_pod_pending() -> None:
 
 
 def test_counts() -> None:
-    assert len(ROWS) == 18
+    assert (len(ROWS), len(AFFINITY_ROWS)) == (18, 2)
+
+
+# --- test/integration/scheduler/podgroup/podgroup_affinity_test.go --------------------------------
+# TestPodGroupSchedulingWithPodAntiAffinity: `anti-pod` (pinned to node-1) repels pods labelled
+# app=foo from its host; `plain-pod` carries the label and no term of its own. Kube runs each case
+# with the CompositePodGroup gate on and off; the group is a plain PodGroup either way.
+AFFINITY = "kube:TestPodGroupSchedulingWithPodAntiAffinity"
+HOST = "kubernetes.io/hostname"
+
+
+def affinity_pods() -> list[Obj]:
+    anti = tas_pod("anti-pod", "pg")
+    anti["metadata"]["labels"] = {"app": "foo"}
+    anti["spec"]["nodeSelector"] = {HOST: "node-1"}
+    anti["spec"]["affinity"] = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "foo"}}, "topologyKey": HOST}
+            ]
+        }
+    }
+    plain = tas_pod("plain-pod", "pg")
+    plain["metadata"]["labels"] = {"app": "foo"}
+    return [pod_group("pg", min_count=2, priority=100), anti, plain]
+
+
+def host_nodes(*names: str) -> list[Obj]:
+    out = N(" ".join(f"{n}:rack-1:zone-1" for n in names))
+    for o in out:
+        o["metadata"]["labels"][HOST] = o["metadata"]["name"]
+    return out
+
+
+AFFINITY_ROWS = [
+    pytest.param(
+        host_nodes("node-1", "node-2"),
+        Expect(on=on("node-1", "anti-pod") | on("node-2", "plain-pod")),
+        id=f"{AFFINITY}/anti-affinity honored across the cycle on a multi-topology cluster",
+    ),
+    pytest.param(
+        host_nodes("node-1"),
+        Expect(pending=frozenset({"anti-pod", "plain-pod"})),
+        id=f"{AFFINITY}/anti-affinity keeps the group unschedulable on a single-topology cluster",
+    ),
+]
+
+
+@pytest.mark.parametrize(("cluster", "expect"), AFFINITY_ROWS)
+def test_kube_pod_group_anti_affinity(cluster: list[Obj], expect: Expect) -> None:
+    bound, pending, _ = run_steps([Step([*cluster, *affinity_pods()])])
+    assert pending == set(expect.pending), (bound, pending)
+    for name, allowed in expect.on.items():
+        assert bound.get(name) in allowed, (name, bound)
