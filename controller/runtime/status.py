@@ -43,10 +43,10 @@ import structlog
 from controller.errors import ControllerError, NotFoundError
 from controller.kube import JsonDict, Kube
 from controller.reporting import EventRecorder
-from controller.resources import K8S_PODGROUPS, VOLCANO_PODGROUPS, Resource
+from controller.resources import K8S_PODGROUPS, VOLCANO_PODGROUPS, at_version
 from controller.runtime.cache import ClusterCache
 from controller.runtime.messages import short_message, volcano_message
-from translations import kinds, upstream_gangs, volcano, workload
+from translations import upstream_gangs, volcano, workload
 from translations.core import Pod
 from translations.gangs import Gang
 from translations.serving import scheduler_name
@@ -79,11 +79,6 @@ DISRUPTION_TARGET = "DisruptionTarget"
 PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
 SCHEDULER_ERROR = "SchedulerError"
 """kube's reason when the attempt failed (rather than found no room)."""
-_PODGROUP_RESOURCES = {
-    workload.V1BETA1: K8S_PODGROUPS,
-    workload.V1ALPHA3: Resource.of(kinds.K8S_PODGROUP_V1ALPHA3),
-    workload.V1ALPHA2: Resource.of(kinds.K8S_PODGROUP_V1ALPHA2),
-}
 
 
 def scheduled_condition_type(api_version: str | None) -> str:
@@ -272,8 +267,6 @@ class StatusWriter:
         this object: the cache may not show our own write yet."""
         if conditions is None:
             return
-        version = (pg.api_version or "").rpartition("/")[2]
-        res = _PODGROUP_RESOURCES.get(version, K8S_PODGROUPS)
         key = f"{pg.namespace}/{pg.name}"
         sig = (
             pg.metadata.uid or "",
@@ -283,7 +276,7 @@ class StatusWriter:
             return
         try:
             await self.kube.merge_patch(
-                res,
+                at_version(K8S_PODGROUPS, pg.api_version),
                 pg.name,
                 {"status": {"conditions": conditions}},
                 namespace=pg.namespace,
