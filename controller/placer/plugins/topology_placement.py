@@ -187,6 +187,12 @@ class TopologyPlacement:
         except PlacementGenerateError:
             return None, demand  # the fit message says the gang does not fit; bound members pin it
         need = max(required, 1)
+        if gang.all_or_nothing or all(
+            _fits_whole(w, offers) or _room(w, offers, index) < need for w in domains
+        ):
+            whole = _best_whole(domains, demand, index, free, offers)
+            if whole is not None or gang.all_or_nothing:
+                return whole, demand
         found = [
             c
             for w in domains
@@ -196,6 +202,36 @@ class TopologyPlacement:
             return None, demand
         best = _best(found, len(gang.bound), index, free)
         return best.placed, best.demand
+
+
+def _fits_whole(where: Where, offers: Offers) -> bool:
+    """The offer check the selection makes before placing: may the whole demand fit here?"""
+    return bool(offers.node_fit[where.idx] if where.kind == "node" else offers.dom_fit[where.idx])
+
+
+def _room(where: Where, offers: Offers, index: ClusterIndex) -> int:
+    """How many pods a candidate may take at most (a uniform demand's slots; else unknown: all)."""
+    if offers.demand.kind != "uniform":
+        return offers.demand.n
+    lo, hi = where.range(index)
+    return int(offers.slots[lo:hi].sum())
+
+
+def _best_whole(
+    domains: Sequence[Where], demand: GangDemand, index: ClusterIndex, free: I64, offers: Offers
+) -> Placement | None:
+    """Every candidate holds the whole group or none of it. The scores of a whole placement do
+    not depend on its layout (PodGroupPodsCount is the same for all, PlacementBinPacking reads
+    the domain's sums and the group's requests), so candidates are scored before they are
+    placed and placed best first until one holds: the choice `_best` would make, without
+    placing the group in every domain."""
+    fitting = [w for w in domains if _fits_whole(w, offers)]
+    scores = [_bin_packing_of(w, demand, index, free) for w in fitting]
+    for i in sorted(range(len(fitting)), key=lambda i: -scores[i]):  # stable: tree order on ties
+        placed = place_in(fitting[i], demand, free, index, offers)
+        if placed is not None:
+            return placed
+    return None
 
 
 def _candidates(demand: GangDemand, index: ClusterIndex, tier: int) -> list[Where]:
@@ -269,17 +305,18 @@ def _best(found: Sequence[Candidate], bound: int, index: ClusterIndex, free: I64
     if len(found) == 1:
         return found[0]  # kube skips scoring a lone feasible placement
     counts = normalize_pods_count([pods_count(bound, c.demand.n) for c in found])
-    totals = [_bin_packing_of(c, index, free) + n for c, n in zip(found, counts, strict=True)]
+    totals = [_bin_packing_of(c.where, c.demand, index, free) + n for c, n in zip(found, counts, strict=True)]
     return found[int(np.argmax(totals))]
 
 
-def _bin_packing_of(c: Candidate, index: ClusterIndex, free: I64) -> int:
-    lo, hi = c.where.range(index)
+def _bin_packing_of(where: Where, demand: GangDemand, index: ClusterIndex, free: I64) -> int:
+    """PlacementBinPacking of `demand` placed whole in `where`."""
+    lo, hi = where.range(index)
     names = index.resources
     alloc = index.alloc[lo:hi].sum(axis=0)
     used = (index.alloc[lo:hi] - free[lo:hi]).sum(axis=0)
     req = np.zeros(len(names), dtype=np.int64)
-    for cls in c.demand.classes:
+    for cls in demand.classes:
         req += cls.req * len(cls.pods)
     return bin_packing(
         [{r: int(alloc[i]) for i, r in enumerate(names)}],

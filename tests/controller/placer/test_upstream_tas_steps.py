@@ -475,3 +475,51 @@ def test_kube_pod_group_anti_affinity(cluster: list[Obj], expect: Expect) -> Non
     assert pending == set(expect.pending), (bound, pending)
     for name, allowed in expect.on.items():
         assert bound.get(name) in allowed, (name, bound)
+
+
+# --- an oracle for the placement choice ------------------------------------------------------------
+# Fixed seeds: six racks of one to five 4-CPU nodes with random load, a gang of k 1-CPU pods keyed on
+# rack. The oracle scores every rack that has k free CPUs as kube's PlacementScore does
+# (PodGroupPodsCount is equal for all: the whole gang fits in each) and takes the best, the first
+# in tree order on a tie; `simulate` must put the gang there.
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_the_chosen_rack_is_the_best_scored_one(seed: int) -> None:
+    import random
+
+    from controller.placer.plugins.topology_placement import bin_packing
+
+    rng = random.Random(seed)
+    objs: list[Obj] = []
+    used: dict[str, int] = {}
+    size = {r: rng.randint(1, 8) for r in range(6)}
+    for r in range(6):
+        for i in range(size[r]):
+            name = f"n{r}-{i}"
+            objs += nodes({name: (f"rack-{r}", "zone-1")})
+            objs[-1]["status"]["allocatable"]["cpu"] = "4"
+            load = rng.choice((0, 1, 2, 3, 4, 4))
+            used[name] = load
+            if load:
+                objs.append(existing(f"busy-{name}", name, str(load)))
+    k = rng.randint(2, 12)
+    objs += [keyed("pg1", k), *pods("pg1", *(f"p{i}" for i in range(k)))]
+    scores = {}
+    for r in range(6):
+        names = [f"n{r}-{i}" for i in range(size[r])]
+        if sum(4 - used[n] for n in names) < k:
+            continue
+        scores[f"rack-{r}"] = bin_packing(
+            [{"cpu": 4000}] * len(names),
+            [{"cpu": used[n] * 1000} for n in names],
+            [{"cpu": 1000}] * k,
+            resources=(("cpu", 1),),
+        )
+    bound, pending, racks = run_steps([Step(objs)])
+    if not scores:
+        assert bound == {} and len(pending) == k
+        return
+    best = max(scores.values())
+    want = min((r for r, s in scores.items() if s == best), key=lambda r: int(r.split("-")[1]))
+    assert {racks[n] for n in bound.values()} == {want}, (scores, bound)
