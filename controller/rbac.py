@@ -65,6 +65,8 @@ _OTHER_USES: dict[Use, frozenset[Verb]] = {
     (r.CLUSTER_NETWORK_TOPOLOGIES, None): frozenset({"list", "watch"}),
     (r.CLUSTER_NETWORK_TOPOLOGIES, "status"): frozenset({"patch"}),
     (r.SIGS_PODGROUPS, None): frozenset({"list", "watch"}),
+    # Kubernetes' own PodGroups: kube-scheduler's conditions
+    (r.K8S_PODGROUPS, "status"): frozenset({"patch"}),
 }
 USES: dict[Use, frozenset[Verb]] = {
     use: SCHEDULER_READS.get(use, frozenset()) | _OTHER_USES.get(use, frozenset())

@@ -11,7 +11,7 @@ version of each the cluster serves, for the live scheduler's informers and the s
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from translations import kinds
 
@@ -89,6 +89,15 @@ K8S_COMPOSITE_PODGROUPS = Resource.of(kinds.K8S_COMPOSITE_PODGROUP)
 
 VOLCANO_CRD_NAMES = (kinds.VOLCANO_PODGROUP.display, kinds.HYPERNODE.display)
 """The CRDs whose presence (with a ready volcano-scheduler) means Volcano schedules."""
+
+
+def at_version(res: Resource, api_version: str | None) -> Resource:
+    """`res` at the version of `api_version` (`group/version`, as an object names it): a write
+    goes back at the version the object was read at. None or another group: `res` itself."""
+    group, _, version = (api_version or "").rpartition("/")
+    if group != res.group or not version:
+        return res
+    return replace(res, version=version)
 
 
 def versions_of(read: kinds.ReadKind) -> tuple[Resource, ...]:

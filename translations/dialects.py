@@ -288,7 +288,7 @@ ROWS: tuple[Row, ...] = (
         "yes",
         "partly",
         _UP,
-        "a node label the topology has a tier for",
+        "a node label the topology has a tier for; the domain by kube's placement scoring",
         to_kubernetes="-",
     ),
     Row(
@@ -310,7 +310,7 @@ ROWS: tuple[Row, ...] = (
         "no",
         "no",
         "no",
-        "named as not carried",
+        "named as not carried; the fallback scheduler still honours `disruptionMode`",
         to_kubernetes="-",
     ),
     Row(
@@ -332,6 +332,7 @@ ROWS: tuple[Row, ...] = (
         "no",
         "no",
         "no",
+        "its groups wait: a composite cannot be held",
         to_kubernetes="-",
     ),
 )

@@ -14,6 +14,9 @@ What kube-scheduler 1.37 does with a PodGroup (KEP-4671, KEP-5732), as the `Gang
   `preemptionPolicy: Never` on the group means the gang never preempts;
 * members that disagree on `schedulerName`, priority or preemption policy fail the group, as
   kube-scheduler's `SchedulerError`;
+* a PodGroup under a CompositePodGroup (`spec.parentCompositePodGroupName`, v1alpha3) waits,
+  saying why (`composite_wait`): placing its groups one by one would break the composite's
+  `minGroupCount` and its shared topology key, which kube-scheduler holds for the whole tree;
 * as a victim (KEP-5710): `disruptionMode: single` (the default) lets members be taken one by
   one, even below minCount; `all` gives them up whole or not at all.
 
@@ -96,6 +99,16 @@ def _disagreement(members: Sequence[Pod]) -> str | None:
     return None
 
 
+def composite_wait(where: str, parent: str) -> str:
+    """Why a member group of a CompositePodGroup waits: topobridge cannot hold a composite."""
+    return (
+        f"{where}: spec.parentCompositePodGroupName: it is part of CompositePodGroup {shown_name(parent)} "
+        "(v1alpha3), which topobridge cannot hold (minGroupCount over its groups, the composite's own "
+        "topology key, the whole tree placed in one pass): its pods wait for kube-scheduler 1.37 "
+        "with the CompositePodGroup gate"
+    )
+
+
 def resolve_v1alpha1(
     name: str, workloads: Mapping[str, workload.WorkloadV1alpha1], members: Sequence[Pod]
 ) -> Resolved:
@@ -140,6 +153,9 @@ def resolve(
         return Resolved(error=f"{where}: {problems[0]}")
     group = workload.group_of(pg)
     creation = pg.metadata.creation_timestamp or ""
+    parent = pg.spec.parent_composite_pod_group_name
+    if parent:
+        return Resolved(creation=creation, error=composite_wait(where, f"{pg.namespace}/{parent}"))
     disagreement = _disagreement(members)
     if disagreement is not None:
         return Resolved(creation=creation, error=f"{where}: SchedulerError: {disagreement}")

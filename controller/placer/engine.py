@@ -41,6 +41,7 @@ from controller.placer.offer import Offers, evaluate
 from controller.placer.plugins import default_profile
 from controller.placer.plugins.default_preemption import NOT_ELIGIBLE_TERMINATING
 from controller.placer.plugins.node_resources_fit import insufficient
+from controller.placer.plugins.topology_placement import TopologyPlacement
 from controller.placer.preempt import PreemptionPlan, Refilter, reads_bound_pods, revived
 from controller.placer.rules import MemberRules
 from controller.placer.select import Placement, Where, select, select_partial, subgroups_ready
@@ -207,13 +208,23 @@ def _left_behind(demand: GangDemand, dead: Sequence[PodClass], index: ClusterInd
     return left
 
 
+_TOPOLOGY_PLACEMENT = TopologyPlacement()
+
+
 def _select(
     gang: Gang, demand: GangDemand, snap: Snapshot, free: I64, required: int
 ) -> tuple[Placement | None, GangDemand]:
     """Score and Select: the nominated nodes if they still hold the gang, else the selection;
     an elastic gang falls back to the longest rank prefix that fits."""
     offers = evaluate(free, demand, snap.index)
-    placed = _nominated_fit(gang, demand, snap, free) or select(demand, free, snap.index, offers)
+    nominated = _nominated_fit(gang, demand, snap, free)
+    # --- Placement hook: the runner chooses among candidate domains here. An upstream PodGroup
+    # with a topology key is placed as kube-scheduler 1.37 places it (PlacementGenerate, a
+    # placement per candidate, PlacementScore); re-seat on the framework's placement points.
+    if nominated is None and TopologyPlacement.applies(gang, demand, snap.index):
+        return _TOPOLOGY_PLACEMENT.place(gang, demand, snap.index, free, offers, required)
+    # --- end of the placement hook
+    placed = nominated or select(demand, free, snap.index, offers)
     if placed is not None and not subgroups_ready(demand, range(demand.n), gang.min_sub_groups):
         placed = None
     if placed is None and not gang.all_or_nothing and required < demand.n:

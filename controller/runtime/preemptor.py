@@ -82,6 +82,7 @@ class Preemptor:
                 glog.warning("preempt.victim_failed", victim=victim.pod, error=str(exc))
                 raise
             marked.append((victim.pod, victim.node, uid, pod))
+        await self.status.pod_groups_disrupted([pod for *_, pod in marked], message)
         # 2. nominate: the room is claimed before it is freed.
         await self.status.nominate(plan.nominated, message, messages=messages)
         # 3. delete, with a uid precondition and the victim's own grace period.

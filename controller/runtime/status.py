@@ -10,7 +10,15 @@ minMember; message `<pending>/<members> tasks in gang unschedulable: ...`) or `S
 --for=condition=Unschedulable` and vcctl read it as Volcano's. Messages are the short form of
 `controller.runtime.messages`, bounded at any cluster size; `explain` has the whole text.
 
-A PodGroup's phase is derived from what is bound now, never remembered from the last decision
+Kubernetes' own PodGroup (`scheduling.k8s.io`, source `upstream`) gets the condition
+kube-scheduler writes (`pod_group_conditions`): `PodGroupInitiallyScheduled` at v1beta1 and
+v1alpha3 (1.37), `PodGroupScheduled` at v1alpha2 (1.36); `True` reason `Scheduled` once the
+group is placed, else `False` with reason `Unschedulable` (or `SchedulerError` when the attempt
+failed) and the verdict as message. It never reverts once `True` (1.37 renamed 1.36's condition
+to say so). It goes through the status subresource, at the version the object was read at. A
+group that preemption takes whole gets `DisruptionTarget` (reason `PreemptionByScheduler`).
+
+A Volcano PodGroup's phase is derived from what is bound now, never remembered from the last decision
 (`pod_group_phase`): `Running` at or above minMember, `Unknown` (Volcano's word for a gang
 partly running) when some but fewer are bound, `Pending` when none are. Scheduling outcomes
 write their condition and message, but never a phase that contradicts the count; and
@@ -35,10 +43,11 @@ import structlog
 from controller.errors import ControllerError, NotFoundError
 from controller.kube import JsonDict, Kube
 from controller.reporting import EventRecorder
-from controller.resources import VOLCANO_PODGROUPS
+from controller.resources import K8S_PODGROUPS, VOLCANO_PODGROUPS, at_version
 from controller.runtime.cache import ClusterCache
 from controller.runtime.messages import short_message, volcano_message
-from translations import volcano
+from translations import upstream_gangs, volcano, workload
+from translations.core import Pod
 from translations.gangs import Gang
 from translations.serving import scheduler_name
 
@@ -60,6 +69,51 @@ BELOW_MIN_MEMBER = "BelowMinMember"
 TRANSITION_PREFIX = "topobridge-"
 """Conditions topobridge writes carry transitionID `topobridge-<n>`: how any replica knows a
 PodGroup's status is its own to keep true."""
+
+
+INITIALLY_SCHEDULED = "PodGroupInitiallyScheduled"
+"""kube-scheduler 1.37's PodGroup condition (v1beta1, v1alpha3): never reverts once True."""
+PODGROUP_SCHEDULED = "PodGroupScheduled"
+"""1.36's (v1alpha2) name for the same condition."""
+DISRUPTION_TARGET = "DisruptionTarget"
+PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
+SCHEDULER_ERROR = "SchedulerError"
+"""kube's reason when the attempt failed (rather than found no room)."""
+
+
+def scheduled_condition_type(api_version: str | None) -> str:
+    """The condition kube-scheduler writes on a PodGroup of `api_version`."""
+    return (
+        PODGROUP_SCHEDULED if (api_version or "").endswith(f"/{workload.V1ALPHA2}") else INITIALLY_SCHEDULED
+    )
+
+
+def pod_group_conditions(
+    pg: workload.PodGroup, *, type_: str, status: bool, reason: str, message: str, now: str
+) -> list[JsonDict] | None:
+    """`pg`'s conditions with `type_` set as metav1's SetStatusCondition sets it (the transition
+    time moves only when the status does), the others kept; None when nothing would change,
+    and when the scheduled condition is already True (it never reverts, and a later success
+    keeps its first message)."""
+    current = list(pg.status.conditions or []) if pg.status is not None else []
+    old = next((c for c in current if c.type == type_), None)
+    if old is not None and type_ in (INITIALLY_SCHEDULED, PODGROUP_SCHEDULED) and old.status == "True":
+        return None
+    word = "True" if status else "False"
+    message = message[:_MESSAGE_LIMIT]
+    if old is not None and (old.status, old.reason, old.message or "") == (word, reason, message):
+        return None
+    cond: JsonDict = {
+        "type": type_,
+        "status": word,
+        "reason": reason,
+        "message": message,
+        "lastTransitionTime": old.last_transition_time if old is not None and old.status == word else now,
+    }
+    if pg.metadata.generation is not None:
+        cond["observedGeneration"] = pg.metadata.generation
+    others = [c.to_dict() for c in current if c.type != type_]
+    return [*others, cond]
 
 
 def _now() -> str:
@@ -85,6 +139,8 @@ class StatusWriter:
         self._pg_written: dict[str, tuple[str, str, str, str]] = {}
         """PodGroup key -> (uid, phase, condition, message) last written: fresher than the cache."""
         self._reconciled_at = -1
+        self._k8s_written: dict[str, tuple[str, str]] = {}
+        """Kubernetes PodGroup key -> (uid, conditions but their times) last written."""
 
     async def pods_unschedulable(
         self,
@@ -157,6 +213,8 @@ class StatusWriter:
         conditions to write); skipped when nothing changed, and when the outcome would contradict
         what is bound: a gang at or above minMember stays Running while extra members wait (their
         pods carry the verdict). An Unschedulable message gets Volcano's head (module doc)."""
+        if gang.source == "upstream":
+            await self._write_k8s_pod_group(gang, condition=condition, reason=reason, message=message)
         pg = self.volcano_pod_group(gang)
         if pg is None:
             return
@@ -167,6 +225,68 @@ class StatusWriter:
         if condition == UNSCHEDULABLE:
             message = self.unschedulable_message(gang, message)
         await self._write_pod_group(pg, phase=phase, condition=condition, reason=reason, message=message)
+
+    async def _write_k8s_pod_group(self, gang: Gang, *, condition: str, reason: str, message: str) -> None:
+        """kube-scheduler's condition on the gang's own `scheduling.k8s.io` PodGroup (module doc);
+        a 1.35 Workload group has no PodGroup object and gets nothing."""
+        pg = self.cache.k8s_pgs.items.get(gang.name)
+        if pg is None:
+            return
+        scheduled = condition == SCHEDULED
+        if not scheduled and pod_group_phase(len(gang.bound), gang.min_member) == "Running":
+            return  # placed at minCount: members beyond it waiting do not unmake that
+        why = SCHEDULED if scheduled else (SCHEDULER_ERROR if reason == "SchedulingError" else UNSCHEDULABLE)
+        type_ = scheduled_condition_type(pg.api_version)
+        await self._patch_k8s_pod_group(
+            pg,
+            pod_group_conditions(pg, type_=type_, status=scheduled, reason=why, message=message, now=_now()),
+        )
+
+    async def pod_groups_disrupted(self, victims: Iterable[Pod | None], message: str) -> None:
+        """`DisruptionTarget` (reason `PreemptionByScheduler`) on each `disruptionMode: all`
+        PodGroup whose members preemption takes: such a group goes whole, as kube-scheduler
+        marks it. A `single` group's members go one by one and the group is not marked."""
+        keys = {upstream_gangs.pod_group_of(p) for p in victims if p is not None}
+        for key in sorted(k for k in keys if k is not None):
+            pg = self.cache.k8s_pgs.items.get(key)
+            mode = pg.spec.disruption_mode if pg is not None else None
+            if pg is None or mode is None or mode.all is None:
+                continue
+            conditions = pod_group_conditions(
+                pg,
+                type_=DISRUPTION_TARGET,
+                status=True,
+                reason=PREEMPTION_BY_SCHEDULER,
+                message=message,
+                now=_now(),
+            )
+            await self._patch_k8s_pod_group(pg, conditions)
+
+    async def _patch_k8s_pod_group(self, pg: workload.PodGroup, conditions: list[JsonDict] | None) -> None:
+        """Write `conditions` (None: nothing to change) unless they are what was last written to
+        this object: the cache may not show our own write yet."""
+        if conditions is None:
+            return
+        key = f"{pg.namespace}/{pg.name}"
+        sig = (
+            pg.metadata.uid or "",
+            repr([{k: v for k, v in c.items() if k != "lastTransitionTime"} for c in conditions]),
+        )
+        if self._k8s_written.get(key) == sig:
+            return
+        try:
+            await self.kube.merge_patch(
+                at_version(K8S_PODGROUPS, pg.api_version),
+                pg.name,
+                {"status": {"conditions": conditions}},
+                namespace=pg.namespace,
+                subresource="status",
+            )
+            self._k8s_written[key] = sig
+        except NotFoundError:
+            pass
+        except ControllerError as exc:
+            log.info("status.k8s_podgroup_patch_failed", gang=key, error=str(exc))
 
     def unschedulable_message(self, gang: Gang, message: str) -> str:
         """What the PodGroup's Unschedulable condition (and its Event) says for `message`."""

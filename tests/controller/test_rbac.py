@@ -45,6 +45,8 @@ def _resource(node: ast.AST | None) -> Resource | None:
         return CONSTANTS.get(node.id)
     if isinstance(node, ast.Attribute):
         return CONSTANTS.get(node.attr)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "at_version":
+        return _resource(node.args[0]) if node.args else None  # a rule names no version
     return None
 
 

@@ -13,6 +13,7 @@
 | PodTopologySpread, InterPodAffinity | kube-scheduler | PreFilter, Filter, member rules, Score |
 | GPU | the GPU seed (ours) | PreFilter, Filter, Reserve |
 | DefaultPreemption | kube-scheduler (for whole jobs) | PostFilter |
+| TopologyPlacement (+ PlacementBinPacking, PodGroupPodsCount) | kube-scheduler 1.37 | the domain of a keyed PodGroup (PlacementGenerate, PlacementScore; called by the runner's Select) |
 
 `default_profile` lists them in the order each extension point runs them: Filter in
 kube-scheduler's default order, so a node is counted under the same first failing reason.

@@ -229,3 +229,26 @@ def test_an_unreachable_cluster_exits_2(tmp_path: Path) -> None:
     code, out, err = simulate(None, from_cluster=True, kubeconfig=str(kubeconfig), output="json")
     assert code == 2 and out == ""
     assert err.startswith("error: --from-cluster: ") and "Traceback" not in err
+
+
+def test_an_lws_and_the_same_job_as_a_pod_group_through_the_command() -> None:
+    """Acceptance (issue: Kubernetes' own gang API): `topobridge simulate` of an LWS written with
+    `spec.networkTopology` and of the same job written as a PodGroup keyed by the label of that
+    tier place it in the same domain."""
+    from test_upstream_gangs import LWS, cluster, member, pod_group
+
+    def placed(objs: list[dict[str, Any]]) -> tuple[list[Any], list[str]]:
+        code, out, err = simulate(
+            "-", output="json", stdin=yaml.safe_dump_all(objs), scheduler_names="topobridge"
+        )
+        assert code == 0, err
+        doc = json.loads(out)
+        return list(doc["gangs"].values()), sorted(doc["bound"].values())
+
+    as_lws = placed([*cluster(), LWS])
+    as_pod_group = placed(
+        [*cluster(), pod_group("trainer", min_count=3), *(member("trainer", i) for i in range(3))]
+    )
+    assert as_lws[0] == as_pod_group[0] and len(as_lws[0]) == 1
+    assert "block-4" in json.dumps(as_lws[0])
+    assert len(as_lws[1]) == len(as_pod_group[1]) == 3

@@ -314,3 +314,29 @@ async def test_discovery_reads_the_pod_group_version_the_cluster_serves() -> Non
 
     got = await served_resources(serves_v1alpha2)
     assert got[kinds.K8S_PODGROUP] == Resource.of(kinds.K8S_PODGROUP_V1ALPHA2)
+
+
+def test_a_composite_pod_groups_member_groups_wait_saying_why() -> None:
+    """A CompositePodGroup's minGroupCount and shared key bind its groups together; topobridge
+    cannot hold that, so its member groups wait (a group alone would be placed)."""
+    composite: Obj = {
+        "apiVersion": "scheduling.k8s.io/v1alpha3",
+        "kind": "CompositePodGroup",
+        "metadata": {"name": "cpg", "namespace": "default"},
+        "spec": {"schedulingPolicy": {"gang": {"minGroupCount": 2}}},
+    }
+    child = pod_group(
+        "leaf",
+        min_count=2,
+        parentCompositePodGroupName="cpg",
+        workloadRef={"workloadName": "train", "templateName": "leaf"},
+    )
+    child["apiVersion"] = "scheduling.k8s.io/v1alpha3"
+    members = [member("leaf", i) for i in range(2)]
+    result = run([*cluster(), composite, child, *members], schedulers=SCHEDULERS)
+    assert result.bound == {}
+    why = result.unschedulable["upstream:default/leaf"]
+    assert "part of CompositePodGroup default/cpg (v1alpha3), which topobridge cannot hold" in why
+    del child["spec"]["parentCompositePodGroupName"]
+    alone = run([*cluster(), child, *members], schedulers=SCHEDULERS)
+    assert len(alone.bound) == 2

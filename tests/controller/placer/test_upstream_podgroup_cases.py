@@ -9,13 +9,15 @@ present at the step and the outcome kube waits for there (scheduled, unschedulab
 which `simulate` reaches by running the cycle to quiescence. The pods name `topobridge` as
 their scheduler (kube's name none: the default scheduler) and ask 1Ki of memory beside the CPU.
 
+Kube orders the two competing gangs by their pods' arrival ("..., reversed order" lets pg2 win);
+`simulate` has no arrival order, so both rows hold kube's invariant: one whole gang, no deadlock.
+
 Not ported: "tas gang with constraint does not use pod by pod preemption" and "... does not
 use workload preemption": kube 1.37's topology-aware path does not preempt yet; topobridge's
 does (the placement with victims is checked as any other), so that outcome does not carry over.
-Not met yet, so not a row: TestTopologyAwareSchedulingWithGangPolicy "gang schedules on a single
-rack, choosing placement with highest allocation percentage (default placement scoring
-algorithm) with pre-existing pods in cluster": kube's PlacementScore picks rack-2 (5/6
-allocated) over rack-1 (3/4); topobridge's domain choice takes rack-1.
+The topology-aware rows choose their rack by kube's placement scoring
+(`controller.placer.plugins.topology_placement`): "... with pre-existing pods in cluster" picks
+rack-2 (5/6 allocated) over rack-1 (3/4) and rack-3 (4/6).
 """
 
 from __future__ import annotations
@@ -123,6 +125,12 @@ ROWS = [
         id=f"{CASE}/two gangs competing for the same resources shouldn't deadlock@one whole gang",
     ),
     pytest.param(
+        [pod_group("pg1"), pod_group("pg2"), *OTHER[::-1], *P[2::-1]],
+        "one gang",
+        set(),
+        id=f"{CASE}/two gangs competing for the same resources shouldn't deadlock, reversed order@one whole gang",
+    ),
+    pytest.param(
         [LOW_BLOCKER, pod_group("pg1"), *P],
         names(P),
         names([LOW_BLOCKER]),
@@ -159,6 +167,12 @@ ROWS = [
         id=f"{CASE}/basic group schedules with preemption@victim removed",
     ),
     pytest.param(
+        [LOW_BLOCKER, pod_group("pg1", min_count=None, priority=None), *P],
+        names(P),
+        names([LOW_BLOCKER]),
+        id=f"{CASE}/basic group schedules with workload-aware preemption@victim removed",
+    ),
+    pytest.param(
         [*LOW, pod_group("pg1"), *P],
         names(P),
         names(LOW),
@@ -187,7 +201,7 @@ def test_kube_pod_group_scheduling_cases(objects: list[Obj], scheduled: Any, rem
 
 
 def test_counts() -> None:
-    assert (len(ROWS), len(TAS_ROWS)) == (17, 7)
+    assert (len(ROWS), len(TAS_ROWS)) == (19, 8)
 
 
 # --- test/integration/scheduler/podgroup/topology_aware_scheduling/tas_test.go ------------------
@@ -300,6 +314,30 @@ TAS_ROWS = [
         {"node1-rack1", "node2-rack1"},
         id=f"{TAS}/gang schedules on a single rack, choosing placement with the highest score in default placement "
         "scoring algorithm",
+    ),
+    pytest.param(
+        [
+            *nodes(
+                {
+                    "node1-rack1": ("rack-1", "zone-1"),
+                    "node2-rack1": ("rack-1", "zone-1"),
+                    "node3-rack2": ("rack-2", "zone-2"),
+                    "node4-rack2": ("rack-2", "zone-2"),
+                    "node5-rack2": ("rack-2", "zone-2"),
+                    "node6-rack3": ("rack-3", "zone-2"),
+                    "node7-rack3": ("rack-3", "zone-2"),
+                    "node8-rack3": ("rack-3", "zone-2"),
+                    "node9-rack4": ("rack-4", "zone-2"),
+                }
+            ),
+            existing("existing1", "node3-rack2", "2"),
+            existing("existing2", "node8-rack3", "1"),
+            keyed("pg1", 3),
+            *THREE,
+        ],
+        {"node3-rack2", "node4-rack2", "node5-rack2"},
+        id=f"{TAS}/gang schedules on a single rack, choosing placement with highest allocation percentage "
+        "(default placement scoring algorithm) with pre-existing pods in cluster",
     ),
     pytest.param(
         [
