@@ -10,7 +10,8 @@ Sources:
 `Ui` holds the current `model.Model` and its version. A change any informer reports (an add,
 a delete, or an update the scheduler itself would act on: `relevant_update`) marks it stale; after `SETTLE` seconds without another change (so a burst of events is one rebuild) the
 model is rebuilt off the event loop, on one worker thread that every model computation shares
-(the model is never read and rebuilt at once), and not again before as long as that build took;
+(the model is never read and rebuilt at once; a daemon thread, so a stop never waits for a
+what-if still running there), and not again before as long as that build took;
 each page listening on `/api/events` (Server-Sent Events) is told the new version, and fetches
 what it draws again.
 
@@ -25,9 +26,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import queue
+import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from functools import partial
 from importlib import resources
 from ipaddress import ip_address
@@ -160,11 +163,11 @@ class Ui:
         self.error = ""
         self.listeners: set[asyncio.Queue[int | None]] = set()
         self._stale = asyncio.Event()
-        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ui-model")
+        self._worker = Worker("ui-model")
 
     async def compute(self, fn: Callable[..., T], *args: Any) -> T:
         """`fn(*args)` on the model's one worker thread."""
-        return await asyncio.get_running_loop().run_in_executor(self._worker, fn, *args)
+        return await asyncio.wrap_future(self._worker.submit(fn, *args))
 
     def changed(self) -> None:
         self._stale.set()
@@ -198,7 +201,47 @@ class Ui:
     def close(self) -> None:
         for q in self.listeners:
             q.put_nowait(None)
-        self._worker.shutdown(wait=False, cancel_futures=True)
+        self._worker.shutdown()
+
+
+class Worker:
+    """One daemon thread running calls in turn. A call cannot be interrupted (a what-if is the
+    scheduler's own loop), so the thread is a daemon: a process told to stop leaves a call still
+    running behind (ThreadPoolExecutor's threads are joined at interpreter exit, which kept a
+    stopped ui alive for as long as a what-if ran)."""
+
+    def __init__(self, name: str) -> None:
+        self._calls: queue.SimpleQueue[tuple[Future[Any], Callable[[], Any]] | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
+        future: Future[T] = Future()
+        self._calls.put((future, partial(fn, *args)))
+        return future
+
+    def _run(self) -> None:
+        while (call := self._calls.get()) is not None:
+            future, fn = call
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                result = fn()
+            except BaseException as exc:
+                future.set_exception(exc)
+            else:
+                future.set_result(result)
+
+    def shutdown(self) -> None:
+        """Calls not started are cancelled; the one running finishes unwatched."""
+        while True:
+            try:
+                call = self._calls.get_nowait()
+            except queue.Empty:
+                break
+            if call is not None:
+                call[0].cancel()
+        self._calls.put(None)
 
 
 # --- the app ------------------------------------------------------------------------------------
@@ -376,6 +419,15 @@ def _json(data: Any, status: int = 200) -> web.Response:
 # --- running ------------------------------------------------------------------------------------
 
 
+async def _follow(ui: Ui) -> None:
+    """The first model, then (a live source) one after each burst of changes."""
+    await ui.rebuild()
+    if ui.source.live:
+        await ui.follow()
+    else:
+        await asyncio.Event().wait()
+
+
 async def _until_stopped(work: Awaitable[None], stop: asyncio.Event) -> bool:
     """Await `work` unless `stop` is set first (then cancel it): whether it finished."""
     task = asyncio.ensure_future(work)
@@ -415,9 +467,9 @@ async def serve(
         bound = runner.addresses[0]
         shown = f"[{bound[0]}]" if ":" in str(bound[0]) else str(bound[0])
         announce(f"http://{shown}:{bound[1]}/")
-        await ui.rebuild()
-        follower = asyncio.create_task(ui.follow(), name="ui-follow") if source.live else None
-        await stop.wait()
+        # Every state ends on `stop`: the first model may take seconds on a large cluster.
+        follower = asyncio.create_task(_follow(ui), name="ui-follow")
+        await _until_stopped(follower, stop)
     finally:
         if follower is not None:
             follower.cancel()
