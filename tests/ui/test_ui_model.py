@@ -14,7 +14,7 @@ from ui_objects import JOB, demo, job, tree_cluster, walk
 
 from controller.placer.scenario import load_scenario, simulate
 from topobridge.cmd_explain import explain_objects
-from topobridge.ui import model, whatif
+from topobridge.ui import model, units, whatif
 
 
 def test_the_seed_cluster_as_the_page_gets_it() -> None:
@@ -297,3 +297,32 @@ def test_what_an_update_cannot_apply_is_left_to_a_rebuild() -> None:
     lws = {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet", "metadata": {"name": "x"}}
     assert not model.update(m, [(None, lws)])
     assert _asked(m) == _asked(model.build(objects))  # nothing half-applied
+
+
+@pytest.mark.parametrize(
+    ("resource", "free", "alloc", "shown"),
+    [
+        pytest.param("memory", 27008 * 2**30, 32 * 2**40, ("26.4Ti", "32Ti"), id="memory-in-one-unit"),
+        pytest.param("memory", 1536 * 2**20, 32 * 2**30, ("1.5Gi", "32Gi"), id="memory-below-a-unit"),
+        pytest.param("cpu", 36_108_000, 80_000_000, ("36,108", "80,000"), id="cores-grouped"),
+        pytest.param("cpu", 250, 8000, ("0.25", "8"), id="millicores-as-cores"),
+        pytest.param("nvidia.com/gpu", 1234, 8000, ("1,234", "8,000"), id="gpus-grouped"),
+        pytest.param("memory", 0, 0, ("0", "0"), id="none"),
+    ],
+)
+def test_figures_read_in_one_unit_per_pair(
+    resource: str, free: int, alloc: int, shown: tuple[str, str]
+) -> None:
+    assert units.pair(resource, free, alloc) == shown
+
+
+def test_a_long_reason_is_cut_in_the_list_and_whole_in_the_explanation() -> None:
+    objects = demo("example-2")
+    pod = _pod(objects, "hp-training-pod-0")
+    long = "no room: " + "x" * 5000
+    pod["status"] = {"conditions": [{"type": "PodScheduled", "status": "False", "message": long}]}
+    m = model.build(objects)
+    (item,) = model.gangs(m, "pending")["items"]
+    assert item["reasonLength"] == len(long) and len(item["reason"]) == model.REASON_SHOWN + 1
+    assert model.gangs(m, "pending", query="NO ROOM")["matched"] == 1
+    assert model.gangs(m, "pending", query="elsewhere")["matched"] == 0

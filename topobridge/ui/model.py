@@ -47,7 +47,7 @@ import numpy as np
 from controller.placer.cluster import ClusterState, ClusterView, Kind
 from controller.placer.scenario import Prepared, Scenario, cluster_state, load_scenario
 from controller.placer.snapshot import CLUSTER, I64, ClusterIndex
-from topobridge.cmd_tree import Figures, PendingGang, PlacedGang
+from topobridge.cmd_tree import Figures, PendingGang, PlacedGang, _Gangs
 from topobridge.ui.units import RESOURCE_ORDER, figure_pairs, figures_text, readable
 from translations import kinds
 from translations.topology import natural_key
@@ -62,6 +62,7 @@ GANGS_SHOWN = 20
 """Placed and pending gangs in one page of a list (the counts say how many there are)."""
 GANGS_MAX = 200
 """The most a page of a list asks for."""
+FIGURES_KEPT = 100_000
 REASON_SHOWN = 300
 """Characters of a pending gang's reason in the list (the explanation has all of it)."""
 
@@ -105,6 +106,12 @@ class Model:
     held: dict[str, Any] = field(default_factory=dict)
     """Relabelled nodes not yet in `state` (module docstring), by name."""
     explained: dict[str, dict[str, Any]] = field(default_factory=dict)
+    orphans: dict[str, str] = field(default_factory=dict)
+    """Pod key -> the warning of a pod bound to a node not in the snapshot."""
+    rows: GangRows = field(default_factory=lambda: GangRows())
+    shown: dict[bytes, dict[str, Any]] = field(default_factory=dict)
+    """Figures as `_figures` formats them, by the numbers they are of (most domains' figures do
+    not move between two updates)."""
 
     @property
     def index(self) -> ClusterIndex:
@@ -126,7 +133,7 @@ class Model:
 
     @property
     def warnings(self) -> list[str]:
-        orphans = sorted(_orphans(self.state), key=natural_key)
+        orphans = [self.orphans[k] for k in sorted(self.orphans, key=natural_key)]
         return [*self.load_warnings, *self.view.warnings, *orphans]
 
     def _pos(self, resource: str) -> int:
@@ -145,14 +152,15 @@ def build(objects: Sequence[Mapping[str, Any]], *, source: str = "") -> Model:
         state,
         view,
         source,
-        _drawn(view, {}),
+        _drawn(view, {}, GangRows()),
         pods_on,
         rows,
         _podgroup_messages(objects),
         list(sc.warnings),
         incremental=not sc.expansions,
     )
-    m.drawn = _drawn(view, m.pg_messages)
+    m.drawn = _drawn(view, m.pg_messages, m.rows)
+    m.orphans = _orphans(state, state.pods)
     return m
 
 
@@ -166,12 +174,48 @@ def _pod_rows(
     return pods_on, rows
 
 
-def _drawn(view: ClusterView, pg_messages: Mapping[str, str]) -> Drawn:
-    from topobridge.cmd_tree import _gang_views
+@dataclass
+class GangRows:
+    """Each gang's rows in the lists (`cmd_tree._gang_views` of that gang alone), kept while
+    its `Gang` (which `ClusterState` replaces when any of its members changes), its PodGroup's
+    message and the index stay the same."""
 
+    rows: dict[str, tuple[Any, str | None, _Gangs]] = field(default_factory=dict)
+    order: dict[str, Any] = field(default_factory=dict)
+    """Gang key -> its natural sort key."""
+    names: dict[str, str] = field(default_factory=dict)
+    """Gang key -> its `namespace/name` (what PodGroup messages are keyed by)."""
+
+    def lists(self, index: ClusterIndex, gangs: Mapping[str, Any], messages: Mapping[str, str]) -> _Gangs:
+        from topobridge.cmd_tree import _gang_views
+
+        fresh: dict[str, tuple[Any, str | None, _Gangs]] = {}
+        for key, g in gangs.items():
+            name = self.names.get(key)
+            if name is None:
+                name = self.names[key] = g.name
+            msg = messages.get(name)
+            hit = self.rows.get(key)
+            if hit is None or hit[0] is not g or hit[1] != msg:
+                hit = (g, msg, _gang_views(index, [g], {name: msg} if msg is not None else {}))
+            fresh[key] = hit
+            if key not in self.order:
+                self.order[key] = natural_key(key)
+        self.rows = fresh
+        out = _Gangs()
+        for key in sorted(fresh, key=self.order.__getitem__):
+            one = fresh[key][2]
+            out.placed += one.placed
+            out.pending += one.pending
+            for domain, keys in one.in_domain.items():
+                out.in_domain.setdefault(domain, []).extend(keys)
+        return out
+
+
+def _drawn(view: ClusterView, pg_messages: Mapping[str, str], rows: GangRows) -> Drawn:
     index = view.index
     free = index.alloc - view.snapshot.used
-    gangs = _gang_views(index, sorted(view.gangs.values(), key=lambda g: natural_key(g.key)), pg_messages)
+    gangs = rows.lists(index, view.gangs, pg_messages)
     ids = _domain_ids(index)
     by_id = {ident: d for d, ident in enumerate(ids)}
     by_id[CLUSTER] = -1
@@ -233,8 +277,12 @@ def update(m: Model, changes: Sequence[Change]) -> bool:
             m.held[key] = obj
             continue
         _put(m, kind, key, obj)
-        if kind is Kind.POD:
+        if kind is Kind.NODE:
+            m.orphans = _orphans(m.state, m.state.pods)
+        elif kind is Kind.POD:
             _move_pod(m, old, new)
+            m.orphans.pop(key, None)
+            m.orphans.update(_orphans(m.state, {key: obj} if obj is not None else {}))
         elif kind.value.kind == "PodGroup":
             before = _podgroup_messages([old] if old else [])
             m.pg_messages = {k: v for k, v in m.pg_messages.items() if k not in before}
@@ -260,19 +308,17 @@ def _release(m: Model) -> None:
 
 def _refresh(m: Model, view: ClusterView) -> None:
     m.explained.clear()
-    keep = view.index is m.view.index
-    drawn = _drawn(view, m.pg_messages) if not keep else None
-    m.view = view
-    if drawn is not None:
-        m.drawn = drawn
+    if view.index is not m.view.index:  # a new tree: nothing drawn before is kept
+        m.rows, m.shown = GangRows(), {}
+        m.drawn = _drawn(view, m.pg_messages, m.rows)
+        m.view = view
         return
-    from topobridge.cmd_tree import _gang_views
-
+    m.view = view
     index = view.index
     d = m.drawn
     d.free = index.alloc - view.snapshot.used
     d.dom_free = _domain_sums(index, d.free)
-    gangs = _gang_views(index, sorted(view.gangs.values(), key=lambda g: natural_key(g.key)), m.pg_messages)
+    gangs = m.rows.lists(index, view.gangs, m.pg_messages)
     d.placed, d.pending, d.in_domain = gangs.placed, gangs.pending, gangs.in_domain
 
 
@@ -355,10 +401,13 @@ def _move_pod(m: Model, old: Mapping[str, Any] | None, new: Mapping[str, Any] | 
     m.pod_rows.update(rows)
 
 
-def _orphans(state: ClusterState) -> Iterable[str]:
-    for p in state.pods.values():
-        if not p.terminal and p.bound and p.spec.node_name not in state.nodes:
-            yield f"pod {p.key}: holds nothing: bound to node {p.spec.node_name}, which is not in the snapshot"
+def _orphans(state: ClusterState, pods: Mapping[str, Any]) -> dict[str, str]:
+    """Of `pods`, those bound to a node not in the snapshot, with the warning `prepare` gives."""
+    return {
+        p.key: f"pod {p.key}: holds nothing: bound to node {p.spec.node_name}, which is not in the snapshot"
+        for p in pods.values()
+        if not p.terminal and p.bound and p.spec.node_name not in state.nodes
+    }
 
 
 # --- what the page fetches ------------------------------------------------------------------
@@ -474,7 +523,18 @@ def _domain_data(m: Model, d: int, *, depth: int, nodes: bool) -> dict[str, Any]
 
 
 def _figures(m: Model, alloc: I64, free: I64) -> dict[str, Any]:
-    """The main resources' figures: numbers (scheduler units), readable pairs, the text line."""
+    """The main resources' figures: numbers (scheduler units), readable pairs, the text line
+    (formatted once per distinct figures: `Model.shown`)."""
+    key = alloc.tobytes() + free.tobytes()
+    found = m.shown.get(key)
+    if found is None:
+        if len(m.shown) > FIGURES_KEPT:
+            m.shown.clear()
+        found = m.shown[key] = _format_figures(m, alloc, free)
+    return found
+
+
+def _format_figures(m: Model, alloc: I64, free: I64) -> dict[str, Any]:
     from topobridge.treeview import MAIN_RESOURCES
 
     index = m.index
