@@ -296,6 +296,13 @@ def test_what_an_update_cannot_apply_is_left_to_a_rebuild() -> None:
     assert not model.update(m, [(_pod(objects, "low-priority-pod-0"), bad)])
     lws = {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet", "metadata": {"name": "x"}}
     assert not model.update(m, [(None, lws)])
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "namespace": "default"}}
+    assert not model.update(m, [(None, job)])
+    owned = copy.deepcopy(_pod(objects, "low-priority-pod-0"))
+    owned["metadata"]["ownerReferences"] = [
+        {"apiVersion": "batch/v1", "kind": "Job", "name": "j", "uid": "u"}
+    ]
+    assert not model.update(m, [(_pod(objects, "low-priority-pod-0"), owned)])
     assert _asked(m) == _asked(model.build(objects))  # nothing half-applied
 
 

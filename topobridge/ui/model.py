@@ -14,8 +14,8 @@ are array sums (per domain, two lookups in a prefix sum), formatted only for wha
 sends. A node change that only relabels it with labels no topology source reads is held back
 from the state (the tree and every figure stay as they are: nothing drawn changes) until an
 explanation needs the scheduler's labels. What cannot be applied piece by piece (a job the
-scenario expands into pods, an object that cannot be read, a kind the scheduler does not
-read) answers False: the caller builds the model again. Either way the model equals
+scenario expands into pods, or a pod one owns; an object that cannot be read; a kind the
+scheduler does not read) answers False: the caller builds the model again. Either way the model equals
 `build(objects)` of the objects after the changes (tests/ui/test_ui_model.py).
 
 What the page gets:
@@ -102,7 +102,8 @@ class Model:
     pg_messages: dict[str, str]
     load_warnings: list[str]
     incremental: bool
-    """False when the snapshot had jobs expanded into pods (`update` then answers False)."""
+    """False when the snapshot had jobs expanded into pods they lack (`update` then answers
+    False): what a change makes of them is the expansion's to say."""
     held: dict[str, Any] = field(default_factory=dict)
     """Relabelled nodes not yet in `state` (module docstring), by name."""
     explained: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -157,7 +158,7 @@ def build(objects: Sequence[Mapping[str, Any]], *, source: str = "") -> Model:
         rows,
         _podgroup_messages(objects),
         list(sc.warnings),
-        incremental=not sc.expansions,
+        incremental=not any(e.pods or e.pod_groups for e in sc.expansions),
     )
     m.drawn = _drawn(view, m.pg_messages, m.rows)
     m.orphans = _orphans(state, state.pods)
@@ -329,7 +330,7 @@ def _parse(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> tupl
     from translations.envelope import name_problems
 
     raw = new if new is not None else old
-    if raw is None:
+    if raw is None or _expanded(old) or _expanded(new):
         return None
     read = kinds.scheduler_kind(str(raw.get("apiVersion") or ""), str(raw.get("kind") or ""))
     if read is None or name_problems(raw, require_name=True):
@@ -344,6 +345,17 @@ def _parse(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> tupl
     except Exception:
         return None
     return (kind, key, obj) if obj is not None else None
+
+
+def _expanded(raw: Mapping[str, Any] | None) -> bool:
+    """A Job, or a pod a Job owns: reading the snapshot expands a Job into the pods it lacks
+    (`load_scenario`), so a change to either is the expansion's to apply."""
+    if raw is None:
+        return False
+    if raw.get("kind") == "Job":
+        return True
+    owners = (raw.get("metadata") or {}).get("ownerReferences") or []
+    return any(isinstance(o, Mapping) and o.get("kind") == "Job" for o in owners)
 
 
 def _relabel_only(m: Model, name: str, node: Any) -> bool:
