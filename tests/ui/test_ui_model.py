@@ -333,3 +333,24 @@ def test_a_long_reason_is_cut_in_the_list_and_whole_in_the_explanation() -> None
     assert item["reasonLength"] == len(long) and len(item["reason"]) == model.REASON_SHOWN + 1
     assert model.gangs(m, "pending", query="NO ROOM")["matched"] == 1
     assert model.gangs(m, "pending", query="elsewhere")["matched"] == 0
+
+
+def test_a_what_if_tells_its_progress_step_by_step() -> None:
+    steps: list[str] = []
+
+    class Recorded(whatif.Progress):
+        def step(self, text: str) -> None:
+            steps.append(text)
+            super().step(text)
+
+    progress = Recorded()
+    assert not progress.to_dict()["running"]
+    answer = whatif.what_if(demo("example-1"), job(4, "8"), progress=progress)
+    assert answer["gangs"][0]["placed"] is False
+    assert steps[0] == "reading the job"
+    assert steps[1].startswith("reading the cluster's ") and steps[1].endswith("with the job's 5")
+    assert steps[2].startswith("running the scheduling cycle to quiescence (")
+    assert steps[3] == "explaining why volcano:default/try-me would wait"
+    assert progress.to_dict()["running"] and progress.to_dict()["step"] == steps[-1]
+    progress.done()
+    assert progress.to_dict() == {"running": False, "step": steps[-1], "seconds": 0}

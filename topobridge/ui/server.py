@@ -443,14 +443,14 @@ async def _whatif(request: web.Request) -> web.Response:
     if isinstance(m, web.Response):
         return m
     text = await request.text()
-    ui.progress = whatif.Progress()
+    progress = ui.progress = whatif.Progress()  # what the page polls: the last what-if asked
     try:
-        data = await ui.compute(partial(whatif.what_if, progress=ui.progress), ui.objects, text)
+        data = await ui.compute(partial(whatif.what_if, progress=progress), ui.objects, text)
     except Exception as exc:  # a bug: say so, never the exception's own text
         log.exception("ui.whatif_failed")
         data = {"error": f"{whatif.PASTED}: {failure_text(exc)}"}
     finally:
-        ui.progress.done()
+        progress.done()
     data["version"] = ui.version
     return _json(data, status=400 if "error" in data else 200)
 
