@@ -352,12 +352,19 @@ def main() -> None:
     ap.add_argument("--seed", action="store_true", help="the seed's 12-node cluster, with a what-if")
     ap.add_argument("--screenshot", type=Path, default=None, help="save the page as PNG")
     ap.add_argument("--keep", type=Path, default=None, help="write the cluster here (default: a temp file)")
-    ap.add_argument("--update-sizes", type=int, nargs="*", default=[10_000, 35_000], metavar="NODES")
+    ap.add_argument(
+        "--update-sizes",
+        type=int,
+        nargs="*",
+        default=None,
+        metavar="NODES",
+        help="default: 10000 35000 (none with --seed)",
+    )
     ap.add_argument("--update-runs", type=int, default=2, help="rounds of each change per size")
     ap.add_argument("--no-browser", action="store_true", help="no first draw (no chromium needed)")
     args = ap.parse_args()
     updates: dict[str, Any] = {}
-    for size in args.update_sizes:
+    for size in args.update_sizes if args.update_sizes is not None else [] if args.seed else [10_000, 35_000]:
         updates |= measure_updates(size, args.update_runs)
     if args.seed:
         path = ROOT / "controller" / "placer" / "demo" / "example-2.yaml"

@@ -256,7 +256,7 @@ function drawCell(c, w, landing) {
   const second = first(figures, w);
   if (second) g.append(svg("text", { x: c.x0 + 5, y: y + 31, fill: ink }, second));
   const tip = [item.name, item.text];
-  if (c.kind === "domain") tip.push(`${item.nodeCount} node(s)`);
+  if (c.kind === "domain") tip.push(`${item.nodeCount.toLocaleString("en-US")} node(s)`);
   if (c.kind === "node" && item.podCount) tip.push(`${item.podCount} pod(s): ${item.pods.map((p) => p.name).join(", ")}`);
   if (item.gangs && item.gangs.length) tip.push(`gangs: ${item.gangs.join(", ")}`);
   g.append(svg("title", {}, tip.join("\n")));
@@ -280,7 +280,7 @@ function drawCell(c, w, landing) {
 }
 
 function showDomain(d) {
-  const parts = [`${d.name}: ${d.text}, ${d.nodeCount} node(s)`];
+  const parts = [`${d.name}: ${d.text}, ${d.nodeCount.toLocaleString("en-US")} node(s)`];
   if (d.gangs.length) parts.push(`gangs placed here: ${d.gangs.join(", ")}`);
   $("selected").textContent = parts.join(" · ");
 }
