@@ -272,3 +272,15 @@ async def test_a_change_is_applied_to_the_model_and_the_page_told() -> None:
     assert listener.get_nowait() == ui.version == 2
     assert ui.model is not None and "default/low-priority-pod-5" not in ui.model.pod_rows
     assert all(o is not old for o in ui.objects)  # the what-if reads the objects after the change
+
+
+async def test_changes_a_rebuild_has_read_are_not_applied_again() -> None:
+    """A live source reports its first list as adds: the first build reads them all, and the
+    follower must not build again for them (before: a second whole build at start)."""
+    objects = demo("example-2")
+    ui = Ui(FileSource(objects, "example-2.yaml"))
+    for obj in objects:
+        ui.changed((None, obj))
+    await ui.rebuild()
+    assert ui.version == 1 and ui.changes == []
+    assert await ui.refresh() is False and ui.version == 1

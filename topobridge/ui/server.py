@@ -205,10 +205,12 @@ class Ui:
     async def refresh(self) -> bool:
         """Bring the model up to date with the changes reported: applied to it when it can
         take them (`model.update`), else built again from the objects (then True)."""
-        changes, self.changes = self.changes, []
-        if self.model is None or not changes:
+        if self.model is None:
             await self.rebuild()
             return True
+        changes, self.changes = self.changes, []
+        if not changes:  # a rebuild since has read them
+            return False
         objects = list(self.source.objects())
         started = time.perf_counter()
         try:
@@ -228,7 +230,8 @@ class Ui:
 
     async def rebuild(self) -> None:
         objects = list(self.source.objects())
-        self.changes = []
+        self.changes = []  # the objects hold them (the first list's adds among them)
+        self._stale.clear()
         started = time.perf_counter()
         try:
             self.model = await self.compute(partial(view_model.build, objects, source=self.source.label))
