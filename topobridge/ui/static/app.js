@@ -141,7 +141,23 @@ async function load() {
     state.drawn = true;
     performance.mark("topobridge:first-draw");
   }
-  for (const gang of state.opened) fillExplanation(gang);
+  explainOpened();
+}
+
+// Open cards are explained again after a change, at most once per EXPLAIN_EVERY ms: on a busy
+// cluster changes come several times a second, and each explanation runs the scheduler's cycle.
+const EXPLAIN_EVERY = 3000;
+let explainedAt = 0;
+let explainTimer = null;
+
+function explainOpened() {
+  if (explainTimer !== null) return;
+  const wait = explainedAt + EXPLAIN_EVERY - Date.now();
+  explainTimer = setTimeout(() => {
+    explainTimer = null;
+    explainedAt = Date.now();
+    for (const gang of state.opened) fillExplanation(gang);
+  }, Math.max(0, wait));
 }
 
 async function zoom(id) {
