@@ -16,18 +16,31 @@ Figures (at --nodes):
   `topobridge:first-draw` performance mark), against `topobridge ui --from FILE` once its model
   is built.
 
+Updates (at each of --update-sizes, --update-runs rounds): what a live ui does when a watch
+event comes, one change at a time, wall and CPU time of the thread:
+* update (`ui.model.update` with that one change, then `ui.model.page`, the data the page
+  fetches to redraw) for: `bind`, a pending pod of the 16-pod gang bound to a free node (the
+  next round unbinds it); `label`, a node relabelled with a label no topology source reads;
+  `topology_label`, a node moved to another NVLink domain (its NVLink label changed: the
+  scheduler's index is rebuilt);
+* rebuild (`ui.model.build` of the same objects, then `page`): what every change cost before,
+  alternating with the updates (even rounds update first, odd rounds rebuild first), and
+  checked to give the same page.
+
     .venv/bin/python benchmarks/ui.py [--nodes 10000] [--runs 3] [--screenshot PNG] [--keep FILE]
+        [--update-sizes 10000 35000] [--update-runs 2] [--no-browser]
     .venv/bin/python benchmarks/ui.py --seed --screenshot docs/images/ui-seed.png
 
 `--seed` shows the seed's 12-node cluster (the built-in demo's Example 2) with a job pasted in
 the what-if box instead. Needs /usr/bin/chromium and /usr/bin/chromedriver (Debian's) and
 selenium. The run ends with one line: `summary: nodes=... objects=... build_ms=... page_kb=...
-zoom_kb=... first_draw_ms=...`.
+zoom_kb=... first_draw_ms=... update_bind_ms@N=...` (medians; `@N`: at N nodes).
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import random
 import re
@@ -157,13 +170,96 @@ def measure_model(objects: list[dict[str, Any]], runs: int) -> dict[str, Any]:
         times.append((time.perf_counter() - t0) * 1000)
     assert m is not None
     page = json.dumps(model.page(m), separators=(",", ":"))
-    block = next(d for d in m.domains.values() if d.tier == 2) if m.tiers[-1][0] > 2 else m.domains["cluster"]
-    zoom = json.dumps(model.subtree(m, block.id), separators=(",", ":"))
+    index = m.index
+    block = next((m.drawn.ids[d] for d in range(index.n_domains) if index.dom_tier[d] == 2), "cluster")
+    zoom = json.dumps(model.subtree(m, block), separators=(",", ":"))
     return {
         "build_ms": round(statistics.median(times)),
         "page_kb": round(len(page) / 1024, 1),
         "zoom_kb": round(len(zoom) / 1024, 1),
-        "zoom_id": block.id,
+        "zoom_id": block,
+    }
+
+
+Timed = tuple[float, float]
+"""(wall ms, CPU ms of this thread)."""
+
+
+def timed(fn: Any) -> tuple[Any, Timed]:
+    wall, cpu = time.perf_counter(), time.thread_time()
+    out = fn()
+    return out, ((time.perf_counter() - wall) * 1000, (time.thread_time() - cpu) * 1000)
+
+
+def _replace(objects: list[dict[str, Any]], old: dict[str, Any], new: dict[str, Any]) -> model.Change:
+    objects[objects.index(old)] = new
+    return old, new
+
+
+def bind_change(objects: list[dict[str, Any]], rnd: int) -> model.Change:
+    """moe-finetune-0 bound to the first node without pods, or (odd rounds) unbound again."""
+    old = next(o for o in objects if o["kind"] == "Pod" and o["metadata"]["name"] == "moe-finetune-0")
+    new = copy.deepcopy(old)
+    if rnd % 2 == 0:
+        busy = {o["spec"].get("nodeName") for o in objects if o["kind"] == "Pod"}
+        new["spec"]["nodeName"] = next(
+            o["metadata"]["name"]
+            for o in objects
+            if o["kind"] == "Node" and o["metadata"]["name"] not in busy
+        )
+    else:
+        new["spec"].pop("nodeName", None)
+    return _replace(objects, old, new)
+
+
+def label_change(objects: list[dict[str, Any]], rnd: int, key: str = "example.com/team") -> model.Change:
+    old = next(o for o in objects if o["kind"] == "Node" and o["metadata"]["name"] == "node-3")
+    new = copy.deepcopy(old)
+    if key == "example.com/team":
+        new["metadata"]["labels"][key] = f"team-{rnd}"
+    else:  # node-3 moves between the NVLink domains of node-0 and node-8
+        donor = "node-8" if rnd % 2 == 0 else "node-0"
+        other = next(o for o in objects if o["kind"] == "Node" and o["metadata"]["name"] == donor)
+        new["metadata"]["labels"][key] = other["metadata"]["labels"][key]
+    return _replace(objects, old, new)
+
+
+def measure_updates(n_nodes: int, rounds: int) -> dict[str, Any]:
+    """Update vs rebuild at `n_nodes` (module docstring); medians and every run."""
+    objects = cluster(n_nodes)
+    nvlink = next(k for k in topology_labels(0) if "accelerator" in k or "clique" in k or "nvlink" in k)
+    m = model.build(objects)
+    changes = {
+        "bind": bind_change,
+        "label": label_change,
+        "topology_label": lambda objs, rnd: label_change(objs, rnd, nvlink),
+    }
+    runs: dict[str, list[Timed]] = {name: [] for name in [*changes, "rebuild"]}
+    for rnd in range(rounds):
+        for name, make in changes.items():
+            change = make(objects, rnd)
+
+            def update(change: model.Change = change) -> dict[str, Any]:
+                assert model.update(m, [change]), "the update was not applied"
+                return model.page(m)
+
+            def rebuild() -> dict[str, Any]:
+                return model.page(model.build(objects))
+
+            steps = [("update", update), ("rebuild", rebuild)] if name == "bind" else [("update", update)]
+            pages = {}
+            for what, fn in steps if rnd % 2 == 0 else steps[::-1]:
+                pages[what], spent = timed(fn)
+                runs[name if what == "update" else "rebuild"].append(spent)
+            if "rebuild" in pages:
+                assert pages["update"] == pages["rebuild"], "the update's page is not the rebuild's"
+    for name, got in runs.items():
+        shown = ", ".join(f"{w:.0f}/{c:.0f}" for w, c in got)
+        print(f"  {n_nodes} nodes {name}: wall/cpu ms per run {shown}", flush=True)
+    return {
+        f"{name}_ms@{n_nodes}": round(statistics.median(w for w, _ in got)) for name, got in runs.items()
+    } | {
+        f"{name}_cpu_ms@{n_nodes}": round(statistics.median(c for _, c in got)) for name, got in runs.items()
     }
 
 
@@ -256,7 +352,20 @@ def main() -> None:
     ap.add_argument("--seed", action="store_true", help="the seed's 12-node cluster, with a what-if")
     ap.add_argument("--screenshot", type=Path, default=None, help="save the page as PNG")
     ap.add_argument("--keep", type=Path, default=None, help="write the cluster here (default: a temp file)")
+    ap.add_argument(
+        "--update-sizes",
+        type=int,
+        nargs="*",
+        default=None,
+        metavar="NODES",
+        help="default: 10000 35000 (none with --seed)",
+    )
+    ap.add_argument("--update-runs", type=int, default=2, help="rounds of each change per size")
+    ap.add_argument("--no-browser", action="store_true", help="no first draw (no chromium needed)")
     args = ap.parse_args()
+    updates: dict[str, Any] = {}
+    for size in args.update_sizes if args.update_sizes is not None else [] if args.seed else [10_000, 35_000]:
+        updates |= measure_updates(size, args.update_runs)
     if args.seed:
         path = ROOT / "controller" / "placer" / "demo" / "example-2.yaml"
         from topobridge.inputs import read_inputs
@@ -269,11 +378,18 @@ def main() -> None:
     figures = measure_model(objects, args.runs)
     nodes = sum(1 for o in objects if o["kind"] == "Node")
     zoom = None if args.seed else figures["zoom_id"]
-    drawn = first_draw(path, args.screenshot, what_if=args.seed, zoom_id=zoom)
-    print(json.dumps({"nodes": nodes, "objects": len(objects), **figures, "first_draw_ms": round(drawn)}))
+    drawn = -1.0 if args.no_browser else first_draw(path, args.screenshot, what_if=args.seed, zoom_id=zoom)
+    print(
+        json.dumps(
+            {"nodes": nodes, "objects": len(objects), **figures, "first_draw_ms": round(drawn), **updates}
+        )
+    )
     print(
         f"summary: nodes={nodes} objects={len(objects)} build_ms={figures['build_ms']} "
-        f"page_kb={figures['page_kb']} zoom_kb={figures['zoom_kb']} first_draw_ms={round(drawn)}"
+        f"page_kb={figures['page_kb']} zoom_kb={figures['zoom_kb']} first_draw_ms={round(drawn)} "
+        + " ".join(
+            f"update_{k}={v}" if not k.startswith("rebuild") else f"{k}={v}" for k, v in updates.items()
+        )
     )
 
 

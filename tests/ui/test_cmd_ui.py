@@ -4,23 +4,26 @@ clean stop on SIGTERM, and the completion scripts knowing the subcommand."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 import pytest
-from ui_objects import DEMO
+from ui_objects import DEMO, job
 
 from topobridge import cli, cmd_completion, cmd_ui
 
 ROOT = Path(__file__).resolve().parents[2]
+GANG = "koordinator:default/high-priority-training"
 
 
 @pytest.mark.parametrize(
@@ -114,3 +117,41 @@ def _poll(url: str) -> dict[str, object]:
             assert exc.code == 503
         time.sleep(0.1)
     raise AssertionError(f"{url}: no model after 20 s")
+
+
+@pytest.mark.parametrize(
+    ("state", "ask"),
+    [
+        pytest.param("first-build", "", id="building-the-first-model"),
+        pytest.param("what-if", "/api/whatif", id="running-a-what-if"),
+        pytest.param("explain", f"/api/explain?gang={GANG}", id="explaining-a-gang"),
+    ],
+)
+def test_sigterm_stops_the_ui_whatever_its_worker_is_doing(state: str, ask: str) -> None:
+    """Before, a what-if (or an explanation, or the first model) still running on the model's
+    worker thread kept the process alive after SIGTERM: `serve` waited for the first model
+    before it looked at the stop, and the interpreter joins a ThreadPoolExecutor's threads at
+    exit. The held call never returns here, so the process ends only if nothing waits for it."""
+    argv = [sys.executable, str(Path(__file__).with_name("held_ui.py")), state, str(DEMO / "example-2.yaml")]
+    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        found = re.search(r"serving (http://\S+) \(read-only", proc.stdout.readline())
+        assert found
+        if ask:
+            _poll(found.group(1) + "api/view")
+            data = (job(2, "4") if ask == "/api/whatif" else "").encode()
+            request = urllib.request.Request(found.group(1) + ask.lstrip("/"), data=data or None)
+            threading.Thread(target=_ignore_errors, args=(request,), daemon=True).start()
+        assert proc.stderr.readline().strip() == "held"
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.communicate()
+    assert proc.returncode == 0, err
+
+
+def _ignore_errors(request: urllib.request.Request) -> None:
+    with contextlib.suppress(OSError):
+        urllib.request.urlopen(request, timeout=120).close()

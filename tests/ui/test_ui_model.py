@@ -4,13 +4,17 @@ largest free room per tier; explanations that are `explain`'s; a pasted job's an
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 import yaml
 from ui_objects import JOB, demo, job, tree_cluster, walk
 
 from controller.placer.scenario import load_scenario, simulate
 from topobridge.cmd_explain import explain_objects
-from topobridge.ui import model, whatif
+from topobridge.ui import model, units, whatif
 
 
 def test_the_seed_cluster_as_the_page_gets_it() -> None:
@@ -87,7 +91,7 @@ def test_the_largest_free_room_per_tier_is_the_fullest_free_domain() -> None:
 def test_an_explanation_is_topobridge_explains() -> None:
     objects = demo("example-2")
     m = model.build(objects)
-    key = model.page(m)["pending"][0]["gang"]
+    key = model.page(m)["pending"]["items"][0]["gang"]
     shown = model.explanation(m, key)
     assert shown is not None
     expected = explain_objects(objects, key)
@@ -100,13 +104,13 @@ def test_a_scenario_as_simulate_leaves_it() -> None:
     objects = demo("example-2")
     page = model.page(model.build(whatif.settled(objects)))
     result = simulate(load_scenario(objects)).contract()
-    placed = {g["gang"]: g["domain"] for g in page["placed"]}
+    placed = {g["gang"]: g["domain"] for g in page["placed"]["items"]}
     assert result["gangs"]
     for gang, where in result["gangs"].items():
         assert placed[gang] == where["domain"]
     pods = {p["name"] for d in walk(page["tree"]) for n in d.get("nodes", []) for p in n["pods"]}
     assert not pods & set(result["evicted"])
-    assert page["pending"] == []
+    assert page["pending"]["items"] == [] and page["counts"]["pending"] == 0
 
 
 @pytest.mark.parametrize(
@@ -189,3 +193,164 @@ def test_a_what_if_that_preempts_names_its_victims() -> None:
     assert answer["gangs"][0]["placed"] is True
     assert answer["evicted"] == sorted(result.evicted) and len(answer["evicted"]) == 2
     assert answer["evictedForOthers"] == []
+
+
+def _asked(m: model.Model) -> dict[str, Any]:
+    """Everything the page can ask of a model: the page, every zoom, both whole lists, and the
+    explanation of every pending gang."""
+    lists = {w: model.gangs(m, w, limit=model.GANGS_MAX) for w in ("placed", "pending")}
+    return {
+        "page": model.page(m),
+        "zooms": {ident: model.subtree(m, ident) for ident in m.drawn.by_id},
+        "lists": lists,
+        "explained": {g["gang"]: model.explanation(m, g["gang"]) for g in lists["pending"]["items"]},
+    }
+
+
+def _pod(objects: list[dict[str, Any]], name: str) -> dict[str, Any]:
+    return next(o for o in objects if o["kind"] == "Pod" and o["metadata"]["name"] == name)
+
+
+def _node_obj(objects: list[dict[str, Any]], name: str) -> dict[str, Any]:
+    return next(o for o in objects if o["kind"] == "Node" and o["metadata"]["name"] == name)
+
+
+def _bind(objects: list[dict[str, Any]]) -> model.Change:
+    old = _pod(objects, "hp-training-pod-0")
+    new = copy.deepcopy(old)
+    new["spec"]["nodeName"] = "node-6"
+    objects[objects.index(old)] = new
+    return old, new
+
+
+def _delete(objects: list[dict[str, Any]]) -> model.Change:
+    old = _pod(objects, "low-priority-pod-5")
+    objects.remove(old)
+    return old, None
+
+
+def _add(objects: list[dict[str, Any]]) -> model.Change:
+    new = copy.deepcopy(_pod(objects, "low-priority-pod-0"))
+    new["metadata"]["name"] = "newcomer"
+    new["spec"]["nodeName"] = "node-11"
+    objects.append(new)
+    return None, new
+
+
+def _relabel(key: str, value: str) -> Callable[[list[dict[str, Any]]], model.Change]:
+    def change(objects: list[dict[str, Any]]) -> model.Change:
+        old = _node_obj(objects, "node-9")
+        new = copy.deepcopy(old)
+        new["metadata"]["labels"][key] = value
+        objects[objects.index(old)] = new
+        return old, new
+
+    return change
+
+
+def _podgroup_condition(objects: list[dict[str, Any]]) -> model.Change:
+    old = next(o for o in objects if o["kind"] == "PodGroup")
+    new = copy.deepcopy(old)
+    message = "0/12 nodes are available: a message the scheduler wrote"
+    new["status"] = {"conditions": [{"type": "Unschedulable", "status": "True", "message": message}]}
+    objects[objects.index(old)] = new
+    return old, new
+
+
+@pytest.mark.parametrize(
+    ("steps", "held"),
+    [
+        pytest.param([_bind], False, id="a-bind"),
+        pytest.param([_delete], False, id="a-delete"),
+        pytest.param([_add], False, id="a-new-pod"),
+        pytest.param([_relabel("team", "blue")], True, id="a-label-no-tree-reads"),
+        pytest.param(
+            [_relabel("network.topology.nvidia.com/block", "block-3")], False, id="a-topology-label"
+        ),
+        pytest.param([_podgroup_condition], False, id="a-podgroup-condition"),
+        pytest.param(
+            [_relabel("team", "blue"), _bind, _delete, _add, _relabel("team", "red"), _podgroup_condition],
+            True,
+            id="all-in-one-burst",
+        ),
+    ],
+)
+def test_an_update_equals_a_rebuild(
+    steps: list[Callable[[list[dict[str, Any]]], model.Change]], held: bool
+) -> None:
+    objects = demo("example-2")
+    m = model.build(objects)
+    _asked(m)  # the explanations cached before the change are not the ones after it
+    changes = [step(objects) for step in steps]
+    assert model.update(m, changes)
+    assert bool(m.held) is held  # a relabel no tree reads stays out of the scheduler's state...
+    assert _asked(m) == _asked(model.build(objects))
+    assert not m.held  # ...until an explanation reads the labels
+
+
+def test_what_an_update_cannot_apply_is_left_to_a_rebuild() -> None:
+    objects = demo("example-2")
+    m = model.build(objects)
+    bad = copy.deepcopy(_pod(objects, "low-priority-pod-0"))
+    bad["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "lots"
+    assert not model.update(m, [(_pod(objects, "low-priority-pod-0"), bad)])
+    lws = {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet", "metadata": {"name": "x"}}
+    assert not model.update(m, [(None, lws)])
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "namespace": "default"}}
+    assert not model.update(m, [(None, job)])
+    owned = copy.deepcopy(_pod(objects, "low-priority-pod-0"))
+    owned["metadata"]["ownerReferences"] = [
+        {"apiVersion": "batch/v1", "kind": "Job", "name": "j", "uid": "u"}
+    ]
+    assert not model.update(m, [(_pod(objects, "low-priority-pod-0"), owned)])
+    assert _asked(m) == _asked(model.build(objects))  # nothing half-applied
+
+
+@pytest.mark.parametrize(
+    ("resource", "free", "alloc", "shown"),
+    [
+        pytest.param("memory", 27008 * 2**30, 32 * 2**40, ("26.4Ti", "32Ti"), id="memory-in-one-unit"),
+        pytest.param("memory", 1536 * 2**20, 32 * 2**30, ("1.5Gi", "32Gi"), id="memory-below-a-unit"),
+        pytest.param("cpu", 36_108_000, 80_000_000, ("36,108", "80,000"), id="cores-grouped"),
+        pytest.param("cpu", 250, 8000, ("0.25", "8"), id="millicores-as-cores"),
+        pytest.param("nvidia.com/gpu", 1234, 8000, ("1,234", "8,000"), id="gpus-grouped"),
+        pytest.param("memory", 0, 0, ("0", "0"), id="none"),
+    ],
+)
+def test_figures_read_in_one_unit_per_pair(
+    resource: str, free: int, alloc: int, shown: tuple[str, str]
+) -> None:
+    assert units.pair(resource, free, alloc) == shown
+
+
+def test_a_long_reason_is_cut_in_the_list_and_whole_in_the_explanation() -> None:
+    objects = demo("example-2")
+    pod = _pod(objects, "hp-training-pod-0")
+    long = "no room: " + "x" * 5000
+    pod["status"] = {"conditions": [{"type": "PodScheduled", "status": "False", "message": long}]}
+    m = model.build(objects)
+    (item,) = model.gangs(m, "pending")["items"]
+    assert item["reasonLength"] == len(long) and len(item["reason"]) == model.REASON_SHOWN + 1
+    assert model.gangs(m, "pending", query="NO ROOM")["matched"] == 1
+    assert model.gangs(m, "pending", query="elsewhere")["matched"] == 0
+
+
+def test_a_what_if_tells_its_progress_step_by_step() -> None:
+    steps: list[str] = []
+
+    class Recorded(whatif.Progress):
+        def step(self, text: str) -> None:
+            steps.append(text)
+            super().step(text)
+
+    progress = Recorded()
+    assert not progress.to_dict()["running"]
+    answer = whatif.what_if(demo("example-1"), job(4, "8"), progress=progress)
+    assert answer["gangs"][0]["placed"] is False
+    assert steps[0] == "reading the job"
+    assert steps[1].startswith("reading the cluster's ") and steps[1].endswith("with the job's 5")
+    assert steps[2].startswith("running the scheduling cycle to quiescence (")
+    assert steps[3] == "explaining why volcano:default/try-me would wait"
+    assert progress.to_dict()["running"] and progress.to_dict()["step"] == steps[-1]
+    progress.done()
+    assert progress.to_dict() == {"running": False, "step": steps[-1], "seconds": 0}

@@ -17,8 +17,16 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 from ui_objects import demo, job
 
-from controller.informer import ChangeHandler
-from topobridge.ui.server import STATIC, FileSource, Ui, is_loopback, make_app, relevant_update, serve
+from topobridge.ui.server import (
+    STATIC,
+    FileSource,
+    Recorder,
+    Ui,
+    is_loopback,
+    make_app,
+    relevant_update,
+    serve,
+)
 from topobridge.ui.whatif import MAX_TEXT
 from translations import kinds
 
@@ -50,6 +58,23 @@ async def served() -> AsyncIterator[tuple[TestClient[Any, Any], Ui]]:
         pytest.param("/api/tree?id=SpineLayer/spine-1", 200, '"id":"BlockLayer/block-3"', id="a-zoom"),
         pytest.param("/api/tree?id=nowhere", 404, "id 'nowhere': no such domain", id="no-such-domain"),
         pytest.param(f"/api/explain?gang={GANG}", 200, '"code":"WaitingForVictims"', id="an-explanation"),
+        pytest.param(
+            "/api/gangs?list=pending&q=HIGH-priority",
+            200,
+            f'"matched":1,"offset":0,"items":[{{"gang":"{GANG}"',
+            id="a-search",
+        ),
+        pytest.param(
+            "/api/gangs?list=pending&q=nothing-like-it", 200, '"matched":0,', id="a-search-without-match"
+        ),
+        pytest.param(
+            "/api/gangs?list=placed&offset=5", 200, '"total":0,"matched":0,"offset":0', id="past-the-end"
+        ),
+        pytest.param(
+            "/api/gangs?list=elsewhere", 400, "list 'elsewhere': one of pending, placed", id="no-such-list"
+        ),
+        pytest.param("/api/gangs?list=pending&limit=-1", 400, "limit '-1': a whole number", id="a-bad-limit"),
+        pytest.param("/api/whatif/progress", 200, '"running":false', id="no-what-if-running"),
         pytest.param(
             "/api/explain?gang=default/ghost", 404, "gang 'default/ghost': no such gang", id="no-such-gang"
         ),
@@ -177,14 +202,14 @@ def _podgroup(phase: str) -> dict[str, Any]:
 def test_the_page_is_rebuilt_only_for_what_the_scheduler_would_act_on(
     api: kinds.ApiKind, old: dict[str, Any], new: dict[str, Any], wakes: bool
 ) -> None:
-    woken: list[None] = []
-    handler = ChangeHandler(lambda: woken.append(None), relevant_update(api))
+    woken: list[Any] = []
+    handler = Recorder(woken.append, relevant_update(api))
     handler.on_update(old, new)
-    assert bool(woken) is wakes
+    assert woken == ([(old, new)] if wakes else [])
     handler.on_update(new, new)  # a resync
     handler.on_add(new)
     handler.on_delete(new)
-    assert len(woken) == int(wakes) + 2
+    assert woken[-2:] == [(None, new), (new, None)] and len(woken) == int(wakes) + 2
 
 
 def test_every_asset_is_package_data_and_fetches_nothing_from_elsewhere() -> None:
@@ -232,3 +257,30 @@ async def test_a_stop_while_the_cluster_is_still_read_ends_the_ui() -> None:
     stop.set()
     await asyncio.wait_for(served, 5)
     assert source.stopped
+
+
+async def test_a_change_is_applied_to_the_model_and_the_page_told() -> None:
+    objects = demo("example-2")
+    ui = Ui(FileSource(objects, "example-2.yaml"))
+    await ui.rebuild()
+    old = next(o for o in objects if o["kind"] == "Pod" and o["metadata"]["name"] == "low-priority-pod-5")
+    objects.remove(old)
+    ui.changed((old, None))
+    listener: asyncio.Queue[int | None] = asyncio.Queue()
+    ui.listeners.add(listener)
+    assert await ui.refresh() is False  # applied, not rebuilt
+    assert listener.get_nowait() == ui.version == 2
+    assert ui.model is not None and "default/low-priority-pod-5" not in ui.model.pod_rows
+    assert all(o is not old for o in ui.objects)  # the what-if reads the objects after the change
+
+
+async def test_changes_a_rebuild_has_read_are_not_applied_again() -> None:
+    """A live source reports its first list as adds: the first build reads them all, and the
+    follower must not build again for them (before: a second whole build at start)."""
+    objects = demo("example-2")
+    ui = Ui(FileSource(objects, "example-2.yaml"))
+    for obj in objects:
+        ui.changed((None, obj))
+    await ui.rebuild()
+    assert ui.version == 1 and ui.changes == []
+    assert await ui.refresh() is False and ui.version == 1

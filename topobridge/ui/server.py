@@ -7,15 +7,21 @@ Sources:
   it: one `controller.informer.Informer` (list, then watch) per kind `snapshot_io` reads, only
   the kinds the server serves, pods without the terminal ones. Nothing is ever written.
 
-`Ui` holds the current `model.Model` and its version. A change any informer reports (an add,
-a delete, or an update the scheduler itself would act on: `relevant_update`) marks it stale; after `SETTLE` seconds without another change (so a burst of events is one rebuild) the
-model is rebuilt off the event loop, on one worker thread that every model computation shares
-(the model is never read and rebuilt at once), and not again before as long as that build took;
-each page listening on `/api/events` (Server-Sent Events) is told the new version, and fetches
-what it draws again.
+`Ui` holds the current `model.Model` and its version. Each change an informer reports (an add,
+a delete, or an update the scheduler itself would act on: `relevant_update`) is recorded as
+(before, after); after `SETTLE` seconds without another change (a burst of events is one
+step) the model is brought up to date off the event loop: the changes applied to it
+(`model.update`: the scheduler's incremental state, what the page draws recomputed as array
+sums), or, for what cannot be applied so, built again, and then not again before as long as
+that build took. Every model computation runs on one worker thread (the model is never read
+and changed at once; a daemon thread, so a stop never waits for a what-if still running
+there); each page listening on `/api/events` (Server-Sent Events) is told the new version,
+and fetches what it draws again.
 
 Routes: `/` and `/static/*` (the page, shipped in the package), `/api/view`, `/api/tree?id=`,
-`/api/explain?gang=`, `POST /api/whatif` (the job's text), `/api/events`. Bound to loopback,
+`/api/gangs?list=pending|placed&q=&offset=&limit=` (one page of a list, searched),
+`/api/explain?gang=`, `POST /api/whatif` (the job's text), `/api/whatif/progress` (the
+running what-if's step and seconds), `/api/events`. Bound to loopback,
 the server answers only requests whose Host header names a loopback address (no DNS
 rebinding), and a what-if only from its own page (Origin).
 """
@@ -25,9 +31,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import queue
+import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
+from dataclasses import dataclass
 from functools import partial
 from importlib import resources
 from ipaddress import ip_address
@@ -42,7 +51,7 @@ from translations.errors import failure_text
 
 log = structlog.get_logger(__name__)
 
-SETTLE = 0.3
+SETTLE = 0.1
 """Seconds without a change before the model is rebuilt."""
 KEEPALIVE = 15.0
 STATIC = {"app.js": "text/javascript", "style.css": "text/css", "index.html": "text/html"}
@@ -54,7 +63,7 @@ class Source(Protocol):
     label: str
     live: bool
 
-    async def start(self, changed: Callable[[], None]) -> None: ...
+    async def start(self, changed: Callable[[view_model.Change], None]) -> None: ...
 
     def objects(self) -> list[Mapping[str, Any]]: ...
 
@@ -70,7 +79,7 @@ class FileSource:
         self._objects = objects
         self.label = label
 
-    async def start(self, changed: Callable[[], None]) -> None:
+    async def start(self, changed: Callable[[view_model.Change], None]) -> None:
         del changed  # a file does not change under the page
 
     def objects(self) -> list[Mapping[str, Any]]:
@@ -92,9 +101,9 @@ class ClusterSource:
         self._tasks: list[asyncio.Task[None]] = []
         self._kube: Any = None
 
-    async def start(self, changed: Callable[[], None]) -> None:
+    async def start(self, changed: Callable[[view_model.Change], None]) -> None:
         from controller.errors import ControllerError
-        from controller.informer import ChangeHandler, Informer, drop_managed_fields
+        from controller.informer import Informer, drop_managed_fields
         from controller.kube import Kube
         from controller.resources import PODS
         from topobridge.snapshot_io import NOT_TERMINAL
@@ -108,7 +117,7 @@ class ClusterSource:
                 resync_period=None,
                 transform=drop_managed_fields,
             )
-            inf.add_handler(ChangeHandler(changed, relevant_update(api)))
+            inf.add_handler(Recorder(changed, relevant_update(api)))
             self._informers.append(inf)
         self._tasks = [asyncio.create_task(i.run(), name=f"ui-informer:{i.name}") for i in self._informers]
         synced = asyncio.ensure_future(asyncio.gather(*(i.synced.wait() for i in self._informers)))
@@ -138,6 +147,25 @@ class ClusterSource:
             await self._kube.close()
 
 
+@dataclass(frozen=True)
+class Recorder:
+    """An informer's EventHandler that hands each change on as (before, after): every add and
+    delete, and the updates `relevant` admits (a resync, old is new, is no change)."""
+
+    record: Callable[[view_model.Change], None]
+    relevant: Callable[[dict[str, Any], dict[str, Any]], bool]
+
+    def on_add(self, obj: dict[str, Any]) -> None:
+        self.record((None, obj))
+
+    def on_update(self, old: dict[str, Any], new: dict[str, Any]) -> None:
+        if old is not new and self.relevant(old, new):
+            self.record((old, new))
+
+    def on_delete(self, obj: dict[str, Any]) -> None:
+        self.record((obj, None))
+
+
 def relevant_update(api: Any) -> Callable[[dict[str, Any], dict[str, Any]], bool]:
     """Which updates of kind `api` can change what the page draws: the scheduler's own rule
     (`controller.runtime.cache.CHANGED`, what wakes a cycle), since the page draws the
@@ -157,20 +185,53 @@ class Ui:
         self.objects: list[Mapping[str, Any]] = []
         self.version = 0
         self.build_ms = 0.0
+        self.update_ms = 0.0
+        self.progress = whatif.Progress()
+        self.changes: list[view_model.Change] = []
+        """What the informers reported since the model was last brought up to date."""
         self.error = ""
         self.listeners: set[asyncio.Queue[int | None]] = set()
         self._stale = asyncio.Event()
-        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ui-model")
+        self._worker = Worker("ui-model")
 
     async def compute(self, fn: Callable[..., T], *args: Any) -> T:
         """`fn(*args)` on the model's one worker thread."""
-        return await asyncio.get_running_loop().run_in_executor(self._worker, fn, *args)
+        return await asyncio.wrap_future(self._worker.submit(fn, *args))
 
-    def changed(self) -> None:
+    def changed(self, change: view_model.Change) -> None:
+        self.changes.append(change)
         self._stale.set()
+
+    async def refresh(self) -> bool:
+        """Bring the model up to date with the changes reported: applied to it when it can
+        take them (`model.update`), else built again from the objects (then True)."""
+        if self.model is None:
+            await self.rebuild()
+            return True
+        changes, self.changes = self.changes, []
+        if not changes:  # a rebuild since has read them
+            return False
+        objects = list(self.source.objects())
+        started = time.perf_counter()
+        try:
+            applied = await self.compute(view_model.update, self.model, changes)
+        except Exception:  # a bug: the model may be half-changed, so it is built again
+            log.exception("ui.update_failed")
+            applied = False
+        if not applied:
+            await self.rebuild()
+            return True
+        self.objects, self.error = objects, ""
+        self.update_ms = (time.perf_counter() - started) * 1000
+        self.version += 1
+        log.info("ui.model_updated", version=self.version, changes=len(changes), ms=round(self.update_ms))
+        self._tell()
+        return False
 
     async def rebuild(self) -> None:
         objects = list(self.source.objects())
+        self.changes = []  # the objects hold them (the first list's adds among them)
+        self._stale.clear()
         started = time.perf_counter()
         try:
             self.model = await self.compute(partial(view_model.build, objects, source=self.source.label))
@@ -182,23 +243,67 @@ class Ui:
             self.build_ms = (time.perf_counter() - started) * 1000
             self.version += 1
             log.info("ui.model_built", version=self.version, objects=len(objects), ms=round(self.build_ms))
+        self._tell()
+
+    def _tell(self) -> None:
         for q in self.listeners:
             q.put_nowait(self.version)
 
     async def follow(self) -> None:
-        """Rebuild after each burst of changes, until cancelled; after a rebuild, wait as long
-        as it took before the next, so a busy large cluster spends at most half its time on it."""
+        """Bring the model up to date after each burst of changes, until cancelled; after a
+        whole rebuild, wait as long as it took before the next, so a busy large cluster spends
+        at most half its time on rebuilds."""
         while True:
             await self._stale.wait()
             await asyncio.sleep(SETTLE)
             self._stale.clear()
-            await self.rebuild()
-            await asyncio.sleep(self.build_ms / 1000)
+            if await self.refresh():
+                await asyncio.sleep(self.build_ms / 1000)
 
     def close(self) -> None:
         for q in self.listeners:
             q.put_nowait(None)
-        self._worker.shutdown(wait=False, cancel_futures=True)
+        self._worker.shutdown()
+
+
+class Worker:
+    """One daemon thread running calls in turn. A call cannot be interrupted (a what-if is the
+    scheduler's own loop), so the thread is a daemon: a process told to stop leaves a call still
+    running behind (ThreadPoolExecutor's threads are joined at interpreter exit, which kept a
+    stopped ui alive for as long as a what-if ran)."""
+
+    def __init__(self, name: str) -> None:
+        self._calls: queue.SimpleQueue[tuple[Future[Any], Callable[[], Any]] | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
+        future: Future[T] = Future()
+        self._calls.put((future, partial(fn, *args)))
+        return future
+
+    def _run(self) -> None:
+        while (call := self._calls.get()) is not None:
+            future, fn = call
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                result = fn()
+            except BaseException as exc:
+                future.set_exception(exc)
+            else:
+                future.set_result(result)
+
+    def shutdown(self) -> None:
+        """Calls not started are cancelled; the one running finishes unwatched."""
+        while True:
+            try:
+                call = self._calls.get_nowait()
+            except queue.Empty:
+                break
+            if call is not None:
+                call[0].cancel()
+        self._calls.put(None)
 
 
 # --- the app ------------------------------------------------------------------------------------
@@ -226,8 +331,10 @@ def make_app(ui: Ui, *, loopback: bool) -> web.Application:
     app.router.add_get("/static/{name}", _static)
     app.router.add_get("/api/view", _view)
     app.router.add_get("/api/tree", _tree)
+    app.router.add_get("/api/gangs", _gangs)
     app.router.add_get("/api/explain", _explain)
     app.router.add_post("/api/whatif", _whatif)
+    app.router.add_get("/api/whatif/progress", _whatif_progress)
     app.router.add_get("/api/events", _events)
     app.on_shutdown.append(_close_streams)
     return app
@@ -297,6 +404,26 @@ async def _tree(request: web.Request) -> web.Response:
     return _json(data)
 
 
+async def _gangs(request: web.Request) -> web.Response:
+    ui = request.app[UI_KEY]
+    m = _model(request)
+    if isinstance(m, web.Response):
+        return m
+    which = request.query.get("list", "pending")
+    if which not in ("pending", "placed"):
+        return _error(400, f"list {which!r}: one of pending, placed")
+    numbers: dict[str, int] = {}
+    for name, default in (("offset", 0), ("limit", view_model.GANGS_SHOWN)):
+        raw = request.query.get(name, str(default))
+        if not (raw.isascii() and raw.isdigit() and len(raw) <= 9):
+            return _error(400, f"{name} {raw!r}: a whole number")
+        numbers[name] = int(raw)
+    query = request.query.get("q", "")[:200]
+    data = await ui.compute(view_model.gangs, m, which, query, numbers["offset"], numbers["limit"])
+    data["version"] = ui.version
+    return _json(data)
+
+
 async def _explain(request: web.Request) -> web.Response:
     ui = request.app[UI_KEY]
     m = _model(request)
@@ -319,13 +446,21 @@ async def _whatif(request: web.Request) -> web.Response:
     if isinstance(m, web.Response):
         return m
     text = await request.text()
+    progress = ui.progress = whatif.Progress()  # what the page polls: the last what-if asked
     try:
-        data = await ui.compute(whatif.what_if, ui.objects, text)
+        data = await ui.compute(partial(whatif.what_if, progress=progress), ui.objects, text)
     except Exception as exc:  # a bug: say so, never the exception's own text
         log.exception("ui.whatif_failed")
         data = {"error": f"{whatif.PASTED}: {failure_text(exc)}"}
+    finally:
+        progress.done()
     data["version"] = ui.version
     return _json(data, status=400 if "error" in data else 200)
+
+
+async def _whatif_progress(request: web.Request) -> web.Response:
+    """Where the last what-if is: its step, and the seconds since it was asked."""
+    return _json(request.app[UI_KEY].progress.to_dict())
 
 
 async def _events(request: web.Request) -> web.StreamResponse:
@@ -376,6 +511,15 @@ def _json(data: Any, status: int = 200) -> web.Response:
 # --- running ------------------------------------------------------------------------------------
 
 
+async def _follow(ui: Ui) -> None:
+    """The first model, then (a live source) one after each burst of changes."""
+    await ui.rebuild()
+    if ui.source.live:
+        await ui.follow()
+    else:
+        await asyncio.Event().wait()
+
+
 async def _until_stopped(work: Awaitable[None], stop: asyncio.Event) -> bool:
     """Await `work` unless `stop` is set first (then cancel it): whether it finished."""
     task = asyncio.ensure_future(work)
@@ -415,9 +559,9 @@ async def serve(
         bound = runner.addresses[0]
         shown = f"[{bound[0]}]" if ":" in str(bound[0]) else str(bound[0])
         announce(f"http://{shown}:{bound[1]}/")
-        await ui.rebuild()
-        follower = asyncio.create_task(ui.follow(), name="ui-follow") if source.live else None
-        await stop.wait()
+        # Every state ends on `stop`: the first model may take seconds on a large cluster.
+        follower = asyncio.create_task(_follow(ui), name="ui-follow")
+        await _until_stopped(follower, stop)
     finally:
         if follower is not None:
             follower.cancel()

@@ -46,6 +46,7 @@ const state = {
   opened: new Set(),
   whatif: null,
   drawn: false,
+  lists: { pending: { q: "", offset: 0, data: null }, placed: { q: "", offset: 0, data: null } },
 };
 
 const $ = (id) => document.getElementById(id);
@@ -126,16 +127,37 @@ async function load() {
       state.zoom = "cluster"; // the domain is gone: back to the whole cluster
     }
   }
+  for (const which of ["pending", "placed"]) {
+    const list = state.lists[which];
+    list.data = view[which];
+    if (list.q || list.offset) await fetchList(which);
+  }
   render();
   $("status").textContent =
-    `version ${view.version} · ${view.counts.nodes} nodes, ${view.counts.domains} domains · ` +
+    `version ${view.version} · ${view.counts.nodes.toLocaleString("en-US")} nodes, ${view.counts.domains.toLocaleString("en-US")} domains · ` +
     `model built in ${view.buildMs} ms · page data ${(view._bytes / 1024).toFixed(1)} kB`;
   document.body.dataset.version = String(view.version);
   if (!state.drawn) {
     state.drawn = true;
     performance.mark("topobridge:first-draw");
   }
-  for (const gang of state.opened) fillExplanation(gang);
+  explainOpened();
+}
+
+// Open cards are explained again after a change, at most once per EXPLAIN_EVERY ms: on a busy
+// cluster changes come several times a second, and each explanation runs the scheduler's cycle.
+const EXPLAIN_EVERY = 3000;
+let explainedAt = 0;
+let explainTimer = null;
+
+function explainOpened() {
+  if (explainTimer !== null) return;
+  const wait = explainedAt + EXPLAIN_EVERY - Date.now();
+  explainTimer = setTimeout(() => {
+    explainTimer = null;
+    explainedAt = Date.now();
+    for (const gang of state.opened) fillExplanation(gang);
+  }, Math.max(0, wait));
 }
 
 async function zoom(id) {
@@ -189,10 +211,22 @@ function first(texts, width) {
   return texts.find((t) => t && fit(t, width) === t) || "";
 }
 
+// What each panel last drew from: a panel whose data did not change is left as it is (a
+// change elsewhere in the cluster does not reset its scroll, its open cards or its picture).
+const drawnFrom = {};
+
+function unchanged(panel, ...data) {
+  const key = JSON.stringify(data);
+  if (drawnFrom[panel] === key) return true;
+  drawnFrom[panel] = key;
+  return false;
+}
+
 function drawTree() {
   const box = $("tree");
-  box.replaceChildren();
   const width = Math.max(480, $("picture").clientWidth || 900);
+  if (unchanged("tree", state.tree, state.resource, width, state.whatif, state.view.tiers)) return;
+  box.replaceChildren();
   const cells = [];
   layout(state.tree, GUTTER, width - 2, 0, cells);
   const rows = Math.max(...cells.map((c) => c.depth)) + 1;
@@ -238,7 +272,7 @@ function drawCell(c, w, landing) {
   const second = first(figures, w);
   if (second) g.append(svg("text", { x: c.x0 + 5, y: y + 31, fill: ink }, second));
   const tip = [item.name, item.text];
-  if (c.kind === "domain") tip.push(`${item.nodeCount} node(s)`);
+  if (c.kind === "domain") tip.push(`${item.nodeCount.toLocaleString("en-US")} node(s)`);
   if (c.kind === "node" && item.podCount) tip.push(`${item.podCount} pod(s): ${item.pods.map((p) => p.name).join(", ")}`);
   if (item.gangs && item.gangs.length) tip.push(`gangs: ${item.gangs.join(", ")}`);
   g.append(svg("title", {}, tip.join("\n")));
@@ -262,7 +296,7 @@ function drawCell(c, w, landing) {
 }
 
 function showDomain(d) {
-  const parts = [`${d.name}: ${d.text}, ${d.nodeCount} node(s)`];
+  const parts = [`${d.name}: ${d.text}, ${d.nodeCount.toLocaleString("en-US")} node(s)`];
   if (d.gangs.length) parts.push(`gangs placed here: ${d.gangs.join(", ")}`);
   $("selected").textContent = parts.join(" · ");
 }
@@ -316,23 +350,59 @@ function drawLargest() {
   $("largest").replaceChildren(...rows);
 }
 
-function drawPending() {
-  const v = state.view;
-  $("pending-count").textContent = String(v.counts.pending);
-  const box = $("pending");
-  if (!v.pending.length) {
-    box.replaceChildren(el("p", { class: "muted" }, "None: every gang is placed."));
+async function fetchList(which) {
+  const list = state.lists[which];
+  const q = encodeURIComponent(list.q);
+  try {
+    list.data = await api(`api/gangs?list=${which}&q=${q}&offset=${list.offset}&limit=${PAGE}`);
+  } catch (e) {
+    $("status").textContent = String(e.message || e);
+  }
+}
+
+function drawPager(which) {
+  const d = state.lists[which].data;
+  const box = $(`${which}-pager`);
+  if (d.matched <= d.items.length && !state.lists[which].q) {
+    box.replaceChildren();
     return;
   }
-  const first = state.drawn ? null : new Set(v.pending.slice(0, 3).map((g) => g.gang));
+  const step = async (offset) => {
+    state.lists[which].offset = Math.max(0, offset);
+    await fetchList(which);
+    which === "pending" ? drawPending() : drawPlaced();
+  };
+  const size = Math.max(d.items.length, 1);
+  const shown = d.items.length ? `${(d.offset + 1).toLocaleString("en-US")}–${(d.offset + d.items.length).toLocaleString("en-US")}` : "none";
+  const of = d.query ? `${d.matched.toLocaleString("en-US")} matching of ${d.total.toLocaleString("en-US")}` : d.total.toLocaleString("en-US");
+  box.replaceChildren(
+    el("button", { type: "button", class: "secondary", "data-page": "previous", ...(d.offset ? {} : { disabled: "" }), onclick: () => step(d.offset - size) }, "‹"),
+    el("span", {}, `${shown} of ${of}`),
+    el("button", { type: "button", class: "secondary", "data-page": "next", ...(d.offset + d.items.length < d.matched ? {} : { disabled: "" }), onclick: () => step(d.offset + size) }, "›"),
+  );
+}
+
+function drawPending() {
+  const v = state.view;
+  const d = state.lists.pending.data;
+  $("pending-count").textContent = v.counts.pending.toLocaleString("en-US");
+  const box = $("pending");
+  drawPager("pending");
+  if (unchanged("pending", d.items, d.query)) return;
+  if (!d.items.length) {
+    box.replaceChildren(el("p", { class: "muted" }, d.query ? "No pending gang matches." : "None: every gang is placed."));
+    return;
+  }
+  const first = state.drawn ? null : new Set(d.items.slice(0, 3).map((g) => g.gang));
   if (first) for (const g of first) state.opened.add(g);
   box.replaceChildren(
-    ...v.pending.map((g) => {
+    ...d.items.map((g) => {
       const body = el("div", { class: "explain" }, el("span", { class: "muted" }, "asking the scheduling cycle…"));
+      // The reason is shown once: on the closed card's one line, or, opened, in the explanation.
       const d = el(
         "details",
         { class: "gang", "data-gang": g.gang },
-        el("summary", {}, el("b", {}, g.gang), ` ${g.pending} pending, ${g.bound}/${g.minMember} bound`, el("span", { class: "reason" }, g.reason)),
+        el("summary", {}, el("b", {}, g.gang), ` ${g.pending.toLocaleString("en-US")} pending, ${g.bound.toLocaleString("en-US")}/${g.minMember.toLocaleString("en-US")} bound`, el("span", { class: "reason", title: g.reason }, g.reason)),
         body,
       );
       if (state.opened.has(g.gang)) d.open = true;
@@ -360,6 +430,7 @@ async function fillExplanation(gang) {
 }
 
 const LONG = 320;
+const PAGE = 20; // gangs in one page of a list (model.GANGS_SHOWN)
 
 function message(text) {
   // The scheduler's message names every domain it tried: at scale, the start and a way to the rest.
@@ -391,22 +462,23 @@ function renderExplanation(e) {
     else out.push(el("div", {}, `preemption cannot help: ${p.why}`));
   }
   list("single changes that would let it start:", e.suggestions);
-  out.push(el("details", {}, el("summary", { class: "muted" }, "as JSON"), el("pre", {}, JSON.stringify(e, null, 2))));
   return out;
 }
 
 function drawPlaced() {
   const v = state.view;
-  $("placed-count").textContent = String(v.counts.placed);
-  if (!v.placed.length) {
-    $("placed").replaceChildren(el("p", { class: "muted" }, "None yet."));
+  const d = state.lists.placed.data;
+  $("placed-count").textContent = v.counts.placed.toLocaleString("en-US");
+  drawPager("placed");
+  if (unchanged("placed", d.items, d.query)) return;
+  if (!d.items.length) {
+    $("placed").replaceChildren(el("p", { class: "muted" }, d.query ? "No placed gang matches." : "None yet."));
     return;
   }
   $("placed").replaceChildren(
-    ...v.placed.map((g) =>
-      el("div", { class: "placed-gang" }, el("a", { onclick: () => zoom(g.domain) }, g.gang), ` in ${g.domain} (tier ${g.tier}), ${g.bound}/${g.minMember} bound`),
+    ...d.items.map((g) =>
+      el("div", { class: "placed-gang", "data-gang": g.gang }, el("a", { onclick: () => zoom(g.domain) }, g.gang), ` in ${g.domain} (tier ${g.tier}), ${g.bound.toLocaleString("en-US")}/${g.minMember.toLocaleString("en-US")} bound`),
     ),
-    ...(v.counts.placed > v.placed.length ? [el("p", { class: "muted" }, `and ${v.counts.placed - v.placed.length} more`)] : []),
   );
 }
 
@@ -447,7 +519,23 @@ async function runWhatIf() {
   const button = $("whatif-run");
   const box = $("whatif-result");
   button.disabled = true;
-  box.replaceChildren(el("span", { class: "muted" }, "running the cycle…"));
+  box.replaceChildren();
+  const progress = $("whatif-progress");
+  progress.hidden = false;
+  progress.textContent = "sending the job…";
+  let asking = false;
+  const ticker = setInterval(async () => {
+    if (asking) return;
+    asking = true;
+    try {
+      const p = await api("api/whatif/progress");
+      if (p.running && !progress.hidden) progress.textContent = `${p.step}… ${p.seconds.toFixed(1)} s`;
+    } catch (e) {
+      // the answer itself says what went wrong
+    } finally {
+      asking = false;
+    }
+  }, 400);
   try {
     const data = await api("api/whatif", { method: "POST", body: $("whatif-text").value, headers: { "Content-Type": "text/plain" } });
     box.replaceChildren(...renderWhatIf(data));
@@ -456,6 +544,8 @@ async function runWhatIf() {
   } catch (e) {
     box.replaceChildren(el("div", { class: "error" }, String(e.message || e)));
   } finally {
+    clearInterval(ticker);
+    progress.hidden = true;
     button.disabled = false;
   }
 }
@@ -471,7 +561,8 @@ function renderWhatIf(data) {
       box.append(el("table", { class: "binds" }, el("tr", {}, el("th", {}, "pod"), el("th", {}, "node")), ...rows));
     } else {
       box.append(el("div", {}, el("b", {}, `${g.gang}: would wait`)));
-      if (g.message) box.append(message(g.message));
+      // The run's message, unless the explanation below says the same.
+      if (g.message && !(g.explanation && g.explanation.verdict.message === g.message)) box.append(message(g.message));
       if (g.explanation) box.append(el("div", { class: "explain" }, ...renderExplanation(g.explanation)));
     }
     out.push(box);
@@ -513,5 +604,17 @@ $("resource").addEventListener("change", (ev) => {
 });
 $("whatif-run").addEventListener("click", runWhatIf);
 $("whatif-example").addEventListener("click", () => ($("whatif-text").value = EXAMPLE));
+for (const which of ["pending", "placed"]) {
+  let timer = null;
+  $(`${which}-search`).addEventListener("input", (ev) => {
+    clearTimeout(timer);
+    timer = setTimeout(async () => {
+      state.lists[which].q = ev.target.value;
+      state.lists[which].offset = 0;
+      await fetchList(which);
+      which === "pending" ? drawPending() : drawPlaced();
+    }, 250);
+  });
+}
 window.addEventListener("resize", () => state.view && drawTree());
 follow();
