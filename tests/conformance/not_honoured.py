@@ -18,9 +18,6 @@ BOUND_ON_ABSENT_NODES = (
     "domain is unknown waits (Volcano reads its job-allocated-hypernode annotation instead)"
 )
 
-KUEUE_NODE_WITHOUT_LEVEL = (
-    "a node lacking one of the Topology's level labels is in no Kueue domain; topobridge still places on it"
-)
 KUEUE_PREFERRED_SPLIT = (
     "a preferred gang no domain holds: Kueue splits its slices evenly over two blocks (2+2), "
     "topobridge takes the larger block whole first (3+1)"
@@ -75,10 +72,6 @@ NOT_HONOURED: dict[tuple[str, str], str] = {
         "hard network topology constrain and task in job rescheduled, can allocate job when the tier "
         "corresponding to highestTierName not reached and hyperNodesInfo has three tier",
     ): BOUND_ON_ABSENT_NODES,
-    (
-        _TAS,
-        "only nodes with matching levels are considered; no host label on node; BestFit",
-    ): KUEUE_NODE_WITHOUT_LEVEL,
     (
         _TAS,
         "block preferred for podset; host required for slices; 2 blocks with unbalanced subdomains; BestFit",

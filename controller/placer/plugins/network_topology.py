@@ -12,6 +12,8 @@ plugin and Koordinator's topology-aware gang placement, one meaning for every di
   the whole cluster.
 * PreFilter: a hard constraint cannot be kept around a member bound to a node that is gone
   (its domain is unknown): the gang waits until that member is deleted.
+* Filter: a Kueue TAS gang over a Kueue Topology goes only onto nodes of that Topology, those
+  carrying every level's label (Kueue reads no other node, `NodeMatchesFlavor`).
 """
 
 from __future__ import annotations
@@ -19,15 +21,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from controller.placer.framework import Code, CycleState, Status
+import numpy as np
+
+from controller.placer.framework import Code, Cut, CycleState, ShapeClass, StateKey, Status
 from controller.placer.snapshot import Snapshot
 from translations.gangs import Gang, GangPod
+
+KUEUE_TAS: StateKey[bool] = StateKey("PreFilter/NetworkTopology")
+"""The gang is a Kueue TAS pod set (its nodes are the Kueue Topology's)."""
+OFF_KUEUE_TOPOLOGY = "node(s) lacked a level of the Kueue Topology"
 
 
 class NetworkTopology:
     name: ClassVar[str] = "NetworkTopology"
 
     def pre_filter(self, state: CycleState, gang: Gang, pods: Sequence[GangPod], snap: Snapshot) -> Status:
+        state.write(KUEUE_TAS, gang.kueue_tas)
         c = gang.constraint
         if c is None or not c.binds:
             return Status()
@@ -39,3 +48,12 @@ class NetworkTopology:
                 )
                 return Status(Code.UNRESOLVABLE, (why,), self.name)
         return Status()
+
+    def filter(self, state: CycleState, cls: ShapeClass, snap: Snapshot) -> Sequence[Cut]:
+        index = snap.index
+        if not state.get(KUEUE_TAS, False) or index.tree.source != "kueue":
+            return ()
+        lo, hi = index.loose
+        in_tree = np.ones(index.n_nodes, dtype=np.bool_)
+        in_tree[lo:hi] = False
+        return ((OFF_KUEUE_TOPOLOGY, in_tree),)
