@@ -397,9 +397,11 @@ def _place_plain(
         return _place_leader(where, demand, o, index)
     if _inside_sum(where, o.slots, o.dom_slots, index) < demand.n:
         return None
-    # Kueue's slices: among children offering as many slices, the one with fewer pod slots first.
+    # Kueue's slices: among children offering as many slices, the one with fewer pod slots first;
+    # below the outermost slice level, fewer pod slots first whatever they offer.
     tie = o.raw_slots if demand.slices else None
-    counts = _distribute(where, demand.n, o.slots, o.dom_slots, index, pin=None, tie=tie)
+    kueue = KueueDescent(below=demand.slices[0][0] if demand.slices else None) if demand.kueue_tas else None
+    counts = _distribute(where, demand.n, o.slots, o.dom_slots, index, pin=None, tie=tie, kueue=kueue)
     return _layout(demand.classes[0].pods, counts)
 
 
@@ -565,6 +567,27 @@ class _Kids:
     """Per parent: the position of its first child."""
 
 
+@dataclass(frozen=True)
+class KueueDescent:
+    """How Kueue's BestFit descends from the chosen place to its nodes, where it differs from
+    ours (`_distribute`, for a Kueue TAS gang)."""
+
+    below: int | None = None
+    """The outermost slice tier: children under it count no slice, so they go fewest pod slots
+    first whatever they offer (Kueue sorts them by a slice count of 0, then pod count)."""
+
+
+@dataclass(frozen=True)
+class _Ties:
+    """The order among children offering as many slots (Kueue's slices): fewest pod slots
+    first (`node`, per node; `dom`, summed per domain); under tier `below`, that order alone."""
+
+    node: I64
+    dom: I64
+    below: int | None
+    dom_tier: I64
+
+
 def _distribute(
     where: Where,
     n: int,
@@ -574,6 +597,7 @@ def _distribute(
     *,
     pin: int | None,
     tie: I64 | None = None,
+    kueue: KueueDescent | None = None,
 ) -> list[tuple[int, int]]:
     """(node, count) in layout order: as few children as possible, best fit for the last one.
 
@@ -581,7 +605,8 @@ def _distribute(
     the pinned child (the leader's) first, then children by most slots (tree order on ties);
     the child that completes the amount is swapped for the smallest untaken one that also does
     (`_best_fit`). A soft gang spread over the whole cluster binpacks the top (`_binpack_top`).
-    `tie` (per node; summed per domain): children offering as many slots go fewest `tie` first."""
+    `tie` (per node; summed per domain): children offering as many slots go fewest `tie` first;
+    `kueue`: Kueue's own descent (`KueueDescent`)."""
     if n <= 0:
         return []
     if where.kind == "node":
@@ -592,7 +617,8 @@ def _distribute(
     out_nodes: list[I64] = []
     out_counts: list[I64] = []
     top = where.kind == "cluster" and pin is None
-    ties = (tie, range_sums(tie, index)) if tie is not None else None
+    below = kueue.below if kueue is not None else None
+    ties = _Ties(tie, range_sums(tie, index), below, index.dom_tier) if tie is not None else None
     while len(parents):
         kids = _kids(table, parents, amounts, slots, dom_slots, pin=pin, ties=ties)
         take = _take(kids, amounts)
@@ -618,7 +644,7 @@ def _kids(
     dom_slots: I64,
     *,
     pin: int | None,
-    ties: tuple[I64, I64] | None = None,
+    ties: _Ties | None = None,
 ) -> _Kids:
     """The children of `parents`, with their slots, in the order they are taken."""
     lo, hi = table.ptr[parents], table.ptr[parents + 1]
@@ -638,9 +664,12 @@ def _kids(
         else np.zeros(len(item), np.bool_)
     )
     if ties is not None:
-        node_tie, dom_tie = ties
-        tie_key = np.where(is_dom, dom_tie[np.where(is_dom, ids, 0)], node_tie[np.where(is_dom, 0, ids)])
-        order = np.lexsort((item, tie_key, -cap, ~pinned, parent))
+        tie_key = np.where(is_dom, ties.dom[np.where(is_dom, ids, 0)], ties.node[np.where(is_dom, 0, ids)])
+        first_key = -cap
+        if ties.below is not None and len(ties.dom_tier):
+            tier = np.where(is_dom, ties.dom_tier[np.where(is_dom, ids, 0)], 0)
+            first_key = np.where(tier < ties.below, 0, -cap)
+        order = np.lexsort((item, tie_key, first_key, ~pinned, parent))
     else:
         order = np.lexsort((item, -cap, ~pinned, parent))
     return _Kids(

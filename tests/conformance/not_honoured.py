@@ -22,10 +22,6 @@ KUEUE_PREFERRED_SPLIT = (
     "a preferred gang no domain holds: Kueue splits its slices evenly over two blocks (2+2), "
     "topobridge takes the larger block whole first (3+1)"
 )
-KUEUE_BELOW_SLICE_ORDER = (
-    "inside a slice's domain Kueue hands pods to the hosts in its own order (x3:2 x4:2), "
-    "topobridge fills the host with the most slots first"
-)
 
 UP_TO_ALL = (
     "Volcano preempts only until the job reaches minAvailable; topobridge makes room for as many "
@@ -76,11 +72,6 @@ NOT_HONOURED: dict[tuple[str, str], str] = {
         _TAS,
         "block preferred for podset; host required for slices; 2 blocks with unbalanced subdomains; BestFit",
     ): KUEUE_PREFERRED_SPLIT,
-    (
-        _TAS,
-        "multi-layer topology: block required; rack slices of 4; host slices of 2; TASMultiLayerTopology",
-    ): KUEUE_BELOW_SLICE_ORDER,
-    (_TAS, "multi-layer topology: no feature gate; additional layers ignored"): KUEUE_BELOW_SLICE_ORDER,
     (
         "pkg/scheduler/actions/preempt/preempt_test.go:TestTopologyAwarePreempt",
         "preempt one task of different job to fit both jobs on one node",
