@@ -400,7 +400,8 @@ def _place_plain(
     # Kueue's slices: among children offering as many slices, the one with fewer pod slots first;
     # below the outermost slice level, fewer pod slots first whatever they offer.
     tie = o.raw_slots if demand.slices else None
-    kueue = KueueDescent(below=demand.slices[0][0] if demand.slices else None) if demand.kueue_tas else None
+    below = demand.slices[0][0] if demand.slices else None
+    kueue = KueueDescent(below=below, pool=below or 0) if demand.kueue_tas else None
     counts = _distribute(where, demand.n, o.slots, o.dom_slots, index, pin=None, tie=tie, kueue=kueue)
     return _layout(demand.classes[0].pods, counts)
 
@@ -575,6 +576,11 @@ class KueueDescent:
     below: int | None = None
     """The outermost slice tier: children under it count no slice, so they go fewest pod slots
     first whatever they offer (Kueue sorts them by a slice count of 0, then pod count)."""
+    pool: int | None = None
+    """Under parents above this tier (the slice tier; 0 without slices) the children of every
+    chosen parent are one pool for the whole amount: Kueue re-picks each level greedily down to
+    its slice level, what each parent took choosing the parents only. Its top is then the
+    plain greedy pick, the last one best fit (no binpacking)."""
 
 
 @dataclass(frozen=True)
@@ -620,7 +626,10 @@ def _distribute(
     below = kueue.below if kueue is not None else None
     ties = _Ties(tie, range_sums(tie, index), below, index.dom_tier) if tie is not None else None
     while len(parents):
-        kids = _kids(table, parents, amounts, slots, dom_slots, pin=pin, ties=ties)
+        pooled = kueue is not None and kueue.pool is not None and _above(parents, kueue.pool, index)
+        if pooled:
+            top, amounts = False, np.asarray([int(amounts.sum())], dtype=np.int64)
+        kids = _kids(table, parents, amounts, slots, dom_slots, pin=pin, ties=ties, pooled=pooled)
         take = _take(kids, amounts)
         if top:
             take = _binpack_top(take, kids.cap, int(amounts[0]))
@@ -636,6 +645,12 @@ def _distribute(
     return _layout_order(np.concatenate(out_nodes), np.concatenate(out_counts), index, pin)
 
 
+def _above(parents: I64, tier: int, index: ClusterIndex) -> bool:
+    """Every parent (a domain, or the cluster root past the last domain) is above `tier`."""
+    doms = parents[parents < index.n_domains]
+    return bool((index.dom_tier[doms] > tier).all()) if len(doms) else True
+
+
 def _kids(
     table: _KidTable,
     parents: I64,
@@ -645,11 +660,15 @@ def _kids(
     *,
     pin: int | None,
     ties: _Ties | None = None,
+    pooled: bool = False,
 ) -> _Kids:
-    """The children of `parents`, with their slots, in the order they are taken."""
+    """The children of `parents`, with their slots, in the order they are taken (`pooled`: as
+    the children of one parent, whose amount is `amounts[0]`)."""
     lo, hi = table.ptr[parents], table.ptr[parents + 1]
     sizes = hi - lo
     parent = np.repeat(np.arange(len(parents)), sizes)
+    if pooled:
+        parent = np.zeros_like(parent)
     item = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes) + np.repeat(lo, sizes)
     is_dom, ids = table.is_dom[item], table.ids[item]
     cap = np.where(
@@ -679,7 +698,7 @@ def _kids(
         item=item[order],
         is_dom=is_dom[order],
         ids=ids[order],
-        first=np.r_[0, np.cumsum(sizes)[:-1]],
+        first=np.zeros(1, np.int64) if pooled else np.r_[0, np.cumsum(sizes)[:-1]],
     )
 
 

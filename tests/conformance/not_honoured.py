@@ -18,11 +18,6 @@ BOUND_ON_ABSENT_NODES = (
     "domain is unknown waits (Volcano reads its job-allocated-hypernode annotation instead)"
 )
 
-KUEUE_PREFERRED_SPLIT = (
-    "a preferred gang no domain holds: Kueue splits its slices evenly over two blocks (2+2), "
-    "topobridge takes the larger block whole first (3+1)"
-)
-
 UP_TO_ALL = (
     "Volcano preempts only until the job reaches minAvailable; topobridge makes room for as many "
     "members as lower priorities allow (kube's workload-aware rule)"
@@ -31,7 +26,6 @@ UP_TO_ALL = (
 _TAINT = "pkg/scheduler/framework/plugins/tainttoleration/taint_toleration_test.go"
 _FIT = "pkg/scheduler/framework/plugins/noderesources/fit_test.go"
 _ALLOCATE = "pkg/scheduler/actions/allocate/allocate_test.go"
-_TAS = "pkg/cache/scheduler/tas_cache_test.go:TestFindTopologyAssignments"
 
 NOT_HONOURED: dict[tuple[str, str], str] = {
     (
@@ -68,10 +62,6 @@ NOT_HONOURED: dict[tuple[str, str], str] = {
         "hard network topology constrain and task in job rescheduled, can allocate job when the tier "
         "corresponding to highestTierName not reached and hyperNodesInfo has three tier",
     ): BOUND_ON_ABSENT_NODES,
-    (
-        _TAS,
-        "block preferred for podset; host required for slices; 2 blocks with unbalanced subdomains; BestFit",
-    ): KUEUE_PREFERRED_SPLIT,
     (
         "pkg/scheduler/actions/preempt/preempt_test.go:TestTopologyAwarePreempt",
         "preempt one task of different job to fit both jobs on one node",
