@@ -13,11 +13,6 @@ DRA_EXTENDED_RESOURCES = (
     "extended resources a DeviceClass maps to DRA (alpha DRAExtendedResource) are not read"
 )
 
-BOUND_ON_ABSENT_NODES = (
-    "the running members sit on nodes the cluster does not have: a hard gang around members whose "
-    "domain is unknown waits (Volcano reads its job-allocated-hypernode annotation instead)"
-)
-
 UP_TO_ALL = (
     "Volcano preempts only until the job reaches minAvailable; topobridge makes room for as many "
     "members as lower priorities allow (kube's workload-aware rule)"
@@ -25,7 +20,6 @@ UP_TO_ALL = (
 
 _TAINT = "pkg/scheduler/framework/plugins/tainttoleration/taint_toleration_test.go"
 _FIT = "pkg/scheduler/framework/plugins/noderesources/fit_test.go"
-_ALLOCATE = "pkg/scheduler/actions/allocate/allocate_test.go"
 
 NOT_HONOURED: dict[tuple[str, str], str] = {
     (
@@ -57,11 +51,6 @@ NOT_HONOURED: dict[tuple[str, str], str] = {
         f"{_FIT}:TestEnoughRequests",
         "extended resource was backed by Device Plugin (Allocatable: 0)",
     ): DRA_EXTENDED_RESOURCES,
-    (
-        f"{_ALLOCATE}:TestAllocateWithNetWorkTopologies",
-        "hard network topology constrain and task in job rescheduled, can allocate job when the tier "
-        "corresponding to highestTierName not reached and hyperNodesInfo has three tier",
-    ): BOUND_ON_ABSENT_NODES,
     (
         "pkg/scheduler/actions/preempt/preempt_test.go:TestTopologyAwarePreempt",
         "preempt one task of different job to fit both jobs on one node",

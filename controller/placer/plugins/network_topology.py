@@ -11,7 +11,9 @@ plugin and Koordinator's topology-aware gang placement, one meaning for every di
   `addClusterTopHyperNode`), so a hard limit above the tree's highest tier lets the gang span
   the whole cluster.
 * PreFilter: a hard constraint cannot be kept around a member bound to a node that is gone
-  (its domain is unknown): the gang waits until that member is deleted.
+  (its domain is unknown): the gang waits until that member is deleted, unless its Volcano
+  PodGroup records the HyperNode the members run in (`tiers.allocated_domain`), which Volcano
+  reads instead of their nodes.
 * Filter: a Kueue TAS gang over a Kueue Topology goes only onto nodes of that Topology, those
   carrying every level's label (Kueue reads no other node, `NodeMatchesFlavor`).
 """
@@ -25,6 +27,7 @@ import numpy as np
 
 from controller.placer.framework import Code, Cut, CycleState, ShapeClass, StateKey, Status
 from controller.placer.snapshot import Snapshot
+from controller.placer.tiers import allocated_domain
 from translations.gangs import Gang, GangPod
 
 KUEUE_TAS: StateKey[bool] = StateKey("PreFilter/NetworkTopology")
@@ -38,7 +41,7 @@ class NetworkTopology:
     def pre_filter(self, state: CycleState, gang: Gang, pods: Sequence[GangPod], snap: Snapshot) -> Status:
         state.write(KUEUE_TAS, gang.kueue_tas)
         c = gang.constraint
-        if c is None or not c.binds:
+        if c is None or not c.binds or allocated_domain(gang, snap.index) is not None:
             return Status()
         for m in gang.bound:
             if m.node_name and m.node_name not in snap.index.node_pos:
