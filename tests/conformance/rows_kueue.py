@@ -9,14 +9,18 @@ annotations (as a user writes it; the pods rank by completion index), the Topolo
 Resources are upstream's requests (CPU in millicores).
 
 Ported are the single-pod-set cases under Kueue's default profile (BestFit, and the
-`TASMultiLayerTopology` slices). Not ported, each for a reason the row could not state:
-node replacement and elastic scale up/down (they start from a Workload's previous assignment,
-which topobridge does not keep); the `TASProfileMixed`/LeastFreeCapacity profile and
-`TASBalancedPlacement` (alternative algorithms behind feature gates); cases whose capacity
-comes from Kueue's own usage bookkeeping (other flavors' usage, prior own usage, non-TAS pods
-counted from its cache); several pod sets in one workload (topobridge places one gang per
-Job); node readiness, taint and allocatable-pods cases built from builders the port does not
-read; and the affinity cases whose expectation is built in code.
+`TASMultiLayerTopology` slices), the `TASProfileMixed` cases whose request is required or
+unconstrained on one host, and the node cases that are plain Kubernetes facts: a
+ResourceFlavor's `nodeLabels` (written as the pods' nodeSelector, which Kueue injects), taints
+and tolerations, `spec.unschedulable`, allocatable `pods`, and other workloads' pods (bound
+ones count whatever their phase until they end; unbound ones do not). Not ported, each for a
+reason the row could not state: node replacement and elastic scale up/down (they start from a
+Workload's previous assignment, which topobridge does not keep); `TASBalancedPlacement` and
+`TASRespectNodeAffinityPreferred` (alternative algorithms behind feature gates, the flat
+topology cases among them); usage only Kueue's bookkeeping knows (other flavors' usage, prior
+own usage); several pod sets in one workload (topobridge places one gang per Job); node
+readiness (a NotReady node without its taint); and the affinity cases whose expectation is
+built in code.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import json
 from collections.abc import Mapping, Sequence
 
 from conformance.harness import Counts, Obj, Row
-from conformance.objects import node, pod
+from conformance.objects import node, pod, taint, toleration
 from translations import kueue
 
 UPSTREAM = "pkg/cache/scheduler/tas_cache_test.go:TestFindTopologyAssignments"
@@ -77,10 +81,16 @@ def _annotations(
     return out
 
 
+_POD_FIELDS = ("node_selector", "tolerations")
+"""Request keys that go into the pods' spec (a ResourceFlavor's nodeLabels become the pods'
+nodeSelector when Kueue admits them; the pod set's tolerations), not into annotations."""
+
+
 def _job(count: int, requests: Mapping[str, str], request: Mapping[str, object]) -> tuple[Obj, list[Obj]]:
     """The pod set as an Indexed Job of `count` pods carrying the TAS annotations."""
     selector = request.get("node_selector")
-    annotations = _annotations(**{k: v for k, v in request.items() if k != "node_selector"})  # type: ignore[arg-type]
+    tolerations = request.get("tolerations")
+    annotations = _annotations(**{k: v for k, v in request.items() if k not in _POD_FIELDS})  # type: ignore[arg-type]
     uid = "uid-train"
     job: Obj = {
         "apiVersion": "batch/v1",
@@ -94,6 +104,8 @@ def _job(count: int, requests: Mapping[str, str], request: Mapping[str, object])
         },
     }
     extra: Obj = {"nodeSelector": dict(selector)} if isinstance(selector, Mapping) else {}
+    if isinstance(tolerations, list):
+        extra["tolerations"] = tolerations
     pods = [
         pod(
             f"train-{i}",
@@ -133,13 +145,15 @@ def _tas(
     request: dict[str, object],
     want_levels: tuple[str, ...],
     counts: dict[str, int],
+    others: Sequence[Obj] = (),
 ) -> Row:
+    """`others`: pods of other workloads in the cluster (upstream's non-TAS pods)."""
     job, pods = _job(count, requests, request)
     return Row(
         "KueueTAS",
         UPSTREAM,
         case,
-        [*nodes, _topology(levels), job],
+        [*nodes, _topology(levels), job, *others],
         pods,
         Counts(want_levels, counts),
         repo="kubernetes-sigs/kueue",
@@ -298,6 +312,42 @@ _NODES_24 = [
 _NODES_25 = [
     _node("x1", {BLOCK: "b1", RACK: "r1", HOST: "x1"}, {"cpu": "1", "pods": "10"}),
     _node("x2", {BLOCK: "b1", RACK: "r1", HOST: "x2"}, {"cpu": "1", "pods": "10"}),
+]
+
+
+def _other(name: str, cpu: str, *, on: str | None = None, phase: str | None = None) -> Obj:
+    """A pod of another workload (upstream's non-TAS pod in `test-ns`), bound to `on` or not."""
+    out = pod(name, namespace="test-ns", node_name=on, requests={"cpu": cpu}, scheduler="default-scheduler")
+    if phase is not None:
+        out["status"] = {"phase": phase}
+    return out
+
+
+_SMALL = {"cpu": "1", "memory": "1Gi", "pods": "10"}
+_ZONE_A_X3 = [_node("b1-r1-x3", {"zone": "zone-a", HOST: "x3"}, _SMALL)]
+_X3 = [_node("x3", {HOST: "x3"}, _SMALL)]
+_GPU_TAINT = taint("example.com/gpu", "present")
+_NODES_26 = [
+    _node("b1-r1-x1", {BLOCK: "b1", RACK: "r1", HOST: "x1"}, {"cpu": "3", "pods": "10"}),
+    _node("b1-r1-x2", {BLOCK: "b1", RACK: "r1", HOST: "x2"}, {"cpu": "3", "pods": "10"}),
+    _node("b1-r1-x3", {BLOCK: "b1", RACK: "r1", HOST: "x3"}, {"cpu": "0", "pods": "10"}),
+]
+_NODES_27 = [
+    _node(
+        f"dc1-{block}-{rack}-{host}",
+        {DC: "dc1", BLOCK: block, RACK: rack, HOST: host},
+        {"cpu": cpu, "pods": "10"},
+    )
+    for block, rack, host, cpu in (
+        ("b1", "r1", "x1", "4"),
+        ("b1", "r1", "x2", "4"),
+        ("b1", "r2", "x3", "4"),
+        ("b1", "r2", "x4", "4"),
+        ("b2", "r3", "x5", "4"),
+        ("b2", "r3", "x6", "4"),
+        ("b2", "r4", "x7", "1"),
+        ("b2", "r4", "x8", "1"),
+    )
 ]
 
 
@@ -1011,5 +1061,195 @@ ROWS = [
         dict(required=HOST),
         (HOST,),
         {"x1": 1},
+    ),
+    _tas(
+        "only nodes with matching labels are considered; no matching node; BestFit",
+        _ZONE_A_X3,
+        (HOST,),
+        1,
+        {"cpu": "1000m"},
+        dict(required=HOST, node_selector={"zone": "zone-b"}),
+        (HOST,),
+        {},
+    ),
+    _tas(
+        "host required; single Pod fits in the host; BestFit; TASProfileMixed",
+        _NODES_3,
+        (BLOCK, RACK, HOST),
+        1,
+        {"cpu": "1000m"},
+        dict(required=HOST),
+        (HOST,),
+        {"x3": 1},
+    ),
+    _tas(
+        "host preferred; single Pod fits in the host; BestFit; TASProfileMixed",
+        _NODES_3,
+        (BLOCK, RACK, HOST),
+        1,
+        {"cpu": "1000m"},
+        dict(required=HOST),  # upstream's request is required, whatever the case's name says
+        (HOST,),
+        {"x3": 1},
+    ),
+    _tas(
+        "unconstrained; a single pod fits into each host; LeastFreeCapacity; TASProfileMixed",
+        _NODES_3,
+        (BLOCK, RACK, HOST),
+        1,
+        {"cpu": "1000m"},
+        dict(unconstrained=True),
+        (HOST,),
+        {"x3": 1},
+    ),
+    _tas(
+        "no assignment as node is unschedulable; BestFit",
+        [
+            node(
+                "b1-r1-x3",
+                {"zone": "zone-a", HOST: "x3"},
+                allocatable=_SMALL,
+                hostname=False,
+                unschedulable=True,
+            )
+        ],
+        (HOST,),
+        1,
+        {"cpu": "1000m"},
+        dict(required=HOST, node_selector={"zone": "zone-a"}),
+        (HOST,),
+        {},
+    ),
+    _tas(
+        "skip node which has untolerated taint; BestFit",
+        [node("x3", {"zone": "zone-a", HOST: "x3"}, allocatable=_SMALL, hostname=False, taints=[_GPU_TAINT])],
+        (HOST,),
+        1,
+        {"cpu": "1000m"},
+        dict(required=HOST, node_selector={"zone": "zone-a"}),
+        (HOST,),
+        {},
+    ),
+    _tas(
+        "allow to schedule on node with tolerated taint; BestFit",
+        [
+            node(
+                "b1-r1-x3",
+                {"zone": "zone-a", HOST: "x3"},
+                allocatable=_SMALL,
+                hostname=False,
+                taints=[_GPU_TAINT],
+            )
+        ],
+        (HOST,),
+        1,
+        {"cpu": "1000m"},
+        dict(
+            required=HOST,
+            node_selector={"zone": "zone-a"},
+            tolerations=[toleration("example.com/gpu", "present", operator="Equal")],
+        ),
+        (HOST,),
+        {"x3": 1},
+    ),
+    _tas(
+        "no assignment as node does not have enough allocatable pods (.status.allocatable['pods']); BestFit",
+        [_node("b1-r1-x3", {"zone": "zone-a", HOST: "x3"}, {"cpu": "1000m", "pods": "1"})],
+        (HOST,),
+        1,
+        {"cpu": "300m"},
+        dict(required=HOST, node_selector={"zone": "zone-a"}),
+        (HOST,),
+        {},
+        others=[_other("test-running", "300m", on="b1-r1-x3", phase="Running")],
+    ),
+    _tas(
+        "don't consider unscheduled Pods when computing capacity; BestFit",
+        _X3,
+        (HOST,),
+        1,
+        {"cpu": "600m"},
+        dict(required=HOST),
+        (HOST,),
+        {"x3": 1},
+        others=[_other("test-unscheduled", "600m")],
+    ),
+    _tas(
+        "don't consider terminal pods when computing the capacity; BestFit",
+        _X3,
+        (HOST,),
+        1,
+        {"cpu": "600m"},
+        dict(required=HOST),
+        (HOST,),
+        {"x3": 1},
+        others=[
+            _other("test-failed", "600m", on="x3", phase="Failed"),
+            _other("test-succeeded", "600m", on="x3", phase="Succeeded"),
+        ],
+    ),
+    _tas(
+        "include usage from pending scheduled non-TAS pods, blocked assignment; BestFit",
+        _X3,
+        (HOST,),
+        1,
+        {"cpu": "600m"},
+        dict(required=HOST),
+        (HOST,),
+        {},
+        others=[_other("test-pending", "600m", on="x3", phase="Pending")],
+    ),
+    _tas(
+        "include usage from running non-TAS pods, blocked assignment; BestFit",
+        _X3,
+        (HOST,),
+        1,
+        {"cpu": "600m"},
+        dict(required=HOST),
+        (HOST,),
+        {},
+        others=[_other("test-running", "600m", on="x3", phase="Running")],
+    ),
+    _tas(
+        "node allocatable capacity completely used by non-TAS pod; empty remainingCapacity",
+        [_node("x3", {HOST: "x3"}, {"cpu": "1", "pods": "1"})],
+        (HOST,),
+        1,
+        {"cpu": "100m"},
+        dict(required=HOST),
+        (HOST,),
+        {},
+        others=[_other("running1", "1", on="x3", phase="Running")],
+    ),
+    _tas(
+        "include usage from running non-TAS pods, found free capacity on another node; BestFit",
+        [*_X3, _node("x5", {HOST: "x5"}, _SMALL)],
+        (HOST,),
+        1,
+        {"cpu": "600m"},
+        dict(required=HOST),
+        (HOST,),
+        {"x5": 1},
+        others=[_other("test-pod", "600m", on="x3")],
+    ),
+    _tas(
+        "multi-layer topology: host slice rounding makes rack slice impossible",
+        _NODES_26,
+        (BLOCK, RACK, HOST),
+        6,
+        {"cpu": "1000m"},
+        dict(required=BLOCK, slices=[(RACK, 6), (HOST, 2)]),
+        (HOST,),
+        {},
+    ),
+    _tas(
+        "multi-layer topology: 3-layer negative case with small hosts cascading up",
+        _NODES_27,
+        (DC, BLOCK, RACK, HOST),
+        24,
+        {"cpu": "1000m"},
+        dict(required=DC, slices=[(BLOCK, 12), (RACK, 6), (HOST, 3)]),
+        (HOST,),
+        {},
     ),
 ]
