@@ -19,8 +19,13 @@ Workload's previous assignment, which topobridge does not keep); `TASBalancedPla
 `TASRespectNodeAffinityPreferred` (alternative algorithms behind feature gates, the flat
 topology cases among them); usage only Kueue's bookkeeping knows (other flavors' usage, prior
 own usage); several pod sets in one workload (topobridge places one gang per Job); node
-readiness (a NotReady node without its taint); and the affinity cases whose expectation is
-built in code.
+readiness (a NotReady node without its taint); grouped pod sets with slices (Kueue's webhook
+refuses `podset-group-name` beside a slice annotation, `tas_validation.go`, so no pod carries
+them); and the affinity cases whose expectation is built in code.
+
+A leader and workers pod set sharing a `podset-group-name` (`GROUP_ROWS`) are the pods of one
+LeaderWorkerSet group, whose templates carry the same request; their two assignments are
+checked added up.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from collections.abc import Mapping, Sequence
 
 from conformance.harness import Counts, Obj, Row
 from conformance.objects import node, pod, taint, toleration
-from translations import kueue
+from translations import kueue, lws
 
 UPSTREAM = "pkg/cache/scheduler/tas_cache_test.go:TestFindTopologyAssignments"
 DC = "cloud.com/datacenter"
@@ -1253,3 +1258,228 @@ ROWS = [
         {},
     ),
 ]
+
+
+def _group(
+    case: str,
+    nodes: list[Obj],
+    levels: tuple[str, ...],
+    request: dict[str, object],
+    leader: dict[str, str],
+    workers: tuple[int, dict[str, str]],
+    want_levels: tuple[str, ...],
+    counts: dict[str, int],
+    others: Sequence[Obj] = (),
+) -> Row:
+    """Upstream's leader and workers pod sets sharing a `podset-group-name`, as the pods of one
+    LeaderWorkerSet group (Kueue's LWS integration): the leader (worker index 0) and `workers`
+    (count, requests), every template carrying the same TAS request. `counts` adds up the
+    leader's and the workers' assignments."""
+    count, worker_requests = workers
+    annotations = {
+        **_annotations(**request),  # type: ignore[arg-type]
+        kueue.GROUP_NAME: "same-group",
+        lws.SIZE_ANNOTATION: str(count + 1),
+    }
+    pods = [
+        pod(
+            f"serve-0-{i}" if i else "serve-0",
+            labels={lws.NAME_LABEL: "serve", lws.GROUP_INDEX_LABEL: "0", lws.WORKER_INDEX_LABEL: str(i)},
+            annotations=annotations,
+            requests=dict(worker_requests if i else leader),
+        )
+        for i in range(count + 1)
+    ]
+    return Row(
+        "KueueTAS",
+        UPSTREAM,
+        case,
+        [*nodes, _topology(levels), *others],
+        pods,
+        Counts(want_levels, counts),
+        repo="kubernetes-sigs/kueue",
+    )
+
+
+def _plain(
+    name: str, labels: dict[str, str], cpu: str, gpu: str | None = None, memory: str | None = None
+) -> Obj:
+    """A node of the grouped pod-set cases (`example.com/gpu` and memory where upstream sets them)."""
+    alloc = {"cpu": cpu, "pods": "10"}
+    if gpu is not None:
+        alloc[GPU] = gpu
+    if memory is not None:
+        alloc["memory"] = memory
+    return _node(name, labels, alloc)
+
+
+GPU = "example.com/gpu"
+_SIZES = {"small-used": "2800m", "small-free": "2800m", "large-free": "6"}
+_SMALL_LARGE = [
+    _plain(name, {BLOCK: "b1", RACK: name.split("-")[0], HOST: name}, cpu) for name, cpu in _SIZES.items()
+]
+_FILLER = [_other("filler", "2500m", on="small-used", phase="Running")]
+_BLOCKS_GPU = [
+    _plain("b1", {BLOCK: "b1"}, "2", "2", "2Gi"),
+    _plain("b2", {BLOCK: "b2"}, "5", "4"),
+    _plain("b3", {BLOCK: "b3"}, "2", "2"),
+]
+_RACK_HOSTS = [_plain(h, {RACK: "r1", HOST: h}, cpu) for h, cpu in (("h1", "2"), ("h2", "4"), ("h3", "3"))]
+_SIX_HOSTS = [
+    _plain(f"{b}-{r}-{x}", {BLOCK: b, RACK: r, HOST: x}, cpu, "1")
+    for b, r, x, cpu in (
+        ("b1", "r1", "x3", "2"),
+        ("b1", "r1", "x5", "2"),
+        ("b1", "r1", "x1", "2"),
+        ("b2", "r4", "x6", "1"),
+        ("b2", "r5", "x2", "2"),
+        ("b2", "r6", "x4", "2"),
+    )
+]
+_EIGHT_HOSTS = [
+    _plain(f"{b}-{r}-{x}", {BLOCK: b, RACK: r, HOST: x}, "1", "1")
+    for b, r, x in (
+        ("b1", "r1", "x3"),
+        ("b1", "r1", "x5"),
+        ("b1", "r2", "x1"),
+        ("b1", "r2", "x6"),
+        ("b2", "r3", "x2"),
+        ("b2", "r3", "x4"),
+        ("b2", "r4", "x7"),
+        ("b2", "r4", "x8"),
+    )
+]
+_CPU1 = {"cpu": "1000m"}
+_CPU1_GPU1 = {"cpu": "1000m", GPU: "1"}
+
+GROUP_ROWS = [
+    _group(
+        "find topology assignment for two podsets with the same group",
+        _BLOCKS_GPU,
+        (BLOCK,),
+        dict(required=BLOCK),
+        _CPU1,
+        (4, _CPU1_GPU1),
+        (BLOCK,),
+        {"b2": 5},
+    ),
+    _group(
+        "find topology assignment for grouped podsets preserves worker capacity when placing leader",
+        _RACK_HOSTS,
+        (RACK, HOST),
+        dict(required=RACK),
+        _CPU1,
+        (4, {"cpu": "2000m"}),
+        (HOST,),
+        {"h1": 1, "h2": 2, "h3": 2},
+    ),
+    _group(
+        "find topology assignment for preferred grouped podsets preserves capacity across domains",
+        [_plain("h1", {HOST: "h1"}, "8"), _plain("h2", {HOST: "h2"}, "3")],
+        (HOST,),
+        dict(preferred=HOST),
+        _CPU1,
+        (5, {"cpu": "2000m"}),
+        (HOST,),
+        {"h1": 4, "h2": 2},
+    ),
+    _group(
+        "find topology assignment for two podsets with the same group with domains that can tightly fit leader and workers",
+        [
+            _plain("b1", {BLOCK: "b1"}, "2", "2"),
+            _plain("b2", {BLOCK: "b2"}, "8", "8"),
+            _plain("b3", {BLOCK: "b3"}, "2", "2"),
+        ],
+        (BLOCK,),
+        dict(required=BLOCK),
+        _CPU1,
+        (4, {"cpu": "1000m", GPU: "2"}),
+        (BLOCK,),
+        {"b2": 5},
+    ),
+    _group(
+        "find topology assignment for grouped podsets skips domain where only workers fit without leader",
+        _SMALL_LARGE,
+        (BLOCK, RACK, HOST),
+        dict(required=RACK),
+        {"cpu": "2500m"},
+        (1, {"cpu": "2500m"}),
+        (HOST,),
+        {"large-free": 2},
+        others=_FILLER,
+    ),
+    _group(
+        "find topology assignment for grouped podsets skips domain where mixed-size workers only fit without leader",
+        _SMALL_LARGE,
+        (BLOCK, RACK, HOST),
+        dict(required=RACK),
+        {"cpu": "2500m"},
+        (2, {"cpu": "500m"}),
+        (HOST,),
+        {"large-free": 3},
+        others=_FILLER,
+    ),
+    _group(
+        "find topology assignment for grouped podsets keeps tight domain when leader and workers fit together",
+        _SMALL_LARGE,
+        (BLOCK, RACK, HOST),
+        dict(required=RACK),
+        _CPU1,
+        (1, _CPU1),
+        (HOST,),
+        {"small-free": 2},
+        others=_FILLER,
+    ),
+    _group(
+        "find topology assignment for two podsets with the same group - no fit",
+        [_plain("b1", {BLOCK: "b1"}, "1", "0"), _plain("b2", {BLOCK: "b2"}, "4", "4")],
+        (BLOCK,),
+        dict(required=BLOCK),
+        _CPU1,
+        (4, _CPU1_GPU1),
+        (BLOCK,),
+        {},
+    ),
+    _group(
+        "find topology assignment for two podsets with the same group - optimizes domain for both leader and workers",
+        [_plain("b1", {BLOCK: "b1"}, "11", "8"), _plain("b2", {BLOCK: "b2"}, "4", "4")],
+        (BLOCK,),
+        dict(required=BLOCK),
+        _CPU1,
+        (4, _CPU1_GPU1),
+        (BLOCK,),
+        {"b1": 5},
+    ),
+    _group(
+        "find topology assignment for two podsets with the same group - leader does not fit anywhere",
+        [_plain("b1", {BLOCK: "b1"}, "4", "4"), _plain("b2", {BLOCK: "b2"}, "4", "4")],
+        (BLOCK,),
+        dict(required=BLOCK),
+        {"cpu": "10000m"},
+        (4, _CPU1_GPU1),
+        (BLOCK,),
+        {},
+    ),
+    _group(
+        "find topology assignment for two podsets with the same group - multiple hosts",
+        _SIX_HOSTS,
+        (BLOCK, RACK, HOST),
+        dict(required=BLOCK),
+        {"cpu": "2000m"},
+        (2, _CPU1_GPU1),
+        (HOST,),
+        {"x1": 1, "x3": 1, "x5": 1},
+    ),
+    _group(
+        "find topology assignment for two podsets with the same group requesting same resources and nodes in the same rack",
+        _EIGHT_HOSTS,
+        (BLOCK, RACK, HOST),
+        dict(required=BLOCK),
+        _CPU1_GPU1,
+        (2, _CPU1_GPU1),
+        (HOST,),
+        {"x3": 1, "x5": 1, "x1": 1},
+    ),
+]
+
+ROWS += GROUP_ROWS
