@@ -36,7 +36,7 @@ import numpy as np
 from controller.placer.demand import GangDemand, SubGroupPart, sub_demand, without_subgroups
 from controller.placer.gpu import respects, select_gpu
 from controller.placer.memo import MemoSlot
-from controller.placer.offer import BIG, Offers, class_slots, evaluate, range_mins, range_sums
+from controller.placer.offer import BIG, Offers, class_slots, evaluate, range_mins, range_sums, slice_slots
 from controller.placer.ruled import place_ruled
 from controller.placer.snapshot import CLUSTER, I64, Bool, ClusterIndex, SortKey, lexsort_first
 from controller.placer.tiers import levels
@@ -140,13 +140,25 @@ def candidates(
     cs = np.zeros(index.n_nodes + 1, dtype=np.int64)
     np.cumsum(existing_node, out=cs[1:])
     existing = cs[index.dom_end[doms]] - cs[index.dom_start[doms]]
-    leftover = offers.dom_offer[doms] - n
+    leftover = (_kueue_room(offers, index) if demand.kueue_tas else offers.dom_offer)[doms] - n
     keys = [] if demand.kueue_tas else _ancestor_keys(index.dom_anc, doms, offers, n)
     pref = _preference(demand, index)
     order = lexsort_first(
         (index.dom_name_rank[doms], *reversed(keys), leftover, -pref[1][doms], -existing), limit, len(doms)
     )
     return [Where("domain", d) for d in doms[order].tolist()]
+
+
+def _kueue_room(offers: Offers, index: ClusterIndex) -> I64:
+    """Per domain, what Kueue's BestFit compares (the tightest domain that holds the pod set):
+    pod slots not capped at the gang's size, in whole slices when it has slices. Capped, every
+    domain holding the gang ties and tree order would choose. Offers of other shapes than
+    `uniform` are compared as offered."""
+    if offers.demand.kind != "uniform":
+        return offers.dom_offer
+    if offers.demand.slices:
+        return slice_slots(offers.raw_slots, offers.demand.slices, index)[1]
+    return range_sums(offers.raw_slots, index)
 
 
 def _top_down(where: Where, offers: Offers, index: ClusterIndex, n: int) -> tuple[int, ...]:

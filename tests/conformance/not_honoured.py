@@ -13,11 +13,6 @@ DRA_EXTENDED_RESOURCES = (
     "extended resources a DeviceClass maps to DRA (alpha DRAExtendedResource) are not read"
 )
 
-KUEUE_CAPPED_ROOM = (
-    "Kueue's BestFit takes the tightest domain by its free pod slots; topobridge counts slots only "
-    "up to the gang's size, so every domain holding the gang ties and tree order chooses"
-)
-
 UP_TO_ALL = (
     "Volcano preempts only until the job reaches minAvailable; topobridge makes room for as many "
     "members as lower priorities allow (kube's workload-aware rule)"
@@ -27,10 +22,6 @@ _TAINT = "pkg/scheduler/framework/plugins/tainttoleration/taint_toleration_test.
 _FIT = "pkg/scheduler/framework/plugins/noderesources/fit_test.go"
 
 NOT_HONOURED: dict[tuple[str, str], str] = {
-    (
-        "pkg/cache/scheduler/tas_cache_test.go:TestFindTopologyAssignments",
-        "find topology assignment for grouped podsets keeps tight domain when leader and workers fit together",
-    ): KUEUE_CAPPED_ROOM,
     (
         f"{_TAINT}:TestTaintTolerationFilter",
         "Pod with Gt toleration can be scheduled on node when taint value is higher than threshold",
