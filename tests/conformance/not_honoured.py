@@ -14,8 +14,9 @@ DRA_EXTENDED_RESOURCES = (
 )
 
 UP_TO_ALL = (
-    "Volcano preempts only until the job reaches minAvailable; topobridge makes room for as many "
-    "members as lower priorities allow (kube's workload-aware rule)"
+    "Volcano never evicts a pod marked volcano.sh/preemptable=false and preempts only until the job "
+    "reaches minAvailable; topobridge reads no such mark and makes room for as many members as lower "
+    "priorities allow (kube's workload-aware rule)"
 )
 
 _TAINT = "pkg/scheduler/framework/plugins/tainttoleration/taint_toleration_test.go"
