@@ -16,7 +16,7 @@ from typing import Literal
 from translations import koordinator as koord
 from translations import volcano
 from translations.errors import NotExpressibleError, go_quote, raise_all
-from translations.topology import TopologyTree
+from translations.topology import TopologyTree, tier_named
 
 Mode = Literal["hard", "soft"]
 
@@ -95,13 +95,19 @@ def from_volcano(
 
 def layer_tiers(tree: TopologyTree | None, cnt: koord.ClusterNetworkTopology | None) -> dict[str, int]:
     """Koordinator layer name -> tier: from the ClusterNetworkTopology chain when given,
-    else from the tree's tier names (HyperNode tierName equal to the layer name)."""
+    else from the tree's tier names (HyperNode tierName equal to the layer name), each read as
+    a `highestTierName` is (`topology.tier_named`: among other names at its tier, and the
+    lowest of the tiers carrying it)."""
     if cnt is not None:
         chain = cnt.layers_bottom_up()
         out = {layer.topology_layer: i + 1 for i, layer in enumerate(chain)}
         out[koord.NODE_LAYER] = 0
         return out
-    out = {name: tier for tier, name in (tree.tier_names if tree else {}).items()}
+    carriers: dict[str, set[int]] = {}
+    for d in tree.domains.values() if tree else ():
+        if d.tier_name:
+            carriers.setdefault(d.tier_name, set()).add(d.tier)
+    out = {name: tier for name, tiers in carriers.items() if (tier := tier_named(tiers)) is not None}
     out[koord.NODE_LAYER] = 0
     return out
 

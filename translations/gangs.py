@@ -207,6 +207,9 @@ class Gang:
     min_sub_groups: tuple[tuple[str, int], ...] = ()
     """Volcano `minSubGroups` per subGroupPolicy name (those above 0): the gang starts only
     when at least that many of the policy's subgroups are ready (`SubGroup.ready_size`)."""
+    allocated_hypernode: str | None = None
+    """Volcano's `job-allocated-hypernode` on the PodGroup: the HyperNode its running members
+    were placed in, which a hard constraint holds as Volcano does (`filtering`'s anchors)."""
 
     @property
     def victim_min(self) -> int:
@@ -296,6 +299,7 @@ class _Draft:
     groups: tuple[str, ...] = ()
     gather_spec: koord.NetworkTopologyGatherSpec | None = None
     volcano_policies: Sequence[volcano.SubGroupPolicy] = ()
+    allocated_hypernode: str | None = None
     creation: str = ""
     timeout: float | None = None
     gpu: gpumod.GpuTopologyRequest | None = None
@@ -528,6 +532,9 @@ def _resolve_volcano(
     if d.constraint is None:
         d.constraint = _volcano_pod_constraint(d.members)
     d.volcano_policies = pg.spec.sub_group_policy or ()
+    d.allocated_hypernode = (pg.metadata.annotations or {}).get(
+        volcano.JOB_ALLOCATED_HYPERNODE_ANNOTATION
+    ) or None
 
 
 def _resolve_pod_group(d: _Draft, tables: _Tables) -> None:
@@ -755,6 +762,7 @@ def _finish(
             for i, pol in enumerate(d.volcano_policies)
             if pol.min_sub_groups
         ),
+        allocated_hypernode=head.allocated_hypernode,
     )
 
 

@@ -52,7 +52,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Literal, NewType
 
@@ -371,10 +371,25 @@ def _domain_ids(levels: Sequence[LabelLevel], prefixes: Iterable[Path]) -> dict[
 
 def from_kueue_topology(topology: kueue.Topology, nodes: Iterable[Node]) -> TopologyTree:
     """A Kueue Topology's levels over node labels (`kueue.label_levels`: the hostname level is
-    the nodes themselves). Raises InvalidSpecError for levels Kueue's CRD would refuse."""
+    the nodes themselves). Raises InvalidSpecError for levels Kueue's CRD would refuse.
+
+    A node lacking any level's label, the hostname level's included, is in no domain: Kueue's
+    TAS reads only the nodes that carry every level (`NodeMatchesFlavor`), so it has no
+    stand-in domain and a Kueue TAS gang does not go there (NetworkTopology's Filter)."""
     from translations import kueue as kueue_module
 
-    return from_label_levels(kueue_module.label_levels(topology), nodes, source="kueue")
+    levels = kueue_module.label_levels(topology)
+    kept = list(nodes)
+    warnings: list[str] = []
+    if any(level.node_label == kueue_module.HOSTNAME_LABEL for level in topology.spec.levels):
+        lacking = {n.name for n in kept if kueue_module.HOSTNAME_LABEL not in (n.metadata.labels or {})}
+        warnings = [
+            f"node {name} left out of the topology: no label for {kueue_module.HOSTNAME_LABEL}"
+            for name in sorted(lacking, key=natural_key)
+        ]
+        kept = [n for n in kept if n.name not in lacking]
+    tree = from_label_levels(levels, kept, source="kueue", stand_in_lowest=False)
+    return replace(tree, warnings=(*warnings, *tree.warnings)) if warnings else tree
 
 
 # --- node labels: topograph v1.0 and v0.x, GPU Feature Discovery cliques ---------------------

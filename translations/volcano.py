@@ -34,6 +34,9 @@ GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
 """A pod joins a Volcano PodGroup through this annotation."""
 POD_TOPOLOGY_MODE_ANNOTATION = "volcano.sh/network-topology-mode"
 POD_TOPOLOGY_TIER_ANNOTATION = "volcano.sh/network-topology-highest-tier"
+JOB_ALLOCATED_HYPERNODE_ANNOTATION = "volcano.sh/job-allocated-hypernode"
+"""On a PodGroup: the HyperNode Volcano placed the job's running members in (it reads it back,
+while that HyperNode exists and a member is allocated, instead of the members' nodes)."""
 
 NetworkTopologyMode = Literal["hard", "soft"]
 

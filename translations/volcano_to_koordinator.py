@@ -34,8 +34,11 @@ class KoordinatorGang:
 
 
 def layers_by_tier(cnt: koord.ClusterNetworkTopology | None, tree: TopologyTree | None) -> dict[int, str]:
-    """tier -> Koordinator layer name (0 is NodeTopologyLayer)."""
-    return {tier: name for name, tier in constraints.layer_tiers(tree, cnt).items()}
+    """tier -> Koordinator layer name (0 is NodeTopologyLayer): the chain's layers, else the
+    tiers whose HyperNodes agree on one tierName."""
+    if cnt is not None:
+        return {tier: name for name, tier in constraints.layer_tiers(tree, cnt).items()}
+    return {0: koord.NODE_LAYER, **(tree.tier_names if tree is not None else {})}
 
 
 def translate(
@@ -64,7 +67,7 @@ def translate(
         if value:
             hint = "; the member pods' own priorityClassName decides" if what == "priorityClassName" else ""
             report.refuse(f"{what} {value}: Koordinator's PodGroup has no such field{hint}")
-    gather = _gather(pg, layer_of, report)
+    gather = _gather(pg, layer_of, constraints.layer_tiers(tree, cnt), report)
     multiple = _pod_count_multiple(pg, layer_of, report)
     if multiple is not None:
         gather = _with_multiple(gather, *multiple, report)
@@ -100,8 +103,10 @@ def translate(
 
 
 def _gather(
-    pg: volcano.PodGroup, layer_of: dict[int, str], report: TranslationReport
+    pg: volcano.PodGroup, layer_of: dict[int, str], tiers: dict[str, int], report: TranslationReport
 ) -> koord.NetworkTopologyGatherSpec | None:
+    """The gather rules for the PodGroup's networkTopology; `tiers` (layer name -> tier,
+    `constraints.layer_tiers`) reads a highestTierName as the scheduler does."""
     nt = pg.spec.network_topology
     if nt is None:
         return None
@@ -114,7 +119,6 @@ def _gather(
         strategy: koord.GatherStrategyName = "MustGather" if nt.effective_mode == "hard" else "PreferGather"
         report.default(f"{strategy} {nt.highest_tier_name}: highestTierName taken as the layer name")
         return koord.NetworkTopologyGatherSpec((koord.GatherStrategy(nt.highest_tier_name, strategy),))
-    tiers = {name: t for t, name in layer_of.items()}
     tier = nt.highest_tier_allowed if nt.highest_tier_name is None else tiers.get(nt.highest_tier_name)
     constraint = constraints.TopologyConstraint(nt.effective_mode, tier)
     if constraint.mode == "hard" and tier is None:

@@ -36,6 +36,7 @@ from controller.placer.gpu import GpuRules
 from controller.placer.rules import Gather, MemberRules, SpreadRule, ValueCap, merge_gathers
 from controller.placer.snapshot import I64, ClusterIndex, Snapshot
 from controller.placer.terms import PodTerms
+from controller.placer.tiers import allocated_domain
 from controller.placer.values import node_unique
 from translations.gangs import Gang, GangPod
 
@@ -198,9 +199,14 @@ def _subgroups(gang: Gang, chosen: Sequence[GangPod], index: ClusterIndex) -> tu
 
 
 def _anchors(gang: Gang, index: ClusterIndex) -> I64:
+    """The bound members' nodes, and the ends of the HyperNode Volcano recorded for them
+    (`allocated_domain`): a hard constraint must hold both."""
     nodes = {
         index.node_pos[n] for n in (p.node_name for p in gang.bound) if n is not None and n in index.node_pos
     }
+    domain = allocated_domain(gang, index)
+    if domain is not None:
+        nodes |= {int(index.dom_start[domain]), int(index.dom_end[domain]) - 1}
     return np.asarray(sorted(nodes), dtype=np.int64)
 
 

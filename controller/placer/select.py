@@ -36,7 +36,7 @@ import numpy as np
 from controller.placer.demand import GangDemand, SubGroupPart, sub_demand, without_subgroups
 from controller.placer.gpu import respects, select_gpu
 from controller.placer.memo import MemoSlot
-from controller.placer.offer import BIG, Offers, class_slots, evaluate, range_mins, range_sums
+from controller.placer.offer import BIG, Offers, class_slots, evaluate, range_mins, range_sums, slice_slots
 from controller.placer.ruled import place_ruled
 from controller.placer.snapshot import CLUSTER, I64, Bool, ClusterIndex, SortKey, lexsort_first
 from controller.placer.tiers import levels
@@ -140,13 +140,25 @@ def candidates(
     cs = np.zeros(index.n_nodes + 1, dtype=np.int64)
     np.cumsum(existing_node, out=cs[1:])
     existing = cs[index.dom_end[doms]] - cs[index.dom_start[doms]]
-    leftover = offers.dom_offer[doms] - n
+    leftover = (_kueue_room(offers, index) if demand.kueue_tas else offers.dom_offer)[doms] - n
     keys = [] if demand.kueue_tas else _ancestor_keys(index.dom_anc, doms, offers, n)
     pref = _preference(demand, index)
     order = lexsort_first(
         (index.dom_name_rank[doms], *reversed(keys), leftover, -pref[1][doms], -existing), limit, len(doms)
     )
     return [Where("domain", d) for d in doms[order].tolist()]
+
+
+def _kueue_room(offers: Offers, index: ClusterIndex) -> I64:
+    """Per domain, what Kueue's BestFit compares (the tightest domain that holds the pod set):
+    pod slots not capped at the gang's size, in whole slices when it has slices. Capped, every
+    domain holding the gang ties and tree order would choose. Offers of other shapes than
+    `uniform` are compared as offered."""
+    if offers.demand.kind != "uniform":
+        return offers.dom_offer
+    if offers.demand.slices:
+        return slice_slots(offers.raw_slots, offers.demand.slices, index)[1]
+    return range_sums(offers.raw_slots, index)
 
 
 def _top_down(where: Where, offers: Offers, index: ClusterIndex, n: int) -> tuple[int, ...]:
@@ -397,9 +409,12 @@ def _place_plain(
         return _place_leader(where, demand, o, index)
     if _inside_sum(where, o.slots, o.dom_slots, index) < demand.n:
         return None
-    # Kueue's slices: among children offering as many slices, the one with fewer pod slots first.
+    # Kueue's slices: among children offering as many slices, the one with fewer pod slots first;
+    # below the outermost slice level, fewer pod slots first whatever they offer.
     tie = o.raw_slots if demand.slices else None
-    counts = _distribute(where, demand.n, o.slots, o.dom_slots, index, pin=None, tie=tie)
+    below = demand.slices[0][0] if demand.slices else None
+    kueue = KueueDescent(below=below, pool=below or 0) if demand.kueue_tas else None
+    counts = _distribute(where, demand.n, o.slots, o.dom_slots, index, pin=None, tie=tie, kueue=kueue)
     return _layout(demand.classes[0].pods, counts)
 
 
@@ -565,6 +580,32 @@ class _Kids:
     """Per parent: the position of its first child."""
 
 
+@dataclass(frozen=True)
+class KueueDescent:
+    """How Kueue's BestFit descends from the chosen place to its nodes, where it differs from
+    ours (`_distribute`, for a Kueue TAS gang)."""
+
+    below: int | None = None
+    """The outermost slice tier: children under it count no slice, so they go fewest pod slots
+    first whatever they offer (Kueue sorts them by a slice count of 0, then pod count)."""
+    pool: int | None = None
+    """Under parents above this tier (the slice tier; 0 without slices) the children of every
+    chosen parent are one pool for the whole amount: Kueue re-picks each level greedily down to
+    its slice level, what each parent took choosing the parents only. Its top is then the
+    plain greedy pick, the last one best fit (no binpacking)."""
+
+
+@dataclass(frozen=True)
+class _Ties:
+    """The order among children offering as many slots (Kueue's slices): fewest pod slots
+    first (`node`, per node; `dom`, summed per domain); under tier `below`, that order alone."""
+
+    node: I64
+    dom: I64
+    below: int | None
+    dom_tier: I64
+
+
 def _distribute(
     where: Where,
     n: int,
@@ -574,6 +615,7 @@ def _distribute(
     *,
     pin: int | None,
     tie: I64 | None = None,
+    kueue: KueueDescent | None = None,
 ) -> list[tuple[int, int]]:
     """(node, count) in layout order: as few children as possible, best fit for the last one.
 
@@ -581,7 +623,8 @@ def _distribute(
     the pinned child (the leader's) first, then children by most slots (tree order on ties);
     the child that completes the amount is swapped for the smallest untaken one that also does
     (`_best_fit`). A soft gang spread over the whole cluster binpacks the top (`_binpack_top`).
-    `tie` (per node; summed per domain): children offering as many slots go fewest `tie` first."""
+    `tie` (per node; summed per domain): children offering as many slots go fewest `tie` first;
+    `kueue`: Kueue's own descent (`KueueDescent`)."""
     if n <= 0:
         return []
     if where.kind == "node":
@@ -592,9 +635,13 @@ def _distribute(
     out_nodes: list[I64] = []
     out_counts: list[I64] = []
     top = where.kind == "cluster" and pin is None
-    ties = (tie, range_sums(tie, index)) if tie is not None else None
+    below = kueue.below if kueue is not None else None
+    ties = _Ties(tie, range_sums(tie, index), below, index.dom_tier) if tie is not None else None
     while len(parents):
-        kids = _kids(table, parents, amounts, slots, dom_slots, pin=pin, ties=ties)
+        pooled = kueue is not None and kueue.pool is not None and _above(parents, kueue.pool, index)
+        if pooled:
+            top, amounts = False, np.asarray([int(amounts.sum())], dtype=np.int64)
+        kids = _kids(table, parents, amounts, slots, dom_slots, pin=pin, ties=ties, pooled=pooled)
         take = _take(kids, amounts)
         if top:
             take = _binpack_top(take, kids.cap, int(amounts[0]))
@@ -610,6 +657,12 @@ def _distribute(
     return _layout_order(np.concatenate(out_nodes), np.concatenate(out_counts), index, pin)
 
 
+def _above(parents: I64, tier: int, index: ClusterIndex) -> bool:
+    """Every parent (a domain, or the cluster root past the last domain) is above `tier`."""
+    doms = parents[parents < index.n_domains]
+    return bool((index.dom_tier[doms] > tier).all()) if len(doms) else True
+
+
 def _kids(
     table: _KidTable,
     parents: I64,
@@ -618,12 +671,16 @@ def _kids(
     dom_slots: I64,
     *,
     pin: int | None,
-    ties: tuple[I64, I64] | None = None,
+    ties: _Ties | None = None,
+    pooled: bool = False,
 ) -> _Kids:
-    """The children of `parents`, with their slots, in the order they are taken."""
+    """The children of `parents`, with their slots, in the order they are taken (`pooled`: as
+    the children of one parent, whose amount is `amounts[0]`)."""
     lo, hi = table.ptr[parents], table.ptr[parents + 1]
     sizes = hi - lo
     parent = np.repeat(np.arange(len(parents)), sizes)
+    if pooled:
+        parent = np.zeros_like(parent)
     item = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes) + np.repeat(lo, sizes)
     is_dom, ids = table.is_dom[item], table.ids[item]
     cap = np.where(
@@ -638,9 +695,12 @@ def _kids(
         else np.zeros(len(item), np.bool_)
     )
     if ties is not None:
-        node_tie, dom_tie = ties
-        tie_key = np.where(is_dom, dom_tie[np.where(is_dom, ids, 0)], node_tie[np.where(is_dom, 0, ids)])
-        order = np.lexsort((item, tie_key, -cap, ~pinned, parent))
+        tie_key = np.where(is_dom, ties.dom[np.where(is_dom, ids, 0)], ties.node[np.where(is_dom, 0, ids)])
+        first_key = -cap
+        if ties.below is not None and len(ties.dom_tier):
+            tier = np.where(is_dom, ties.dom_tier[np.where(is_dom, ids, 0)], 0)
+            first_key = np.where(tier < ties.below, 0, -cap)
+        order = np.lexsort((item, tie_key, first_key, ~pinned, parent))
     else:
         order = np.lexsort((item, -cap, ~pinned, parent))
     return _Kids(
@@ -650,7 +710,7 @@ def _kids(
         item=item[order],
         is_dom=is_dom[order],
         ids=ids[order],
-        first=np.r_[0, np.cumsum(sizes)[:-1]],
+        first=np.zeros(1, np.int64) if pooled else np.r_[0, np.cumsum(sizes)[:-1]],
     )
 
 

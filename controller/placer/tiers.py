@@ -8,9 +8,11 @@ from typing import TYPE_CHECKING
 
 from controller.placer.snapshot import CLUSTER, ClusterIndex
 from translations.constraints import TopologyConstraint
+from translations.topology import DomainId
 
 if TYPE_CHECKING:
     from controller.placer.demand import GangDemand
+    from translations.gangs import Gang
 
 Level = int | str
 """A tier (0: single nodes) or `CLUSTER`."""
@@ -52,3 +54,13 @@ def hard_limit_tier(constraint: TopologyConstraint | None, index: ClusterIndex) 
         return index.max_tier + 1
     present = [t for t in index.tiers if 0 < t <= constraint.highest_tier]
     return present[-1] if present else 0
+
+
+def allocated_domain(gang: Gang, index: ClusterIndex) -> int | None:
+    """The domain of the HyperNode Volcano recorded its running members in (the PodGroup's
+    `job-allocated-hypernode`), while a member is bound and the HyperNode is in the tree, as
+    Volcano keeps it (`removeInvalidAllocatedHyperNode`); else None."""
+    name = gang.allocated_hypernode
+    if name is None or not gang.bound or index.tree.source != "hypernode":
+        return None
+    return index.dom_pos.get(DomainId(name))

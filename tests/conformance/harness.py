@@ -21,6 +21,8 @@ and upstream's fact about the outcome:
   named by the values of some node labels (Kueue's assignment levels, joined by "/"; the
   hostname for single nodes), every other domain holding none; an empty map: the gang stays
   pending.
+* `Spread`: Volcano's per-HyperNode bind check: of the row's pending pods, how many end in each
+  domain that holds any (sorted, whichever domains those are).
 * `Victims`: per node, the pods preemption takes when the incoming pod may go to that node
   alone (kube's DryRunPreemption / SelectVictimsOnNode tables: one candidate per node), or no
   entry when no eviction on that node lets it in.
@@ -90,6 +92,15 @@ class Counts:
 
 
 @dataclass(frozen=True)
+class Spread:
+    """The row's pending pods per domain (the values of node labels `levels`) holding any,
+    sorted ascending: Volcano's `ExpectBindNumsInHyperNode`, which names no HyperNode."""
+
+    levels: tuple[str, ...]
+    counts: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class Victims:
     """Per node with a candidate: the victims' pod names; nodes left out have no candidate."""
 
@@ -108,7 +119,7 @@ class Row:
     """The cluster: Nodes, bound Pods, Namespaces, HyperNodes, PodGroups, ..."""
     incoming: Sequence[Obj]
     """The pod(s) to schedule: exactly one for `Feasible` and `Scores`."""
-    expect: Feasible | Scores | Lands | Binds | Counts | Victims
+    expect: Feasible | Scores | Lands | Binds | Counts | Spread | Victims
     repo: str = "kubernetes/kubernetes"
     nth: int = 1
     """Upstream names a few cases twice in one table: the second is `nth=2`."""
@@ -154,6 +165,11 @@ def check(row: Row) -> Outcome:
         return _compare_binds(row.expect, places, _pending(row.incoming))
     if isinstance(row.expect, Counts):
         return _compare_counts(row.expect, places, _pending(row.incoming), row.objects)
+    if isinstance(row.expect, Spread):
+        counts = _domain_counts(row.expect.levels, places, _pending(row.incoming), row.objects)
+        spread = tuple(sorted(counts.values()))
+        ok = spread == row.expect.counts
+        return Outcome(ok, "" if ok else f"want {row.expect.counts}, got {spread}: {counts}", dict(places))
     return _compare_places(row.expect, places)
 
 
@@ -234,11 +250,12 @@ def _compare_binds(want: Binds, got: Mapping[str, str | None], pending: Sequence
     return Outcome(not wrong, "; ".join(wrong), dict(got))
 
 
-def _compare_counts(
-    want: Counts, got: Mapping[str, str | None], pending: Sequence[str], objects: Sequence[Obj]
-) -> Outcome:
+def _domain_counts(
+    levels: Sequence[str], got: Mapping[str, str | None], pending: Sequence[str], objects: Sequence[Obj]
+) -> dict[str, int]:
+    """How many of the `pending` pods `got` a node in each domain (node label values of `levels`)."""
     domain = {
-        o["metadata"]["name"]: "/".join(str((o["metadata"].get("labels") or {}).get(k)) for k in want.levels)
+        o["metadata"]["name"]: "/".join(str((o["metadata"].get("labels") or {}).get(k)) for k in levels)
         for o in objects
         if o.get("kind") == "Node"
     }
@@ -248,6 +265,13 @@ def _compare_counts(
         if node is not None:
             value = domain.get(node, "?")
             counts[value] = counts.get(value, 0) + 1
+    return counts
+
+
+def _compare_counts(
+    want: Counts, got: Mapping[str, str | None], pending: Sequence[str], objects: Sequence[Obj]
+) -> Outcome:
+    counts = _domain_counts(want.levels, got, pending, objects)
     if want.counts and len([k for k in pending if got.get(k) is None]):
         return Outcome(False, f"want {dict(want.counts)}, some pods stay pending; got {counts}", dict(got))
     ok = counts == dict(want.counts)

@@ -13,32 +13,14 @@ DRA_EXTENDED_RESOURCES = (
     "extended resources a DeviceClass maps to DRA (alpha DRAExtendedResource) are not read"
 )
 
-BOUND_ON_ABSENT_NODES = (
-    "the running members sit on nodes the cluster does not have: a hard gang around members whose "
-    "domain is unknown waits (Volcano reads its job-allocated-hypernode annotation instead)"
-)
-
-KUEUE_NODE_WITHOUT_LEVEL = (
-    "a node lacking one of the Topology's level labels is in no Kueue domain; topobridge still places on it"
-)
-KUEUE_PREFERRED_SPLIT = (
-    "a preferred gang no domain holds: Kueue splits its slices evenly over two blocks (2+2), "
-    "topobridge takes the larger block whole first (3+1)"
-)
-KUEUE_BELOW_SLICE_ORDER = (
-    "inside a slice's domain Kueue hands pods to the hosts in its own order (x3:2 x4:2), "
-    "topobridge fills the host with the most slots first"
-)
-
 UP_TO_ALL = (
-    "Volcano preempts only until the job reaches minAvailable; topobridge makes room for as many "
-    "members as lower priorities allow (kube's workload-aware rule)"
+    "Volcano never evicts a pod marked volcano.sh/preemptable=false and preempts only until the job "
+    "reaches minAvailable; topobridge reads no such mark and makes room for as many members as lower "
+    "priorities allow (kube's workload-aware rule)"
 )
 
 _TAINT = "pkg/scheduler/framework/plugins/tainttoleration/taint_toleration_test.go"
 _FIT = "pkg/scheduler/framework/plugins/noderesources/fit_test.go"
-_ALLOCATE = "pkg/scheduler/actions/allocate/allocate_test.go"
-_TAS = "pkg/cache/scheduler/tas_cache_test.go:TestFindTopologyAssignments"
 
 NOT_HONOURED: dict[tuple[str, str], str] = {
     (
@@ -70,24 +52,6 @@ NOT_HONOURED: dict[tuple[str, str], str] = {
         f"{_FIT}:TestEnoughRequests",
         "extended resource was backed by Device Plugin (Allocatable: 0)",
     ): DRA_EXTENDED_RESOURCES,
-    (
-        f"{_ALLOCATE}:TestAllocateWithNetWorkTopologies",
-        "hard network topology constrain and task in job rescheduled, can allocate job when the tier "
-        "corresponding to highestTierName not reached and hyperNodesInfo has three tier",
-    ): BOUND_ON_ABSENT_NODES,
-    (
-        _TAS,
-        "only nodes with matching levels are considered; no host label on node; BestFit",
-    ): KUEUE_NODE_WITHOUT_LEVEL,
-    (
-        _TAS,
-        "block preferred for podset; host required for slices; 2 blocks with unbalanced subdomains; BestFit",
-    ): KUEUE_PREFERRED_SPLIT,
-    (
-        _TAS,
-        "multi-layer topology: block required; rack slices of 4; host slices of 2; TASMultiLayerTopology",
-    ): KUEUE_BELOW_SLICE_ORDER,
-    (_TAS, "multi-layer topology: no feature gate; additional layers ignored"): KUEUE_BELOW_SLICE_ORDER,
     (
         "pkg/scheduler/actions/preempt/preempt_test.go:TestTopologyAwarePreempt",
         "preempt one task of different job to fit both jobs on one node",

@@ -9,14 +9,23 @@ annotations (as a user writes it; the pods rank by completion index), the Topolo
 Resources are upstream's requests (CPU in millicores).
 
 Ported are the single-pod-set cases under Kueue's default profile (BestFit, and the
-`TASMultiLayerTopology` slices). Not ported, each for a reason the row could not state:
-node replacement and elastic scale up/down (they start from a Workload's previous assignment,
-which topobridge does not keep); the `TASProfileMixed`/LeastFreeCapacity profile and
-`TASBalancedPlacement` (alternative algorithms behind feature gates); cases whose capacity
-comes from Kueue's own usage bookkeeping (other flavors' usage, prior own usage, non-TAS pods
-counted from its cache); several pod sets in one workload (topobridge places one gang per
-Job); node readiness, taint and allocatable-pods cases built from builders the port does not
-read; and the affinity cases whose expectation is built in code.
+`TASMultiLayerTopology` slices), the `TASProfileMixed` cases whose request is required or
+unconstrained on one host, and the node cases that are plain Kubernetes facts: a
+ResourceFlavor's `nodeLabels` (written as the pods' nodeSelector, which Kueue injects), taints
+and tolerations, `spec.unschedulable`, allocatable `pods`, and other workloads' pods (bound
+ones count whatever their phase until they end; unbound ones do not). Not ported, each for a
+reason the row could not state: node replacement and elastic scale up/down (they start from a
+Workload's previous assignment, which topobridge does not keep); `TASBalancedPlacement` and
+`TASRespectNodeAffinityPreferred` (alternative algorithms behind feature gates, the flat
+topology cases among them); usage only Kueue's bookkeeping knows (other flavors' usage, prior
+own usage); several pod sets in one workload (topobridge places one gang per Job); node
+readiness (a NotReady node without its taint); grouped pod sets with slices (Kueue's webhook
+refuses `podset-group-name` beside a slice annotation, `tas_validation.go`, so no pod carries
+them); and the affinity cases whose expectation is built in code.
+
+A leader and workers pod set sharing a `podset-group-name` (`GROUP_ROWS`) are the pods of one
+LeaderWorkerSet group, whose templates carry the same request; their two assignments are
+checked added up.
 """
 
 from __future__ import annotations
@@ -25,8 +34,8 @@ import json
 from collections.abc import Mapping, Sequence
 
 from conformance.harness import Counts, Obj, Row
-from conformance.objects import node, pod
-from translations import kueue
+from conformance.objects import node, pod, taint, toleration
+from translations import kueue, lws
 
 UPSTREAM = "pkg/cache/scheduler/tas_cache_test.go:TestFindTopologyAssignments"
 DC = "cloud.com/datacenter"
@@ -77,10 +86,16 @@ def _annotations(
     return out
 
 
+_POD_FIELDS = ("node_selector", "tolerations")
+"""Request keys that go into the pods' spec (a ResourceFlavor's nodeLabels become the pods'
+nodeSelector when Kueue admits them; the pod set's tolerations), not into annotations."""
+
+
 def _job(count: int, requests: Mapping[str, str], request: Mapping[str, object]) -> tuple[Obj, list[Obj]]:
     """The pod set as an Indexed Job of `count` pods carrying the TAS annotations."""
     selector = request.get("node_selector")
-    annotations = _annotations(**{k: v for k, v in request.items() if k != "node_selector"})  # type: ignore[arg-type]
+    tolerations = request.get("tolerations")
+    annotations = _annotations(**{k: v for k, v in request.items() if k not in _POD_FIELDS})  # type: ignore[arg-type]
     uid = "uid-train"
     job: Obj = {
         "apiVersion": "batch/v1",
@@ -94,6 +109,8 @@ def _job(count: int, requests: Mapping[str, str], request: Mapping[str, object])
         },
     }
     extra: Obj = {"nodeSelector": dict(selector)} if isinstance(selector, Mapping) else {}
+    if isinstance(tolerations, list):
+        extra["tolerations"] = tolerations
     pods = [
         pod(
             f"train-{i}",
@@ -133,13 +150,15 @@ def _tas(
     request: dict[str, object],
     want_levels: tuple[str, ...],
     counts: dict[str, int],
+    others: Sequence[Obj] = (),
 ) -> Row:
+    """`others`: pods of other workloads in the cluster (upstream's non-TAS pods)."""
     job, pods = _job(count, requests, request)
     return Row(
         "KueueTAS",
         UPSTREAM,
         case,
-        [*nodes, _topology(levels), job],
+        [*nodes, _topology(levels), job, *others],
         pods,
         Counts(want_levels, counts),
         repo="kubernetes-sigs/kueue",
@@ -298,6 +317,42 @@ _NODES_24 = [
 _NODES_25 = [
     _node("x1", {BLOCK: "b1", RACK: "r1", HOST: "x1"}, {"cpu": "1", "pods": "10"}),
     _node("x2", {BLOCK: "b1", RACK: "r1", HOST: "x2"}, {"cpu": "1", "pods": "10"}),
+]
+
+
+def _other(name: str, cpu: str, *, on: str | None = None, phase: str | None = None) -> Obj:
+    """A pod of another workload (upstream's non-TAS pod in `test-ns`), bound to `on` or not."""
+    out = pod(name, namespace="test-ns", node_name=on, requests={"cpu": cpu}, scheduler="default-scheduler")
+    if phase is not None:
+        out["status"] = {"phase": phase}
+    return out
+
+
+_SMALL = {"cpu": "1", "memory": "1Gi", "pods": "10"}
+_ZONE_A_X3 = [_node("b1-r1-x3", {"zone": "zone-a", HOST: "x3"}, _SMALL)]
+_X3 = [_node("x3", {HOST: "x3"}, _SMALL)]
+_GPU_TAINT = taint("example.com/gpu", "present")
+_NODES_26 = [
+    _node("b1-r1-x1", {BLOCK: "b1", RACK: "r1", HOST: "x1"}, {"cpu": "3", "pods": "10"}),
+    _node("b1-r1-x2", {BLOCK: "b1", RACK: "r1", HOST: "x2"}, {"cpu": "3", "pods": "10"}),
+    _node("b1-r1-x3", {BLOCK: "b1", RACK: "r1", HOST: "x3"}, {"cpu": "0", "pods": "10"}),
+]
+_NODES_27 = [
+    _node(
+        f"dc1-{block}-{rack}-{host}",
+        {DC: "dc1", BLOCK: block, RACK: rack, HOST: host},
+        {"cpu": cpu, "pods": "10"},
+    )
+    for block, rack, host, cpu in (
+        ("b1", "r1", "x1", "4"),
+        ("b1", "r1", "x2", "4"),
+        ("b1", "r2", "x3", "4"),
+        ("b1", "r2", "x4", "4"),
+        ("b2", "r3", "x5", "4"),
+        ("b2", "r3", "x6", "4"),
+        ("b2", "r4", "x7", "1"),
+        ("b2", "r4", "x8", "1"),
+    )
 ]
 
 
@@ -1012,4 +1067,419 @@ ROWS = [
         (HOST,),
         {"x1": 1},
     ),
+    _tas(
+        "only nodes with matching labels are considered; no matching node; BestFit",
+        _ZONE_A_X3,
+        (HOST,),
+        1,
+        {"cpu": "1000m"},
+        dict(required=HOST, node_selector={"zone": "zone-b"}),
+        (HOST,),
+        {},
+    ),
+    _tas(
+        "host required; single Pod fits in the host; BestFit; TASProfileMixed",
+        _NODES_3,
+        (BLOCK, RACK, HOST),
+        1,
+        {"cpu": "1000m"},
+        dict(required=HOST),
+        (HOST,),
+        {"x3": 1},
+    ),
+    _tas(
+        "host preferred; single Pod fits in the host; BestFit; TASProfileMixed",
+        _NODES_3,
+        (BLOCK, RACK, HOST),
+        1,
+        {"cpu": "1000m"},
+        dict(required=HOST),  # upstream's request is required, whatever the case's name says
+        (HOST,),
+        {"x3": 1},
+    ),
+    _tas(
+        "unconstrained; a single pod fits into each host; LeastFreeCapacity; TASProfileMixed",
+        _NODES_3,
+        (BLOCK, RACK, HOST),
+        1,
+        {"cpu": "1000m"},
+        dict(unconstrained=True),
+        (HOST,),
+        {"x3": 1},
+    ),
+    _tas(
+        "no assignment as node is unschedulable; BestFit",
+        [
+            node(
+                "b1-r1-x3",
+                {"zone": "zone-a", HOST: "x3"},
+                allocatable=_SMALL,
+                hostname=False,
+                unschedulable=True,
+            )
+        ],
+        (HOST,),
+        1,
+        {"cpu": "1000m"},
+        dict(required=HOST, node_selector={"zone": "zone-a"}),
+        (HOST,),
+        {},
+    ),
+    _tas(
+        "skip node which has untolerated taint; BestFit",
+        [node("x3", {"zone": "zone-a", HOST: "x3"}, allocatable=_SMALL, hostname=False, taints=[_GPU_TAINT])],
+        (HOST,),
+        1,
+        {"cpu": "1000m"},
+        dict(required=HOST, node_selector={"zone": "zone-a"}),
+        (HOST,),
+        {},
+    ),
+    _tas(
+        "allow to schedule on node with tolerated taint; BestFit",
+        [
+            node(
+                "b1-r1-x3",
+                {"zone": "zone-a", HOST: "x3"},
+                allocatable=_SMALL,
+                hostname=False,
+                taints=[_GPU_TAINT],
+            )
+        ],
+        (HOST,),
+        1,
+        {"cpu": "1000m"},
+        dict(
+            required=HOST,
+            node_selector={"zone": "zone-a"},
+            tolerations=[toleration("example.com/gpu", "present", operator="Equal")],
+        ),
+        (HOST,),
+        {"x3": 1},
+    ),
+    _tas(
+        "no assignment as node does not have enough allocatable pods (.status.allocatable['pods']); BestFit",
+        [_node("b1-r1-x3", {"zone": "zone-a", HOST: "x3"}, {"cpu": "1000m", "pods": "1"})],
+        (HOST,),
+        1,
+        {"cpu": "300m"},
+        dict(required=HOST, node_selector={"zone": "zone-a"}),
+        (HOST,),
+        {},
+        others=[_other("test-running", "300m", on="b1-r1-x3", phase="Running")],
+    ),
+    _tas(
+        "don't consider unscheduled Pods when computing capacity; BestFit",
+        _X3,
+        (HOST,),
+        1,
+        {"cpu": "600m"},
+        dict(required=HOST),
+        (HOST,),
+        {"x3": 1},
+        others=[_other("test-unscheduled", "600m")],
+    ),
+    _tas(
+        "don't consider terminal pods when computing the capacity; BestFit",
+        _X3,
+        (HOST,),
+        1,
+        {"cpu": "600m"},
+        dict(required=HOST),
+        (HOST,),
+        {"x3": 1},
+        others=[
+            _other("test-failed", "600m", on="x3", phase="Failed"),
+            _other("test-succeeded", "600m", on="x3", phase="Succeeded"),
+        ],
+    ),
+    _tas(
+        "include usage from pending scheduled non-TAS pods, blocked assignment; BestFit",
+        _X3,
+        (HOST,),
+        1,
+        {"cpu": "600m"},
+        dict(required=HOST),
+        (HOST,),
+        {},
+        others=[_other("test-pending", "600m", on="x3", phase="Pending")],
+    ),
+    _tas(
+        "include usage from running non-TAS pods, blocked assignment; BestFit",
+        _X3,
+        (HOST,),
+        1,
+        {"cpu": "600m"},
+        dict(required=HOST),
+        (HOST,),
+        {},
+        others=[_other("test-running", "600m", on="x3", phase="Running")],
+    ),
+    _tas(
+        "node allocatable capacity completely used by non-TAS pod; empty remainingCapacity",
+        [_node("x3", {HOST: "x3"}, {"cpu": "1", "pods": "1"})],
+        (HOST,),
+        1,
+        {"cpu": "100m"},
+        dict(required=HOST),
+        (HOST,),
+        {},
+        others=[_other("running1", "1", on="x3", phase="Running")],
+    ),
+    _tas(
+        "include usage from running non-TAS pods, found free capacity on another node; BestFit",
+        [*_X3, _node("x5", {HOST: "x5"}, _SMALL)],
+        (HOST,),
+        1,
+        {"cpu": "600m"},
+        dict(required=HOST),
+        (HOST,),
+        {"x5": 1},
+        others=[_other("test-pod", "600m", on="x3")],
+    ),
+    _tas(
+        "multi-layer topology: host slice rounding makes rack slice impossible",
+        _NODES_26,
+        (BLOCK, RACK, HOST),
+        6,
+        {"cpu": "1000m"},
+        dict(required=BLOCK, slices=[(RACK, 6), (HOST, 2)]),
+        (HOST,),
+        {},
+    ),
+    _tas(
+        "multi-layer topology: 3-layer negative case with small hosts cascading up",
+        _NODES_27,
+        (DC, BLOCK, RACK, HOST),
+        24,
+        {"cpu": "1000m"},
+        dict(required=DC, slices=[(BLOCK, 12), (RACK, 6), (HOST, 3)]),
+        (HOST,),
+        {},
+    ),
 ]
+
+
+def _group(
+    case: str,
+    nodes: list[Obj],
+    levels: tuple[str, ...],
+    request: dict[str, object],
+    leader: dict[str, str],
+    workers: tuple[int, dict[str, str]],
+    want_levels: tuple[str, ...],
+    counts: dict[str, int],
+    others: Sequence[Obj] = (),
+) -> Row:
+    """Upstream's leader and workers pod sets sharing a `podset-group-name`, as the pods of one
+    LeaderWorkerSet group (Kueue's LWS integration): the leader (worker index 0) and `workers`
+    (count, requests), every template carrying the same TAS request. `counts` adds up the
+    leader's and the workers' assignments."""
+    count, worker_requests = workers
+    annotations = {
+        **_annotations(**request),  # type: ignore[arg-type]
+        kueue.GROUP_NAME: "same-group",
+        lws.SIZE_ANNOTATION: str(count + 1),
+    }
+    pods = [
+        pod(
+            f"serve-0-{i}" if i else "serve-0",
+            labels={lws.NAME_LABEL: "serve", lws.GROUP_INDEX_LABEL: "0", lws.WORKER_INDEX_LABEL: str(i)},
+            annotations=annotations,
+            requests=dict(worker_requests if i else leader),
+        )
+        for i in range(count + 1)
+    ]
+    return Row(
+        "KueueTAS",
+        UPSTREAM,
+        case,
+        [*nodes, _topology(levels), *others],
+        pods,
+        Counts(want_levels, counts),
+        repo="kubernetes-sigs/kueue",
+    )
+
+
+def _plain(
+    name: str, labels: dict[str, str], cpu: str, gpu: str | None = None, memory: str | None = None
+) -> Obj:
+    """A node of the grouped pod-set cases (`example.com/gpu` and memory where upstream sets them)."""
+    alloc = {"cpu": cpu, "pods": "10"}
+    if gpu is not None:
+        alloc[GPU] = gpu
+    if memory is not None:
+        alloc["memory"] = memory
+    return _node(name, labels, alloc)
+
+
+GPU = "example.com/gpu"
+_SIZES = {"small-used": "2800m", "small-free": "2800m", "large-free": "6"}
+_SMALL_LARGE = [
+    _plain(name, {BLOCK: "b1", RACK: name.split("-")[0], HOST: name}, cpu) for name, cpu in _SIZES.items()
+]
+_FILLER = [_other("filler", "2500m", on="small-used", phase="Running")]
+_BLOCKS_GPU = [
+    _plain("b1", {BLOCK: "b1"}, "2", "2", "2Gi"),
+    _plain("b2", {BLOCK: "b2"}, "5", "4"),
+    _plain("b3", {BLOCK: "b3"}, "2", "2"),
+]
+_RACK_HOSTS = [_plain(h, {RACK: "r1", HOST: h}, cpu) for h, cpu in (("h1", "2"), ("h2", "4"), ("h3", "3"))]
+_SIX_HOSTS = [
+    _plain(f"{b}-{r}-{x}", {BLOCK: b, RACK: r, HOST: x}, cpu, "1")
+    for b, r, x, cpu in (
+        ("b1", "r1", "x3", "2"),
+        ("b1", "r1", "x5", "2"),
+        ("b1", "r1", "x1", "2"),
+        ("b2", "r4", "x6", "1"),
+        ("b2", "r5", "x2", "2"),
+        ("b2", "r6", "x4", "2"),
+    )
+]
+_EIGHT_HOSTS = [
+    _plain(f"{b}-{r}-{x}", {BLOCK: b, RACK: r, HOST: x}, "1", "1")
+    for b, r, x in (
+        ("b1", "r1", "x3"),
+        ("b1", "r1", "x5"),
+        ("b1", "r2", "x1"),
+        ("b1", "r2", "x6"),
+        ("b2", "r3", "x2"),
+        ("b2", "r3", "x4"),
+        ("b2", "r4", "x7"),
+        ("b2", "r4", "x8"),
+    )
+]
+_CPU1 = {"cpu": "1000m"}
+_CPU1_GPU1 = {"cpu": "1000m", GPU: "1"}
+
+GROUP_ROWS = [
+    _group(
+        "find topology assignment for two podsets with the same group",
+        _BLOCKS_GPU,
+        (BLOCK,),
+        dict(required=BLOCK),
+        _CPU1,
+        (4, _CPU1_GPU1),
+        (BLOCK,),
+        {"b2": 5},
+    ),
+    _group(
+        "find topology assignment for grouped podsets preserves worker capacity when placing leader",
+        _RACK_HOSTS,
+        (RACK, HOST),
+        dict(required=RACK),
+        _CPU1,
+        (4, {"cpu": "2000m"}),
+        (HOST,),
+        {"h1": 1, "h2": 2, "h3": 2},
+    ),
+    _group(
+        "find topology assignment for preferred grouped podsets preserves capacity across domains",
+        [_plain("h1", {HOST: "h1"}, "8"), _plain("h2", {HOST: "h2"}, "3")],
+        (HOST,),
+        dict(preferred=HOST),
+        _CPU1,
+        (5, {"cpu": "2000m"}),
+        (HOST,),
+        {"h1": 4, "h2": 2},
+    ),
+    _group(
+        "find topology assignment for two podsets with the same group with domains that can tightly fit leader and workers",
+        [
+            _plain("b1", {BLOCK: "b1"}, "2", "2"),
+            _plain("b2", {BLOCK: "b2"}, "8", "8"),
+            _plain("b3", {BLOCK: "b3"}, "2", "2"),
+        ],
+        (BLOCK,),
+        dict(required=BLOCK),
+        _CPU1,
+        (4, {"cpu": "1000m", GPU: "2"}),
+        (BLOCK,),
+        {"b2": 5},
+    ),
+    _group(
+        "find topology assignment for grouped podsets skips domain where only workers fit without leader",
+        _SMALL_LARGE,
+        (BLOCK, RACK, HOST),
+        dict(required=RACK),
+        {"cpu": "2500m"},
+        (1, {"cpu": "2500m"}),
+        (HOST,),
+        {"large-free": 2},
+        others=_FILLER,
+    ),
+    _group(
+        "find topology assignment for grouped podsets skips domain where mixed-size workers only fit without leader",
+        _SMALL_LARGE,
+        (BLOCK, RACK, HOST),
+        dict(required=RACK),
+        {"cpu": "2500m"},
+        (2, {"cpu": "500m"}),
+        (HOST,),
+        {"large-free": 3},
+        others=_FILLER,
+    ),
+    _group(
+        "find topology assignment for grouped podsets keeps tight domain when leader and workers fit together",
+        _SMALL_LARGE,
+        (BLOCK, RACK, HOST),
+        dict(required=RACK),
+        _CPU1,
+        (1, _CPU1),
+        (HOST,),
+        {"small-free": 2},
+        others=_FILLER,
+    ),
+    _group(
+        "find topology assignment for two podsets with the same group - no fit",
+        [_plain("b1", {BLOCK: "b1"}, "1", "0"), _plain("b2", {BLOCK: "b2"}, "4", "4")],
+        (BLOCK,),
+        dict(required=BLOCK),
+        _CPU1,
+        (4, _CPU1_GPU1),
+        (BLOCK,),
+        {},
+    ),
+    _group(
+        "find topology assignment for two podsets with the same group - optimizes domain for both leader and workers",
+        [_plain("b1", {BLOCK: "b1"}, "11", "8"), _plain("b2", {BLOCK: "b2"}, "4", "4")],
+        (BLOCK,),
+        dict(required=BLOCK),
+        _CPU1,
+        (4, _CPU1_GPU1),
+        (BLOCK,),
+        {"b1": 5},
+    ),
+    _group(
+        "find topology assignment for two podsets with the same group - leader does not fit anywhere",
+        [_plain("b1", {BLOCK: "b1"}, "4", "4"), _plain("b2", {BLOCK: "b2"}, "4", "4")],
+        (BLOCK,),
+        dict(required=BLOCK),
+        {"cpu": "10000m"},
+        (4, _CPU1_GPU1),
+        (BLOCK,),
+        {},
+    ),
+    _group(
+        "find topology assignment for two podsets with the same group - multiple hosts",
+        _SIX_HOSTS,
+        (BLOCK, RACK, HOST),
+        dict(required=BLOCK),
+        {"cpu": "2000m"},
+        (2, _CPU1_GPU1),
+        (HOST,),
+        {"x1": 1, "x3": 1, "x5": 1},
+    ),
+    _group(
+        "find topology assignment for two podsets with the same group requesting same resources and nodes in the same rack",
+        _EIGHT_HOSTS,
+        (BLOCK, RACK, HOST),
+        dict(required=BLOCK),
+        _CPU1_GPU1,
+        (2, _CPU1_GPU1),
+        (HOST,),
+        {"x3": 1, "x5": 1, "x1": 1},
+    ),
+]
+
+ROWS += GROUP_ROWS

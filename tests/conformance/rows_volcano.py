@@ -8,8 +8,8 @@ there with the predicates, gang and network-topology-aware plugins:
 * `TestAllocateWithPartitionPolicyNetworkTopology`: the same with `subGroupPolicy` (subgroups
   by `matchLabelKeys`, `subGroupSize`, `minSubGroups`, each with its own networkTopology).
 * `TestNodeLevelScoreWithNetWorkTopologies`: which HyperNode and nodes a hard job takes when
-  other jobs already run (node-level binpack). `TestHyperNodeBinpackWithNetWorkTopologies`
-  checks bind counts per HyperNode, which no expectation of the harness states yet: not ported.
+  other jobs already run (node-level binpack). `TestHyperNodeBinpackWithNetWorkTopologies`:
+  how many of a hard job's pods bind in each tier-1 HyperNode (`Spread`).
 
 Upstream's fact is the bind count after one allocate session (`ExpectBindsNum`; with
 `MinimalBindCheck` only the count is checked, so only `ExpectBindMap`s it checks are kept).
@@ -23,12 +23,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from conformance.harness import Binds, Obj, Row
+from conformance.harness import Binds, Obj, Row, Spread
 from conformance.objects import hypernode, member, node
 
 FILE = "pkg/scheduler/actions/allocate/allocate_test.go"
 NETWORK = f"{FILE}:TestAllocateWithNetWorkTopologies"
 NODE_LEVEL_SCORE = f"{FILE}:TestNodeLevelScoreWithNetWorkTopologies"
+HYPERNODE_BINPACK = f"{FILE}:TestHyperNodeBinpackWithNetWorkTopologies"
 PARTITION = f"{FILE}:TestAllocateWithPartitionPolicyNetworkTopology"
 NAMESPACE = "c1"
 ALLOCATED_HYPERNODE = "volcano.sh/job-allocated-hypernode"
@@ -1456,4 +1457,37 @@ SCORE_ROWS = [
     ),
 ]
 
-ROWS = [*NETWORK_ROWS, *PARTITION_ROWS, *SCORE_ROWS]
+# Each node carries its tier-1 HyperNode's name in a label of ours, only so the row can count
+# binds per HyperNode as upstream's check does.
+_IN_HYPERNODE = "example.com/hypernode"
+
+
+def _binpack_node(name: str) -> Obj:
+    return node(
+        name, {_IN_HYPERNODE: name.split("-")[0]}, allocatable={"cpu": "4", "memory": "8Gi", "pods": "10"}
+    )
+
+
+BINPACK_ROWS = [
+    Row(
+        "NetworkTopology",
+        HYPERNODE_BINPACK,
+        "hard network topology constrain, allocate task to node under LCAHyperNode",
+        [
+            *(_binpack_node(n) for n in ("s0-n1", "s0-n2", "s1-n3", "s1-n4", "s2-n5", "s2-n6")),
+            hypernode("s0", 1, ["s0-n1", "s0-n2"]),
+            hypernode("s1", 1, ["s1-n3", "s1-n4"]),
+            hypernode("s2", 1, ["s2-n5", "s2-n6"]),
+            hypernode("s3", 2, hypernodes=["s0", "s1", "s2"]),
+            _pg(4, mode="hard", tier=2),
+        ],
+        [
+            _pod(p, labels={"volcano.sh/task-spec": role}, size=("4", "8Gi"))
+            for p, role in (("p1", "master"), ("p2", "worker"), ("p3", "worker"), ("p4", "worker"))
+        ],
+        Spread((_IN_HYPERNODE,), (2, 2)),
+        repo="volcano-sh/volcano",
+    ),
+]
+
+ROWS = [*NETWORK_ROWS, *PARTITION_ROWS, *SCORE_ROWS, *BINPACK_ROWS]

@@ -397,3 +397,22 @@ def test_kueue_topology_tree_and_its_refusals() -> None:
 )
 def test_which_nodes_carry_topology_labels(labels: dict[str, str], want: bool) -> None:
     assert topo.carries_topology_labels(Node.parse(node("n", labels))) is want
+
+
+def test_kueue_topology_leaves_out_nodes_lacking_a_level() -> None:
+    """Kueue reads only nodes carrying every level's label (`NodeMatchesFlavor`): no stand-in
+    domain for a node missing the lowest one, and none for a node without the hostname label
+    when hostname is a level."""
+    host = "kubernetes.io/hostname"
+    nodes = [
+        Node.parse(node("full", {"block": "b1", "rack": "r1", host: "full"})),
+        Node.parse(node("no-rack", {"block": "b1", host: "no-rack"})),
+        Node.parse(node("no-host", {"block": "b1", "rack": "r1"})),
+    ]
+    nodes[2].metadata.labels.pop(host, None)  # type: ignore[union-attr]
+    tree = topo.from_kueue_topology(_kueue("block", "rack", host), nodes)
+    assert set(tree.node_domain) == {"full"}
+    assert any("no-rack left out" in w for w in tree.warnings)
+    assert any(f"no-host left out of the topology: no label for {host}" in w for w in tree.warnings)
+    without_host_level = topo.from_kueue_topology(_kueue("block", "rack"), nodes)
+    assert set(without_host_level.node_domain) == {"full", "no-host"}

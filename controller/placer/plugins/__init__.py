@@ -67,10 +67,10 @@ def _build() -> Profile:
         InterPodAffinity(),
         Gpu(),
     )
-    taints, node_affinity = TaintToleration(), NodeAffinity()
+    taints, node_affinity, topology = TaintToleration(), NodeAffinity(), NetworkTopology()
     return Profile(
         pre_enqueue=[SchedulingGates()],
-        pre_filter=[coscheduling, NetworkTopology(), DynamicResources(), spread, affinity, gpu],
+        pre_filter=[coscheduling, topology, DynamicResources(), spread, affinity, gpu],
         filter=[
             NodeUnschedulable(),
             NodeName(),
@@ -81,6 +81,7 @@ def _build() -> Profile:
             spread,
             affinity,
             gpu,
+            topology,
         ],
         member_rules=[ports, affinity, spread],
         # kube's default order of the Score plugins; the order does not change the sum.

@@ -83,6 +83,7 @@ def test_the_default_profile_names_every_plugin_at_its_extension_points() -> Non
         "PodTopologySpread",
         "InterPodAffinity",
         "GPU",
+        "NetworkTopology",
     ]
     assert names["pre_enqueue"] == ["SchedulingGates"]
     assert names["post_filter"] == ["DefaultPreemption"]

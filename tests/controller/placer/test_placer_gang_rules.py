@@ -11,8 +11,10 @@ from placer_objects import (
     attempt,
     cnt,
     demo_objects,
+    hypernode,
     koord_gang,
     members,
+    node,
     pod,
     run,
     spine_block_nodes,
@@ -232,3 +234,30 @@ def test_a_member_on_a_deleted_node_holds_a_hard_gang_back() -> None:
     soft = [*spine_block_nodes(SEED), cnt(), volcano_gang("job", 2, mode="soft", tier=1)]
     soft += [volcano_pod("job-0", "job", node_name="node-gone"), volcano_pod("job-1", "job")]
     assert set(run(soft).bound) == {"default/job-1"}
+
+
+def _racks_and_recorded(allocated: str | None) -> list[dict[str, object]]:
+    """Racks r0 (n0, n1) and r1 (n2, n3) under spine s; a hard tier-1 Volcano gang whose member
+    job-0 is bound to a node that is gone, its PodGroup recording `allocated` as the HyperNode
+    Volcano placed it in."""
+    objs: list[dict[str, object]] = [node(f"n{i}") for i in range(4)]
+    objs += [
+        hypernode("r0", 1, [("Node", "n0"), ("Node", "n1")]),
+        hypernode("r1", 1, [("Node", "n2"), ("Node", "n3")]),
+        hypernode("s", 2, [("HyperNode", "r0"), ("HyperNode", "r1")]),
+    ]
+    group = volcano_gang("job", 2, mode="hard", tier=1)
+    if allocated is not None:
+        group["metadata"]["annotations"] = {"volcano.sh/job-allocated-hypernode": allocated}  # type: ignore[index]
+    objs += [group, volcano_pod("job-0", "job", node_name="node-gone"), volcano_pod("job-1", "job")]
+    return objs
+
+
+def test_a_recorded_hypernode_stands_for_members_on_deleted_nodes() -> None:
+    """Volcano reads the PodGroup's job-allocated-hypernode, not the running members' nodes:
+    the replacement goes inside that HyperNode's tier-1 domain (r1, though r0 comes first),
+    where the hard gang waited before. A recorded HyperNode the tree lacks is dropped, as
+    Volcano drops it, and the gang waits again."""
+    assert run(_racks_and_recorded("r1")).bound.get("default/job-1") in {"n2", "n3"}
+    assert attempt(_racks_and_recorded(None), "default/job").code is Code.UNRESOLVABLE
+    assert attempt(_racks_and_recorded("gone"), "default/job").code is Code.UNRESOLVABLE
