@@ -9,10 +9,13 @@ its first members land and why the others wait. A gang that would fit says where
 
 For a gang that waits, per tier from single nodes up: the domain that can hold the most of its
 pending pods now, and how many; what stops the rest (the Filter plugins' reasons, resources
-short, the tier limit, the GPU rules); whether preemption could help and at what cost (its
+short, the tier limit, and by field and value the limits that hold it where room would: the GPU
+dialect's max-nodes and min-gpus-per-node, its pods' anti-affinity among themselves, the nodes'
+pods allocatable); whether preemption could help and at what cost (its
 victims, their priorities, the PodDisruptionBudgets they touch), before anything is evicted;
 and single changes that would let it start, in its own dialect's fields (`spec.parallelism: 2`
-for a Job, `spec.minMember: 2` for a PodGroup, the soft mode, a wider tier), each checked by
+for a Job, `spec.minMember: 2` for a PodGroup, the soft mode, a wider tier, the limit that holds
+it lifted), each checked by
 running the attempt again on the changed gang.
 
 The snapshot is named as `simulate`, `ui` and `tree` name it: `-f FILE` (repeatable, together one
