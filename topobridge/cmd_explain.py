@@ -41,7 +41,10 @@ from topobridge import output
 from topobridge.inputs import Snapshot, add_snapshot_arguments
 
 if TYPE_CHECKING:
-    from controller.placer.explain import Explanation
+    import weakref
+
+    from controller.placer.cycle import SchedulingCycle
+    from controller.placer.explain import CycleWalk, Explanation
     from controller.placer.scenario import Prepared, Scenario
     from translations.gangs import Gang
 
@@ -187,12 +190,41 @@ def explain_all(
 
 
 def judge(sc: Scenario, prep: Prepared, gang: Gang, served: Sequence[str]) -> Explanation:
-    """The cycle's answer for `gang`: a fresh cycle, as `simulate`'s first, over a copy of the
-    prepared snapshot."""
+    """The cycle's answer for `gang`: a cycle, as `simulate`'s first, over a copy of the prepared
+    snapshot, walked in queue order up to the gang (`walk_of`: kept for the next question)."""
+    from controller.placer.explain import explain_in_walk
+
+    return explain_in_walk(walk_of(sc, prep, gang, served), gang, served)
+
+
+_WALKS: dict[tuple[int, tuple[str, ...]], tuple[weakref.ref[Prepared], CycleWalk]] = {}
+"""(id of the prepared snapshot, schedulerNames served) -> the walk kept for it. A prepared
+snapshot is one state (the ui builds one per model generation and never changes it); the
+entry goes when the prepared snapshot does. Asked from one thread at a time (the ui's model
+worker, the CLI)."""
+
+
+def walk_of(sc: Scenario, prep: Prepared, gang: Gang, served: Sequence[str]) -> CycleWalk:
+    """The cycle walk kept for `prep`, while it has not passed `gang` (questions in queue order
+    attempt each gang once in all); else a fresh one, kept in its place."""
+    import weakref
+
+    from controller.placer.explain import CycleWalk
+
+    key = (id(prep), tuple(served))
+    kept = _WALKS.get(key)
+    if kept is not None and kept[0]() is prep and kept[1].reaches(gang):
+        return kept[1]
+    walk = CycleWalk.of(_cycle(sc, prep, served))
+    _WALKS[key] = (weakref.ref(prep, lambda _: _WALKS.pop(key, None)), walk)
+    return walk
+
+
+def _cycle(sc: Scenario, prep: Prepared, served: Sequence[str]) -> SchedulingCycle:
+    """A fresh cycle, as `simulate`'s first, over a copy of the prepared snapshot."""
     from controller.placer.budgets import budgets_from
     from controller.placer.cluster import ClusterView
     from controller.placer.cycle import GangTiming, SchedulingCycle
-    from controller.placer.explain import explain_in_cycle
 
     snap = prep.snapshot.clone()
     view = ClusterView(
@@ -203,8 +235,7 @@ def judge(sc: Scenario, prep: Prepared, gang: Gang, served: Sequence[str]) -> Ex
         pending=[g.key for g in prep.gangs() if g.pending],
         budgets=budgets_from(sc.pdbs, snap),
     )
-    cycle = SchedulingCycle(view, served=served, now=0.0, timing=GangTiming())
-    return explain_in_cycle(cycle, gang, served)
+    return SchedulingCycle(view, served=served, now=0.0, timing=GangTiming())
 
 
 OWNER_LABELS = ("volcano.sh/job-name", "batch.kubernetes.io/job-name", "job-name")

@@ -293,31 +293,72 @@ class Cycle(Protocol):
     def attempt(self, gang: Gang) -> Attempted: ...
 
 
+@dataclass
+class CycleWalk:
+    """One scheduling cycle walked gang by gang in queue order, kept between questions about one
+    cluster state: a question about a gang later in the queue goes on from where the last one
+    stopped (the gangs before it are not attempted again, as the scheduler attempts each once);
+    one about a gang the walk has passed needs a fresh walk (`reaches`)."""
+
+    cycle: Cycle
+    queue: list[Gang]
+    done: int = 0
+    """Gangs of the queue attempted so far."""
+    ahead: list[str] = field(default_factory=list)
+    """What the attempted gangs took this cycle (placed or preempting), in queue order."""
+
+    @classmethod
+    def of(cls, cycle: Cycle) -> CycleWalk:
+        return cls(cycle, cycle.queue())
+
+    def position(self, gang: Gang) -> int | None:
+        """The gang's place in the queue, None when the queue leaves it out."""
+        return next((i for i, g in enumerate(self.queue) if g.key == gang.key), None)
+
+    def reaches(self, gang: Gang) -> bool:
+        """Whether the walk can still answer for `gang` (it has not attempted it yet)."""
+        i = self.position(gang)
+        return i is None or i >= self.done
+
+    def step(self) -> Attempted:
+        """The next gang's attempt, and what it took."""
+        gang = self.queue[self.done]
+        outcome = self.cycle.attempt(gang)
+        self.done += 1
+        bind, preempting, _ = self.cycle.plan.added_for(gang.key)
+        if bind is not None:
+            self.ahead.append(f"{gang.key} placed in {bind.domain}")
+        if preempting is not None:
+            self.ahead.append(f"{gang.key} preempting in {preempting.plan.domain}")
+        return outcome
+
+
 def explain_in_cycle(cycle: Cycle, gang: Gang, served: Collection[str]) -> Explanation:
     """The cycle's own answer for `gang` (module docstring): the gangs ahead of it in the queue
     are attempted first, as the scheduler attempts them; `served`: the schedulerNames the cycle
     serves (for the words of a gang it leaves out)."""
+    return explain_in_walk(CycleWalk.of(cycle), gang, served)
+
+
+def explain_in_walk(walk: CycleWalk, gang: Gang, served: Collection[str]) -> Explanation:
+    """`explain_in_cycle` on a walk that has not passed `gang` yet (`CycleWalk.reaches`); the
+    walk goes on past it, so a later gang's question can take it up."""
     head = _head(gang)
     if not gang.pending:
         return replace(
             head, code=Code.SUCCESS.value, step=Step.PRE_FILTER.value, message="every member is bound"
         )
-    queue = cycle.queue()
-    if all(g.key != gang.key for g in queue):
+    at = walk.position(gang)
+    if at is None:
         return replace(head, code=NOT_SERVED, step=QUEUE, plugin="", message=not_served(gang, served))
-    ahead: list[str] = []
-    for other in queue:
-        if other.key == gang.key:
-            break
-        cycle.attempt(other)
-        bind, preempting, _ = cycle.plan.added_for(other.key)
-        if bind is not None:
-            ahead.append(f"{other.key} placed in {bind.domain}")
-        if preempting is not None:
-            ahead.append(f"{other.key} preempting in {preempting.plan.domain}")
-    head = replace(head, ahead=tuple(ahead))
+    if at < walk.done:
+        raise ValueError(f"gang {gang.key}: the walk has passed it (ask a fresh walk)")
+    while walk.done < at:
+        walk.step()
+    head = replace(head, ahead=tuple(walk.ahead))
+    cycle = walk.cycle
     before, budgets = cycle.snapshot.clone(), list(cycle.budgets)
-    outcome = cycle.attempt(gang)
+    outcome = walk.step()
     bind, _, _ = cycle.plan.added_for(gang.key)
     if outcome.code is Code.SUCCESS and bind is not None:
         return _landed(cycle, gang, head, bind)
