@@ -17,6 +17,10 @@ and reads that attempt's verdict (its code, its Step, its plugin):
   the fit error as it stands before any victim is evicted, and the plan; then the figures below,
   on the snapshot as the gang found it.
 
+The walk goes on past the gang (`CycleWalk`, `explain_in_walk`): a tool asking many questions of
+one cluster state (the ui) keeps it, and a gang later in the queue costs only the attempts
+between.
+
 `explain(gang, snap, budgets)` judges a gang alone on `snap` (what the cycle walk does for the
 gang's own attempt): it runs the framework's runner (`engine.schedule`) on a clone of the
 snapshot (nothing is reserved, nothing evicted), with the attempt budget the cycle gives an
