@@ -957,7 +957,7 @@ def _pods_held(demand: GangDemand, free: I64, index: ClusterIndex, places: Seque
         return None
     unbounded = free.copy()
     unbounded[:, p] = demand.n
-    if _fits_somewhere(demand, free, places) or not _fits_somewhere(demand, unbounded, places):
+    if _fits_somewhere(demand, free, index, places) or not _fits_somewhere(demand, unbounded, index, places):
         return None
     only = np.zeros(len(index.resources), dtype=np.int64)
     only[p] = 1
@@ -970,9 +970,16 @@ def _pods_held(demand: GangDemand, free: I64, index: ClusterIndex, places: Seque
     )
 
 
-def _fits_somewhere(demand: GangDemand, free: I64, places: Sequence[Place]) -> bool:
+def _fits_somewhere(demand: GangDemand, free: I64, index: ClusterIndex, places: Sequence[Place]) -> bool:
+    """Does one of the places hold the whole gang on `free`? Single nodes at once (the offers'
+    per-node fit), domains one by one."""
+    nodes = [lo for _, lo, hi in places if hi - lo == 1]
+    if nodes and evaluate(free, demand, index).node_fit[nodes].any():
+        return True
     return any(
-        fits_rows(free[lo:hi], demand, tuple(c.mask[lo:hi] for c in demand.classes)) for _, lo, hi in places
+        fits_rows(free[lo:hi], demand, tuple(c.mask[lo:hi] for c in demand.classes))
+        for _, lo, hi in places
+        if hi - lo > 1
     )
 
 

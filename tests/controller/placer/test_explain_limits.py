@@ -14,7 +14,7 @@ import copy
 import io
 import json
 
-from placer_objects import Obj, members, pod, spine_block_nodes, volcano_gang
+from placer_objects import Obj, koord_gang, members, pod, spine_block_nodes, volcano_gang
 from test_placer_gpu import G, busy, cluster, job
 
 from controller.placer.explain import Explanation, brief, render
@@ -189,4 +189,21 @@ def test_held_limits_are_in_the_json_of_the_cli(tmp_path: object) -> None:
     assert (
         "topologyKey kubernetes.io/hostname" in held
         and "requiredDuringSchedulingIgnoredDuringExecution[0]" in held
+    )
+
+
+def test_pods_allocatable_is_named_for_a_gang_bound_to_one_node() -> None:
+    """A gang that must gather on one node: the places are single nodes (their offers' fit)."""
+    nodes = spine_block_nodes(LAYOUT, pods="2")
+    running = [
+        pod(f"busy-{i}-{j}", cpu="1", memory="1Gi", node_name=f"n{i}", scheduler="other")
+        for i in range(6)
+        for j in range(2 if i < 4 else 1)
+    ]
+    pair = koord_gang("pair", 2, gather=[("NodeTopologyLayer", "MustGather")])
+    e = _one([*nodes, *running, pair, *members("pair", 2, cpu="1", memory="1Gi")], "pair")
+    assert not e.placed and len(e.held) == 1 and e.held[0].startswith("the nodes' pods allocatable")
+    assert (
+        "status.allocatable.pods (the kubelet's maxPods) of n4 3 (now 2) would place it in n4"
+        in e.suggestions
     )
