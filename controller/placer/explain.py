@@ -509,7 +509,9 @@ def brief(gang: Gang, snap: Snapshot, step: Step | None = None) -> str:
 
 
 def tier_bests(demand: GangDemand, offers: Offers, index: ClusterIndex) -> list[TierBest]:
-    """Per tier, lowest first: the domain holding the most pods of the demand now (by name on ties)."""
+    """Per tier, lowest first: the domain holding the most pods of the demand now (by name on
+    ties); a GPU gang's under its rules (`under_gpu_rules`)."""
+    offers = under_gpu_rules(demand, offers, index)
     limit = hard_limit_tier(demand.constraint, index)
     out: list[TierBest] = []
     if index.n_nodes:
@@ -532,6 +534,28 @@ def tier_bests(demand: GangDemand, offers: Offers, index: ClusterIndex) -> list[
         TierBest(top, CLUSTER, CLUSTER, min(int(offers.total_offer), demand.n), limit is None or limit >= top)
     )
     return out
+
+
+def under_gpu_rules(demand: GangDemand, offers: Offers, index: ClusterIndex) -> Offers:
+    """A GPU gang's offers as its rules let it use them (`controller.placer.gpu`): per place, the
+    pods its `node_limit` fullest usable nodes hold (a node short of `min-gpus-per-node` holds
+    none), so a domain `max-nodes` keeps it out of does not read as holding it. Other gangs'
+    offers as they are."""
+    rules, n = demand.gpu, demand.n
+    if rules is None or demand.kind != "uniform":
+        return offers
+    usable = usable_slots(rules, offers.slots, n)
+    k = node_limit(rules, n)
+
+    def held(seg: I64) -> int:
+        return min(int(np.sort(seg)[::-1][:k].sum()), n)
+
+    dom = np.array(
+        [held(usable[int(index.dom_start[d]) : int(index.dom_end[d])]) for d in range(index.n_domains)],
+        dtype=np.int64,
+    )
+    node = np.minimum(usable, n) if k >= 1 else np.zeros_like(usable)
+    return replace(offers, node_offer=node, dom_offer=dom, total_offer=held(usable))
 
 
 def _best(values: np.ndarray, names: Sequence[str]) -> int:

@@ -51,6 +51,8 @@ def test_max_nodes_is_named_with_its_field_and_its_suggestion_comes_true() -> No
         "pending pod(s) need at least 2 nodes in any place it may use now",
     )
     assert 'Job dt: metadata.annotations[gpu.topology/max-nodes]: "2" would place it in b0' in e.suggestions
+    # Under max-nodes 1 no place holds more than one node's pod: the best per tier says so.
+    assert [(t.domain, t.holds) for t in e.tiers] == [("n0", 1), ("b0", 1), ("s0", 1), ("cluster", 1)]
     assert e.held[0] in render(e) and e.to_dict()["heldBy"] == list(e.held)
     assert _brief(_gpu_job({f"{G}multi-node-policy": "pack", f"{G}max-nodes": "1"}), "ml/dt").startswith(
         "held by gpu.topology/max-nodes 1: it needs 2 nodes; "
@@ -74,6 +76,7 @@ def test_min_gpus_per_node_is_named_with_its_field_and_its_suggestion_comes_true
     assert _brief(_gpu_job({f"{G}min-gpus-per-node": "8"}), "ml/dt").startswith(
         "held by gpu.topology/min-gpus-per-node 8; "
     )
+    assert [t.holds for t in e.tiers] == [0, 0, 0, 0]  # no node gives 8 GPUs free
     assert _one(_gpu_job({f"{G}min-gpus-per-node": "4"}), "ml/dt", ("topobridge",)).placed
 
 
