@@ -210,3 +210,19 @@ def test_pods_allocatable_is_named_for_a_gang_bound_to_one_node() -> None:
         "status.allocatable.pods (the kubelet's maxPods) of n4 3 (now 2) would place it in n4"
         in e.suggestions
     )
+
+
+def test_a_jobs_anti_affinity_is_named_in_its_pod_template() -> None:
+    """The seed's one-pod-per-host Job of three pods on two nodes: the term is the Job's to change."""
+    objects = [*cluster(GPU_LAYOUT), *job("dt", 3, {f"{G}max-nodes": "3"}, gpus="2", anti_affinity=True)]
+    e = _one(objects, "ml/dt", ("topobridge",))
+    term = "Job dt: spec.template.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]"
+    (held,) = e.held
+    assert held.startswith(f"its members' required anti-affinity among themselves ({term}, topologyKey ")
+    assert (
+        f"{term} as a preferredDuringSchedulingIgnoredDuringExecution term would place it in n0"
+        in e.suggestions
+    )
+    assert _one(
+        [*cluster(GPU_LAYOUT), *job("dt", 3, {f"{G}max-nodes": "3"}, gpus="2")], "ml/dt", ("topobridge",)
+    ).placed
