@@ -9,10 +9,13 @@ its first members land and why the others wait. A gang that would fit says where
 
 For a gang that waits, per tier from single nodes up: the domain that can hold the most of its
 pending pods now, and how many; what stops the rest (the Filter plugins' reasons, resources
-short, the tier limit, the GPU rules); whether preemption could help and at what cost (its
+short, the tier limit, and by field and value the limits that hold it where room would: the GPU
+dialect's max-nodes and min-gpus-per-node, its pods' anti-affinity among themselves, the nodes'
+pods allocatable); whether preemption could help and at what cost (its
 victims, their priorities, the PodDisruptionBudgets they touch), before anything is evicted;
 and single changes that would let it start, in its own dialect's fields (`spec.parallelism: 2`
-for a Job, `spec.minMember: 2` for a PodGroup, the soft mode, a wider tier), each checked by
+for a Job, `spec.minMember: 2` for a PodGroup, the soft mode, a wider tier, the limit that holds
+it lifted), each checked by
 running the attempt again on the changed gang.
 
 The snapshot is named as `simulate`, `ui` and `tree` name it: `-f FILE` (repeatable, together one
@@ -38,7 +41,10 @@ from topobridge import output
 from topobridge.inputs import Snapshot, add_snapshot_arguments
 
 if TYPE_CHECKING:
-    from controller.placer.explain import Explanation
+    import weakref
+
+    from controller.placer.cycle import SchedulingCycle
+    from controller.placer.explain import CycleWalk, Explanation
     from controller.placer.scenario import Prepared, Scenario
     from translations.gangs import Gang
 
@@ -184,12 +190,41 @@ def explain_all(
 
 
 def judge(sc: Scenario, prep: Prepared, gang: Gang, served: Sequence[str]) -> Explanation:
-    """The cycle's answer for `gang`: a fresh cycle, as `simulate`'s first, over a copy of the
-    prepared snapshot."""
+    """The cycle's answer for `gang`: a cycle, as `simulate`'s first, over a copy of the prepared
+    snapshot, walked in queue order up to the gang (`walk_of`: kept for the next question)."""
+    from controller.placer.explain import explain_in_walk
+
+    return explain_in_walk(walk_of(sc, prep, gang, served), gang, served)
+
+
+_WALKS: dict[tuple[int, tuple[str, ...]], tuple[weakref.ref[Prepared], CycleWalk]] = {}
+"""(id of the prepared snapshot, schedulerNames served) -> the walk kept for it. A prepared
+snapshot is one state (the ui builds one per model generation and never changes it); the
+entry goes when the prepared snapshot does. Asked from one thread at a time (the ui's model
+worker, the CLI)."""
+
+
+def walk_of(sc: Scenario, prep: Prepared, gang: Gang, served: Sequence[str]) -> CycleWalk:
+    """The cycle walk kept for `prep`, while it has not passed `gang` (questions in queue order
+    attempt each gang once in all); else a fresh one, kept in its place."""
+    import weakref
+
+    from controller.placer.explain import CycleWalk
+
+    key = (id(prep), tuple(served))
+    kept = _WALKS.get(key)
+    if kept is not None and kept[0]() is prep and kept[1].reaches(gang):
+        return kept[1]
+    walk = CycleWalk.of(_cycle(sc, prep, served))
+    _WALKS[key] = (weakref.ref(prep, lambda _: _WALKS.pop(key, None)), walk)
+    return walk
+
+
+def _cycle(sc: Scenario, prep: Prepared, served: Sequence[str]) -> SchedulingCycle:
+    """A fresh cycle, as `simulate`'s first, over a copy of the prepared snapshot."""
     from controller.placer.budgets import budgets_from
     from controller.placer.cluster import ClusterView
     from controller.placer.cycle import GangTiming, SchedulingCycle
-    from controller.placer.explain import explain_in_cycle
 
     snap = prep.snapshot.clone()
     view = ClusterView(
@@ -200,8 +235,7 @@ def judge(sc: Scenario, prep: Prepared, gang: Gang, served: Sequence[str]) -> Ex
         pending=[g.key for g in prep.gangs() if g.pending],
         budgets=budgets_from(sc.pdbs, snap),
     )
-    cycle = SchedulingCycle(view, served=served, now=0.0, timing=GangTiming())
-    return explain_in_cycle(cycle, gang, served)
+    return SchedulingCycle(view, served=served, now=0.0, timing=GangTiming())
 
 
 OWNER_LABELS = ("volcano.sh/job-name", "batch.kubernetes.io/job-name", "job-name")

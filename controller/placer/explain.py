@@ -17,6 +17,10 @@ and reads that attempt's verdict (its code, its Step, its plugin):
   the fit error as it stands before any victim is evicted, and the plan; then the figures below,
   on the snapshot as the gang found it.
 
+The walk goes on past the gang (`CycleWalk`, `explain_in_walk`): a tool asking many questions of
+one cluster state (the ui) keeps it, and a gang later in the queue costs only the attempts
+between.
+
 `explain(gang, snap, budgets)` judges a gang alone on `snap` (what the cycle walk does for the
 gang's own attempt): it runs the framework's runner (`engine.schedule`) on a clone of the
 snapshot (nothing is reserved, nothing evicted), with the attempt budget the cycle gives an
@@ -28,7 +32,12 @@ then asks the same functions a few more questions:
   gang's pending pods now (NodeResourcesFit's offer slots on the free capacity, after the Filter
   plugins' masks), and how many;
 * what stops the rest: the Filter plugins' exclusions by reason, the resources short on nodes
-  the gang may use, the tier limit its constraint sets, the GPU dialect's rules;
+  the gang may use, the tier limit its constraint sets, and the limits that hold it where room
+  would (`held_by`, cheap enough for the brief): the GPU dialect's `max-nodes` and
+  `min-gpus-per-node`, its members' required anti-affinity among themselves (one per value of
+  the term's key, too few values with room in any place it may use), the nodes' `pods`
+  allocatable (only where, with the count unbounded, a place would hold it), each by its
+  field path and value;
 * whether preemption could help (DefaultPreemption on the clone): the plan's victims, their
   priorities, the PodDisruptionBudgets it touches, and why each one: with every other victim
   gone, the filters run again with it back (`engine.refilter_of`); a filter that then excludes
@@ -38,8 +47,11 @@ then asks the same functions a few more questions:
   `networkTopology`, Koordinator's `network-topology-spec`, Kueue's annotations, a Kubernetes
   PodGroup's `minCount` and `topologyKey`), each checked by running the runner again on a changed
   copy of the gang: soft mode, the next tier up, a smaller gang (the most pods an allowed domain
-  holds; only that many pods where the field is the pod count). Those runs ask whether the gang
-  fits now, so they stop before PostFilter (no preemption search).
+  holds; only that many pods where the field is the pod count), and per limit that holds it the
+  change that lifts it (`max-nodes` at the nodes it needs, a lower `min-gpus-per-node`, the
+  anti-affinity term as a preference, the `pods` allocatable of the nodes where it would land
+  raised by what each lacks). Those runs ask whether the gang fits now, so they stop before
+  PostFilter (no preemption search).
 
 No rule is written here a second time: every figure comes from the cycle, the runner, the
 demand, the offers or the planner (`tests/controller/placer/test_explain_agrees_with_simulate.py`
@@ -59,18 +71,19 @@ import numpy as np
 from controller.placer.attempt_budget import AttemptBudget
 from controller.placer.budgets import Budget
 from controller.placer.demand import GangDemand
-from controller.placer.engine import Verdict, demand_of, refilter_of, schedule
+from controller.placer.engine import GangPlacement, Verdict, demand_of, refilter_of, schedule
 from controller.placer.framework import Code, Profile, Step
-from controller.placer.offer import Offers, evaluate
+from controller.placer.gpu import GpuRules, fewest_nodes, node_limit, usable_slots
+from controller.placer.offer import Offers, class_slots, evaluate, fits_rows
 from controller.placer.plugins import default_profile
 from controller.placer.plugins.node_resources_fit import insufficient
 from controller.placer.preempt import PreemptionPlan
-from controller.placer.snapshot import CLUSTER, ClusterIndex, Snapshot
+from controller.placer.snapshot import CLUSTER, I64, ClusterIndex, Snapshot
 from controller.placer.tiers import hard_limit_tier
-from translations import kueue, lws
+from translations import gpu, kueue, lws
 from translations.constraints import TopologyConstraint
 from translations.expand import JOB_NAME_LABELS, VC_JOB_NAME
-from translations.gangs import Gang
+from translations.gangs import Gang, placement_shape
 from translations.koordinator import GANG_MIN_AVAILABLE
 from translations.topology import natural_key
 
@@ -140,6 +153,10 @@ class Explanation:
     """Resources short on nodes the gang may use (`3 Insufficient nvidia.com/gpu`)."""
     limit: str = ""
     """The tier limit in words, "" without one."""
+    held: tuple[str, ...] = ()
+    """Limits that keep it out where room would hold it (`held_by`): the GPU dialect's max-nodes
+    or min-gpus-per-node, its members' anti-affinity among themselves, the nodes' pods
+    allocatable; each names its field and value."""
     preemption: PreemptionView | None = None
     suggestions: tuple[str, ...] = ()
     lands: Landing | None = None
@@ -162,6 +179,7 @@ class Explanation:
             "excluded": self.excluded,
             "insufficient": list(self.short),
             "tierLimit": self.limit,
+            "heldBy": list(self.held),
             "suggestions": list(self.suggestions),
             "ahead": list(self.ahead),
         }
@@ -188,6 +206,7 @@ class Explanation:
         parts = [f"best per tier: {best}"] if best else []
         if self.limit:
             parts.append(self.limit)
+        parts += self.held
         if self.preemption is not None and self.preemption.possible:
             top = max((v.priority for v in self.preemption.victims), default=0)
             parts.append(f"preemption: {len(self.preemption.victims)} victim(s) up to priority {top}")
@@ -278,31 +297,72 @@ class Cycle(Protocol):
     def attempt(self, gang: Gang) -> Attempted: ...
 
 
+@dataclass
+class CycleWalk:
+    """One scheduling cycle walked gang by gang in queue order, kept between questions about one
+    cluster state: a question about a gang later in the queue goes on from where the last one
+    stopped (the gangs before it are not attempted again, as the scheduler attempts each once);
+    one about a gang the walk has passed needs a fresh walk (`reaches`)."""
+
+    cycle: Cycle
+    queue: list[Gang]
+    done: int = 0
+    """Gangs of the queue attempted so far."""
+    ahead: list[str] = field(default_factory=list)
+    """What the attempted gangs took this cycle (placed or preempting), in queue order."""
+
+    @classmethod
+    def of(cls, cycle: Cycle) -> CycleWalk:
+        return cls(cycle, cycle.queue())
+
+    def position(self, gang: Gang) -> int | None:
+        """The gang's place in the queue, None when the queue leaves it out."""
+        return next((i for i, g in enumerate(self.queue) if g.key == gang.key), None)
+
+    def reaches(self, gang: Gang) -> bool:
+        """Whether the walk can still answer for `gang` (it has not attempted it yet)."""
+        i = self.position(gang)
+        return i is None or i >= self.done
+
+    def step(self) -> Attempted:
+        """The next gang's attempt, and what it took."""
+        gang = self.queue[self.done]
+        outcome = self.cycle.attempt(gang)
+        self.done += 1
+        bind, preempting, _ = self.cycle.plan.added_for(gang.key)
+        if bind is not None:
+            self.ahead.append(f"{gang.key} placed in {bind.domain}")
+        if preempting is not None:
+            self.ahead.append(f"{gang.key} preempting in {preempting.plan.domain}")
+        return outcome
+
+
 def explain_in_cycle(cycle: Cycle, gang: Gang, served: Collection[str]) -> Explanation:
     """The cycle's own answer for `gang` (module docstring): the gangs ahead of it in the queue
     are attempted first, as the scheduler attempts them; `served`: the schedulerNames the cycle
     serves (for the words of a gang it leaves out)."""
+    return explain_in_walk(CycleWalk.of(cycle), gang, served)
+
+
+def explain_in_walk(walk: CycleWalk, gang: Gang, served: Collection[str]) -> Explanation:
+    """`explain_in_cycle` on a walk that has not passed `gang` yet (`CycleWalk.reaches`); the
+    walk goes on past it, so a later gang's question can take it up."""
     head = _head(gang)
     if not gang.pending:
         return replace(
             head, code=Code.SUCCESS.value, step=Step.PRE_FILTER.value, message="every member is bound"
         )
-    queue = cycle.queue()
-    if all(g.key != gang.key for g in queue):
+    at = walk.position(gang)
+    if at is None:
         return replace(head, code=NOT_SERVED, step=QUEUE, plugin="", message=not_served(gang, served))
-    ahead: list[str] = []
-    for other in queue:
-        if other.key == gang.key:
-            break
-        cycle.attempt(other)
-        bind, preempting, _ = cycle.plan.added_for(other.key)
-        if bind is not None:
-            ahead.append(f"{other.key} placed in {bind.domain}")
-        if preempting is not None:
-            ahead.append(f"{other.key} preempting in {preempting.plan.domain}")
-    head = replace(head, ahead=tuple(ahead))
+    if at < walk.done:
+        raise ValueError(f"gang {gang.key}: the walk has passed it (ask a fresh walk)")
+    while walk.done < at:
+        walk.step()
+    head = replace(head, ahead=tuple(walk.ahead))
+    cycle = walk.cycle
     before, budgets = cycle.snapshot.clone(), list(cycle.budgets)
-    outcome = cycle.attempt(gang)
+    outcome = walk.step()
     bind, _, _ = cycle.plan.added_for(gang.key)
     if outcome.code is Code.SUCCESS and bind is not None:
         return _landed(cycle, gang, head, bind)
@@ -406,13 +466,18 @@ def _figures(
     free = snap.free(gang.key, gang.priority)
     offers = evaluate(free, demand, snap.index)
     cls = demand.classes[0]
+    held = held_by(gang, snap, demand, offers, free)
     return replace(
         out,
         tiers=tuple(tier_bests(demand, offers, snap.index)),
         short=tuple(insufficient(cls.req, cls.mask, free, snap.index)),
         limit=_limit(gang.constraint, snap.index),
+        held=tuple(h.what for h in held),
         preemption=_preemption(gang, verdict, snap, budgets),
-        suggestions=tuple(_suggestions(gang, snap, budgets, demand, offers)),
+        suggestions=(
+            *_suggestions(gang, snap, budgets, demand, offers),
+            *_held_suggestions(gang, snap, budgets, held, free),
+        ),
     )
 
 
@@ -431,18 +496,22 @@ def brief(gang: Gang, snap: Snapshot, step: Step | None = None) -> str:
     demand = demand_of(gang, snap)
     if not demand.classes:
         return ""
-    offers = evaluate(snap.free(gang.key, gang.priority), demand, snap.index)
+    free = snap.free(gang.key, gang.priority)
+    offers = evaluate(free, demand, snap.index)
+    held = [h.short for h in held_by(gang, snap, demand, offers, free)]
     best = ", ".join(
         f"{t.domain} {min(t.holds, demand.n)}/{demand.n}"
         for t in tier_bests(demand, offers, snap.index)
         if t.allowed
     )
     limit = _limit(gang.constraint, snap.index)
-    return "; ".join(p for p in (f"best per tier: {best}" if best else "", limit) if p)
+    return "; ".join(p for p in (*held, f"best per tier: {best}" if best else "", limit) if p)
 
 
 def tier_bests(demand: GangDemand, offers: Offers, index: ClusterIndex) -> list[TierBest]:
-    """Per tier, lowest first: the domain holding the most pods of the demand now (by name on ties)."""
+    """Per tier, lowest first: the domain holding the most pods of the demand now (by name on
+    ties); a GPU gang's under its rules (`under_gpu_rules`)."""
+    offers = under_gpu_rules(demand, offers, index)
     limit = hard_limit_tier(demand.constraint, index)
     out: list[TierBest] = []
     if index.n_nodes:
@@ -465,6 +534,28 @@ def tier_bests(demand: GangDemand, offers: Offers, index: ClusterIndex) -> list[
         TierBest(top, CLUSTER, CLUSTER, min(int(offers.total_offer), demand.n), limit is None or limit >= top)
     )
     return out
+
+
+def under_gpu_rules(demand: GangDemand, offers: Offers, index: ClusterIndex) -> Offers:
+    """A GPU gang's offers as its rules let it use them (`controller.placer.gpu`): per place, the
+    pods its `node_limit` fullest usable nodes hold (a node short of `min-gpus-per-node` holds
+    none), so a domain `max-nodes` keeps it out of does not read as holding it. Other gangs'
+    offers as they are."""
+    rules, n = demand.gpu, demand.n
+    if rules is None or demand.kind != "uniform":
+        return offers
+    usable = usable_slots(rules, offers.slots, n)
+    k = node_limit(rules, n)
+
+    def held(seg: I64) -> int:
+        return min(int(np.sort(seg)[::-1][:k].sum()), n)
+
+    dom = np.array(
+        [held(usable[int(index.dom_start[d]) : int(index.dom_end[d])]) for d in range(index.n_domains)],
+        dtype=np.int64,
+    )
+    node = np.minimum(usable, n) if k >= 1 else np.zeros_like(usable)
+    return replace(offers, node_offer=node, dom_offer=dom, total_offer=held(usable))
 
 
 def _best(values: np.ndarray, names: Sequence[str]) -> int:
@@ -650,10 +741,16 @@ def _smaller(gang: Gang, k: int, *, fewer_pods: bool) -> Gang:
 
 
 def _try(gang: Gang, snap: Snapshot, budgets: Sequence[Budget]) -> str | None:
+    placed = _try_placement(gang, snap, budgets)
+    return placed.domain if placed is not None else None
+
+
+def _try_placement(gang: Gang, snap: Snapshot, budgets: Sequence[Budget]) -> GangPlacement | None:
+    """Where the gang would start now on `snap` (no preemption), None where it would not."""
     no_preemption = replace(default_profile(), post_filter=None)
     verdict = schedule(gang, snap.clone(), budgets=budgets, profile=no_preemption)
     if verdict.code is Code.SUCCESS and verdict.placement is not None:
-        return verdict.placement.domain
+        return verdict.placement
     return None
 
 
@@ -673,6 +770,7 @@ def render(e: Explanation) -> str:
         lines.append("short of room: " + ", ".join(e.short))
     if e.limit:
         lines.append(e.limit)
+    lines += list(e.held)
     if e.preemption is not None:
         lines += _preemption_lines(e.preemption)
     for s in e.suggestions:
@@ -713,3 +811,285 @@ def _preemption_lines(p: PreemptionView) -> list[str]:
     if p.budgets:
         lines.append(f"  PodDisruptionBudgets touched: {', '.join(p.budgets)}")
     return lines
+
+
+# --- limits of the gang's own, and the nodes' pods allocatable, named where they hold it ------
+
+
+@dataclass(frozen=True)
+class Held:
+    """A limit that keeps a gang out where room would otherwise hold it."""
+
+    what: str
+    """In words a user can act on: the field, its value, what it asks and what the cluster has."""
+    short: str
+    """The brief's form of it."""
+    kind: str
+    """`max-nodes`, `min-gpus-per-node`, `anti-affinity`, `pods`: which change re-checks it."""
+    key: str = ""
+    """The anti-affinity term's topology key."""
+    need: int = 0
+    """`max-nodes`: the fewest nodes one place needs for the gang now."""
+
+
+Place = tuple[str, int, int]
+"""A place a gang may use: (its name, first node, end node) in tree order."""
+PODS = "pods"
+SHOWN_NODES = 4
+"""Nodes a `pods` allocatable suggestion names one by one; past that, how many more."""
+
+
+def held_by(gang: Gang, snap: Snapshot, demand: GangDemand, offers: Offers, free: I64) -> list[Held]:
+    """The limits holding the gang where room would otherwise hold it, cheaply (the offers, no
+    attempt): the GPU dialect's `max-nodes` and `min-gpus-per-node`, its members' required
+    anti-affinity among themselves, the nodes' `pods` allocatable (NodeResourcesFit's count:
+    kube's "Too many pods")."""
+    if not demand.classes or demand.n == 0:
+        return []
+    places = widest_places(gang.constraint, snap.index)
+    out = [h for h in (_gpu_held(gang, demand, offers, places),) if h is not None]
+    out += _anti_affinity_held(gang, demand, free, places)
+    pods = _pods_held(demand, free, snap.index, places)
+    return [*out, pods] if pods is not None else out
+
+
+def widest_places(constraint: TopologyConstraint | None, index: ClusterIndex) -> list[Place]:
+    """The widest places a gang may use: every other allowed place lies inside one of them, so
+    a count that only grows with the place is at its best in one of them."""
+    limit = hard_limit_tier(constraint, index)
+    if limit is None or limit > index.max_tier or index.n_nodes == 0:
+        return [(CLUSTER, 0, index.n_nodes)]
+    doms = index.tier_domains[limit].tolist() if limit > 0 else []
+    out = [(index.domain_label(d), int(index.dom_start[d]), int(index.dom_end[d])) for d in doms]
+    inside = np.zeros(index.n_nodes, dtype=np.bool_)
+    for _, lo, hi in out:
+        inside[lo:hi] = True
+    return out + [(index.node_names[v], v, v + 1) for v in np.flatnonzero(~inside).tolist()]
+
+
+def _fewest(rules: GpuRules, slots: I64, n: int, places: Sequence[Place]) -> int | None:
+    """The fewest nodes of one place that hold the gang's `n` pods under the rules' floor."""
+    usable = usable_slots(rules, slots, n)
+    got = [m for _, lo, hi in places if (m := fewest_nodes(usable[lo:hi], n)) is not None]
+    return min(got, default=None)
+
+
+def _gpu_held(gang: Gang, demand: GangDemand, offers: Offers, places: Sequence[Place]) -> Held | None:
+    """`max-nodes` or `min-gpus-per-node` where it, not room, keeps the gang out."""
+    rules, n = demand.gpu, demand.n
+    if rules is None or gang.gpu is None or demand.kind != "uniform":
+        return None
+    req = gang.gpu.request
+    m = _fewest(rules, offers.slots, n, places)
+    if m is not None and rules.max_nodes is not None and m > rules.max_nodes - rules.held_nodes:
+        held = (
+            f" (the {rules.held_nodes} node(s) its bound members use count too)" if rules.held_nodes else ""
+        )
+        return Held(
+            f"{gpu.MAX_NODES} {rules.max_nodes} ({req.path(gpu.MAX_NODES)}) holds it: its {n} pending "
+            f"pod(s) need at least {m} nodes in any place it may use now{held}",
+            f"held by {gpu.MAX_NODES} {rules.max_nodes}: it needs {m + rules.held_nodes} nodes",
+            "max-nodes",
+            need=m + rules.held_nodes,
+        )
+    if rules.floor <= 1 or rules.min_gpus_per_node is None:
+        return None
+    one = replace(rules, floor=1)
+    m1 = _fewest(one, offers.slots, n, places)
+    if (m is None or m > n // rules.floor) and m1 is not None and m1 <= node_limit(one, n):
+        value = rules.min_gpus_per_node
+        return Held(
+            f"{gpu.MIN_GPUS_PER_NODE} {value} ({req.path(gpu.MIN_GPUS_PER_NODE)}) holds it: every node "
+            f"it uses must take {rules.floor} of its pods ({rules.gpus_per_pod} {gpu.GPU_RESOURCE} each), "
+            f"and too few nodes in any place it may use have that much free",
+            f"held by {gpu.MIN_GPUS_PER_NODE} {value}",
+            "min-gpus-per-node",
+        )
+    return None
+
+
+def _anti_affinity_held(gang: Gang, demand: GangDemand, free: I64, places: Sequence[Place]) -> list[Held]:
+    """Per required anti-affinity term between members (one member per value of its key) that
+    keeps them out: no place they may use has a value with room for each."""
+    if demand.rules is None:
+        return []
+    room = class_slots(free, replace(demand.classes[0], cap=None)) > 0
+    out: list[Held] = []
+    for cap in demand.rules.caps:
+        if not cap.key or len(cap.members) < 2:
+            continue  # host ports (NodePorts' cap has no key), or one member
+        values = [(_values_with_room(cap.codes[lo:hi], room[lo:hi]), name) for name, lo, hi in places]
+        best, where = min(values, key=lambda vw: (-vw[0], natural_key(vw[1])), default=(0, ""))
+        k = len(cap.members)
+        if best >= k:
+            continue
+        out.append(
+            Held(
+                f"its members' required anti-affinity among themselves ({_anti_affinity_path(gang, cap.key)}, "
+                f"topologyKey {cap.key}) holds it: one member per {cap.key} value, {k} members, and the "
+                f"place it may use with the most values with room has {best} ({where})",
+                f"held by its members' anti-affinity on {cap.key}: {best} values for {k} members",
+                "anti-affinity",
+                key=cap.key,
+            )
+        )
+    return out
+
+
+def _values_with_room(codes: I64, room: np.ndarray) -> int:
+    return len(np.unique(codes[room & (codes >= 0)]))
+
+
+def _anti_affinity_path(gang: Gang, key: str) -> str:
+    """The required anti-affinity term on `key` by its field path, in the object that writes it."""
+    terms = _required_anti_affinity(gang.pending[0].pod) if gang.pending else []
+    i = next((i for i, t in enumerate(terms) if t.topology_key == key), 0)
+    return (
+        f"{_pod_spec_of(gang)}.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[{i}]"
+    )
+
+
+def _required_anti_affinity(pod: Any) -> list[Any]:
+    aff = pod.spec.affinity
+    anti = aff.pod_anti_affinity if aff is not None else None
+    return list(anti.required_during_scheduling_ignored_during_execution or []) if anti is not None else []
+
+
+def _pod_spec_of(gang: Gang) -> str:
+    """Where the gang's pods' spec is written: the owning object's template, else the pod."""
+    labels = (gang.pods[0].pod.metadata.labels or {}) if gang.pods else {}
+    if labels.get(lws.NAME_LABEL):
+        return f"LeaderWorkerSet {labels[lws.NAME_LABEL]}: spec.leaderWorkerTemplate.workerTemplate.spec"
+    if labels.get(VC_JOB_NAME):
+        return f"Job {labels[VC_JOB_NAME]}: spec.tasks[].template.spec"
+    job = next((labels[k] for k in JOB_NAME_LABELS if labels.get(k)), None)
+    if job:
+        return f"Job {job}: spec.template.spec"
+    return f"pod {gang.pending[0].key if gang.pending else gang.name}: spec"
+
+
+def _pods_held(demand: GangDemand, free: I64, index: ClusterIndex, places: Sequence[Place]) -> Held | None:
+    """The nodes' `pods` allocatable where it, not other room, keeps the gang out: with the
+    count unbounded, some place it may use would hold it."""
+    p = index.res_pos.get(PODS)
+    if p is None:
+        return None
+    mask = np.zeros(index.n_nodes, dtype=np.bool_)
+    for c in demand.classes:
+        mask |= c.mask
+    if not ((free[:, p] < 1) & mask).any():
+        return None
+    unbounded = free.copy()
+    unbounded[:, p] = demand.n
+    if _fits_somewhere(demand, free, index, places) or not _fits_somewhere(demand, unbounded, index, places):
+        return None
+    only = np.zeros(len(index.resources), dtype=np.int64)
+    only[p] = 1
+    words = ", ".join(insufficient(only, mask, free, index))  # NodeResourcesFit's own words
+    return Held(
+        f"the nodes' pods allocatable (status.allocatable.pods, the kubelet's maxPods) holds it: "
+        f"{words}; with room for more pods, a place it may use would hold it",
+        f"held by the nodes' pods allocatable: {words}",
+        PODS,
+    )
+
+
+def _fits_somewhere(demand: GangDemand, free: I64, index: ClusterIndex, places: Sequence[Place]) -> bool:
+    """Does one of the places hold the whole gang on `free`? Single nodes at once (the offers'
+    per-node fit), domains one by one."""
+    nodes = [lo for _, lo, hi in places if hi - lo == 1]
+    if nodes and evaluate(free, demand, index).node_fit[nodes].any():
+        return True
+    return any(
+        fits_rows(free[lo:hi], demand, tuple(c.mask[lo:hi] for c in demand.classes))
+        for _, lo, hi in places
+        if hi - lo > 1
+    )
+
+
+def _held_suggestions(
+    gang: Gang, snap: Snapshot, budgets: Sequence[Budget], held: Sequence[Held], free: I64
+) -> list[str]:
+    """Per limit that holds the gang, the change that lets it start, checked by the runner."""
+    out: list[str] = []
+    for h in held:
+        if h.kind == "max-nodes":
+            out += _gpu_suggestion(gang, snap, budgets, gpu.MAX_NODES, [h.need])
+        elif h.kind == "min-gpus-per-node" and gang.gpu is not None:
+            rules = GpuRules.of(gang)
+            per_pod = rules.gpus_per_pod if rules is not None else 0
+            floor = rules.floor if rules is not None else 0
+            out += _gpu_suggestion(
+                gang, snap, budgets, gpu.MIN_GPUS_PER_NODE, [k * per_pod for k in range(floor - 1, 0, -1)]
+            )
+        elif h.kind == "anti-affinity":
+            out += _anti_affinity_suggestion(gang, snap, budgets, h.key)
+        elif h.kind == PODS:
+            out += _pods_suggestion(gang, snap, budgets, free)
+    return out
+
+
+def _gpu_suggestion(
+    gang: Gang, snap: Snapshot, budgets: Sequence[Budget], key: str, values: Sequence[int]
+) -> list[str]:
+    """The first of `values` for the GPU dialect's `key` that places the gang (checked)."""
+    if gang.gpu is None:
+        return []
+    req = gang.gpu.request
+    for v in values:
+        asked = replace(req, max_nodes=v) if key == gpu.MAX_NODES else replace(req, min_gpus_per_node=v)
+        changed = replace(gang, gpu=replace(gang.gpu, request=asked))
+        placed = _try(changed, snap, budgets)
+        if placed is not None:
+            return [f'Job {gang.name.split("/", 1)[1]}: {req.path(key)}: "{v}" would place it in {placed}']
+    return []
+
+
+def _anti_affinity_suggestion(gang: Gang, snap: Snapshot, budgets: Sequence[Budget], key: str) -> list[str]:
+    """The term on `key` as a preference (no longer a filter): checked without it."""
+
+    def loosened(member: Any) -> Any:
+        terms = _required_anti_affinity(member.pod)
+        if member.bound or not terms:
+            return member
+        anti = member.pod.spec.affinity.pod_anti_affinity
+        kept = [t for t in terms if t.topology_key != key]
+        anti = anti.model_copy(update={"required_during_scheduling_ignored_during_execution": kept or None})
+        aff = member.pod.spec.affinity.model_copy(update={"pod_anti_affinity": anti})
+        pod = member.pod.model_copy(update={"spec": member.pod.spec.model_copy(update={"affinity": aff})})
+        return replace(member, pod=pod, shape=placement_shape(pod, member.requests))
+
+    placed = _try(replace(gang, pods=tuple(loosened(m) for m in gang.pods)), snap, budgets)
+    if placed is None:
+        return []
+    path = _anti_affinity_path(gang, key)
+    return [f"{path} as a preferredDuringSchedulingIgnoredDuringExecution term would place it in {placed}"]
+
+
+def _pods_suggestion(gang: Gang, snap: Snapshot, budgets: Sequence[Budget], free: I64) -> list[str]:
+    """The nodes' pods allocatable raised where the gang would land: found with the count
+    unbounded, then checked with each of those nodes raised by just what it lacks."""
+    p = snap.index.res_pos[PODS]
+    unbounded = snap.clone()
+    unbounded.used[:, p] = snap.index.alloc[:, p] - len(gang.pending)
+    found = _try_placement(gang, unbounded, budgets)
+    if found is None:
+        return []
+    on: dict[str, int] = {}
+    for _, node in found.pods:
+        on[node] = on.get(node, 0) + 1
+    pos = snap.index.node_pos
+    short = {n: k - int(free[pos[n], p]) for n, k in on.items() if int(free[pos[n], p]) < k}
+    raised = snap.clone()
+    for n, lack in short.items():
+        raised.used[pos[n], p] -= lack
+    placed = _try(gang, raised, budgets)
+    if placed is None or not short:
+        return []
+    alloc = snap.index.alloc
+    names = sorted(short, key=natural_key)
+    shown = ", ".join(
+        f"{n} {int(alloc[pos[n], p]) + short[n]} (now {int(alloc[pos[n], p])})" for n in names[:SHOWN_NODES]
+    )
+    more = f" and {len(names) - SHOWN_NODES} more" if len(names) > SHOWN_NODES else ""
+    return [f"status.allocatable.pods (the kubelet's maxPods) of {shown}{more} would place it in {placed}"]

@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from placer_objects import Obj, demo_objects, koord_gang, members, pod, spine_block_nodes, volcano_gang
 
@@ -223,3 +224,46 @@ def test_an_lws_groups_suggestion_is_its_size_and_is_checked() -> None:
     ]
     assert not any("minMember" in s for s in e.suggestions)
     assert _one([*nodes, _lws(2)], "lws-sample-volcano-0").placed
+
+
+def test_the_uis_explanations_of_one_state_reuse_its_cycle_walk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ui asks one model many questions: a gang later in the queue goes on from the walk the
+    last question left (the gangs before it are not attempted again) and gets a fresh cycle's
+    answer; a gang the walk has passed gets a fresh walk."""
+    from controller.placer.explain import explain_in_cycle
+    from topobridge.ui import model as view_model
+
+    objects = [*spine_block_nodes(LAYOUT), koord_gang("a-first", 4), koord_gang("b-second", 4)]
+    objects += [koord_gang("c-third", 2)]
+    objects += (
+        members("a-first", 4, cpu="6") + members("b-second", 4, cpu="6") + members("c-third", 2, cpu="6")
+    )
+    m = view_model.build(objects)
+    second = view_model.explanation(m, "b-second")
+    assert second is not None and second["explanation"]["verdict"]["code"] != "Success"
+    walk = cmd_explain._WALKS[(id(m.prepared), DEFAULT_SCHEDULERS)][1]
+    assert [g.key for g in walk.queue[: walk.done]] == [
+        "koordinator:default/a-first",
+        "koordinator:default/b-second",
+    ]
+    attempted: list[str] = []
+    attempt = walk.cycle.attempt
+
+    def counted(gang: Any) -> Any:
+        attempted.append(gang.key)
+        return attempt(gang)
+
+    monkeypatch.setattr(walk.cycle, "attempt", counted)
+    third = view_model.explanation(m, "c-third")
+    assert attempted == ["koordinator:default/c-third"]  # a-first and b-second are not attempted again
+    assert cmd_explain._WALKS[(id(m.prepared), DEFAULT_SCHEDULERS)][1] is walk
+    (gang,) = [g for g in m.prepared.gangs() if g.key == "koordinator:default/c-third"]
+    fresh = explain_in_cycle(
+        cmd_explain._cycle(m.scenario, m.prepared, DEFAULT_SCHEDULERS), gang, DEFAULT_SCHEDULERS
+    )
+    assert third is not None and third["explanation"] == fresh.to_dict()
+    assert fresh.placed and fresh.ahead == ("koordinator:default/a-first placed in spine/spine-0",)
+    first = view_model.explanation(m, "a-first")  # passed: a fresh walk answers
+    assert first is not None and first["explanation"]["verdict"]["code"] == "Success"
+    assert cmd_explain._WALKS[(id(m.prepared), DEFAULT_SCHEDULERS)][1] is not walk
+    assert attempted == ["koordinator:default/c-third"]
