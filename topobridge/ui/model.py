@@ -107,6 +107,9 @@ class Model:
     held: dict[str, Any] = field(default_factory=dict)
     """Relabelled nodes not yet in `state` (module docstring), by name."""
     explained: dict[str, dict[str, Any]] = field(default_factory=dict)
+    kept_prepared: Prepared | None = None
+    """The view as `explain` takes it, kept until the view changes: `explain` keeps its cycle
+    walk per prepared snapshot, so the ui's questions about one state share one walk."""
     orphans: dict[str, str] = field(default_factory=dict)
     """Pod key -> the warning of a pod bound to a node not in the snapshot."""
     rows: GangRows = field(default_factory=lambda: GangRows())
@@ -309,6 +312,7 @@ def _release(m: Model) -> None:
 
 def _refresh(m: Model, view: ClusterView) -> None:
     m.explained.clear()
+    m.kept_prepared = None
     if view.index is not m.view.index:  # a new tree: nothing drawn before is kept
         m.rows, m.shown = GangRows(), {}
         m.drawn = _drawn(view, m.pg_messages, m.rows)
@@ -620,11 +624,13 @@ def explanation(m: Model, gang: str) -> dict[str, Any] | None:
 
 
 def prepared(m: Model) -> Prepared:
-    """The snapshot as `prepare` hands it to `explain`: the state's current view."""
-    v = m.view
-    return Prepared(
-        v.tree, v.index, v.snapshot, sorted(v.gangs.values(), key=lambda g: natural_key(g.key)), m.warnings
-    )
+    """The snapshot as `prepare` hands it to `explain`: the state's current view (one object
+    per view, `Model.kept_prepared`)."""
+    if m.kept_prepared is None:
+        v = m.view
+        gangs = sorted(v.gangs.values(), key=lambda g: natural_key(g.key))
+        m.kept_prepared = Prepared(v.tree, v.index, v.snapshot, gangs, m.warnings)
+    return m.kept_prepared
 
 
 def _scenario(m: Model) -> Scenario:

@@ -241,7 +241,7 @@ def test_the_uis_explanations_of_one_state_reuse_its_cycle_walk(monkeypatch: pyt
     m = view_model.build(objects)
     second = view_model.explanation(m, "b-second")
     assert second is not None and second["explanation"]["verdict"]["code"] != "Success"
-    walk = cmd_explain._WALKS[(id(m.prepared), DEFAULT_SCHEDULERS)][1]
+    walk = cmd_explain._WALKS[(id(view_model.prepared(m)), DEFAULT_SCHEDULERS)][1]
     assert [g.key for g in walk.queue[: walk.done]] == [
         "koordinator:default/a-first",
         "koordinator:default/b-second",
@@ -256,14 +256,16 @@ def test_the_uis_explanations_of_one_state_reuse_its_cycle_walk(monkeypatch: pyt
     monkeypatch.setattr(walk.cycle, "attempt", counted)
     third = view_model.explanation(m, "c-third")
     assert attempted == ["koordinator:default/c-third"]  # a-first and b-second are not attempted again
-    assert cmd_explain._WALKS[(id(m.prepared), DEFAULT_SCHEDULERS)][1] is walk
-    (gang,) = [g for g in m.prepared.gangs() if g.key == "koordinator:default/c-third"]
+    assert cmd_explain._WALKS[(id(view_model.prepared(m)), DEFAULT_SCHEDULERS)][1] is walk
+    (gang,) = [g for g in view_model.prepared(m).gangs() if g.key == "koordinator:default/c-third"]
     fresh = explain_in_cycle(
-        cmd_explain._cycle(m.scenario, m.prepared, DEFAULT_SCHEDULERS), gang, DEFAULT_SCHEDULERS
+        cmd_explain._cycle(view_model._scenario(m), view_model.prepared(m), DEFAULT_SCHEDULERS),
+        gang,
+        DEFAULT_SCHEDULERS,
     )
     assert third is not None and third["explanation"] == fresh.to_dict()
     assert fresh.placed and fresh.ahead == ("koordinator:default/a-first placed in spine/spine-0",)
     first = view_model.explanation(m, "a-first")  # passed: a fresh walk answers
     assert first is not None and first["explanation"]["verdict"]["code"] == "Success"
-    assert cmd_explain._WALKS[(id(m.prepared), DEFAULT_SCHEDULERS)][1] is not walk
+    assert cmd_explain._WALKS[(id(view_model.prepared(m)), DEFAULT_SCHEDULERS)][1] is not walk
     assert attempted == ["koordinator:default/c-third"]
