@@ -24,4 +24,10 @@ layers contract, checked by `lint-imports`; docs/architecture.md draws them):
 * data: `budgets` (PodDisruptionBudgets as preemption counts them), `values`, `snapshot` (the
   static index built once per node-set generation, the per-cycle state), `columns`,
   `records`, `memo`, `rules`, `terms`, `attempt_budget`, `timeout`, `backoff`.
+
+The runners name no plugin (a `forbidden` contract says so): loading this package loads the
+in-tree plugins, which register the default profile (`framework.default_profile`), as
+kube-scheduler's in-tree registry is assembled above its framework runtime.
 """
+
+from controller.placer import plugins  # noqa: F401  (registers the default profile)

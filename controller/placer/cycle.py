@@ -28,6 +28,7 @@ Everything is deterministic: the same view, `now` and timing give the same plan.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import KW_ONLY, dataclass, field, replace
@@ -37,9 +38,16 @@ from controller.placer.backoff import GANG_BIND, GANG_ERROR
 from controller.placer.budgets import Budget, after_evictions
 from controller.placer.cluster import ClusterView, queue_order, request_vector
 from controller.placer.engine import GangPlacement, Verdict, pod_messages, schedule
-from controller.placer.framework import Code, CycleState, PermitInput, Profile, Status, Step
-from controller.placer.plugins import default_profile
-from controller.placer.plugins.scheduling_gates import REASON as GATED
+from controller.placer.framework import (
+    SCHEDULING_GATED,
+    Code,
+    CycleState,
+    PermitInput,
+    Profile,
+    Status,
+    Step,
+    default_profile,
+)
 from controller.placer.preempt import PreemptionPlan, Victim
 from controller.placer.records import BoundPod, Nomination
 from controller.placer.snapshot import Snapshot
@@ -298,6 +306,8 @@ class SchedulingCycle:
         try:
             outcome = self._attempt(gang, state, attempt_budget)
         except Exception as exc:  # a bad object is its own gang's problem, never the cycle's
+            with contextlib.suppress(Exception):  # the attempt's own error is the one reported
+                self._unreserve_plugins(gang)
             self.snapshot.rollback_to(mark)
             self.budgets = budgets
             self.plan.truncate(plan_marks)
@@ -323,7 +333,7 @@ class SchedulingCycle:
                 verdict = Verdict(
                     status.code, status.message, Step.PRE_ENQUEUE, status.plugin, reason=status.message
                 )
-                return self._outcome(gang, verdict, condition=GATED)
+                return self._outcome(gang, verdict, condition=SCHEDULING_GATED)
         first_seen = self.timing.seen(gang.key, self.now)
         asked = self.options.shape(gang)
         state.step = Step.PRE_FILTER
@@ -470,7 +480,9 @@ class SchedulingCycle:
         )
 
     def unreserve(self, gang: Gang) -> None:
-        """Give back what this cycle reserved for `gang` (safe to call when nothing was)."""
+        """Give back what this cycle reserved for `gang` (safe to call when nothing was), the
+        Reserve plugins' `unreserve` first."""
+        self._unreserve_plugins(gang)
         snap = self.snapshot
         for bind in [b for b in self.plan.binds if b.gang == gang.key]:
             for key, _ in bind.pods:
@@ -478,6 +490,12 @@ class SchedulingCycle:
                     snap.evict(key)
             self.plan.binds.remove(bind)
         snap.clear_nominations(gang.key)
+
+    def _unreserve_plugins(self, gang: Gang) -> None:
+        """Every Reserve plugin's Unreserve, in reverse order (kube's RunReservePluginsUnreserve),
+        on every rollback: a timeout, an attempt that raised."""
+        for plugin in reversed(self.options.profile.reserve):
+            plugin.unreserve(gang)
 
 
 def _safe_pod_messages(gang: Gang, verdict: Verdict) -> dict[str, str]:

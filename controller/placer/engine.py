@@ -35,12 +35,10 @@ from controller.placer.attempt_budget import AttemptBudget, unbounded
 from controller.placer.budgets import Budget
 from controller.placer.demand import GangDemand, PodClass, sub_demand
 from controller.placer.filtering import build_demand
-from controller.placer.framework import Code, CycleState, Profile, Status, Step
+from controller.placer.framework import Code, CycleState, Profile, Status, Step, default_profile
 from controller.placer.gpu import unfit_reason
-from controller.placer.offer import Offers, evaluate
-from controller.placer.plugins import default_profile
+from controller.placer.offer import Offers, evaluate, insufficient
 from controller.placer.plugins.default_preemption import NOT_ELIGIBLE_TERMINATING
-from controller.placer.plugins.node_resources_fit import insufficient
 from controller.placer.preempt import PreemptionPlan, Refilter, reads_bound_pods, revived
 from controller.placer.rules import MemberRules
 from controller.placer.select import Placement, Where, select, select_partial, subgroups_ready
@@ -94,6 +92,7 @@ class _Attempt:
     profile: Profile
     budgets: Sequence[Budget]
     attempt_budget: AttemptBudget
+    state: CycleState
 
 
 def schedule(
@@ -117,7 +116,9 @@ def schedule(
     state.step = Step.FILTER
     demand = build_demand(gang, snap, profile=profile, state=state)
     return _after_filter(
-        _Attempt(gang, snap, profile, budgets, attempt_budget if attempt_budget is not None else unbounded()),
+        _Attempt(
+            gang, snap, profile, budgets, attempt_budget if attempt_budget is not None else unbounded(), state
+        ),
         demand,
     )
 
@@ -166,6 +167,7 @@ def _after_filter(at: _Attempt, demand: GangDemand) -> Verdict:
             return Verdict(Code.UNRESOLVABLE, msg, Step.FILTER, exclusions=exclusions, reason=reason)
         left = _left_behind(demand, dead, index)
         demand = sub_demand(demand, alive, index)
+    at.state.step = Step.SELECT
     placed, demand = _select(gang, demand, snap, free, required)
     if placed is not None:
         placement = _gang_placement(placed, demand, index)
@@ -225,6 +227,7 @@ def _select(
 
 def _post_filter(at: _Attempt, demand: GangDemand, free: I64) -> Verdict:
     """PostFilter: preemption, when the profile has it; the fit error either way."""
+    at.state.step = Step.POST_FILTER
     index = at.snap.index
     exclusions = _exclusions(demand)
     core = _fit_message(demand, evaluate(free, demand, index), index, free)

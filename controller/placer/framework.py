@@ -22,7 +22,24 @@ pending pods, and the Filter point answers for every node at once (a mask, not o
   ScoreExtensions.NormalizeScore) to 0..`MAX_NODE_SCORE` over the feasible nodes. The runner
   multiplies each plugin's normalized score by its `Weighted.weight` in the profile and sums them
   (kube's default profile weights), in one place (`filtering.run_scores`).
-* Select (the runner, with NetworkTopology and GPU): the place and node of every pod.
+* Select (the runner's selection, `select`): the place and node of every pod, through the
+  placement points (kube-scheduler 1.36+'s gang framework, `pkg/scheduler/algorithm_podgroup.go`
+  and KEP-5732; ours place a whole gang in one pass):
+  * PlacementGenerate (`PlacementGeneratePlugin`): the candidates. `generate` narrows the
+    levels whose places (single nodes, the domains of a tier, the whole cluster) are tried,
+    lowest first, each plugin within what the ones before it left (upstream's parent
+    placement): NetworkTopology (Volcano tiers and `highestTierAllowed`, Koordinator layers,
+    LWS), KueueTAS (from the requested level up). `node_set` lets a plugin choose the node
+    set itself (upstream's `Placement`: the nodes, here with the pods on each): GPU (max-nodes,
+    min-gpus-per-node, pack/spread), KueueTAS (LeastFreeCapacity); None leaves it to the
+    selection's descent.
+  * PlacementScore (`PlacementScorePlugin`): sort keys that order a level's candidates after
+    the selection's own (bound members inside, Score, leftover): NetworkTopology keeps larger
+    free enclosing domains intact (binpack up the tree); Kueue's BestFit adds none.
+  * PlacementFeasible (`PlacementFeasiblePlugin`): whether a placement of the whole demand
+    stands (GPU: the node count and per-node minimum of the dialect).
+  The runner for these points is `PlacementPoints`; the demand carries it (`demand.Placing`),
+  so preemption's selections ask the same plugins.
 * PostFilter (`PostFilterPlugin`): when nothing fits, preemption (DefaultPreemption). It is
   given the attempt's `preempt.Refilter`: PreFilter and Filter run again on the snapshot as it stands.
   kube-scheduler's PreFilter extensions (`AddPod`/`RemovePod`) update each plugin's cycle
@@ -48,20 +65,22 @@ only on the index lives in `memo`, below everything that reads the index.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
+from controller.placer.snapshot import CLUSTER
+
 if TYPE_CHECKING:
     from controller.placer.attempt_budget import AttemptBudget
     from controller.placer.budgets import Budget
-    from controller.placer.demand import GangDemand
+    from controller.placer.demand import Assignment, Chosen, GangDemand, Level
     from controller.placer.preempt import PreemptionPlan, Refilter
     from controller.placer.rules import MemberRules
-    from controller.placer.snapshot import ClusterIndex, Snapshot
+    from controller.placer.snapshot import ClusterIndex, Snapshot, SortKey
     from controller.placer.terms import PodTerms
     from translations.gangs import Gang, GangPod
 
@@ -96,6 +115,9 @@ class Step(enum.Enum):
     FILTER = "Filter"
     SCORE = "Score"
     SELECT = "Select"
+    PLACEMENT_GENERATE = "PlacementGenerate"
+    PLACEMENT_SCORE = "PlacementScore"
+    PLACEMENT_FEASIBLE = "PlacementFeasible"
     POST_FILTER = "PostFilter"
     RESERVE = "Reserve"
     PERMIT = "Permit"
@@ -119,6 +141,10 @@ class Status:
 
 
 SUCCESS = Status()
+
+SCHEDULING_GATED = "SchedulingGated"
+"""The PodScheduled condition's reason for a pod PreEnqueue holds back (kube's
+`PodReasonSchedulingGated`)."""
 
 
 # --- state ----------------------------------------------------------------------------------------
@@ -296,6 +322,93 @@ class PermitPlugin(Plugin, Protocol):
     def permit(self, request: PermitInput) -> Status: ...
 
 
+# --- placement points (inside Select) --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PlacementRequest:
+    """What every placement point is given: the demand being placed (the whole gang, a subgroup
+    or a rank prefix of it) and the index its places are drawn from."""
+
+    demand: GangDemand
+    index: ClusterIndex
+
+
+class PlacementGeneratePlugin(Plugin, Protocol):
+    def generate(self, request: PlacementRequest, parent: Sequence[Level]) -> list[Level]:
+        """The levels whose places are candidates, lowest first, within `parent` (what the
+        plugins before it left; the first is given every level)."""
+        ...
+
+    def node_set(self, request: PlacementRequest, free: I64, levels: Sequence[Level]) -> Chosen | None:
+        """The node set this plugin chooses itself on `free` among the places of `levels`
+        (what every plugin's `generate` left), or None to leave the gang to the selection's
+        descent."""
+        ...
+
+
+class PlacementScorePlugin(Plugin, Protocol):
+    def order(self, request: PlacementRequest, anc: I64, rows: I64, dom_offer: I64) -> list[SortKey]:
+        """Sort keys for the candidates `rows` of the ancestor table `anc` (per candidate, its
+        enclosing domains), most significant first; `dom_offer`: pods each domain holds."""
+        ...
+
+
+class PlacementFeasiblePlugin(Plugin, Protocol):
+    def feasible(self, request: PlacementRequest, assignments: Sequence[Assignment]) -> Status: ...
+
+
+class PlacementPoints:
+    """The runner of the placement points for one attempt (the demand carries it): each point's
+    plugins in profile order, the `CycleState` stamped with the point while it runs (an error
+    raised there is reported at that point), the step before it restored after."""
+
+    def __init__(self, profile: Profile, state: CycleState) -> None:
+        self._generate = profile.placement_generate
+        self._score = profile.placement_score
+        self._feasible = profile.placement_feasible
+        self._state = state
+
+    def levels(self, demand: GangDemand, index: ClusterIndex) -> list[Level]:
+        request, before = PlacementRequest(demand, index), self._enter(Step.PLACEMENT_GENERATE)
+        out: list[Level] = [0, *(t for t in index.tiers if t > 0), CLUSTER]
+        for plugin in self._generate:
+            out = plugin.generate(request, out)
+        self._state.step = before
+        return out
+
+    def choose(self, demand: GangDemand, free: I64, index: ClusterIndex) -> Chosen | None:
+        levels = self.levels(demand, index)
+        request, before = PlacementRequest(demand, index), self._enter(Step.PLACEMENT_GENERATE)
+        got: Chosen | None = None
+        for plugin in self._generate:
+            got = plugin.node_set(request, free, levels)
+            if got is not None:
+                break
+        self._state.step = before
+        return got
+
+    def order(
+        self, demand: GangDemand, index: ClusterIndex, anc: I64, rows: I64, dom_offer: I64
+    ) -> list[SortKey]:
+        request, before = PlacementRequest(demand, index), self._enter(Step.PLACEMENT_SCORE)
+        keys: list[SortKey] = []
+        for plugin in self._score:
+            keys += plugin.order(request, anc, rows, dom_offer)
+        self._state.step = before
+        return keys
+
+    def feasible(self, demand: GangDemand, index: ClusterIndex, assignments: Sequence[Assignment]) -> bool:
+        request, before = PlacementRequest(demand, index), self._enter(Step.PLACEMENT_FEASIBLE)
+        ok = all(plugin.feasible(request, assignments).ok for plugin in self._feasible)
+        self._state.step = before
+        return ok
+
+    def _enter(self, step: Step) -> Step:
+        before, self._state.step = self._state.step, step
+        return before
+
+
 @dataclass
 class Profile:
     """The plugins of each extension point, in the order they run (kube's profile)."""
@@ -305,6 +418,9 @@ class Profile:
     filter: list[FilterPlugin] = field(default_factory=list)
     member_rules: list[MemberRulesPlugin] = field(default_factory=list)
     score: list[Weighted] = field(default_factory=list)
+    placement_generate: list[PlacementGeneratePlugin] = field(default_factory=list)
+    placement_score: list[PlacementScorePlugin] = field(default_factory=list)
+    placement_feasible: list[PlacementFeasiblePlugin] = field(default_factory=list)
     post_filter: PostFilterPlugin | None = None
     """None: nothing is ever evicted to make room."""
     reserve: list[ReservePlugin] = field(default_factory=list)
@@ -317,3 +433,19 @@ class Profile:
             listed = plugins if isinstance(plugins, list) else [plugins] if plugins is not None else []
             out[point] = [p.name for p in listed]
         return out
+
+
+_DEFAULT_PROFILE: list[Callable[[], Profile]] = []
+
+
+def register_default_profile(factory: Callable[[], Profile]) -> None:
+    """Make `factory` what `default_profile` calls (kube's in-tree registry: the plugins package
+    registers itself when the placer package is loaded, so the runner names no plugin)."""
+    _DEFAULT_PROFILE[:] = [factory]
+
+
+def default_profile() -> Profile:
+    """The profile an attempt runs when its caller names none: every in-tree plugin."""
+    if not _DEFAULT_PROFILE:
+        raise LookupError("no default profile is registered: import controller.placer.plugins")
+    return _DEFAULT_PROFILE[0]()

@@ -265,3 +265,11 @@ def fits_rows(free_rows: I64, demand: GangDemand, masks: tuple[Bool, ...]) -> bo
         if need > 0:
             return False
     return True
+
+
+def insufficient(req: I64, mask: Bool, free: I64, index: ClusterIndex) -> list[str]:
+    """kube's `N Insufficient <resource>`: nodes a class may use that lack room for one pod, for
+    each resource it asks for (a node short of one it does not ask for is not short for it)."""
+    short = (free < req) & (req > 0) & mask[:, None]
+    counts = short.sum(axis=0)
+    return [f"{int(counts[r])} Insufficient {index.resources[r]}" for r in np.flatnonzero(counts)]

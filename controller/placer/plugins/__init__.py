@@ -4,14 +4,15 @@
 |---|---|---|
 | SchedulingGates | kube-scheduler | PreEnqueue |
 | Coscheduling | Koordinator, scheduler-plugins | PreFilter, Permit |
-| NetworkTopology | Volcano, Koordinator (ours) | PreFilter (and the levels the selection tries: `tiers`) |
+| NetworkTopology | Volcano, Koordinator, LWS (ours) | PreFilter, PlacementGenerate, PlacementScore |
+| KueueTAS | Kueue | PlacementGenerate |
 | NodeResourcesFit | kube-scheduler | Filter (a resource no node has; free room is the offer slots: `offer`) |
 | DynamicResources | kube-scheduler | PreFilter |
 | NodeUnschedulable, NodeName | kube-scheduler | Filter |
 | TaintToleration, NodeAffinity | kube-scheduler | Filter, Score |
 | NodePorts | kube-scheduler | Filter, member rules |
 | PodTopologySpread, InterPodAffinity | kube-scheduler | PreFilter, Filter, member rules, Score |
-| GPU | the GPU seed (ours) | PreFilter, Filter, Reserve |
+| GPU | the GPU seed (ours) | PreFilter, Filter, PlacementGenerate, PlacementFeasible, Reserve |
 | DefaultPreemption | kube-scheduler (for whole jobs) | PostFilter |
 
 `default_profile` lists them in the order each extension point runs them: Filter in
@@ -23,12 +24,13 @@ plugin's normalized score.
 
 from __future__ import annotations
 
-from controller.placer.framework import Profile, Weighted
+from controller.placer.framework import Profile, Weighted, register_default_profile
 from controller.placer.plugins.coscheduling import Coscheduling
 from controller.placer.plugins.default_preemption import DefaultPreemption
 from controller.placer.plugins.dynamic_resources import DynamicResources
 from controller.placer.plugins.gpu_topology import Gpu
 from controller.placer.plugins.inter_pod_affinity import InterPodAffinity
+from controller.placer.plugins.kueue_tas import KueueTAS
 from controller.placer.plugins.network_topology import NetworkTopology
 from controller.placer.plugins.node_affinity import NodeAffinity
 from controller.placer.plugins.node_name import NodeName
@@ -58,6 +60,9 @@ def default_profile(*, preemption: bool = True) -> Profile:
     return Profile(**{**vars(_PROFILE), "post_filter": None})
 
 
+register_default_profile(default_profile)
+
+
 def _build() -> Profile:
     coscheduling, ports, spread, affinity, gpu = (
         Coscheduling(),
@@ -66,10 +71,10 @@ def _build() -> Profile:
         InterPodAffinity(),
         Gpu(),
     )
-    taints, node_affinity = TaintToleration(), NodeAffinity()
+    taints, node_affinity, topology = TaintToleration(), NodeAffinity(), NetworkTopology()
     return Profile(
         pre_enqueue=[SchedulingGates()],
-        pre_filter=[coscheduling, NetworkTopology(), DynamicResources(), spread, affinity, gpu],
+        pre_filter=[coscheduling, topology, DynamicResources(), spread, affinity, gpu],
         filter=[
             NodeUnschedulable(),
             NodeName(),
@@ -84,6 +89,10 @@ def _build() -> Profile:
         member_rules=[ports, affinity, spread],
         # kube's default order of the Score plugins; the order does not change the sum.
         score=[Weighted(p, SCORE_WEIGHTS[p.name]) for p in (taints, node_affinity, spread, affinity)],
+        # GPU before KueueTAS: a gang both would place itself is placed by its GPU rules.
+        placement_generate=[topology, gpu, KueueTAS()],
+        placement_score=[topology],
+        placement_feasible=[gpu],
         post_filter=DefaultPreemption(),
         reserve=[gpu],
         permit=[coscheduling],

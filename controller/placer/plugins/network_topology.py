@@ -2,14 +2,17 @@
 plugin and Koordinator's topology-aware gang placement, one meaning for every dialect through
 `translations.constraints`).
 
-* Levels (`controller.placer.tiers.levels`, read by the selection and preemption): the places
-  a gang is tried at, lowest first: single nodes (tier 0), each
+* PlacementGenerate (`generate`): the levels a gang is tried at, lowest first: single nodes
+  (tier 0), each
   tier up to the constraint's (hard: the limit; soft: where the preference stops; none: the
   top), then for soft and unconstrained gangs the whole cluster. A Volcano PodGroup with a
   tier above 0 chooses a HyperNode first: a single node is a place of its own only at tier 0.
   Volcano adds a virtual HyperNode one tier above the highest real one (`framework/session.go`
   `addClusterTopHyperNode`), so a hard limit above the tree's highest tier lets the gang span
-  the whole cluster.
+  the whole cluster. A subgroup is asked under its own constraint, inside its gang's place.
+* PlacementScore (`order`): among equally tight candidates, the one whose enclosing domains
+  are left fullest, innermost first, so larger free domains stay intact (binpack up the tree).
+  A Kueue TAS gang is ordered by Kueue's BestFit instead (first in tree order, `KueueTAS`).
 * PreFilter: a hard constraint cannot be kept around a member bound to a node that is gone
   (its domain is unknown): the gang waits until that member is deleted.
 """
@@ -19,8 +22,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from controller.placer.framework import Code, CycleState, Status
-from controller.placer.snapshot import Snapshot
+import numpy as np
+
+from controller.placer.demand import Chosen, GangDemand, Level
+from controller.placer.framework import I64, Code, CycleState, PlacementRequest, Status
+from controller.placer.snapshot import CLUSTER, ClusterIndex, Snapshot, SortKey
 from translations.gangs import Gang, GangPod
 
 
@@ -39,3 +45,51 @@ class NetworkTopology:
                 )
                 return Status(Code.UNRESOLVABLE, (why,), self.name)
         return Status()
+
+    def generate(self, request: PlacementRequest, parent: Sequence[Level]) -> list[Level]:
+        allowed = set(parent)
+        return [lv for lv in levels(request.demand, request.index) if lv in allowed]
+
+    def node_set(self, request: PlacementRequest, free: I64, levels: Sequence[Level]) -> Chosen | None:
+        return None  # the selection's descent places the gang inside the chosen domain
+
+    def order(self, request: PlacementRequest, anc: I64, rows: I64, dom_offer: I64) -> list[SortKey]:
+        if request.demand.kueue_tas or len(dom_offer) == 0:
+            return []
+        return enclosing_leftovers(anc, rows, dom_offer, request.demand.n)
+
+
+def levels(demand: GangDemand, index: ClusterIndex) -> list[Level]:
+    """Tiers to try, lowest first (see the module docstring)."""
+    c = demand.constraint
+    out: list[Level] = [0]
+    if c is not None and c.binds:
+        limit = c.highest_tier if c.highest_tier is not None else 0
+        out += [t for t in index.tiers if 0 < t <= limit]
+        if index.tiers and limit > index.max_tier:
+            out.append(CLUSTER)  # Volcano's virtual top HyperNode
+    else:
+        limit = (
+            c.highest_tier
+            if (c is not None and c.mode == "soft" and c.highest_tier is not None)
+            else index.max_tier
+        )
+        out += [t for t in index.tiers if 0 < t <= limit]
+        out.append(CLUSTER)
+    if not demand.node_domains and len(out) > 1 and out[1] != CLUSTER:
+        out.pop(0)
+    return out
+
+
+def enclosing_leftovers(anc: I64, rows: I64, dom_offer: I64, n: int) -> list[SortKey]:
+    """Leftover slots of each enclosing domain of `anc`'s `rows`, innermost first (0 past the
+    top): per key, what gives them for the rows (by position) still being ranked."""
+
+    def key(k: int) -> SortKey:
+        def values(positions: I64) -> I64:
+            col = anc[rows[positions], k]
+            return np.where(col >= 0, dom_offer[np.maximum(col, 0)] - n, 0)
+
+        return values
+
+    return [key(k) for k in range(anc.shape[1])]

@@ -17,16 +17,11 @@ from typing import ClassVar
 
 import numpy as np
 
-from controller.placer.framework import I64, Cut, CycleState, ShapeClass
-from controller.placer.snapshot import ClusterIndex, Snapshot
+from controller.placer.framework import Cut, CycleState, ShapeClass
+from controller.placer.offer import insufficient
+from controller.placer.snapshot import Snapshot
 
-
-def insufficient(req: I64, mask: np.ndarray, free: I64, index: ClusterIndex) -> list[str]:
-    """kube's `N Insufficient <resource>`: nodes a class may use that lack room for one pod, for
-    each resource it asks for (a node short of one it does not ask for is not short for it)."""
-    short = (free < req) & (req > 0) & mask[:, None]
-    counts = short.sum(axis=0)
-    return [f"{int(counts[r])} Insufficient {index.resources[r]}" for r in np.flatnonzero(counts)]
+__all__ = ["NodeResourcesFit", "insufficient"]
 
 
 class NodeResourcesFit:
