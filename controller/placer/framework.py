@@ -50,7 +50,8 @@ pending pods, and the Filter point answers for every node at once (a mask, not o
   (`Snapshot.bind`), and asks the Refilter: the same answer from every plugin at once.
 * Reserve (`ReservePlugin`): what a placed gang writes at bind time (GPU rank order).
 * Permit (`PermitPlugin`): hold a gang still assembling; let go of one past its timeout
-  (Coscheduling).
+  (Coscheduling: its `PermitResult` carries the `Expiry`, which the cycle carries out: the
+  gang's reservations and nominations released, Unreserve run, a backoff).
 
 Every step answers a `Status` (a `Code`, reasons, the plugin); the runner stamps the `Step`
 that decided on the verdict. `CycleState` is one attempt's typed scratchpad (`StateKey`s name
@@ -82,6 +83,7 @@ if TYPE_CHECKING:
     from controller.placer.rules import MemberRules
     from controller.placer.snapshot import ClusterIndex, Snapshot, SortKey
     from controller.placer.terms import PodTerms
+    from controller.placer.timeout import Expiry
     from translations.gangs import Gang, GangPod
 
 T = TypeVar("T")
@@ -318,8 +320,17 @@ class PermitInput:
     assembly_grace: float
 
 
+@dataclass(frozen=True)
+class PermitResult:
+    """What Permit answers for a gang that is not placed: hold it (`Assembling`), let it go
+    (`expiry` set: its timeout fired), or neither (SUCCESS)."""
+
+    status: Status = SUCCESS
+    expiry: Expiry | None = None
+
+
 class PermitPlugin(Plugin, Protocol):
-    def permit(self, request: PermitInput) -> Status: ...
+    def permit(self, request: PermitInput) -> PermitResult: ...
 
 
 # --- placement points (inside Select) --------------------------------------------------------------

@@ -15,11 +15,12 @@ from typing import Any, ClassVar
 import pytest
 from placer_objects import Obj, cnt, koord_gang, members, node, pod, spine_block_nodes
 
-from controller.placer.cycle import GangTiming, SchedulingCycle
+from controller.placer.cycle import CycleOptions, GangTiming, SchedulingCycle
 from controller.placer.demand import Chosen, Level
 from controller.placer.engine import schedule
-from controller.placer.framework import I64, Code, PlacementRequest, default_profile
+from controller.placer.framework import I64, Code, PermitInput, PlacementRequest, default_profile
 from controller.placer.plugins import gpu_topology
+from controller.placer.plugins.coscheduling import Coscheduling
 from controller.placer.plugins.gpu_topology import Gpu
 from controller.placer.plugins.network_topology import NetworkTopology
 from controller.placer.plugins.taint_toleration import TaintToleration
@@ -123,3 +124,43 @@ def test_the_runner_names_no_plugin(module: str) -> None:
     assert "plugins" not in got or module == "engine"  # engine: DefaultPreemption's wait, moving
     if module == "select":
         assert not got & {"tiers", "gpu", "plugins"}
+
+
+def _never_fits() -> list[Obj]:
+    layout = {"spine-0": {"block-0": ["n0", "n1"]}}
+    return [
+        *spine_block_nodes(layout),
+        cnt(),
+        koord_gang("job", 2),
+        *members("job", 2, node_selector={"pool": "x"}),
+    ]
+
+
+def test_coscheduling_permit_decides_the_gang_timeout() -> None:
+    """The timeout used to be the cycle's own check; it is Coscheduling's Permit answer now."""
+    sc = load_scenario(_never_fits())
+    gang = next(g for g in prepare(sc).gangs(sc) if g.name == "default/job")
+    early = Coscheduling().permit(
+        PermitInput(gang, now=399.0, first_seen=100.0, failures=0, assembly_grace=0.0)
+    )
+    assert early.expiry is None and early.status.ok
+    late = Coscheduling().permit(
+        PermitInput(gang, now=400.0, first_seen=100.0, failures=2, assembly_grace=0.0)
+    )
+    assert late.expiry is not None and late.expiry.retry_after == 4.0
+    assert late.status.code is Code.UNSCHEDULABLE and late.status.plugin == "Coscheduling"
+
+
+def _expiries(now: float) -> list[str]:
+    timing = GangTiming()
+    timing.first_seen["koordinator:default/job"] = 100.0
+    view = cluster_state(load_scenario(_never_fits())).view()
+    plan = SchedulingCycle(view, served=SERVED, now=now, timing=timing).run()
+    return [e.gang for e in plan.expiries]
+
+
+def test_a_profile_without_permit_plugins_never_times_a_gang_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _expiries(400.0) == ["koordinator:default/job"]
+    no_permit = replace(default_profile(), permit=[])
+    monkeypatch.setattr(CycleOptions, "profile", property(lambda self: no_permit))
+    assert _expiries(400.0) == []
