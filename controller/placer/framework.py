@@ -14,6 +14,11 @@ pending pods, and the Filter point answers for every node at once (a mask, not o
   (reason, node mask) pairs in kube's words. The runner intersects them in plugin order and
   counts each excluded node under the first cut that removed it, as kube counts a node under
   its first failing plugin.
+* FilterRoom (`FilterRoomPlugin`, ours): Filter's half that reads free room, which changes
+  within a cycle (other gangs reserve, preemption frees): per reason, the nodes that hold one
+  more pod of a class on a given free capacity (NodeResourcesFit: "Insufficient cpu", "Too
+  many pods"). Its cuts explain why a node has no room and never narrow a class's node mask
+  (the kernels count room themselves by the same rule, and preemption may make room there).
 * Member rules (`MemberRulesPlugin`, ours): what ties members to each other (anti-affinity
   between members, spread across members, host ports), as `rules.MemberRules` the selection
   keeps while it places members one after another, as kube would place the pods.
@@ -225,6 +230,12 @@ class FilterPlugin(Plugin, Protocol):
     def filter(self, state: CycleState, cls: ShapeClass, snap: Snapshot) -> Sequence[Cut]: ...
 
 
+class FilterRoomPlugin(Plugin, Protocol):
+    def room(self, state: CycleState, cls: ShapeClass, snap: Snapshot, free: I64) -> Sequence[Cut]:
+        """Per reason, the nodes whose `free` room holds one more pod of `cls`."""
+        ...
+
+
 class MemberRulesPlugin(Plugin, Protocol):
     def member_rules(
         self, state: CycleState, pods: Sequence[GangPod], classes: Sequence[ShapeClass], snap: Snapshot
@@ -427,6 +438,7 @@ class Profile:
     pre_enqueue: list[PreEnqueuePlugin] = field(default_factory=list)
     pre_filter: list[PreFilterPlugin] = field(default_factory=list)
     filter: list[FilterPlugin] = field(default_factory=list)
+    filter_room: list[FilterRoomPlugin] = field(default_factory=list)
     member_rules: list[MemberRulesPlugin] = field(default_factory=list)
     score: list[Weighted] = field(default_factory=list)
     placement_generate: list[PlacementGeneratePlugin] = field(default_factory=list)

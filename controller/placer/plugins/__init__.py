@@ -6,7 +6,7 @@
 | Coscheduling | Koordinator, scheduler-plugins | PreFilter, Permit |
 | NetworkTopology | Volcano, Koordinator, LWS (ours) | PreFilter, PlacementGenerate, PlacementScore |
 | KueueTAS | Kueue | PlacementGenerate |
-| NodeResourcesFit | kube-scheduler | Filter (a resource no node has; free room is the offer slots: `offer`) |
+| NodeResourcesFit | kube-scheduler | Filter (a resource no node has), FilterRoom (free room, kube's reasons; the kernels count it: `offer`) |
 | DynamicResources | kube-scheduler | PreFilter |
 | NodeUnschedulable, NodeName | kube-scheduler | Filter |
 | TaintToleration, NodeAffinity | kube-scheduler | Filter, Score |
@@ -71,7 +71,12 @@ def _build() -> Profile:
         InterPodAffinity(),
         Gpu(),
     )
-    taints, node_affinity, topology = TaintToleration(), NodeAffinity(), NetworkTopology()
+    taints, node_affinity, topology, fit = (
+        TaintToleration(),
+        NodeAffinity(),
+        NetworkTopology(),
+        NodeResourcesFit(),
+    )
     return Profile(
         pre_enqueue=[SchedulingGates()],
         pre_filter=[coscheduling, topology, DynamicResources(), spread, affinity, gpu],
@@ -81,11 +86,12 @@ def _build() -> Profile:
             taints,
             node_affinity,
             ports,
-            NodeResourcesFit(),
+            fit,
             spread,
             affinity,
             gpu,
         ],
+        filter_room=[fit],
         member_rules=[ports, affinity, spread],
         # kube's default order of the Score plugins; the order does not change the sum.
         score=[Weighted(p, SCORE_WEIGHTS[p.name]) for p in (taints, node_affinity, spread, affinity)],

@@ -18,11 +18,13 @@ from placer_objects import Obj, cnt, koord_gang, members, node, pod, spine_block
 from controller.placer.cycle import CycleOptions, GangTiming, SchedulingCycle
 from controller.placer.demand import Chosen, Level
 from controller.placer.engine import schedule
-from controller.placer.framework import I64, Code, PermitInput, PlacementRequest, default_profile
+from controller.placer.filtering import shape_classes
+from controller.placer.framework import I64, Code, CycleState, PermitInput, PlacementRequest, default_profile
 from controller.placer.plugins import gpu_topology
 from controller.placer.plugins.coscheduling import Coscheduling
 from controller.placer.plugins.gpu_topology import Gpu
 from controller.placer.plugins.network_topology import NetworkTopology
+from controller.placer.plugins.node_resources_fit import NodeResourcesFit
 from controller.placer.plugins.taint_toleration import TaintToleration
 from controller.placer.scenario import cluster_state, load_scenario, prepare
 
@@ -164,3 +166,23 @@ def test_a_profile_without_permit_plugins_never_times_a_gang_out(monkeypatch: py
     no_permit = replace(default_profile(), permit=[])
     monkeypatch.setattr(CycleOptions, "profile", property(lambda self: no_permit))
     assert _expiries(400.0) == []
+
+
+def test_node_resources_fit_says_too_many_pods_as_kube_does() -> None:
+    """A node whose pod count is full: kube's NodeResourcesFit says "Too many pods" (the
+    message said "Insufficient pods"), and its FilterRoom answers the node is out for that."""
+    objects = [
+        node("a", pods="1"),
+        pod("old", cpu="1", memory="1Gi", node_name="a"),
+        pod("new", cpu="1", memory="1Gi", scheduler="topobridge"),
+    ]
+    sc = load_scenario(objects)
+    prep = prepare(sc)
+    gang = next(g for g in prep.gangs(sc) if g.name == "default/new")
+    verdict = schedule(gang, prep.snapshot)
+    assert verdict.code is not Code.SUCCESS
+    assert "1 Too many pods" in verdict.message and "Insufficient pods" not in verdict.message
+    state = CycleState()
+    (cls,), _ = shape_classes(gang.pending, prep.snapshot)
+    cuts = NodeResourcesFit().room(state, cls, prep.snapshot, prep.snapshot.free())
+    assert [(reason, ok.tolist()) for reason, ok in cuts if not ok.all()] == [("Too many pods", [False])]
