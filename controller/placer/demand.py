@@ -147,9 +147,6 @@ class GangDemand:
     """A requested resource no node offers: nothing can ever fit."""
     rules: MemberRules | None = None
     """Rules between members (caps, gathers, spread) and the preference score."""
-    node_domains: bool = True
-    """A single node counts as a place of its own (False for a Volcano PodGroup with a network
-    topology above tier 0: Volcano chooses a HyperNode, then nodes inside it)."""
     gpu: GpuRules | None = None
     """The GPU dialect's rules (max-nodes, min-gpus-per-node, policy), applied by select."""
     kueue_tas: bool = False

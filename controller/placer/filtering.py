@@ -92,12 +92,6 @@ def build_demand(
         placing=PlacementPoints(profile, state),
         unknown_resource=unknown,
         rules=rules,
-        node_domains=not (
-            gang.source == "volcano"
-            and gang.constraint is not None
-            and gang.constraint.highest_tier is not None
-            and gang.constraint.highest_tier > 0
-        ),
         gpu=GpuRules.of(gang),
     )
 

@@ -350,10 +350,12 @@ class PermitPlugin(Plugin, Protocol):
 @dataclass(frozen=True)
 class PlacementRequest:
     """What every placement point is given: the demand being placed (the whole gang, a subgroup
-    or a rank prefix of it) and the index its places are drawn from."""
+    or a rank prefix of it), the index its places are drawn from, and the attempt's state
+    (what the plugins' PreFilter wrote; upstream's PodGroupCycleState)."""
 
     demand: GangDemand
     index: ClusterIndex
+    state: CycleState
 
 
 class PlacementGeneratePlugin(Plugin, Protocol):
@@ -392,7 +394,7 @@ class PlacementPoints:
         self._state = state
 
     def levels(self, demand: GangDemand, index: ClusterIndex) -> list[Level]:
-        request, before = PlacementRequest(demand, index), self._enter(Step.PLACEMENT_GENERATE)
+        request, before = PlacementRequest(demand, index, self._state), self._enter(Step.PLACEMENT_GENERATE)
         out: list[Level] = [0, *(t for t in index.tiers if t > 0), CLUSTER]
         for plugin in self._generate:
             out = plugin.generate(request, out)
@@ -401,7 +403,7 @@ class PlacementPoints:
 
     def choose(self, demand: GangDemand, free: I64, index: ClusterIndex) -> Chosen | None:
         levels = self.levels(demand, index)
-        request, before = PlacementRequest(demand, index), self._enter(Step.PLACEMENT_GENERATE)
+        request, before = PlacementRequest(demand, index, self._state), self._enter(Step.PLACEMENT_GENERATE)
         got: Chosen | None = None
         for plugin in self._generate:
             got = plugin.node_set(request, free, levels)
@@ -413,7 +415,7 @@ class PlacementPoints:
     def order(
         self, demand: GangDemand, index: ClusterIndex, anc: I64, rows: I64, dom_offer: I64
     ) -> list[SortKey]:
-        request, before = PlacementRequest(demand, index), self._enter(Step.PLACEMENT_SCORE)
+        request, before = PlacementRequest(demand, index, self._state), self._enter(Step.PLACEMENT_SCORE)
         keys: list[SortKey] = []
         for plugin in self._score:
             keys += plugin.order(request, anc, rows, dom_offer)
@@ -421,7 +423,7 @@ class PlacementPoints:
         return keys
 
     def feasible(self, demand: GangDemand, index: ClusterIndex, assignments: Sequence[Assignment]) -> bool:
-        request, before = PlacementRequest(demand, index), self._enter(Step.PLACEMENT_FEASIBLE)
+        request, before = PlacementRequest(demand, index, self._state), self._enter(Step.PLACEMENT_FEASIBLE)
         ok = all(plugin.feasible(request, assignments).ok for plugin in self._feasible)
         self._state.step = before
         return ok

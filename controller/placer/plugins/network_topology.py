@@ -10,6 +10,7 @@ plugin and Koordinator's topology-aware gang placement, one meaning for every di
   Volcano adds a virtual HyperNode one tier above the highest real one (`framework/session.go`
   `addClusterTopHyperNode`), so a hard limit above the tree's highest tier lets the gang span
   the whole cluster. A subgroup is asked under its own constraint, inside its gang's place.
+  PreFilter writes whether a single node is a place of its own (`NODE_PLACES`).
 * PlacementScore (`order`): among equally tight candidates, the one whose enclosing domains
   are left fullest, innermost first, so larger free domains stay intact (binpack up the tree).
   A Kueue TAS gang is ordered by Kueue's BestFit instead (first in tree order, `KueueTAS`).
@@ -25,9 +26,13 @@ from typing import ClassVar
 import numpy as np
 
 from controller.placer.demand import Chosen, GangDemand, Level
-from controller.placer.framework import I64, Code, CycleState, PlacementRequest, Status
+from controller.placer.framework import I64, Code, CycleState, PlacementRequest, StateKey, Status
 from controller.placer.snapshot import CLUSTER, ClusterIndex, Snapshot, SortKey
 from translations.gangs import Gang, GangPod
+
+NODE_PLACES: StateKey[bool] = StateKey("PreFilter/NetworkTopology")
+"""Whether a single node is a place of its own: not for a Volcano PodGroup whose network
+topology is above tier 0 (Volcano chooses a HyperNode, then nodes inside it)."""
 
 
 class NetworkTopology:
@@ -35,6 +40,8 @@ class NetworkTopology:
 
     def pre_filter(self, state: CycleState, gang: Gang, pods: Sequence[GangPod], snap: Snapshot) -> Status:
         c = gang.constraint
+        above_nodes = c is not None and c.highest_tier is not None and c.highest_tier > 0
+        state.write(NODE_PLACES, not (gang.source == "volcano" and above_nodes))
         if c is None or not c.binds:
             return Status()
         for m in gang.bound:
@@ -48,7 +55,8 @@ class NetworkTopology:
 
     def generate(self, request: PlacementRequest, parent: Sequence[Level]) -> list[Level]:
         allowed = set(parent)
-        return [lv for lv in levels(request.demand, request.index) if lv in allowed]
+        node_places = request.state.get(NODE_PLACES, True)
+        return [lv for lv in levels(request.demand, request.index, node_places=node_places) if lv in allowed]
 
     def node_set(self, request: PlacementRequest, free: I64, levels: Sequence[Level]) -> Chosen | None:
         return None  # the selection's descent places the gang inside the chosen domain
@@ -59,8 +67,9 @@ class NetworkTopology:
         return enclosing_leftovers(anc, rows, dom_offer, request.demand.n)
 
 
-def levels(demand: GangDemand, index: ClusterIndex) -> list[Level]:
-    """Tiers to try, lowest first (see the module docstring)."""
+def levels(demand: GangDemand, index: ClusterIndex, *, node_places: bool = True) -> list[Level]:
+    """Tiers to try, lowest first (see the module docstring); `node_places`: a single node is a
+    place of its own."""
     c = demand.constraint
     out: list[Level] = [0]
     if c is not None and c.binds:
@@ -76,7 +85,7 @@ def levels(demand: GangDemand, index: ClusterIndex) -> list[Level]:
         )
         out += [t for t in index.tiers if 0 < t <= limit]
         out.append(CLUSTER)
-    if not demand.node_domains and len(out) > 1 and out[1] != CLUSTER:
+    if not node_places and len(out) > 1 and out[1] != CLUSTER:
         out.pop(0)
     return out
 

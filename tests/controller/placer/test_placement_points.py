@@ -13,17 +13,27 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from placer_objects import Obj, cnt, koord_gang, members, node, pod, spine_block_nodes
+from placer_objects import (
+    Obj,
+    cnt,
+    hypernode,
+    koord_gang,
+    members,
+    node,
+    pod,
+    spine_block_nodes,
+    volcano_gang,
+)
 
 from controller.placer.cycle import CycleOptions, GangTiming, SchedulingCycle
 from controller.placer.demand import Chosen, Level
-from controller.placer.engine import schedule
+from controller.placer.engine import demand_of, schedule
 from controller.placer.filtering import shape_classes
 from controller.placer.framework import I64, Code, CycleState, PermitInput, PlacementRequest, default_profile
 from controller.placer.plugins import gpu_topology
 from controller.placer.plugins.coscheduling import Coscheduling
 from controller.placer.plugins.gpu_topology import Gpu
-from controller.placer.plugins.network_topology import NetworkTopology
+from controller.placer.plugins.network_topology import NODE_PLACES, NetworkTopology
 from controller.placer.plugins.node_resources_fit import NodeResourcesFit
 from controller.placer.plugins.taint_toleration import TaintToleration
 from controller.placer.scenario import cluster_state, load_scenario, prepare
@@ -186,3 +196,26 @@ def test_node_resources_fit_says_too_many_pods_as_kube_does() -> None:
     (cls,), _ = shape_classes(gang.pending, prep.snapshot)
     cuts = NodeResourcesFit().room(state, cls, prep.snapshot, prep.snapshot.free())
     assert [(reason, ok.tolist()) for reason, ok in cuts if not ok.all()] == [("Too many pods", [False])]
+
+
+def test_a_volcano_gang_above_tier_zero_is_never_given_a_lone_node_by_network_topology() -> None:
+    """Volcano chooses a HyperNode first: that rule was the runner's (filtering), it is
+    NetworkTopology's now (PreFilter writes it, PlacementGenerate reads it)."""
+    nodes = [node("n0"), node("n1")]
+    hns = [hypernode("r0", 1, [("Node", "n0"), ("Node", "n1")])]
+    objects = [
+        *nodes,
+        *hns,
+        volcano_gang("job", 1, mode="hard", tier=1),
+        *members("job", 1, dialect="volcano", cpu="1"),
+    ]
+    sc = load_scenario(objects)
+    prep = prepare(sc)
+    gang = next(g for g in prep.gangs(sc) if g.name == "default/job")
+    state = CycleState()
+    assert NetworkTopology().pre_filter(state, gang, gang.pending, prep.snapshot).ok
+    assert state.read(NODE_PLACES) is False
+    demand = demand_of(gang, prep.snapshot)
+    assert demand.placing.levels(demand, prep.snapshot.index) == [1]
+    verdict = schedule(gang, prep.snapshot)
+    assert verdict.placement is not None and verdict.placement.chosen_tier == 1
