@@ -64,6 +64,23 @@ class Chosen:
     node_set: NodeSet | None
 
 
+class OfferCounts(Protocol):
+    """What a placement plugin reads of the offer slots (`offer.Offers` has it): pods of the
+    demand each node, each domain and the cluster could hold."""
+
+    @property
+    def slots(self) -> I64: ...
+
+    @property
+    def node_offer(self) -> I64: ...
+
+    @property
+    def dom_offer(self) -> I64: ...
+
+    @property
+    def total_offer(self) -> int: ...
+
+
 class Placing(Protocol):
     """The placement extension points as the selection calls them (implemented by
     `framework.PlacementPoints`; the plugins' protocols and their order live there)."""
@@ -86,6 +103,11 @@ class Placing(Protocol):
 
     def feasible(self, demand: GangDemand, index: ClusterIndex, assignments: Sequence[Assignment]) -> bool:
         """PlacementFeasible: does every plugin accept this placement of the whole demand?"""
+        ...
+
+    def unplaced(self, demand: GangDemand, index: ClusterIndex, offers: OfferCounts) -> str | None:
+        """PlacementGenerate: why no candidate holds the demand, in a plugin's own words (its
+        dialect's); None: the runner's (kube's) words."""
         ...
 
 

@@ -37,7 +37,8 @@ pending pods, and the Filter point answers for every node at once (a mask, not o
     LWS), KueueTAS (from the requested level up). `node_set` lets a plugin choose the node
     set itself (upstream's `Placement`: the nodes, here with the pods on each): GPU (max-nodes,
     min-gpus-per-node, pack/spread), KueueTAS (LeastFreeCapacity); None leaves it to the
-    selection's descent.
+    selection's descent. `unplaced`: why no candidate holds the gang, in the plugin's own
+    words (GPU's; Koordinator's, from NetworkTopology), else the runner uses kube's.
   * PlacementScore (`PlacementScorePlugin`): sort keys that order a level's candidates after
     the selection's own (bound members inside, Score, leftover): NetworkTopology keeps larger
     free enclosing domains intact (binpack up the tree); Kueue's BestFit adds none.
@@ -83,7 +84,7 @@ from controller.placer.snapshot import CLUSTER
 if TYPE_CHECKING:
     from controller.placer.attempt_budget import AttemptBudget
     from controller.placer.budgets import Budget
-    from controller.placer.demand import Assignment, Chosen, GangDemand, Level
+    from controller.placer.demand import Assignment, Chosen, GangDemand, Level, OfferCounts
     from controller.placer.preempt import PreemptionPlan, Refilter
     from controller.placer.rules import MemberRules
     from controller.placer.snapshot import ClusterIndex, Snapshot, SortKey
@@ -370,6 +371,11 @@ class PlacementGeneratePlugin(Plugin, Protocol):
         descent."""
         ...
 
+    def unplaced(self, request: PlacementRequest, offers: OfferCounts) -> str | None:
+        """Why none of its candidates holds the demand, in the plugin's own words; None: it
+        has none (the runner then uses kube's)."""
+        ...
+
 
 class PlacementScorePlugin(Plugin, Protocol):
     def order(self, request: PlacementRequest, anc: I64, rows: I64, dom_offer: I64) -> list[SortKey]:
@@ -427,6 +433,16 @@ class PlacementPoints:
         ok = all(plugin.feasible(request, assignments).ok for plugin in self._feasible)
         self._state.step = before
         return ok
+
+    def unplaced(self, demand: GangDemand, index: ClusterIndex, offers: OfferCounts) -> str | None:
+        request, before = PlacementRequest(demand, index, self._state), self._enter(Step.PLACEMENT_GENERATE)
+        why: str | None = None
+        for plugin in self._generate:
+            why = plugin.unplaced(request, offers)
+            if why is not None:
+                break
+        self._state.step = before
+        return why
 
     def _enter(self, step: Step) -> Step:
         before, self._state.step = self._state.step, step

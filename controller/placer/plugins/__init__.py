@@ -95,8 +95,9 @@ def _build() -> Profile:
         member_rules=[ports, affinity, spread],
         # kube's default order of the Score plugins; the order does not change the sum.
         score=[Weighted(p, SCORE_WEIGHTS[p.name]) for p in (taints, node_affinity, spread, affinity)],
-        # GPU before KueueTAS: a gang both would place itself is placed by its GPU rules.
-        placement_generate=[topology, gpu, KueueTAS()],
+        # GPU first: a gang it places is placed and explained by its GPU rules, before
+        # NetworkTopology's words or Kueue's LeastFreeCapacity (GPU narrows no level).
+        placement_generate=[gpu, topology, KueueTAS()],
         placement_score=[topology],
         placement_feasible=[gpu],
         post_filter=DefaultPreemption(),

@@ -6,14 +6,14 @@ PlacementGenerate chooses the node set of a uniform gang under the rules itself
 (`controller.placer.gpu.select_gpu`, over every level's candidates, each level's in Kueue's
 BestFit order top down); PlacementFeasible holds any other placement to the node count and
 per-node minimum; Reserve writes each placed pod's topology path and the gang's ring order for
-its launcher."""
+its launcher. When no place holds the gang, the reason is the dialect's own (`unfit_reason`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
-from controller.placer.demand import Assignment, Chosen, Level, NodeSet
+from controller.placer.demand import Assignment, Chosen, Level, NodeSet, OfferCounts
 from controller.placer.framework import (
     I64,
     Code,
@@ -31,6 +31,7 @@ from controller.placer.gpu import (
     rank_annotations,
     respects,
     select_gpu,
+    unfit_reason,
 )
 from controller.placer.offer import Offers, evaluate
 from controller.placer.select import Where, candidates
@@ -70,6 +71,12 @@ class Gpu:
         ]
         got = select_gpu(demand.gpu, offers.slots, demand.n, index, places)
         return Chosen(None if got is None else NodeSet(got.level, *got.place, tuple(got.counts)))
+
+    def unplaced(self, request: PlacementRequest, offers: OfferCounts) -> str | None:
+        demand = request.demand
+        if demand.gpu is None or demand.kind != "uniform":
+            return None
+        return unfit_reason(demand.gpu, offers.slots, demand.n)
 
     def feasible(self, request: PlacementRequest, assignments: Sequence[Assignment]) -> Status:
         rules = request.demand.gpu

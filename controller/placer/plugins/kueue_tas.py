@@ -20,7 +20,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from controller.placer.demand import Chosen, GangDemand, Level, NodeSet
+from controller.placer.demand import Chosen, GangDemand, Level, NodeSet, OfferCounts
 from controller.placer.framework import I64, PlacementRequest
 from controller.placer.offer import evaluate
 from controller.placer.snapshot import CLUSTER
@@ -41,6 +41,9 @@ class KueueTAS:
             return None
         slots = evaluate(free, demand, request.index).slots
         return Chosen(_least_free(slots, demand.n, request.index.node_name_rank))
+
+    def unplaced(self, request: PlacementRequest, offers: OfferCounts) -> str | None:
+        return None  # Kueue reports in its own objects; kube's words here
 
 
 def least_free_capacity(demand: GangDemand) -> bool:

@@ -14,6 +14,9 @@ plugin and Koordinator's topology-aware gang placement, one meaning for every di
 * PlacementScore (`order`): among equally tight candidates, the one whose enclosing domains
   are left fullest, innermost first, so larger free domains stay intact (binpack up the tree).
   A Kueue TAS gang is ordered by Kueue's BestFit instead (first in tree order, `KueueTAS`).
+* Its words when nothing holds a gang it binds or prefers (Koordinator's): "no candidate
+  topology nodes can accommodate job, desiredOfferSlot: N", then each domain of the gang's
+  tier with the pods it could hold (each node at tier 0, the cluster above every tier).
 * PreFilter: a hard constraint cannot be kept around a member bound to a node that is gone
   (its domain is unknown): the gang waits until that member is deleted.
 """
@@ -25,10 +28,12 @@ from typing import ClassVar
 
 import numpy as np
 
-from controller.placer.demand import Chosen, GangDemand, Level
+from controller.placer.demand import Chosen, GangDemand, Level, OfferCounts
 from controller.placer.framework import I64, Code, CycleState, PlacementRequest, StateKey, Status
 from controller.placer.snapshot import CLUSTER, ClusterIndex, Snapshot, SortKey
+from controller.placer.tiers import hard_limit_tier
 from translations.gangs import Gang, GangPod
+from translations.topology import natural_key
 
 NODE_PLACES: StateKey[bool] = StateKey("PreFilter/NetworkTopology")
 """Whether a single node is a place of its own: not for a Volcano PodGroup whose network
@@ -60,6 +65,15 @@ class NetworkTopology:
 
     def node_set(self, request: PlacementRequest, free: I64, levels: Sequence[Level]) -> Chosen | None:
         return None  # the selection's descent places the gang inside the chosen domain
+
+    def unplaced(self, request: PlacementRequest, offers: OfferCounts) -> str | None:
+        demand, index = request.demand, request.index
+        c = demand.constraint
+        if c is None or not (c.binds or c.mode == "soft") or not index.n_domains:
+            return None
+        tier = hard_limit_tier(c, index) if c.binds else (c.highest_tier or index.max_tier)
+        listing = _offer_listing(tier, offers, index)
+        return f"no candidate topology nodes can accommodate job, desiredOfferSlot: {demand.n}, {listing}"
 
     def order(self, request: PlacementRequest, anc: I64, rows: I64, dom_offer: I64) -> list[SortKey]:
         if request.demand.kueue_tas or len(dom_offer) == 0:
@@ -102,3 +116,22 @@ def enclosing_leftovers(anc: I64, rows: I64, dom_offer: I64, n: int) -> list[Sor
         return values
 
     return [key(k) for k in range(anc.shape[1])]
+
+
+def _offer_listing(tier: int | None, offers: OfferCounts, index: ClusterIndex) -> str:
+    """Koordinator's `topology topologyNode <domain>: <slots>` per domain of the gang's tier
+    (per node at tier 0; the whole cluster above the highest tier)."""
+    if tier and tier > index.max_tier:
+        return f"topology topologyNode {CLUSTER}: {offers.total_offer}"
+    if tier:
+        doms = sorted(
+            index.tier_domains.get(tier, np.zeros(0, np.int64)).tolist(),
+            key=lambda d: natural_key(index.domain_label(d)),
+        )
+        return ";".join(
+            f"topology topologyNode {index.domain_label(d)}: {int(offers.dom_offer[d])}" for d in doms
+        )
+    return ";".join(
+        f"topology topologyNode {index.node_names[v]}: {int(offers.node_offer[v])}"
+        for v in range(index.n_nodes)
+    )
