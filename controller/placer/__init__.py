@@ -18,7 +18,8 @@ layers contract, checked by `lint-imports`; docs/architecture.md draws them):
 * kernels: `preempt` (postfilter: job-level preemption) with `fast` (a vectorised heuristic
   for big places) over `search` (exact search on small ones); `select` (the place and node of
   every pod) over `offer` (offer slots), `ruled` (placement under rules between members),
-  `tiers` (the levels a constraint allows); `demand` (what an attempt asks); `gpu`;
+  `tiers` (the tier bounding a hard gang); `demand` (what an attempt asks, and the placement
+  points it carries); `gpu`;
 * `cluster`: parsed objects plus per-node aggregates kept in step with every change; the view
   each cycle takes;
 * data: `budgets` (PodDisruptionBudgets as preemption counts them), `values`, `snapshot` (the

@@ -60,7 +60,10 @@ pending pods, and the Filter point answers for every node at once (a mask, not o
   gang's reservations and nominations released, Unreserve run, a backoff).
 
 Every step answers a `Status` (a `Code`, reasons, the plugin); the runner stamps the `Step`
-that decided on the verdict. `CycleState` is one attempt's typed scratchpad (`StateKey`s name
+that decided on the verdict, and stamps the `CycleState` with each point as it runs it
+(PreFilter, Filter, Score, Select, the placement points, PostFilter, Reserve, Permit), so an
+error is reported at the point that raised it. Every rollback (an attempt that raised, a
+timeout) runs the Reserve plugins' Unreserve. `CycleState` is one attempt's typed scratchpad (`StateKey`s name
 their step and plugin, as kube builds its keys).
 
 The extension points speak of what the kernels compute (a `GangDemand`, a `PreemptionPlan`, the
