@@ -18,10 +18,17 @@ layers contract, checked by `lint-imports`; docs/architecture.md draws them):
 * kernels: `preempt` (postfilter: job-level preemption) with `fast` (a vectorised heuristic
   for big places) over `search` (exact search on small ones); `select` (the place and node of
   every pod) over `offer` (offer slots), `ruled` (placement under rules between members),
-  `tiers` (the levels a constraint allows); `demand` (what an attempt asks); `gpu`;
+  `tiers` (the tier bounding a hard gang); `demand` (what an attempt asks, and the placement
+  points it carries); `gpu`;
 * `cluster`: parsed objects plus per-node aggregates kept in step with every change; the view
   each cycle takes;
 * data: `budgets` (PodDisruptionBudgets as preemption counts them), `values`, `snapshot` (the
   static index built once per node-set generation, the per-cycle state), `columns`,
   `records`, `memo`, `rules`, `terms`, `attempt_budget`, `timeout`, `backoff`.
+
+The runners name no plugin (a `forbidden` contract says so): loading this package loads the
+in-tree plugins, which register the default profile (`framework.default_profile`), as
+kube-scheduler's in-tree registry is assembled above its framework runtime.
 """
+
+from controller.placer import plugins  # noqa: F401  (registers the default profile)

@@ -16,8 +16,10 @@ Both runners call it: the live `GangScheduler` (then turns the plan into API job
    minMember waits silently for `assembly_grace` seconds since it was first seen (its pods are
    still being created) before it is reported;
    A gang that has waited its timeout (`scheduleTimeoutSeconds`, Koordinator's `waiting-time`,
-   `controller.placer.timeout`) without starting is expired instead: its reservations and
-   nominations are released and it re-queues after a backoff;
+   `controller.placer.timeout`) without starting is expired instead, as Coscheduling's Permit
+   answers (`PermitResult.expiry`): its reservations and nominations are released, the
+   Reserve plugins' Unreserve runs, and it re-queues after a backoff. The cycle decides
+   neither: both are the Permit plugins' answers;
 6. the plan: binds (gang -> [(pod, node)], domain, tier), preemptions (victims with their
    DisruptionTarget condition, nominations), expiries, and per gang a verdict code with a
    message per pod.
@@ -28,6 +30,7 @@ Everything is deterministic: the same view, `now` and timing give the same plan.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import KW_ONLY, dataclass, field, replace
@@ -37,14 +40,21 @@ from controller.placer.backoff import GANG_BIND, GANG_ERROR
 from controller.placer.budgets import Budget, after_evictions
 from controller.placer.cluster import ClusterView, queue_order, request_vector
 from controller.placer.engine import GangPlacement, Verdict, pod_messages, schedule
-from controller.placer.framework import Code, CycleState, PermitInput, Profile, Status, Step
-from controller.placer.plugins import default_profile
-from controller.placer.plugins.scheduling_gates import REASON as GATED
+from controller.placer.framework import (
+    SCHEDULING_GATED,
+    Code,
+    CycleState,
+    PermitInput,
+    PermitResult,
+    Profile,
+    Step,
+    default_profile,
+)
 from controller.placer.preempt import PreemptionPlan, Victim
 from controller.placer.records import BoundPod, Nomination
 from controller.placer.snapshot import Snapshot
 from controller.placer.terms import PodTerms
-from controller.placer.timeout import Expiry, expiry
+from controller.placer.timeout import Expiry
 from translations.errors import failure_text
 from translations.gangs import Gang
 
@@ -298,6 +308,8 @@ class SchedulingCycle:
         try:
             outcome = self._attempt(gang, state, attempt_budget)
         except Exception as exc:  # a bad object is its own gang's problem, never the cycle's
+            with contextlib.suppress(Exception):  # the attempt's own error is the one reported
+                self._unreserve_plugins(gang)
             self.snapshot.rollback_to(mark)
             self.budgets = budgets
             self.plan.truncate(plan_marks)
@@ -323,7 +335,7 @@ class SchedulingCycle:
                 verdict = Verdict(
                     status.code, status.message, Step.PRE_ENQUEUE, status.plugin, reason=status.message
                 )
-                return self._outcome(gang, verdict, condition=GATED)
+                return self._outcome(gang, verdict, condition=SCHEDULING_GATED)
         first_seen = self.timing.seen(gang.key, self.now)
         asked = self.options.shape(gang)
         state.step = Step.PRE_FILTER
@@ -340,12 +352,9 @@ class SchedulingCycle:
             annotations = self.reserve(gang, verdict.placement, profile)
             return self._permit_bind(gang, verdict, verdict.placement, annotations)
         state.step = Step.PERMIT
-        # Permit's timeout: a gang that waited its scheduleTimeout without starting lets go.
-        fired = expiry(
-            gang, waiting_since=first_seen, now=self.now, failures=self.timing.timeouts.get(gang.key, 0) + 1
-        )
-        if fired is not None:
-            return self.expire(gang, fired)
+        permit = self._permit(gang, first_seen, profile)
+        if permit.expiry is not None:  # Coscheduling's timeout: the gang lets go of what it holds
+            return self.expire(gang, permit.expiry, permit.status.plugin)
         if verdict.code is Code.WAITING_FOR_VICTIMS and verdict.plan is not None:
             state.step = Step.POST_FILTER
             self.reserve_preemption(gang, verdict.plan)
@@ -355,32 +364,31 @@ class SchedulingCycle:
             )
             self.plan.preemptions.append(Preemption(gang.key, verdict.plan, again.message))
             return self._outcome(gang, again)
-        held = self._permit(gang, first_seen, profile)
-        if held is not None:
+        if not permit.status.ok:
+            held = permit.status
             return self._outcome(
                 gang, replace(verdict, code=held.code, step=Step.PERMIT, plugin=held.plugin), report=False
             )
         return self._outcome(gang, verdict)
 
-    def _permit(self, gang: Gang, first_seen: float, profile: Profile) -> Status | None:
-        """The Permit plugins' hold on a gang that is not placed (Coscheduling: still assembling)."""
+    def _permit(self, gang: Gang, first_seen: float, profile: Profile) -> PermitResult:
+        """The Permit plugins' answer for a gang that is not placed: the first that lets it go
+        (its timeout) or holds it (still assembling), else SUCCESS."""
         request = PermitInput(
             gang, self.now, first_seen, self.timing.timeouts.get(gang.key, 0), self.assembly_grace
         )
         for plugin in profile.permit:
-            status = plugin.permit(request)
-            if not status.ok:
-                return status
-        return None
+            got = plugin.permit(request)
+            if got.expiry is not None or not got.status.ok:
+                return got
+        return PermitResult()
 
-    def expire(self, gang: Gang, fired: Expiry) -> Outcome:
+    def expire(self, gang: Gang, fired: Expiry, plugin: str) -> Outcome:
         """Release what the gang holds (reservations, nominations) and re-queue it with backoff."""
         self.unreserve(gang)
         self.timing.timed_out(gang.key, fired, self.now)
         self.plan.expiries.append(fired)
-        verdict = Verdict(
-            Code.UNSCHEDULABLE, fired.message, Step.PERMIT, "Coscheduling", reason=fired.message
-        )
+        verdict = Verdict(Code.UNSCHEDULABLE, fired.message, Step.PERMIT, plugin, reason=fired.message)
         return self._outcome(gang, verdict)
 
     def _permit_bind(
@@ -470,7 +478,9 @@ class SchedulingCycle:
         )
 
     def unreserve(self, gang: Gang) -> None:
-        """Give back what this cycle reserved for `gang` (safe to call when nothing was)."""
+        """Give back what this cycle reserved for `gang` (safe to call when nothing was), the
+        Reserve plugins' `unreserve` first."""
+        self._unreserve_plugins(gang)
         snap = self.snapshot
         for bind in [b for b in self.plan.binds if b.gang == gang.key]:
             for key, _ in bind.pods:
@@ -478,6 +488,12 @@ class SchedulingCycle:
                     snap.evict(key)
             self.plan.binds.remove(bind)
         snap.clear_nominations(gang.key)
+
+    def _unreserve_plugins(self, gang: Gang) -> None:
+        """Every Reserve plugin's Unreserve, in reverse order (kube's RunReservePluginsUnreserve),
+        on every rollback: a timeout, an attempt that raised."""
+        for plugin in reversed(self.options.profile.reserve):
+            plugin.unreserve(gang)
 
 
 def _safe_pod_messages(gang: Gang, verdict: Verdict) -> dict[str, str]:

@@ -13,23 +13,102 @@ The shape of the gang decides how exactly the placer can reason about it:
 * `leader`: one pod of its own shape plus one class for the rest (LWS leader + workers, a
   master + workers). Exact too: the leader goes where it costs the fewest worker slots.
 * `mixed`: anything else. Placed class by class, largest first (sound, not always complete).
+
+Where a gang may go is not the kernels' to decide: the demand carries the attempt's placement
+extension points (`Placing`, run by `framework.PlacementPoints` over the profile's
+PlacementGenerate, PlacementScore and PlacementFeasible plugins), and the selection asks them
+for the levels to try, the order of the candidates, whether a plugin chooses the node set
+itself, and whether a placement is feasible. Preemption's selections read the same points
+through the demand it is given.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Literal, Protocol
 
 import numpy as np
 
 from controller.placer.gpu import GpuRules
 from controller.placer.rules import MemberRules
-from controller.placer.snapshot import I64, Bool, ClusterIndex
+from controller.placer.snapshot import I64, Bool, ClusterIndex, SortKey
 from translations.constraints import TopologyConstraint
 from translations.gangs import GangPod, SubGroup
 
 Kind = Literal["uniform", "leader", "mixed"]
+Level = int | str
+"""A tier (0: single nodes) or `snapshot.CLUSTER`: where the selection looks for candidates."""
+Assignment = tuple[int, int]
+"""(position in `GangDemand.pods`, node index)."""
+
+
+@dataclass(frozen=True)
+class NodeSet:
+    """A placement a PlacementGenerate plugin chose itself (upstream's `Placement`: the nodes
+    of one candidate domain, here with how many pods go on each)."""
+
+    level: Level
+    kind: str
+    """"node", "domain" or "cluster": the candidate the nodes lie in."""
+    idx: int
+    counts: tuple[tuple[int, int], ...]
+    """(node index, pods), layout order."""
+
+
+@dataclass(frozen=True)
+class Chosen:
+    """A PlacementGenerate plugin's decision for a gang it places itself; `node_set` None: no
+    candidate holds the gang."""
+
+    node_set: NodeSet | None
+
+
+class OfferCounts(Protocol):
+    """What a placement plugin reads of the offer slots (`offer.Offers` has it): pods of the
+    demand each node, each domain and the cluster could hold."""
+
+    @property
+    def slots(self) -> I64: ...
+
+    @property
+    def node_offer(self) -> I64: ...
+
+    @property
+    def dom_offer(self) -> I64: ...
+
+    @property
+    def total_offer(self) -> int: ...
+
+
+class Placing(Protocol):
+    """The placement extension points as the selection calls them (implemented by
+    `framework.PlacementPoints`; the plugins' protocols and their order live there)."""
+
+    def levels(self, demand: GangDemand, index: ClusterIndex) -> list[Level]:
+        """PlacementGenerate: the levels whose places are candidates, lowest first."""
+        ...
+
+    def choose(self, demand: GangDemand, free: I64, index: ClusterIndex) -> Chosen | None:
+        """PlacementGenerate: the node set a plugin chooses itself; None: the selection's
+        descent places the gang (the usual case)."""
+        ...
+
+    def order(
+        self, demand: GangDemand, index: ClusterIndex, anc: I64, rows: I64, dom_offer: I64
+    ) -> list[SortKey]:
+        """PlacementScore: extra sort keys for candidates `rows` (of the ancestor table `anc`),
+        after the selection's own (existing members, Score, leftover), before the name."""
+        ...
+
+    def feasible(self, demand: GangDemand, index: ClusterIndex, assignments: Sequence[Assignment]) -> bool:
+        """PlacementFeasible: does every plugin accept this placement of the whole demand?"""
+        ...
+
+    def unplaced(self, demand: GangDemand, index: ClusterIndex, offers: OfferCounts) -> str | None:
+        """PlacementGenerate: why no candidate holds the demand, in a plugin's own words (its
+        dialect's); None: the runner's (kube's) words."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -84,13 +163,12 @@ class GangDemand:
     anchors: I64
     """Nodes of already-bound members: a hard constraint must hold them too."""
     priority: int
+    placing: Placing
+    """The attempt's placement extension points (see the module docstring)."""
     unknown_resource: str | None = None
     """A requested resource no node offers: nothing can ever fit."""
     rules: MemberRules | None = None
     """Rules between members (caps, gathers, spread) and the preference score."""
-    node_domains: bool = True
-    """A single node counts as a place of its own (False for a Volcano PodGroup with a network
-    topology above tier 0: Volcano chooses a HyperNode, then nodes inside it)."""
     gpu: GpuRules | None = None
     """The GPU dialect's rules (max-nodes, min-gpus-per-node, policy), applied by select."""
     kueue_tas: bool = False

@@ -29,26 +29,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-import numpy as np
-
 from controller.placer.attempt_budget import AttemptBudget, unbounded
 from controller.placer.budgets import Budget
 from controller.placer.demand import GangDemand, PodClass, sub_demand
 from controller.placer.filtering import build_demand
-from controller.placer.framework import Code, CycleState, Profile, Status, Step
-from controller.placer.gpu import unfit_reason
-from controller.placer.offer import Offers, evaluate
-from controller.placer.plugins import default_profile
+from controller.placer.framework import Code, CycleState, Profile, Status, Step, default_profile
+from controller.placer.offer import Offers, evaluate, insufficient
 from controller.placer.plugins.default_preemption import NOT_ELIGIBLE_TERMINATING
-from controller.placer.plugins.node_resources_fit import insufficient
-from controller.placer.plugins.topology_placement import TopologyPlacement
 from controller.placer.preempt import PreemptionPlan, Refilter, reads_bound_pods, revived
 from controller.placer.rules import MemberRules
 from controller.placer.select import Placement, Where, select, select_partial, subgroups_ready
 from controller.placer.snapshot import CLUSTER, I64, ClusterIndex, Snapshot
-from controller.placer.tiers import hard_limit_tier
 from translations.gangs import Gang, GangPod
-from translations.topology import natural_key
 
 
 @dataclass(frozen=True)
@@ -95,6 +87,7 @@ class _Attempt:
     profile: Profile
     budgets: Sequence[Budget]
     attempt_budget: AttemptBudget
+    state: CycleState
 
 
 def schedule(
@@ -118,7 +111,9 @@ def schedule(
     state.step = Step.FILTER
     demand = build_demand(gang, snap, profile=profile, state=state)
     return _after_filter(
-        _Attempt(gang, snap, profile, budgets, attempt_budget if attempt_budget is not None else unbounded()),
+        _Attempt(
+            gang, snap, profile, budgets, attempt_budget if attempt_budget is not None else unbounded(), state
+        ),
         demand,
     )
 
@@ -167,7 +162,8 @@ def _after_filter(at: _Attempt, demand: GangDemand) -> Verdict:
             return Verdict(Code.UNRESOLVABLE, msg, Step.FILTER, exclusions=exclusions, reason=reason)
         left = _left_behind(demand, dead, index)
         demand = sub_demand(demand, alive, index)
-    placed, demand = _select(gang, demand, snap, free, required)
+    at.state.step = Step.SELECT
+    placed, demand = _select(gang, demand, snap, free, required, at.profile)
     if placed is not None:
         placement = _gang_placement(placed, demand, index)
         return Verdict(Code.SUCCESS, "", Step.SELECT, placement=placement, left=left)
@@ -208,22 +204,17 @@ def _left_behind(demand: GangDemand, dead: Sequence[PodClass], index: ClusterInd
     return left
 
 
-_TOPOLOGY_PLACEMENT = TopologyPlacement()
-
-
 def _select(
-    gang: Gang, demand: GangDemand, snap: Snapshot, free: I64, required: int
+    gang: Gang, demand: GangDemand, snap: Snapshot, free: I64, required: int, profile: Profile
 ) -> tuple[Placement | None, GangDemand]:
     """Score and Select: the nominated nodes if they still hold the gang, else the selection;
     an elastic gang falls back to the longest rank prefix that fits."""
     offers = evaluate(free, demand, snap.index)
     nominated = _nominated_fit(gang, demand, snap, free)
-    # --- Placement hook: the runner chooses among candidate domains here. An upstream PodGroup
-    # with a topology key is placed as kube-scheduler 1.37 places it (PlacementGenerate, a
-    # placement per candidate, PlacementScore); re-seat on the framework's placement points.
-    if nominated is None and TopologyPlacement.applies(gang, demand, snap.index):
-        return _TOPOLOGY_PLACEMENT.place(gang, demand, snap.index, free, offers, required)
-    # --- end of the placement hook
+    if nominated is None:
+        for plugin in profile.group_placement:  # kube 1.37's whole placements (framework doc)
+            if plugin.applies(gang, demand, snap.index):
+                return plugin.place(gang, demand, snap.index, free, offers, required)
     placed = nominated or select(demand, free, snap.index, offers)
     if placed is not None and not subgroups_ready(demand, range(demand.n), gang.min_sub_groups):
         placed = None
@@ -236,6 +227,7 @@ def _select(
 
 def _post_filter(at: _Attempt, demand: GangDemand, free: I64) -> Verdict:
     """PostFilter: preemption, when the profile has it; the fit error either way."""
+    at.state.step = Step.POST_FILTER
     index = at.snap.index
     exclusions = _exclusions(demand)
     core = _fit_message(demand, evaluate(free, demand, index), index, free)
@@ -350,18 +342,15 @@ def _exclusions(demand: GangDemand) -> dict[str, int]:
 
 
 def _fit_message(demand: GangDemand, offers: Offers, index: ClusterIndex, free: I64) -> str:
-    """Koordinator's wording when a topology binds the gang; kube-scheduler's otherwise; with
-    the members' own rules named when they, not room or the filters, keep the gang out."""
+    """The placement plugins' wording when one has its own (Koordinator's when a topology binds
+    the gang, the GPU dialect's); kube-scheduler's otherwise; with the members' own rules named
+    when they, not room or the filters, keep the gang out."""
     exclusions = _exclusions(demand)
     extra = [f"{v} {k}" for k, v in sorted(exclusions.items(), key=lambda kv: (-kv[1], kv[0]))]
     extra += _member_rules_clause(demand, free, index)
-    if demand.gpu is not None and demand.kind == "uniform":
-        return ", ".join([unfit_reason(demand.gpu, offers.slots, demand.n), *extra])
-    c = demand.constraint
-    if c is not None and (c.binds or c.mode == "soft") and index.n_domains:
-        tier = hard_limit_tier(c, index) if c.binds else (c.highest_tier or index.max_tier)
-        core = f"no candidate topology nodes can accommodate job, desiredOfferSlot: {demand.n}, {_offer_listing(tier, offers, index)}"
-        return ", ".join([core, *extra])
+    why = demand.placing.unplaced(demand, index, offers)
+    if why is not None:  # the placement plugins' own words (Koordinator's, the GPU dialect's)
+        return ", ".join([why, *extra])
     cls = demand.classes[0]
     short = insufficient(cls.req, cls.mask, free, index)
     head = f"desiredOfferSlot: {demand.n}, offerSlot: {offers.total_offer}"
@@ -390,25 +379,6 @@ def _member_rules_clause(demand: GangDemand, free: I64, index: ClusterIndex) -> 
     ]
     names += [f"members together in one {g.key} (pod affinity)" for g in rules.gathers]
     return [f"the members' own rules keep them out: {'; '.join(dict.fromkeys(names))}"]
-
-
-def _offer_listing(tier: int | None, offers: Offers, index: ClusterIndex) -> str:
-    """Koordinator's `topology topologyNode <domain>: <slots>` per domain of the gang's tier
-    (per node at tier 0; the whole cluster above the highest tier)."""
-    if tier and tier > index.max_tier:
-        return f"topology topologyNode {CLUSTER}: {offers.total_offer}"
-    if tier:
-        doms = sorted(
-            index.tier_domains.get(tier, np.zeros(0, np.int64)).tolist(),
-            key=lambda d: natural_key(index.domain_label(d)),
-        )
-        return ";".join(
-            f"topology topologyNode {index.domain_label(d)}: {int(offers.dom_offer[d])}" for d in doms
-        )
-    return ";".join(
-        f"topology topologyNode {index.node_names[v]}: {int(offers.node_offer[v])}"
-        for v in range(index.n_nodes)
-    )
 
 
 def _compose(index: ClusterIndex, core: str, why: str) -> str:

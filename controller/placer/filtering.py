@@ -12,7 +12,12 @@ Steps (`build_demand`), each a function of its own:
    summed (kube's default profile);
 4. `_member_rules`: the MemberRules plugins' caps, gathers and spread rules, carried with the
    score in `MemberRules` (the score alone when no pod in play has an inter-pod term);
-5. the gang's subgroups, its bound members' nodes (anchors), its kind.
+5. the gang's subgroups, its bound members' nodes (anchors), its kind, and the attempt's
+   placement points (`framework.PlacementPoints`), which the selection asks where the gang
+   may go.
+
+The Score plugins run with the `CycleState` stamped `Score` (an error there is reported at
+Score), the rest with the step the caller stamped (Filter).
 
 The PreFilter plugins run before this (the runner's `engine.demand_of` does both); Filter
 plugins read what they wrote into the `CycleState`.
@@ -31,7 +36,16 @@ from dataclasses import replace
 import numpy as np
 
 from controller.placer.demand import GangDemand, PodClass, SubGroupPart, kind_of, placing_order
-from controller.placer.framework import Bool, CycleState, FilterPlugin, Profile, ShapeClass, Weighted
+from controller.placer.framework import (
+    Bool,
+    CycleState,
+    FilterPlugin,
+    PlacementPoints,
+    Profile,
+    ShapeClass,
+    Step,
+    Weighted,
+)
 from controller.placer.gpu import GpuRules
 from controller.placer.rules import Gather, MemberRules, SpreadRule, ValueCap, merge_gathers
 from controller.placer.snapshot import I64, ClusterIndex, Snapshot
@@ -58,7 +72,9 @@ def build_demand(
     feasible = np.zeros(index.n_nodes, dtype=np.bool_)
     for c in classes:
         feasible |= c.mask
+    before, state.step = state.step, Step.SCORE
     score = run_scores(profile.score, state, shapes, snap, feasible)
+    state.step = before
     rules = _member_rules(profile, state, chosen, shapes, snap, score)
     for i, cls in enumerate(shapes):
         classes[i] = replace(classes[i], cap=_node_cap(rules, cls.members, index))
@@ -74,14 +90,9 @@ def build_demand(
         kueue_tas=gang.kueue_tas,
         anchors=_anchors(gang, index),
         priority=gang.priority,
+        placing=PlacementPoints(profile, state),
         unknown_resource=unknown,
         rules=rules,
-        node_domains=not (
-            gang.source == "volcano"
-            and gang.constraint is not None
-            and gang.constraint.highest_tier is not None
-            and gang.constraint.highest_tier > 0
-        ),
         gpu=GpuRules.of(gang),
     )
 

@@ -265,3 +265,30 @@ def fits_rows(free_rows: I64, demand: GangDemand, masks: tuple[Bool, ...]) -> bo
         if need > 0:
             return False
     return True
+
+
+TOO_MANY_PODS = "Too many pods"
+"""kube's NodeResourcesFit reason when a node's pod count is full."""
+
+
+def short_reason(resource: str) -> str:
+    """NodeResourcesFit's reason, in kube's words, for a node short of `resource`."""
+    return TOO_MANY_PODS if resource == "pods" else f"Insufficient {resource}"
+
+
+def room_cuts(req: I64, free: I64, index: ClusterIndex) -> list[tuple[str, Bool]]:
+    """Per resource `req` asks for: (its reason, the nodes whose `free` holds one pod of it),
+    in the index's resource order. A node short of a resource the pod does not ask for is not
+    short for it (kube's `fitsRequest`); `class_slots` counts by the same rule."""
+    return [(short_reason(index.resources[r]), free[:, r] >= req[r]) for r in np.flatnonzero(req > 0)]
+
+
+def insufficient(req: I64, mask: Bool, free: I64, index: ClusterIndex) -> list[str]:
+    """kube's `N Insufficient <resource>` (`N Too many pods`): nodes a class may use that lack
+    room for one pod, counted for each resource it asks for."""
+    out: list[str] = []
+    for reason, ok in room_cuts(req, free, index):
+        count = int(np.count_nonzero(mask & ~ok))
+        if count:
+            out.append(f"{count} {reason}")
+    return out

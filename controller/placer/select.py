@@ -1,14 +1,18 @@
 """Select: choose where a gang goes and which pod lands on which node.
 
-1. Levels, lowest first: single nodes (tier 0), then each domain tier up to the constraint's
-   tier (hard: the limit; soft: where the preference stops; none: the top), then for soft and
-   unconstrained gangs the whole cluster (spread over the fewest domains).
+The rules of where a gang may go are the placement plugins' (`framework`: PlacementGenerate,
+PlacementScore, PlacementFeasible), asked through the demand (`demand.Placing`); this module
+owns none and imports none of them.
+
+1. Levels, lowest first: what the PlacementGenerate plugins leave (NetworkTopology: single
+   nodes, each tier up to the constraint's, the whole cluster for soft and unconstrained gangs;
+   KueueTAS: from the requested level up). A plugin may choose the node set itself instead
+   (GPU, Kueue's LeastFreeCapacity): the gang goes there or nowhere.
 2. Candidates at the lowest level where anything fits, ordered by: more already-bound members
    of the gang inside (Koordinator's ExistingPodNum), the higher Score (the runner's weighted
    sum of the Score plugins; a domain's is its best node's), fewest leftover slots (binpack),
-   then the parent's leftover, the grandparent's, ... (keeps larger free domains intact), then
-   name. A Kueue TAS gang skips the enclosing domains' leftovers, as Kueue's BestFit does: the
-   first in tree order among the tightest.
+   then the PlacementScore plugins' keys (NetworkTopology: the enclosing domains' leftovers,
+   innermost first), then name.
 3. Descent: inside the chosen domain, children with the most slots are taken first so the gang
    spans as few lower domains as possible; the child that completes the gang is swapped for the
    smallest one that still completes it (binpack). The leader's node, when there is one, is
@@ -17,8 +21,8 @@
    node, then a block, then a spine. The rank (network-topology-index) decides the mapping;
    names only break ties between unranked pods.
 
-A GPU-dialect gang (`demand.gpu`: max-nodes, min-gpus-per-node, pack/spread) is placed by
-`controller.placer.gpu` over the same candidates instead.
+A placement stands when every PlacementFeasible plugin accepts it (GPU: its node count and
+per-node minimum).
 
 Subgroups are placed first, each at the lowest tier inside the gang's domain that holds it,
 then the rest of the gang. That part is greedy: it never breaks a constraint but may miss a
@@ -33,13 +37,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from controller.placer.demand import GangDemand, SubGroupPart, sub_demand, without_subgroups
-from controller.placer.gpu import respects, select_gpu
+from controller.placer.demand import GangDemand, NodeSet, SubGroupPart, sub_demand, without_subgroups
 from controller.placer.memo import MemoSlot
 from controller.placer.offer import BIG, Offers, class_slots, evaluate, range_mins, range_sums, slice_slots
 from controller.placer.ruled import place_ruled
-from controller.placer.snapshot import CLUSTER, I64, Bool, ClusterIndex, SortKey, lexsort_first
-from controller.placer.tiers import levels
+from controller.placer.snapshot import CLUSTER, I64, Bool, ClusterIndex, lexsort_first
 
 MAX_TRIES = 64
 """Candidates tried per level when a placement may fail after the offer check (mixed, subgroups)."""
@@ -121,7 +123,7 @@ def candidates(
         if len(idx) == 0:
             return []
         leftover = offers.raw_slots[idx] - n if demand.kind == "uniform" else offers.node_offer[idx] - n
-        keys = [] if demand.kueue_tas else _ancestor_keys(index.node_anc, idx, offers, n)
+        keys = demand.placing.order(demand, index, index.node_anc, idx, offers.dom_offer)
         pref = _preference(demand, index)
         order = lexsort_first(
             (index.node_name_rank[idx], *reversed(keys), leftover, -pref[0][idx], -existing_node[idx]),
@@ -141,7 +143,7 @@ def candidates(
     np.cumsum(existing_node, out=cs[1:])
     existing = cs[index.dom_end[doms]] - cs[index.dom_start[doms]]
     leftover = (_kueue_room(offers, index) if demand.kueue_tas else offers.dom_offer)[doms] - n
-    keys = [] if demand.kueue_tas else _ancestor_keys(index.dom_anc, doms, offers, n)
+    keys = demand.placing.order(demand, index, index.dom_anc, doms, offers.dom_offer)
     pref = _preference(demand, index)
     order = lexsort_first(
         (index.dom_name_rank[doms], *reversed(keys), leftover, -pref[1][doms], -existing), limit, len(doms)
@@ -161,18 +163,6 @@ def _kueue_room(offers: Offers, index: ClusterIndex) -> I64:
     return range_sums(offers.raw_slots, index)
 
 
-def _top_down(where: Where, offers: Offers, index: ClusterIndex, n: int) -> tuple[int, ...]:
-    """Kueue's BestFit, top down: the place inside the fullest widest domain that holds the
-    gang, then inside it the fullest next one, down to the place itself (leftover slots, widest
-    first). A GPU gang so fills a busy rack's clique before it breaks into an empty rack."""
-    if where.kind == "cluster":
-        return ()
-    chain = index.node_anc[where.idx] if where.kind == "node" else index.dom_anc[where.idx]
-    above = [int(offers.dom_offer[d]) - n for d in reversed(chain.tolist()) if d >= 0]
-    own = int(offers.node_offer[where.idx] if where.kind == "node" else offers.dom_offer[where.idx]) - n
-    return (*above, own)
-
-
 def _preference(demand: GangDemand, index: ClusterIndex) -> tuple[I64, I64]:
     """The Score of every node (the Score plugins' weighted sum, `filtering.run_scores`), and
     of every domain (its best node); zeros when no plugin scores."""
@@ -183,85 +173,29 @@ def _preference(demand: GangDemand, index: ClusterIndex) -> tuple[I64, I64]:
     return score, np.where(dom <= -BIG, 0, dom)
 
 
-def _ancestor_keys(anc: I64, rows: I64, offers: Offers, n: int) -> list[SortKey]:
-    """Leftover slots of each enclosing domain of `anc`'s `rows`, innermost first (0 past the
-    top): per key, what gives them for the rows (by position) still being ranked."""
-    if len(offers.dom_offer) == 0:
-        return []
-
-    def key(k: int) -> SortKey:
-        def values(positions: I64) -> I64:
-            col = anc[rows[positions], k]
-            return np.where(col >= 0, offers.dom_offer[np.maximum(col, 0)] - n, 0)
-
-        return values
-
-    return [key(k) for k in range(anc.shape[1])]
-
-
 def select(
     demand: GangDemand, free: I64, index: ClusterIndex, offers: Offers | None = None
 ) -> Placement | None:
     """The placement of the whole demand, or None when no allowed place holds it."""
+    chosen = demand.placing.choose(demand, free, index)
+    if chosen is not None:
+        return _of_node_set(demand, chosen.node_set)
     offers = offers if offers is not None else evaluate(free, demand, index)
-    if demand.gpu is not None and demand.kind == "uniform" and not demand.binding:
-        places = [
-            (lv, w.kind, w.idx)
-            for lv in levels(demand, index)
-            for w in sorted(
-                candidates(lv, offers, index), key=lambda w: _top_down(w, offers, index, demand.n)
-            )
-        ]
-        got = select_gpu(demand.gpu, offers.slots, demand.n, index, places)
-        if got is None:
-            return None
-        return Placement(tuple(sorted(_layout(demand.classes[0].pods, got.counts))), Where(*got.place))
-    if _least_free_capacity(demand):
-        return _place_least_free(demand, offers, index)
-    for level in levels(demand, index):
+    for level in demand.placing.levels(demand, index):
         tries = 1 if demand.exact else MAX_TRIES
         for where in candidates(level, offers, index, limit=tries):
             placed = place_in(where, demand, free, index, offers)
-            if placed is not None and (demand.gpu is None or respects(demand.gpu, placed.assignments)):
+            if placed is not None and demand.placing.feasible(demand, index, placed.assignments):
                 return placed
     return None
 
 
-def _least_free_capacity(demand: GangDemand) -> bool:
-    """Kueue places an unconstrained pod set (no level, no slices) by LeastFreeCapacity."""
-    return (
-        demand.kueue_tas
-        and demand.constraint is None
-        and not demand.slices
-        and demand.exact
-        and demand.kind == "uniform"
-    )
-
-
-def _place_least_free(demand: GangDemand, offers: Offers, index: ClusterIndex) -> Placement | None:
-    """Kueue's LeastFreeCapacity over single nodes: the node with the fewest slots that holds
-    the whole gang, else nodes from the fewest slots up, each filled, until the gang is placed
-    (tree order on ties). Only the uniform shape is exact enough to get here."""
-    slots = offers.slots
-    order = np.lexsort((index.node_name_rank, slots))
-    order = order[slots[order] > 0]
-    whole = order[slots[order] >= demand.n]
-    if len(whole):
-        return Placement(
-            tuple(_layout(demand.classes[0].pods, [(int(whole[0]), demand.n)])), Where("node", int(whole[0]))
-        )
-    counts: list[tuple[int, int]] = []
-    left = demand.n
-    for v in order.tolist():
-        take = min(int(slots[v]), left)
-        counts.append((v, take))
-        left -= take
-        if left == 0:
-            break
-    if left > 0:
+def _of_node_set(demand: GangDemand, node_set: NodeSet | None) -> Placement | None:
+    """The placement of a node set a PlacementGenerate plugin chose (a uniform demand)."""
+    if node_set is None:
         return None
-    counts.sort()
-    return Placement(tuple(sorted(_layout(demand.classes[0].pods, counts))), Where("cluster", -1))
+    assignments = tuple(sorted(_layout(demand.classes[0].pods, node_set.counts)))
+    return Placement(assignments, Where(node_set.kind, node_set.idx))
 
 
 def place_in(
@@ -313,7 +247,7 @@ def _place_subgroup(
     last resort, a hard one's when its tier is above every tier of the tree) is `where` itself:
     a subgroup never leaves its gang's domain, and a soft gang's tier never caps it."""
     sub_offers = evaluate(work, sd, index)
-    for level in levels(sd, index):
+    for level in sd.placing.levels(sd, index):
         if level == CLUSTER:
             return _place_plain(where, sd, work, index, None)
         for cand in candidates(level, sub_offers, index, within=where.range(index), limit=MAX_TRIES):

@@ -1,47 +1,17 @@
-"""Which tiers of the topology tree a gang may be placed at: the NetworkTopology plugin's rule,
-read by the selection (`select`), preemption (`preempt`) and the verdict's messages (see
-`plugins.network_topology` for the rule in words)."""
+"""The tier that bounds a hard gang, as preemption (`preempt`) and the verdict's messages read
+it. Which levels a gang is tried at is the NetworkTopology plugin's PlacementGenerate
+(`plugins.network_topology`)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from controller.placer.snapshot import CLUSTER, ClusterIndex
+from controller.placer.snapshot import ClusterIndex
 from translations.constraints import TopologyConstraint
 from translations.topology import DomainId
 
 if TYPE_CHECKING:
-    from controller.placer.demand import GangDemand
     from translations.gangs import Gang
-
-Level = int | str
-"""A tier (0: single nodes) or `CLUSTER`."""
-
-
-def levels(demand: GangDemand, index: ClusterIndex) -> list[Level]:
-    """Tiers to try, lowest first (see the module docstring); a Kueue TAS gang from its
-    requested level up, as Kueue searches."""
-    c = demand.constraint
-    out: list[Level] = [0]
-    if c is not None and c.binds:
-        limit = c.highest_tier if c.highest_tier is not None else 0
-        out += [t for t in index.tiers if 0 < t <= limit]
-        if index.tiers and limit > index.max_tier:
-            out.append(CLUSTER)  # Volcano's virtual top HyperNode
-    else:
-        limit = (
-            c.highest_tier
-            if (c is not None and c.mode == "soft" and c.highest_tier is not None)
-            else index.max_tier
-        )
-        out += [t for t in index.tiers if 0 < t <= limit]
-        out.append(CLUSTER)
-    if not demand.node_domains and len(out) > 1 and out[1] != CLUSTER:
-        out.pop(0)
-    if demand.kueue_tas and c is not None and c.highest_tier is not None:
-        # Kueue starts at the requested level (the tightest domain there), never below it.
-        out = [lv for lv in out if lv == CLUSTER or int(lv) >= c.highest_tier] or out
-    return out
 
 
 def hard_limit_tier(constraint: TopologyConstraint | None, index: ClusterIndex) -> int | None:

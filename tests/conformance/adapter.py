@@ -5,9 +5,10 @@ Three questions are asked of topobridge, all from plain Kubernetes objects:
 * `filter_verdicts(objects, pod)`: for one incoming pod, each node's Filter verdict, True or the
   reason the node is out, from the framework's own plugins (`controller.placer.plugins`): the
   PreFilter plugins first (one that fails rejects every node with its reason), then each node
-  under the first Filter cut that removes it, in the profile's order, with NodeResourcesFit's
-  free-room check (`Snapshot.free` against the pod's request) at NodeResourcesFit's place in
-  that order. A pod with `spec.nodeName` is no pod to place: the placer counts it on that node,
+  under the first Filter cut that removes it, in the profile's order; a plugin that also
+  answers FilterRoom (NodeResourcesFit: the node's free room, `Snapshot.free`, against the
+  pod's request) gives every reason it has for a node right after its own Filter cuts, as
+  kube's plugin reports every insufficient resource. A pod with `spec.nodeName` is no pod to place: the placer counts it on that node,
   and on no other.
 * `node_scores(objects, pod, plugin, failed=...)`: for one incoming pod, each node's score from
   one Score plugin of the profile, normalized, through the runner's own `run_scores` with
@@ -39,9 +40,8 @@ from controller.placer.engine import pre_filter, schedule
 from controller.placer.filtering import run_scores, shape_classes
 from controller.placer.framework import Code, Cut, CycleState, ShapeClass, Weighted
 from controller.placer.plugins import default_profile
-from controller.placer.plugins.node_resources_fit import NodeResourcesFit
 from controller.placer.scenario import load_scenario, prepare, simulate
-from controller.placer.snapshot import ClusterIndex, Snapshot
+from controller.placer.snapshot import Snapshot
 from translations.gangs import Gang, GangPod
 
 EVICTED = "<evicted>"
@@ -51,7 +51,6 @@ Verdict = bool | str
 """True: the node passes; otherwise the reason it does not."""
 
 NODE_NAME = "node(s) didn't match the requested node name"
-TOO_MANY_PODS = "Too many pods"
 SERVED = ("topobridge",)
 
 
@@ -70,17 +69,13 @@ def filter_verdicts(objects: Sequence[Mapping[str, Any]], pod: Mapping[str, Any]
     if refused is not None:
         return dict.fromkeys(index.node_names, refused.reason)
     (cls,), _ = shape_classes([member], snap)
-    short = _shortfalls(index, snap.free(gang.key, gang.priority), cls.req)
+    free = snap.free(gang.key, gang.priority)
+    room = {id(p): p for p in profile.filter_room}
     reasons: list[str | None] = [None] * index.n_nodes
     for plugin in profile.filter:
-        cuts = list(plugin.filter(state, cls, snap))
-        for reason, ok in cuts:
-            for i in np.flatnonzero(~ok):
-                reasons[int(i)] = reasons[int(i)] or reason
-        if plugin.name == NodeResourcesFit.name:
-            for i, lacking in enumerate(short):
-                if lacking and reasons[i] is None:
-                    reasons[i] = "; ".join(lacking)
+        _first_cut(reasons, plugin.filter(state, cls, snap))
+        if id(plugin) in room:
+            _every_cut(reasons, room[id(plugin)].room(state, cls, snap, free))
     return {name: reasons[i] or True for i, name in enumerate(index.node_names)}
 
 
@@ -167,12 +162,18 @@ def _gang_of(gangs: Sequence[Gang], key: str) -> tuple[Gang, GangPod]:
     raise LookupError(f"pod {key}: no pending gang member has this key")
 
 
-def _shortfalls(index: ClusterIndex, free: Any, req: Any) -> list[list[str]]:
-    """Per node: NodeResourcesFit's reasons (every resource that does not fit)."""
-    out: list[list[str]] = [[] for _ in index.node_names]
-    for col, resource in enumerate(index.resources):
-        if req[col] <= 0:
-            continue
-        for i in np.flatnonzero(free[:, col] < req[col]):
-            out[int(i)].append(TOO_MANY_PODS if resource == "pods" else f"Insufficient {resource}")
-    return out
+def _first_cut(reasons: list[str | None], cuts: Sequence[Cut]) -> None:
+    """Each node not yet out goes under the first cut that removes it."""
+    for reason, ok in cuts:
+        for i in np.flatnonzero(~ok):
+            reasons[int(i)] = reasons[int(i)] or reason
+
+
+def _every_cut(reasons: list[str | None], cuts: Sequence[Cut]) -> None:
+    """Each node not yet out goes under every cut of one plugin that removes it, joined."""
+    lacking: dict[int, list[str]] = {}
+    for reason, ok in cuts:
+        for i in np.flatnonzero(~ok):
+            lacking.setdefault(int(i), []).append(reason)
+    for i, why in lacking.items():
+        reasons[i] = reasons[i] or "; ".join(why)

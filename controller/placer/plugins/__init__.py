@@ -4,16 +4,17 @@
 |---|---|---|
 | SchedulingGates | kube-scheduler | PreEnqueue |
 | Coscheduling | Koordinator, scheduler-plugins | PreFilter, Permit |
-| NetworkTopology | Volcano, Koordinator (ours) | PreFilter (and the levels the selection tries: `tiers`) |
-| NodeResourcesFit | kube-scheduler | Filter (a resource no node has; free room is the offer slots: `offer`) |
+| NetworkTopology | Volcano, Koordinator, LWS (ours) | PreFilter, Filter (Kueue's nodes), PlacementGenerate, PlacementScore |
+| KueueTAS | Kueue | PlacementGenerate |
+| NodeResourcesFit | kube-scheduler | Filter (a resource no node has), FilterRoom (free room, kube's reasons; the kernels count it: `offer`) |
 | DynamicResources | kube-scheduler | PreFilter |
 | NodeUnschedulable, NodeName | kube-scheduler | Filter |
 | TaintToleration, NodeAffinity | kube-scheduler | Filter, Score |
 | NodePorts | kube-scheduler | Filter, member rules |
 | PodTopologySpread, InterPodAffinity | kube-scheduler | PreFilter, Filter, member rules, Score |
-| GPU | the GPU seed (ours) | PreFilter, Filter, Reserve |
+| GPU | the GPU seed (ours) | PreFilter, Filter, PlacementGenerate, PlacementFeasible, Reserve |
 | DefaultPreemption | kube-scheduler (for whole jobs) | PostFilter |
-| TopologyPlacement (+ PlacementBinPacking, PodGroupPodsCount) | kube-scheduler 1.37 | the domain of a keyed PodGroup (PlacementGenerate, PlacementScore; called by the runner's Select) |
+| TopologyPlacement (+ PlacementBinPacking, PodGroupPodsCount) | kube-scheduler 1.37 | group placement: the domain of a keyed PodGroup (PlacementGenerate, a placement per candidate, PlacementScore) |
 
 `default_profile` lists them in the order each extension point runs them: Filter in
 kube-scheduler's default order, so a node is counted under the same first failing reason.
@@ -24,12 +25,13 @@ plugin's normalized score.
 
 from __future__ import annotations
 
-from controller.placer.framework import Profile, Weighted
+from controller.placer.framework import Profile, Weighted, register_default_profile
 from controller.placer.plugins.coscheduling import Coscheduling
 from controller.placer.plugins.default_preemption import DefaultPreemption
 from controller.placer.plugins.dynamic_resources import DynamicResources
 from controller.placer.plugins.gpu_topology import Gpu
 from controller.placer.plugins.inter_pod_affinity import InterPodAffinity
+from controller.placer.plugins.kueue_tas import KueueTAS
 from controller.placer.plugins.network_topology import NetworkTopology
 from controller.placer.plugins.node_affinity import NodeAffinity
 from controller.placer.plugins.node_name import NodeName
@@ -39,6 +41,7 @@ from controller.placer.plugins.node_unschedulable import NodeUnschedulable
 from controller.placer.plugins.pod_topology_spread import PodTopologySpread
 from controller.placer.plugins.scheduling_gates import SchedulingGates
 from controller.placer.plugins.taint_toleration import TaintToleration
+from controller.placer.plugins.topology_placement import TopologyPlacement
 
 __all__ = ["SCORE_WEIGHTS", "default_profile"]
 
@@ -59,6 +62,9 @@ def default_profile(*, preemption: bool = True) -> Profile:
     return Profile(**{**vars(_PROFILE), "post_filter": None})
 
 
+register_default_profile(default_profile)
+
+
 def _build() -> Profile:
     coscheduling, ports, spread, affinity, gpu = (
         Coscheduling(),
@@ -67,7 +73,12 @@ def _build() -> Profile:
         InterPodAffinity(),
         Gpu(),
     )
-    taints, node_affinity, topology = TaintToleration(), NodeAffinity(), NetworkTopology()
+    taints, node_affinity, topology, fit = (
+        TaintToleration(),
+        NodeAffinity(),
+        NetworkTopology(),
+        NodeResourcesFit(),
+    )
     return Profile(
         pre_enqueue=[SchedulingGates()],
         pre_filter=[coscheduling, topology, DynamicResources(), spread, affinity, gpu],
@@ -77,15 +88,22 @@ def _build() -> Profile:
             taints,
             node_affinity,
             ports,
-            NodeResourcesFit(),
+            fit,
             spread,
             affinity,
             gpu,
             topology,
         ],
+        filter_room=[fit],
         member_rules=[ports, affinity, spread],
         # kube's default order of the Score plugins; the order does not change the sum.
         score=[Weighted(p, SCORE_WEIGHTS[p.name]) for p in (taints, node_affinity, spread, affinity)],
+        # GPU first: a gang it places is placed and explained by its GPU rules, before
+        # NetworkTopology's words or Kueue's LeastFreeCapacity (GPU narrows no level).
+        placement_generate=[gpu, topology, KueueTAS()],
+        placement_score=[topology],
+        placement_feasible=[gpu],
+        group_placement=[TopologyPlacement()],
         post_filter=DefaultPreemption(),
         reserve=[gpu],
         permit=[coscheduling],

@@ -17,8 +17,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from controller.placer.framework import Code, CycleState, PermitInput, Status
+from controller.placer.framework import Code, CycleState, PermitInput, PermitResult, Status
 from controller.placer.snapshot import Snapshot
+from controller.placer.timeout import expiry
 from translations.gangs import Gang, GangPod
 
 
@@ -33,8 +34,13 @@ class Coscheduling:
             return Status(Code.UNRESOLVABLE, (why,), self.name)
         return Status()
 
-    def permit(self, request: PermitInput) -> Status:
+    def permit(self, request: PermitInput) -> PermitResult:
+        """The timeout first (a gang that waited it lets go, whatever else holds it), then the
+        assembly grace."""
         gang = request.gang
+        fired = expiry(gang, waiting_since=request.first_seen, now=request.now, failures=request.failures + 1)
+        if fired is not None:
+            return PermitResult(Status(Code.UNSCHEDULABLE, (fired.message,), self.name), fired)
         if len(gang.pods) < gang.min_member and request.now - request.first_seen < request.assembly_grace:
-            return Status(Code.ASSEMBLING, (), self.name)
-        return Status()
+            return PermitResult(Status(Code.ASSEMBLING, (), self.name))
+        return PermitResult()

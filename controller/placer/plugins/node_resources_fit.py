@@ -4,10 +4,16 @@ every resource it asks for, the `pods` count included (kube-scheduler's plugin o
 The request is kube's (`translations.core.effective_requests`): containers, sidecars and the
 largest init container, pod-level `spec.resources` where they name a resource, an in-place
 resize's larger allocation, the overhead. Free room depends on the cycle (what other gangs
-reserved, what preemption frees), so this plugin is not a static mask: its kernel
-(`controller.placer.offer.class_slots`) counts, per node, how many of a shape class's pods fit,
-and the selection and preemption read those counts. Filter's static half: a pod asking for a
-resource no node has fits nowhere ("Insufficient <resource>" on every node).
+reserved, what preemption frees), so this plugin is not a static mask:
+
+* Filter, the static half: a pod asking for a resource no node has fits nowhere
+  ("Insufficient <resource>" on every node).
+* FilterRoom, the half that reads free room (`room`): per resource the pod asks for, the nodes
+  whose free room holds one more pod, with kube's reason for the others ("Insufficient cpu",
+  "Too many pods"; `offer.room_cuts`). The kernels count by the same rule how many of a shape
+  class's pods fit each node (`offer.class_slots`), which the selection and preemption read;
+  a node without room is never taken out of the class's node mask, since preemption may make
+  room there.
 """
 
 from __future__ import annotations
@@ -18,15 +24,10 @@ from typing import ClassVar
 import numpy as np
 
 from controller.placer.framework import I64, Cut, CycleState, ShapeClass
-from controller.placer.snapshot import ClusterIndex, Snapshot
+from controller.placer.offer import insufficient, room_cuts
+from controller.placer.snapshot import Snapshot
 
-
-def insufficient(req: I64, mask: np.ndarray, free: I64, index: ClusterIndex) -> list[str]:
-    """kube's `N Insufficient <resource>`: nodes a class may use that lack room for one pod, for
-    each resource it asks for (a node short of one it does not ask for is not short for it)."""
-    short = (free < req) & (req > 0) & mask[:, None]
-    counts = short.sum(axis=0)
-    return [f"{int(counts[r])} Insufficient {index.resources[r]}" for r in np.flatnonzero(counts)]
+__all__ = ["NodeResourcesFit", "insufficient"]
 
 
 class NodeResourcesFit:
@@ -39,3 +40,7 @@ class NodeResourcesFit:
         if not missing:
             return ()
         return ((f"Insufficient {missing[0]}", np.zeros(index.n_nodes, dtype=np.bool_)),)
+
+    def room(self, state: CycleState, cls: ShapeClass, snap: Snapshot, free: I64) -> Sequence[Cut]:
+        """Per resource `cls` asks for, the nodes whose `free` room holds one more of its pods."""
+        return room_cuts(cls.req, free, snap.index)

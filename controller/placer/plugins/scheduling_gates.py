@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from controller.placer.framework import Code, Status
+from controller.placer.framework import SCHEDULING_GATED, Code, Status
 from translations import kueue
 from translations.gangs import Gang
 
-REASON = "SchedulingGated"
+REASON = SCHEDULING_GATED
 
 
 class SchedulingGates:
