@@ -59,9 +59,11 @@ from translations.gangs import (
     GangSource,
     PodGroups,
     discover_gangs,
+    discovered,
     gang_key,
     gang_name,
     koordinator_key,
+    lone_gang,
     membership,
     safe_gang_pod,
     unusable_gang,
@@ -110,6 +112,8 @@ _PODGROUPS = (Kind.VOLCANO_PODGROUP, Kind.SIGS_PODGROUP, Kind.X_PODGROUP, Kind.K
 _GROUPING = (Kind.SIGS_PODGROUP, Kind.X_PODGROUP)
 """The PodGroups whose `groups` annotation links gangs (GangGroups)."""
 _NO_LINKS: frozenset[GangKey] = frozenset()
+_LONE = gang_key("none", "")
+"""The prefix of the key of a pod's gang when it names none (the pod alone)."""
 _PODGROUP_SOURCE: Mapping[Kind, GangSource] = {
     Kind.VOLCANO_PODGROUP: "volcano",
     Kind.SIGS_PODGROUP: "koordinator",
@@ -719,18 +723,36 @@ class ClusterState:
             agg.gang_of.pop(k, None)
             if k not in self._members:
                 agg.links.pop(k, None)
+        # Pods that name no gang are gangs of their own, made without discovery's tables (most
+        # pods of a large cluster are these: a cold start is mostly them).
+        lone = [k for k in keys if k.startswith(_LONE)]
+        grouped = keys.difference(lone) if lone else keys
         # Sorted: discovery takes a gang's dialect from its first pod, so the order must not
         # depend on the order events came in.
-        pods = [self._as_planned(pk) for k in sorted(keys) for pk in sorted(self._members.get(k, ()))]
-        if not pods:
-            return
-        try:
-            gangs = self._discover(agg, keys, pods)
-        except Exception as exc:  # one bad object must not cost every gang in the batch its view
-            gangs = self._discover_apart(agg, keys)
-            self._warn(agg, f"gang discovery failed, {failure_text(exc)}: discovered one key at a time")
+        pods = [self._as_planned(pk) for k in sorted(grouped) for pk in sorted(self._members.get(k, ()))]
+        gangs: list[Gang] = []
+        if pods:
+            try:
+                gangs = self._discover(agg, grouped, pods)
+            except Exception as exc:  # one bad object must not cost every gang in the batch its view
+                gangs = self._discover_apart(agg, grouped)
+                self._warn(agg, f"gang discovery failed, {failure_text(exc)}: discovered one key at a time")
         for gang in gangs:
             self._contribute_safely(agg, gang)
+        for k in sorted(lone):
+            for pk in self._members.get(k, ()):
+                self._contribute_lone(agg, k, self._as_planned(pk))
+
+    def _contribute_lone(self, agg: _Aggregates, key: GangKey, pod: Pod) -> None:
+        """The gang of a pod that names none, contributed (an unusable gang of it when even
+        that fails: `_discover_apart`'s last resort)."""
+        if not discovered(pod):
+            return
+        try:
+            gang = lone_gang(pod, self._member)
+        except Exception as exc:
+            gang = unusable_gang(key, [pod], failure_text(exc), member=self._member)
+        self._contribute_safely(agg, gang)
 
     def _discover_apart(self, agg: _Aggregates, keys: Iterable[GangKey]) -> list[Gang]:
         """Discovery one key at a time; a key that still fails is an unusable gang of its own."""
