@@ -33,7 +33,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import gc
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -57,6 +57,7 @@ from translations.gangs import (
     GangKey,
     GangPod,
     GangSource,
+    MemberFn,
     PodGroups,
     discover_gangs,
     discovered,
@@ -275,6 +276,50 @@ class ClusterView:
     warnings: Sequence[str] = ()
 
 
+class _Gangs(MutableMapping[str, Gang]):
+    """The discovered gangs by key, where the gang of a bound pod that names no gang is kept
+    as its pod alone and made when read (`lone_gang`): a cycle reads the gangs with pending
+    members, and most gangs of a large cluster are bound pods alone, so their gangs are not
+    made at every cold start for nothing."""
+
+    def __init__(self, member: MemberFn) -> None:
+        self._made: dict[str, Gang] = {}
+        self._lone: dict[str, Pod] = {}
+        self._member = member
+
+    def put_lone(self, key: str, pod: Pod) -> None:
+        self._made.pop(key, None)
+        self._lone[key] = pod
+
+    def __getitem__(self, key: str) -> Gang:
+        gang = self._made.get(key)
+        if gang is not None:
+            return gang
+        return lone_gang(self._lone[key], self._member)
+
+    def __setitem__(self, key: str, gang: Gang) -> None:
+        self._lone.pop(key, None)
+        self._made[key] = gang
+
+    def __delitem__(self, key: str) -> None:
+        if self._made.pop(key, None) is None:
+            del self._lone[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._made or key in self._lone
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._made
+        yield from self._lone
+
+    def __len__(self) -> int:
+        return len(self._made) + len(self._lone)
+
+    def clear(self) -> None:
+        self._made.clear()
+        self._lone.clear()
+
+
 @dataclass
 class _Aggregates:
     """What the snapshot is made of, maintained across cycles."""
@@ -284,10 +329,10 @@ class _Aggregates:
     snapshot: Snapshot
     """Shares `used`, `bound`, `gang_min`, `nominations` and `budget_hits` below."""
     used: I64
+    gangs: _Gangs
     bound: dict[str, BoundPod] = field(default_factory=dict)
     nominations: dict[str, Nomination] = field(default_factory=dict)
     gang_min: dict[str, int] = field(default_factory=dict)
-    gangs: dict[str, Gang] = field(default_factory=dict)
     gang_of: dict[GangKey, str] = field(default_factory=dict)
     """Membership key -> the key of the (possibly merged) gang it is part of."""
     parts: dict[str, tuple[GangKey, ...]] = field(default_factory=dict)
@@ -575,6 +620,7 @@ class ClusterState:
             tree=tree,
             index=index,
             snapshot=snap,
+            gangs=_Gangs(self._member),
             used=used,
             bound=snap.pods,
             gang_min=snap.gang_min,
@@ -739,20 +785,47 @@ class ClusterState:
                 self._warn(agg, f"gang discovery failed, {failure_text(exc)}: discovered one key at a time")
         for gang in gangs:
             self._contribute_safely(agg, gang)
-        for k in sorted(lone):
-            for pk in self._members.get(k, ()):
-                self._contribute_lone(agg, k, self._as_planned(pk))
+        self._contribute_lones(agg, lone)
 
-    def _contribute_lone(self, agg: _Aggregates, key: GangKey, pod: Pod) -> None:
-        """The gang of a pod that names none, contributed (an unusable gang of it when even
-        that fails: `_discover_apart`'s last resort)."""
+    def _contribute_lones(self, agg: _Aggregates, keys: Iterable[GangKey]) -> None:
+        """The gangs of pods that name none (`_contribute_lone`), the bound ones' room added
+        to `used` in one pass: a cold start adds most pods' requests here."""
+        held: list[BoundPod] = []
+        for k in sorted(keys):
+            for pk in self._members.get(k, ()):
+                record = self._contribute_lone(agg, k, self._as_planned(pk))
+                if record is not None:
+                    held.append(record)
+        if held:
+            np.add.at(agg.used, [r.node for r in held], np.stack([r.req for r in held]))
+
+    def _contribute_lone(self, agg: _Aggregates, key: GangKey, pod: Pod) -> BoundPod | None:
+        """The gang of a pod that names none, contributed: a bound one as its record alone (its
+        gang is made when read, `_Gangs`), the rest as any gang (an unusable gang of the pod
+        when even that fails: `_discover_apart`'s last resort). Returns the record of a bound
+        pod whose room the caller is yet to add to `used`."""
         if not discovered(pod):
-            return
+            return None
+        if pod.spec.node_name:
+            try:
+                record = self._bound(agg.index, key, self._member(pod)[0])
+            except Exception:
+                record = None  # the general path below says why, on the gang
+            else:
+                agg.gangs.put_lone(key, pod)
+                agg.gang_min[key] = 1  # `lone_gang`'s min_member
+                agg.parts[key] = (key,)
+                agg.gang_of[key] = key
+                if record is not None:
+                    agg.snapshot.set_pod(record, record.key)
+                    self._count_budgets(agg, record, +1)
+                return record
         try:
             gang = lone_gang(pod, self._member)
         except Exception as exc:
             gang = unusable_gang(key, [pod], failure_text(exc), member=self._member)
         self._contribute_safely(agg, gang)
+        return None
 
     def _discover_apart(self, agg: _Aggregates, keys: Iterable[GangKey]) -> list[Gang]:
         """Discovery one key at a time; a key that still fails is an unusable gang of its own."""
@@ -870,26 +943,32 @@ class ClusterState:
         deleted: it stays a member), its nominated node's when nominated, else nothing."""
         pod = m.pod
         if m.node_name:
-            pos = index.node_pos.get(m.node_name)
-            if pos is None:
-                return None
-            return BoundPod(
-                key=m.key,
-                namespace=pod.namespace,
-                node=pos,
-                req=request_vector(index, m.requests),
-                priority=m.priority,
-                gang=gang.key,
-                labels=pod.metadata.labels or {},
-                terminating=pod.metadata.deletion_timestamp is not None,
-                terms=PodTerms.of(pod),
-                started=start_seconds(pod),
-            )
+            return ClusterState._bound(index, gang.key, m)
         nominated = pod.status.nominated_node_name if pod.status is not None else None
         pos = index.node_pos.get(nominated) if nominated else None
         if pos is None:
             return None
         return Nomination(m.key, gang.key, pos, request_vector(index, m.requests), gang.priority)
+
+    @staticmethod
+    def _bound(index: ClusterIndex, gang: str, m: GangPod) -> BoundPod | None:
+        """A bound member's record (None on a node not in the index)."""
+        pos = index.node_pos.get(m.node_name or "")
+        if pos is None:
+            return None
+        pod = m.pod
+        return BoundPod(
+            key=m.key,
+            namespace=pod.namespace,
+            node=pos,
+            req=request_vector(index, m.requests),
+            priority=m.priority,
+            gang=gang,
+            labels=pod.metadata.labels or {},
+            terminating=pod.metadata.deletion_timestamp is not None,
+            terms=PodTerms.of(pod),
+            started=start_seconds(pod),
+        )
 
     # --- sizes ----------------------------------------------------------------------------
 
