@@ -218,11 +218,14 @@ def topology_tree(
     return dataclasses.replace(choice.tree, warnings=(*choice.unusable, *choice.tree.warnings))
 
 
-def build_index(nodes: Sequence[Node], tree: TopologyTree) -> ClusterIndex:
+def build_index(
+    nodes: Sequence[Node], tree: TopologyTree, allocatable: Mapping[str, Mapping[str, int]] | None = None
+) -> ClusterIndex:
     """The resource axis is what nodes offer, nothing else: a pending pod asking for a resource
     no node has is `N Insufficient <resource>` (`demand.unknown_resource`), as in kube, and the
-    index depends on nodes and the tree alone (pods arriving never rebuild it)."""
-    return ClusterIndex.build(nodes, tree)
+    index depends on nodes and the tree alone (pods arriving never rebuild it). `allocatable`:
+    each node's, when already read."""
+    return ClusterIndex.build(nodes, tree, allocatable=allocatable)
 
 
 REQUEST_ROWS = 4096
@@ -598,7 +601,8 @@ class ClusterState:
         nodes = sorted(self.nodes.values(), key=lambda n: natural_key(n.name))
         cnt = self.cnts.get(koord.CNT_DEFAULT_NAME)
         warnings: list[str] = []
-        nodes = self._readable_nodes(nodes, warnings)
+        allocatable: dict[str, Mapping[str, int]] = {}
+        nodes = self._readable_nodes(nodes, warnings, allocatable)
         try:
             tree = topology_tree(
                 nodes,
@@ -611,7 +615,7 @@ class ClusterState:
             warnings.append(f"topology tree left out: {failure_text(exc)}")
             tree = TopologyTree.empty()
         warnings.extend(tree.warnings)
-        index = build_index(nodes, tree)
+        index = build_index(nodes, tree, allocatable)
         self._topology_dirty = False
         used = np.zeros_like(index.alloc)
         hits: dict[str, tuple[str, ...]] = {}
@@ -630,13 +634,15 @@ class ClusterState:
         )
 
     @staticmethod
-    def _readable_nodes(nodes: list[Node], warnings: list[str]) -> list[Node]:
-        """The nodes whose allocatable can be read; each other one is left out with a warning
-        (pods bound there then hold nothing, as on a deleted node)."""
+    def _readable_nodes(
+        nodes: list[Node], warnings: list[str], allocatable: dict[str, Mapping[str, int]]
+    ) -> list[Node]:
+        """The nodes whose allocatable can be read (into `allocatable`, by name); each other one
+        is left out with a warning (pods bound there then hold nothing, as on a deleted node)."""
         out: list[Node] = []
         for node in nodes:
             try:
-                node.allocatable()
+                allocatable[node.name] = node.allocatable()
             except Exception as exc:
                 warnings.append(f"node {node.name}: left out: {failure_text(exc)}")
                 continue
@@ -791,9 +797,11 @@ class ClusterState:
         """The gangs of pods that name none (`_contribute_lone`), the bound ones' room added
         to `used` in one pass: a cold start adds most pods' requests here."""
         held: list[BoundPod] = []
+        members, pods, assumed = self._members, self.pods, self.assumed
         for k in sorted(keys):
-            for pk in self._members.get(k, ()):
-                record = self._contribute_lone(agg, k, self._as_planned(pk))
+            for pk in members.get(k, ()):
+                pod = pods[pk] if pk not in assumed else self._as_planned(pk)
+                record = self._contribute_lone(agg, k, pod)
                 if record is not None:
                     held.append(record)
         if held:
@@ -808,7 +816,9 @@ class ClusterState:
             return None
         if pod.spec.node_name:
             try:
-                record = self._bound(agg.index, key, self._member(pod)[0])
+                memo = self._members_memo.get(pod.key)
+                gp = memo[1] if memo is not None and memo[0] is pod else self._member(pod)[0]
+                record = self._bound(agg.index, key, gp)
             except Exception:
                 record = None  # the general path below says why, on the gang
             else:
