@@ -38,11 +38,16 @@ Growth: a table with every figure above (and the RSS) for each of --sizes, each 
 --nodes measured in a process of its own (default 1k, 10k, 20k and 65k nodes, the last with
 325,000 pods: the largest clusters GKE and EKS run; a few GB of RSS and minutes to build).
 
+Another commit: `--before REF` measures every size of the table on the commit REF too (its tree
+exported with `git archive`, its own copy of this script run on its own code, a process per
+row), the two rows of a size measured one after the other, which goes first alternating from
+one size to the next; the `code` column says which (`this`: the working tree).
+
 Memory: the process's resident set holding the cluster, beside the state's own estimate of
 its aggregates (`ClusterState.estimate_bytes`, the parsed models not counted).
 
     .venv/bin/python benchmarks/placer.py [--nodes 10000] [--runs 15] [--before-runs 3]
-        [--sizes 1000,10000,20000,65000] [--quick]
+        [--sizes 1000,10000,20000,65000] [--quick] [--before REF]
 
 The run ends with one line: `summary: nodes=... pods=... gang=1024 cold_ms=... cycle_ms=...
 steady_ms=... preempt_ms=... rss_mb=...`, each time with its `_cpu_ms` beside it (the figures
@@ -53,11 +58,14 @@ from __future__ import annotations
 
 import argparse
 import gc
+import io
 import json
 import random
 import statistics
 import subprocess
 import sys
+import tarfile
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -353,14 +361,44 @@ def measure(n_nodes: int, runs: int, preempt_runs: int, before_runs: int) -> dic
     }
 
 
-def _measure_apart(size: int, args: argparse.Namespace) -> dict[str, Any]:
+def _measure_apart(size: int, args: argparse.Namespace, script: str = __file__) -> dict[str, Any]:
     """One size's figures from a fresh process: its RSS is then its own (memory an earlier,
-    bigger cluster freed is not always given back to the system)."""
-    cmd = [sys.executable, __file__, "--row", "--nodes", str(size), "--runs", str(args.runs)]
+    bigger cluster freed is not always given back to the system). `script`: this benchmark as
+    another commit has it (`--before`), run on that commit's code."""
+    cmd = [sys.executable, script, "--row", "--nodes", str(size), "--runs", str(args.runs)]
     cmd += ["--preempt-runs", str(args.preempt_runs), "--before-runs", str(args.before_runs)]
     done = subprocess.run(cmd, check=True, capture_output=True, text=True)
     row: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
     return row
+
+
+def _export(ref: str, into: Path) -> str:
+    """The repository's tree at `ref` written under `into` (`git archive`); the path of this
+    benchmark in it. Run from there it imports that tree's code (its root goes first on
+    `sys.path`), so both commits are measured on one machine, in one run."""
+    repo = Path(__file__).resolve().parents[1]
+    archive = subprocess.run(
+        ["git", "-C", str(repo), "archive", "--format=tar", ref], check=True, capture_output=True
+    ).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    return str(into / "benchmarks" / "placer.py")
+
+
+def _rows(
+    turn: int, size: int, r: dict[str, Any], args: argparse.Namespace, before: str | None
+) -> list[tuple[str, dict[str, Any]]]:
+    """The table's rows for one size, labelled by the code measured: this tree's and, with
+    `--before`, the other commit's (`before`: its copy of this script), each from a process of
+    its own, which goes first alternating from one size (`turn`) to the next."""
+    order = ["this", "before"] if before is None or turn % 2 == 0 else ["before", "this"]
+    rows: list[tuple[str, dict[str, Any]]] = []
+    for which in order:
+        if which == "this":
+            rows.append(("this", r if size == args.nodes else _measure_apart(size, args)))
+        elif before is not None:
+            rows.append((args.before, _measure_apart(size, args, before)))
+    return rows
 
 
 def main() -> None:
@@ -373,6 +411,11 @@ def main() -> None:
     ap.add_argument("--before-runs", type=int, default=3, help="full-rebuild runs (alternating)")
     ap.add_argument("--sizes", default="1000,10000,20000,65000")
     ap.add_argument("--quick", action="store_true", help="1,000 nodes, 5 runs, sizes 1000 only")
+    ap.add_argument(
+        "--before",
+        metavar="REF",
+        help="also measure every size of the table on the commit REF (git archive), alternating",
+    )
     ap.add_argument(
         "--row", action="store_true", help="print one size's figures as JSON (the growth table's)"
     )
@@ -415,13 +458,15 @@ def main() -> None:
         met = all(r[k.removesuffix("_ms") + suffix] <= v for k, v in GOALS.items())
         print(f"goals met ({clock} time): {'yes' if met else 'NO'}")
     print()
-    header: tuple[str, ...] = ("nodes", "pods", "cold ms", "cpu", "cycle ms", "cpu", "before", "cpu")
+    before = _export(args.before, Path(tempfile.mkdtemp(prefix="placer-before-"))) if args.before else None
+    header: tuple[str, ...] = ("code", "nodes", "pods", "cold ms", "cpu", "cycle ms", "cpu", "before", "cpu")
     header += ("steady ms", "cpu", "before", "cpu", "preempt ms", "cpu", "heur.", "arrays", "cpu", "rss MB")
-    widths = (7, 7, 9, 8, 9, 7, 9, 8, 10, 7, 9, 8, 11, 7, 6, 7, 7, 8)
+    widths = (8, 7, 7, 9, 8, 9, 7, 9, 8, 10, 7, 9, 8, 11, 7, 6, 7, 7, 8)
     print(" ".join(h.rjust(w) for h, w in zip(header, widths, strict=True)))
-    for size in (int(s) for s in args.sizes.split(",") if s):
-        g = r if size == args.nodes else _measure_apart(size, args)
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    for code, g in (row for turn, size in enumerate(sizes) for row in _rows(turn, size, r, args, before)):
         row = (
+            code[:8],
             g["nodes"],
             g["pods"],
             _f(g["cold_ms"], 1),

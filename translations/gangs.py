@@ -347,11 +347,16 @@ def discover_gangs(
         upstream_workloads={w.key: w for w in groups_in.upstream_workloads},
     )
     drafts: dict[GangKey, _Draft] = {}
+    make = member or (lambda pod: gang_pod(pod, classes))
+    gangs: list[Gang] = []
     # Member order is settled by rank in `_finish`, and gangs are sorted at the end.
     for pod in pods:
-        if pod.terminal or (not pod.bound and pod.metadata.deletion_timestamp is not None):
-            continue  # finished, or pending and being deleted: never placed (kube-scheduler skips it too)
+        if not discovered(pod):
+            continue
         key, source = membership_of(pod) if membership_of is not None else membership(pod, tables.jobs)
+        if source == "none":  # a pod alone: no draft, no group, nothing to merge
+            gangs.append(lone_gang(pod, make))
+            continue
         drafts.setdefault(key, _Draft(key=key, source=source)).members.append(pod)
 
     for d in drafts.values():
@@ -367,12 +372,37 @@ def discover_gangs(
     except InvalidSpecError as exc:  # layers that do not chain: only gangs gathering by layer suffer
         tiers = {koord.NODE_LAYER: 0}
         left_out = f"ClusterNetworkTopology {koord.CNT_DEFAULT_NAME} is left out: {exc}"
-    make = member or (lambda pod: gang_pod(pod, classes))
-    gangs = [
+    gangs += [
         _finish(group, make, tiers, tree, nvlink_label, left_out)
         for group in _merge_gang_groups(list(drafts.values()))
     ]
     return sorted(gangs, key=lambda g: natural_key(g.key))
+
+
+def discovered(pod: Pod) -> bool:
+    """Whether discovery puts `pod` in a gang: not when finished, nor when pending and being
+    deleted (never placed; kube-scheduler skips it too)."""
+    return not (pod.terminal or (not pod.bound and pod.metadata.deletion_timestamp is not None))
+
+
+def lone_gang(pod: Pod, member: MemberFn) -> Gang:
+    """The gang of a pod that names none (`membership` says `none`): the pod alone, one
+    member of one, its own priority, policy and scheduler. Nothing else is read (no group can
+    name or merge it), so a cache builds the gangs of every such bound pod without discovery's
+    tables: most pods of a large cluster are these."""
+    gp, error = member(pod)
+    return Gang(
+        key=gang_key("none", pod.key),
+        pods=(gp,),
+        min_member=1,
+        priority=gp.priority,
+        preemption_policy="Never" if gp.preemption_policy == "Never" else "PreemptLowerPriority",
+        constraint=None,
+        source="none",
+        scheduler_name=scheduler_name(pod),
+        error=error,
+        creation=pod.metadata.creation_timestamp or "",
+    )
 
 
 def membership(pod: Pod, jobs: Mapping[str, Job] | None = None) -> tuple[GangKey, GangSource]:
@@ -467,10 +497,7 @@ def _resolve_source(
     d: _Draft, tables: _Tables, classes: Mapping[str, PriorityClass], tree: TopologyTree | None
 ) -> None:
     """Fill the draft from what its dialect states: the PodGroup, the Job or the pods."""
-    if d.source == "none":
-        d.min_member = 1
-        d.creation = d.members[0].metadata.creation_timestamp or ""
-    elif d.source == "job":
+    if d.source == "job":
         _resolve_job(d, tables, tree)
     elif d.source == "kueue":
         _resolve_kueue_pods(d, tree)

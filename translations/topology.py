@@ -49,6 +49,7 @@ place in the tree is reported as warnings naming the node or HyperNode, and left
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
@@ -75,15 +76,21 @@ are then bounded by it."""
 
 
 NaturalKey = tuple[tuple[int, int, str], ...]
+NATURAL_KEYS = 1 << 17
+"""Names whose sort keys are kept (a cluster's nodes, up to 131,072)."""
 _DIGIT_RUN = re.compile(r"([0-9]+)")
 
 
+@functools.lru_cache(maxsize=NATURAL_KEYS)
 def natural_key(name: str) -> NaturalKey:
     """Sort key that puts node-2 before node-10: runs of ASCII digits compare as numbers.
 
     A run compares by its length without leading zeros, then digit by digit: the order of the
     numbers, with no `int()` of a run (names and annotations may carry thousands of digits,
-    past the 4,300 Python converts). Other text, Unicode digits included, compares as text."""
+    past the 4,300 Python converts). Other text, Unicode digits included, compares as text.
+
+    Kept for the last `NATURAL_KEYS` names: building a tree and its index sorts the same node
+    names four times."""
     return tuple(
         (0, len(part.lstrip("0")), part.lstrip("0")) if i % 2 else (1, 0, part)
         for i, part in enumerate(_DIGIT_RUN.split(name))

@@ -33,7 +33,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import gc
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -57,11 +57,14 @@ from translations.gangs import (
     GangKey,
     GangPod,
     GangSource,
+    MemberFn,
     PodGroups,
     discover_gangs,
+    discovered,
     gang_key,
     gang_name,
     koordinator_key,
+    lone_gang,
     membership,
     safe_gang_pod,
     unusable_gang,
@@ -110,6 +113,8 @@ _PODGROUPS = (Kind.VOLCANO_PODGROUP, Kind.SIGS_PODGROUP, Kind.X_PODGROUP, Kind.K
 _GROUPING = (Kind.SIGS_PODGROUP, Kind.X_PODGROUP)
 """The PodGroups whose `groups` annotation links gangs (GangGroups)."""
 _NO_LINKS: frozenset[GangKey] = frozenset()
+_LONE = gang_key("none", "")
+"""The prefix of the key of a pod's gang when it names none (the pod alone)."""
 _PODGROUP_SOURCE: Mapping[Kind, GangSource] = {
     Kind.VOLCANO_PODGROUP: "volcano",
     Kind.SIGS_PODGROUP: "koordinator",
@@ -213,11 +218,14 @@ def topology_tree(
     return dataclasses.replace(choice.tree, warnings=(*choice.unusable, *choice.tree.warnings))
 
 
-def build_index(nodes: Sequence[Node], tree: TopologyTree) -> ClusterIndex:
+def build_index(
+    nodes: Sequence[Node], tree: TopologyTree, allocatable: Mapping[str, Mapping[str, int]] | None = None
+) -> ClusterIndex:
     """The resource axis is what nodes offer, nothing else: a pending pod asking for a resource
     no node has is `N Insufficient <resource>` (`demand.unknown_resource`), as in kube, and the
-    index depends on nodes and the tree alone (pods arriving never rebuild it)."""
-    return ClusterIndex.build(nodes, tree)
+    index depends on nodes and the tree alone (pods arriving never rebuild it). `allocatable`:
+    each node's, when already read."""
+    return ClusterIndex.build(nodes, tree, allocatable=allocatable)
 
 
 REQUEST_ROWS = 4096
@@ -271,6 +279,50 @@ class ClusterView:
     warnings: Sequence[str] = ()
 
 
+class _Gangs(MutableMapping[str, Gang]):
+    """The discovered gangs by key, where the gang of a bound pod that names no gang is kept
+    as its pod alone and made when read (`lone_gang`): a cycle reads the gangs with pending
+    members, and most gangs of a large cluster are bound pods alone, so their gangs are not
+    made at every cold start for nothing."""
+
+    def __init__(self, member: MemberFn) -> None:
+        self._made: dict[str, Gang] = {}
+        self._lone: dict[str, Pod] = {}
+        self._member = member
+
+    def put_lone(self, key: str, pod: Pod) -> None:
+        self._made.pop(key, None)
+        self._lone[key] = pod
+
+    def __getitem__(self, key: str) -> Gang:
+        gang = self._made.get(key)
+        if gang is not None:
+            return gang
+        return lone_gang(self._lone[key], self._member)
+
+    def __setitem__(self, key: str, gang: Gang) -> None:
+        self._lone.pop(key, None)
+        self._made[key] = gang
+
+    def __delitem__(self, key: str) -> None:
+        if self._made.pop(key, None) is None:
+            del self._lone[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._made or key in self._lone
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._made
+        yield from self._lone
+
+    def __len__(self) -> int:
+        return len(self._made) + len(self._lone)
+
+    def clear(self) -> None:
+        self._made.clear()
+        self._lone.clear()
+
+
 @dataclass
 class _Aggregates:
     """What the snapshot is made of, maintained across cycles."""
@@ -280,10 +332,10 @@ class _Aggregates:
     snapshot: Snapshot
     """Shares `used`, `bound`, `gang_min`, `nominations` and `budget_hits` below."""
     used: I64
+    gangs: _Gangs
     bound: dict[str, BoundPod] = field(default_factory=dict)
     nominations: dict[str, Nomination] = field(default_factory=dict)
     gang_min: dict[str, int] = field(default_factory=dict)
-    gangs: dict[str, Gang] = field(default_factory=dict)
     gang_of: dict[GangKey, str] = field(default_factory=dict)
     """Membership key -> the key of the (possibly merged) gang it is part of."""
     parts: dict[str, tuple[GangKey, ...]] = field(default_factory=dict)
@@ -549,7 +601,8 @@ class ClusterState:
         nodes = sorted(self.nodes.values(), key=lambda n: natural_key(n.name))
         cnt = self.cnts.get(koord.CNT_DEFAULT_NAME)
         warnings: list[str] = []
-        nodes = self._readable_nodes(nodes, warnings)
+        allocatable: dict[str, Mapping[str, int]] = {}
+        nodes = self._readable_nodes(nodes, warnings, allocatable)
         try:
             tree = topology_tree(
                 nodes,
@@ -562,7 +615,7 @@ class ClusterState:
             warnings.append(f"topology tree left out: {failure_text(exc)}")
             tree = TopologyTree.empty()
         warnings.extend(tree.warnings)
-        index = build_index(nodes, tree)
+        index = build_index(nodes, tree, allocatable)
         self._topology_dirty = False
         used = np.zeros_like(index.alloc)
         hits: dict[str, tuple[str, ...]] = {}
@@ -571,6 +624,7 @@ class ClusterState:
             tree=tree,
             index=index,
             snapshot=snap,
+            gangs=_Gangs(self._member),
             used=used,
             bound=snap.pods,
             gang_min=snap.gang_min,
@@ -580,13 +634,15 @@ class ClusterState:
         )
 
     @staticmethod
-    def _readable_nodes(nodes: list[Node], warnings: list[str]) -> list[Node]:
-        """The nodes whose allocatable can be read; each other one is left out with a warning
-        (pods bound there then hold nothing, as on a deleted node)."""
+    def _readable_nodes(
+        nodes: list[Node], warnings: list[str], allocatable: dict[str, Mapping[str, int]]
+    ) -> list[Node]:
+        """The nodes whose allocatable can be read (into `allocatable`, by name); each other one
+        is left out with a warning (pods bound there then hold nothing, as on a deleted node)."""
         out: list[Node] = []
         for node in nodes:
             try:
-                node.allocatable()
+                allocatable[node.name] = node.allocatable()
             except Exception as exc:
                 warnings.append(f"node {node.name}: left out: {failure_text(exc)}")
                 continue
@@ -719,18 +775,67 @@ class ClusterState:
             agg.gang_of.pop(k, None)
             if k not in self._members:
                 agg.links.pop(k, None)
+        # Pods that name no gang are gangs of their own, made without discovery's tables (most
+        # pods of a large cluster are these: a cold start is mostly them).
+        lone = [k for k in keys if k.startswith(_LONE)]
+        grouped = keys.difference(lone) if lone else keys
         # Sorted: discovery takes a gang's dialect from its first pod, so the order must not
         # depend on the order events came in.
-        pods = [self._as_planned(pk) for k in sorted(keys) for pk in sorted(self._members.get(k, ()))]
-        if not pods:
-            return
-        try:
-            gangs = self._discover(agg, keys, pods)
-        except Exception as exc:  # one bad object must not cost every gang in the batch its view
-            gangs = self._discover_apart(agg, keys)
-            self._warn(agg, f"gang discovery failed, {failure_text(exc)}: discovered one key at a time")
+        pods = [self._as_planned(pk) for k in sorted(grouped) for pk in sorted(self._members.get(k, ()))]
+        gangs: list[Gang] = []
+        if pods:
+            try:
+                gangs = self._discover(agg, grouped, pods)
+            except Exception as exc:  # one bad object must not cost every gang in the batch its view
+                gangs = self._discover_apart(agg, grouped)
+                self._warn(agg, f"gang discovery failed, {failure_text(exc)}: discovered one key at a time")
         for gang in gangs:
             self._contribute_safely(agg, gang)
+        self._contribute_lones(agg, lone)
+
+    def _contribute_lones(self, agg: _Aggregates, keys: Iterable[GangKey]) -> None:
+        """The gangs of pods that name none (`_contribute_lone`), the bound ones' room added
+        to `used` in one pass: a cold start adds most pods' requests here."""
+        held: list[BoundPod] = []
+        members, pods, assumed = self._members, self.pods, self.assumed
+        for k in sorted(keys):
+            for pk in members.get(k, ()):
+                pod = pods[pk] if pk not in assumed else self._as_planned(pk)
+                record = self._contribute_lone(agg, k, pod)
+                if record is not None:
+                    held.append(record)
+        if held:
+            np.add.at(agg.used, [r.node for r in held], np.stack([r.req for r in held]))
+
+    def _contribute_lone(self, agg: _Aggregates, key: GangKey, pod: Pod) -> BoundPod | None:
+        """The gang of a pod that names none, contributed: a bound one as its record alone (its
+        gang is made when read, `_Gangs`), the rest as any gang (an unusable gang of the pod
+        when even that fails: `_discover_apart`'s last resort). Returns the record of a bound
+        pod whose room the caller is yet to add to `used`."""
+        if not discovered(pod):
+            return None
+        if pod.spec.node_name:
+            try:
+                memo = self._members_memo.get(pod.key)
+                gp = memo[1] if memo is not None and memo[0] is pod else self._member(pod)[0]
+                record = self._bound(agg.index, key, gp)
+            except Exception:
+                record = None  # the general path below says why, on the gang
+            else:
+                agg.gangs.put_lone(key, pod)
+                agg.gang_min[key] = 1  # `lone_gang`'s min_member
+                agg.parts[key] = (key,)
+                agg.gang_of[key] = key
+                if record is not None:
+                    agg.snapshot.set_pod(record, record.key)
+                    self._count_budgets(agg, record, +1)
+                return record
+        try:
+            gang = lone_gang(pod, self._member)
+        except Exception as exc:
+            gang = unusable_gang(key, [pod], failure_text(exc), member=self._member)
+        self._contribute_safely(agg, gang)
+        return None
 
     def _discover_apart(self, agg: _Aggregates, keys: Iterable[GangKey]) -> list[Gang]:
         """Discovery one key at a time; a key that still fails is an unusable gang of its own."""
@@ -848,26 +953,32 @@ class ClusterState:
         deleted: it stays a member), its nominated node's when nominated, else nothing."""
         pod = m.pod
         if m.node_name:
-            pos = index.node_pos.get(m.node_name)
-            if pos is None:
-                return None
-            return BoundPod(
-                key=m.key,
-                namespace=pod.namespace,
-                node=pos,
-                req=request_vector(index, m.requests),
-                priority=m.priority,
-                gang=gang.key,
-                labels=pod.metadata.labels or {},
-                terminating=pod.metadata.deletion_timestamp is not None,
-                terms=PodTerms.of(pod),
-                started=start_seconds(pod),
-            )
+            return ClusterState._bound(index, gang.key, m)
         nominated = pod.status.nominated_node_name if pod.status is not None else None
         pos = index.node_pos.get(nominated) if nominated else None
         if pos is None:
             return None
         return Nomination(m.key, gang.key, pos, request_vector(index, m.requests), gang.priority)
+
+    @staticmethod
+    def _bound(index: ClusterIndex, gang: str, m: GangPod) -> BoundPod | None:
+        """A bound member's record (None on a node not in the index)."""
+        pos = index.node_pos.get(m.node_name or "")
+        if pos is None:
+            return None
+        pod = m.pod
+        return BoundPod(
+            key=m.key,
+            namespace=pod.namespace,
+            node=pos,
+            req=request_vector(index, m.requests),
+            priority=m.priority,
+            gang=gang,
+            labels=pod.metadata.labels or {},
+            terminating=pod.metadata.deletion_timestamp is not None,
+            terms=PodTerms.of(pod),
+            started=start_seconds(pod),
+        )
 
     # --- sizes ----------------------------------------------------------------------------
 

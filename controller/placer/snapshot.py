@@ -112,14 +112,20 @@ class ClusterIndex:
 
     @classmethod
     def build(
-        cls, nodes: Sequence[Node], tree: TopologyTree, *, resources: Iterable[str] = ()
+        cls,
+        nodes: Sequence[Node],
+        tree: TopologyTree,
+        *,
+        resources: Iterable[str] = (),
+        allocatable: Mapping[str, Mapping[str, int]] | None = None,
     ) -> ClusterIndex:
         """Index `nodes` under `tree`. Tree nodes that are not in `nodes` are ignored: the walk
-        (`_TreeWalk`), then the nodes' table (`_NodeTable`), then the ancestor tables."""
+        (`_TreeWalk`), then the nodes' table (`_NodeTable`), then the ancestor tables.
+        `allocatable`: node name -> `Node.allocatable()`, when the caller has read it already."""
         by_name = {n.name: n for n in nodes}
         walk = _TreeWalk.of(tree, by_name)
         order = walk.order
-        table = _NodeTable.of([by_name[name] for name in order], resources)
+        table = _NodeTable.of([by_name[name] for name in order], resources, allocatable)
         node_dom, dom_anc, node_anc = _ancestors(walk)
         tiers = walk.tiers
         tier_domains = {
@@ -266,8 +272,16 @@ class _NodeTable:
     labels: tuple[Mapping[str, str], ...]
 
     @classmethod
-    def of(cls, nodes: Sequence[Node], resources: Iterable[str]) -> _NodeTable:
-        allocatable = [node.allocatable() for node in nodes]  # parsed once: quantities are costly
+    def of(
+        cls,
+        nodes: Sequence[Node],
+        resources: Iterable[str],
+        known: Mapping[str, Mapping[str, int]] | None = None,
+    ) -> _NodeTable:
+        # Parsed once (quantities are costly), or not at all when the caller has (`known`).
+        allocatable = (
+            [node.allocatable() for node in nodes] if known is None else [known[n.name] for n in nodes]
+        )
         res_names = {r for a in allocatable for r in a} | set(resources)
         axis = FIRST_RESOURCES + tuple(sorted(res_names - set(FIRST_RESOURCES)))
         res_pos = {r: i for i, r in enumerate(axis)}

@@ -190,6 +190,22 @@ def test_a_pod_without_a_gang_is_a_gang_of_one() -> None:
     assert g.source == "none" and g.min_member == 1 and g.constraint is None
 
 
+def test_a_lone_pod_s_gang_takes_its_priority_policy_scheduler_and_age() -> None:
+    """The gang of a pod alone is made without discovery's tables: everything it states about
+    itself still reaches the gang, and a bad request still makes it unusable."""
+    solo = Pod.parse(
+        {
+            **make_pod("solo", priorityClassName="never", schedulerName="topobridge").to_dict(),
+            "metadata": {"name": "solo", "namespace": "ns", "creationTimestamp": "2026-01-01T00:00:00Z"},
+        }
+    )
+    g = gangs([solo])["pod:ns/solo"]
+    assert (g.priority, g.preemption_policy, g.scheduler_name) == (50, "Never", "topobridge")
+    assert g.creation == "2026-01-01T00:00:00Z" and g.error is None and not g.all_or_nothing
+    bad = make_pod("bad", containers=[{"name": "c", "resources": {"requests": {"cpu": "lots"}}}])
+    assert "pod ns/bad" in (gangs([bad])["pod:ns/bad"].error or "")
+
+
 def test_terminal_pods_are_left_out() -> None:
     done = Pod.parse({**make_pod("done").to_dict(), "status": {"phase": "Succeeded"}})
     failed = Pod.parse({**make_pod("failed").to_dict(), "status": {"phase": "Failed"}})

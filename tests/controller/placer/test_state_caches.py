@@ -21,7 +21,8 @@ from controller.placer.cycle import CyclePlan, GangTiming, SchedulingCycle
 from controller.placer.records import BoundPod
 from controller.placer.scenario import cluster_state, load_scenario
 from controller.placer.snapshot import ClusterIndex, Snapshot
-from translations.core import Node, Pod, PodDisruptionBudget
+from translations.core import Node, Pod, PodDisruptionBudget, PriorityClass
+from translations.gangs import discover_gangs
 from translations.koordinator import GANG_GROUPS, GANG_NAME
 from translations.topology import TopologyTree
 
@@ -174,3 +175,34 @@ def test_membership_and_gang_group_links_follow_pod_changes() -> None:
         "koordinator:default/x": 1,
         "koordinator:default/y": 2,
     }
+
+
+def test_the_gang_of_a_bound_pod_alone_is_made_on_read_as_discovery_makes_it() -> None:
+    """A view keeps a bound pod that names no gang as its record, and makes its gang when read:
+    that gang is discovery's, its room is in `used`, and a pending, an unplaceable or a
+    finished pod alone is handled as before (pending: a gang to place; finished: none)."""
+    state = ClusterState()
+    state.put(Kind.NODE, "n1", Node.parse(node("n1")))
+    for pc in CLASSES:
+        state.put(Kind.PRIORITY_CLASS, pc["metadata"]["name"], PriorityClass.parse(pc))
+    objs = [
+        pod("bound", node_name="n1", cpu="2", priority_class="mid", policy="Never"),
+        pod("elsewhere", node_name="gone", cpu="2"),
+        pod("waiting", cpu="1", scheduler="topobridge"),
+        {**pod("done", node_name="n1", cpu="4"), "status": {"phase": "Succeeded"}},
+    ]
+    for raw in objs:
+        p = Pod.parse(raw)
+        state.put(Kind.POD, p.key, p)
+    view = state.view()
+    assert sorted(view.gangs) == ["pod:default/bound", "pod:default/elsewhere", "pod:default/waiting"]
+    classes = list(state.priority_classes.values())
+    for key in view.gangs:
+        found = discover_gangs([state.pods[key.removeprefix("pod:")]], priority_classes=classes)
+        assert view.gangs[key] == found[0], key
+    assert view.gangs["pod:default/bound"].priority == 500
+    assert view.pending == ["pod:default/waiting"]
+    assert sorted(view.snapshot.pods) == ["default/bound"]
+    cpu = view.index.res_pos["cpu"]
+    assert view.snapshot.used[view.index.node_pos["n1"], cpu] == 2000
+    assert view.snapshot.gang_min["pod:default/bound"] == 1
