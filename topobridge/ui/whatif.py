@@ -29,8 +29,11 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from controller.placer.scenario import load_scenario, prepare, simulate
+from controller.placer.budgets import budgets_from
+from controller.placer.explain import explain, render
+from controller.placer.scenario import Prepared, Scenario, SimulationResult, load_scenario, prepare, simulate
 from translations.errors import TopobridgeError
+from translations.gangs import Gang
 from translations.topology import natural_key
 
 PASTED = "the pasted job"
@@ -83,10 +86,9 @@ def what_if(objects: Sequence[Mapping[str, Any]], text: str) -> dict[str, Any]:
     sc = load_scenario(together, sources=labels, lenient=True)
     prep = prepare(sc)
     result = simulate(sc)
-    gangs = [g for g in prep.gangs() if mine & {p.key for p in g.pods}]
-    out: list[dict[str, Any]] = []
-    for g in gangs:
-        out.append(_gang_answer(g.key, [p.key for p in g.pods], result, sc, prep))
+    gangs = [g for g in prep.gangs() if any(p.key in mine for p in g.pods)]
+    explain = _Explainer(sc, prep)
+    out = [_gang_answer(g, result, explain) for g in gangs]
     for_job = {v for v in result.evicted if _trigger(result.conditions.get(v)) in mine}
     return {
         "gangs": out,
@@ -102,7 +104,21 @@ def _trigger(condition: Mapping[str, str] | None) -> str:
     return found.group(1) if found else ""
 
 
-def _gang_answer(key: str, pods: list[str], result: Any, sc: Any, prep: Any) -> dict[str, Any]:
+class _Explainer:
+    """`explain` of one gang after another on the first cycle's snapshot: the budgets are
+    counted once, not per gang (a job of lone pods asks once per pod)."""
+
+    def __init__(self, sc: Scenario, prep: Prepared) -> None:
+        self.snapshot = prep.snapshot
+        self.budgets = budgets_from(sc.pdbs, prep.snapshot)
+
+    def __call__(self, gang: Gang) -> dict[str, Any]:
+        found = explain(gang, self.snapshot, self.budgets)
+        return {"explanation": found.to_dict(), "text": render(found)}
+
+
+def _gang_answer(gang: Gang, result: SimulationResult, explainer: _Explainer) -> dict[str, Any]:
+    key, pods = gang.key, [p.key for p in gang.pods]
     binds = {p: result.bound[p] for p in sorted(pods, key=natural_key) if p in result.bound}
     nominated = {p: result.nominated[p] for p in pods if p in result.nominated and p not in binds}
     answer: dict[str, Any] = {"gang": key, "pods": len(pods), "binds": binds, "nominated": nominated}
@@ -110,13 +126,8 @@ def _gang_answer(key: str, pods: list[str], result: Any, sc: Any, prep: Any) -> 
         domain, tier = result.gangs[key]
         answer.update(placed=True, domain=domain, tier=tier)
         return answer
-    from controller.placer.explain import render
-    from topobridge.cmd_explain import explain_prepared
-
     answer.update(placed=False, message=result.unschedulable.get(key, ""))
-    found = explain_prepared(sc, prep, key)
-    if found is not None:
-        answer.update(explanation=found.to_dict(), text=render(found))
+    answer.update(explainer(gang))
     return answer
 
 
