@@ -21,7 +21,7 @@ Adversarial payloads the API server accepts (found by `tests/strategies/`'s gene
   for the top one as a member (a cycle), judged against a view holding the whole chain;
 * `pod-huge-digit-names`: a Pod whose Koordinator gang name, Volcano group name and `groups`
   carry 4,301-digit names (past `int()`'s limit);
-* `volcano-job-8000-tasks`: a Volcano Job of 8,000 tasks from three templates, about 1.5 MB
+* `volcano-job-8000-tasks`: a Volcano Job of 8,000 tasks from three templates, 1.51 MiB
   (the largest object the API server stores), each task's template read once per distinct
   template (`webhooks.rules.volcano_job.parse`);
 * `tree-deep-chain` (not a review: what the controller's view pays when that chain changes):
@@ -169,7 +169,7 @@ def huge_digit_pod() -> dict[str, Any]:
 
 def volcano_job(tasks: int = 8_000) -> dict[str, Any]:
     def template(role: str) -> dict[str, Any]:
-        requests = {"cpu": "1", "memory": "1Gi"}
+        requests = {"cpu": "1"}
         container = {"name": "main", "image": "train:v1", "resources": {"requests": requests}}
         return {"metadata": {"labels": {"role": role}}, "spec": {"containers": [container]}}
 
