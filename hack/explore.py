@@ -21,9 +21,14 @@ to a log file, named on the line); a found failure then becomes a fixed example 
     .venv/bin/python hack/explore.py [--minutes 30] [--seed N] [--only cycle,fuzz]
 
 `--seed` fixes the sequence of seeds tried (default: fresh ones). A run already started when
-the time is up finishes (`make explore` budgets for that). Last line:
-`summary: minutes=<m> seeds=<n> <surface>=<seeds tried>... failures=<n> failing=<surface>:<seed>,...`.
-Exit status 1 when anything failed.
+the time is up finishes (`make explore` budgets for that). Before the last line, one line per
+surface: `surface <name>: scenarios=<n> slowest_s=<s>` (a pytest surface: seeds run and the
+slowest run; `fuzz`: clusters drawn; `fuzz.<surface>`: the fuzzer's calls of each surface it
+drives, simulate, validate, translate-*, explain, whatif, read, review, cycle, and the slowest
+call). Last line: `summary: minutes=<m> seeds=<n> <surface>=<seeds tried>...
+scenarios=<surface>:<n>,... crashes=<n> slowest=<surface>:<s>s,... cut=<n> failures=<n>
+failing=<surface>:<seed>,...` (`crashes`: exceptions that escaped a surface the fuzzer
+drives, and gangs whose attempt the cycle had to catch). Exit status 1 when anything failed.
 """
 
 from __future__ import annotations
@@ -110,13 +115,36 @@ class Tally:
     tried: Counter[str] = field(default_factory=Counter)
     cut: Counter[str] = field(default_factory=Counter)
     failures: list[Failure] = field(default_factory=list)
+    scenarios: Counter[str] = field(default_factory=Counter)
+    """Per surface, what it ran: a pytest surface's seeds, the fuzzer's clusters drawn
+    (`fuzz`) and the calls of each surface it drives (`fuzz.simulate`, `fuzz.review`, ...)."""
+    slowest: dict[str, float] = field(default_factory=dict)
+    """Per surface, its slowest call in seconds: a pytest surface's slowest seed, each of the
+    fuzzer's surfaces its slowest call."""
+    crashes: int = 0
+    """Exceptions that escaped a surface the fuzzer drives, and gangs whose attempt the cycle
+    had to catch (the fuzzer's `crashes`); a pytest surface's are among its failures."""
+
+    def took(self, surface: str, seconds: float) -> None:
+        self.slowest[surface] = max(self.slowest.get(surface, 0.0), seconds)
+
+    def surfaces(self) -> list[str]:
+        """One line per surface: what it ran and its slowest call."""
+        return [
+            f"surface {name}: scenarios={self.scenarios[name]} slowest_s={self.slowest.get(name, 0.0):.2f}"
+            for name in sorted(set(self.scenarios) | set(self.slowest))
+        ]
 
     def summary(self, minutes: float) -> str:
         failing = ",".join(f"{f.surface}:{f.seed}" for f in self.failures) or "-"
+        slowest = ",".join(f"{k}:{v:.2f}s" for k, v in sorted(self.slowest.items())) or "-"
         parts = [
             f"minutes={minutes:g}",
             f"seeds={sum(self.tried.values())}",
             *(f"{name}={self.tried[name]}" for name in NAMES),
+            f"scenarios={','.join(f'{k}:{v}' for k, v in sorted(self.scenarios.items())) or '-'}",
+            f"crashes={self.crashes}",
+            f"slowest={slowest}",
             f"cut={sum(self.cut.values())}",
             f"failures={len(self.failures)}",
             f"failing={failing}",
@@ -162,7 +190,9 @@ def run_surface(surface: Surface, seed: int, logs: Path, tally: Tally, out: Text
         return
     log.write_text(done.stdout + done.stderr)
     tally.tried[surface.name] += 1
+    tally.scenarios[surface.name] += 1
     seconds = time.monotonic() - started
+    tally.took(surface.name, seconds)
     if done.returncode == 0:
         print(f"ok   {surface.name} seed={seed} ({seconds:.0f} s)", file=out, flush=True)
         return
@@ -187,6 +217,31 @@ def fuzz_findings(output: str) -> tuple[int, dict[int, str]]:
     return tried, failing
 
 
+FUZZ_FIGURE = re.compile(r"^(?P<surface>[a-z][a-z-]*)=(?P<calls>\d+)/(?P<ms>[0-9.]+)ms$")
+
+
+def fuzz_figures(output: str, tally: Tally) -> None:
+    """Add the fuzzer's summary to `tally`: its clusters drawn, its crashes, and per surface
+    it drives (`<surface>=<calls>/<slowest ms>`) the calls and the slowest one."""
+    for line in output.splitlines():
+        if not line.startswith("summary: "):
+            continue
+        figures = dict(t.split("=", 1) for t in line.split()[1:] if "=" in t)
+        tally.scenarios[FUZZ] += int(figures.get("scenarios", 0))
+        tally.crashes += int(figures.get("crashes", 0))
+        for counted, worst, name in (
+            ("reviews", "worst_review_ms", "review"),
+            ("cycles", "worst_cycle_ms", "cycle"),
+        ):
+            if counted in figures:
+                tally.scenarios[f"{FUZZ}.{name}"] += int(figures[counted])
+                tally.took(f"{FUZZ}.{name}", float(figures.get(worst, 0)) / 1e3)
+        for token in line.split()[1:]:
+            if m := FUZZ_FIGURE.match(token):
+                tally.scenarios[f"{FUZZ}.{m['surface']}"] += int(m["calls"])
+                tally.took(f"{FUZZ}.{m['surface']}", float(m["ms"]) / 1e3)
+
+
 def fuzz_replay(seed: int) -> str:
     return f".venv/bin/python hack/fuzz.py --seed {seed} --minutes 1"
 
@@ -199,6 +254,7 @@ def run_fuzz(seed: int, minutes: float, logs: Path, tally: Tally, out: TextIO) -
     log.write_text(done.stdout + done.stderr)
     tried, failing = fuzz_findings(done.stdout)
     tally.tried[FUZZ] += tried
+    fuzz_figures(done.stdout, tally)
     for bad, what in sorted(failing.items()):
         failure = Failure(FUZZ, bad, what, fuzz_replay(bad), log)
         tally.failures.append(failure)
@@ -282,6 +338,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     for failure in tally.failures:
         print(f"replay {failure.surface} seed={failure.seed}: {failure.replay}")
+    for line in tally.surfaces():
+        print(line)
     print(tally.summary(args.minutes), flush=True)
     return 1 if tally.failures else 0
 

@@ -172,6 +172,33 @@ def test_the_fuzzers_failures_are_read_back_with_their_seeds() -> None:
     assert explore.fuzz_replay(42) == ".venv/bin/python hack/fuzz.py --seed 42 --minutes 1"
 
 
+def test_the_fuzzers_surfaces_are_counted_with_their_slowest_call() -> None:
+    tally = explore.Tally()
+    for first, slow in ((41, "812"), (46, "95")):
+        explore.fuzz_figures(
+            f"summary: seed={first} seeds=5 scenarios=100 crashes=1 slowest_ms=900.0 failures=1 "
+            f"reviews=300 cycles=100 worst_review_ms=12.5 worst_cycle_ms=900.0 explain=200/{slow}ms "
+            "simulate=100/640ms translate-kueue=100/33ms over_budget=0",
+            tally,
+        )
+    assert tally.crashes == 2
+    assert tally.scenarios["fuzz"] == 200
+    assert tally.scenarios["fuzz.explain"] == 400
+    assert tally.scenarios["fuzz.review"] == 600
+    assert tally.slowest["fuzz.explain"] == pytest.approx(0.812)
+    assert tally.slowest["fuzz.cycle"] == pytest.approx(0.9)
+    assert tally.slowest["fuzz.translate-kueue"] == pytest.approx(0.033)
+    tally.tried["oracle"] += 1
+    tally.scenarios["oracle"] += 1
+    tally.took("oracle", 40.0)
+    summary = tally.summary(30)
+    assert " crashes=2 " in summary
+    assert " scenarios=fuzz:200,fuzz.cycle:200,fuzz.explain:400," in summary
+    assert "oracle:40.00s" in summary and "fuzz.simulate:0.64s" in summary
+    assert "surface fuzz.whatif: scenarios=0" not in tally.surfaces()
+    assert "surface oracle: scenarios=1 slowest_s=40.00" in tally.surfaces()
+
+
 def test_an_unknown_surface_is_refused_with_the_known_ones(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         explore.main(["--minutes", "0", "--only", "cycle,nope"])

@@ -239,7 +239,9 @@ class Outcome:
             step()
         except TopobridgeError as exc:
             message = str(exc)
-            self.errors.append(message if message.startswith(who) else f"{who}: {message}")
+            line = message if message.startswith(who) else f"{who}: {message}"
+            if line not in self.errors:  # one broken object read by two steps is said once
+                self.errors.append(line)
 
 
 @dataclass

@@ -20,12 +20,23 @@ from topobridge.cmd_translate import GpuOptions, Inputs, Outcome
 from translations import volcano
 from translations import workload_translate as w2v
 from translations.core import Pod
+from translations.errors import InvalidSpecError
 from translations.topology import TopologyTree
 
 
-def _tree(inputs: Inputs) -> TopologyTree | None:
+def _tree(inputs: Inputs, outcome: Outcome) -> TopologyTree | None:
+    """The label tree the groups are written against; a ClusterNetworkTopology whose layer
+    chain does not hold (the CRD accepts one) is an error, and the groups go on without it."""
     cnt = next((c for c in inputs.cnts if c.name == "default"), None)
-    return w2v.label_tree(inputs.nodes, kueue_topologies=inputs.kueue_topologies, cnt=cnt)
+    try:
+        return w2v.label_tree(inputs.nodes, kueue_topologies=inputs.kueue_topologies, cnt=cnt)
+    except InvalidSpecError as exc:
+        if cnt is None:
+            raise
+        message = f"ClusterNetworkTopology {cnt.name}: {exc}"
+        if message not in outcome.errors:
+            outcome.errors.append(message)
+        return w2v.label_tree(inputs.nodes, kueue_topologies=inputs.kueue_topologies)
 
 
 def _template_spec(job: dict[str, Any]) -> dict[str, Any] | None:
@@ -40,7 +51,7 @@ def from_upstream(inputs: Inputs, target: str, outcome: Outcome) -> None:
         return
     from translations.patches import merge
 
-    tree = _tree(inputs)
+    tree = _tree(inputs, outcome)
     patched: dict[tuple[str, str], dict[str, Any]] = {}
     for obj in inputs.upstream:
 
@@ -84,7 +95,7 @@ def to_upstream(
     outcome.report_lines.extend(scratch.report_lines)
     outcome.errors.extend(scratch.errors)
     outcome.refused += scratch.refused
-    tree = _tree(inputs)
+    tree = _tree(inputs, outcome)
     groups = [(f"PodGroup {pg.key}", pg) for pg in inputs.volcano_pod_groups]
     groups += [
         (f"PodGroup {pg.key} (made from the input)", pg)

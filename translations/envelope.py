@@ -138,21 +138,19 @@ _LABEL_VALUE_RULE = (
 def label_value_problems(value: str, *, path: str) -> list[InvalidSpecError]:
     """apimachinery's IsValidLabelValue (empty, or at most 63 characters of the qualified-name
     alphabet), one field error per message."""
-    shown = render_value(value)
     messages = [f"must be no more than {LABEL_MAX} characters"] if len(value) > LABEL_MAX else []
     if value and not _NAME_PART.match(value):
         messages.append(_LABEL_VALUE_RULE)
-    return [InvalidSpecError(path, value, f"Invalid value: {shown}: {m}") for m in messages]
+    return _invalid(path, value, messages)
 
 
 def label_key_problems(value: str, *, path: str) -> list[InvalidSpecError]:
     """apimachinery's IsQualifiedName (a label key: an optional DNS-1123 subdomain prefix and `/`,
     then a name of at most 63 characters), one field error per message."""
-    shown = render_value(value)
     parts = value.split("/")
     if len(parts) > 2:
         detail = f"a qualified name {_NAME_PART_RULE} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        return [InvalidSpecError(path, value, f"Invalid value: {shown}: {detail}")]
+        return _invalid(path, value, [detail])
     name = parts[-1]
     messages: list[str] = []
     if len(parts) == 2:
@@ -168,4 +166,13 @@ def label_key_problems(value: str, *, path: str) -> list[InvalidSpecError]:
             messages.append(f"name part must be no more than {LABEL_MAX} characters")
         if not _NAME_PART.match(name):
             messages.append(f"name part {_NAME_PART_RULE}")
+    return _invalid(path, value, messages)
+
+
+def _invalid(path: str, value: str, messages: list[str]) -> list[InvalidSpecError]:
+    """One `Invalid value` per message; the value is rendered only when there is one (a valid
+    label is checked once per pod an expansion makes)."""
+    if not messages:
+        return []
+    shown = render_value(value)
     return [InvalidSpecError(path, value, f"Invalid value: {shown}: {m}") for m in messages]

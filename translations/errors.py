@@ -107,6 +107,8 @@ def render_value(value: Any) -> str:
 
 def go_quote(text: str) -> str:
     """Go's strconv.Quote: printable runes kept, everything else escaped."""
+    if text.isprintable() and '"' not in text and "\\" not in text:
+        return f'"{text}"'  # nothing to escape: the common case, without a loop per character
     out = ['"']
     for ch in text:
         code = ord(ch)

@@ -647,15 +647,16 @@ def _finish(
     notes: list[str],
 ) -> Expansion:
     """Check every new object as the API server would; PodGroups already present are kept."""
+    checked: set[tuple[str, str]] = set()  # a job's pods share most labels: each checked once
     for obj in new:
-        _check(obj)
+        _check(obj, checked)
     added = [
         g
         for g in groups
         if f"{g['metadata'].get('namespace', '')}/{g['metadata']['name']}" not in have_groups
     ]
     for obj in added:
-        _check(obj)
+        _check(obj, checked)
     return Expansion(
         kind,
         key,
@@ -668,13 +669,18 @@ def _finish(
     )
 
 
-def _check(obj: JsonDict) -> None:
+def _check(obj: JsonDict, checked: set[tuple[str, str]]) -> None:
+    """The object's name and labels as the API server checks them; `checked`: labels already
+    found valid on an earlier object (a bad one raises, so it is never in the set)."""
     meta = obj["metadata"]
     where = f"{obj['kind']} {meta.get('namespace', '')}/{meta['name']}"
     problems = name_problems(obj, require_name=True)
     for k, v in (meta.get("labels") or {}).items():
+        if (k, v) in checked:
+            continue
         problems += label_key_problems(k, path="metadata.labels")
         problems += label_value_problems(v, path=f"metadata.labels[{k}]")
+        checked.add((k, v))
     raise_all([InvalidSpecError(f"{where}: {p.field_path}", p.value, p.detail) for p in problems])
 
 

@@ -313,12 +313,27 @@ def pod_request(pod: Pod, job: Job | None) -> tuple[GpuTopologyRequest | None, l
     """The request that governs a pod, with its problems: its Job's (Job + template) when the
     Job is known and has one, else the pod's own annotations."""
     if job is not None:
-        found = read_request(
-            [(JOB_LAYERS[0], job.metadata.annotations or {}), (JOB_LAYERS[1], _template_annotations(job))]
-        )
+        found = _job_request(job)
         if found[0] is not None:
             return found
     return read_request([(JOB_LAYERS[0], pod.metadata.annotations or {})])
+
+
+_last_job_request: tuple[Job, tuple[GpuTopologyRequest | None, list[InvalidSpecError]]] | None = None
+"""The last Job read and its request: a Job's pods are read one after another, and its
+annotations are the same for each (models are replaced, never changed, so identity is enough)."""
+
+
+def _job_request(job: Job) -> tuple[GpuTopologyRequest | None, list[InvalidSpecError]]:
+    global _last_job_request
+    memo = _last_job_request
+    if memo is not None and memo[0] is job:
+        return memo[1][0], list(memo[1][1])
+    found = read_request(
+        [(JOB_LAYERS[0], job.metadata.annotations or {}), (JOB_LAYERS[1], _template_annotations(job))]
+    )
+    _last_job_request = (job, found)
+    return found[0], list(found[1])
 
 
 def job_uid_of(pod: Pod) -> str | None:

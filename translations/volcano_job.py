@@ -123,8 +123,9 @@ def job_problems(
     if not tasks:
         out.append(InvalidSpecError("spec.tasks", None, "Required value: a Job needs at least one task"))
     names: set[str] = set()
+    requests: dict[int, tuple[InvalidSpecError, ...]] = {}
     for i, task in enumerate(tasks):
-        out += _task_problems(task, f"spec.tasks[{i}]", job_tier, tier_of_name)
+        out += _task_problems(task, f"spec.tasks[{i}]", job_tier, tier_of_name, requests)
         if task.name is not None:
             if task.name in names:
                 out.append(
@@ -147,8 +148,14 @@ def job_problems(
 
 
 def _task_problems(
-    task: TaskSpec, base: str, job_tier: int | None, tier_of_name: Callable[[str], int | None]
+    task: TaskSpec,
+    base: str,
+    job_tier: int | None,
+    tier_of_name: Callable[[str], int | None],
+    requests: dict[int, tuple[InvalidSpecError, ...]],
 ) -> list[InvalidSpecError]:
+    """A task's problems; `requests`: what each template's requests came to, by the template
+    model's identity (tasks may share one model: `webhooks.rules.volcano_job.parse`)."""
     out = at_most(f"{base}.replicas", task.replicas, INT32_MAX)
     out += at_most(f"{base}.minAvailable", task.min_available, INT32_MAX)
     replicas = task.replicas or 0
@@ -161,10 +168,10 @@ def _task_problems(
             )
         )
     if task.template is not None:  # the PodGroup's minResources adds these up
-        try:
-            effective_requests(task.template.spec)
-        except InvalidSpecError as exc:
-            out += [InvalidSpecError(f"{base}.template.{p.field_path}", p.value, p.detail) for p in exc.all]
+        found = requests.get(id(task.template))
+        if found is None:
+            found = requests[id(task.template)] = _request_problems(task.template)
+        out += [InvalidSpecError(f"{base}.template.{p.field_path}", p.value, p.detail) for p in found]
     policy = task.partition_policy
     if policy is None:
         return out
@@ -200,6 +207,14 @@ def _task_problems(
         policy.network_topology, f"{path}.networkTopology", job_tier, tier_of_name=tier_of_name
     )
     return out
+
+
+def _request_problems(template: PodTemplateSpec) -> tuple[InvalidSpecError, ...]:
+    try:
+        effective_requests(template.spec)
+    except InvalidSpecError as exc:
+        return exc.all
+    return ()
 
 
 # --- Volcano's mutating defaults: what its job controller reads -------------------------------

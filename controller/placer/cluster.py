@@ -277,6 +277,23 @@ class ClusterView:
     """Keys of gangs with pending members."""
     budgets: Sequence[Budget]
     warnings: Sequence[str] = ()
+    freed: int = 0
+    """`ClusterState.freed` as the view was taken: equal in two views, nothing between them
+    can have made room or lifted a constraint (the cycle's queueing hint)."""
+
+
+def _only_bound(old: Pod | None, new: Pod | None) -> bool:
+    """`new` is `old`, pending, given a node and nothing else: the same metadata and status
+    models, every other spec field the same object (a bind as `simulate` applies it; a pod read
+    afresh from the API server never passes, which only costs a retry)."""
+    if old is None or new is None or old.spec.node_name or not new.spec.node_name:
+        return False
+    if old.metadata is not new.metadata or old.status is not new.status:
+        return False
+    before, after = old.spec.__dict__, new.spec.__dict__
+    if before.keys() != after.keys() or old.spec.__pydantic_extra__ != new.spec.__pydantic_extra__:
+        return False
+    return all(value is after[key] for key, value in before.items() if key != "node_name")
 
 
 class _Gangs(MutableMapping[str, Gang]):
@@ -404,6 +421,10 @@ class ClusterState:
         self._budget_index: dict[str, list[Budget]] = {}
         self.generation = 0
         """Moves on every change that can alter a scheduling decision."""
+        self.freed = 0
+        """Moves on every change but a pending pod bound as it was (its node set, nothing else
+        changed) or assumed: only those can never make room or lift a constraint for a gang
+        without inter-pod terms of its own (kube-scheduler's queueing hints)."""
         self.topology_generation = 0
 
     # --- events ---------------------------------------------------------------------------
@@ -439,6 +460,8 @@ class ClusterState:
         if kind is Kind.PDB and self._agg is not None:
             self._agg.budgets = None  # even a change called irrelevant is read afresh, as before
         if relevant or old is None:
+            if kind is not Kind.POD or not _only_bound(old, obj):
+                self.freed += 1
             self._changed(kind, key, old, obj)
 
     def delete(self, kind: Kind, key: str) -> None:
@@ -448,6 +471,7 @@ class ClusterState:
         if kind is Kind.POD:
             self.assumed.pop(key, None)
         if old is not None:
+            self.freed += 1
             self._changed(kind, key, old, None)
 
     def assume(self, pod_key: str, node: str) -> None:
@@ -459,6 +483,7 @@ class ClusterState:
         """The bind failed: the pod is pending again. True when it was assumed."""
         if self.assumed.pop(pod_key, None) is None:
             return False
+        self.freed += 1
         self._pod_dirty(pod_key)
         return True
 
@@ -595,6 +620,7 @@ class ClusterState:
             pending=pending,
             budgets=budgets,
             warnings=agg.warnings,
+            freed=self.freed,
         )
 
     def _rebuild_topology(self) -> _Aggregates:

@@ -60,6 +60,9 @@ from translations.gangs import Gang
 
 DEFAULT_ASSEMBLY_GRACE = 10.0
 """Seconds a gang with fewer pods than minMember may take to appear before it is reported."""
+UNSCHEDULABLE_FLUSH = 300.0
+"""Seconds after which a gang left unschedulable is tried again though nothing it depends on
+changed (kube-scheduler's podMaxInUnschedulablePodsDuration, 5 minutes)."""
 
 
 # --- options and state kept between cycles ------------------------------------------------------
@@ -112,6 +115,9 @@ class GangTiming:
     """Timeouts in a row per gang (the backoff after the next one doubles)."""
     errors: dict[str, int] = field(default_factory=dict)
     """Attempts in a row that raised, per gang."""
+    unschedulable: dict[str, Unschedulable] = field(default_factory=dict)
+    """Gangs whose last attempt found no place and no preemption, with what it saw: not
+    tried again until something it depends on changes (`Unschedulable.holds`)."""
 
     def seen(self, gang: str, now: float) -> float:
         return self.first_seen.setdefault(gang, now)
@@ -144,6 +150,7 @@ class GangTiming:
 
     def bound(self, gang: str) -> float | None:
         """The gang is placed: its clocks stop. Returns when it was first seen, if known."""
+        self.unschedulable.pop(gang, None)
         self.timeouts.pop(gang, None)
         self.failures.pop(gang, None)
         self.errors.pop(gang, None)
@@ -152,9 +159,52 @@ class GangTiming:
 
     def prune(self, live: Collection[str]) -> None:
         """Forget gangs that no longer exist."""
-        for table in (self.first_seen, self.not_before, self.failures, self.timeouts, self.errors):
+        tables = (
+            self.first_seen,
+            self.not_before,
+            self.failures,
+            self.timeouts,
+            self.errors,
+            self.unschedulable,
+        )
+        for table in tables:
             for k in [k for k in table if k not in live]:
                 del table[k]
+
+
+@dataclass(frozen=True)
+class Unschedulable:
+    """What a gang's last attempt saw when it found no place (kube-scheduler's unschedulable
+    pool, with one queueing hint for every plugin): the gang itself (the view's own object,
+    replaced whenever one of its pods, its PodGroup or its Job changes), `ClusterState.freed`
+    (moved by every change but a pending pod bound), the disruption budgets, and when."""
+
+    gang: Gang
+    freed: int
+    budgets: tuple[Budget, ...]
+    at: float
+
+    def holds(self, gang: Gang, view: ClusterView, now: float) -> bool:
+        """True while trying `gang` again cannot place it: nothing it depends on changed. A
+        bound pod only takes room, unless the gang has inter-pod terms (affinity or spread:
+        a bound pod may be what they ask for), so those gangs are always tried."""
+        return (
+            gang is self.gang
+            and view.freed == self.freed
+            and tuple(view.budgets) == self.budgets
+            and now - self.at < UNSCHEDULABLE_FLUSH
+        )
+
+
+def _needs_other_pods(gang: Gang) -> bool:
+    """Whether a pod bound elsewhere may be what the gang's pods ask for: required or
+    preferred pod affinity, or topology spread (their count per domain moves with binds)."""
+    for member in gang.pods:
+        spec = member.pod.spec
+        affinity = spec.affinity
+        if spec.topology_spread_constraints or (affinity is not None and affinity.pod_affinity is not None):
+            return True
+    return False
 
 
 # --- the plan -----------------------------------------------------------------------------------
@@ -292,8 +342,23 @@ class SchedulingCycle:
             if gangs[k].served_by(self.served)
             and k not in self.busy
             and not self.timing.backing_off(k, self.now)
+            and not self._still_unschedulable(gangs[k])
         ]
         return queue_order(ready)
+
+    def _still_unschedulable(self, gang: Gang) -> bool:
+        """The gang's last attempt found no place and nothing it depends on changed since,
+        and its timeout would not fire now (that attempt must run to release what it holds)."""
+        last = self.timing.unschedulable.get(gang.key)
+        if last is None or not last.holds(gang, self.view, self.now):
+            return False
+        fired = expiry(
+            gang,
+            waiting_since=self.timing.first_seen.get(gang.key),
+            now=self.now,
+            failures=self.timing.timeouts.get(gang.key, 0) + 1,
+        )
+        return fired is None
 
     # --- one gang: prefilter .. postfilter (engine), reserve, permit ---
 
@@ -310,6 +375,7 @@ class SchedulingCycle:
         except Exception as exc:  # a bad object is its own gang's problem, never the cycle's
             with contextlib.suppress(Exception):  # the attempt's own error is the one reported
                 self._unreserve_plugins(gang)
+            self.timing.unschedulable.pop(gang.key, None)
             self.snapshot.rollback_to(mark)
             self.budgets = budgets
             self.plan.truncate(plan_marks)
@@ -317,7 +383,27 @@ class SchedulingCycle:
         self.timing.attempted(gang.key)
         if attempt_budget.guarded:
             outcome = self.plan.outcomes[gang.key] = replace(outcome, guarded=attempt_budget.why())
+        self._remember(gang, outcome, cut=attempt_budget.cut)
         return outcome
+
+    def _remember(self, gang: Gang, outcome: Outcome, *, cut: bool) -> None:
+        """Keep what an attempt that found nothing saw (`Unschedulable`), else forget it. Only a
+        verdict that is a function of that: reported, its search not cut short (by steps or the
+        clock: more pods to evict could change where a cut search ends), nothing planned for
+        the gang, no inter-pod terms."""
+        settled = (
+            outcome.code in (Code.UNSCHEDULABLE, Code.UNRESOLVABLE)
+            and outcome.report
+            and not cut
+            and not outcome.guarded
+            and self.plan.added_for(gang.key) == (None, None, None)
+            and not _needs_other_pods(gang)
+        )
+        if settled:
+            seen = Unschedulable(gang, self.view.freed, tuple(self.view.budgets), self.now)
+            self.timing.unschedulable[gang.key] = seen
+        else:
+            self.timing.unschedulable.pop(gang.key, None)
 
     def _errored(self, gang: Gang, exc: Exception, step: Step) -> Outcome:
         delay = self.timing.errored(gang.key, self.now)

@@ -64,6 +64,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any, Protocol
 
 import numpy as np
@@ -315,9 +316,14 @@ class CycleWalk:
     def of(cls, cycle: Cycle) -> CycleWalk:
         return cls(cycle, cycle.queue())
 
+    @cached_property
+    def _positions(self) -> dict[str, int]:
+        return {g.key: i for i, g in enumerate(self.queue)}
+
     def position(self, gang: Gang) -> int | None:
-        """The gang's place in the queue, None when the queue leaves it out."""
-        return next((i for i, g in enumerate(self.queue) if g.key == gang.key), None)
+        """The gang's place in the queue, None when the queue leaves it out (a lookup: the
+        what-if asks it once for each of a job's thousands of gangs)."""
+        return self._positions.get(gang.key)
 
     def reaches(self, gang: Gang) -> bool:
         """Whether the walk can still answer for `gang` (it has not attempted it yet)."""

@@ -281,8 +281,11 @@ def cluster_state(sc: Scenario) -> ClusterState:
     """The scenario's objects in a `ClusterState`, as the live cache would hold them."""
     topology_of(sc)  # a strict scenario fails here, naming the unusable topology object
     state = ClusterState()
-    for kind, objects in sc.by_kind().items():
-        for obj in objects:
+    stores = sc.by_kind()
+    # Pods last: a Job or a PriorityClass put after its pods would make the state work out
+    # each pod's gang again (the result is the same in any order, the work is not).
+    for kind in sorted(stores, key=lambda k: k is Kind.POD):
+        for obj in stores[kind]:
             state.put(kind, obj.key if kind.value.namespaced else obj.name, obj)
     return state
 

@@ -17,6 +17,7 @@ import contextlib
 import os
 import signal
 import sys
+import urllib.parse
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
@@ -159,11 +160,16 @@ async def test_a_pod_nested_too_deeply_stops_no_process(
             )
             assert status == 200
 
-        for argv in (("tree",), ("explain", "ordinary", "-n", ns), ("simulate", "--from-cluster")):
+        for argv, says in (
+            (("tree",), nodes[0]),
+            (("explain", "ordinary", "-n", ns), f"{ns}/ordinary"),
+            (("simulate", "--from-cluster", "-o", "json"), '"unschedulable"'),
+        ):
             code, text = await _cli(*argv, kubeconfig=control_plane.kubeconfig)
             assert code == 0, f"{' '.join(argv)} exited {code}: {text[-2000:]}"
             assert "Traceback" not in text
-        await _ui_serves_and_stops(control_plane.kubeconfig)
+            assert says in text, f"{' '.join(argv)}: {text[-2000:]}"
+        await _ui_serves_and_stops(control_plane.kubeconfig, node=nodes[0], gang=f"volcano:{ns}/ordinary")
         assert run.returncode is None and webhook_only.returncode is None
     finally:
         await _stop(run)
@@ -185,7 +191,9 @@ async def _delete_hostile_pods(admin: Kube, namespace: str) -> None:
     await eventually(gone, timeout=60, what="the hostile pods deleted")
 
 
-async def _ui_serves_and_stops(kubeconfig: str) -> None:
+async def _ui_serves_and_stops(kubeconfig: str, *, node: str, gang: str) -> None:
+    """The live ui serves its page, the cluster's view (the nodes, beside the deep pod) and an
+    explanation of the ordinary gang, then stops on SIGTERM."""
     port = free_port()
     ui = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -204,6 +212,12 @@ async def _ui_serves_and_stops(kubeconfig: str) -> None:
         assert b"serving" in line, (line, await ui.stderr.read() if ui.stderr else b"")
         status, _ = await asyncio.to_thread(get, f"http://127.0.0.1:{port}/")
         assert status == 200
+        status, body = await asyncio.to_thread(get, f"http://127.0.0.1:{port}/api/view")
+        assert status == 200 and node in body, body[:2000]
+        status, body = await asyncio.to_thread(
+            get, f"http://127.0.0.1:{port}/api/explain?gang={urllib.parse.quote(gang)}"
+        )
+        assert status == 200 and gang in body, body[:2000]
         ui.send_signal(signal.SIGTERM)
         assert await asyncio.wait_for(ui.wait(), 20) == 0
     finally:

@@ -35,8 +35,9 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from controller.placer.scenario import Scenario, load_scenario, prepare, simulate
+from controller.placer.scenario import Prepared, Scenario, SimulationResult, load_scenario, prepare, simulate
 from translations.errors import TopobridgeError
+from translations.gangs import Gang
 from translations.topology import natural_key
 
 PASTED = "the pasted job"
@@ -111,12 +112,12 @@ def what_if(
     prep = prepare(sc)
     step(f"running the scheduling cycle to quiescence ({len(sc.nodes):,} nodes, {len(sc.pods):,} pods)")
     result = simulate(sc)
-    gangs = [g for g in prep.gangs() if mine & {p.key for p in g.pods}]
-    out: list[dict[str, Any]] = []
-    for g in gangs:
-        if g.key not in result.gangs:
-            step(f"explaining why {g.key} would wait")
-        out.append(_gang_answer(g.key, [p.key for p in g.pods], result, sc, prep))
+    gangs = [g for g in prep.gangs() if any(p.key in mine for p in g.pods)]
+    waiting = [g for g in gangs if g.key not in result.gangs]
+    if waiting:
+        step(f"explaining why {len(waiting):,} gang(s) of the job would wait")
+    explained = _explained(sc, prep, waiting)
+    out = [_gang_answer(g, result, explained.get(g.key, {})) for g in gangs]
     for_job = {v for v in result.evicted if _trigger(result.conditions.get(v)) in mine}
     return {
         "gangs": out,
@@ -168,7 +169,26 @@ def _trigger(condition: Mapping[str, str] | None) -> str:
     return found.group(1) if found else ""
 
 
-def _gang_answer(key: str, pods: list[str], result: Any, sc: Any, prep: Any) -> dict[str, Any]:
+def _explained(sc: Scenario, prep: Prepared, gangs: Sequence[Gang]) -> dict[str, dict[str, Any]]:
+    """The cycle's answer (`cmd_explain.judge`) for each of `gangs`, asked in queue order so
+    that one walk of the cycle answers them all (a job of lone pods is thousands of gangs)."""
+    from controller.placer.explain import render
+    from controller.placer.scenario import DEFAULT_SCHEDULERS
+    from topobridge.cmd_explain import judge, walk_of
+
+    if not gangs:
+        return {}
+    walk = walk_of(sc, prep, gangs[0], DEFAULT_SCHEDULERS)
+    last = len(walk.queue)
+    out: dict[str, dict[str, Any]] = {}
+    for g in sorted(gangs, key=lambda g: p if (p := walk.position(g)) is not None else last):
+        found = judge(sc, prep, g, DEFAULT_SCHEDULERS)
+        out[g.key] = {"explanation": found.to_dict(), "text": render(found)}
+    return out
+
+
+def _gang_answer(gang: Gang, result: SimulationResult, explained: dict[str, Any]) -> dict[str, Any]:
+    key, pods = gang.key, [p.key for p in gang.pods]
     binds = {p: result.bound[p] for p in sorted(pods, key=natural_key) if p in result.bound}
     nominated = {p: result.nominated[p] for p in pods if p in result.nominated and p not in binds}
     answer: dict[str, Any] = {"gang": key, "pods": len(pods), "binds": binds, "nominated": nominated}
@@ -176,13 +196,8 @@ def _gang_answer(key: str, pods: list[str], result: Any, sc: Any, prep: Any) -> 
         domain, tier = result.gangs[key]
         answer.update(placed=True, domain=domain, tier=tier)
         return answer
-    from controller.placer.explain import render
-    from topobridge.cmd_explain import explain_prepared
-
     answer.update(placed=False, message=result.unschedulable.get(key, ""))
-    found = explain_prepared(sc, prep, key)
-    if found is not None:
-        answer.update(explanation=found.to_dict(), text=render(found))
+    answer.update(explained)
     return answer
 
 

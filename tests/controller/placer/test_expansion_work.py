@@ -1,0 +1,127 @@
+"""Simulating an expanded Job costs a fixed amount of work per pod, counted here in calls.
+
+An Indexed Job at the documented cap (100,000 pods) took 104.6 s: each pod's labels were
+rendered for error messages nobody read, each pod was keyed to its gang twice (once when put,
+once more when its Job was put after it), and the Job's own annotations were read again for
+every one of its pods. The time is measured in benchmarks/simulate_expansion.py; these tests
+count the work, so they hold on any machine.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from controller.placer import cluster as cluster_mod
+from controller.placer.scenario import cluster_state, load_scenario, simulate
+from translations import envelope, expand, gpu
+from translations.errors import go_quote
+
+Obj = dict[str, Any]
+PODS = 6
+
+
+def _scenario(pods: int = PODS) -> list[Obj]:
+    alloc = {"cpu": "8", "memory": "8Gi", "pods": "110"}
+    nodes: list[Obj] = [
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": f"n{i}", "labels": {"kubernetes.io/hostname": f"n{i}", "block": "b0"}},
+            "status": {"allocatable": alloc, "capacity": alloc},
+        }
+        for i in range(2)
+    ]
+    job: Obj = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "big", "namespace": "default"},
+        "spec": {
+            "completionMode": "Indexed",
+            "parallelism": pods,
+            "completions": pods,
+            "template": {
+                "metadata": {"annotations": {"kueue.x-k8s.io/podset-preferred-topology": "block"}},
+                "spec": {
+                    "schedulerName": "topobridge",
+                    "restartPolicy": "Never",
+                    "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}],
+                },
+            },
+        },
+    }
+    priority: Obj = {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": "p"},
+        "value": 10,
+    }
+    return [*nodes, job, priority]
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[Any]:
+    calls: list[Any] = []
+    real = getattr(module, name)
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, counted)
+    return calls
+
+
+def test_the_expanded_job_is_one_gang_placed_whole() -> None:
+    result = simulate(load_scenario(_scenario()))
+    assert len(result.bound) == PODS
+    assert result.gangs == {"job:default/big": ("n0", 0)}
+
+
+def test_each_pod_is_keyed_to_its_gang_once_when_the_state_is_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    sc = load_scenario(_scenario())
+    calls = _counting(monkeypatch, cluster_mod, "membership")
+    state = cluster_state(sc)
+    assert len(calls) == PODS  # the Job and the PriorityClass are put before the pods
+    assert {g.key for g in state.view().gangs.values()} == {"job:default/big"}
+
+
+def test_a_label_the_job_gives_every_pod_is_checked_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _counting(monkeypatch, expand, "label_key_problems")
+    sc = load_scenario(_scenario())
+    labels = {k for p in sc.pods for k in (p.metadata.labels or {})}
+    values = {(k, v) for p in sc.pods for k, v in (p.metadata.labels or {}).items()}
+    assert len(labels) == 5
+    assert len(calls) == len(values) == 4 + PODS  # the shared four once, the index once each
+
+
+def test_an_expanded_pod_with_a_bad_label_is_still_refused() -> None:
+    objects = _scenario()
+    objects[2]["spec"]["template"]["metadata"]["labels"] = {"bad key": "v"}
+    with pytest.raises(Exception, match=r"metadata\.labels: Invalid value: \"bad key\""):
+        load_scenario(objects)
+
+
+def test_a_jobs_annotations_are_read_once_for_all_its_pods(monkeypatch: pytest.MonkeyPatch) -> None:
+    sc = load_scenario(_scenario())
+    job = sc.podgroups.jobs[0]
+    calls = _counting(monkeypatch, gpu, "read_request")
+    for pod in sc.pods:
+        assert gpu.pod_request(pod, job) == (None, [])
+    job_layers = [c for c in calls if c[0][0][0] == gpu.JOB_LAYERS[0] and len(c[0]) == 2]
+    assert len(job_layers) == 1
+
+
+@pytest.mark.parametrize(
+    "text", ["", "plain", 'a "quote"', "back\\slash", "tab\there", "é", "\x7f", "\u2028"]
+)
+def test_go_quote_keeps_go_strconv_quote(text: str) -> None:
+    slow = '"' + "".join(go_quote(ch)[1:-1] for ch in text) + '"'
+    assert go_quote(text) == slow
+
+
+def test_valid_labels_render_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _counting(monkeypatch, envelope, "render_value")
+    assert envelope.label_key_problems("example.com/name", path="p") == []
+    assert envelope.label_value_problems("value", path="p") == []
+    assert calls == []
