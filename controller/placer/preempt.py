@@ -60,6 +60,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from itertools import repeat
 from operator import is_
 from typing import Protocol
@@ -258,6 +259,7 @@ def _plan_by_room(
     chosen = _choose(demand, snap, free, found, attempt_budget)
     if chosen is None:
         return None
+    chosen = _kube_tiebreak(demand, snap, free, found, chosen)
     plan = _plan(demand, snap, free, found, chosen, scheduler)
     return (plan, chosen.where) if plan is not None else None
 
@@ -326,6 +328,38 @@ def _choose(
             return fast
         nodes = 0  # too big to search: the exact machinery's greedy alone
     return _search_places(demand, snap, free, found, Limits(nodes=nodes, budget=budget))
+
+
+def _kube_tiebreak(
+    demand: GangDemand, snap: Snapshot, free: I64, found: Candidates, chosen: _Choice
+) -> _Choice:
+    """Among plans the search cannot tell apart, kube's: in the chosen place every unit gone,
+    then each put back in kube's order (`_reprieve_order`) while the gang still fits by room
+    (kube's SelectVictimsOnNode). Taken when it costs what the search's plan costs and ranks
+    no worse, so a lone pod goes before a group of equal priority, a smaller group before a
+    larger one, the later-started before the earlier."""
+    if not chosen.victims:
+        return chosen
+    index, arrays = snap.index, snap.arrays()
+    units = _units_in(chosen.where, snap, arrays, found.eligible)
+    if len(units) > REPRIEVE_UNITS:
+        return chosen
+    work = free.copy()
+    for u in units:
+        np.add.at(work, arrays.node[list(u)], arrays.req[list(u)])
+    victims: list[int] = []
+    for u in _reprieve_order(units, snap, arrays, found.pod_budgets, found.allowed):
+        np.subtract.at(work, arrays.node[list(u)], arrays.req[list(u)])
+        if _nominate(chosen.where, demand, work, index) is None:
+            np.add.at(work, arrays.node[list(u)], arrays.req[list(u)])
+            victims.extend(u)
+    if _nominate(chosen.where, demand, work, index) is None:
+        return chosen
+    cost = partial(victim_cost, arrays=arrays, pod_budgets=found.pod_budgets, allowed=found.allowed)
+    rank = partial(kube_rank, snap=snap, arrays=arrays, pod_budgets=found.pod_budgets, allowed=found.allowed)
+    if cost(victims) != cost(chosen.victims) or rank(victims) > rank(chosen.victims):
+        return chosen
+    return replace(chosen, victims=sorted(victims))
 
 
 def _heuristic(demand: GangDemand, snap: Snapshot, free: I64, found: Candidates) -> _Choice | None:
@@ -875,14 +909,16 @@ def _reprieve_order(
     pod_budgets: Mapping[int, tuple[int, ...]],
     allowed: Sequence[int],
 ) -> list[tuple[int, ...]]:
-    """kube's order: the more important first (higher priority, then earlier start, then
-    name); those the budgets cannot spare (counted in that order, as kube's
-    filterPodsWithPDBViolation counts them) before the others."""
+    """kube's order (`MoreImportantVictim`, pkg/scheduler/framework/preemption/util.go): the
+    more important first: higher priority; at equal priority a group taken whole before a lone
+    pod, the larger group first; then the earlier start, then name. Those the budgets cannot
+    spare (counted in that order, as kube's FilterVictimsWithPDBViolation counts them) before
+    the others."""
 
-    def importance(u: tuple[int, ...]) -> tuple[int, float, NaturalKey]:
+    def importance(u: tuple[int, ...]) -> tuple[int, int, float, NaturalKey]:
         prio = max(int(arrays.priority[i]) for i in u)
         start = min(_started(snap.pods[arrays.keys[i]]) for i in u)
-        return (-prio, start, natural_key(arrays.keys[u[0]]))
+        return (-prio, -len(u), start, natural_key(arrays.keys[u[0]]))
 
     left = list(allowed)
     violating: list[tuple[int, ...]] = []
