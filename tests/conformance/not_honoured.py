@@ -35,9 +35,16 @@ UP_TO_ALL = (
     "members as lower priorities allow (kube's workload-aware rule)"
 )
 
+KEY_NOT_A_TREE_LEVEL = (
+    "a PodGroup's topology key that is a bare node label, no level of topobridge's topology tree "
+    "(topograph, a Kueue Topology, HyperNodes, ...): its pods wait, saying so; kube-scheduler takes "
+    "any node label as a level"
+)
+
 _TAINT = "pkg/scheduler/framework/plugins/tainttoleration/taint_toleration_test.go"
 _FIT = "pkg/scheduler/framework/plugins/noderesources/fit_test.go"
 _ALLOCATE = "pkg/scheduler/actions/allocate/allocate_test.go"
+_PODGROUP = "test/integration/scheduler/preemption/podgroup/podgrouppreemption_test.go:TestPodGroupPreemption"
 _TAS = "pkg/cache/scheduler/tas_cache_test.go:TestFindTopologyAssignments"
 
 NOT_HONOURED: dict[tuple[str, str], str] = {
@@ -88,6 +95,8 @@ NOT_HONOURED: dict[tuple[str, str], str] = {
         "multi-layer topology: block required; rack slices of 4; host slices of 2; TASMultiLayerTopology",
     ): KUEUE_BELOW_SLICE_ORDER,
     (_TAS, "multi-layer topology: no feature gate; additional layers ignored"): KUEUE_BELOW_SLICE_ORDER,
+    (_PODGROUP, "Topology-Aware Preemption: single topology domain"): KEY_NOT_A_TREE_LEVEL,
+    (_PODGROUP, "Topology-Aware Preemption: two topologies, only one eligible"): KEY_NOT_A_TREE_LEVEL,
     (
         "pkg/scheduler/actions/preempt/preempt_test.go:TestTopologyAwarePreempt",
         "preempt one task of different job to fit both jobs on one node",
