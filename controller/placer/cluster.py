@@ -862,6 +862,7 @@ class ClusterState:
                 terminating=pod.metadata.deletion_timestamp is not None,
                 terms=PodTerms.of(pod),
                 started=start_seconds(pod),
+                preemptable=volcano.preemptable(pod.metadata.annotations, pod.metadata.labels),
             )
         nominated = pod.status.nominated_node_name if pod.status is not None else None
         pos = index.node_pos.get(nominated) if nominated else None

@@ -45,6 +45,7 @@ from controller.placer.records import BoundPod, Nomination
 from controller.placer.snapshot import Snapshot
 from controller.placer.terms import PodTerms
 from controller.placer.timeout import Expiry, expiry
+from translations import volcano
 from translations.errors import failure_text
 from translations.gangs import Gang
 
@@ -438,6 +439,7 @@ class SchedulingCycle:
                     gang.key,
                     m.pod.metadata.labels or {},
                     terms=PodTerms.of(m.pod),
+                    preemptable=volcano.preemptable(m.pod.metadata.annotations, m.pod.metadata.labels),
                 )
             )
         snap.bind(*bound)

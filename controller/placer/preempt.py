@@ -288,7 +288,7 @@ def _candidates(
     """The pods a plan may evict and the places it may target; None when no place could hold
     the gang even with every eligible pod gone."""
     arrays = snap.arrays()
-    eligible = (arrays.priority < demand.priority) & ~arrays.terminating
+    eligible = eligible_victims(snap, arrays, demand.priority)
     if not demand.classes:
         return None
     # Room freed on a node no member may use helps no one: such pods are never worth evicting
@@ -429,13 +429,28 @@ def reads_bound_pods(demand: GangDemand, snap: Snapshot) -> bool:
     (its anti-affinity or its ports may keep the gang out)."""
     if any(PodTerms.of(demand.pods[c.pods[0]].pod) is not None for c in demand.classes):
         return True
-    return any(p.priority < demand.priority and not p.terminating for p in snap.with_terms.values())
+    return any(_may_go(p, demand.priority) for p in snap.with_terms.values())
+
+
+def eligible_victims(snap: Snapshot, arrays: PodArrays, priority: int) -> Bool:
+    """The bound pods a gang of `priority` may evict: of strictly lower priority, not yet
+    terminating, and not protected (`volcano.sh/preemptable: "false"`)."""
+    out: Bool = (arrays.priority < priority) & ~arrays.terminating
+    if snap.protected:
+        pos = arrays.position
+        out[[pos[k] for k in snap.protected if k in pos]] = False
+    return out
+
+
+def _may_go(pod: BoundPod, priority: int) -> bool:
+    """`eligible_victims` for one pod."""
+    return pod.priority < priority and not pod.terminating and pod.preemptable
 
 
 def revived(demand: GangDemand, snap: Snapshot, refilter: Refilter) -> GangDemand | None:
     """The demand with every lower-priority, not yet terminating pod gone, when every class
     then has a node (else None): no eviction can help a gang this does not help."""
-    gone = [p.key for p in snap.pods.values() if p.priority < demand.priority and not p.terminating]
+    gone = [p.key for p in snap.pods.values() if _may_go(p, demand.priority)]
     if not gone:
         return None
     with snap.trial():
@@ -742,7 +757,7 @@ def _plan_refiltered(
     """kube's dry run over the places the gang's constraint allows: in each, SelectVictimsOnNode
     (`_reprieve`), then the best by kube's order (`kube_rank`), then binpack and name."""
     arrays = snap.arrays()
-    eligible = (arrays.priority < demand.priority) & ~arrays.terminating
+    eligible = eligible_victims(snap, arrays, demand.priority)
     pod_budgets = _pod_budgets(snap, arrays, eligible, budgets)
     allowed = [b.allowed for b in budgets]
     with snap.trial():

@@ -30,10 +30,6 @@ KUEUE_BELOW_SLICE_ORDER = (
     "topobridge fills the host with the most slots first"
 )
 
-UP_TO_ALL = (
-    "Volcano preempts only until the job reaches minAvailable; topobridge makes room for as many "
-    "members as lower priorities allow (kube's workload-aware rule)"
-)
 
 KEY_NOT_A_TREE_LEVEL = (
     "a PodGroup's topology key that is a bare node label, no level of topobridge's topology tree "
@@ -97,8 +93,4 @@ NOT_HONOURED: dict[tuple[str, str], str] = {
     (_TAS, "multi-layer topology: no feature gate; additional layers ignored"): KUEUE_BELOW_SLICE_ORDER,
     (_PODGROUP, "Topology-Aware Preemption: single topology domain"): KEY_NOT_A_TREE_LEVEL,
     (_PODGROUP, "Topology-Aware Preemption: two topologies, only one eligible"): KEY_NOT_A_TREE_LEVEL,
-    (
-        "pkg/scheduler/actions/preempt/preempt_test.go:TestTopologyAwarePreempt",
-        "preempt one task of different job to fit both jobs on one node",
-    ): UP_TO_ALL,
 }

@@ -30,7 +30,13 @@ from controller.placer.attempt_budget import AttemptBudget
 from controller.placer.budgets import Budget
 from controller.placer.demand import GangDemand, sub_demand
 from controller.placer.framework import I64, Code, PostFilterResult, Status
-from controller.placer.preempt import Refilter, plan_preemption, reads_bound_pods, revived
+from controller.placer.preempt import (
+    Refilter,
+    eligible_victims,
+    plan_preemption,
+    reads_bound_pods,
+    revived,
+)
 from controller.placer.select import select
 from controller.placer.snapshot import Snapshot
 from translations.gangs import Gang
@@ -136,7 +142,7 @@ def room_without_lower(
 def fits_without_lower(demand: GangDemand, snap: Snapshot, free: I64) -> bool:
     """Would the gang fit by room if every lower-priority, not yet terminating pod were gone?"""
     arrays = snap.arrays()
-    lower = (arrays.priority < demand.priority) & ~arrays.terminating
+    lower = eligible_victims(snap, arrays, demand.priority)
     if not lower.any():
         return False
     optimistic = free.copy()

@@ -4,7 +4,9 @@ victims terminate, and a profile without the plugin never waits for them."""
 
 from __future__ import annotations
 
-from placer_objects import demo_objects
+from typing import Any
+
+from placer_objects import Obj, attempt, demo_objects, node, pod, priority_class, run
 
 from controller.placer.budgets import budgets_from
 from controller.placer.engine import schedule
@@ -12,6 +14,7 @@ from controller.placer.framework import Code, Step
 from controller.placer.plugins import default_profile
 from controller.placer.plugins.default_preemption import NOT_ELIGIBLE_TERMINATING, DefaultPreemption
 from controller.placer.scenario import load_scenario, prepare
+from translations import volcano
 
 GANG = "default/high-priority-training"
 
@@ -60,3 +63,38 @@ def test_the_wait_is_the_plugins_verdict_and_absent_without_it() -> None:
     plain = schedule(gang, prep.snapshot, budgets=budgets, profile=off)
     assert plain.code is Code.UNSCHEDULABLE
     assert "preemption is switched off." in plain.message
+
+
+def _low(name: str, **kw: Any) -> Obj:
+    return pod(
+        name, cpu="1", memory="1Gi", node_name="a", priority_class="low", scheduler="default-scheduler", **kw
+    )
+
+
+def test_volcano_preemptable_false_keeps_a_pod_from_ever_being_a_victim() -> None:
+    """Volcano's `volcano.sh/preemptable: "false"` (annotation first, then label): such a pod is
+    no candidate; the other one goes, and with only such pods in the way nothing helps."""
+    classes = [priority_class("high", 1000), priority_class("low", 100)]
+    new = pod("new", cpu="1", memory="1Gi", priority_class="high", scheduler="topobridge")
+    keep = {"volcano.sh/preemptable": "false"}
+    objs = [node("a", cpu="2"), *classes, _low("a-kept", labels=keep), _low("b-taken"), new]
+    assert run(objs).evicted == ["default/b-taken"]
+    # The annotation wins over the label.
+    objs = [
+        node("a", cpu="2"),
+        *classes,
+        _low("a-kept", annotations=keep, labels={"volcano.sh/preemptable": "true"}),
+    ]
+    objs += [_low("b-kept", labels=keep), new]
+    verdict = attempt(objs, "default/new")
+    assert verdict.plan is None and verdict.code is Code.UNRESOLVABLE
+    assert run(objs).evicted == []
+
+
+def test_volcano_preemptable_reads_as_go_parses_a_bool() -> None:
+    assert volcano.preemptable(None, None)
+    assert not volcano.preemptable({"volcano.sh/preemptable": "F"}, None)
+    assert not volcano.preemptable(None, {"volcano.sh/preemptable": "0"})
+    assert volcano.preemptable({"volcano.sh/preemptable": "TRUE"}, {"volcano.sh/preemptable": "false"})
+    assert volcano.preemptable(None, {"volcano.sh/preemptable": "maybe"})
+
