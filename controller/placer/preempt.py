@@ -36,7 +36,11 @@ Rules (the seed's job-level preemption, with a topology):
   stops at a plan no place can beat on kube's first four keys, tries at most
   `REPRIEVE_PLACES` places of at most `REPRIEVE_UNITS` units, runs the filters at most
   `REFILTER_RUNS` times, and pays `refilter_steps` of the attempt's step budget for each run
-  of the filters (once it is spent, the candidates not yet put back stay victims).
+  of the filters, priced by the nodes and the bound pods with terms it reads (once it is
+  spent, the candidates not yet put back stay victims). When no place could be tried (too
+  big, or no budget left for one), the search by room over the filters' best case is checked
+  by one more run of the filters, and failing that every eligible unit of its place
+  (`_whole_place`): a valid plan, not the cheapest.
 
 How (`plan_preemption`: `_candidates`, then `_choose`, then `_plan`), in two regimes:
 * A vectorised pre-check drops every place where the gang would not fit even with every
@@ -115,6 +119,9 @@ tried (the plan is then marked not optimal)."""
 REFILTER_NODES_PER_STEP = 32
 """A run of PreFilter and Filter on the refiltered path reads every node: it costs the
 attempt's budget `PLACE_STEPS` plus a step per this many nodes (`refilter_steps`)."""
+REFILTER_TERMS_PER_STEP = 10
+"""... and a step per this many bound pods with inter-pod terms, which InterPodAffinity reads
+one by one on every run (about 4 us of CPU each here, where a step is 30 to 55 us)."""
 MIN_CANDIDATES_ABSOLUTE = 100
 """kube's DefaultPreemptionArgs.minCandidateNodesAbsolute default: the dry run stops once it has
 this many candidates. (kube takes the larger of it and 10% of the nodes; topobridge stops at
@@ -122,9 +129,10 @@ this many candidates. (kube takes the larger of it and 10% of the nodes; topobri
 budget: each candidate here is an exact search, not one node's filters.)"""
 
 
-def refilter_steps(n_nodes: int) -> int:
-    """Attempt-budget steps one run of PreFilter and Filter costs on the refiltered path."""
-    return PLACE_STEPS + n_nodes // REFILTER_NODES_PER_STEP
+def refilter_steps(n_nodes: int, n_with_terms: int = 0) -> int:
+    """Attempt-budget steps one run of PreFilter and Filter costs on the refiltered path, on a
+    cluster of `n_nodes` nodes with `n_with_terms` bound pods carrying inter-pod terms."""
+    return PLACE_STEPS + n_nodes // REFILTER_NODES_PER_STEP + n_with_terms // REFILTER_TERMS_PER_STEP
 
 
 def candidates_wanted(n_nodes: int) -> int:
@@ -235,10 +243,14 @@ def plan_preemption(
         )
         if plan is not None:
             return plan
-        # Places too big to reprieve pod by pod: the search by room over the filters' best case,
-        # kept only if the filters, run again without its victims, still let the gang in.
+        # Places too big to reprieve pod by pod, or no budget left to: the search by room over
+        # the filters' best case, kept only if the filters, run again without its victims,
+        # still let the gang in; else every eligible unit of that place, checked the same way.
         by_room = _plan_by_room(best_case, snap, free, budgets, scheduler, budget)
-        return _verified(*by_room, demand, snap, refilter) if by_room is not None else None
+        if by_room is None:
+            return None
+        checked = _verified(*by_room, demand, snap, refilter)
+        return checked or _whole_place(by_room[1], demand, snap, budgets, refilter, scheduler)
     got = _plan_by_room(demand, snap, free, budgets, scheduler, budget)
     return got[0] if got is not None else None
 
@@ -280,6 +292,36 @@ def _verified(
         return None
     nominated = tuple((demand.pods[pos].key, index.node_names[node]) for pos, node in placed.assignments)
     return replace(plan, nominated=nominated, optimal=False)
+
+
+def _whole_place(
+    where: Where,
+    demand: GangDemand,
+    snap: Snapshot,
+    budgets: Sequence[Budget],
+    refilter: Refilter,
+    scheduler: str,
+) -> PreemptionPlan | None:
+    """Every eligible unit of `where` a victim (kube's SelectVictimsOnNode before its reprieve),
+    kept if the filters, run again without them, let the gang in there; the plan a dry run
+    the budget cut short falls back to (not optimal)."""
+    arrays = snap.arrays()
+    eligible = eligible_victims(snap, arrays, demand.priority)
+    victims = sorted({i for u in _units_in(where, snap, arrays, eligible) for i in u})
+    if not victims:
+        return None
+    pod_budgets = _pod_budgets(snap, arrays, eligible, budgets)
+    plan = PreemptionPlan(
+        gang=demand.key,
+        domain=where.label(snap.index),
+        tier=where.tier(snap.index),
+        victims=_victims(demand, snap, victims, scheduler),
+        nominated=(),
+        cost=victim_cost(victims, arrays, pod_budgets, [b.allowed for b in budgets]),
+        optimal=False,
+        domains_searched=1,
+    )
+    return _verified(plan, where, demand, snap, refilter)
 
 
 def _candidates(
@@ -771,7 +813,12 @@ def _plan_refiltered(
     floor = _floor(snap, arrays, eligible)
     ask = _Asking(demand, snap, arrays, eligible, pod_budgets, allowed, refilter, attempt_budget)
     for where, opt_leftover in places[:REPRIEVE_PLACES]:
-        if ask.runs[0] >= REFILTER_RUNS or not attempt_budget.pay(2 * ask.price):
+        # A place the budget cannot pay for is not tried, and the budget is left as it is:
+        # the search by room that follows (`plan_preemption`) still has what is left.
+        if ask.runs[0] >= REFILTER_RUNS or attempt_budget.spent + 2 * ask.price > attempt_budget.steps:
+            cut = True
+            break
+        if not attempt_budget.pay(2 * ask.price):
             cut = True
             break
         got = _reprieve(where, ask)
@@ -825,7 +872,7 @@ class _Asking:
     @property
     def price(self) -> int:
         """Steps one run of the filters costs (`refilter_steps`)."""
-        return refilter_steps(self.snap.index.n_nodes)
+        return refilter_steps(self.snap.index.n_nodes, len(self.snap.with_terms))
 
     def fits(self, where: Where) -> Placement | None:
         """Run the filters on the snapshot as it stands, then place the gang inside `where`."""
