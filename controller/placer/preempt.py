@@ -944,8 +944,10 @@ def _reprieve(where: Where, ask: _Asking) -> tuple[list[int], Placement] | None:
 
 
 def _units_in(where: Where, snap: Snapshot, arrays: PodArrays, eligible: Bool) -> list[tuple[int, ...]]:
-    """What goes together from the place: a lone pod, or a whole gang of eligible members
-    (with its members elsewhere); a gang with a member of higher priority cannot go."""
+    """What goes together from the place: a lone pod; a member of a gang that may lose any of
+    its members (minimum 0: a Kubernetes PodGroup with `disruptionMode: single`) alone; else
+    a whole gang of eligible members (with its members elsewhere); a gang with a member of
+    higher priority cannot go."""
     lo, hi = where.range(snap.index)
     inside = np.flatnonzero(eligible & (arrays.node >= lo) & (arrays.node < hi)).tolist()
     pos = arrays.position
@@ -953,6 +955,9 @@ def _units_in(where: Where, snap: Snapshot, arrays: PodArrays, eligible: Bool) -
     out: list[tuple[int, ...]] = []
     for i in inside:
         gang = snap.pods[arrays.keys[i]].gang
+        if snap.gang_min.get(gang, 1) == 0:
+            out.append((i,))
+            continue
         if gang in seen:
             continue
         seen.add(gang)

@@ -13,12 +13,12 @@ from placer_objects import Obj, attempt, node, pod, priority_class
 CLASSES = [priority_class("high", 1000), priority_class("low", 100)]
 
 
-def whole_group(name: str, size: int, node_name: str) -> list[Obj]:
+def whole_group(name: str, size: int, node_name: str, mode: str = "all") -> list[Obj]:
     group: Obj = {
         "apiVersion": "scheduling.k8s.io/v1beta1",
         "kind": "PodGroup",
         "metadata": {"name": name, "namespace": "default"},
-        "spec": {"schedulingPolicy": {"gang": {"minCount": size}}, "disruptionMode": {"all": {}}},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": size}}, "disruptionMode": {mode: {}}},
     }
     out = [group]
     for i in range(size):
@@ -60,13 +60,30 @@ def test_of_two_equal_lone_pods_the_later_started_goes() -> None:
     assert victims(objs) == ["default/b-late"]
 
 
+NOTHING = {"matchExpressions": [{"key": "nothing", "operator": "Exists"}]}
+READS_BOUND_PODS = {
+    "podAntiAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": NOTHING, "topologyKey": "kubernetes.io/hostname"}
+        ]
+    }
+}
+"""An anti-affinity that excludes no node but makes the filters read bound pods (the
+refiltered path)."""
+
+
 def test_with_the_filters_run_again_the_group_is_put_back_before_the_lone_pod() -> None:
-    # The preemptor's anti-affinity matches nothing, but makes the filters read bound pods: the
-    # reprieve puts the group back first (kube's order), so the lone pod is the victim, though
-    # it started earlier.
-    nothing = {"matchExpressions": [{"key": "nothing", "operator": "Exists"}]}
-    term = {"labelSelector": nothing, "topologyKey": "kubernetes.io/hostname"}
-    affinity = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+    # The reprieve puts the group back first (kube's order), so the lone pod is the victim,
+    # though it started earlier.
+    affinity = READS_BOUND_PODS
     objs = [node("a", cpu="3"), *CLASSES, lone("a-lone", "a", started=1), *whole_group("b-group", 2, "a")]
     objs.append(new("1", affinity=affinity))
     assert victims(objs) == ["default/a-lone"]
+
+
+def test_with_the_filters_run_again_a_single_mode_group_gives_up_one_member() -> None:
+    # `disruptionMode: single`: each member is a victim of its own, even below minCount; the
+    # group is not taken whole for one pod's room.
+    objs = [node("a", cpu="3"), *CLASSES, *whole_group("g", 3, "a", mode="single")]
+    objs.append(new("1", affinity=READS_BOUND_PODS))
+    assert len(victims(objs)) == 1
