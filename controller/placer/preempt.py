@@ -168,6 +168,23 @@ class PreemptionPlan:
     """False when the search budget ran out: the plan is valid, maybe not the cheapest."""
     domains_searched: int = 0
 
+    def describe(self, listed: int = 3) -> str:
+        """Which pods the plan takes and why those, in one clause (what the gang's condition
+        says while they terminate); the first `listed` victims by name, then how many more."""
+        broken, top, _ = self.cost
+        shown = ", ".join(f"{v.pod} (priority {v.priority}) on {v.node}" for v in self.victims[:listed])
+        more = f" and {len(self.victims) - listed} more" if len(self.victims) > listed else ""
+        budgets = (
+            "no PodDisruptionBudget broken"
+            if not broken
+            else f"{broken} disruption(s) beyond what PodDisruptionBudgets allow"
+        )
+        return (
+            f"preempting {len(self.victims)} lower-priority pod(s) in {self.domain}: {shown}{more}; "
+            f"the cheapest set that lets the whole gang fit there ({budgets}, highest victim "
+            f"priority {top}, fewest pods)"
+        )
+
 
 class Refilter(Protocol):
     """PreFilter and Filter (with MemberRules and Score) of the attempt's profile, run again for

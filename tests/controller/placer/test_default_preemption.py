@@ -14,6 +14,7 @@ from controller.placer.framework import Code, Step
 from controller.placer.plugins import default_profile
 from controller.placer.plugins.default_preemption import NOT_ELIGIBLE_TERMINATING, DefaultPreemption
 from controller.placer.scenario import load_scenario, prepare
+from controller.runtime import messages
 from translations import volcano
 
 GANG = "default/high-priority-training"
@@ -98,3 +99,25 @@ def test_volcano_preemptable_reads_as_go_parses_a_bool() -> None:
     assert volcano.preemptable({"volcano.sh/preemptable": "TRUE"}, {"volcano.sh/preemptable": "false"})
     assert volcano.preemptable(None, {"volcano.sh/preemptable": "maybe"})
 
+
+def test_a_preempting_gang_is_told_which_pods_go_and_why_those_first() -> None:
+    """The plan's clause (`PreemptionPlan.describe`) leads the Preempting condition, so the cap
+    never cuts it: the victims by name with priority and node, the count past three, and why
+    that set."""
+    objs = [node("a", cpu="4"), priority_class("high", 1000), priority_class("low", 100)]
+    objs += [pod(f"low-{i}", cpu="1", node_name="a", priority_class="low", scheduler="x") for i in range(4)]
+    objs.append(pod("new", cpu="4", priority_class="high", scheduler="topobridge"))
+    verdict = attempt(objs, "default/new")
+    assert verdict.plan is not None
+    clause = verdict.plan.describe()
+    assert clause == (
+        "preempting 4 lower-priority pod(s) in a: default/low-0 (priority 100) on a, "
+        "default/low-1 (priority 100) on a, default/low-2 (priority 100) on a and 1 more; "
+        "the cheapest set that lets the whole gang fit there (no PodDisruptionBudget broken, "
+        "highest victim priority 100, fewest pods)"
+    )
+    listing = ";".join(f"topology topologyNode AcceleratorLayer/nvl-{i}: {i % 7}" for i in range(20000))
+    long = f"0/160000 nodes are available: {listing}. preemption: {NOT_ELIGIBLE_TERMINATING}."
+    told = messages.preempting_message(long, clause)
+    assert told.startswith(clause + ". 0/160000 nodes are available: ")
+    assert len(told) <= messages.LIMIT
