@@ -819,12 +819,17 @@ def _plan_refiltered(
     eligible = eligible_victims(snap, arrays, demand.priority)
     pod_budgets = _pod_budgets(snap, arrays, eligible, budgets)
     allowed = [b.allowed for b in budgets]
-    with snap.trial():
-        snap.evict_many([arrays.keys[i] for i in np.flatnonzero(eligible).tolist()])
-        optimistic = snap.free(demand.key, demand.priority)
-        places = _candidate_places(best_case, snap.index, optimistic)
-        if demand.n == 1 and [w.kind for w, _ in places] == ["cluster"]:
-            places = _node_places(best_case, snap.index, optimistic)  # a lone pod goes on one node
+    if (
+        attempt_budget.spent + 2 * refilter_steps(snap.index.n_nodes, len(snap.with_terms))
+        > attempt_budget.steps
+    ):
+        return None  # not one place affordable: the search by room takes the budget left
+    # Room with every eligible pod gone, summed rather than evicted (as `_candidates` does).
+    optimistic = snap.free(demand.key, demand.priority)
+    np.add.at(optimistic, arrays.node[eligible], arrays.req[eligible])
+    places = _candidate_places(best_case, snap.index, optimistic)
+    if demand.n == 1 and [w.kind for w, _ in places] == ["cluster"]:
+        places = _node_places(best_case, snap.index, optimistic)  # a lone pod goes on one node
     trials: list[_Trial] = []
     cut = False
     floor = _floor(snap, arrays, eligible)
