@@ -7,7 +7,7 @@ exactly what it was given.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Literal
 
@@ -32,6 +32,8 @@ HYPERNODE_API_VERSION = f"{HYPERNODE_GROUP}/v1alpha1"
 
 GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
 """A pod joins a Volcano PodGroup through this annotation."""
+PREEMPTABLE = "volcano.sh/preemptable"
+"""A pod's annotation (read first) or label: `"false"` keeps it from ever being a victim."""
 POD_TOPOLOGY_MODE_ANNOTATION = "volcano.sh/network-topology-mode"
 POD_TOPOLOGY_TIER_ANNOTATION = "volcano.sh/network-topology-highest-tier"
 JOB_ALLOCATED_HYPERNODE_ANNOTATION = "volcano.sh/job-allocated-hypernode"
@@ -56,6 +58,22 @@ class NetworkTopologySpec(KubeModel):
     @property
     def effective_mode(self) -> NetworkTopologyMode:
         return self.mode or "hard"
+
+
+def preemptable(annotations: Mapping[str, str] | None, labels: Mapping[str, str] | None) -> bool:
+    """Volcano's `GetPodPreemptable`: the pod's `volcano.sh/preemptable` annotation, else its
+    label, read as a Go bool; absent, or not a bool, the pod may be preempted."""
+    for source in (annotations, labels):
+        raw = (source or {}).get(PREEMPTABLE)
+        if raw is not None:
+            return _GO_BOOLS.get(raw, True)
+    return True
+
+
+_GO_BOOLS = {
+    **dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),
+    **dict.fromkeys(("0", "f", "F", "FALSE", "false", "False"), False),
+}
 
 
 @lru_cache(maxsize=256)

@@ -1004,6 +1004,7 @@ class ClusterState:
             terminating=pod.metadata.deletion_timestamp is not None,
             terms=PodTerms.of(pod),
             started=start_seconds(pod),
+            preemptable=volcano.preemptable(pod.metadata.annotations, pod.metadata.labels),
         )
 
     # --- sizes ----------------------------------------------------------------------------

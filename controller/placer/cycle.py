@@ -54,7 +54,8 @@ from controller.placer.preempt import PreemptionPlan, Victim
 from controller.placer.records import BoundPod, Nomination
 from controller.placer.snapshot import Snapshot
 from controller.placer.terms import PodTerms
-from controller.placer.timeout import Expiry
+from controller.placer.timeout import Expiry, expiry
+from translations import volcano
 from translations.errors import failure_text
 from translations.gangs import Gang
 
@@ -532,6 +533,7 @@ class SchedulingCycle:
                     gang.key,
                     m.pod.metadata.labels or {},
                     terms=PodTerms.of(m.pod),
+                    preemptable=volcano.preemptable(m.pod.metadata.annotations, m.pod.metadata.labels),
                 )
             )
         snap.bind(*bound)

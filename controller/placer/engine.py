@@ -35,7 +35,6 @@ from controller.placer.demand import GangDemand, PodClass, sub_demand
 from controller.placer.filtering import build_demand
 from controller.placer.framework import Code, CycleState, Profile, Status, Step, default_profile
 from controller.placer.offer import Offers, evaluate, insufficient
-from controller.placer.plugins.default_preemption import NOT_ELIGIBLE_TERMINATING
 from controller.placer.preempt import PreemptionPlan, Refilter, reads_bound_pods, revived
 from controller.placer.rules import MemberRules
 from controller.placer.select import Placement, Where, select, select_partial, subgroups_ready
@@ -145,9 +144,11 @@ def _after_filter(at: _Attempt, demand: GangDemand) -> Verdict:
     """Filter's verdict, then Score and Select, then PostFilter."""
     gang, snap, index = at.gang, at.snap, at.snap.index
     free = snap.free(gang.key, gang.priority)
-    if _terminating_on_nominated(gang, snap):
+    waiting = at.profile.post_filter.victims_terminating(gang, snap) if at.profile.post_filter else None
+    if waiting is not None:
         core = _fit_message(demand, evaluate(free, demand, index), index, free)
-        return _waiting(Code.WAITING_FOR_VICTIMS, index, core, NOT_ELIGIBLE_TERMINATING, Step.POST_FILTER)
+        verdict = _waiting(waiting.code, index, core, waiting.message, Step.POST_FILTER)
+        return replace(verdict, plugin=waiting.plugin)
     required = max(0, gang.min_member - len(gang.bound))
     left: dict[str, str] = {}
     dead = [c for c in demand.classes if not c.mask.any()]
@@ -247,15 +248,6 @@ def _post_filter(at: _Attempt, demand: GangDemand, free: I64) -> Verdict:
     )
     verdict = _waiting(got.status.code, index, core, got.status.message, Step.POST_FILTER, exclusions)
     return replace(verdict, plugin=got.status.plugin, plan=got.plan)
-
-
-def _terminating_on_nominated(gang: Gang, snap: Snapshot) -> bool:
-    nominated = {n.node for n in snap.nominations.values() if n.gang == gang.key}
-    if not nominated:
-        return False
-    return any(
-        p.terminating and p.node in nominated and p.priority < gang.priority for p in snap.pods.values()
-    )
 
 
 def _nominated_fit(gang: Gang, demand: GangDemand, snap: Snapshot, free: I64) -> Placement | None:

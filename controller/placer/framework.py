@@ -270,6 +270,12 @@ class PostFilterPlugin(Plugin, Protocol):
         refilter: Refilter | None = None,
     ) -> PostFilterResult: ...
 
+    def victims_terminating(self, gang: Gang, snap: Snapshot) -> Status | None:
+        """Before the gang is tried: the wait while victims of its own earlier preemption
+        still terminate on its nominated nodes (kube's `PodEligibleToPreemptOthers`); None
+        when there is none."""
+        ...
+
 
 class ScorePlugin(Plugin, Protocol):
     def score(

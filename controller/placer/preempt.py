@@ -36,7 +36,11 @@ Rules (the seed's job-level preemption, with a topology):
   stops at a plan no place can beat on kube's first four keys, tries at most
   `REPRIEVE_PLACES` places of at most `REPRIEVE_UNITS` units, runs the filters at most
   `REFILTER_RUNS` times, and pays `refilter_steps` of the attempt's step budget for each run
-  of the filters (once it is spent, the candidates not yet put back stay victims).
+  of the filters, priced by the nodes and the bound pods with terms it reads (once it is
+  spent, the candidates not yet put back stay victims). When no place could be tried (too
+  big, or no budget left for one), the search by room over the filters' best case is checked
+  by one more run of the filters, and failing that every eligible unit of its place
+  (`_whole_place`): a valid plan, not the cheapest.
 
 How (`plan_preemption`: `_candidates`, then `_choose`, then `_plan`), in two regimes:
 * A vectorised pre-check drops every place where the gang would not fit even with every
@@ -60,6 +64,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from itertools import repeat
 from operator import is_
 from typing import Protocol
@@ -114,6 +119,9 @@ tried (the plan is then marked not optimal)."""
 REFILTER_NODES_PER_STEP = 32
 """A run of PreFilter and Filter on the refiltered path reads every node: it costs the
 attempt's budget `PLACE_STEPS` plus a step per this many nodes (`refilter_steps`)."""
+REFILTER_TERMS_PER_STEP = 10
+"""... and a step per this many bound pods with inter-pod terms, which InterPodAffinity reads
+one by one on every run (about 4 us of CPU each here, where a step is 30 to 55 us)."""
 MIN_CANDIDATES_ABSOLUTE = 100
 """kube's DefaultPreemptionArgs.minCandidateNodesAbsolute default: the dry run stops once it has
 this many candidates. (kube takes the larger of it and 10% of the nodes; topobridge stops at
@@ -121,9 +129,10 @@ this many candidates. (kube takes the larger of it and 10% of the nodes; topobri
 budget: each candidate here is an exact search, not one node's filters.)"""
 
 
-def refilter_steps(n_nodes: int) -> int:
-    """Attempt-budget steps one run of PreFilter and Filter costs on the refiltered path."""
-    return PLACE_STEPS + n_nodes // REFILTER_NODES_PER_STEP
+def refilter_steps(n_nodes: int, n_with_terms: int = 0) -> int:
+    """Attempt-budget steps one run of PreFilter and Filter costs on the refiltered path, on a
+    cluster of `n_nodes` nodes with `n_with_terms` bound pods carrying inter-pod terms."""
+    return PLACE_STEPS + n_nodes // REFILTER_NODES_PER_STEP + n_with_terms // REFILTER_TERMS_PER_STEP
 
 
 def candidates_wanted(n_nodes: int) -> int:
@@ -158,6 +167,23 @@ class PreemptionPlan:
     optimal: bool
     """False when the search budget ran out: the plan is valid, maybe not the cheapest."""
     domains_searched: int = 0
+
+    def describe(self, listed: int = 3) -> str:
+        """Which pods the plan takes and why those, in one clause (what the gang's condition
+        says while they terminate); the first `listed` victims by name, then how many more."""
+        broken, top, _ = self.cost
+        shown = ", ".join(f"{v.pod} (priority {v.priority}) on {v.node}" for v in self.victims[:listed])
+        more = f" and {len(self.victims) - listed} more" if len(self.victims) > listed else ""
+        budgets = (
+            "no PodDisruptionBudget broken"
+            if not broken
+            else f"{broken} disruption(s) beyond what PodDisruptionBudgets allow"
+        )
+        return (
+            f"preempting {len(self.victims)} lower-priority pod(s) in {self.domain}: {shown}{more}; "
+            f"the cheapest set that lets the whole gang fit there ({budgets}, highest victim "
+            f"priority {top}, fewest pods)"
+        )
 
 
 class Refilter(Protocol):
@@ -234,10 +260,14 @@ def plan_preemption(
         )
         if plan is not None:
             return plan
-        # Places too big to reprieve pod by pod: the search by room over the filters' best case,
-        # kept only if the filters, run again without its victims, still let the gang in.
+        # Places too big to reprieve pod by pod, or no budget left to: the search by room over
+        # the filters' best case, kept only if the filters, run again without its victims,
+        # still let the gang in; else every eligible unit of that place, checked the same way.
         by_room = _plan_by_room(best_case, snap, free, budgets, scheduler, budget)
-        return _verified(*by_room, demand, snap, refilter) if by_room is not None else None
+        if by_room is None:
+            return None
+        checked = _verified(*by_room, demand, snap, refilter)
+        return checked or _whole_place(by_room[1], demand, snap, budgets, refilter, scheduler)
     got = _plan_by_room(demand, snap, free, budgets, scheduler, budget)
     return got[0] if got is not None else None
 
@@ -258,6 +288,7 @@ def _plan_by_room(
     chosen = _choose(demand, snap, free, found, attempt_budget)
     if chosen is None:
         return None
+    chosen = _kube_tiebreak(demand, snap, free, found, chosen)
     plan = _plan(demand, snap, free, found, chosen, scheduler)
     return (plan, chosen.where) if plan is not None else None
 
@@ -280,13 +311,43 @@ def _verified(
     return replace(plan, nominated=nominated, optimal=False)
 
 
+def _whole_place(
+    where: Where,
+    demand: GangDemand,
+    snap: Snapshot,
+    budgets: Sequence[Budget],
+    refilter: Refilter,
+    scheduler: str,
+) -> PreemptionPlan | None:
+    """Every eligible unit of `where` a victim (kube's SelectVictimsOnNode before its reprieve),
+    kept if the filters, run again without them, let the gang in there; the plan a dry run
+    the budget cut short falls back to (not optimal)."""
+    arrays = snap.arrays()
+    eligible = eligible_victims(snap, arrays, demand.priority)
+    victims = sorted({i for u in _units_in(where, snap, arrays, eligible) for i in u})
+    if not victims:
+        return None
+    pod_budgets = _pod_budgets(snap, arrays, eligible, budgets)
+    plan = PreemptionPlan(
+        gang=demand.key,
+        domain=where.label(snap.index),
+        tier=where.tier(snap.index),
+        victims=_victims(demand, snap, victims, scheduler),
+        nominated=(),
+        cost=victim_cost(victims, arrays, pod_budgets, [b.allowed for b in budgets]),
+        optimal=False,
+        domains_searched=1,
+    )
+    return _verified(plan, where, demand, snap, refilter)
+
+
 def _candidates(
     demand: GangDemand, snap: Snapshot, free: I64, budgets: Sequence[Budget]
 ) -> Candidates | None:
     """The pods a plan may evict and the places it may target; None when no place could hold
     the gang even with every eligible pod gone."""
     arrays = snap.arrays()
-    eligible = (arrays.priority < demand.priority) & ~arrays.terminating
+    eligible = eligible_victims(snap, arrays, demand.priority)
     if not demand.classes:
         return None
     # Room freed on a node no member may use helps no one: such pods are never worth evicting
@@ -326,6 +387,38 @@ def _choose(
             return fast
         nodes = 0  # too big to search: the exact machinery's greedy alone
     return _search_places(demand, snap, free, found, Limits(nodes=nodes, budget=budget))
+
+
+def _kube_tiebreak(
+    demand: GangDemand, snap: Snapshot, free: I64, found: Candidates, chosen: _Choice
+) -> _Choice:
+    """Among plans the search cannot tell apart, kube's: in the chosen place every unit gone,
+    then each put back in kube's order (`_reprieve_order`) while the gang still fits by room
+    (kube's SelectVictimsOnNode). Taken when it costs what the search's plan costs and ranks
+    no worse, so a lone pod goes before a group of equal priority, a smaller group before a
+    larger one, the later-started before the earlier."""
+    if not chosen.victims:
+        return chosen
+    index, arrays = snap.index, snap.arrays()
+    units = _units_in(chosen.where, snap, arrays, found.eligible)
+    if len(units) > REPRIEVE_UNITS:
+        return chosen
+    work = free.copy()
+    for u in units:
+        np.add.at(work, arrays.node[list(u)], arrays.req[list(u)])
+    victims: list[int] = []
+    for u in _reprieve_order(units, snap, arrays, found.pod_budgets, found.allowed):
+        np.subtract.at(work, arrays.node[list(u)], arrays.req[list(u)])
+        if _nominate(chosen.where, demand, work, index) is None:
+            np.add.at(work, arrays.node[list(u)], arrays.req[list(u)])
+            victims.extend(u)
+    if _nominate(chosen.where, demand, work, index) is None:
+        return chosen
+    cost = partial(victim_cost, arrays=arrays, pod_budgets=found.pod_budgets, allowed=found.allowed)
+    rank = partial(kube_rank, snap=snap, arrays=arrays, pod_budgets=found.pod_budgets, allowed=found.allowed)
+    if cost(victims) != cost(chosen.victims) or rank(victims) > rank(chosen.victims):
+        return chosen
+    return replace(chosen, victims=sorted(victims))
 
 
 def _heuristic(demand: GangDemand, snap: Snapshot, free: I64, found: Candidates) -> _Choice | None:
@@ -395,13 +488,28 @@ def reads_bound_pods(demand: GangDemand, snap: Snapshot) -> bool:
     (its anti-affinity or its ports may keep the gang out)."""
     if any(PodTerms.of(demand.pods[c.pods[0]].pod) is not None for c in demand.classes):
         return True
-    return any(p.priority < demand.priority and not p.terminating for p in snap.with_terms.values())
+    return any(_may_go(p, demand.priority) for p in snap.with_terms.values())
+
+
+def eligible_victims(snap: Snapshot, arrays: PodArrays, priority: int) -> Bool:
+    """The bound pods a gang of `priority` may evict: of strictly lower priority, not yet
+    terminating, and not protected (`volcano.sh/preemptable: "false"`)."""
+    out: Bool = (arrays.priority < priority) & ~arrays.terminating
+    if snap.protected:
+        pos = arrays.position
+        out[[pos[k] for k in snap.protected if k in pos]] = False
+    return out
+
+
+def _may_go(pod: BoundPod, priority: int) -> bool:
+    """`eligible_victims` for one pod."""
+    return pod.priority < priority and not pod.terminating and pod.preemptable
 
 
 def revived(demand: GangDemand, snap: Snapshot, refilter: Refilter) -> GangDemand | None:
     """The demand with every lower-priority, not yet terminating pod gone, when every class
     then has a node (else None): no eviction can help a gang this does not help."""
-    gone = [p.key for p in snap.pods.values() if p.priority < demand.priority and not p.terminating]
+    gone = [p.key for p in snap.pods.values() if _may_go(p, demand.priority)]
     if not gone:
         return None
     with snap.trial():
@@ -708,21 +816,31 @@ def _plan_refiltered(
     """kube's dry run over the places the gang's constraint allows: in each, SelectVictimsOnNode
     (`_reprieve`), then the best by kube's order (`kube_rank`), then binpack and name."""
     arrays = snap.arrays()
-    eligible = (arrays.priority < demand.priority) & ~arrays.terminating
+    eligible = eligible_victims(snap, arrays, demand.priority)
     pod_budgets = _pod_budgets(snap, arrays, eligible, budgets)
     allowed = [b.allowed for b in budgets]
-    with snap.trial():
-        snap.evict_many([arrays.keys[i] for i in np.flatnonzero(eligible).tolist()])
-        optimistic = snap.free(demand.key, demand.priority)
-        places = _candidate_places(best_case, snap.index, optimistic)
-        if demand.n == 1 and [w.kind for w, _ in places] == ["cluster"]:
-            places = _node_places(best_case, snap.index, optimistic)  # a lone pod goes on one node
+    if (
+        attempt_budget.spent + 2 * refilter_steps(snap.index.n_nodes, len(snap.with_terms))
+        > attempt_budget.steps
+    ):
+        return None  # not one place affordable: the search by room takes the budget left
+    # Room with every eligible pod gone, summed rather than evicted (as `_candidates` does).
+    optimistic = snap.free(demand.key, demand.priority)
+    np.add.at(optimistic, arrays.node[eligible], arrays.req[eligible])
+    places = _candidate_places(best_case, snap.index, optimistic)
+    if demand.n == 1 and [w.kind for w, _ in places] == ["cluster"]:
+        places = _node_places(best_case, snap.index, optimistic)  # a lone pod goes on one node
     trials: list[_Trial] = []
     cut = False
     floor = _floor(snap, arrays, eligible)
     ask = _Asking(demand, snap, arrays, eligible, pod_budgets, allowed, refilter, attempt_budget)
     for where, opt_leftover in places[:REPRIEVE_PLACES]:
-        if ask.runs[0] >= REFILTER_RUNS or not attempt_budget.pay(2 * ask.price):
+        # A place the budget cannot pay for is not tried, and the budget is left as it is:
+        # the search by room that follows (`plan_preemption`) still has what is left.
+        if ask.runs[0] >= REFILTER_RUNS or attempt_budget.spent + 2 * ask.price > attempt_budget.steps:
+            cut = True
+            break
+        if not attempt_budget.pay(2 * ask.price):
             cut = True
             break
         got = _reprieve(where, ask)
@@ -776,7 +894,7 @@ class _Asking:
     @property
     def price(self) -> int:
         """Steps one run of the filters costs (`refilter_steps`)."""
-        return refilter_steps(self.snap.index.n_nodes)
+        return refilter_steps(self.snap.index.n_nodes, len(self.snap.with_terms))
 
     def fits(self, where: Where) -> Placement | None:
         """Run the filters on the snapshot as it stands, then place the gang inside `where`."""
@@ -848,8 +966,10 @@ def _reprieve(where: Where, ask: _Asking) -> tuple[list[int], Placement] | None:
 
 
 def _units_in(where: Where, snap: Snapshot, arrays: PodArrays, eligible: Bool) -> list[tuple[int, ...]]:
-    """What goes together from the place: a lone pod, or a whole gang of eligible members
-    (with its members elsewhere); a gang with a member of higher priority cannot go."""
+    """What goes together from the place: a lone pod; a member of a gang that may lose any of
+    its members (minimum 0: a Kubernetes PodGroup with `disruptionMode: single`) alone; else
+    a whole gang of eligible members (with its members elsewhere); a gang with a member of
+    higher priority cannot go."""
     lo, hi = where.range(snap.index)
     inside = np.flatnonzero(eligible & (arrays.node >= lo) & (arrays.node < hi)).tolist()
     pos = arrays.position
@@ -857,6 +977,9 @@ def _units_in(where: Where, snap: Snapshot, arrays: PodArrays, eligible: Bool) -
     out: list[tuple[int, ...]] = []
     for i in inside:
         gang = snap.pods[arrays.keys[i]].gang
+        if snap.gang_min.get(gang, 1) == 0:
+            out.append((i,))
+            continue
         if gang in seen:
             continue
         seen.add(gang)
@@ -875,14 +998,16 @@ def _reprieve_order(
     pod_budgets: Mapping[int, tuple[int, ...]],
     allowed: Sequence[int],
 ) -> list[tuple[int, ...]]:
-    """kube's order: the more important first (higher priority, then earlier start, then
-    name); those the budgets cannot spare (counted in that order, as kube's
-    filterPodsWithPDBViolation counts them) before the others."""
+    """kube's order (`MoreImportantVictim`, pkg/scheduler/framework/preemption/util.go): the
+    more important first: higher priority; at equal priority a group taken whole before a lone
+    pod, the larger group first; then the earlier start, then name. Those the budgets cannot
+    spare (counted in that order, as kube's FilterVictimsWithPDBViolation counts them) before
+    the others."""
 
-    def importance(u: tuple[int, ...]) -> tuple[int, float, NaturalKey]:
+    def importance(u: tuple[int, ...]) -> tuple[int, int, float, NaturalKey]:
         prio = max(int(arrays.priority[i]) for i in u)
         start = min(_started(snap.pods[arrays.keys[i]]) for i in u)
-        return (-prio, start, natural_key(arrays.keys[u[0]]))
+        return (-prio, -len(u), start, natural_key(arrays.keys[u[0]]))
 
     left = list(allowed)
     violating: list[tuple[int, ...]] = []

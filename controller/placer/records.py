@@ -34,6 +34,8 @@ class BoundPod:
     started: float | None = None
     """`status.startTime` in seconds since the epoch; None when not started (kube-scheduler
     counts such a pod as started now: later than every started one)."""
+    preemptable: bool = True
+    """False: never a victim (Volcano's `volcano.sh/preemptable: "false"`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -412,6 +412,8 @@ class Snapshot:
     """Namespace -> labels, for `namespaceSelector` in pod (anti-)affinity terms."""
     with_terms: dict[str, BoundPod] = field(default_factory=dict)
     """The bound pods that carry inter-pod terms (kept in step by build/bind/evict)."""
+    protected: dict[str, BoundPod] = field(default_factory=dict)
+    """The bound pods that are never victims (`BoundPod.preemptable` False; kept in step)."""
     budget_hits: Mapping[str, tuple[str, ...]] | None = None
     """Pod key -> keys of the PodDisruptionBudgets covering it (empty when none does), when the
     caller keeps them (a pod missing from it is matched against the budgets afresh)."""
@@ -437,6 +439,7 @@ class Snapshot:
             pods={p.key: p for p in plist},
             gang_min=dict(gang_min),
             with_terms={p.key: p for p in plist if p.terms is not None},
+            protected={p.key: p for p in plist if not p.preemptable},
         )
 
     def clone(self) -> Snapshot:
@@ -448,6 +451,7 @@ class Snapshot:
             nominations=dict(self.nominations),
             namespace_labels=self.namespace_labels,
             with_terms=dict(self.with_terms),
+            protected=dict(self.protected),
             budget_hits=self.budget_hits,
         )
 
@@ -506,6 +510,7 @@ class Snapshot:
         caller's (and no journal entry is made)."""
         _restore(self.pods, key, pod)
         _restore(self.with_terms, key, pod if pod is not None and pod.terms is not None else None)
+        _restore(self.protected, key, pod if pod is not None and not pod.preemptable else None)
         if self._columns is not None and not self._columns.log(key, pod):
             self._columns = None  # so many changes that building afresh is cheaper
 
@@ -611,6 +616,7 @@ class Snapshot:
         """Remove every bound pod (the caller zeroes `used`)."""
         self.pods.clear()
         self.with_terms.clear()
+        self.protected.clear()
         self._columns = None
         self._changed()
 

@@ -13,6 +13,9 @@ its "0/N nodes are available: 3 Insufficient cpu, ..." per reason:
 * the whole is capped at `LIMIT` characters, a last guard that cuts at a clause boundary and
   says so.
 
+`preempting_message` puts first, before the short message, what a preempting gang's plan takes
+and why those pods (`PreemptionPlan.describe`): the PodGroup's `Preempting` condition.
+
 `volcano_message` adds Volcano's own head, `<pending>/<members> tasks in gang unschedulable: `,
 as its gang plugin writes it on the PodGroup's Unschedulable condition.
 """
@@ -70,6 +73,12 @@ def with_brief(message: str, brief: str) -> str:
     """The short message, and `explain`'s brief in brackets when there is one."""
     short = short_message(message)
     return f"{short} [{cap(brief, BRIEF_LIMIT)}]" if brief else short
+
+
+def preempting_message(message: str, clause: str) -> str:
+    """A preempting gang's condition: what its plan takes and why (`PreemptionPlan.describe`),
+    first, so the cap never cuts it, then the attempt's short message."""
+    return cap(f"{clause}. {short_message(message)}", LIMIT)
 
 
 def volcano_message(pending: int, members: int, message: str) -> str:

@@ -47,7 +47,7 @@ from controller.reporting import EventRecorder
 from controller.resources import Resource
 from controller.runtime.binder import Binder, BindOutcome
 from controller.runtime.cache import ClusterCache
-from controller.runtime.messages import short_message, with_brief
+from controller.runtime.messages import preempting_message, short_message, with_brief
 from controller.runtime.preemptor import Preemptor
 from controller.runtime.status import (
     NOT_ENOUGH_RESOURCES,
@@ -431,7 +431,7 @@ class GangScheduler:
 
     async def _preempt_job(self, gang: Gang, preemption: Preemption, outcome: Outcome) -> None:
         await self.preemptor.carry_out(preemption.plan, preemption.message, messages=outcome.pod_messages)
-        short = short_message(preemption.message)
+        short = preempting_message(preemption.message, preemption.plan.describe())
         await self.status.pod_group(
             gang, phase="Pending", condition=UNSCHEDULABLE, reason="Preempting", message=short
         )

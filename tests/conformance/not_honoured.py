@@ -13,14 +13,15 @@ DRA_EXTENDED_RESOURCES = (
     "extended resources a DeviceClass maps to DRA (alpha DRAExtendedResource) are not read"
 )
 
-UP_TO_ALL = (
-    "Volcano never evicts a pod marked volcano.sh/preemptable=false and preempts only until the job "
-    "reaches minAvailable; topobridge reads no such mark and makes room for as many members as lower "
-    "priorities allow (kube's workload-aware rule)"
+KEY_NOT_A_TREE_LEVEL = (
+    "a PodGroup's topology key that is a bare node label, no level of topobridge's topology tree "
+    "(topograph, a Kueue Topology, HyperNodes, ...): its pods wait, saying so; kube-scheduler takes "
+    "any node label as a level"
 )
 
 _TAINT = "pkg/scheduler/framework/plugins/tainttoleration/taint_toleration_test.go"
 _FIT = "pkg/scheduler/framework/plugins/noderesources/fit_test.go"
+_PODGROUP = "test/integration/scheduler/preemption/podgroup/podgrouppreemption_test.go:TestPodGroupPreemption"
 
 NOT_HONOURED: dict[tuple[str, str], str] = {
     (
@@ -53,7 +54,8 @@ NOT_HONOURED: dict[tuple[str, str], str] = {
         "extended resource was backed by Device Plugin (Allocatable: 0)",
     ): DRA_EXTENDED_RESOURCES,
     (
-        "pkg/scheduler/actions/preempt/preempt_test.go:TestTopologyAwarePreempt",
-        "preempt one task of different job to fit both jobs on one node",
-    ): UP_TO_ALL,
+        _PODGROUP,
+        "Topology-Aware Preemption: single topology domain",
+    ): KEY_NOT_A_TREE_LEVEL,
+    (_PODGROUP, "Topology-Aware Preemption: two topologies, only one eligible"): KEY_NOT_A_TREE_LEVEL,
 }

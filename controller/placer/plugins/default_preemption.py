@@ -12,6 +12,9 @@ gang preemption do; the planner is `controller.placer.preempt`).
   number of victims) inside one place the gang's constraint allows; the gang then waits for its
   victims (`WaitingForVictims`), holding its nominated nodes. No plan, or none found within the
   attempt's step budget (`attempt_budget`), is `Unschedulable`.
+* A gang nominated by an earlier preemption whose victims still terminate on its nominated
+  nodes waits for them (`victims_terminating`, kube's `PodEligibleToPreemptOthers`), asked
+  before the gang is tried at all; without this plugin in the profile nothing waits.
 * When the wall-clock guard, not the steps, stopped the search, the verdict says so (its plan,
   or its lack of one, then depends on the machine's load).
 """
@@ -27,7 +30,13 @@ from controller.placer.attempt_budget import AttemptBudget
 from controller.placer.budgets import Budget
 from controller.placer.demand import GangDemand, sub_demand
 from controller.placer.framework import I64, Code, PostFilterResult, Status
-from controller.placer.preempt import Refilter, plan_preemption, reads_bound_pods, revived
+from controller.placer.preempt import (
+    Refilter,
+    eligible_victims,
+    plan_preemption,
+    reads_bound_pods,
+    revived,
+)
 from controller.placer.select import select
 from controller.placer.snapshot import Snapshot
 from translations.gangs import Gang
@@ -40,6 +49,19 @@ NO_VICTIMS_IN_TIME = "no set of lower-priority pods found within the attempt's b
 
 class DefaultPreemption:
     name: ClassVar[str] = "DefaultPreemption"
+
+    def victims_terminating(self, gang: Gang, snap: Snapshot) -> Status | None:
+        """kube's `PodEligibleToPreemptOthers`: a gang whose nominated nodes still hold a
+        lower-priority pod that is terminating waits for it (its own earlier victims) rather
+        than being placed elsewhere or evicting again; None when no such pod is left."""
+        nominated = {n.node for n in snap.nominations.values() if n.gang == gang.key}
+        if not nominated:
+            return None
+        if not any(
+            p.terminating and p.node in nominated and p.priority < gang.priority for p in snap.pods.values()
+        ):
+            return None
+        return Status(Code.WAITING_FOR_VICTIMS, (NOT_ELIGIBLE_TERMINATING,), self.name)
 
     def post_filter(
         self,
@@ -120,7 +142,7 @@ def room_without_lower(
 def fits_without_lower(demand: GangDemand, snap: Snapshot, free: I64) -> bool:
     """Would the gang fit by room if every lower-priority, not yet terminating pod were gone?"""
     arrays = snap.arrays()
-    lower = (arrays.priority < demand.priority) & ~arrays.terminating
+    lower = eligible_victims(snap, arrays, demand.priority)
     if not lower.any():
         return False
     optimistic = free.copy()

@@ -189,3 +189,29 @@ def test_a_place_too_big_to_reprieve_pod_by_pod_is_planned_by_room_and_checked()
     assert verdict.code is Code.WAITING_FOR_VICTIMS, verdict.message
     assert verdict.plan is not None and len(verdict.plan.victims) == 2
     assert verdict.plan.nominated == (("default/new", "a"),)
+
+
+def test_a_refilter_run_is_priced_by_the_bound_pods_with_terms_it_reads() -> None:
+    from controller.placer.preempt import refilter_steps
+
+    assert refilter_steps(500, 2000) == refilter_steps(500) + 200
+
+
+def test_no_budget_for_the_reprieve_still_gives_a_checked_plan() -> None:
+    """Every bound pod's anti-affinity excludes the preemptor: the by-room plan (one pod frees
+    the room) fails the check, so every eligible pod of its node goes (`_whole_place`). The
+    budget pays for no reprieve here, and is left for that search."""
+    from controller.placer.attempt_budget import AttemptBudget
+    from controller.placer.engine import schedule
+
+    web = {"matchLabels": {"app": "web"}}
+    objs = [node("a", cpu="2"), node("b", cpu="2"), *CLASSES]
+    objs += [running(f"{n}-{i}", n, affinity=anti(web)) for n in ("a", "b") for i in (1, 2)]
+    objs.append(pending("new", labels={"app": "web"}))
+    sc = load_scenario(objs)
+    prep = prepare(sc)
+    gang = next(g for g in prep.gangs(sc) if g.name == "default/new")
+    verdict = schedule(gang, prep.snapshot, attempt_budget=AttemptBudget(steps=3, guard=float("inf")))
+    assert verdict.code is Code.WAITING_FOR_VICTIMS, verdict.message
+    assert verdict.plan is not None and not verdict.plan.optimal
+    assert [v.pod for v in verdict.plan.victims] == ["default/a-1", "default/a-2"]
