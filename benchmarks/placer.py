@@ -61,6 +61,7 @@ import gc
 import io
 import json
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -487,6 +488,8 @@ def main() -> None:
             f"{g['rss_mb']:.0f}",
         )
         print(" ".join(str(v).rjust(w) for v, w in zip(row, widths, strict=True)))
+    if before is not None:  # the exported tree: <tmp>/benchmarks/placer.py
+        shutil.rmtree(Path(before).parents[1], ignore_errors=True)
     figures = " ".join(
         f"{k}_ms={_f(r[k + '_ms'])} {k}_cpu_ms={_f(r[k + '_cpu_ms'])}"
         for k in ("cold", "cycle", "steady", "preempt")
