@@ -392,13 +392,13 @@ def _choose(
 def _kube_tiebreak(
     demand: GangDemand, snap: Snapshot, free: I64, found: Candidates, chosen: _Choice
 ) -> _Choice:
-    """Among plans the search cannot tell apart, kube's: in the chosen place every unit gone,
+    """Among plans the exact search proved equally cheap, kube's: in the chosen place every unit gone,
     then each put back in kube's order (`_reprieve_order`) while the gang still fits by room
     (kube's SelectVictimsOnNode). Taken when it costs what the search's plan costs and ranks
     no worse, so a lone pod goes before a group of equal priority, a smaller group before a
     larger one, the later-started before the earlier."""
-    if not chosen.victims:
-        return chosen
+    if not chosen.victims or not chosen.optimal:
+        return chosen  # the heuristic's places, or a search cut short: no tie to break
     index, arrays = snap.index, snap.arrays()
     units = _units_in(chosen.where, snap, arrays, found.eligible)
     if len(units) > REPRIEVE_UNITS:
