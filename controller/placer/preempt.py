@@ -400,7 +400,12 @@ def _kube_tiebreak(
     if not chosen.victims or not chosen.optimal:
         return chosen  # the heuristic's places, or a search cut short: no tie to break
     index, arrays = snap.index, snap.arrays()
-    units = _units_in(chosen.where, snap, arrays, found.eligible)
+    usable = np.logical_or.reduce([c.mask for c in demand.classes])
+    # A unit with no member on a node the gang may use frees no room it can take: it stays,
+    # and never counts against the cap (pods elsewhere never change the gang's plan).
+    units = [
+        u for u in _units_in(chosen.where, snap, arrays, found.eligible) if usable[arrays.node[list(u)]].any()
+    ]
     if len(units) > REPRIEVE_UNITS:
         return chosen
     work = free.copy()
