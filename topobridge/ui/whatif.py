@@ -115,7 +115,8 @@ def what_if(
     gangs = [g for g in prep.gangs() if any(p.key in mine for p in g.pods)]
     waiting = [g for g in gangs if g.key not in result.gangs]
     if waiting:
-        step(f"explaining why {len(waiting):,} gang(s) of the job would wait")
+        who = waiting[0].key if len(waiting) == 1 else f"{len(waiting):,} gangs of the job"
+        step(f"explaining why {who} would wait")
     explained = _explained(sc, prep, waiting)
     out = [_gang_answer(g, result, explained.get(g.key, {})) for g in gangs]
     for_job = {v for v in result.evicted if _trigger(result.conditions.get(v)) in mine}
