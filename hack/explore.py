@@ -130,10 +130,11 @@ class Tally:
 
     def surfaces(self) -> list[str]:
         """One line per surface: what it ran and its slowest call."""
-        return [
-            f"surface {name}: scenarios={self.scenarios[name]} slowest_s={self.slowest.get(name, 0.0):.2f}"
-            for name in sorted(set(self.scenarios) | set(self.slowest))
-        ]
+        lines = []
+        for name in sorted(set(self.scenarios) | set(self.slowest)):
+            slowest = f"{self.slowest[name]:.2f}" if name in self.slowest else "-"  # `fuzz`: its surfaces say
+            lines.append(f"surface {name}: scenarios={self.scenarios[name]} slowest_s={slowest}")
+        return lines
 
     def summary(self, minutes: float) -> str:
         failing = ",".join(f"{f.surface}:{f.seed}" for f in self.failures) or "-"

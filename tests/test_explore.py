@@ -197,6 +197,7 @@ def test_the_fuzzers_surfaces_are_counted_with_their_slowest_call() -> None:
     assert "oracle:40.00s" in summary and "fuzz.simulate:0.64s" in summary
     assert "surface fuzz.whatif: scenarios=0" not in tally.surfaces()
     assert "surface oracle: scenarios=1 slowest_s=40.00" in tally.surfaces()
+    assert "surface fuzz: scenarios=200 slowest_s=-" in tally.surfaces()
 
 
 def test_an_unknown_surface_is_refused_with_the_known_ones(capsys: pytest.CaptureFixture[str]) -> None:
