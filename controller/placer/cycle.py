@@ -54,7 +54,7 @@ from controller.placer.preempt import PreemptionPlan, Victim
 from controller.placer.records import BoundPod, Nomination
 from controller.placer.snapshot import Snapshot
 from controller.placer.terms import PodTerms
-from controller.placer.timeout import Expiry, expiry
+from controller.placer.timeout import Expiry
 from translations import volcano
 from translations.errors import failure_text
 from translations.gangs import Gang
@@ -353,13 +353,9 @@ class SchedulingCycle:
         last = self.timing.unschedulable.get(gang.key)
         if last is None or not last.holds(gang, self.view, self.now):
             return False
-        fired = expiry(
-            gang,
-            waiting_since=self.timing.first_seen.get(gang.key),
-            now=self.now,
-            failures=self.timing.timeouts.get(gang.key, 0) + 1,
-        )
-        return fired is None
+        first_seen = self.timing.first_seen.get(gang.key)
+        # Whether the timeout fires is the Permit plugins' answer, asked as the attempt asks it.
+        return first_seen is None or self._permit(gang, first_seen, self.options.profile).expiry is None
 
     # --- one gang: prefilter .. postfilter (engine), reserve, permit ---
 
