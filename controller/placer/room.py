@@ -9,8 +9,8 @@ For every tier of the tree and every resource on the nodes' allocatable axis:
   splits across nodes can lower it; `explain` answers for a given gang);
 * `domains`: how many domains the tier has.
 
-Cordoned nodes (`spec.unschedulable`) hold no room. An over-committed node (a nominated pod
-whose victims still terminate) counts as zero, never as negative room. Every figure is one
+Cordoned nodes (`spec.unschedulable`) hold no room; room nominated for a preempting gang is not
+free. An over-committed node counts as zero, never as negative room. Every figure is one
 prefix sum over the nodes in tree order (`ClusterIndex`: each domain is a contiguous range), so
 the whole table costs O(nodes x resources) in array operations, whatever the number of domains.
 """
@@ -37,9 +37,14 @@ class TierRoom:
     largest: dict[str, int]
 
 
+ANY_PRIORITY = -(2**31)
+"""Below every pod priority: every nomination's claim is held, whoever nominated."""
+
+
 def free_per_node(snap: Snapshot) -> I64:
-    """[node, resource]: what each schedulable node has free, never below zero."""
-    free: I64 = np.maximum(snap.index.alloc - snap.used, 0)
+    """[node, resource]: what each schedulable node has free, never below zero. Room nominated
+    for a preempting gang (its victims still terminating) is held, as the cycle holds it."""
+    free: I64 = np.maximum(snap.free(priority=ANY_PRIORITY), 0)
     free[snap.index.unschedulable] = 0
     return free
 

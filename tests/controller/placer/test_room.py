@@ -56,6 +56,22 @@ def test_an_overcommitted_node_counts_as_no_room_not_negative_room() -> None:
     assert room.largest["cpu"] == 4000
 
 
+def test_room_nominated_for_a_preempting_gang_is_not_free() -> None:
+    import numpy as np
+
+    from controller.placer.records import Nomination
+
+    snap = prepare(load_scenario(_cluster())).snapshot
+    before = {r.tier: r.largest["nvidia.com/gpu"] for r in tier_room(snap)}
+    req = np.zeros(len(snap.index.resources), dtype=np.int64)
+    req[snap.index.res_pos["nvidia.com/gpu"]] = 8
+    node_10 = snap.index.node_pos["node-10"]  # block-4, the fullest block
+    snap.nominate(Nomination("default/p", "volcano:default/g", node_10, req, -5))
+    after = {r.tier: r.largest["nvidia.com/gpu"] for r in tier_room(snap)}
+    block = min(before)
+    assert (before[block], after[block]) == (21, 16)  # block-4 21 -> 13, block-1 and spine-1's blocks 16
+
+
 def test_a_cluster_without_a_tree_has_no_tiers() -> None:
     assert _rooms([node("n0"), node("n1")]) == {}
 
