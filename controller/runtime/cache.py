@@ -78,15 +78,22 @@ def _node_shape(obj: JsonDict) -> Any:
 
 
 def _pod_shape(obj: JsonDict) -> Any:
-    """What about a pod can change a scheduling decision (status heartbeats cannot)."""
+    """What about a pod can change a scheduling decision (status heartbeats cannot): the whole
+    spec (mostly immutable, but gates are lifted, tolerations added, requests resized), the
+    metadata gangs and budgets read, and the status fields the placer reads: a terminal phase,
+    the nomination, `startTime` (which of two equal victims goes: kube spares the one that has
+    run longer) and what the kubelet allocated on an in-place resize."""
     meta, spec, status = obj.get("metadata") or {}, obj.get("spec") or {}, obj.get("status") or {}
     return (
-        spec.get("nodeName"),
+        spec,
         meta.get("deletionTimestamp"),
-        status.get("phase") in ("Succeeded", "Failed"),
         meta.get("labels"),
         meta.get("annotations"),
+        meta.get("ownerReferences"),
+        status.get("phase") in ("Succeeded", "Failed"),
         status.get("nominatedNodeName"),
+        status.get("startTime"),
+        [(c.get("name"), c.get("allocatedResources")) for c in status.get("containerStatuses") or ()],
     )
 
 

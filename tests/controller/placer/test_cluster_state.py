@@ -6,8 +6,8 @@ the ClusterNetworkTopology, priority classes and PodDisruptionBudgets go into on
 `ClusterState`, which takes an incremental view at random points (and runs cycles that reserve
 on its kept snapshot, which the next view must roll back); at each point a fresh state
 holding the same objects builds its view from scratch, and every part must be equal: index,
-requested resources per node, bound pods (with gang, priority, labels, terminating), minMember,
-nominations, gangs, the pending list and the budgets.
+requested resources per node, bound pods (with gang, priority, labels, terminating, start time,
+terms, preemptable), minMember, nominations, gangs, the pending list and the budgets.
 """
 
 from __future__ import annotations
@@ -142,6 +142,7 @@ def _canonical(view: ClusterView) -> dict[str, Any]:
         "used": snap.used.tolist(),
         "pods": sorted(
             (p.key, p.node, p.req.tolist(), p.priority, p.gang, dict(p.labels), p.terminating, p.namespace)
+            + (p.started, p.preemptable, p.terms)
             for p in snap.pods.values()
         ),
         "gang_min": dict(sorted(snap.gang_min.items())),
