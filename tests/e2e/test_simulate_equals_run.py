@@ -9,10 +9,12 @@ shape, sometimes tolerating the taint, sometimes constrained to a block or a spi
 a priority that preempts). The gang's PodGroup is created last, so the scheduler sees the whole
 gang at once, as the simulator does. Meanwhile the controller translates each Koordinator gang
 for Volcano (a PodGroup, an annotation on every member), racing the scheduler: the dry run
-never sees that translation, so the gang must mean the same with or without it.
+never sees the pending gang's translation, so the gang must mean the same with or without it.
 
-Just before that, the objects are read back from the API server and given to
-`topobridge simulate -o json` (the real command, in a subprocess). When the live run has
+Just before that, the whole cluster is read back from the API server as the live scheduler
+watches it (every kind, every namespace: what `simulate --from-cluster` reads) and given, with
+the scenario's PodGroup, to `topobridge simulate -o json` (the real command, in a
+subprocess); its result for the scenario's namespace is compared. When the live run has
 settled (nothing terminating, every pending pod bound or reported, no change for a while), the
 binds, evictions and unschedulable gangs read back from the API server must equal the
 simulator's. Both run with their defaults: each attempt's search is limited by the default
@@ -49,7 +51,6 @@ from controller.errors import AlreadyExistsError, NotFoundError
 from controller.kube import JsonDict, Kube
 from controller.resources import (
     CLUSTER_NETWORK_TOPOLOGIES,
-    HYPERNODES,
     NODES,
     PDBS_V1BETA1,
     PODS,
@@ -58,6 +59,7 @@ from controller.resources import (
 )
 from e2e import local
 from e2e.kubelet import Kubelet
+from topobridge.snapshot_io import read_objects
 from translations.core import Pod
 from translations.gangs import membership
 
@@ -332,36 +334,12 @@ async def _create(kube: Kube, obj: JsonDict) -> None:
         await kube.merge_patch(NODES, name, {"spec": {"taints": obj["spec"].get("taints")}})
 
 
-def _plain(obj: JsonDict, kind: str, api_version: str) -> JsonDict:
-    out = {k: v for k, v in obj.items() if k != "metadata"}
-    meta = obj.get("metadata") or {}
-    out["metadata"] = {
-        k: meta[k]
-        for k in ("name", "namespace", "labels", "annotations", "creationTimestamp", "deletionTimestamp")
-        if k in meta
-    }
-    out["kind"], out["apiVersion"] = kind, api_version
-    return out
-
-
-async def read_back(kube: Kube, namespace: str) -> list[JsonDict]:
-    """The cluster as a dry run reads it: every node and topology object, this namespace's
-    pods, PodGroups and budgets, the priority classes."""
-    objs: list[JsonDict] = []
-    for res, kind, api in (
-        (NODES, "Node", "v1"),
-        (HYPERNODES, "HyperNode", "topology.volcano.sh/v1alpha1"),
-        (CLUSTER_NETWORK_TOPOLOGIES, "ClusterNetworkTopology", "scheduling.koordinator.sh/v1alpha1"),
-        (PRIORITY_CLASSES, "PriorityClass", "scheduling.k8s.io/v1"),
-    ):
-        objs += [_plain(o, kind, api) for o in (await kube.list(res)).items]
-    for res, kind, api in (
-        (PODS, "Pod", "v1"),
-        (SIGS_PODGROUPS, "PodGroup", "scheduling.sigs.k8s.io/v1alpha1"),
-        (PDBS_V1BETA1, "PodDisruptionBudget", "policy/v1"),
-    ):
-        objs += [_plain(o, kind, api) for o in (await kube.list(res, namespace=namespace)).items]
-    return objs
+async def read_back(kube: Kube) -> list[JsonDict]:
+    """The cluster as the live scheduler reads it: every kind it watches, in every namespace
+    (`snapshot_io.read_objects`, what `simulate --from-cluster` reads). Pods of other
+    namespaces count: a bound pod with inter-pod terms anywhere, or the number of them, is read
+    by the attempt that preempts."""
+    return await read_objects(kube)
 
 
 async def simulate(objects: list[JsonDict], work: Path, name: str) -> JsonDict:
@@ -584,13 +562,12 @@ async def run_batch(
         for obj in [*sc.nodes, *sc.running, *sc.pending]:
             await _create(admin, obj)
     # The pods wait for their PodGroups; then the dry run reads the cluster as it stands.
-    befores: list[list[JsonDict]] = []
     for sc in scenarios:
         # Long enough for topobridge's informers to hold what the read-back will show.
         await settle(admin, sc.namespace, set(), timeout=30, quiet_for=3.0)
         await budgets_observed(admin, sc.namespace)
-    for sc in scenarios:
-        befores.append(await read_back(admin, sc.namespace))
+    cluster = await read_back(admin)
+    befores = [cluster for _ in scenarios]
     sims = [
         asyncio.create_task(simulate([*before, sc.gate], work, f"s{sc.index}"))
         for sc, before in zip(scenarios, befores, strict=True)
@@ -602,12 +579,8 @@ async def run_batch(
         pending = {f"{sc.namespace}/{p['metadata']['name']}" for p in sc.pending}
         pods = await settle(admin, sc.namespace, pending)
         sim = await sim_task
-        live = outcome(before, pods, pending)
-        want = {
-            "bound": sim["bound"],
-            "evicted": sorted(sim["evicted"]),
-            "unschedulable": sorted(sim["unschedulable"]),
-        }
+        live = outcome(before, pods, pending, sc.namespace)
+        want = _within(sim, sc.namespace)
         counts["scenarios"] += 1
         counts["placed"] += bool(want["bound"])
         counts["preempted"] += bool(want["evicted"])
@@ -631,9 +604,27 @@ async def run_batch(
     return failures
 
 
-def outcome(before: list[JsonDict], after: list[JsonDict], pending: set[str]) -> JsonDict:
-    """What the live run did, read back: pods it bound, pods it removed, gangs left pending."""
-    initial = {f"{o['metadata']['namespace']}/{o['metadata']['name']}" for o in before if o["kind"] == "Pod"}
+def _within(sim: JsonDict, namespace: str) -> JsonDict:
+    """The dry run's result for one scenario's namespace (it read the whole cluster)."""
+
+    def mine(key: str) -> bool:  # `ns/pod`, or a gang's `dialect:ns/name`
+        return key.split(":", 1)[-1].startswith(f"{namespace}/")
+
+    return {
+        "bound": {k: v for k, v in sim["bound"].items() if mine(k)},
+        "evicted": sorted(k for k in sim["evicted"] if mine(k)),
+        "unschedulable": sorted(k for k in sim["unschedulable"] if mine(k)),
+    }
+
+
+def outcome(before: list[JsonDict], after: list[JsonDict], pending: set[str], namespace: str) -> JsonDict:
+    """What the live run did in `namespace`, read back: pods it bound, pods it removed, gangs
+    left pending."""
+    initial = {
+        f"{o['metadata']['namespace']}/{o['metadata']['name']}"
+        for o in before
+        if o["kind"] == "Pod" and o["metadata"].get("namespace") == namespace
+    }
     now = {f"{p['metadata']['namespace']}/{p['metadata']['name']}": p for p in after}
     bound = {
         k: p["spec"]["nodeName"]
