@@ -489,11 +489,23 @@ def _victims(
 
 def reads_bound_pods(demand: GangDemand, snap: Snapshot) -> bool:
     """Do the gang's filters depend on which lower-priority pods stay bound? They do when a
-    member has inter-pod terms, spread or host ports, or a lower-priority bound pod has terms
-    (its anti-affinity or its ports may keep the gang out)."""
+    member has inter-pod terms, spread or host ports, or a lower-priority bound pod's required
+    anti-affinity selects a member (kube's InterPodAffinity filter reads existing pods' terms
+    that way alone). Another pod's ports, spread or affinity never keep out a gang with none of
+    its own: such a pod, wherever it runs, must not change how the gang's victims are chosen."""
     if any(PodTerms.of(demand.pods[c.pods[0]].pod) is not None for c in demand.classes):
         return True
-    return any(_may_go(p, demand.priority) for p in snap.with_terms.values())
+    lower = [
+        t
+        for p in snap.with_terms.values()
+        if p.terms is not None and p.terms.anti_affinity and _may_go(p, demand.priority)
+        for t in p.terms.anti_affinity
+    ]
+    if not lower:
+        return False
+    members = {(m.pod.namespace, frozenset((m.pod.metadata.labels or {}).items())) for m in demand.pods}
+    ns_labels = snap.namespace_labels
+    return any(t.covers(ns, dict(labels), ns_labels) for t in lower for ns, labels in members)
 
 
 def eligible_victims(snap: Snapshot, arrays: PodArrays, priority: int) -> Bool:

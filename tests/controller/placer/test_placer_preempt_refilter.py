@@ -215,3 +215,29 @@ def test_no_budget_for_the_reprieve_still_gives_a_checked_plan() -> None:
     assert verdict.code is Code.WAITING_FOR_VICTIMS, verdict.message
     assert verdict.plan is not None and not verdict.plan.optimal
     assert [v.pod for v in verdict.plan.victims] == ["default/a-1", "default/a-2"]
+
+
+def test_a_pod_with_terms_that_cannot_keep_the_gang_out_changes_no_plan() -> None:
+    """Only what could keep the gang out sends it down the re-filtered path: a lower-priority pod
+    on another node holding a host port, or whose anti-affinity selects no member, leaves the
+    plan as it is without them (before, either one turned a 4-victim plan into a 5-victim one)."""
+    pool = {"pool": "a"}
+    objs = [node("n0", cpu="4", labels=pool), node("n1", cpu="8", labels=pool), node("far", cpu="8")]
+    objs += [*CLASSES, volcano_gang("job", 3)]
+    for i, (host, cpu) in enumerate(
+        [("n0", "2"), ("n1", "1"), ("n0", "1"), ("n1", "1"), ("n1", "500m"), ("n0", "1"), ("n1", "500m")]
+    ):
+        objs.append(running(f"low-{i}", host, cpu=cpu))
+    for i, cpu in enumerate(("4", "3", "3")):
+        member = pending(
+            f"job-{i}", "mid", annotations={"scheduling.k8s.io/group-name": "job"}, node_selector=pool
+        )
+        member["spec"]["containers"][0]["resources"]["requests"]["cpu"] = cpu
+        objs.append(member)
+    plain = run(objs)
+    assert len(plain.evicted) == 4 and len(plain.bound) == 3, plain
+    port_elsewhere = with_host_port(running("port-holder", "far", cpu="100m"), 8080)
+    anti_other = running("anti-other", "far", cpu="100m", affinity=anti(FOO_EXISTS))
+    for extra in (port_elsewhere, anti_other):
+        got = run([*objs, extra])
+        assert (got.evicted, got.bound) == (plain.evicted, plain.bound), extra["metadata"]["name"]
