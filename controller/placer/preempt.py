@@ -545,6 +545,18 @@ def kube_rank(
     return (violations(hits, allowed), top, shifted, len(prios), -earliest)
 
 
+def plan_rank(plan: PreemptionPlan, snap: Snapshot, budgets: Sequence[Budget]) -> Rank:
+    """kube's rank of a plan's victims (`kube_rank`), for plans made for different candidate
+    domains of one gang (the values of a bare-label key) on the same snapshot."""
+    arrays = snap.arrays()
+    pos = {k: i for i, k in enumerate(arrays.keys)}
+    victims = [pos[v.pod] for v in plan.victims]
+    chosen = np.zeros(len(arrays.keys), dtype=np.bool_)
+    chosen[victims] = True
+    pod_budgets = _pod_budgets(snap, arrays, chosen, budgets)
+    return kube_rank(victims, snap, arrays, pod_budgets, [b.allowed for b in budgets])
+
+
 def _floor(snap: Snapshot, arrays: PodArrays, pods: Bool) -> Rank | None:
     """The best rank any plan could have: one victim of the lowest priority among `pods`, no
     budget broken, the latest start among those pods (None when there are none)."""

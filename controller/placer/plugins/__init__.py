@@ -14,7 +14,7 @@
 | PodTopologySpread, InterPodAffinity | kube-scheduler | PreFilter, Filter, member rules, Score |
 | GPU | the GPU seed (ours) | PreFilter, Filter, PlacementGenerate, PlacementFeasible, Reserve |
 | DefaultPreemption | kube-scheduler (for whole jobs) | PostFilter |
-| TopologyPlacement (+ PlacementBinPacking, PodGroupPodsCount) | kube-scheduler 1.37 | group placement: the domain of a keyed PodGroup (PlacementGenerate, a placement per candidate, PlacementScore) |
+| TopologyPlacement (+ PlacementBinPacking, PodGroupPodsCount) | kube-scheduler 1.37 | PreFilter (a key no node carries), group placement: the domain of a keyed PodGroup (PlacementGenerate, a placement per candidate, PlacementScore) |
 
 `default_profile` lists them in the order each extension point runs them: Filter in
 kube-scheduler's default order, so a node is counted under the same first failing reason.
@@ -73,15 +73,16 @@ def _build() -> Profile:
         InterPodAffinity(),
         Gpu(),
     )
-    taints, node_affinity, topology, fit = (
+    taints, node_affinity, topology, fit, placement = (
         TaintToleration(),
         NodeAffinity(),
         NetworkTopology(),
         NodeResourcesFit(),
+        TopologyPlacement(),
     )
     return Profile(
         pre_enqueue=[SchedulingGates()],
-        pre_filter=[coscheduling, topology, DynamicResources(), spread, affinity, gpu],
+        pre_filter=[coscheduling, topology, placement, DynamicResources(), spread, affinity, gpu],
         filter=[
             NodeUnschedulable(),
             NodeName(),
@@ -103,7 +104,7 @@ def _build() -> Profile:
         placement_generate=[gpu, topology, KueueTAS()],
         placement_score=[topology],
         placement_feasible=[gpu],
-        group_placement=[TopologyPlacement()],
+        group_placement=[placement],
         post_filter=DefaultPreemption(),
         reserve=[gpu],
         permit=[coscheduling],
