@@ -13,15 +13,8 @@ DRA_EXTENDED_RESOURCES = (
     "extended resources a DeviceClass maps to DRA (alpha DRAExtendedResource) are not read"
 )
 
-KEY_NOT_A_TREE_LEVEL = (
-    "a PodGroup's topology key that is a bare node label, no level of topobridge's topology tree "
-    "(topograph, a Kueue Topology, HyperNodes, ...): its pods wait, saying so; kube-scheduler takes "
-    "any node label as a level"
-)
-
 _TAINT = "pkg/scheduler/framework/plugins/tainttoleration/taint_toleration_test.go"
 _FIT = "pkg/scheduler/framework/plugins/noderesources/fit_test.go"
-_PODGROUP = "test/integration/scheduler/preemption/podgroup/podgrouppreemption_test.go:TestPodGroupPreemption"
 
 NOT_HONOURED: dict[tuple[str, str], str] = {
     (
@@ -53,9 +46,4 @@ NOT_HONOURED: dict[tuple[str, str], str] = {
         f"{_FIT}:TestEnoughRequests",
         "extended resource was backed by Device Plugin (Allocatable: 0)",
     ): DRA_EXTENDED_RESOURCES,
-    (
-        _PODGROUP,
-        "Topology-Aware Preemption: single topology domain",
-    ): KEY_NOT_A_TREE_LEVEL,
-    (_PODGROUP, "Topology-Aware Preemption: two topologies, only one eligible"): KEY_NOT_A_TREE_LEVEL,
 }

@@ -166,13 +166,80 @@ def test_a_basic_group_with_a_key_stays_in_one_domain() -> None:
     assert len(blocks_of(list(result.bound.values()))) == 1
 
 
-def test_a_key_the_tree_has_no_level_for_leaves_the_gang_waiting() -> None:
+ROOM = "example.com/room"
+ROOMS = {"node-2": "room-a", "node-3": "room-a", "node-5": "room-b", "node-9": "room-b", "node-10": "room-b"}
+"""A bare node label, no level of the tree: room-a spans two blocks, room-b two spines; the
+other nodes carry no room."""
+
+
+def roomed(nodes: list[Obj]) -> list[Obj]:
+    for n in nodes:
+        room = ROOMS.get(n["metadata"]["name"])
+        if room is not None:
+            n["metadata"]["labels"][ROOM] = room
+    return nodes
+
+
+def test_a_bare_label_key_keeps_the_group_in_one_value() -> None:
+    """kube-scheduler takes any node label as a level: the three members need one room with
+    three free nodes (room-b, across spines); nodes without the label are in no room."""
     result = run(
-        [*cluster(), pod_group("g", min_count=1, key="example.com/room"), member("g", 0)],
+        [*roomed(spine_block_nodes(SEED_LAYOUT)), pod_group("g", min_count=3, key=ROOM)]
+        + [member("g", i) for i in range(3)],
+        schedulers=SCHEDULERS,
+    )
+    assert sorted(result.bound.values()) == ["node-10", "node-5", "node-9"]
+
+
+def test_a_bare_label_key_scores_its_values_by_bin_packing() -> None:
+    """Both rooms hold two members: PlacementBinPacking (MostAllocated) takes the fuller one."""
+    result = run(
+        [*roomed(spine_block_nodes(SEED_LAYOUT)), pod_group("g", min_count=2, key=ROOM)]
+        + [member("g", i) for i in range(2)],
+        schedulers=SCHEDULERS,
+    )
+    assert sorted(result.bound.values()) == ["node-2", "node-3"]
+
+
+def test_a_bound_member_pins_the_value_of_a_bare_label_key() -> None:
+    result = run(
+        [
+            *roomed(spine_block_nodes(SEED_LAYOUT)),
+            pod_group("g", min_count=1, key=ROOM),
+            member("g", 0, node_name="node-9"),
+            member("g", 1),
+        ],
+        schedulers=SCHEDULERS,
+    )
+    assert result.bound["default/g-1"] in ("node-5", "node-10")
+
+
+def test_a_key_no_node_carries_leaves_the_gang_waiting_naming_it() -> None:
+    result = run(
+        [*cluster(), pod_group("g", min_count=1, key="example.com/nowhere"), member("g", 0)],
         schedulers=SCHEDULERS,
     )
     assert result.bound == {}
-    assert "is no level of the topology tree" in result.unschedulable["upstream:default/g"]
+    said = result.unschedulable["upstream:default/g"]
+    assert "no node carries label 'example.com/nowhere'" in said
+    assert "spec.schedulingConstraints.topology[0].key" in said
+
+
+def test_a_bare_label_key_preempts_inside_one_value() -> None:
+    """Every node is full; room-b's pods outrank the group, room-a's do not: the plan evicts in
+    room-a alone, and nothing on the nodes no room holds."""
+    nodes = roomed(spine_block_nodes(SEED_LAYOUT))
+    held = [
+        busy(f"low-{name}", name, priority=500 if ROOMS.get(name) == "room-b" else 1)
+        for name in (n["metadata"]["name"] for n in nodes)
+    ]
+    result = run(
+        [*nodes, *held, pod_group("hi", min_count=2, key=ROOM, priority=100)]
+        + [member("hi", i, priority=100) for i in range(2)],
+        schedulers=SCHEDULERS,
+    )
+    assert sorted(result.evicted) == ["default/low-node-2", "default/low-node-3"]
+    assert sorted(result.bound.values()) == ["node-2", "node-3"]
 
 
 def test_members_that_disagree_fail_the_group() -> None:
