@@ -9,9 +9,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from placer_objects import SEED_LAYOUT, Obj, pod, run, spine_block_nodes
 
-from controller.placer.scenario import load_scenario
+from controller.placer.demand import GangDemand
+from controller.placer.engine import demand_of
+from controller.placer.scenario import load_scenario, prepare
+from controller.placer.snapshot import ClusterIndex
+from controller.placer.tiers import PlacementGenerateError, label_domains
+from translations.constraints import TopologyConstraint
 from translations.gangs import discover_gangs
 
 BLOCK = "network.topology.nvidia.com/block"
@@ -407,3 +413,27 @@ def test_a_composite_pod_groups_member_groups_wait_saying_why() -> None:
     del child["spec"]["parentCompositePodGroupName"]
     alone = run([*cluster(), child, *members], schedulers=SCHEDULERS)
     assert len(alone.bound) == 2
+
+
+def roomed_demand(*bound_on: str) -> tuple[GangDemand, ClusterIndex]:
+    """The demand of a room-keyed group of two, with members bound on `bound_on`."""
+    objects = [*roomed(spine_block_nodes(SEED_LAYOUT)), pod_group("g", min_count=1, key=ROOM)]
+    objects += [member("g", i, node_name=n) for i, n in enumerate(bound_on)]
+    objects += [member("g", len(bound_on) + i) for i in range(2)]
+    sc = load_scenario(objects)
+    prep = prepare(sc)
+    gang = next(g for g in prep.gangs(sc) if g.key == "upstream:default/g")
+    return demand_of(gang, prep.snapshot), prep.snapshot.index
+
+
+def test_label_domains_are_the_values_nodes_and_bound_members_pin_one() -> None:
+    demand, index = roomed_demand()
+    assert demand.constraint == TopologyConstraint("hard", None, label_key=ROOM)
+    named = {v: sorted(index.node_names[i] for i in nodes) for v, nodes in label_domains(demand, index)}
+    assert named == {"room-a": ["node-2", "node-3"], "room-b": ["node-10", "node-5", "node-9"]}
+    demand, index = roomed_demand("node-5")
+    assert [v for v, _ in label_domains(demand, index)] == ["room-b"]
+    for split in (("node-2", "node-9"), ("node-0",)):  # two values; a node with no room
+        demand, index = roomed_demand(*split)
+        with pytest.raises(PlacementGenerateError):
+            label_domains(demand, index)
