@@ -48,33 +48,36 @@ __all__ = ["SCORE_WEIGHTS", "default_profile"]
 SCORE_WEIGHTS = {"TaintToleration": 3, "NodeAffinity": 2, "PodTopologySpread": 2, "InterPodAffinity": 2}
 """kube-scheduler's default profile weights for the Score plugins topobridge runs."""
 
-_PROFILE: Profile | None = None
+_PROFILES: dict[bool, Profile] = {}
+"""The built profile per value of the comparison operators gate."""
 
 
-def default_profile(*, preemption: bool = True) -> Profile:
+def default_profile(*, preemption: bool = True, comparison_operators: bool = True) -> Profile:
     """Every plugin, in kube-scheduler's order where it has one; without `preemption`, no
-    PostFilter. Plugins keep no state between attempts, so one profile serves every cycle."""
-    global _PROFILE
-    if _PROFILE is None:
-        _PROFILE = _build()
+    PostFilter; without `comparison_operators`, kube's `TaintTolerationComparisonOperators`
+    gate off (`Lt`/`Gt` tolerations tolerate nothing: `taint_toleration`). Plugins keep no
+    state between attempts, so one profile serves every cycle."""
+    profile = _PROFILES.get(comparison_operators)
+    if profile is None:
+        profile = _PROFILES[comparison_operators] = _build(comparison_operators=comparison_operators)
     if preemption:
-        return _PROFILE
-    return Profile(**{**vars(_PROFILE), "post_filter": None})
+        return profile
+    return Profile(**{**vars(profile), "post_filter": None})
 
 
 register_default_profile(default_profile)
 
 
-def _build() -> Profile:
+def _build(*, comparison_operators: bool = True) -> Profile:
     coscheduling, ports, spread, affinity, gpu = (
         Coscheduling(),
         NodePorts(),
-        PodTopologySpread(),
+        PodTopologySpread(comparison_operators=comparison_operators),
         InterPodAffinity(),
         Gpu(),
     )
     taints, node_affinity, topology, fit, placement = (
-        TaintToleration(),
+        TaintToleration(comparison_operators=comparison_operators),
         NodeAffinity(),
         NetworkTopology(),
         NodeResourcesFit(),
@@ -84,7 +87,7 @@ def _build() -> Profile:
         pre_enqueue=[SchedulingGates()],
         pre_filter=[coscheduling, topology, placement, DynamicResources(), spread, affinity, gpu],
         filter=[
-            NodeUnschedulable(),
+            NodeUnschedulable(comparison_operators=comparison_operators),
             NodeName(),
             taints,
             node_affinity,
