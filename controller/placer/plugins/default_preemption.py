@@ -33,9 +33,11 @@ from controller.placer.attempt_budget import AttemptBudget
 from controller.placer.budgets import Budget
 from controller.placer.demand import GangDemand, sub_demand, within
 from controller.placer.framework import I64, Code, PostFilterResult, Status
+from controller.placer.offer import evaluate
 from controller.placer.preempt import (
     PreemptionPlan,
     Refilter,
+    candidates_wanted,
     eligible_victims,
     plan_preemption,
     plan_rank,
@@ -84,7 +86,9 @@ class DefaultPreemption:
             return PostFilterResult(Status(Code.UNSCHEDULABLE, (NOT_ELIGIBLE_NEVER,), self.name))
         planned: list[tuple[int, PreemptionPlan]] = []
         helpable = False
-        for place, narrowed, narrowed_refilter in _places(demand, snap, refilter):
+        for place, narrowed, narrowed_refilter in _places(gang, demand, snap, free, refilter):
+            if len(planned) >= candidates_wanted(snap.index.n_nodes):
+                break  # kube's dry run stops once it has this many candidates
             most = _most_members(gang, narrowed, snap, free, narrowed_refilter)
             if most is None:
                 continue
@@ -116,12 +120,12 @@ class DefaultPreemption:
 
 
 def _places(
-    demand: GangDemand, snap: Snapshot, refilter: Refilter | None
+    gang: Gang, demand: GangDemand, snap: Snapshot, free: I64, refilter: Refilter | None
 ) -> list[tuple[str, GangDemand, Refilter | None]]:
     """Where a plan may be made, each with the demand and the filters kept there: the gang's
     own demand (its constraint bounds the places preemption weighs); for a key at a bare node
     label, each value's nodes (`tiers.label_domains`, named `key=value`), none when the bound
-    members pin no one value."""
+    members pin no one value. Values are taken as `_by_room_without_lower` orders them."""
     c = demand.constraint
     if c is None or c.label_key is None:
         return [("", demand, refilter)]
@@ -130,8 +134,31 @@ def _places(
     except PlacementGenerateError:
         return []
     return [
-        (f"{c.label_key}={value}", within(demand, nodes), _kept(refilter, nodes)) for value, nodes in domains
+        (f"{c.label_key}={value}", within(demand, nodes), _kept(refilter, nodes))
+        for value, nodes in _by_room_without_lower(gang, demand, snap, free, domains)
     ]
+
+
+def _by_room_without_lower(
+    gang: Gang, demand: GangDemand, snap: Snapshot, free: I64, domains: list[tuple[str, I64]]
+) -> list[tuple[str, I64]]:
+    """The values worth a plan, best first, when their room can be told by capacity (a uniform
+    gang whose filters read no bound pod): by the slots each value's nodes offer with every
+    lower-priority pod gone, those that hold the whole gang first, fewest left over first (the
+    tightest, as places are weighed), then those that hold at least minMember, most first; a
+    value that holds fewer is left out. Otherwise every value, in natural order."""
+    if demand.kind != "uniform" or reads_bound_pods(demand, snap):
+        return domains
+    arrays = snap.arrays()
+    lower = eligible_victims(snap, arrays, demand.priority)
+    optimistic = free.copy()
+    np.add.at(optimistic, arrays.node[lower], arrays.req[lower])
+    slots = evaluate(optimistic, demand, snap.index).slots
+    need = max(gang.min_member - len(gang.bound), 1)
+    room = [int(slots[nodes].sum()) for _, nodes in domains]
+    kept = [(r, d) for r, d in zip(room, domains, strict=True) if r >= min(need, demand.n)]
+    kept.sort(key=lambda rd: (0, rd[0] - demand.n) if rd[0] >= demand.n else (1, -rd[0]))
+    return [d for _, d in kept]
 
 
 def _kept(refilter: Refilter | None, nodes: I64) -> Refilter | None:

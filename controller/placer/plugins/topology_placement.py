@@ -37,10 +37,10 @@ is the runner's loop over them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 import numpy as np
 
@@ -58,6 +58,9 @@ from controller.placer.tiers import (
     label_domains,
 )
 from translations.gangs import Gang, GangPod
+
+P = TypeVar("P")
+"""A candidate placement as `_best_whole`'s caller names it: a place, or one value's nodes."""
 
 __all__ = [
     "WHOLE_CLUSTER",
@@ -186,7 +189,7 @@ class TopologyPlacement:
     ) -> tuple[Placement | None, GangDemand]:
         """Generate, place in each candidate, score, take the best (module docstring)."""
         if demand.constraint is not None and demand.constraint.label_key is not None:
-            return _place_by_label(gang, demand, index, free, required)
+            return _place_by_label(gang, demand, index, free, offers, required)
         tier = hard_limit_tier(demand.constraint, index)
         assert tier is not None
         try:
@@ -197,7 +200,11 @@ class TopologyPlacement:
         if gang.all_or_nothing or all(
             _fits_whole(w, offers) or _room(w, offers, index) < need for w in domains
         ):
-            whole = _best_whole(domains, demand, index, free, offers)
+            whole = _best_whole(
+                [w for w in domains if _fits_whole(w, offers)],
+                lambda w: _bin_packing_of(w, demand, index, free),
+                lambda w: place_in(w, demand, free, index, offers),
+            )
             if whole is not None or gang.all_or_nothing:
                 return whole, demand
         found = [
@@ -212,25 +219,39 @@ class TopologyPlacement:
 
 
 def _place_by_label(
-    gang: Gang, demand: GangDemand, index: ClusterIndex, free: I64, required: int
+    gang: Gang, demand: GangDemand, index: ClusterIndex, free: I64, offers: Offers, required: int
 ) -> tuple[Placement | None, GangDemand]:
     """A key at a bare node label: the group tried inside each value's nodes (`label_domains`),
-    placed there as it would be anywhere (`demand.within`), the best by PlacementScore."""
+    placed there as it would be anywhere (`demand.within`), the best by PlacementScore. For a
+    uniform group, the slots each value's nodes offer decide first: a value short of what the
+    group needs is not tried, and when every value holds the whole group or too little, the
+    values are scored before they are placed (`_best_whole`)."""
     try:
         domains = label_domains(demand, index)
     except PlacementGenerateError:
         return None, demand  # bound members pin no one value: the fit message says it does not fit
+    need = max(required, 1)
+    if offers.demand.kind == "uniform":
+        room = [int(offers.slots[nodes].sum()) for _, nodes in domains]
+        if demand.exact and all(r >= demand.n or r < need for r in room):
+            whole = _best_whole(
+                [nodes for (_, nodes), r in zip(domains, room, strict=True) if r >= demand.n],
+                lambda nodes: _bin_packing_of(nodes, demand, index, free),
+                lambda nodes: place_in(Where("cluster", -1), within(demand, nodes), free, index),
+            )
+            if whole is not None or gang.all_or_nothing:
+                return whole, demand
+        domains = [d for d, r in zip(domains, room, strict=True) if r >= need]
     found: list[Candidate] = []
     for _, nodes in domains:
         narrowed = within(demand, nodes)
-        offers = evaluate(free, narrowed, index)
         got = _try(
             Where("cluster", -1),
             narrowed,
             free,
             index,
-            offers,
-            need=max(required, 1),
+            evaluate(free, narrowed, index),
+            need=need,
             whole=gang.all_or_nothing,
         )
         if got is not None:
@@ -255,17 +276,16 @@ def _room(where: Where, offers: Offers, index: ClusterIndex) -> int:
 
 
 def _best_whole(
-    domains: Sequence[Where], demand: GangDemand, index: ClusterIndex, free: I64, offers: Offers
+    fitting: Sequence[P], score: Callable[[P], int], place: Callable[[P], Placement | None]
 ) -> Placement | None:
     """Every candidate holds the whole group or none of it. The scores of a whole placement do
     not depend on its layout (PodGroupPodsCount is the same for all, PlacementBinPacking reads
-    the domain's sums and the group's requests), so candidates are scored before they are
-    placed and placed best first until one holds: the choice `_best` would make, without
-    placing the group in every domain."""
-    fitting = [w for w in domains if _fits_whole(w, offers)]
-    scores = [_bin_packing_of(w, demand, index, free) for w in fitting]
+    the domain's sums and the group's requests), so the candidates that may hold it (`fitting`)
+    are scored before they are placed and placed best first until one holds: the choice
+    `_best` would make, without placing the group in every domain."""
+    scores = [score(c) for c in fitting]
     for i in sorted(range(len(fitting)), key=lambda i: -scores[i]):  # stable: tree order on ties
-        placed = place_in(fitting[i], demand, free, index, offers)
+        placed = place(fitting[i])
         if placed is not None:
             return placed
     return None
