@@ -415,6 +415,32 @@ def test_a_composite_pod_groups_member_groups_wait_saying_why() -> None:
     assert len(alone.bound) == 2
 
 
+def test_a_bare_label_key_preempts_what_keeps_it_out_by_anti_affinity() -> None:
+    """The filters, run again without candidate victims, are kept to one value's nodes too:
+    room-a has CPU but its low-priority pods' anti-affinity keeps the group out, room-b is
+    full of higher priorities, the nodes outside the rooms are free and in no room: the plan
+    takes a pod of room-a."""
+    shun = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "hi"}}, "topologyKey": "kubernetes.io/hostname"}
+            ]
+        }
+    }
+    nodes = roomed(spine_block_nodes(SEED_LAYOUT))
+    held = [
+        busy(f"low-{n}", n, priority=1, cpu="1", memory="1Gi", affinity=shun) for n in ("node-2", "node-3")
+    ]
+    held += [busy(f"mid-{n}", n, priority=500) for n in ("node-5", "node-9", "node-10")]
+    group = [pod_group("hi", min_count=2, key=ROOM, priority=100)]
+    group += [member("hi", i, priority=100, cpu="4", memory="1Gi", labels={"app": "hi"}) for i in range(2)]
+    result = run([*nodes, *held, *group], schedulers=SCHEDULERS)
+    # One victim is the cheapest plan: the two members share the node it frees.
+    assert len(result.evicted) == 1 and result.evicted[0] in ("default/low-node-2", "default/low-node-3")
+    freed = result.evicted[0].removeprefix("default/low-")
+    assert sorted(result.bound.values()) == [freed, freed]
+
+
 def roomed_demand(*bound_on: str) -> tuple[GangDemand, ClusterIndex]:
     """The demand of a room-keyed group of two, with members bound on `bound_on`."""
     objects = [*roomed(spine_block_nodes(SEED_LAYOUT)), pod_group("g", min_count=1, key=ROOM)]
