@@ -1,6 +1,10 @@
 """One constraint model for every dialect.
 
 `hard` at tier T: every pod of the gang inside one domain of tier <= T (T = 0: one node).
+`hard` at a bare node label (`label_key`, Kubernetes' PodGroup topology key when no tier of the
+tree is made of that label): every pod on nodes sharing one value of the label, as kube-scheduler
+reads any node label as a level; nodes without the label are in no domain. It binds no tier:
+the placer's TopologyPlacement and DefaultPreemption narrow the gang to one value's nodes.
 `soft`: the lowest-tier domain that fits, else spread over the fewest domains; a tier, when
 given, is where the preference stops (it never makes a soft gang unschedulable).
 
@@ -28,6 +32,8 @@ class TopologyConstraint:
     mode: Mode
     highest_tier: int | None
     """None: no tier given (hard without a tier binds nothing; soft prefers the lowest fit)."""
+    label_key: str | None = None
+    """Hard inside one value of this node label (no tier of the tree); None: tiers decide."""
 
     @property
     def binds(self) -> bool:

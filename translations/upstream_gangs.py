@@ -6,10 +6,12 @@ What kube-scheduler 1.37 does with a PodGroup (KEP-4671, KEP-5732), as the `Gang
 * its pods wait until the PodGroup exists (the gang carries an error until then);
 * `gang.minCount` is the gang's minimum: all or nothing at minCount, and no attempt before
   minCount pods exist; a `basic` group is a minimum of 1 (pods placed as they fit);
-* a topology key keeps the group in one value of that label: a hard constraint at the tier of
-  the scheduler's tree whose domains are that label's values (`TopologyTree.tier_of_label`;
-  `kubernetes.io/hostname` is tier 0), already-bound members pinning the domain as for every
-  hard constraint; a key the tree has no tier for leaves the gang waiting, saying so;
+* a topology key keeps the group in one value of that label (`topology_constraint`): a hard
+  constraint at the tier of the scheduler's tree whose domains are that label's values
+  (`TopologyTree.tier_of_label`; `kubernetes.io/hostname` is tier 0), else at the bare label
+  (`TopologyConstraint.label_key`: a domain is the nodes sharing one value, nodes without the
+  label are in none, as kube-scheduler takes any node label as a level); already-bound members
+  pin the domain; a key no node carries leaves the gang waiting, saying so (TopologyPlacement);
 * the group's `priority` (else its `priorityClassName`'s value) is the gang's priority, and
   `preemptionPolicy: Never` on the group means the gang never preempts;
 * members that disagree on `schedulerName`, priority or preemption policy fail the group, as
@@ -36,7 +38,7 @@ from translations.constraints import TopologyConstraint
 from translations.core import Pod, PriorityClass
 from translations.errors import shown_name
 from translations.serving import scheduler_name
-from translations.topology import TopologyTree
+from translations.topology import HOSTNAME_LABEL, TopologyTree
 
 DIALECT = "upstream"
 WHOLE = 2**31 - 1
@@ -136,6 +138,20 @@ def resolve_v1alpha1(
     return Resolved(min_member=group.min_count or 1, disruption_min=0, creation=creation)
 
 
+def topology_constraint(key: str | None, tree: TopologyTree | None) -> TopologyConstraint | None:
+    """A PodGroup's topology key as a hard constraint: at the tier of the tree whose domains are
+    that label's values (`kubernetes.io/hostname`: tier 0), else at the bare label itself, whose
+    values are the domains, as kube-scheduler's TopologyPlacement reads any node label."""
+    if key is None:
+        return None
+    tier = tree.tier_of_label(key) if tree is not None else None
+    if tier is None and key == HOSTNAME_LABEL:
+        tier = 0
+    if tier is None:
+        return TopologyConstraint("hard", None, label_key=key)
+    return TopologyConstraint("hard", tier)
+
+
 def resolve(
     name: str,
     groups: Mapping[str, workload.PodGroup],
@@ -159,25 +175,12 @@ def resolve(
     disagreement = _disagreement(members)
     if disagreement is not None:
         return Resolved(creation=creation, error=f"{where}: SchedulerError: {disagreement}")
-    constraint = None
-    if group.topology_key is not None:
-        tier = tree.tier_of_label(group.topology_key) if tree is not None else None
-        if tier is None and group.topology_key == "kubernetes.io/hostname":
-            tier = 0
-        if tier is None:
-            levels = ", ".join(tree.tier_labels.values()) if tree is not None else ""
-            return Resolved(
-                creation=creation,
-                error=f"{where}: spec.schedulingConstraints.topology[0].key: {group.topology_key!r} is no level "
-                f"of the topology tree (levels: {levels or 'none'}, kubernetes.io/hostname): its pods wait",
-            )
-        constraint = TopologyConstraint("hard", tier)
     priority = (
         group.priority if group.priority is not None else _class_value(group.priority_class_name, classes)
     )
     return Resolved(
         min_member=group.min_count if group.min_count is not None else 1,
-        constraint=constraint,
+        constraint=topology_constraint(group.topology_key, tree),
         priority=priority,
         never_preempts=group.preemption_policy == "Never",
         disruption_min=WHOLE if group.disruption_all else 0,

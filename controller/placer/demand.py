@@ -240,3 +240,19 @@ def sub_demand(demand: GangDemand, positions: Sequence[int], index: ClusterIndex
 
 def without_subgroups(demand: GangDemand) -> GangDemand:
     return replace(demand, subgroups=())
+
+
+def within(demand: GangDemand, nodes: I64) -> GangDemand:
+    """The same gang kept to `nodes` (node indexes: one candidate domain of a bare-label
+    constraint, `tiers.label_domains`): each class's nodes narrowed to them, and no constraint
+    left to bind (the narrowing holds it), so the selection and preemption place it there as
+    they would anywhere."""
+    if not demand.classes:
+        return replace(demand, constraint=None)
+    keep = np.zeros(len(demand.classes[0].mask), dtype=np.bool_)
+    keep[nodes] = True
+    return replace(
+        demand,
+        classes=tuple(replace(c, mask=c.mask & keep) for c in demand.classes),
+        constraint=None,
+    )

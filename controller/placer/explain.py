@@ -569,6 +569,8 @@ def _best(values: np.ndarray, names: Sequence[str]) -> int:
 
 
 def _limit(constraint: TopologyConstraint | None, index: ClusterIndex) -> str:
+    if constraint is not None and constraint.label_key is not None:
+        return f"hard at node label {constraint.label_key} (the nodes sharing one value)"
     if constraint is None or constraint.highest_tier is None:
         return ""
     mode = "hard" if constraint.binds else "soft"

@@ -403,9 +403,7 @@ def _kube_tiebreak(
     usable = np.logical_or.reduce([c.mask for c in demand.classes])
     # A unit with no member on a node the gang may use frees no room it can take: it stays,
     # and never counts against the cap (pods elsewhere never change the gang's plan).
-    units = [
-        u for u in _units_in(chosen.where, snap, arrays, found.eligible) if usable[arrays.node[list(u)]].any()
-    ]
+    units = _units_in(chosen.where, snap, arrays, found.eligible, seeds=usable[arrays.node])
     if len(units) > REPRIEVE_UNITS:
         return chosen
     work = free.copy()
@@ -555,6 +553,17 @@ def kube_rank(
     earliest = min(starts, default=float("inf"))
     shifted = sum(p + PRIORITY_SHIFT for p in prios)
     return (violations(hits, allowed), top, shifted, len(prios), -earliest)
+
+
+def plan_rank(plan: PreemptionPlan, snap: Snapshot, budgets: Sequence[Budget]) -> Rank:
+    """kube's rank of a plan's victims (`kube_rank`), for plans made for different candidate
+    domains of one gang (the values of a bare-label key) on the same snapshot."""
+    arrays = snap.arrays()
+    victims = [arrays.position[v.pod] for v in plan.victims]
+    chosen = np.zeros(len(arrays.keys), dtype=np.bool_)
+    chosen[victims] = True
+    pod_budgets = _pod_budgets(snap, arrays, chosen, budgets)
+    return kube_rank(victims, snap, arrays, pod_budgets, [b.allowed for b in budgets])
 
 
 def _floor(snap: Snapshot, arrays: PodArrays, pods: Bool) -> Rank | None:
@@ -982,13 +991,16 @@ def _reprieve(where: Where, ask: _Asking) -> tuple[list[int], Placement] | None:
     return sorted(victims), placement
 
 
-def _units_in(where: Where, snap: Snapshot, arrays: PodArrays, eligible: Bool) -> list[tuple[int, ...]]:
+def _units_in(
+    where: Where, snap: Snapshot, arrays: PodArrays, eligible: Bool, seeds: Bool | None = None
+) -> list[tuple[int, ...]]:
     """What goes together from the place: a lone pod; a member of a gang that may lose any of
     its members (minimum 0: a Kubernetes PodGroup with `disruptionMode: single`) alone; else
     a whole gang of eligible members (with its members elsewhere); a gang with a member of
-    higher priority cannot go."""
+    higher priority cannot go. `seeds`: only the units with a member among these pods."""
     lo, hi = where.range(snap.index)
-    inside = np.flatnonzero(eligible & (arrays.node >= lo) & (arrays.node < hi)).tolist()
+    start = eligible if seeds is None else eligible & seeds
+    inside = np.flatnonzero(start & (arrays.node >= lo) & (arrays.node < hi)).tolist()
     pos = arrays.position
     seen: set[str] = set()
     out: list[tuple[int, ...]] = []

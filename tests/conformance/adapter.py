@@ -38,7 +38,7 @@ import numpy as np
 from controller.placer.budgets import budgets_from
 from controller.placer.engine import pre_filter, schedule
 from controller.placer.filtering import run_scores, shape_classes
-from controller.placer.framework import Code, Cut, CycleState, ShapeClass, Weighted
+from controller.placer.framework import Code, Cut, CycleState, Profile, ShapeClass, Weighted
 from controller.placer.plugins import default_profile
 from controller.placer.scenario import load_scenario, prepare, simulate
 from controller.placer.snapshot import Snapshot
@@ -54,7 +54,21 @@ NODE_NAME = "node(s) didn't match the requested node name"
 SERVED = ("topobridge",)
 
 
-def filter_verdicts(objects: Sequence[Mapping[str, Any]], pod: Mapping[str, Any]) -> dict[str, Verdict]:
+GATES = ("TaintTolerationComparisonOperators",)
+"""The feature gates a row may set: each is a `default_profile` argument."""
+
+
+def profile_for(gates: Mapping[str, bool]) -> Profile:
+    """The default profile with the row's feature gates; a gate it cannot set is an error."""
+    unknown = set(gates) - set(GATES)
+    if unknown:
+        raise ValueError(f"feature gates the adapter cannot set: {sorted(unknown)}")
+    return default_profile(comparison_operators=gates.get("TaintTolerationComparisonOperators", True))
+
+
+def filter_verdicts(
+    objects: Sequence[Mapping[str, Any]], pod: Mapping[str, Any], *, gates: Mapping[str, bool] | None = None
+) -> dict[str, Verdict]:
     """Per node of `objects`: may `pod` (not yet in the cluster) run there? See the module doc."""
     prep = prepare(load_scenario([*objects, pod]))
     index, snap = prep.index, prep.snapshot
@@ -64,7 +78,7 @@ def filter_verdicts(objects: Sequence[Mapping[str, Any]], pod: Mapping[str, Any]
         here = snap.pods[key].node if key in snap.pods else -1
         return {n: True if i == here else NODE_NAME for i, n in enumerate(index.node_names)}
     gang, member = _gang_of(prep.discovered, key)
-    profile, state = default_profile(), CycleState()
+    profile, state = profile_for(gates or {}), CycleState()
     refused = pre_filter(profile, state, gang, snap)
     if refused is not None:
         return dict.fromkeys(index.node_names, refused.reason)
@@ -85,6 +99,7 @@ def node_scores(
     plugin: str,
     *,
     failed: frozenset[str] = frozenset(),
+    gates: Mapping[str, bool] | None = None,
 ) -> dict[str, int]:
     """Per node of `objects` not `failed`: `plugin`'s normalized score for `pod`, the `failed`
     nodes being out of Filter. See the module docstring."""
@@ -92,7 +107,7 @@ def node_scores(
     index, snap = prep.index, prep.snapshot
     meta = pod.get("metadata") or {}
     gang, member = _gang_of(prep.discovered, f"{meta.get('namespace') or 'default'}/{meta['name']}")
-    profile, state = default_profile(), CycleState()
+    profile, state = profile_for(gates or {}), CycleState()
     refused = pre_filter(profile, state, gang, snap)
     if refused is not None:
         raise ValueError(f"PreFilter refused the pod: {refused.reason}")

@@ -123,6 +123,9 @@ class Row:
     repo: str = "kubernetes/kubernetes"
     nth: int = 1
     """Upstream names a few cases twice in one table: the second is `nth=2`."""
+    gates: Mapping[str, bool] = field(default_factory=dict)
+    """Feature gates the upstream case sets, where they differ from topobridge's (the adapter's
+    `GATES` says which it can set)."""
 
     @property
     def key(self) -> tuple[str, str]:
@@ -147,13 +150,13 @@ def check(row: Row) -> Outcome:
     if isinstance(row.expect, Feasible):
         if len(row.incoming) != 1:
             raise ValueError(f"row {row.case!r}: incoming: a Feasible row takes exactly one pod")
-        got = filter_verdicts(row.objects, row.incoming[0])
+        got = filter_verdicts(row.objects, row.incoming[0], gates=row.gates)
         return _compare_verdicts(row.expect, got)
     if isinstance(row.expect, Scores):
         if len(row.incoming) != 1:
             raise ValueError(f"row {row.case!r}: incoming: a Scores row takes exactly one pod")
         plugin = row.plugin.removesuffix(SCORE_SUFFIX)
-        scored = node_scores(row.objects, row.incoming[0], plugin, failed=row.expect.failed)
+        scored = node_scores(row.objects, row.incoming[0], plugin, failed=row.expect.failed, gates=row.gates)
         return _compare_scores(row.expect, scored)
     if isinstance(row.expect, Victims):
         if len(row.incoming) != 1:

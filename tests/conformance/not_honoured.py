@@ -8,54 +8,16 @@ list stays true as the placer improves. `docs/reference.md` "Not honoured" is ge
 from __future__ import annotations
 
 # Reasons, one per defect, so rows that fail for one cause read alike.
-GT_LT_TOLERATIONS = "numeric Gt/Lt tolerations (alpha gate TaintTolerationComparisonOperators) are not read"
 DRA_EXTENDED_RESOURCES = (
     "extended resources a DeviceClass maps to DRA (alpha DRAExtendedResource) are not read"
 )
 
-KEY_NOT_A_TREE_LEVEL = (
-    "a PodGroup's topology key that is a bare node label, no level of topobridge's topology tree "
-    "(topograph, a Kueue Topology, HyperNodes, ...): its pods wait, saying so; kube-scheduler takes "
-    "any node label as a level"
-)
-
-_TAINT = "pkg/scheduler/framework/plugins/tainttoleration/taint_toleration_test.go"
 _FIT = "pkg/scheduler/framework/plugins/noderesources/fit_test.go"
-_PODGROUP = "test/integration/scheduler/preemption/podgroup/podgrouppreemption_test.go:TestPodGroupPreemption"
 
 NOT_HONOURED: dict[tuple[str, str], str] = {
-    (
-        f"{_TAINT}:TestTaintTolerationFilter",
-        "Pod with Gt toleration can be scheduled on node when taint value is higher than threshold",
-    ): GT_LT_TOLERATIONS,
-    (
-        f"{_TAINT}:TestTaintTolerationFilter",
-        "Pod with Lt toleration can be scheduled on node when taint value is lower than threshold",
-    ): GT_LT_TOLERATIONS,
-    (
-        f"{_TAINT}:TestTaintTolerationFilterWithFeatureGate",
-        "Pod with Gt toleration can be scheduled when feature gate is enabled and taint value is higher",
-    ): GT_LT_TOLERATIONS,
-    (
-        f"{_TAINT}:TestTaintTolerationFilterWithFeatureGate",
-        "Pod with Lt toleration can be scheduled when feature gate is enabled and taint value is lower",
-    ): GT_LT_TOLERATIONS,
-    (
-        f"{_TAINT}:TestTaintTolerationScore",
-        "Numeric Gt operator: pod with Gt toleration prefers nodes with matching SLA taint",
-    ): GT_LT_TOLERATIONS,
-    (
-        f"{_TAINT}:TestTaintTolerationScore",
-        "Numeric Lt operator: pod with Lt toleration prefers nodes with matching SLA taint",
-    ): GT_LT_TOLERATIONS,
     (f"{_FIT}:TestEnoughRequests", "extended resource backed by DRA"): DRA_EXTENDED_RESOURCES,
     (
         f"{_FIT}:TestEnoughRequests",
         "extended resource was backed by Device Plugin (Allocatable: 0)",
     ): DRA_EXTENDED_RESOURCES,
-    (
-        _PODGROUP,
-        "Topology-Aware Preemption: single topology domain",
-    ): KEY_NOT_A_TREE_LEVEL,
-    (_PODGROUP, "Topology-Aware Preemption: two topologies, only one eligible"): KEY_NOT_A_TREE_LEVEL,
 }

@@ -3,10 +3,13 @@
 Upstream runs each plugin's Filter against one node; here the node is the whole cluster and the
 incoming pod is that test's pod. Upstream's nodes often have no name: they are called `node`.
 The TaintToleration rows include the numeric `Gt`/`Lt` toleration cases (alpha gate
-TaintTolerationComparisonOperators), with the gate as each case sets it.
+TaintTolerationComparisonOperators), with the gate as each case sets it (`Row.gates` for the
+cases that turn it off).
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from conformance.harness import Feasible, Obj, Row
 from conformance.objects import node, pod, taint, toleration
@@ -22,6 +25,7 @@ NAME_TEST = "pkg/scheduler/framework/plugins/nodename/node_name_test.go:TestNode
 TAINT_FILE = "pkg/scheduler/framework/plugins/tainttoleration/taint_toleration_test.go"
 TAINT_TEST = f"{TAINT_FILE}:TestTaintTolerationFilter"
 TAINT_GATE_TEST = f"{TAINT_FILE}:TestTaintTolerationFilterWithFeatureGate"
+COMPARISON_GATE = "TaintTolerationComparisonOperators"
 
 
 def _one(plugin: str, upstream: str, case: str, the_node: Obj, the_pod: Obj, verdict: bool | str) -> Row:
@@ -62,12 +66,17 @@ NODE_NAME_ROWS = [
 
 
 def _taint(
-    case: str, tols: list[Obj], taints: list[Obj], verdict: bool | str, upstream: str = TAINT_TEST
+    case: str,
+    tols: list[Obj],
+    taints: list[Obj],
+    verdict: bool | str,
+    upstream: str = TAINT_TEST,
+    *,
+    gate: bool = True,
 ) -> Row:
     spec = {"tolerations": tols} if tols else {}
-    return _one(
-        "TaintToleration", upstream, case, node("node-a", taints=taints), pod("pod1", **spec), verdict
-    )
+    row = _one("TaintToleration", upstream, case, node("node-a", taints=taints), pod("pod1", **spec), verdict)
+    return row if gate else replace(row, gates={COMPARISON_GATE: False})
 
 
 _DEDICATED_1 = taint("dedicated", "user1")
@@ -165,9 +174,9 @@ TAINT_TOLERATION = [
         [taint(_SLA, "high")],
         TAINTED,
     ),
-    # The comparison gate as each case sets it (on: numeric operators tolerate; off, the
-    # default while alpha: only Equal/Exists do). topobridge has no gate and answers as one
-    # scheduler, so the gate-on rows it fails are listed as not honoured.
+    # The comparison gate as each case sets it (on: numeric operators tolerate; off, kube's
+    # default while alpha: only Equal/Exists do). topobridge runs with it on; the gate-off
+    # cases run the profile built with it off (`Row.gates`).
     _taint(
         "Pod with Gt toleration can be scheduled when feature gate is enabled and taint value is higher",
         [toleration(_SLA, "750", "NoSchedule", "Gt")],
@@ -188,6 +197,7 @@ TAINT_TOLERATION = [
         [taint(_SLA, "950")],
         TAINTED,
         TAINT_GATE_TEST,
+        gate=False,
     ),
     _taint(
         "Pod with Lt toleration cannot be scheduled when feature gate is disabled",
@@ -195,6 +205,7 @@ TAINT_TOLERATION = [
         [taint(_SLA, "800")],
         TAINTED,
         TAINT_GATE_TEST,
+        gate=False,
     ),
     _taint(
         "Pod with mixed tolerations, Gt toleration needed but filtered out when feature gate is disabled",
@@ -205,6 +216,7 @@ TAINT_TOLERATION = [
         [_DEDICATED_1, taint(_SLA, "950")],
         TAINTED,
         TAINT_GATE_TEST,
+        gate=False,
     ),
     _taint(
         "Pod with mixed tolerations (Equal and Gt) when feature gate is disabled - only Equal is honored",
@@ -215,6 +227,7 @@ TAINT_TOLERATION = [
         [_DEDICATED_1],
         True,
         TAINT_GATE_TEST,
+        gate=False,
     ),
 ]
 

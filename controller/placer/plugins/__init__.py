@@ -14,7 +14,7 @@
 | PodTopologySpread, InterPodAffinity | kube-scheduler | PreFilter, Filter, member rules, Score |
 | GPU | the GPU seed (ours) | PreFilter, Filter, PlacementGenerate, PlacementFeasible, Reserve |
 | DefaultPreemption | kube-scheduler (for whole jobs) | PostFilter |
-| TopologyPlacement (+ PlacementBinPacking, PodGroupPodsCount) | kube-scheduler 1.37 | group placement: the domain of a keyed PodGroup (PlacementGenerate, a placement per candidate, PlacementScore) |
+| TopologyPlacement (+ PlacementBinPacking, PodGroupPodsCount) | kube-scheduler 1.37 | PreFilter (a key no node carries), group placement: the domain of a keyed PodGroup (PlacementGenerate, a placement per candidate, PlacementScore) |
 
 `default_profile` lists them in the order each extension point runs them: Filter in
 kube-scheduler's default order, so a node is counted under the same first failing reason.
@@ -48,42 +48,46 @@ __all__ = ["SCORE_WEIGHTS", "default_profile"]
 SCORE_WEIGHTS = {"TaintToleration": 3, "NodeAffinity": 2, "PodTopologySpread": 2, "InterPodAffinity": 2}
 """kube-scheduler's default profile weights for the Score plugins topobridge runs."""
 
-_PROFILE: Profile | None = None
+_PROFILES: dict[bool, Profile] = {}
+"""The built profile per value of the comparison operators gate."""
 
 
-def default_profile(*, preemption: bool = True) -> Profile:
+def default_profile(*, preemption: bool = True, comparison_operators: bool = True) -> Profile:
     """Every plugin, in kube-scheduler's order where it has one; without `preemption`, no
-    PostFilter. Plugins keep no state between attempts, so one profile serves every cycle."""
-    global _PROFILE
-    if _PROFILE is None:
-        _PROFILE = _build()
+    PostFilter; without `comparison_operators`, kube's `TaintTolerationComparisonOperators`
+    gate off (`Lt`/`Gt` tolerations tolerate nothing: `taint_toleration`). Plugins keep no
+    state between attempts, so one profile serves every cycle."""
+    profile = _PROFILES.get(comparison_operators)
+    if profile is None:
+        profile = _PROFILES[comparison_operators] = _build(comparison_operators=comparison_operators)
     if preemption:
-        return _PROFILE
-    return Profile(**{**vars(_PROFILE), "post_filter": None})
+        return profile
+    return Profile(**{**vars(profile), "post_filter": None})
 
 
 register_default_profile(default_profile)
 
 
-def _build() -> Profile:
+def _build(*, comparison_operators: bool = True) -> Profile:
     coscheduling, ports, spread, affinity, gpu = (
         Coscheduling(),
         NodePorts(),
-        PodTopologySpread(),
+        PodTopologySpread(comparison_operators=comparison_operators),
         InterPodAffinity(),
         Gpu(),
     )
-    taints, node_affinity, topology, fit = (
-        TaintToleration(),
+    taints, node_affinity, topology, fit, placement = (
+        TaintToleration(comparison_operators=comparison_operators),
         NodeAffinity(),
         NetworkTopology(),
         NodeResourcesFit(),
+        TopologyPlacement(),
     )
     return Profile(
         pre_enqueue=[SchedulingGates()],
-        pre_filter=[coscheduling, topology, DynamicResources(), spread, affinity, gpu],
+        pre_filter=[coscheduling, topology, placement, DynamicResources(), spread, affinity, gpu],
         filter=[
-            NodeUnschedulable(),
+            NodeUnschedulable(comparison_operators=comparison_operators),
             NodeName(),
             taints,
             node_affinity,
@@ -103,7 +107,7 @@ def _build() -> Profile:
         placement_generate=[gpu, topology, KueueTAS()],
         placement_score=[topology],
         placement_feasible=[gpu],
-        group_placement=[TopologyPlacement()],
+        group_placement=[placement],
         post_filter=DefaultPreemption(),
         reserve=[gpu],
         permit=[coscheduling],

@@ -9,7 +9,9 @@ gang preemption do; the planner is `controller.placer.preempt`).
   the gang out). An elastic gang (minMember below its pending members) that cannot have room
   for all of them gets room for the most it can, at least minMember; the rest wait.
 * Otherwise the cheapest plan (budgets broken, then the highest victim priority, then the
-  number of victims) inside one place the gang's constraint allows; the gang then waits for its
+  number of victims) inside one place the gang's constraint allows (for a key at a bare node
+  label, a plan per value of the label, each made on that value's nodes alone, and the one
+  for the most members, then of kube's best rank, kept); the gang then waits for its
   victims (`WaitingForVictims`), holding its nominated nodes. No plan, or none found within the
   attempt's step budget (`attempt_budget`), is `Unschedulable`.
 * A gang nominated by an earlier preemption whose victims still terminate on its nominated
@@ -22,24 +24,30 @@ gang preemption do; the planner is `controller.placer.preempt`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import ClassVar
 
 import numpy as np
 
 from controller.placer.attempt_budget import AttemptBudget
 from controller.placer.budgets import Budget
-from controller.placer.demand import GangDemand, sub_demand
+from controller.placer.demand import GangDemand, sub_demand, within
 from controller.placer.framework import I64, Code, PostFilterResult, Status
+from controller.placer.offer import evaluate
 from controller.placer.preempt import (
+    PreemptionPlan,
     Refilter,
+    candidates_wanted,
     eligible_victims,
     plan_preemption,
+    plan_rank,
     reads_bound_pods,
     revived,
 )
 from controller.placer.select import select
 from controller.placer.snapshot import Snapshot
-from translations.gangs import Gang
+from controller.placer.tiers import PlacementGenerateError, label_domains
+from translations.gangs import Gang, GangPod
 
 NOT_ELIGIBLE_TERMINATING = "not eligible due to terminating pod on the nominated node."
 NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
@@ -76,27 +84,93 @@ class DefaultPreemption:
     ) -> PostFilterResult:
         if gang.preemption_policy == "Never":
             return PostFilterResult(Status(Code.UNSCHEDULABLE, (NOT_ELIGIBLE_NEVER,), self.name))
-        most = _most_members(gang, demand, snap, free, refilter)
-        if most is None:
+        planned: list[tuple[int, PreemptionPlan]] = []
+        helpable = False
+        for place, narrowed, narrowed_refilter in _places(gang, demand, snap, free, refilter):
+            if len(planned) >= candidates_wanted(snap.index.n_nodes):
+                break  # kube's dry run stops once it has this many candidates
+            most = _most_members(gang, narrowed, snap, free, narrowed_refilter)
+            if most is None:
+                continue
+            helpable = True
+            wanted, best_case = most
+            plan = plan_preemption(
+                wanted,
+                snap,
+                free,
+                budgets,
+                scheduler=gang.scheduler_name or "topobridge",
+                attempt_budget=attempt_budget,
+                refilter=narrowed_refilter,
+                best_case=best_case,
+            )
+            if plan is not None:
+                planned.append((wanted.n, replace(plan, domain=place) if place else plan))
+        if not helpable:
             return PostFilterResult(Status(Code.UNRESOLVABLE, (NO_VICTIMS,), self.name))
-        wanted, best_case = most
-        plan = plan_preemption(
-            wanted,
-            snap,
-            free,
-            budgets,
-            scheduler=gang.scheduler_name or "topobridge",
-            attempt_budget=attempt_budget,
-            refilter=refilter,
-            best_case=best_case,
-        )
         guard = (f"{attempt_budget.why()}.",) if attempt_budget.guarded else ()
-        if plan is None:
+        if not planned:
             why = NO_VICTIMS_IN_TIME if attempt_budget.exhausted else NO_VICTIMS
             return PostFilterResult(Status(Code.UNSCHEDULABLE, (why, *guard), self.name))
+        # Most members first, then kube's rank of the victims, then the places' order.
+        _, plan = min(planned, key=lambda entry: (-entry[0], plan_rank(entry[1], snap, budgets)))
         return PostFilterResult(
             Status(Code.WAITING_FOR_VICTIMS, (NOT_ELIGIBLE_TERMINATING, *guard), self.name), plan
         )
+
+
+def _places(
+    gang: Gang, demand: GangDemand, snap: Snapshot, free: I64, refilter: Refilter | None
+) -> list[tuple[str, GangDemand, Refilter | None]]:
+    """Where a plan may be made, each with the demand and the filters kept there: the gang's
+    own demand (its constraint bounds the places preemption weighs); for a key at a bare node
+    label, each value's nodes (`tiers.label_domains`, named `key=value`), none when the bound
+    members pin no one value. Values are taken as `_by_room_without_lower` orders them."""
+    c = demand.constraint
+    if c is None or c.label_key is None:
+        return [("", demand, refilter)]
+    try:
+        domains = label_domains(demand, snap.index)
+    except PlacementGenerateError:
+        return []
+    return [
+        (f"{c.label_key}={value}", within(demand, nodes), _kept(refilter, nodes))
+        for value, nodes in _by_room_without_lower(gang, demand, snap, free, domains)
+    ]
+
+
+def _by_room_without_lower(
+    gang: Gang, demand: GangDemand, snap: Snapshot, free: I64, domains: list[tuple[str, I64]]
+) -> list[tuple[str, I64]]:
+    """The values worth a plan, best first, when their room can be told by capacity (a uniform
+    gang whose filters read no bound pod): by the slots each value's nodes offer with every
+    lower-priority pod gone, those that hold the whole gang first, fewest left over first (the
+    tightest, as places are weighed), then those that hold at least minMember, most first; a
+    value that holds fewer is left out. Otherwise every value, in natural order."""
+    if demand.kind != "uniform" or reads_bound_pods(demand, snap):
+        return domains
+    arrays = snap.arrays()
+    lower = eligible_victims(snap, arrays, demand.priority)
+    optimistic = free.copy()
+    np.add.at(optimistic, arrays.node[lower], arrays.req[lower])
+    slots = evaluate(optimistic, demand, snap.index).slots
+    need = max(gang.min_member - len(gang.bound), 1)
+    room = [int(slots[nodes].sum()) for _, nodes in domains]
+    kept = [(r, d) for r, d in zip(room, domains, strict=True) if r >= min(need, demand.n)]
+    kept.sort(key=lambda rd: (0, rd[0] - demand.n) if rd[0] >= demand.n else (1, -rd[0]))
+    return [d for _, d in kept]
+
+
+def _kept(refilter: Refilter | None, nodes: I64) -> Refilter | None:
+    """The attempt's filters, run again, with the demand they give kept to `nodes`."""
+    if refilter is None:
+        return None
+
+    def run(snap: Snapshot, pods: Sequence[GangPod]) -> GangDemand | None:
+        got = refilter(snap, pods)
+        return within(got, nodes) if got is not None else None
+
+    return run
 
 
 def _most_members(

@@ -17,8 +17,13 @@ REASON = "node(s) were unschedulable"
 class NodeUnschedulable:
     name: ClassVar[str] = "NodeUnschedulable"
 
+    def __init__(self, *, comparison_operators: bool = True) -> None:
+        self.comparison_operators = comparison_operators
+        """The `TaintTolerationComparisonOperators` gate (`taint_toleration`)."""
+
     def filter(self, state: CycleState, cls: ShapeClass, snap: Snapshot) -> Sequence[Cut]:
         index = snap.index
-        if not index.unschedulable.any() or tolerates(pod_tolerations(cls.pod.pod.spec), UNSCHEDULABLE_TAINT):
+        tolerations = pod_tolerations(cls.pod.pod.spec, comparison_operators=self.comparison_operators)
+        if not index.unschedulable.any() or tolerates(tolerations, UNSCHEDULABLE_TAINT):
             return ()
         return ((REASON, ~index.unschedulable),)

@@ -66,6 +66,8 @@ class Domains:
 
 @dataclass
 class _State:
+    comparison_operators: bool = True
+    """The `TaintTolerationComparisonOperators` gate, as the plugin was built."""
     memo: dict[tuple[SpreadTerm, str, object], Domains] = field(default_factory=dict)
 
 
@@ -76,7 +78,8 @@ def domains(term: SpreadTerm, pod: GangPod, snap: Snapshot, state: _State) -> Do
     """The constraint's codes, its counts of matching pods per value, and its domains, for a
     pod in `pod`'s namespace with `pod`'s node selector, affinity and tolerations."""
     spec = pod.pod.spec
-    key = (term, pod.pod.namespace, (requirements(spec), pod_tolerations(spec)))
+    tolerations = pod_tolerations(spec, comparison_operators=state.comparison_operators)
+    key = (term, pod.pod.namespace, (requirements(spec), tolerations))
     hit = state.memo.get(key)
     if hit is not None:
         return hit
@@ -86,7 +89,7 @@ def domains(term: SpreadTerm, pod: GangPod, snap: Snapshot, state: _State) -> Do
     if term.honor_affinity:
         eligible &= allowed_nodes(index, spec)
     if term.honor_taints:
-        eligible &= tolerated_nodes(index, pod_tolerations(spec))
+        eligible &= tolerated_nodes(index, tolerations)
     ns = pod.pod.namespace
     nodes = [
         p.node
@@ -109,8 +112,12 @@ def _low(d: Domains, min_domains: int) -> int:
 class PodTopologySpread:
     name: ClassVar[str] = "PodTopologySpread"
 
+    def __init__(self, *, comparison_operators: bool = True) -> None:
+        self.comparison_operators = comparison_operators
+        """The `TaintTolerationComparisonOperators` gate (`taint_toleration`)."""
+
     def pre_filter(self, state: CycleState, gang: Gang, pods: Sequence[GangPod], snap: Snapshot) -> Status:
-        state.write(KEY, _State())
+        state.write(KEY, _State(self.comparison_operators))
         return Status()
 
     def filter(self, state: CycleState, cls: ShapeClass, snap: Snapshot) -> Sequence[Cut]:

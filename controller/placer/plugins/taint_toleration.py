@@ -8,12 +8,24 @@ only the pod's tolerations whose effect is PreferNoSchedule or empty (`tolerates
 matcher, for both points); normalized reversed (kube's DefaultNormalizeScore with reverse): the
 node with the most untolerated taints gets 0, one with none 100, all 100 when no node has any.
 
+Numeric operators (KEP-5471, gate `TaintTolerationComparisonOperators`): a toleration with
+`Lt` or `Gt` tolerates a taint of its key whose value, and its own, read as base-10 int64 (Go's
+`strconv.ParseInt`: an optional sign, digits, nothing else), compare so: `Lt` when the taint's
+value is below the toleration's, `Gt` when above; a value that does not parse tolerates
+nothing. topobridge runs with the gate on (the API server admits these operators only with its
+own gate on, so a pod that carries one was written for it); a plugin built with
+`comparison_operators=False` is kube-scheduler with the gate off, where such a toleration
+tolerates nothing (`pod_tolerations` leaves it out). NodeUnschedulable and PodTopologySpread's
+`nodeTaintsPolicy: Honor` read tolerations through the same two functions, as kube passes the
+gate to all three.
+
 Tolerations are checked once per distinct taint set of the index, so a cluster of thousands
 of nodes with a handful of taint sets costs a handful of checks per pod shape.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import ClassVar
 
@@ -31,25 +43,57 @@ MASK: MemoSlot[Bool] = MemoSlot("Filter/TaintToleration")
 UNTOLERATED: MemoSlot[I64] = MemoSlot("Score/TaintToleration")
 
 
-def pod_tolerations(spec: PodSpec) -> tuple[Toleration, ...]:
+COMPARISON_OPERATORS = frozenset({"Lt", "Gt"})
+"""The numeric operators the `TaintTolerationComparisonOperators` gate lets a toleration use."""
+_INT64 = re.compile(r"[+-]?[0-9]+")
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def pod_tolerations(spec: PodSpec, *, comparison_operators: bool = True) -> tuple[Toleration, ...]:
+    """The pod's tolerations as `tolerates` reads them; without `comparison_operators` (the
+    gate off) an `Lt` or `Gt` toleration tolerates nothing, so it is left out."""
     return tuple(
-        (t.key or "", t.operator or "Equal", t.value or "", t.effect or "") for t in spec.tolerations or ()
+        (t.key or "", t.operator or "Equal", t.value or "", t.effect or "")
+        for t in spec.tolerations or ()
+        if comparison_operators or t.operator not in COMPARISON_OPERATORS
     )
 
 
+def parse_int64(text: str) -> int | None:
+    """`text` as Go's `strconv.ParseInt(text, 10, 64)` reads it; None where Go errs."""
+    if _INT64.fullmatch(text) is None:
+        return None
+    value = int(text)
+    return value if _INT64_MIN <= value <= _INT64_MAX else None
+
+
+def _compares(op: str, toleration_value: str, taint_value: str) -> bool:
+    """kube's compareNumericValues: `Lt` when the taint's value is below the toleration's,
+    `Gt` when above; False when either does not parse as an int64."""
+    mine, theirs = parse_int64(toleration_value), parse_int64(taint_value)
+    if mine is None or theirs is None:
+        return False
+    return theirs < mine if op == "Lt" else theirs > mine
+
+
 def tolerates(tolerations: Sequence[Toleration], taint: TaintTuple) -> bool:
-    """kube's ToleratesTaint for one taint: an empty effect tolerates every effect, `Exists`
-    with an empty key every taint."""
+    """kube's ToleratesTaint, for any of `tolerations`: an empty effect tolerates every effect,
+    `Exists` with an empty key every taint, `Lt`/`Gt` a taint whose value compares as numbers."""
+    return any(_tolerates(t, taint) for t in tolerations)
+
+
+def _tolerates(toleration: Toleration, taint: TaintTuple) -> bool:
+    key, op, value, effect = toleration
     t_key, t_value, t_effect = taint
-    for key, op, value, effect in tolerations:
-        if effect and effect != t_effect:
-            continue
-        if op == "Exists":
-            if not key or key == t_key:
-                return True
-        elif op == "Equal" and key and key == t_key and value == t_value:
-            return True
-    return False
+    if effect and effect != t_effect:
+        return False
+    if op == "Exists":
+        return not key or key == t_key
+    if not key or key != t_key:
+        return False
+    if op == "Equal":
+        return value == t_value
+    return op in COMPARISON_OPERATORS and _compares(op, value, t_value)
 
 
 def tolerated_nodes(index: ClusterIndex, tolerations: tuple[Toleration, ...]) -> Bool:
@@ -79,18 +123,27 @@ def untolerated_prefer(index: ClusterIndex, tolerations: tuple[Toleration, ...])
     return index.memo.get(UNTOLERATED, tolerations, build)
 
 
-def prefer_tolerations(spec: PodSpec) -> tuple[Toleration, ...]:
+def prefer_tolerations(spec: PodSpec, *, comparison_operators: bool = True) -> tuple[Toleration, ...]:
     """The pod's tolerations kube's Score reads: effect PreferNoSchedule or empty."""
-    return tuple(t for t in pod_tolerations(spec) if t[3] in ("", "PreferNoSchedule"))
+    return tuple(
+        t
+        for t in pod_tolerations(spec, comparison_operators=comparison_operators)
+        if t[3] in ("", "PreferNoSchedule")
+    )
 
 
 class TaintToleration:
     name: ClassVar[str] = "TaintToleration"
 
+    def __init__(self, *, comparison_operators: bool = True) -> None:
+        self.comparison_operators = comparison_operators
+        """The `TaintTolerationComparisonOperators` gate (module docstring)."""
+
     def filter(self, state: CycleState, cls: ShapeClass, snap: Snapshot) -> Sequence[Cut]:
         if len(snap.index.taint_sets) == 1:  # no node has a hard taint
             return ()
-        return ((REASON, tolerated_nodes(snap.index, pod_tolerations(cls.pod.pod.spec))),)
+        tolerations = pod_tolerations(cls.pod.pod.spec, comparison_operators=self.comparison_operators)
+        return ((REASON, tolerated_nodes(snap.index, tolerations)),)
 
     def score(
         self, state: CycleState, classes: Sequence[ShapeClass], snap: Snapshot, feasible: Bool
@@ -99,7 +152,8 @@ class TaintToleration:
             return None
         out = np.zeros(snap.index.n_nodes, dtype=np.int64)
         for cls in classes:
-            out += untolerated_prefer(snap.index, prefer_tolerations(cls.pod.pod.spec))
+            tolerations = prefer_tolerations(cls.pod.pod.spec, comparison_operators=self.comparison_operators)
+            out += untolerated_prefer(snap.index, tolerations)
         return out
 
     def normalize(self, state: CycleState, scores: I64, feasible: Bool) -> I64:

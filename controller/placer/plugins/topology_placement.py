@@ -6,7 +6,12 @@ kube-scheduler's pod group cycle (`pkg/scheduler/algorithm_podgroup.go`) runs:
 * PlacementGenerate (`TopologyPlacement`, `plugins/topologyaware/topology_placement.go`): one
   candidate placement per value of the group's topology key among the nodes; already-scheduled
   members pin the value (members on different values, on a node the snapshot lacks or on a
-  node without the label are an error);
+  node without the label are an error). The key's values are the domains of the tree's tier
+  made of that label when there is one, else the label's own values (a key at a bare node
+  label, `TopologyConstraint.label_key`: `tiers.label_domains`, each value's nodes the
+  placement, nodes without the label in none), any node label being a level as in kube;
+* PreFilter: a bare label no node carries generates no placement: the gang waits, naming
+  the key;
 * every candidate in turn: the group's pods placed inside it; a candidate is feasible when at
   least `minCount` pods (counting the bound ones) fit, and it keeps as many as fit;
 * PlacementScore, weight 1 each, summed: `PlacementBinPacking` (`noderesources`, default
@@ -14,7 +19,8 @@ kube-scheduler's pod group cycle (`pkg/scheduler/algorithm_podgroup.go`) runs:
   plus proposed requests over their allocatable, summed over the nodes first) and
   `PodGroupPodsCount` (bound members plus proposed ones, normalized to 0..100 by the largest);
 * the highest total wins. kube draws among equal totals at random; topobridge takes the first
-  in the tree's order, so a run is a function of its input.
+  in the tree's order (a bare label's values in natural order), so a run is a function of its
+  input.
 
 Inside the chosen domain the pods are laid out by topobridge's selection (`select.place_in`),
 as for every other dialect; kube places them pod by pod with the default profile.
@@ -24,38 +30,53 @@ A `CompositePodGroup` (v1alpha3) is not placed here: its member groups wait, say
 
 Runner hook: `engine._select` calls `place` where it would otherwise let `select` choose among
 candidate domains (marked there). When the framework grows PlacementGenerate / PlacementScore
-extension points, `generate_placements` is this plugin's PlacementGenerate and `bin_packing` plus
-`pods_count` (normalized) its PlacementScore; `place` is the runner's loop over them.
+extension points, `generate_placements` (`tiers`, which preemption reads too) is this plugin's
+PlacementGenerate and `bin_packing` plus `pods_count` (normalized) its PlacementScore; `place`
+is the runner's loop over them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import ClassVar, TypeVar
 
 import numpy as np
 
-from controller.placer.demand import GangDemand, sub_demand
-from controller.placer.offer import Offers
+from controller.placer.demand import GangDemand, sub_demand, within
+from controller.placer.framework import Code, CycleState, Status
+from controller.placer.offer import Offers, evaluate
 from controller.placer.select import Placement, Where, place_in
-from controller.placer.snapshot import I64, ClusterIndex
-from controller.placer.tiers import hard_limit_tier
-from translations.gangs import Gang
+from controller.placer.snapshot import I64, ClusterIndex, Snapshot
+from controller.placer.tiers import (
+    WHOLE_CLUSTER,
+    PlacementGenerateError,
+    carried,
+    generate_placements,
+    hard_limit_tier,
+    label_domains,
+)
+from translations.gangs import Gang, GangPod
 
-N = TypeVar("N", bound=Hashable)
-V = TypeVar("V", bound=Hashable)
+P = TypeVar("P")
+"""A candidate placement as `_best_whole`'s caller names it: a place, or one value's nodes."""
+
+__all__ = [
+    "WHOLE_CLUSTER",
+    "Candidate",
+    "PlacementGenerateError",
+    "Strategy",
+    "TopologyPlacement",
+    "bin_packing",
+    "generate_placements",
+    "normalize_pods_count",
+    "pods_count",
+    "resource_score",
+]
 
 MAX_SCORE = 100
 """kube-scheduler's `MaxNodeScore` (and `fwk.MaxScore`)."""
-
-WHOLE_CLUSTER = "whole-cluster"
-"""The one placement of a group without a topology key (kube passes its parent placement on)."""
-
-
-class PlacementGenerateError(ValueError):
-    """kube's Error status from TopologyPlacement: the bound members do not name one domain."""
 
 
 class Strategy(Enum):
@@ -71,37 +92,6 @@ DEFAULT_RESOURCES: tuple[tuple[str, int], ...] = (("cpu", 1), ("memory", 1))
 BASE_RESOURCES = frozenset({"cpu", "memory"})
 """Resources counted even when the group asks for none of them (kube skips a scalar resource
 nobody in the group requests)."""
-
-
-def generate_placements(
-    placement_nodes: Sequence[N],
-    domain_of: Callable[[N], V | None] | None,
-    scheduled_on: Sequence[N],
-    known: Callable[[N], bool],
-) -> dict[V | str, list[N]]:
-    """TopologyPlacement's PlacementGenerate: the nodes of each candidate placement by its
-    domain (the topology key's value). `domain_of` None: the group has no key, one placement
-    of every node (`WHOLE_CLUSTER`). Nodes without the key's value are in no placement;
-    `scheduled_on` (the bound members' nodes) pins the domain, and a pin that does not hold
-    (two domains, an unknown node, a node without the value) raises `PlacementGenerateError`."""
-    if domain_of is None:
-        return {WHOLE_CLUSTER: list(placement_nodes)}
-    required: V | None = None
-    for node in scheduled_on:
-        if not known(node):
-            raise PlacementGenerateError(f"a member is bound to node {node!r}, which the snapshot lacks")
-        value = domain_of(node)
-        if value is None:
-            raise PlacementGenerateError(f"a member's node {node!r} has no value of the topology key")
-        if required is not None and value != required:
-            raise PlacementGenerateError(f"members sit in more than one domain: {required!r}, {value!r}")
-        required = value
-    out: dict[V | str, list[N]] = {}
-    for node in placement_nodes:
-        value = domain_of(node)
-        if value is not None and (required is None or value == required):
-            out.setdefault(value, []).append(node)
-    return out
 
 
 def resource_score(requested: int, allocatable: int, strategy: Strategy) -> int:
@@ -161,6 +151,8 @@ class Candidate:
     where: Where
     placed: Placement
     demand: GangDemand
+    rows: slice | I64 | None = None
+    """The placement's nodes, when not all of `where` (one value of a bare label)."""
 
 
 class TopologyPlacement:
@@ -168,18 +160,36 @@ class TopologyPlacement:
 
     name: ClassVar[str] = "TopologyPlacement"
 
+    def pre_filter(self, state: CycleState, gang: Gang, pods: Sequence[GangPod], snap: Snapshot) -> Status:
+        """A key at a bare node label that no node carries: no placement can be generated
+        until a node is labelled (kube's TopologyPlacement returns none; the group waits)."""
+        c = gang.constraint
+        key = c.label_key if c is not None else None
+        if gang.source != "upstream" or key is None or carried(key, snap.index):
+            return Status()
+        why = (
+            f"no node carries label {key!r}, the PodGroup's topology key "
+            "(spec.schedulingConstraints.topology[0].key): its pods wait until a node does"
+        )
+        return Status(Code.UNRESOLVABLE, (why,), self.name)
+
     @staticmethod
     def applies(gang: Gang, demand: GangDemand, index: ClusterIndex) -> bool:
-        """A PodGroup (source upstream) whose key is a tier of the tree below the cluster."""
+        """A PodGroup (source upstream) whose key is a tier of the tree below the cluster, or a
+        bare node label (whatever rules bind its members: each value is placed as anywhere)."""
+        if gang.source != "upstream":
+            return False
+        if demand.constraint is not None and demand.constraint.label_key is not None:
+            return True
         tier = hard_limit_tier(demand.constraint, index)
-        return (
-            gang.source == "upstream" and tier is not None and tier <= index.max_tier and not demand.binding
-        )
+        return tier is not None and tier <= index.max_tier and not demand.binding
 
     def place(
         self, gang: Gang, demand: GangDemand, index: ClusterIndex, free: I64, offers: Offers, required: int
     ) -> tuple[Placement | None, GangDemand]:
         """Generate, place in each candidate, score, take the best (module docstring)."""
+        if demand.constraint is not None and demand.constraint.label_key is not None:
+            return _place_by_label(gang, demand, index, free, offers, required)
         tier = hard_limit_tier(demand.constraint, index)
         assert tier is not None
         try:
@@ -190,7 +200,11 @@ class TopologyPlacement:
         if gang.all_or_nothing or all(
             _fits_whole(w, offers) or _room(w, offers, index) < need for w in domains
         ):
-            whole = _best_whole(domains, demand, index, free, offers)
+            whole = _best_whole(
+                [w for w in domains if _fits_whole(w, offers)],
+                lambda w: _bin_packing_of(w, demand, index, free),
+                lambda w: place_in(w, demand, free, index, offers),
+            )
             if whole is not None or gang.all_or_nothing:
                 return whole, demand
         found = [
@@ -202,6 +216,50 @@ class TopologyPlacement:
             return None, demand
         best = _best(found, len(gang.bound), index, free)
         return best.placed, best.demand
+
+
+def _place_by_label(
+    gang: Gang, demand: GangDemand, index: ClusterIndex, free: I64, offers: Offers, required: int
+) -> tuple[Placement | None, GangDemand]:
+    """A key at a bare node label: the group tried inside each value's nodes (`label_domains`),
+    placed there as it would be anywhere (`demand.within`), the best by PlacementScore. For a
+    uniform group, the slots each value's nodes offer decide first: a value short of what the
+    group needs is not tried, and when every value holds the whole group or too little, the
+    values are scored before they are placed (`_best_whole`)."""
+    try:
+        domains = label_domains(demand, index)
+    except PlacementGenerateError:
+        return None, demand  # bound members pin no one value: the fit message says it does not fit
+    need = max(required, 1)
+    if offers.demand.kind == "uniform":
+        room = [int(offers.slots[nodes].sum()) for _, nodes in domains]
+        if demand.exact and all(r >= demand.n or r < need for r in room):
+            whole = _best_whole(
+                [nodes for (_, nodes), r in zip(domains, room, strict=True) if r >= demand.n],
+                lambda nodes: _bin_packing_of(nodes, demand, index, free),
+                lambda nodes: place_in(Where("cluster", -1), within(demand, nodes), free, index),
+            )
+            if whole is not None or gang.all_or_nothing:
+                return whole, demand
+        domains = [d for d, r in zip(domains, room, strict=True) if r >= need]
+    found: list[Candidate] = []
+    for _, nodes in domains:
+        narrowed = within(demand, nodes)
+        got = _try(
+            Where("cluster", -1),
+            narrowed,
+            free,
+            index,
+            evaluate(free, narrowed, index),
+            need=need,
+            whole=gang.all_or_nothing,
+        )
+        if got is not None:
+            found.append(Candidate(got.where, got.placed, got.demand, nodes))
+    if not found:
+        return None, demand
+    best = _best(found, len(gang.bound), index, free)
+    return best.placed, best.demand
 
 
 def _fits_whole(where: Where, offers: Offers) -> bool:
@@ -218,17 +276,16 @@ def _room(where: Where, offers: Offers, index: ClusterIndex) -> int:
 
 
 def _best_whole(
-    domains: Sequence[Where], demand: GangDemand, index: ClusterIndex, free: I64, offers: Offers
+    fitting: Sequence[P], score: Callable[[P], int], place: Callable[[P], Placement | None]
 ) -> Placement | None:
     """Every candidate holds the whole group or none of it. The scores of a whole placement do
     not depend on its layout (PodGroupPodsCount is the same for all, PlacementBinPacking reads
-    the domain's sums and the group's requests), so candidates are scored before they are
-    placed and placed best first until one holds: the choice `_best` would make, without
-    placing the group in every domain."""
-    fitting = [w for w in domains if _fits_whole(w, offers)]
-    scores = [_bin_packing_of(w, demand, index, free) for w in fitting]
+    the domain's sums and the group's requests), so the candidates that may hold it (`fitting`)
+    are scored before they are placed and placed best first until one holds: the choice
+    `_best` would make, without placing the group in every domain."""
+    scores = [score(c) for c in fitting]
     for i in sorted(range(len(fitting)), key=lambda i: -scores[i]):  # stable: tree order on ties
-        placed = place_in(fitting[i], demand, free, index, offers)
+        placed = place(fitting[i])
         if placed is not None:
             return placed
     return None
@@ -305,16 +362,19 @@ def _best(found: Sequence[Candidate], bound: int, index: ClusterIndex, free: I64
     if len(found) == 1:
         return found[0]  # kube skips scoring a lone feasible placement
     counts = normalize_pods_count([pods_count(bound, c.demand.n) for c in found])
-    totals = [_bin_packing_of(c.where, c.demand, index, free) + n for c, n in zip(found, counts, strict=True)]
+    totals = [
+        _bin_packing_of(c.rows if c.rows is not None else c.where, c.demand, index, free) + n
+        for c, n in zip(found, counts, strict=True)
+    ]
     return found[int(np.argmax(totals))]
 
 
-def _bin_packing_of(where: Where, demand: GangDemand, index: ClusterIndex, free: I64) -> int:
-    """PlacementBinPacking of `demand` placed whole in `where`."""
-    lo, hi = where.range(index)
+def _bin_packing_of(where: Where | slice | I64, demand: GangDemand, index: ClusterIndex, free: I64) -> int:
+    """PlacementBinPacking of `demand` placed whole in `where` (a place, or its nodes)."""
+    rows = slice(*where.range(index)) if isinstance(where, Where) else where
     names = index.resources
-    alloc = index.alloc[lo:hi].sum(axis=0)
-    used = (index.alloc[lo:hi] - free[lo:hi]).sum(axis=0)
+    alloc = index.alloc[rows].sum(axis=0)
+    used = (index.alloc[rows] - free[rows]).sum(axis=0)
     req = np.zeros(len(names), dtype=np.int64)
     for cls in demand.classes:
         req += cls.req * len(cls.pods)

@@ -9,9 +9,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from placer_objects import SEED_LAYOUT, Obj, pod, run, spine_block_nodes
 
-from controller.placer.scenario import load_scenario
+from controller.placer.demand import GangDemand
+from controller.placer.engine import demand_of
+from controller.placer.scenario import load_scenario, prepare
+from controller.placer.snapshot import ClusterIndex
+from controller.placer.tiers import PlacementGenerateError, label_domains
+from translations.constraints import TopologyConstraint
 from translations.gangs import discover_gangs
 
 BLOCK = "network.topology.nvidia.com/block"
@@ -166,13 +172,80 @@ def test_a_basic_group_with_a_key_stays_in_one_domain() -> None:
     assert len(blocks_of(list(result.bound.values()))) == 1
 
 
-def test_a_key_the_tree_has_no_level_for_leaves_the_gang_waiting() -> None:
+ROOM = "example.com/room"
+ROOMS = {"node-2": "room-a", "node-3": "room-a", "node-5": "room-b", "node-9": "room-b", "node-10": "room-b"}
+"""A bare node label, no level of the tree: room-a spans two blocks, room-b two spines; the
+other nodes carry no room."""
+
+
+def roomed(nodes: list[Obj]) -> list[Obj]:
+    for n in nodes:
+        room = ROOMS.get(n["metadata"]["name"])
+        if room is not None:
+            n["metadata"]["labels"][ROOM] = room
+    return nodes
+
+
+def test_a_bare_label_key_keeps_the_group_in_one_value() -> None:
+    """kube-scheduler takes any node label as a level: the three members need one room with
+    three free nodes (room-b, across spines); nodes without the label are in no room."""
     result = run(
-        [*cluster(), pod_group("g", min_count=1, key="example.com/room"), member("g", 0)],
+        [*roomed(spine_block_nodes(SEED_LAYOUT)), pod_group("g", min_count=3, key=ROOM)]
+        + [member("g", i) for i in range(3)],
+        schedulers=SCHEDULERS,
+    )
+    assert sorted(result.bound.values()) == ["node-10", "node-5", "node-9"]
+
+
+def test_a_bare_label_key_scores_its_values_by_bin_packing() -> None:
+    """Both rooms hold two members: PlacementBinPacking (MostAllocated) takes the fuller one."""
+    result = run(
+        [*roomed(spine_block_nodes(SEED_LAYOUT)), pod_group("g", min_count=2, key=ROOM)]
+        + [member("g", i) for i in range(2)],
+        schedulers=SCHEDULERS,
+    )
+    assert sorted(result.bound.values()) == ["node-2", "node-3"]
+
+
+def test_a_bound_member_pins_the_value_of_a_bare_label_key() -> None:
+    result = run(
+        [
+            *roomed(spine_block_nodes(SEED_LAYOUT)),
+            pod_group("g", min_count=1, key=ROOM),
+            member("g", 0, node_name="node-9"),
+            member("g", 1),
+        ],
+        schedulers=SCHEDULERS,
+    )
+    assert result.bound["default/g-1"] in ("node-5", "node-10")
+
+
+def test_a_key_no_node_carries_leaves_the_gang_waiting_naming_it() -> None:
+    result = run(
+        [*cluster(), pod_group("g", min_count=1, key="example.com/nowhere"), member("g", 0)],
         schedulers=SCHEDULERS,
     )
     assert result.bound == {}
-    assert "is no level of the topology tree" in result.unschedulable["upstream:default/g"]
+    said = result.unschedulable["upstream:default/g"]
+    assert "no node carries label 'example.com/nowhere'" in said
+    assert "spec.schedulingConstraints.topology[0].key" in said
+
+
+def test_a_bare_label_key_preempts_inside_one_value() -> None:
+    """Every node is full; room-b's pods outrank the group, room-a's do not: the plan evicts in
+    room-a alone, and nothing on the nodes no room holds."""
+    nodes = roomed(spine_block_nodes(SEED_LAYOUT))
+    held = [
+        busy(f"low-{name}", name, priority=500 if ROOMS.get(name) == "room-b" else 1)
+        for name in (n["metadata"]["name"] for n in nodes)
+    ]
+    result = run(
+        [*nodes, *held, pod_group("hi", min_count=2, key=ROOM, priority=100)]
+        + [member("hi", i, priority=100) for i in range(2)],
+        schedulers=SCHEDULERS,
+    )
+    assert sorted(result.evicted) == ["default/low-node-2", "default/low-node-3"]
+    assert sorted(result.bound.values()) == ["node-2", "node-3"]
 
 
 def test_members_that_disagree_fail_the_group() -> None:
@@ -340,3 +413,53 @@ def test_a_composite_pod_groups_member_groups_wait_saying_why() -> None:
     del child["spec"]["parentCompositePodGroupName"]
     alone = run([*cluster(), child, *members], schedulers=SCHEDULERS)
     assert len(alone.bound) == 2
+
+
+def test_a_bare_label_key_preempts_what_keeps_it_out_by_anti_affinity() -> None:
+    """The filters, run again without candidate victims, are kept to one value's nodes too:
+    room-a has CPU but its low-priority pods' anti-affinity keeps the group out, room-b is
+    full of higher priorities, the nodes outside the rooms are free and in no room: the plan
+    takes a pod of room-a."""
+    shun = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "hi"}}, "topologyKey": "kubernetes.io/hostname"}
+            ]
+        }
+    }
+    nodes = roomed(spine_block_nodes(SEED_LAYOUT))
+    held = [
+        busy(f"low-{n}", n, priority=1, cpu="1", memory="1Gi", affinity=shun) for n in ("node-2", "node-3")
+    ]
+    held += [busy(f"mid-{n}", n, priority=500) for n in ("node-5", "node-9", "node-10")]
+    group = [pod_group("hi", min_count=2, key=ROOM, priority=100)]
+    group += [member("hi", i, priority=100, cpu="4", memory="1Gi", labels={"app": "hi"}) for i in range(2)]
+    result = run([*nodes, *held, *group], schedulers=SCHEDULERS)
+    # One victim is the cheapest plan: the two members share the node it frees.
+    assert len(result.evicted) == 1 and result.evicted[0] in ("default/low-node-2", "default/low-node-3")
+    freed = result.evicted[0].removeprefix("default/low-")
+    assert sorted(result.bound.values()) == [freed, freed]
+
+
+def roomed_demand(*bound_on: str) -> tuple[GangDemand, ClusterIndex]:
+    """The demand of a room-keyed group of two, with members bound on `bound_on`."""
+    objects = [*roomed(spine_block_nodes(SEED_LAYOUT)), pod_group("g", min_count=1, key=ROOM)]
+    objects += [member("g", i, node_name=n) for i, n in enumerate(bound_on)]
+    objects += [member("g", len(bound_on) + i) for i in range(2)]
+    sc = load_scenario(objects)
+    prep = prepare(sc)
+    gang = next(g for g in prep.gangs(sc) if g.key == "upstream:default/g")
+    return demand_of(gang, prep.snapshot), prep.snapshot.index
+
+
+def test_label_domains_are_the_values_nodes_and_bound_members_pin_one() -> None:
+    demand, index = roomed_demand()
+    assert demand.constraint == TopologyConstraint("hard", None, label_key=ROOM)
+    named = {v: sorted(index.node_names[i] for i in nodes) for v, nodes in label_domains(demand, index)}
+    assert named == {"room-a": ["node-2", "node-3"], "room-b": ["node-10", "node-5", "node-9"]}
+    demand, index = roomed_demand("node-5")
+    assert [v for v, _ in label_domains(demand, index)] == ["room-b"]
+    for split in (("node-2", "node-9"), ("node-0",)):  # two values; a node with no room
+        demand, index = roomed_demand(*split)
+        with pytest.raises(PlacementGenerateError):
+            label_domains(demand, index)
