@@ -141,8 +141,10 @@ def _canonical(view: ClusterView) -> dict[str, Any]:
         "resources": view.index.resources,
         "used": snap.used.tolist(),
         "pods": sorted(
-            (p.key, p.node, p.req.tolist(), p.priority, p.gang, dict(p.labels), p.terminating, p.namespace)
-            + (p.started, p.preemptable, p.terms)
+            (
+                *(p.key, p.node, p.req.tolist(), p.priority, p.gang, dict(p.labels), p.terminating),
+                *(p.namespace, p.started, p.preemptable, p.terms),
+            )
             for p in snap.pods.values()
         ),
         "gang_min": dict(sorted(snap.gang_min.items())),

@@ -129,8 +129,10 @@ def _projection(view: ClusterView) -> dict[str, Any]:
     return {
         "used": snap.used.tolist(),
         "pods": sorted(
-            (p.key, p.node, p.req.tolist(), p.priority, p.gang, dict(p.labels), p.terminating, p.started)
-            + (p.preemptable,)
+            (
+                *(p.key, p.node, p.req.tolist(), p.priority, p.gang, dict(p.labels), p.terminating),
+                *(p.started, p.preemptable),
+            )
             for p in snap.pods.values()
         ),
         "nominations": sorted((n.pod, n.node, n.req.tolist()) for n in snap.nominations.values()),
