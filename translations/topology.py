@@ -173,11 +173,11 @@ class TopologyTree:
     def tier_labels(self) -> dict[int, str]:
         """tier -> the node label key whose values make its domains, where they agree on one
         (label-built trees: a ClusterNetworkTopology's layers, a Kueue Topology's levels, node
-        labels; HyperNode trees name none)."""
+        labels; HyperNode trees name none), lowest tier first (messages list them so)."""
         keys: dict[int, set[str | None]] = defaultdict(set)
         for d in self.domains.values():
             keys[d.tier].add(d.label_key)
-        return {t: next(iter(k)) for t, k in keys.items() if len(k) == 1 and None not in k}  # type: ignore[misc]
+        return {t: next(iter(k)) for t, k in sorted(keys.items()) if len(k) == 1 and None not in k}  # type: ignore[misc]
 
     def tier_of_label(self, key: str) -> int | None:
         """The tier whose domains are the values of node label `key` (0 for the hostname)."""
