@@ -6,7 +6,7 @@ Each scenario's `simulate -o json` object, with the final placement, the events 
 warnings beside it, was recorded from that code (`simulate_expansion_outcome.json`); any change
 in what the simulator decides for these jobs shows here as a diff. The scenarios: an Indexed
 Job that is one gang (the benchmark's shape, small), an Indexed Job of pods alone, one that
-preempts bound pods, a Kueue Job that must share a rack, a Volcano Job with partitions, and
+preempts bound pods, one too big to place, a Kueue Job that must share a rack, a Volcano Job with partitions, and
 two LeaderWorkerSets (exclusive placement; a topology with subgroups).
 
 To record again after an intended change:
@@ -100,6 +100,16 @@ def _priority(name: str, value: int) -> Obj:
     }
 
 
+def _kueue_topology() -> Obj:
+    levels = [{"nodeLabel": RACK}, {"nodeLabel": "kubernetes.io/hostname"}]
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta1",
+        "kind": "Topology",
+        "metadata": {"name": "default"},
+        "spec": {"levels": levels},
+    }
+
+
 def _fixture(name: str) -> Obj:
     loaded: Obj = yaml.safe_load((FIXTURES / f"{name}.yaml").read_text())
     return loaded
@@ -122,7 +132,8 @@ def scenarios() -> dict[str, list[Obj]]:
             _priority("high", 1000),
             _indexed_job("urgent", 4, "6", {"kueue.x-k8s.io/podset-preferred-topology": BLOCK}, "high"),
         ],
-        "kueue-required-rack": [*_nodes(10, cpu="8"), _fixture("kueue-job-required")],
+        "indexed-too-big": [*_nodes(4), _indexed_job("huge", 10, "7", preferred_spine)],
+        "kueue-required-rack": [*_nodes(10, cpu="8"), _kueue_topology(), _fixture("kueue-job-required")],
         "volcano-partitions": [
             *_nodes(20),
             _priority("training", 100),
