@@ -32,9 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import gc
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
@@ -46,9 +44,9 @@ from controller.placer.memo import MemoSlot
 from controller.placer.records import BoundPod, Nomination
 from controller.placer.snapshot import I64, ClusterIndex, Snapshot
 from controller.placer.terms import PodTerms
+from translations import collector, kinds, kueue, schedplugins, upstream_gangs, volcano, workload
 from translations import gpu as gpumod
 from translations import hypernodes as hntr
-from translations import kinds, kueue, schedplugins, upstream_gangs, volcano, workload
 from translations import koordinator as koord
 from translations.core import Job, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
 from translations.errors import InvalidSpecError, failure_text
@@ -580,7 +578,7 @@ class ClusterState:
         The snapshot is kept from one cycle to the next (kube-scheduler's UpdateSnapshot): the
         previous cycle's reservations are rolled back first, so a view is good until the next
         `view()` call, and the cycle may reserve on it freely."""
-        with _collector_paused():
+        with collector.paused():
             return self._view(full)
 
     def _view(self, full: bool) -> ClusterView:
@@ -1016,22 +1014,6 @@ class ClusterState:
             return 0
         per_pod = 200  # a BoundPod with its request row and dict slot
         return int(agg.used.nbytes + agg.index.alloc.nbytes + per_pod * len(agg.bound) + 400 * len(agg.gangs))
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector held off while a view is built. A cold view makes an
-    object or more per pod, which sets off collections that each walk every object the cache
-    holds (every parsed pod): a fifth of a cold start at 10,000 nodes, for nothing (a view
-    makes no reference cycles worth collecting). Collection goes on as usual afterwards."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def start_seconds(pod: Pod) -> float | None:
