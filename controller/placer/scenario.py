@@ -192,7 +192,7 @@ def _expand(sc: Scenario, label: str, job: expandmod.Expandable) -> None:
             pod_groups={pg.key for pg in sc.podgroups.volcano},
             priority_classes=sc.priority_classes,
         )
-        pods = [Pod.parse(raw) for raw in made.pods]
+        pods = expandmod.parse_pods(made.pods)
         for pod in pods:
             effective_requests(pod.spec)
         groups = [volcano.PodGroup.parse(raw) for raw in made.pod_groups]
