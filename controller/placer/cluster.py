@@ -57,6 +57,7 @@ from translations.gangs import (
     GangSource,
     MemberFn,
     PodGroups,
+    bound_member,
     discover_gangs,
     discovered,
     gang_key,
@@ -424,11 +425,16 @@ class ClusterState:
         changed) or assumed: only those can never make room or lift a constraint for a gang
         without inter-pod terms of its own (kube-scheduler's queueing hints)."""
         self.topology_generation = 0
+        self._stores = self._by_kind()
 
     # --- events ---------------------------------------------------------------------------
 
     def store(self, kind: Kind) -> dict[str, Any]:
         """The dict holding `kind`'s objects by key (shared with whoever feeds the state)."""
+        return self._stores[kind]
+
+    def _by_kind(self) -> dict[Kind, dict[str, Any]]:
+        """Each kind's dict (made once: `store` is called for every event)."""
         stores: dict[Kind, dict[str, Any]] = {
             Kind.POD: self.pods,
             Kind.NODE: self.nodes,
@@ -445,7 +451,7 @@ class ClusterState:
             Kind.K8S_PODGROUP: self.k8s_pgs,
             Kind.K8S_WORKLOAD: self.k8s_workloads,
         }
-        return stores[kind]
+        return stores
 
     def put(self, kind: Kind, key: str, obj: Any, *, relevant: bool = True) -> None:
         """Add or replace an object. `relevant=False`: nothing a decision reads changed (a
@@ -458,8 +464,10 @@ class ClusterState:
         if kind is Kind.PDB and self._agg is not None:
             self._agg.budgets = None  # even a change called irrelevant is read afresh, as before
         if relevant or old is None:
-            if kind is not Kind.POD or not _only_bound(old, obj):
-                self.freed += 1
+            if kind is Kind.POD and old is not None and _only_bound(old, obj):
+                self._pod_bound(key, old, obj)
+                return
+            self.freed += 1
             self._changed(kind, key, old, obj)
 
     def delete(self, kind: Kind, key: str) -> None:
@@ -542,6 +550,23 @@ class ClusterState:
             self._linking.setdefault(mkey, set()).add(key)
         self._dirty.add(mkey)
         self._member(new)
+
+    def _pod_bound(self, key: str, old: Pod, new: Pod) -> None:
+        """`new` is `old` bound as it was (`_only_bound`): what it is keyed by is the same, so it
+        stays in its gang (made dirty), and its member is the old one on its node
+        (`bound_member`) rather than read again: a gang of 100,000 pods bound costs no rereading."""
+        mkey = self._key_of.get(key)
+        if mkey is None:  # not keyed yet (no earlier put): keyed as any change is
+            self._changed(Kind.POD, key, old, new)
+            return
+        self.generation += 1
+        self.assumed.pop(key, None)  # the binding is visible now
+        self._dirty.add(mkey)
+        memo = self._members_memo.get(key)
+        if memo is not None and memo[0] is old and memo[2] is None:
+            self._members_memo[key] = (new, bound_member(memo[1], new), None)
+        else:
+            self._member(new)
 
     def _job_changed(self, old: Job | None, new: Job | None) -> None:
         """A Job decides whether its pods form a GPU gang, and its size: its pods are keyed again."""

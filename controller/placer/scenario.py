@@ -486,12 +486,12 @@ def _put_pod(
     pod = state.pods[key]
     update: dict[str, Any] = {}
     if node_name is not None:
-        update["spec"] = pod.spec.model_copy(update={"node_name": node_name})
+        update["spec"] = pod.spec.replaced(node_name=node_name)
         if pod.status is not None and pod.status.nominated_node_name:
-            update["status"] = pod.status.model_copy(update={"nominated_node_name": None})
+            update["status"] = pod.status.replaced(nominated_node_name=None)
     if deleting:
-        update["metadata"] = pod.metadata.model_copy(update={"deletion_timestamp": SIMULATED_DELETION})
+        update["metadata"] = pod.metadata.replaced(deletion_timestamp=SIMULATED_DELETION)
     if nominated is not None:
         status = pod.status or PodStatus()
-        update["status"] = status.model_copy(update={"nominated_node_name": nominated})
-    state.put(Kind.POD, key, pod.model_copy(update=update))
+        update["status"] = status.replaced(nominated_node_name=nominated)
+    state.put(Kind.POD, key, pod.replaced(**update))
