@@ -279,7 +279,7 @@ def _lws_pod(
         if leader_template
         else (f"{lwsmod.TEMPLATE_PATH}.workerTemplate", tmpl.worker_template)
     )
-    pod = _pod(name, lws.namespace or "default", template, labels=labels, annotations=annotations)
+    pod = _pod(name, lws.namespace or "default", _template(*template), labels=labels, annotations=annotations)
     pod["spec"]["hostname"] = name
     pod["spec"]["subdomain"] = leader if unique else lws.name
     _exclusive(pod, lws)
@@ -420,7 +420,7 @@ def _volcano_pod(
     pod = _pod(
         f"{job.name}-{task.name}-{ix}",
         ns,
-        (f"spec.tasks[{task.index}].template", task.task.template),
+        _template(f"spec.tasks[{task.index}].template", task.task.template),
         labels=labels,
         annotations=annotations,
         owner=owner,
@@ -457,11 +457,13 @@ def expand_job(job: Job, *, pods: Sequence[Pod] = ()) -> Expansion:
         indexes = [None] * _count_to_start(job, owned, active)
         shape = ""
     names = {p.name for p in pods if p.namespace == ns}
-    template = job.spec.template.to_dict()  # once: each pod's spec is a shallow copy of it
-    new = [
-        _job_pod(job, template, uid, index, ordinal=len(owned) + n, taken=names)
-        for n, index in enumerate(indexes)
-    ]
+    new: list[JsonDict] = []
+    if indexes:  # the template read once for all the pods (and only when there are some)
+        template = _template("spec.template", job.spec.template)
+        new = [
+            _job_pod(job, template, uid, index, ordinal=len(owned) + n, taken=names)
+            for n, index in enumerate(indexes)
+        ]
     notes = [] if job.metadata.uid else [f"uid {uid} stands in for the Job's (none in the input)"]
     return _finish("Job", f"{ns}/{job.name}", new, present=[p.name for p in active], shape=shape, notes=notes)
 
@@ -494,7 +496,7 @@ def _count_to_start(job: Job, owned: Sequence[Pod], active: Sequence[Pod]) -> in
 
 
 def _job_pod(
-    job: Job, template: JsonDict, uid: str, index: int | None, *, ordinal: int, taken: set[str]
+    job: Job, template: _Template, uid: str, index: int | None, *, ordinal: int, taken: set[str]
 ) -> JsonDict:
     ns = job.namespace or "default"
     labels: dict[str, str] = {}
@@ -510,7 +512,7 @@ def _job_pod(
     pod = _pod(
         name,
         ns,
-        ("spec.template", template),
+        template,
         labels=labels,
         annotations=annotations,
         owner=_owner("batch/v1", "Job", job.name, uid),
@@ -583,31 +585,44 @@ def random_suffix(seed: str) -> str:
 # --- shared ---------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class _Template:
+    """A pod template as pods are made from it: its labels and annotations, type-checked (only
+    the API server would have), and its spec as a dict."""
+
+    labels: dict[str, str]
+    annotations: dict[str, str]
+    spec: JsonDict
+
+
+def _template(path: str, tmpl: PodTemplateSpec | None) -> _Template:
+    """The template at `path` made ready; a caller that makes many pods of it makes it once."""
+    raw = tmpl.to_dict() if tmpl is not None else {}
+    return _Template(_strings(raw, "labels", path), _strings(raw, "annotations", path), raw.get("spec") or {})
+
+
 def _pod(
     name: str,
     namespace: str,
-    template: tuple[str, PodTemplateSpec | JsonDict | None],
+    template: _Template,
     *,
     labels: dict[str, str],
     annotations: dict[str, str],
     owner: JsonDict | None = None,
 ) -> JsonDict:
-    """A pod from `template` (its field path, the template, or the template as a dict when
-    the caller dumps it once for many pods): the template's labels and annotations, the
-    controller's on top. The pod's spec is a copy of the template's top level only: a caller
-    that changes anything deeper passes a template of its own."""
-    path, tmpl = template
-    raw = tmpl if isinstance(tmpl, dict) else tmpl.to_dict() if tmpl is not None else {}
+    """A pod from `template`: the template's labels and annotations, the controller's on top.
+    The pod's spec is a copy of the template's top level only: a caller that changes anything
+    deeper makes a template of its own for the pod."""
     meta: JsonDict = {"name": name, "namespace": namespace}
-    all_labels = {**_strings(raw, "labels", path), **labels}
-    all_annotations = {**_strings(raw, "annotations", path), **annotations}
+    all_labels = {**template.labels, **labels}
+    all_annotations = {**template.annotations, **annotations}
     if all_labels:
         meta["labels"] = all_labels
     if all_annotations:
         meta["annotations"] = all_annotations
     if owner is not None:
         meta["ownerReferences"] = [owner]
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": dict(raw.get("spec") or {})}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": dict(template.spec)}
 
 
 def _strings(template: JsonDict, key: str, path: str) -> dict[str, str]:
