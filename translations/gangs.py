@@ -463,11 +463,10 @@ def _job_gang(pod: Pod, jobs: Mapping[str, Job]) -> GangKey | None:
     if uid is None:
         return None
     job = jobs.get(uid)
-    request, _ = gpumod.pod_request(pod, job)
-    if (request is None or not request.multi_node) and not kueue.has_tas_annotations(
-        _template_annotations(pod, job)
-    ):
-        return None
+    if not _asks_tas(pod, job):  # else a gang whatever the GPU request says: not read then
+        request, _ = gpumod.pod_request(pod, job)
+        if request is None or not request.multi_node:
+            return None
     labels = pod.metadata.labels or {}
     name = (
         job.name if job is not None else labels.get("job-name") or labels.get("batch.kubernetes.io/job-name")
@@ -475,11 +474,22 @@ def _job_gang(pod: Pod, jobs: Mapping[str, Job]) -> GangKey | None:
     return gang_key("job", f"{pod.namespace}/{name or uid}")
 
 
+def _asks_tas(pod: Pod, job: Job | None) -> bool:
+    """`kueue.has_tas_annotations` of `_template_annotations`, without merging the two."""
+    return kueue.has_tas_annotations(_job_template_annotations(job)) or kueue.has_tas_annotations(
+        pod.metadata.annotations or {}
+    )
+
+
 def _template_annotations(pod: Pod, job: Job | None) -> Mapping[str, Any]:
     """The pod's annotations over its Job template's (the template's reach the pod; a pod seen
     without its Job still carries them)."""
+    return {**_job_template_annotations(job), **(pod.metadata.annotations or {})}
+
+
+def _job_template_annotations(job: Job | None) -> Mapping[str, Any]:
     template = (job.spec.template.metadata or {}).get("annotations") if job is not None else None
-    return {**(template if isinstance(template, Mapping) else {}), **(pod.metadata.annotations or {})}
+    return template if isinstance(template, Mapping) else {}
 
 
 @dataclass(frozen=True)

@@ -582,12 +582,13 @@ class ClusterState:
             self._changed(Kind.POD, pod.key, pod, pod)
 
     def _member(self, pod: Pod) -> tuple[GangPod, str | None]:
-        memo = self._members_memo.get(pod.key)
+        key = pod.key  # made afresh on every read: once here
+        memo = self._members_memo.get(key)
         if memo is not None and memo[0] is pod:
             return memo[1], memo[2]
         gp, error = safe_gang_pod(pod, self.priority_classes)
-        if pod is self.pods.get(pod.key):  # not an assumed copy: keep it
-            self._members_memo[pod.key] = (pod, gp, error)
+        if pod is self.pods.get(key):  # not an assumed copy: keep it
+            self._members_memo[key] = (pod, gp, error)
         return gp, error
 
     # --- the snapshot ---------------------------------------------------------------------
