@@ -14,6 +14,8 @@ Invariants:
   server checks it (`envelope`: the name, label keys and values); an object that would expand to
   more than `MAX_PODS` pods is refused. Both raise InvalidSpecError naming the field and the value,
   as does a job its own admission webhook would refuse (the existing readers are called for that).
+  The pods of a batch/v1 Job are made from its template read once: each has a spec of its own,
+  whose nested parts (containers, tolerations, ...) the Job's pods share; no reader changes them.
 * `parse_pods` reads the pods into models as `Pod.parse` would, parsing each template once: a
   pod that differs from the one parsed before it only in what a controller sets per pod (name,
   labels, annotations, hostname, subdomain) is that pod's model with those fields replaced, the
