@@ -100,6 +100,26 @@ class KubeModel(BaseModel):
         """The object as the API server would print it: aliases, only what was set."""
         return self.model_dump(by_alias=True, exclude_unset=True, mode="json")
 
+    def replaced(self, **fields: Any) -> Self:
+        """A shallow copy with `fields` (Python names; unknown ones as extra fields) set and
+        not validated: what `model_copy(update=fields)` makes, at half its cost (it copies
+        each part generically). Models are replaced, never changed: the parts are shared."""
+        cls = type(self)
+        known = cls.__pydantic_fields__
+        declared = {k: v for k, v in fields.items() if k in known}
+        extra = self.__pydantic_extra__
+        if len(declared) < len(fields):
+            extra = {**(extra or {}), **{k: v for k, v in fields.items() if k not in known}}
+        elif extra is not None:
+            extra = dict(extra)
+        private = self.__pydantic_private__
+        copy = cls.__new__(cls)
+        object.__setattr__(copy, "__dict__", {**self.__dict__, **declared})
+        object.__setattr__(copy, "__pydantic_extra__", extra)
+        object.__setattr__(copy, "__pydantic_fields_set__", self.__pydantic_fields_set__ | fields.keys())
+        object.__setattr__(copy, "__pydantic_private__", dict(private) if private is not None else None)
+        return copy
+
 
 def invalid_from_pydantic(
     exc: ValidationError, raw: Any, *, prefix: str = "", model: type[BaseModel] | None = None

@@ -48,12 +48,12 @@ def dns1123_messages(value: str, *, label: bool) -> list[str]:
 
 
 def dns1123_problems(value: str, *, path: str, label: bool) -> list[InvalidSpecError]:
-    """`dns1123_messages` as field errors (one per message)."""
+    """`dns1123_messages` as field errors (one per message; the value rendered only then)."""
+    messages = dns1123_messages(value, label=label)
+    if not messages:
+        return []
     shown = render_value(value)
-    return [
-        InvalidSpecError(path, value, f"Invalid value: {shown}: {m}")
-        for m in dns1123_messages(value, label=label)
-    ]
+    return [InvalidSpecError(path, value, f"Invalid value: {shown}: {m}") for m in messages]
 
 
 def group_of(api_version: str) -> str:

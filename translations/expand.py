@@ -14,6 +14,13 @@ Invariants:
   server checks it (`envelope`: the name, label keys and values); an object that would expand to
   more than `MAX_PODS` pods is refused. Both raise InvalidSpecError naming the field and the value,
   as does a job its own admission webhook would refuse (the existing readers are called for that).
+  The pods of a batch/v1 Job are made from its template read once: each has a spec of its own,
+  whose nested parts (containers, tolerations, ...) the Job's pods share; no reader changes them.
+* `parse_pods` reads the pods into models as `Pod.parse` would, parsing each template once: a
+  pod that differs from the one parsed before it only in what a controller sets per pod (name,
+  labels, annotations, hostname, subdomain) is that pod's model with those fields replaced, the
+  rest shared (models are never changed in place; a change is a copy). A 100,000-pod Job is then
+  one parse, not 100,000.
 * What only a live controller knows is stood in for, and said in `Expansion.notes`: LWS's template
   revision hash, a Job's uid, the API server's random name suffix (drawn from its alphabet by a
   hash, so a run is repeatable).
@@ -274,7 +281,7 @@ def _lws_pod(
         if leader_template
         else (f"{lwsmod.TEMPLATE_PATH}.workerTemplate", tmpl.worker_template)
     )
-    pod = _pod(name, lws.namespace or "default", template, labels=labels, annotations=annotations)
+    pod = _pod(name, lws.namespace or "default", _template(*template), labels=labels, annotations=annotations)
     pod["spec"]["hostname"] = name
     pod["spec"]["subdomain"] = leader if unique else lws.name
     _exclusive(pod, lws)
@@ -415,7 +422,7 @@ def _volcano_pod(
     pod = _pod(
         f"{job.name}-{task.name}-{ix}",
         ns,
-        (f"spec.tasks[{task.index}].template", task.task.template),
+        _template(f"spec.tasks[{task.index}].template", task.task.template),
         labels=labels,
         annotations=annotations,
         owner=owner,
@@ -452,7 +459,13 @@ def expand_job(job: Job, *, pods: Sequence[Pod] = ()) -> Expansion:
         indexes = [None] * _count_to_start(job, owned, active)
         shape = ""
     names = {p.name for p in pods if p.namespace == ns}
-    new = [_job_pod(job, uid, index, ordinal=len(owned) + n, taken=names) for n, index in enumerate(indexes)]
+    new: list[JsonDict] = []
+    if indexes:  # the template read once for all the pods (and only when there are some)
+        template = _template("spec.template", job.spec.template)
+        new = [
+            _job_pod(job, template, uid, index, ordinal=len(owned) + n, taken=names)
+            for n, index in enumerate(indexes)
+        ]
     notes = [] if job.metadata.uid else [f"uid {uid} stands in for the Job's (none in the input)"]
     return _finish("Job", f"{ns}/{job.name}", new, present=[p.name for p in active], shape=shape, notes=notes)
 
@@ -484,7 +497,9 @@ def _count_to_start(job: Job, owned: Sequence[Pod], active: Sequence[Pod]) -> in
     return max(wanted - len(active), 0)
 
 
-def _job_pod(job: Job, uid: str, index: int | None, *, ordinal: int, taken: set[str]) -> JsonDict:
+def _job_pod(
+    job: Job, template: _Template, uid: str, index: int | None, *, ordinal: int, taken: set[str]
+) -> JsonDict:
     ns = job.namespace or "default"
     labels: dict[str, str] = {}
     if not (job.spec.model_extra or {}).get("manualSelector"):
@@ -499,7 +514,7 @@ def _job_pod(job: Job, uid: str, index: int | None, *, ordinal: int, taken: set[
     pod = _pod(
         name,
         ns,
-        ("spec.template", job.spec.template),
+        template,
         labels=labels,
         annotations=annotations,
         owner=_owner("batch/v1", "Job", job.name, uid),
@@ -572,29 +587,44 @@ def random_suffix(seed: str) -> str:
 # --- shared ---------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class _Template:
+    """A pod template as pods are made from it: its labels and annotations, type-checked (only
+    the API server would have), and its spec as a dict."""
+
+    labels: dict[str, str]
+    annotations: dict[str, str]
+    spec: JsonDict
+
+
+def _template(path: str, tmpl: PodTemplateSpec | None) -> _Template:
+    """The template at `path` made ready; a caller that makes many pods of it makes it once."""
+    raw = tmpl.to_dict() if tmpl is not None else {}
+    return _Template(_strings(raw, "labels", path), _strings(raw, "annotations", path), raw.get("spec") or {})
+
+
 def _pod(
     name: str,
     namespace: str,
-    template: tuple[str, PodTemplateSpec | None],
+    template: _Template,
     *,
     labels: dict[str, str],
     annotations: dict[str, str],
     owner: JsonDict | None = None,
 ) -> JsonDict:
-    """A pod from `template` (its field path, the template): the template's labels and
-    annotations, the controller's on top."""
-    path, tmpl = template
-    raw = tmpl.to_dict() if tmpl is not None else {}
+    """A pod from `template`: the template's labels and annotations, the controller's on top.
+    The pod's spec is a copy of the template's top level only: a caller that changes anything
+    deeper makes a template of its own for the pod."""
     meta: JsonDict = {"name": name, "namespace": namespace}
-    all_labels = {**_strings(raw, "labels", path), **labels}
-    all_annotations = {**_strings(raw, "annotations", path), **annotations}
+    all_labels = {**template.labels, **labels}
+    all_annotations = {**template.annotations, **annotations}
     if all_labels:
         meta["labels"] = all_labels
     if all_annotations:
         meta["annotations"] = all_annotations
     if owner is not None:
         meta["ownerReferences"] = [owner]
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": dict(raw.get("spec") or {})}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": dict(template.spec)}
 
 
 def _strings(template: JsonDict, key: str, path: str) -> dict[str, str]:
@@ -705,3 +735,68 @@ def _ranges(values: list[int]) -> str:
         else:
             out.append(str(v))
     return ", ".join(out)
+
+
+# --- models ---------------------------------------------------------------------------------------
+
+PER_POD_METADATA = ("name", "labels", "annotations")
+"""What a controller gives each pod of one template its own of, in `metadata`..."""
+PER_POD_SPEC = ("hostname", "subdomain")
+"""... and in `spec` (fields PodSpec keeps as given: it models neither)."""
+
+
+def parse_pods(raws: Iterable[JsonDict]) -> list[Pod]:
+    """Each pod as `Pod.parse(raw)` reads it, a template parsed once (see the module
+    docstring): a pod like the last one parsed is a copy of its model (`_copy_of`)."""
+    out: list[Pod] = []
+    last: tuple[JsonDict, Pod] | None = None
+    for raw in raws:
+        pod = _copy_of(last, raw) if last is not None else None
+        if pod is None:
+            pod = Pod.parse(raw)
+            last = (raw, pod)
+        out.append(pod)
+    return out
+
+
+def _copy_of(parsed: tuple[JsonDict, Pod], raw: JsonDict) -> Pod | None:
+    """`raw` as a copy of the model parsed from `parsed[0]`, when the two differ only in the
+    per-pod fields, present in both, whose values need no conversion (a name and a hostname
+    are strings, labels and annotations maps of strings); None otherwise (`raw` is parsed)."""
+    base_raw, base = parsed
+    meta, base_meta = raw.get("metadata"), base_raw.get("metadata")
+    spec, base_spec = raw.get("spec"), base_raw.get("spec")
+    if not (
+        type(meta) is dict and type(spec) is dict and type(base_meta) is dict and type(base_spec) is dict
+    ):
+        return None
+    if not _alike(raw, base_raw, ("metadata", "spec")):
+        return None
+    if not (_alike(meta, base_meta, PER_POD_METADATA) and _alike(spec, base_spec, PER_POD_SPEC)):
+        return None
+    meta_update = {k: _as_modelled(k, meta[k]) for k in PER_POD_METADATA if k in meta}
+    spec_update = {k: spec[k] for k in PER_POD_SPEC if k in spec}
+    if any(v is None for v in meta_update.values()) or any(type(v) is not str for v in spec_update.values()):
+        return None
+    return base.replaced(
+        metadata=base.metadata.replaced(**meta_update),
+        spec=base.spec.replaced(**spec_update) if spec_update else base.spec,
+    )
+
+
+def _alike(a: JsonDict, b: JsonDict, apart: tuple[str, ...]) -> bool:
+    """The same keys in the same order (a model keeps unknown fields in the order given), and
+    the same values but under the keys `apart`."""
+    if list(a) != list(b):
+        return False
+    return all(v == b[k] for k, v in a.items() if k not in apart)
+
+
+def _as_modelled(key: str, value: Any) -> str | dict[str, str] | None:
+    """A per-pod metadata field's value as the model holds it (`name` a string, `labels` and
+    `annotations` a copy of a map of strings); None when parsing would convert or refuse it."""
+    if key == "name":
+        return value if type(value) is str else None
+    if type(value) is dict and all(type(k) is str and type(v) is str for k, v in value.items()):
+        return dict(value)
+    return None

@@ -463,11 +463,10 @@ def _job_gang(pod: Pod, jobs: Mapping[str, Job]) -> GangKey | None:
     if uid is None:
         return None
     job = jobs.get(uid)
-    request, _ = gpumod.pod_request(pod, job)
-    if (request is None or not request.multi_node) and not kueue.has_tas_annotations(
-        _template_annotations(pod, job)
-    ):
-        return None
+    if not _asks_tas(pod, job):  # else a gang whatever the GPU request says: not read then
+        request, _ = gpumod.pod_request(pod, job)
+        if request is None or not request.multi_node:
+            return None
     labels = pod.metadata.labels or {}
     name = (
         job.name if job is not None else labels.get("job-name") or labels.get("batch.kubernetes.io/job-name")
@@ -475,11 +474,22 @@ def _job_gang(pod: Pod, jobs: Mapping[str, Job]) -> GangKey | None:
     return gang_key("job", f"{pod.namespace}/{name or uid}")
 
 
+def _asks_tas(pod: Pod, job: Job | None) -> bool:
+    """`kueue.has_tas_annotations` of `_template_annotations`, without merging the two."""
+    return kueue.has_tas_annotations(_job_template_annotations(job)) or kueue.has_tas_annotations(
+        pod.metadata.annotations or {}
+    )
+
+
 def _template_annotations(pod: Pod, job: Job | None) -> Mapping[str, Any]:
     """The pod's annotations over its Job template's (the template's reach the pod; a pod seen
     without its Job still carries them)."""
+    return {**_job_template_annotations(job), **(pod.metadata.annotations or {})}
+
+
+def _job_template_annotations(job: Job | None) -> Mapping[str, Any]:
     template = (job.spec.template.metadata or {}).get("annotations") if job is not None else None
-    return {**(template if isinstance(template, Mapping) else {}), **(pod.metadata.annotations or {})}
+    return template if isinstance(template, Mapping) else {}
 
 
 @dataclass(frozen=True)
@@ -811,14 +821,67 @@ def gang_pod(pod: Pod, classes: Mapping[str, PriorityClass]) -> tuple[GangPod, s
     rank: int | None = None
     error: str | None = None
     try:
-        req = dict(effective_requests(pod.spec, pod.status))
+        req = _requests(pod)
         rank = _rank(pod)
     except InvalidSpecError as exc:
         error = f"pod {pod.key}: {exc}"
     req["pods"] = 1
     # Only pending pods are ever placed: bound ones need no shape.
-    shape = "" if pod.bound else placement_shape(pod, req)
+    shape = "" if pod.bound else _shape(pod, req)
     return GangPod(pod, pod.key, rank, prio, policy, req, shape), error
+
+
+_last_requests: tuple[tuple[object, ...], dict[str, int]] | None = None
+_last_shape: tuple[tuple[object, ...], dict[str, int], str] | None = None
+"""The parts of the last pod read that its requests (its shape) are made of, and what they
+made: a gang's pods are read one after another and the pods of one template share those
+parts (`translations.expand.parse_pods`); models are replaced, never changed, so the same
+objects make the same result."""
+
+
+def _requests(pod: Pod) -> dict[str, int]:
+    """`effective_requests` of the pod, a copy of the last pod's when made of the same parts."""
+    global _last_requests
+    spec = pod.spec
+    parts = (spec.containers, spec.init_containers, spec.overhead, spec.resources, pod.status)
+    memo = _last_requests
+    if memo is None or not _same(memo[0], parts):
+        memo = _last_requests = (parts, effective_requests(spec, pod.status))
+    return dict(memo[1])
+
+
+def _shape(pod: Pod, requests: dict[str, int]) -> str:
+    """`placement_shape`, the last pod's when made of the same parts and requests."""
+    global _last_shape
+    spec = pod.spec
+    parts = (
+        spec.containers,
+        spec.node_selector,
+        spec.affinity,
+        spec.tolerations,
+        spec.topology_spread_constraints,
+    )
+    memo = _last_shape
+    if memo is None or memo[1] != requests or not _same(memo[0], parts):
+        memo = _last_shape = (parts, dict(requests), placement_shape(pod, requests))
+    return memo[2]
+
+
+def _same(a: tuple[object, ...], b: tuple[object, ...]) -> bool:
+    return all(x is y for x, y in zip(a, b, strict=True))
+
+
+def bound_member(member: GangPod, pod: Pod) -> GangPod:
+    """The member `gang_pod` makes of `pod`, the pending pod of `member` bound as it was (the
+    same model but for `spec.nodeName`, which no part of a member but its shape reads): what
+    a scheduler that just bound it already knows, without reading the pod again. Copied
+    field by field, its rank order too (made of its rank and key, which a bind leaves)."""
+    bound = object.__new__(GangPod)
+    for name in GangPod.__slots__:
+        object.__setattr__(bound, name, getattr(member, name))
+    object.__setattr__(bound, "pod", pod)
+    object.__setattr__(bound, "shape", "")
+    return bound
 
 
 def safe_gang_pod(pod: Pod, classes: Mapping[str, PriorityClass]) -> tuple[GangPod, str | None]:

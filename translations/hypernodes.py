@@ -22,16 +22,14 @@ which lets the way back reproduce the original labels exactly.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import hashlib
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from translations import collector, kueue, volcano
 from translations import koordinator as koord
-from translations import kueue, volcano
 from translations import topology as topo
 from translations._base import JsonDict
 from translations.core import Node
@@ -98,7 +96,7 @@ def from_node_labels(nodes: Iterable[Node]) -> HyperNodeSet:
     """topograph's and GPU Feature Discovery's node labels -> HyperNodes (`topology.from_node_labels`)."""
     node_list = list(nodes)
     report = TranslationReport("topology node labels", "Volcano")
-    with _gc_paused():
+    with collector.paused():
         tree = topo.from_node_labels(node_list)
         hypernodes = hypernodes_from_tree(tree, source=SOURCE_NODE_LABELS)
     if tree.domains:
@@ -126,7 +124,7 @@ def from_kueue_topology(topology: kueue.Topology, nodes: Iterable[Node]) -> Hype
 def _from_levels(
     levels: Sequence[LabelLevel], nodes: list[Node], *, source: str, report: TranslationReport
 ) -> HyperNodeSet:
-    with _gc_paused():
+    with collector.paused():
         tree = from_label_levels(levels, nodes, source="labels" if source != "koordinator" else "koordinator")
         hypernodes = hypernodes_from_tree(tree, source=source)
     if levels:
@@ -148,24 +146,6 @@ def _finish(
         report.refuse(warning)
     report.carry(f"{len(hypernodes)} HyperNodes over {len(tree.node_domain)} nodes")
     return HyperNodeSet(hypernodes, tree, report)
-
-
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a tree is built.
-
-    Building 10,000 nodes' worth of domains and HyperNodes allocates ~100k small objects,
-    which triggers collections that rescan every long-lived object (the caller's parsed
-    Nodes): measured at half the total time. Nothing built here is cyclic, so reference
-    counting frees it all the same; the collector is restored as it was.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def hypernode_names(tree: TopologyTree) -> dict[DomainId, str]:
@@ -268,7 +248,7 @@ def to_cluster_network_topology(
     node_list = list(nodes)
     hn_list = list(hypernodes)
     report = TranslationReport(f"{len(hn_list)} HyperNodes", "Koordinator")
-    with _gc_paused():
+    with collector.paused():
         tree = from_hypernodes(hn_list, node_list)
     for warning in tree.warnings:
         report.refuse(warning)

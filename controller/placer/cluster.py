@@ -32,9 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import gc
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
@@ -46,9 +44,9 @@ from controller.placer.memo import MemoSlot
 from controller.placer.records import BoundPod, Nomination
 from controller.placer.snapshot import I64, ClusterIndex, Snapshot
 from controller.placer.terms import PodTerms
+from translations import collector, kinds, kueue, schedplugins, upstream_gangs, volcano, workload
 from translations import gpu as gpumod
 from translations import hypernodes as hntr
-from translations import kinds, kueue, schedplugins, upstream_gangs, volcano, workload
 from translations import koordinator as koord
 from translations.core import Job, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
 from translations.errors import InvalidSpecError, failure_text
@@ -59,6 +57,7 @@ from translations.gangs import (
     GangSource,
     MemberFn,
     PodGroups,
+    bound_member,
     discover_gangs,
     discovered,
     gang_key,
@@ -426,11 +425,16 @@ class ClusterState:
         changed) or assumed: only those can never make room or lift a constraint for a gang
         without inter-pod terms of its own (kube-scheduler's queueing hints)."""
         self.topology_generation = 0
+        self._stores = self._by_kind()
 
     # --- events ---------------------------------------------------------------------------
 
     def store(self, kind: Kind) -> dict[str, Any]:
         """The dict holding `kind`'s objects by key (shared with whoever feeds the state)."""
+        return self._stores[kind]
+
+    def _by_kind(self) -> dict[Kind, dict[str, Any]]:
+        """Each kind's dict (made once: `store` is called for every event)."""
         stores: dict[Kind, dict[str, Any]] = {
             Kind.POD: self.pods,
             Kind.NODE: self.nodes,
@@ -447,7 +451,7 @@ class ClusterState:
             Kind.K8S_PODGROUP: self.k8s_pgs,
             Kind.K8S_WORKLOAD: self.k8s_workloads,
         }
-        return stores[kind]
+        return stores
 
     def put(self, kind: Kind, key: str, obj: Any, *, relevant: bool = True) -> None:
         """Add or replace an object. `relevant=False`: nothing a decision reads changed (a
@@ -460,8 +464,10 @@ class ClusterState:
         if kind is Kind.PDB and self._agg is not None:
             self._agg.budgets = None  # even a change called irrelevant is read afresh, as before
         if relevant or old is None:
-            if kind is not Kind.POD or not _only_bound(old, obj):
-                self.freed += 1
+            if kind is Kind.POD and old is not None and _only_bound(old, obj):
+                self._pod_bound(key, old, obj)
+                return
+            self.freed += 1
             self._changed(kind, key, old, obj)
 
     def delete(self, kind: Kind, key: str) -> None:
@@ -545,6 +551,23 @@ class ClusterState:
         self._dirty.add(mkey)
         self._member(new)
 
+    def _pod_bound(self, key: str, old: Pod, new: Pod) -> None:
+        """`new` is `old` bound as it was (`_only_bound`): what it is keyed by is the same, so it
+        stays in its gang (made dirty), and its member is the old one on its node
+        (`bound_member`) rather than read again: a gang of 100,000 pods bound costs no rereading."""
+        mkey = self._key_of.get(key)
+        if mkey is None:  # not keyed yet (no earlier put): keyed as any change is
+            self._changed(Kind.POD, key, old, new)
+            return
+        self.generation += 1
+        self.assumed.pop(key, None)  # the binding is visible now
+        self._dirty.add(mkey)
+        memo = self._members_memo.get(key)
+        if memo is not None and memo[0] is old and memo[2] is None:
+            self._members_memo[key] = (new, bound_member(memo[1], new), None)
+        else:
+            self._member(new)
+
     def _job_changed(self, old: Job | None, new: Job | None) -> None:
         """A Job decides whether its pods form a GPU gang, and its size: its pods are keyed again."""
         job = new or old
@@ -559,12 +582,13 @@ class ClusterState:
             self._changed(Kind.POD, pod.key, pod, pod)
 
     def _member(self, pod: Pod) -> tuple[GangPod, str | None]:
-        memo = self._members_memo.get(pod.key)
+        key = pod.key  # made afresh on every read: once here
+        memo = self._members_memo.get(key)
         if memo is not None and memo[0] is pod:
             return memo[1], memo[2]
         gp, error = safe_gang_pod(pod, self.priority_classes)
-        if pod is self.pods.get(pod.key):  # not an assumed copy: keep it
-            self._members_memo[pod.key] = (pod, gp, error)
+        if pod is self.pods.get(key):  # not an assumed copy: keep it
+            self._members_memo[key] = (pod, gp, error)
         return gp, error
 
     # --- the snapshot ---------------------------------------------------------------------
@@ -580,7 +604,7 @@ class ClusterState:
         The snapshot is kept from one cycle to the next (kube-scheduler's UpdateSnapshot): the
         previous cycle's reservations are rolled back first, so a view is good until the next
         `view()` call, and the cycle may reserve on it freely."""
-        with _collector_paused():
+        with collector.paused():
             return self._view(full)
 
     def _view(self, full: bool) -> ClusterView:
@@ -1016,22 +1040,6 @@ class ClusterState:
             return 0
         per_pod = 200  # a BoundPod with its request row and dict slot
         return int(agg.used.nbytes + agg.index.alloc.nbytes + per_pod * len(agg.bound) + 400 * len(agg.gangs))
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector held off while a view is built. A cold view makes an
-    object or more per pod, which sets off collections that each walk every object the cache
-    holds (every parsed pod): a fifth of a cold start at 10,000 nodes, for nothing (a view
-    makes no reference cycles worth collecting). Collection goes on as usual afterwards."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def start_seconds(pod: Pod) -> float | None:

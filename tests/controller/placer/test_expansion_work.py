@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from controller.placer import cluster as cluster_mod
-from controller.placer.scenario import cluster_state, load_scenario, simulate
-from translations import envelope, expand, gpu
+from controller.placer.scenario import _put_pod, cluster_state, load_scenario, simulate
+from translations import envelope, expand, gangs, gpu
 from translations.errors import go_quote
 
 Obj = dict[str, Any]
@@ -125,3 +125,35 @@ def test_valid_labels_render_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     assert envelope.label_key_problems("example.com/name", path="p") == []
     assert envelope.label_value_problems("value", path="p") == []
     assert calls == []
+
+
+def test_binding_an_expanded_gang_reads_none_of_its_pods_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bind changes only the pod's node: it stays keyed to its gang, and its member is the
+    one read when it was pending, on its node (what reading it afresh makes)."""
+    sc = load_scenario(_scenario())
+    state = cluster_state(sc)
+    state.view()
+    keyed = _counting(monkeypatch, cluster_mod, "membership")
+    read = _counting(monkeypatch, cluster_mod, "safe_gang_pod")
+    for i, key in enumerate(sorted(state.pods)):
+        _put_pod(state, key, node_name=f"n{i % 2}")
+    assert keyed == [] and read == []
+    for pod in state.pods.values():
+        kept = state._member(pod)[0]
+        fresh = gangs.gang_pod(pod, state.priority_classes)[0]
+        assert kept == fresh and kept.order == fresh.order and kept.pod is pod
+    view = state.view()
+    assert view.pending == [] and len(view.snapshot.pods) == PODS
+
+
+def test_pods_alike_share_requests_and_shape_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    sc = load_scenario(_scenario())
+    reads = _counting(monkeypatch, gangs, "effective_requests")
+    shapes = _counting(monkeypatch, gangs, "placement_shape")
+    members = [gangs.gang_pod(p, {})[0] for p in sc.pods]
+    assert len(reads) == len(shapes) == 1
+    assert all(m.requests == members[0].requests and m.shape == members[0].shape for m in members)
+    assert len({id(m.requests) for m in members}) == PODS  # each its own copy
+    other = sc.pods[0].replaced(spec=sc.pods[0].spec.replaced(containers=[]))
+    assert gangs.gang_pod(other, {})[0].requests == {"pods": 1}
+    assert len(reads) == len(shapes) == 2
