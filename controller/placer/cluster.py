@@ -33,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import gc
+import sys
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -453,6 +454,8 @@ class ClusterState:
         """Add or replace an object. `relevant=False`: nothing a decision reads changed (a
         status heartbeat), so the stored model is replaced and no aggregate moves."""
         items = self.store(kind)
+        if kind is Kind.POD:
+            key = sys.intern(key)  # one string per pod key: its GangPod's and records' are the same
         old = items.get(key)
         items[key] = obj
         if kind in _GROUPING:
@@ -543,7 +546,7 @@ class ClusterState:
         if koord.GANG_GROUPS in (new.metadata.annotations or {}):
             self._linking.setdefault(mkey, set()).add(key)
         self._dirty.add(mkey)
-        self._member(new)
+        self._member(new, key)
 
     def _job_changed(self, old: Job | None, new: Job | None) -> None:
         """A Job decides whether its pods form a GPU gang, and its size: its pods are keyed again."""
@@ -558,13 +561,16 @@ class ClusterState:
         for pod in [p for p in self.pods.values() if gpumod.job_uid_of(p) == uid]:
             self._changed(Kind.POD, pod.key, pod, pod)
 
-    def _member(self, pod: Pod) -> tuple[GangPod, str | None]:
-        memo = self._members_memo.get(pod.key)
+    def _member(self, pod: Pod, key: str | None = None) -> tuple[GangPod, str | None]:
+        """The pod's `GangPod` and error, memoised while the stored model is `pod` (`key`: its
+        key, when the caller has it)."""
+        key = pod.key if key is None else key
+        memo = self._members_memo.get(key)
         if memo is not None and memo[0] is pod:
             return memo[1], memo[2]
         gp, error = safe_gang_pod(pod, self.priority_classes)
-        if pod is self.pods.get(pod.key):  # not an assumed copy: keep it
-            self._members_memo[pod.key] = (pod, gp, error)
+        if pod is self.pods.get(key):  # not an assumed copy: keep it
+            self._members_memo[key] = (pod, gp, error)
         return gp, error
 
     # --- the snapshot ---------------------------------------------------------------------
