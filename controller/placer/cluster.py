@@ -833,13 +833,13 @@ class ClusterState:
         for k in sorted(keys):
             for pk in members.get(k, ()):
                 pod = pods[pk] if pk not in assumed else self._as_planned(pk)
-                record = self._contribute_lone(agg, k, pod)
+                record = self._contribute_lone(agg, k, pk, pod)
                 if record is not None:
                     held.append(record)
         if held:
             np.add.at(agg.used, [r.node for r in held], np.stack([r.req for r in held]))
 
-    def _contribute_lone(self, agg: _Aggregates, key: GangKey, pod: Pod) -> BoundPod | None:
+    def _contribute_lone(self, agg: _Aggregates, key: GangKey, pod_key: str, pod: Pod) -> BoundPod | None:
         """The gang of a pod that names none, contributed: a bound one as its record alone (its
         gang is made when read, `_Gangs`), the rest as any gang (an unusable gang of the pod
         when even that fails: `_discover_apart`'s last resort). Returns the record of a bound
@@ -848,8 +848,8 @@ class ClusterState:
             return None
         if pod.spec.node_name:
             try:
-                memo = self._members_memo.get(pod.key)
-                gp = memo[1] if memo is not None and memo[0] is pod else self._member(pod)[0]
+                memo = self._members_memo.get(pod_key)
+                gp = memo[1] if memo is not None and memo[0] is pod else self._member(pod, pod_key)[0]
                 record = self._bound(agg.index, key, gp)
             except Exception:
                 record = None  # the general path below says why, on the gang
@@ -995,22 +995,24 @@ class ClusterState:
     @staticmethod
     def _bound(index: ClusterIndex, gang: str, m: GangPod) -> BoundPod | None:
         """A bound member's record (None on a node not in the index)."""
-        pos = index.node_pos.get(m.node_name or "")
+        pod = m.pod
+        pos = index.node_pos.get(pod.spec.node_name or "")
         if pos is None:
             return None
-        pod = m.pod
+        meta = pod.metadata
+        # Positional, in BoundPod's field order: one is made for every bound pod at a cold start.
         return BoundPod(
-            key=m.key,
-            namespace=pod.namespace,
-            node=pos,
-            req=request_vector(index, m.requests),
-            priority=m.priority,
-            gang=gang,
-            labels=pod.metadata.labels or {},
-            terminating=pod.metadata.deletion_timestamp is not None,
-            terms=PodTerms.of(pod),
-            started=start_seconds(pod),
-            preemptable=volcano.preemptable(pod.metadata.annotations, pod.metadata.labels),
+            m.key,
+            meta.namespace or "",
+            pos,
+            request_vector(index, m.requests),
+            m.priority,
+            gang,
+            meta.labels or {},
+            meta.deletion_timestamp is not None,
+            PodTerms.of(pod),
+            start_seconds(pod),
+            volcano.preemptable(meta.annotations, meta.labels),
         )
 
     # --- sizes ----------------------------------------------------------------------------
