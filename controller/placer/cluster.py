@@ -51,6 +51,8 @@ from translations import gpu as gpumod
 from translations import hypernodes as hntr
 from translations import kinds, kueue, schedplugins, upstream_gangs, volcano, workload
 from translations import koordinator as koord
+from translations._base import KubeModel
+from translations.compact import compact
 from translations.core import Job, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
 from translations.errors import InvalidSpecError, failure_text
 from translations.gangs import (
@@ -456,6 +458,8 @@ class ClusterState:
         items = self.store(kind)
         if kind is Kind.POD:
             key = sys.intern(key)  # one string per pod key: its GangPod's and records' are the same
+        if isinstance(obj, KubeModel):
+            compact(obj)  # a large cluster's models share their bookkeeping and repeated text
         old = items.get(key)
         items[key] = obj
         if kind in _GROUPING:
