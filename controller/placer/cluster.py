@@ -718,7 +718,8 @@ class ClusterState:
         budgets = self._budget_index.get(pod.namespace)
         if not budgets:
             return ()
-        memo_key = (pod.namespace, tuple(sorted(pod.labels.items())))
+        # Unsorted: equal labels in another order only make a second entry with the same hits.
+        memo_key = (pod.namespace, tuple(pod.labels.items()))
         hits = self._cover_memo.get(memo_key)
         if hits is None:
             hits = tuple(b.key for b in budgets if b.covers(pod.namespace, pod.labels))
