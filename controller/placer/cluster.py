@@ -746,6 +746,8 @@ class ClusterState:
         One walk, no recursion: a chain of a thousand gangs each listing the next is reached
         from its last gang through back-links, looked up in an index of the links as they
         stood before the walk (only keys the walk reaches have their links read afresh)."""
+        if not (self._grouping or self._linking or agg.links):
+            return self._closure_by_parts(agg, keys)  # no key links any: the parts alone
         back: dict[GangKey, list[GangKey]] = {}
         for k, ls in agg.links.items():
             for target in ls:
@@ -767,6 +769,21 @@ class ClusterState:
             gang = agg.gang_of.get(k)
             if gang is not None:
                 todo.extend(agg.parts.get(gang, ()))
+        return out
+
+    @staticmethod
+    def _closure_by_parts(agg: _Aggregates, keys: Iterable[GangKey]) -> set[GangKey]:
+        """`_closure` where no PodGroup or pod carries a `groups` annotation and no key had
+        links: `keys` plus the parts of the gangs they were in (a cold start: every key, and no
+        gang yet), without asking each key for links it cannot have."""
+        out = set(keys)
+        todo = [k for k in out if k in agg.gang_of]
+        while todo:
+            for part in agg.parts.get(agg.gang_of[todo.pop()], ()):
+                if part not in out:
+                    out.add(part)
+                    if part in agg.gang_of:
+                        todo.append(part)
         return out
 
     def _regroup(self, name: str) -> None:
