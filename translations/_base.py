@@ -120,6 +120,16 @@ class KubeModel(BaseModel):
         object.__setattr__(copy, "__pydantic_private__", dict(private) if private is not None else None)
         return copy
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        # A model whose bookkeeping `translations.compact` shares with others gets its own
+        # before it changes (pydantic records the name in both in place).
+        if type(self.__pydantic_fields_set__) is not set:
+            object.__setattr__(self, "__pydantic_fields_set__", set(self.__pydantic_fields_set__))
+        extra = self.__pydantic_extra__
+        if extra is not None and type(extra) is not dict:
+            object.__setattr__(self, "__pydantic_extra__", dict(extra))
+        super().__setattr__(name, value)
+
 
 def invalid_from_pydantic(
     exc: ValidationError, raw: Any, *, prefix: str = "", model: type[BaseModel] | None = None

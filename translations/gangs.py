@@ -35,6 +35,7 @@ rest of the cluster still schedules. The controller calls this same function on 
 from __future__ import annotations
 
 import json
+import sys
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -131,11 +132,18 @@ class GangPod:
     shape: str = ""
     """Equal for members that are interchangeable for placement: same requests, node
     selector, required node affinity and tolerations (computed once, here)."""
-    order: RankKey = field(init=False, compare=False, repr=False)
-    """Where the member goes in its gang's rank order (`_rank_key`), computed once, here."""
+    _order: RankKey | None = field(default=None, init=False, compare=False, repr=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "order", _rank_key(self.rank, self.key))
+    @property
+    def order(self) -> RankKey:
+        """Where the member goes in its gang's rank order (`_rank_key`), computed when first
+        read and kept: only discovery sorts members, and most pods of a large cluster are bound
+        pods alone, whose order is never read (their keys' sort keys are not held for nothing)."""
+        order = self._order
+        if order is None:
+            order = _rank_key(self.rank, self.key)
+            object.__setattr__(self, "_order", order)
+        return order
 
     @property
     def bound(self) -> bool:
@@ -828,7 +836,8 @@ def gang_pod(pod: Pod, classes: Mapping[str, PriorityClass]) -> tuple[GangPod, s
     req["pods"] = 1
     # Only pending pods are ever placed: bound ones need no shape.
     shape = "" if pod.bound else _shape(pod, req)
-    return GangPod(pod, pod.key, rank, prio, policy, req, shape), error
+    # Interned: the cache keeps the same string for the pod (`ClusterState.put`), one per pod.
+    return GangPod(pod, sys.intern(pod.key), rank, prio, policy, req, shape), error
 
 
 _last_requests: tuple[tuple[object, ...], dict[str, int]] | None = None

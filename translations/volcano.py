@@ -63,11 +63,10 @@ class NetworkTopologySpec(KubeModel):
 def preemptable(annotations: Mapping[str, str] | None, labels: Mapping[str, str] | None) -> bool:
     """Volcano's `GetPodPreemptable`: the pod's `volcano.sh/preemptable` annotation, else its
     label, read as a Go bool; absent, or not a bool, the pod may be preempted."""
-    for source in (annotations, labels):
-        raw = (source or {}).get(PREEMPTABLE)
-        if raw is not None:
-            return _GO_BOOLS.get(raw, True)
-    return True
+    raw = annotations.get(PREEMPTABLE) if annotations else None
+    if raw is None and labels:
+        raw = labels.get(PREEMPTABLE)
+    return True if raw is None else _GO_BOOLS.get(raw, True)
 
 
 _GO_BOOLS = {

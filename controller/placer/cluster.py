@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import sys
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -48,6 +49,8 @@ from translations import collector, kinds, kueue, schedplugins, upstream_gangs, 
 from translations import gpu as gpumod
 from translations import hypernodes as hntr
 from translations import koordinator as koord
+from translations._base import KubeModel
+from translations.compact import compact
 from translations.core import Job, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
 from translations.errors import InvalidSpecError, failure_text
 from translations.gangs import (
@@ -457,6 +460,10 @@ class ClusterState:
         """Add or replace an object. `relevant=False`: nothing a decision reads changed (a
         status heartbeat), so the stored model is replaced and no aggregate moves."""
         items = self.store(kind)
+        if kind is Kind.POD:
+            key = sys.intern(key)  # one string per pod key: its GangPod's and records' are the same
+        if isinstance(obj, KubeModel):
+            compact(obj)  # a large cluster's models share their bookkeeping and repeated text
         old = items.get(key)
         items[key] = obj
         if kind in _GROUPING:
@@ -549,7 +556,7 @@ class ClusterState:
         if koord.GANG_GROUPS in (new.metadata.annotations or {}):
             self._linking.setdefault(mkey, set()).add(key)
         self._dirty.add(mkey)
-        self._member(new)
+        self._member(new, key)
 
     def _pod_bound(self, key: str, old: Pod, new: Pod) -> None:
         """`new` is `old` bound as it was (`_only_bound`): what it is keyed by is the same, so it
@@ -581,8 +588,10 @@ class ClusterState:
         for pod in [p for p in self.pods.values() if gpumod.job_uid_of(p) == uid]:
             self._changed(Kind.POD, pod.key, pod, pod)
 
-    def _member(self, pod: Pod) -> tuple[GangPod, str | None]:
-        key = pod.key  # made afresh on every read: once here
+    def _member(self, pod: Pod, key: str | None = None) -> tuple[GangPod, str | None]:
+        """The pod's `GangPod` and error, memoised while the stored model is `pod` (`key`: its
+        key, when the caller has it)."""
+        key = pod.key if key is None else key
         memo = self._members_memo.get(key)
         if memo is not None and memo[0] is pod:
             return memo[1], memo[2]
@@ -732,7 +741,8 @@ class ClusterState:
         budgets = self._budget_index.get(pod.namespace)
         if not budgets:
             return ()
-        memo_key = (pod.namespace, tuple(sorted(pod.labels.items())))
+        # Unsorted: equal labels in another order only make a second entry with the same hits.
+        memo_key = (pod.namespace, tuple(pod.labels.items()))
         hits = self._cover_memo.get(memo_key)
         if hits is None:
             hits = tuple(b.key for b in budgets if b.covers(pod.namespace, pod.labels))
@@ -759,6 +769,8 @@ class ClusterState:
         One walk, no recursion: a chain of a thousand gangs each listing the next is reached
         from its last gang through back-links, looked up in an index of the links as they
         stood before the walk (only keys the walk reaches have their links read afresh)."""
+        if not (self._grouping or self._linking or agg.links):
+            return self._closure_by_parts(agg, keys)  # no key links any: the parts alone
         back: dict[GangKey, list[GangKey]] = {}
         for k, ls in agg.links.items():
             for target in ls:
@@ -780,6 +792,21 @@ class ClusterState:
             gang = agg.gang_of.get(k)
             if gang is not None:
                 todo.extend(agg.parts.get(gang, ()))
+        return out
+
+    @staticmethod
+    def _closure_by_parts(agg: _Aggregates, keys: Iterable[GangKey]) -> set[GangKey]:
+        """`_closure` where no PodGroup or pod carries a `groups` annotation and no key had
+        links: `keys` plus the parts of the gangs they were in (a cold start: every key, and no
+        gang yet), without asking each key for links it cannot have."""
+        out = set(keys)
+        todo = [k for k in out if k in agg.gang_of]
+        while todo:
+            for part in agg.parts.get(agg.gang_of[todo.pop()], ()):
+                if part not in out:
+                    out.add(part)
+                    if part in agg.gang_of:
+                        todo.append(part)
         return out
 
     def _regroup(self, name: str) -> None:
@@ -851,13 +878,13 @@ class ClusterState:
         for k in sorted(keys):
             for pk in members.get(k, ()):
                 pod = pods[pk] if pk not in assumed else self._as_planned(pk)
-                record = self._contribute_lone(agg, k, pod)
+                record = self._contribute_lone(agg, k, pk, pod)
                 if record is not None:
                     held.append(record)
         if held:
             np.add.at(agg.used, [r.node for r in held], np.stack([r.req for r in held]))
 
-    def _contribute_lone(self, agg: _Aggregates, key: GangKey, pod: Pod) -> BoundPod | None:
+    def _contribute_lone(self, agg: _Aggregates, key: GangKey, pod_key: str, pod: Pod) -> BoundPod | None:
         """The gang of a pod that names none, contributed: a bound one as its record alone (its
         gang is made when read, `_Gangs`), the rest as any gang (an unusable gang of the pod
         when even that fails: `_discover_apart`'s last resort). Returns the record of a bound
@@ -866,8 +893,8 @@ class ClusterState:
             return None
         if pod.spec.node_name:
             try:
-                memo = self._members_memo.get(pod.key)
-                gp = memo[1] if memo is not None and memo[0] is pod else self._member(pod)[0]
+                memo = self._members_memo.get(pod_key)
+                gp = memo[1] if memo is not None and memo[0] is pod else self._member(pod, pod_key)[0]
                 record = self._bound(agg.index, key, gp)
             except Exception:
                 record = None  # the general path below says why, on the gang
@@ -1013,22 +1040,24 @@ class ClusterState:
     @staticmethod
     def _bound(index: ClusterIndex, gang: str, m: GangPod) -> BoundPod | None:
         """A bound member's record (None on a node not in the index)."""
-        pos = index.node_pos.get(m.node_name or "")
+        pod = m.pod
+        pos = index.node_pos.get(pod.spec.node_name or "")
         if pos is None:
             return None
-        pod = m.pod
+        meta = pod.metadata
+        # Positional, in BoundPod's field order: one is made for every bound pod at a cold start.
         return BoundPod(
-            key=m.key,
-            namespace=pod.namespace,
-            node=pos,
-            req=request_vector(index, m.requests),
-            priority=m.priority,
-            gang=gang,
-            labels=pod.metadata.labels or {},
-            terminating=pod.metadata.deletion_timestamp is not None,
-            terms=PodTerms.of(pod),
-            started=start_seconds(pod),
-            preemptable=volcano.preemptable(pod.metadata.annotations, pod.metadata.labels),
+            m.key,
+            meta.namespace or "",
+            pos,
+            request_vector(index, m.requests),
+            m.priority,
+            gang,
+            meta.labels or {},
+            meta.deletion_timestamp is not None,
+            PodTerms.of(pod),
+            start_seconds(pod),
+            volcano.preemptable(meta.annotations, meta.labels),
         )
 
     # --- sizes ----------------------------------------------------------------------------

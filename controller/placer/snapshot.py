@@ -508,9 +508,14 @@ class Snapshot:
     def set_pod(self, pod: BoundPod | None, key: str) -> None:
         """Set (or, for None, remove) a bound pod, keeping `with_terms` in step; `used` is the
         caller's (and no journal entry is made)."""
-        _restore(self.pods, key, pod)
-        _restore(self.with_terms, key, pod if pod is not None and pod.terms is not None else None)
-        _restore(self.protected, key, pod if pod is not None and not pod.preemptable else None)
+        if pod is None:
+            self.pods.pop(key, None)
+            self.with_terms.pop(key, None)
+            self.protected.pop(key, None)
+        else:  # inline: a cold start sets every bound pod
+            self.pods[key] = pod
+            _restore(self.with_terms, key, pod if pod.terms is not None else None)
+            _restore(self.protected, key, None if pod.preemptable else pod)
         if self._columns is not None and not self._columns.log(key, pod):
             self._columns = None  # so many changes that building afresh is cheaper
 

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from translations._base import LabelSelector, LabelSelectorRequirement
-from translations.core import Pod, PodAffinityTerm
+from translations.core import Pod, PodAffinityTerm, PodSpec
 
 _LABEL_VALUE = re.compile(r"^(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
 
@@ -166,17 +166,17 @@ class PodTerms:
         aff = spec.affinity
         pa = aff.pod_affinity if aff is not None else None
         anti = aff.pod_anti_affinity if aff is not None else None
-        containers = [
-            *spec.containers,
-            *(c for c in spec.init_containers or () if c.restart_policy == "Always"),
-        ]
         if (
             pa is None
             and anti is None
             and not spec.topology_spread_constraints
-            and not any(p.host_port for c in containers for p in c.ports or ())
+            and not _claims_host_ports(spec)
         ):
             return None  # the common case, answered before building anything
+        containers = [
+            *spec.containers,
+            *(c for c in spec.init_containers or () if c.restart_policy == "Always"),
+        ]
         ns = pod.namespace
 
         own = pod.metadata.labels or {}
@@ -236,6 +236,18 @@ class PodTerms:
 
 
 _NONE = PodTerms()
+
+
+def _claims_host_ports(spec: PodSpec) -> bool:
+    """Whether a container or a sidecar (an init container that keeps running) claims a host
+    port: asked of every bound pod at a cold start, so no list is built for the common none."""
+    for c in spec.containers:
+        if c.ports and any(p.host_port for p in c.ports):
+            return True
+    for c in spec.init_containers or ():
+        if c.restart_policy == "Always" and c.ports and any(p.host_port for p in c.ports):
+            return True
+    return False
 
 
 def ports_conflict(a: HostPort, b: HostPort) -> bool:

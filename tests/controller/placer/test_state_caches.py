@@ -21,6 +21,7 @@ from controller.placer.cycle import CyclePlan, GangTiming, SchedulingCycle
 from controller.placer.records import BoundPod
 from controller.placer.scenario import cluster_state, load_scenario
 from controller.placer.snapshot import ClusterIndex, Snapshot
+from translations.compact import SharedNames
 from translations.core import Node, Pod, PodDisruptionBudget, PriorityClass
 from translations.gangs import discover_gangs
 from translations.koordinator import GANG_GROUPS, GANG_NAME
@@ -206,3 +207,20 @@ def test_the_gang_of_a_bound_pod_alone_is_made_on_read_as_discovery_makes_it() -
     cpu = view.index.res_pos["cpu"]
     assert view.snapshot.used[view.index.node_pos["n1"], cpu] == 2000
     assert view.snapshot.gang_min["pod:default/bound"] == 1
+
+
+def test_stored_models_are_compacted_and_a_pod_key_is_one_string() -> None:
+    """The cache's models share their bookkeeping (`translations.compact`); a pod's key in the
+    store, its member memo and its GangPod is one string, not three copies."""
+    state = ClusterState()
+    state.put(Kind.NODE, "n1", Node.parse(node("n1")))
+    a, b = Pod.parse(_running("a", "n1", "low")), Pod.parse(_running("b", "n1", "low"))
+    for p in (a, b):
+        state.put(Kind.POD, "".join(["default/", p.name]), p)
+    assert type(a.metadata.__pydantic_fields_set__) is SharedNames
+    assert a.metadata.__pydantic_fields_set__ is b.metadata.__pydantic_fields_set__
+    stored = next(k for k in state.pods if k == "default/a")
+    gp = state._members_memo[stored][1]
+    assert next(k for k in state._members_memo if k == stored) is stored
+    assert gp.key is stored
+    state.view()
