@@ -60,7 +60,8 @@ def test_engine_agrees_with_oracle_on_random_clusters() -> None:
     assert stats["placed"] >= 200 and stats["preempted"] >= 40 and stats["not placed"] >= 100
 
 
-SEED = seed_or(ORACLE, 1913)
+GATE_SEED = 1913
+SEED = seed_or(ORACLE, GATE_SEED)
 """The seeded run's seed (see the module docstring)."""
 
 
@@ -82,7 +83,11 @@ def test_engine_agrees_with_oracle_on_a_seed() -> None:
     print(f"seed {SEED} vs oracle:", dict(sorted(stats.items())))
     many = sum(v for k, v in stats.items() if k.startswith("victims:") and int(k.split(":")[1]) >= 3)
     print(f"figures: preemption plans compared={stats['preempted']}, with >= 3 victims={many}")
-    assert stats["examples"] >= 300 and stats["preempted"] >= 20
+    assert stats["examples"] >= 300
+    # The gate's draw is known to cover preemption; another seed's may draw fewer plans, which is
+    # no defect (every example it drew was still compared with the oracle above).
+    if SEED == GATE_SEED:
+        assert stats["preempted"] >= 20
 
 
 def test_preemption_agrees_with_oracle_on_crowded_clusters() -> None:
