@@ -421,6 +421,9 @@ class ClusterState:
         kube-scheduler builds a PodInfo in its event handler), so a cycle does not."""
         self._cover_memo: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[str, ...]] = {}
         self._budget_index: dict[str, list[Budget]] = {}
+        self._allocatable: dict[str, tuple[Node, Mapping[str, int] | str]] = {}
+        """Node name -> (its model, its allocatable or why it cannot be read), as the last
+        topology rebuild read them (`_readable_nodes`)."""
         self.generation = 0
         """Moves on every change that can alter a scheduling decision."""
         self.freed = 0
@@ -620,6 +623,8 @@ class ClusterState:
         if self._agg is not None:
             self._agg.snapshot.rollback()
         if full or self._agg is None or self._topology_dirty:
+            if full:
+                self._allocatable = {}  # the reference reads every node again
             self._agg = self._rebuild_topology()
             self._all_dirty = True
         agg = self._agg
@@ -692,21 +697,34 @@ class ClusterState:
             warnings=tuple(warnings),
         )
 
-    @staticmethod
     def _readable_nodes(
-        nodes: list[Node], warnings: list[str], allocatable: dict[str, Mapping[str, int]]
+        self, nodes: list[Node], warnings: list[str], allocatable: dict[str, Mapping[str, int]]
     ) -> list[Node]:
         """The nodes whose allocatable can be read (into `allocatable`, by name); each other one
-        is left out with a warning (pods bound there then hold nothing, as on a deleted node)."""
+        is left out with a warning (pods bound there then hold nothing, as on a deleted node).
+
+        Each node's reading is kept while its stored model is the same object: a node relabelled
+        rebuilds the tree, and only that node's quantities are read again."""
         out: list[Node] = []
+        kept, self._allocatable = self._allocatable, {}
         for node in nodes:
-            try:
-                allocatable[node.name] = node.allocatable()
-            except Exception as exc:
-                warnings.append(f"node {node.name}: left out: {failure_text(exc)}")
+            hit = kept.get(node.name)
+            read = hit[1] if hit is not None and hit[0] is node else self._read_allocatable(node)
+            self._allocatable[node.name] = (node, read)
+            if isinstance(read, str):
+                warnings.append(f"node {node.name}: left out: {read}")
                 continue
+            allocatable[node.name] = read
             out.append(node)
         return out
+
+    @staticmethod
+    def _read_allocatable(node: Node) -> Mapping[str, int] | str:
+        """The node's allocatable, or why it cannot be read."""
+        try:
+            return node.allocatable()
+        except Exception as exc:
+            return failure_text(exc)
 
     def _reset(self, agg: _Aggregates) -> None:
         agg.used[:] = 0
