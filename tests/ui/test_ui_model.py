@@ -5,6 +5,7 @@ largest free room per tier; explanations that are `explain`'s; a pasted job's an
 from __future__ import annotations
 
 import copy
+import random
 from collections.abc import Callable
 from typing import Any
 
@@ -286,6 +287,37 @@ def test_an_update_equals_a_rebuild(
     assert bool(m.held) is held  # a relabel no tree reads stays out of the scheduler's state...
     assert _asked(m) == _asked(model.build(objects))
     assert not m.held  # ...until an explanation reads the labels
+
+
+def _move_node(objects: list[dict[str, Any]], rng: random.Random) -> model.Change:
+    """One node's block or spine label set to another domain's value, a new one, or removed."""
+    old = _node_obj(objects, f"node-{rng.randrange(12)}")
+    new = copy.deepcopy(old)
+    tier = rng.choice(("block", "spine"))
+    value = rng.choice([*(f"{tier}-{i}" for i in range(6)), None])
+    labels = new["metadata"]["labels"]
+    if value is None:
+        labels.pop(f"network.topology.nvidia.com/{tier}", None)
+    else:
+        labels[f"network.topology.nvidia.com/{tier}"] = value
+    objects[objects.index(old)] = new
+    return old, new
+
+
+def test_nodes_moved_between_domains_one_at_a_time_equal_a_rebuild() -> None:
+    """Random single-node topology-label changes, each applied to the same model: after each,
+    everything the page can ask is what a model built from scratch answers."""
+    rng = random.Random(36)
+    objects = demo("example-2")
+    m = model.build(objects)
+    moved = 0
+    for _ in range(25):
+        change = _move_node(objects, rng)
+        assert model.update(m, [change])
+        assert not m.held  # a label a topology source reads goes to the scheduler at once
+        assert _asked(m) == _asked(model.build(objects))
+        moved += change[0] != change[1]
+    assert moved > 15
 
 
 def test_what_an_update_cannot_apply_is_left_to_a_rebuild() -> None:

@@ -49,7 +49,7 @@ from controller.placer.scenario import Prepared, Scenario, cluster_state, load_s
 from controller.placer.snapshot import CLUSTER, I64, ClusterIndex
 from topobridge.cmd_tree import Figures, PendingGang, PlacedGang, _Gangs
 from topobridge.ui.units import RESOURCE_ORDER, figure_pairs, figures_text, readable
-from translations import kinds
+from translations import collector, kinds
 from translations.topology import natural_key
 
 DEPTH = 3
@@ -266,7 +266,16 @@ def _domain_sums(index: ClusterIndex, per_node: I64) -> I64:
 
 
 def update(m: Model, changes: Sequence[Change]) -> bool:
-    """Apply `changes` (module docstring). False: nothing was applied, build the model again."""
+    """Apply `changes` (module docstring). False: nothing was applied, build the model again.
+
+    The cyclic collector is held off meanwhile (`collector.paused`): a change that moves the
+    tree redraws every gang's rows, and a full collection in the middle walks every object of
+    the cluster (measured at half of such an update at 10,000 nodes)."""
+    with collector.paused():
+        return _apply(m, changes)
+
+
+def _apply(m: Model, changes: Sequence[Change]) -> bool:
     from topobridge.cmd_tree import _podgroup_messages
 
     if not m.incremental or m.load_warnings:
