@@ -10,8 +10,10 @@ Both runners feed it: the live scheduler from informer events (`controller.runti
 `topobridge simulate` from a snapshot file and from the plans it applies. `view()` then does
 what kube-scheduler's `UpdateSnapshot` does: only what changed since the last cycle is
 recomputed (pods of gangs whose members, PodGroup or links moved; PDB counts only when read);
-nodes, HyperNodes, the ClusterNetworkTopology or a Kueue Topology moving rebuild the index and
-everything on it (nothing else does). `view(full=True)` rebuilds everything from the objects (the reference the incremental path
+nodes, HyperNodes, the ClusterNetworkTopology or a Kueue Topology moving rebuild the tree and
+the index (nothing else does; a node's quantities are read again only when its model changed).
+On a new tree the gangs are discovered again, unless only nodes moved and the tree reads alike
+to discovery (`tiers_read`): then the kept gangs are contributed to the new index as they are. `view(full=True)` rebuilds everything from the objects (the reference the incremental path
 is tested against).
 
 The rules that both runners share live here, once:
@@ -313,6 +315,10 @@ class _Gangs(MutableMapping[str, Gang]):
         self._made.pop(key, None)
         self._lone[key] = pod
 
+    def made(self) -> Mapping[str, Gang]:
+        """The gangs made already (discovered ones among them), by key."""
+        return self._made
+
     def __getitem__(self, key: str) -> Gang:
         gang = self._made.get(key)
         if gang is not None:
@@ -373,6 +379,16 @@ class _Aggregates:
     """The budgets as the counts above leave them, until a count or a budget changes (a
     cycle's view reads them without going over every budget again)."""
     warnings: tuple[str, ...] = ()
+    replaced: bool = False
+    """Some gang here is not discovery's own (an unusable gang stands in for one, or discovery
+    went key by key): a new tree discovers every gang again rather than carry them over."""
+
+
+def tiers_read(tree: TopologyTree) -> frozenset[tuple[int, str | None, str | None]]:
+    """All gang discovery reads of a tree: its domains' (tier, tierName, label key), through
+    `tier_of_name`, `tier_names`, `tier_labels`, `tier_of_label` and `layer_tiers`. Two trees
+    alike in these discover the same gangs from the same objects, whichever nodes they hold."""
+    return frozenset((d.tier, d.tier_name, d.label_key) for d in tree.domains.values())
 
 
 class ClusterState:
@@ -414,6 +430,9 @@ class ClusterState:
         self._dirty: set[GangKey] = set()
         self._all_dirty = True
         self._topology_dirty = True
+        self._sources_moved = True
+        """A tree source other than nodes changed since the last tree (gangs are discovered
+        again: a ClusterNetworkTopology's layers are read by discovery as well)."""
         self._budgets_dirty = True
         self._agg: _Aggregates | None = None
         self._members_memo: dict[str, tuple[Pod, GangPod, str | None]] = {}
@@ -516,6 +535,7 @@ class ClusterState:
         if kind in _TOPOLOGY:
             self.topology_generation += 1
             self._topology_dirty = True
+            self._sources_moved |= kind is not Kind.NODE
         elif kind is Kind.PRIORITY_CLASS:
             self._all_dirty = True
             self._members_memo.clear()
@@ -623,11 +643,9 @@ class ClusterState:
         if self._agg is not None:
             self._agg.snapshot.rollback()
         if full or self._agg is None or self._topology_dirty:
-            if full:
-                self._allocatable = {}  # the reference reads every node again
-            self._agg = self._rebuild_topology()
-            self._all_dirty = True
+            self._retree(full)
         agg = self._agg
+        assert agg is not None
         if self._all_dirty:
             self._reset(agg)
             keys: set[GangKey] = set(self._members)
@@ -680,7 +698,7 @@ class ClusterState:
             tree = TopologyTree.empty()
         warnings.extend(tree.warnings)
         index = build_index(nodes, tree, allocatable)
-        self._topology_dirty = False
+        self._topology_dirty = self._sources_moved = False
         used = np.zeros_like(index.alloc)
         hits: dict[str, tuple[str, ...]] = {}
         snap = Snapshot(index=index, used=used, pods={}, gang_min={}, budget_hits=hits, keep_columns=True)
@@ -696,6 +714,30 @@ class ClusterState:
             budget_hits=hits,
             warnings=tuple(warnings),
         )
+
+    def _retree(self, full: bool) -> None:
+        """A new tree and index; the gangs carried over to them when they can be (`_carry`),
+        else every gang discovered again."""
+        if full:
+            self._allocatable = {}  # the reference reads every node again
+        kept, moved = self._agg, self._sources_moved
+        self._agg = self._rebuild_topology()
+        if full or kept is None or moved or self._all_dirty or not self._carry(kept, self._agg):
+            self._all_dirty = True
+
+    def _carry(self, kept: _Aggregates, agg: _Aggregates) -> bool:
+        """The gangs of `kept` contributed to `agg`, built on a new tree, without discovering
+        them again, when discovery would find the same ones (`tiers_read` alike): a node moved
+        to another domain only moves the room its pods hold. False: nothing carried."""
+        if kept.replaced or tiers_read(kept.tree) != tiers_read(agg.tree):
+            return False
+        agg.links.update(kept.links)
+        for key, gang in kept.gangs.made().items():
+            if not all(part.startswith(_LONE) for part in kept.parts.get(key, ())):
+                self._contribute_safely(agg, gang)
+        self._contribute_lones(agg, [k for k in self._members if k.startswith(_LONE)])
+        agg.snapshot._changed()
+        return True
 
     def _readable_nodes(
         self, nodes: list[Node], warnings: list[str], allocatable: dict[str, Mapping[str, int]]
@@ -950,6 +992,7 @@ class ClusterState:
         try:
             self._contribute(agg, gang)
         except Exception as exc:
+            agg.replaced = True
             bad = unusable_gang(gang.key, [m.pod for m in gang.pods], failure_text(exc), member=self._member)
             try:
                 self._contribute(agg, bad)
@@ -989,6 +1032,7 @@ class ClusterState:
 
     @staticmethod
     def _warn(agg: _Aggregates, text: str) -> None:
+        agg.replaced = True  # a warning of discovery's: its gangs are discovered again
         if text not in agg.warnings and len(agg.warnings) < MAX_WARNINGS:
             agg.warnings = (*agg.warnings, text)
 

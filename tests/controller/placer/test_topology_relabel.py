@@ -2,9 +2,10 @@
 
 Random single-node topology-label changes (a node's block or spine label set to another
 value, a new one, or removed) on a small cluster under a ClusterNetworkTopology, with bound and
-pending pods and a node whose allocatable cannot be read: after each change the incremental
-view (which reads again only the quantities of nodes whose model changed) equals a fresh
-state's view built from the same objects, warnings included.
+pending pods, a Koordinator gang and a node whose allocatable cannot be read: after each change
+the incremental view (which reads again only the quantities of nodes whose model changed, and
+carries the discovered gangs over while the tree's tiers are alike) equals a fresh state's
+view built from the same objects, warnings included.
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from placer_objects import cnt, node, pod
+from placer_objects import cnt, koord_gang, node, pod
 
 from controller.placer.cluster import ClusterState, ClusterView, Kind
 from translations import koordinator as koord
+from translations import kueue
 from translations.core import Node, Pod
 
 BLOCK = "network.topology.nvidia.com/block"
@@ -27,15 +29,36 @@ def _node(v: int, labels: dict[str, str], cpu: str = "8") -> Node:
     return Node.parse(node(f"n{v}", cpu=cpu, labels=labels))
 
 
-def _state() -> ClusterState:
+def _state(*, described: bool = True) -> ClusterState:
+    """`described`: under a ClusterNetworkTopology, else a tree of the nodes' labels alone."""
     state = ClusterState()
-    state.put(Kind.CNT, "default", koord.ClusterNetworkTopology.parse(cnt()))
+    if described:
+        state.put(Kind.CNT, "default", koord.ClusterNetworkTopology.parse(cnt()))
     for v in range(NODES):
         state.put(Kind.NODE, f"n{v}", _node(v, {BLOCK: f"b{v // 2}", SPINE: f"s{v // 4}"}))
     state.put(Kind.NODE, "n8", _node(NODES, {BLOCK: "b0", SPINE: "s0"}, cpu="lots"))
     for i in range(5):
         bound = pod(f"p{i}", cpu="2", node_name=f"n{i}" if i < 4 else None)
         state.put(Kind.POD, f"default/p{i}", Pod.parse(bound))
+    gang = koord_gang("g", 3, gather=[("BlockLayer", "MustGather")])
+    state.put(Kind.SIGS_PODGROUP, "default/g", koord.SigsPodGroup.parse(gang))
+    for i in range(3):
+        member = pod(
+            f"g{i}",
+            cpu="1",
+            node_name=f"n{4 + i}" if i < 2 else None,
+            labels={koord.SIGS_POD_GROUP_LABEL: "g"},
+        )
+        state.put(Kind.POD, f"default/g{i}", Pod.parse(member))
+    for i in range(2):  # a Kueue pod group held to one block: discovery reads the block tier
+        member = pod(
+            f"k{i}",
+            cpu="1",
+            scheduler="topobridge",
+            labels={kueue.POD_GROUP_NAME_LABEL: "k"},
+            annotations={kueue.POD_GROUP_TOTAL_COUNT: "2", kueue.REQUIRED_TOPOLOGY: BLOCK},
+        )
+        state.put(Kind.POD, f"default/k{i}", Pod.parse(member))
     return state
 
 
@@ -78,11 +101,27 @@ def test_a_node_moved_between_domains_equals_a_full_rebuild() -> None:
     rng = random.Random(36)
     state = _state()
     state.view()
+    gang = state.view().gangs["koordinator:default/g"]
     for _ in range(60):
         _relabel(state, rng)
         view = state.view()
         assert _canonical(view) == _canonical(_full(state))
         assert any(w.startswith("node n8: left out") for w in view.warnings)
+    # Every tree had a block and a spine tier: the gang was carried over, not discovered again.
+    assert state.view().gangs["koordinator:default/g"] is gang
+
+
+def test_a_tier_gone_discovers_the_gangs_again() -> None:
+    """A tree of node labels loses its block tier when no node has a block label left: the
+    Kueue group held to a block is discovered again, and says so, as a fresh state's is."""
+    state = _state(described=False)
+    assert state.view().gangs["kueue:default/k"].error is None
+    for v in range(NODES):
+        state.put(Kind.NODE, f"n{v}", _node(v, {SPINE: f"s{v // 4}"}))
+    state.put(Kind.NODE, "n8", _node(NODES, {SPINE: "s0"}, cpu="lots"))
+    view = state.view()
+    assert _canonical(view) == _canonical(_full(state))
+    assert BLOCK in (view.gangs["kueue:default/k"].error or "")
 
 
 def test_a_node_whose_quantities_changed_is_read_again() -> None:
