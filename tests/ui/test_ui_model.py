@@ -309,7 +309,10 @@ def test_nodes_moved_between_domains_one_at_a_time_equal_a_rebuild() -> None:
     everything the page can ask is what a model built from scratch answers."""
     rng = random.Random(36)
     objects = demo("example-2")
+    for i, node in ((0, "node-3"), (1, "node-4")):  # placed in block-1, two members still pending
+        _pod(objects, f"hp-training-pod-{i}")["spec"]["nodeName"] = node
     m = model.build(objects)
+    places = set()
     moved = 0
     for _ in range(25):
         change = _move_node(objects, rng)
@@ -317,7 +320,9 @@ def test_nodes_moved_between_domains_one_at_a_time_equal_a_rebuild() -> None:
         assert not m.held  # a label a topology source reads goes to the scheduler at once
         assert _asked(m) == _asked(model.build(objects))
         moved += change[0] != change[1]
+        places.update(g["domain"] for g in model.gangs(m, "placed")["items"])
     assert moved > 15
+    assert len(places) > 2  # the placed gang's domain moved with its nodes
 
 
 def test_what_an_update_cannot_apply_is_left_to_a_rebuild() -> None:
