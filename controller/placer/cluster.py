@@ -13,7 +13,9 @@ recomputed (pods of gangs whose members, PodGroup or links moved; PDB counts onl
 nodes, HyperNodes, the ClusterNetworkTopology or a Kueue Topology moving rebuild the tree and
 the index (nothing else does; a node's quantities are read again only when its model changed).
 On a new tree the gangs are discovered again, unless only nodes moved and the tree reads alike
-to discovery (`tiers_read`): then the kept gangs are contributed to the new index as they are. `view(full=True)` rebuilds everything from the objects (the reference the incremental path
+to discovery (`tiers_read`): then the kept gangs stay, and their records move to their nodes'
+new rows (`_remap`; contributed to the new index afresh when the nodes or the resource axis
+changed). `view(full=True)` rebuilds everything from the objects (the reference the incremental path
 is tested against).
 
 The rules that both runners share live here, once:
@@ -731,12 +733,41 @@ class ClusterState:
         to another domain only moves the room its pods hold. False: nothing carried."""
         if kept.replaced or tiers_read(kept.tree) != tiers_read(agg.tree):
             return False
+        if not self._remap(kept, agg):
+            self._recontribute(kept, agg)
+        agg.snapshot._changed()
+        return True
+
+    def _recontribute(self, kept: _Aggregates, agg: _Aggregates) -> None:
+        """`kept`'s gangs contributed to `agg` (their records made on its index)."""
         agg.links.update(kept.links)
         for key, gang in kept.gangs.made().items():
             if not all(part.startswith(_LONE) for part in kept.parts.get(key, ())):
                 self._contribute_safely(agg, gang)
         self._contribute_lones(agg, [k for k in self._members if k.startswith(_LONE)])
-        agg.snapshot._changed()
+
+    @staticmethod
+    def _remap(kept: _Aggregates, agg: _Aggregates) -> bool:
+        """`kept`'s records moved to `agg`'s index, each to its node's new row, when both index
+        the same nodes over the same resource axis (nodes relabelled): nothing else a record,
+        a gang, minMember or a budget count holds depends on where a node sits. False: the
+        nodes or the axis differ, nothing moved."""
+        old, new = kept.index, agg.index
+        if old.resources != new.resources or old.node_pos.keys() != new.node_pos.keys():
+            return False
+        row = np.fromiter((new.node_pos[n] for n in old.node_names), dtype=np.int64, count=old.n_nodes)
+        agg.used[row] = kept.used
+        snap = agg.snapshot
+        for key, pod in kept.bound.items():
+            at = int(row[pod.node])
+            snap.set_pod(pod if at == pod.node else dataclasses.replace(pod, node=at), key)
+        for key, nom in kept.nominations.items():
+            at = int(row[nom.node])
+            agg.nominations[key] = nom if at == nom.node else dataclasses.replace(nom, node=at)
+        agg.gangs, agg.gang_of, agg.parts, agg.links = kept.gangs, kept.gang_of, kept.parts, kept.links
+        agg.gang_min.update(kept.gang_min)
+        agg.budget_hits.update(kept.budget_hits)
+        agg.pending, agg.healthy, agg.covered = kept.pending, kept.healthy, kept.covered
         return True
 
     def _readable_nodes(

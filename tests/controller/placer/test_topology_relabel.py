@@ -50,6 +50,9 @@ def _state(*, described: bool = True) -> ClusterState:
             labels={koord.SIGS_POD_GROUP_LABEL: "g"},
         )
         state.put(Kind.POD, f"default/g{i}", Pod.parse(member))
+    waiting = pod("w", cpu="1", scheduler="topobridge")
+    waiting["status"] = {"nominatedNodeName": "n6"}  # its claim moves with its node's row
+    state.put(Kind.POD, "default/w", Pod.parse(waiting))
     for i in range(2):  # a Kueue pod group held to one block: discovery reads the block tier
         member = pod(
             f"k{i}",
@@ -71,6 +74,7 @@ def _canonical(view: ClusterView) -> dict[str, Any]:
         "alloc": index.alloc.tolist(),
         "used": view.snapshot.used.tolist(),
         "pods": sorted((p.key, p.node, p.req.tolist(), p.gang) for p in view.snapshot.pods.values()),
+        "nominations": sorted((n.pod, n.node, n.req.tolist()) for n in view.snapshot.nominations.values()),
         "gangs": {k: view.gangs[k] for k in sorted(view.gangs)},
         "pending": list(view.pending),
         "warnings": list(view.warnings),
