@@ -325,6 +325,20 @@ def test_nodes_moved_between_domains_one_at_a_time_equal_a_rebuild() -> None:
     assert len(places) > 2  # the placed gang's domain moved with its nodes
 
 
+def test_a_node_gone_and_back_warns_of_its_pods_as_a_rebuild_does() -> None:
+    objects = demo("example-2")
+    m = model.build(objects)
+    gone = _node_obj(objects, "node-1")
+    objects.remove(gone)
+    assert model.update(m, [(gone, None)])
+    assert any("bound to node node-1" in w for w in model.page(m)["warnings"])
+    assert _asked(m) == _asked(model.build(objects))
+    objects.append(gone)
+    assert model.update(m, [(None, gone)])
+    assert not any("bound to node node-1" in w for w in model.page(m)["warnings"])
+    assert _asked(m) == _asked(model.build(objects))
+
+
 def test_what_an_update_cannot_apply_is_left_to_a_rebuild() -> None:
     objects = demo("example-2")
     m = model.build(objects)

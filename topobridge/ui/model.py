@@ -300,13 +300,11 @@ def _apply(m: Model, changes: Sequence[Change]) -> bool:
     for (old, new), change in zip(changes, parsed, strict=True):
         assert change is not None
         kind, key, obj = change
-        if kind is Kind.NODE and _relabel_only(m, key, obj):
-            m.held[key] = obj
+        if kind is Kind.NODE:
+            _put_node(m, key, obj)
             continue
         _put(m, kind, key, obj)
-        if kind is Kind.NODE:
-            m.orphans = _orphans(m.state, m.state.pods)
-        elif kind is Kind.POD:
+        if kind is Kind.POD:
             _move_pod(m, old, new)
             m.orphans.pop(key, None)
             m.orphans.update(_orphans(m.state, {key: obj} if obj is not None else {}))
@@ -316,6 +314,18 @@ def _apply(m: Model, changes: Sequence[Change]) -> bool:
             m.pg_messages.update(_podgroup_messages([new] if new else []))
     _refresh(m, m.state.view())
     return True
+
+
+def _put_node(m: Model, name: str, node: Any) -> None:
+    """A node changed: held back when only relabelled (module docstring), else put; the pods
+    bound to nowhere are looked for again only when a node came or went."""
+    if _relabel_only(m, name, node):
+        m.held[name] = node
+        return
+    there = name in m.state.nodes
+    _put(m, Kind.NODE, name, node)
+    if there != (name in m.state.nodes):
+        m.orphans = _orphans(m.state, m.state.pods)
 
 
 def _put(m: Model, kind: Kind, key: str, obj: Any) -> None:
