@@ -10,8 +10,12 @@ Both runners feed it: the live scheduler from informer events (`controller.runti
 `topobridge simulate` from a snapshot file and from the plans it applies. `view()` then does
 what kube-scheduler's `UpdateSnapshot` does: only what changed since the last cycle is
 recomputed (pods of gangs whose members, PodGroup or links moved; PDB counts only when read);
-nodes, HyperNodes, the ClusterNetworkTopology or a Kueue Topology moving rebuild the index and
-everything on it (nothing else does). `view(full=True)` rebuilds everything from the objects (the reference the incremental path
+nodes, HyperNodes, the ClusterNetworkTopology or a Kueue Topology moving rebuild the tree and
+the index (nothing else does; a node's quantities are read again only when its model changed).
+On a new tree the gangs are discovered again, unless only nodes moved and the tree reads alike
+to discovery (`tiers_read`): then the kept gangs stay, and their records move to their nodes'
+new rows (`_remap`; contributed to the new index afresh when the nodes or the resource axis
+changed). `view(full=True)` rebuilds everything from the objects (the reference the incremental path
 is tested against).
 
 The rules that both runners share live here, once:
@@ -313,6 +317,10 @@ class _Gangs(MutableMapping[str, Gang]):
         self._made.pop(key, None)
         self._lone[key] = pod
 
+    def made(self) -> Mapping[str, Gang]:
+        """The gangs made already (discovered ones among them), by key."""
+        return self._made
+
     def __getitem__(self, key: str) -> Gang:
         gang = self._made.get(key)
         if gang is not None:
@@ -373,6 +381,16 @@ class _Aggregates:
     """The budgets as the counts above leave them, until a count or a budget changes (a
     cycle's view reads them without going over every budget again)."""
     warnings: tuple[str, ...] = ()
+    replaced: bool = False
+    """Some gang here is not discovery's own (an unusable gang stands in for one, or discovery
+    went key by key): a new tree discovers every gang again rather than carry them over."""
+
+
+def tiers_read(tree: TopologyTree) -> frozenset[tuple[int, str | None, str | None]]:
+    """All gang discovery reads of a tree: its domains' (tier, tierName, label key), through
+    `tier_of_name`, `tier_names`, `tier_labels`, `tier_of_label` and `layer_tiers`. Two trees
+    alike in these discover the same gangs from the same objects, whichever nodes they hold."""
+    return frozenset((d.tier, d.tier_name, d.label_key) for d in tree.domains.values())
 
 
 class ClusterState:
@@ -414,6 +432,9 @@ class ClusterState:
         self._dirty: set[GangKey] = set()
         self._all_dirty = True
         self._topology_dirty = True
+        self._sources_moved = True
+        """A tree source other than nodes changed since the last tree (gangs are discovered
+        again: a ClusterNetworkTopology's layers are read by discovery as well)."""
         self._budgets_dirty = True
         self._agg: _Aggregates | None = None
         self._members_memo: dict[str, tuple[Pod, GangPod, str | None]] = {}
@@ -421,6 +442,9 @@ class ClusterState:
         kube-scheduler builds a PodInfo in its event handler), so a cycle does not."""
         self._cover_memo: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[str, ...]] = {}
         self._budget_index: dict[str, list[Budget]] = {}
+        self._allocatable: dict[str, tuple[Node, Mapping[str, int] | str]] = {}
+        """Node name -> (its model, its allocatable or why it cannot be read), as the last
+        topology rebuild read them (`_readable_nodes`)."""
         self.generation = 0
         """Moves on every change that can alter a scheduling decision."""
         self.freed = 0
@@ -513,6 +537,7 @@ class ClusterState:
         if kind in _TOPOLOGY:
             self.topology_generation += 1
             self._topology_dirty = True
+            self._sources_moved |= kind is not Kind.NODE
         elif kind is Kind.PRIORITY_CLASS:
             self._all_dirty = True
             self._members_memo.clear()
@@ -620,9 +645,9 @@ class ClusterState:
         if self._agg is not None:
             self._agg.snapshot.rollback()
         if full or self._agg is None or self._topology_dirty:
-            self._agg = self._rebuild_topology()
-            self._all_dirty = True
+            self._retree(full)
         agg = self._agg
+        assert agg is not None
         if self._all_dirty:
             self._reset(agg)
             keys: set[GangKey] = set(self._members)
@@ -675,7 +700,7 @@ class ClusterState:
             tree = TopologyTree.empty()
         warnings.extend(tree.warnings)
         index = build_index(nodes, tree, allocatable)
-        self._topology_dirty = False
+        self._topology_dirty = self._sources_moved = False
         used = np.zeros_like(index.alloc)
         hits: dict[str, tuple[str, ...]] = {}
         snap = Snapshot(index=index, used=used, pods={}, gang_min={}, budget_hits=hits, keep_columns=True)
@@ -692,21 +717,87 @@ class ClusterState:
             warnings=tuple(warnings),
         )
 
+    def _retree(self, full: bool) -> None:
+        """A new tree and index; the gangs carried over to them when they can be (`_carry`),
+        else every gang discovered again."""
+        if full:
+            self._allocatable = {}  # the reference reads every node again
+        kept, moved = self._agg, self._sources_moved
+        self._agg = self._rebuild_topology()
+        if full or kept is None or moved or self._all_dirty or not self._carry(kept, self._agg):
+            self._all_dirty = True
+
+    def _carry(self, kept: _Aggregates, agg: _Aggregates) -> bool:
+        """The gangs of `kept` contributed to `agg`, built on a new tree, without discovering
+        them again, when discovery would find the same ones (`tiers_read` alike): a node moved
+        to another domain only moves the room its pods hold. False: nothing carried."""
+        if kept.replaced or tiers_read(kept.tree) != tiers_read(agg.tree):
+            return False
+        if not self._remap(kept, agg):
+            self._recontribute(kept, agg)
+        agg.snapshot._changed()
+        return True
+
+    def _recontribute(self, kept: _Aggregates, agg: _Aggregates) -> None:
+        """`kept`'s gangs contributed to `agg` (their records made on its index)."""
+        agg.links.update(kept.links)
+        for key, gang in kept.gangs.made().items():
+            if not all(part.startswith(_LONE) for part in kept.parts.get(key, ())):
+                self._contribute_safely(agg, gang)
+        self._contribute_lones(agg, [k for k in self._members if k.startswith(_LONE)])
+
     @staticmethod
+    def _remap(kept: _Aggregates, agg: _Aggregates) -> bool:
+        """`kept`'s records moved to `agg`'s index, each to its node's new row, when both index
+        the same nodes over the same resource axis (nodes relabelled): nothing else a record,
+        a gang, minMember or a budget count holds depends on where a node sits. False: the
+        nodes or the axis differ, nothing moved."""
+        old, new = kept.index, agg.index
+        if old.resources != new.resources or old.node_pos.keys() != new.node_pos.keys():
+            return False
+        row = np.fromiter((new.node_pos[n] for n in old.node_names), dtype=np.int64, count=old.n_nodes)
+        agg.used[row] = kept.used
+        snap = agg.snapshot
+        for key, pod in kept.bound.items():
+            at = int(row[pod.node])
+            snap.set_pod(pod if at == pod.node else dataclasses.replace(pod, node=at), key)
+        for key, nom in kept.nominations.items():
+            at = int(row[nom.node])
+            agg.nominations[key] = nom if at == nom.node else dataclasses.replace(nom, node=at)
+        agg.gangs, agg.gang_of, agg.parts, agg.links = kept.gangs, kept.gang_of, kept.parts, kept.links
+        agg.gang_min.update(kept.gang_min)
+        agg.budget_hits.update(kept.budget_hits)
+        agg.pending, agg.healthy, agg.covered = kept.pending, kept.healthy, kept.covered
+        return True
+
     def _readable_nodes(
-        nodes: list[Node], warnings: list[str], allocatable: dict[str, Mapping[str, int]]
+        self, nodes: list[Node], warnings: list[str], allocatable: dict[str, Mapping[str, int]]
     ) -> list[Node]:
         """The nodes whose allocatable can be read (into `allocatable`, by name); each other one
-        is left out with a warning (pods bound there then hold nothing, as on a deleted node)."""
+        is left out with a warning (pods bound there then hold nothing, as on a deleted node).
+
+        Each node's reading is kept while its stored model is the same object: a node relabelled
+        rebuilds the tree, and only that node's quantities are read again."""
         out: list[Node] = []
+        kept, self._allocatable = self._allocatable, {}
         for node in nodes:
-            try:
-                allocatable[node.name] = node.allocatable()
-            except Exception as exc:
-                warnings.append(f"node {node.name}: left out: {failure_text(exc)}")
+            hit = kept.get(node.name)
+            read = hit[1] if hit is not None and hit[0] is node else self._read_allocatable(node)
+            self._allocatable[node.name] = (node, read)
+            if isinstance(read, str):
+                warnings.append(f"node {node.name}: left out: {read}")
                 continue
+            allocatable[node.name] = read
             out.append(node)
         return out
+
+    @staticmethod
+    def _read_allocatable(node: Node) -> Mapping[str, int] | str:
+        """The node's allocatable, or why it cannot be read."""
+        try:
+            return node.allocatable()
+        except Exception as exc:
+            return failure_text(exc)
 
     def _reset(self, agg: _Aggregates) -> None:
         agg.used[:] = 0
@@ -932,6 +1023,7 @@ class ClusterState:
         try:
             self._contribute(agg, gang)
         except Exception as exc:
+            agg.replaced = True
             bad = unusable_gang(gang.key, [m.pod for m in gang.pods], failure_text(exc), member=self._member)
             try:
                 self._contribute(agg, bad)
@@ -971,6 +1063,7 @@ class ClusterState:
 
     @staticmethod
     def _warn(agg: _Aggregates, text: str) -> None:
+        agg.replaced = True  # a warning of discovery's: its gangs are discovered again
         if text not in agg.warnings and len(agg.warnings) < MAX_WARNINGS:
             agg.warnings = (*agg.warnings, text)
 

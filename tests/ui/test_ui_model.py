@@ -5,6 +5,7 @@ largest free room per tier; explanations that are `explain`'s; a pasted job's an
 from __future__ import annotations
 
 import copy
+import random
 from collections.abc import Callable
 from typing import Any
 
@@ -286,6 +287,56 @@ def test_an_update_equals_a_rebuild(
     assert bool(m.held) is held  # a relabel no tree reads stays out of the scheduler's state...
     assert _asked(m) == _asked(model.build(objects))
     assert not m.held  # ...until an explanation reads the labels
+
+
+def _move_node(objects: list[dict[str, Any]], rng: random.Random) -> model.Change:
+    """One node's block or spine label set to another domain's value, a new one, or removed."""
+    old = _node_obj(objects, f"node-{rng.randrange(12)}")
+    new = copy.deepcopy(old)
+    tier = rng.choice(("block", "spine"))
+    value = rng.choice([*(f"{tier}-{i}" for i in range(6)), None])
+    labels = new["metadata"]["labels"]
+    if value is None:
+        labels.pop(f"network.topology.nvidia.com/{tier}", None)
+    else:
+        labels[f"network.topology.nvidia.com/{tier}"] = value
+    objects[objects.index(old)] = new
+    return old, new
+
+
+def test_nodes_moved_between_domains_one_at_a_time_equal_a_rebuild() -> None:
+    """Random single-node topology-label changes, each applied to the same model: after each,
+    everything the page can ask is what a model built from scratch answers."""
+    rng = random.Random(36)
+    objects = demo("example-2")
+    for i, node in ((0, "node-3"), (1, "node-4")):  # placed in block-1, two members still pending
+        _pod(objects, f"hp-training-pod-{i}")["spec"]["nodeName"] = node
+    m = model.build(objects)
+    places = set()
+    moved = 0
+    for _ in range(25):
+        change = _move_node(objects, rng)
+        assert model.update(m, [change])
+        assert not m.held  # a label a topology source reads goes to the scheduler at once
+        assert _asked(m) == _asked(model.build(objects))
+        moved += change[0] != change[1]
+        places.update(g["domain"] for g in model.gangs(m, "placed")["items"])
+    assert moved > 15
+    assert len(places) > 2  # the placed gang's domain moved with its nodes
+
+
+def test_a_node_gone_and_back_warns_of_its_pods_as_a_rebuild_does() -> None:
+    objects = demo("example-2")
+    m = model.build(objects)
+    gone = _node_obj(objects, "node-1")
+    objects.remove(gone)
+    assert model.update(m, [(gone, None)])
+    assert any("bound to node node-1" in w for w in model.page(m)["warnings"])
+    assert _asked(m) == _asked(model.build(objects))
+    objects.append(gone)
+    assert model.update(m, [(None, gone)])
+    assert not any("bound to node node-1" in w for w in model.page(m)["warnings"])
+    assert _asked(m) == _asked(model.build(objects))
 
 
 def test_what_an_update_cannot_apply_is_left_to_a_rebuild() -> None:
