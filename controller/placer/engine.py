@@ -179,14 +179,17 @@ def _eviction_may_help(at: _Attempt, demand: GangDemand) -> bool:
         return False
     if not reads_bound_pods(demand, at.snap):
         return False
-    return revived(demand, at.snap, refilter_of(at.profile, at.gang)) is not None
+    return revived(demand, at.snap, refilter_of(at.profile, at.gang, at.state)) is not None
 
 
-def refilter_of(profile: Profile, gang: Gang) -> Refilter:
-    """The attempt's PreFilter and Filter, run again on a snapshot preemption has changed."""
+def refilter_of(profile: Profile, gang: Gang, attempt: CycleState | None = None) -> Refilter:
+    """The attempt's PreFilter and Filter, run again on a snapshot preemption has changed; each
+    run starts from `attempt`'s per-attempt slots (`CycleState.rerun`), so what the plugins
+    derived from one bound pod is not derived again on every run."""
+    carried = attempt if attempt is not None else CycleState()
 
     def run(snap: Snapshot, pods: Sequence[GangPod]) -> GangDemand | None:
-        state = CycleState()
+        state = carried.rerun()
         for plugin in profile.pre_filter:
             if not plugin.pre_filter(state, gang, gang.pending, snap).ok:
                 return None
@@ -244,7 +247,7 @@ def _post_filter(at: _Attempt, demand: GangDemand, free: I64) -> Verdict:
         free,
         at.budgets,
         at.attempt_budget,
-        refilter=refilter_of(at.profile, at.gang),
+        refilter=refilter_of(at.profile, at.gang, at.state),
     )
     verdict = _waiting(got.status.code, index, core, got.status.message, Step.POST_FILTER, exclusions)
     return replace(verdict, plugin=got.status.plugin, plan=got.plan)
