@@ -5,8 +5,8 @@ node; the allocations set off collections, and each full one walks every object 
 parsed pod and node): measured at a fifth to a half of such a batch, for nothing, since the
 batch makes no reference cycles worth collecting (reference counting frees what it drops).
 `paused()` holds the collector off for the batch and restores it as it was; collection goes
-on as usual afterwards. The one place this rule lives: the placer's view, the HyperNode tree
-and `simulate` call it.
+on as usual afterwards. The one place this rule lives: the placer's view, the HyperNode tree,
+`simulate` and one scheduling attempt (`engine.schedule`) call it.
 """
 
 from __future__ import annotations

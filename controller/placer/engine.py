@@ -21,7 +21,9 @@ Plan of an attempt (`schedule`):
 4. PostFilter: DefaultPreemption, when nothing fits.
 
 Every verdict carries the `Step` that decided it and the plugin that said so. The runner
-never mutates the snapshot; the cycle (`controller.placer.cycle`) reserves and permits.
+never mutates the snapshot; the cycle (`controller.placer.cycle`) reserves and permits. An
+attempt runs with the cyclic collector held off (`translations.collector`): preemption's dry
+run makes and drops objects per bound pod, which set off full collections for nothing.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from controller.placer.preempt import PreemptionPlan, Refilter, reads_bound_pods
 from controller.placer.rules import MemberRules
 from controller.placer.select import Placement, Where, select, select_partial, subgroups_ready
 from controller.placer.snapshot import CLUSTER, I64, ClusterIndex, Snapshot
+from translations import collector
 from translations.gangs import Gang, GangPod
 
 
@@ -100,10 +103,26 @@ def schedule(
 ) -> Verdict:
     """One attempt for `gang` on `snap` (see the module docstring for the steps). `state`: the
     attempt's scratchpad, when the caller wants to see which step it reached."""
-    profile = profile if profile is not None else default_profile()
-    state = state if state is not None else CycleState()
     if not gang.pending:
         return Verdict(Code.SUCCESS, step=Step.PRE_FILTER, placement=GangPlacement((), "", 0))
+    # Preemption's dry run removes every candidate victim and puts it back, an object or more
+    # per bound pod each time, all dropped by reference counting: a full collection they set
+    # off walks every parsed pod and node for nothing (over half the worst refiltered attempt).
+    with collector.paused():
+        return _attempt(gang, snap, budgets, attempt_budget, profile, state)
+
+
+def _attempt(
+    gang: Gang,
+    snap: Snapshot,
+    budgets: Sequence[Budget],
+    attempt_budget: AttemptBudget | None,
+    profile: Profile | None,
+    state: CycleState | None,
+) -> Verdict:
+    """`schedule`'s steps, the collector held off."""
+    profile = profile if profile is not None else default_profile()
+    state = state if state is not None else CycleState()
     refused = pre_filter(profile, state, gang, snap)
     if refused is not None:
         return refused
