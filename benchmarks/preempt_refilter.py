@@ -14,12 +14,12 @@ of the filters per place, each over every node and every bound pod's terms.
 Timed region: one `engine.schedule` call for the pending pod (PreFilter, Filter, PostFilter
 with the preemption plan), the median of --runs, each with a fresh attempt budget; loading the
 scenario and building the snapshot are not timed. Wall time and process CPU time side by side.
-With --baseline DIR (another checkout of the repository, e.g. `git archive <ref> | tar -x`),
-the same measurement runs there too, in a process of its own per round, alternating which goes
-first. Goal: <= 100 ms.
+With --baseline DIR (another checkout of the repository), or --before REF (the commit REF's
+tree exported with `git archive` into a temporary directory), the same measurement runs there
+too, in a process of its own per round, alternating which goes first. Goal: <= 100 ms.
 
     .venv/bin/python benchmarks/preempt_refilter.py [--nodes 10000] [--runs 5] [--rounds 2]
-        [--baseline DIR]
+        [--baseline DIR | --before REF]
 
 Last line: `summary: nodes=... attempt_ms=... attempt_cpu_ms=... victims=... [baseline_ms=...
 baseline_cpu_ms=...]` (medians over rounds).
@@ -28,11 +28,14 @@ baseline_cpu_ms=...]` (medians over rounds).
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import statistics
 import subprocess
 import sys
+import tarfile
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -116,6 +119,16 @@ def _in(checkout: Path, args: argparse.Namespace) -> dict[str, float]:
     return got
 
 
+def _export(ref: str, into: Path) -> Path:
+    """The repository's tree at `ref` written under `into` (`git archive`)."""
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", "--format=tar", ref], check=True, capture_output=True
+    ).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    return into
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(
         allow_abbrev=False, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -124,11 +137,22 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--baseline", type=Path, default=None, help="another checkout to measure beside this one")
+    ap.add_argument("--before", default=None, metavar="REF", help="a commit to measure beside this one")
     ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
         print(json.dumps(measure(args.nodes, args.runs)))
         return
+    if args.before is not None:
+        with tempfile.TemporaryDirectory() as tmp:
+            args.baseline = _export(args.before, Path(tmp))
+            compare(args)
+        return
+    compare(args)
+
+
+def compare(args: argparse.Namespace) -> None:
+    """This checkout's rounds, beside the baseline's when there is one (see the docstring)."""
     mine: list[dict[str, float]] = []
     base: list[dict[str, float]] = []
     for r in range(args.rounds):

@@ -21,7 +21,9 @@ Plan of an attempt (`schedule`):
 4. PostFilter: DefaultPreemption, when nothing fits.
 
 Every verdict carries the `Step` that decided it and the plugin that said so. The runner
-never mutates the snapshot; the cycle (`controller.placer.cycle`) reserves and permits.
+never mutates the snapshot; the cycle (`controller.placer.cycle`) reserves and permits. An
+attempt runs with the cyclic collector held off (`translations.collector`): preemption's dry
+run makes and drops objects per bound pod, which set off full collections for nothing.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from controller.placer.preempt import PreemptionPlan, Refilter, reads_bound_pods
 from controller.placer.rules import MemberRules
 from controller.placer.select import Placement, Where, select, select_partial, subgroups_ready
 from controller.placer.snapshot import CLUSTER, I64, ClusterIndex, Snapshot
+from translations import collector
 from translations.gangs import Gang, GangPod
 
 
@@ -100,10 +103,26 @@ def schedule(
 ) -> Verdict:
     """One attempt for `gang` on `snap` (see the module docstring for the steps). `state`: the
     attempt's scratchpad, when the caller wants to see which step it reached."""
-    profile = profile if profile is not None else default_profile()
-    state = state if state is not None else CycleState()
     if not gang.pending:
         return Verdict(Code.SUCCESS, step=Step.PRE_FILTER, placement=GangPlacement((), "", 0))
+    # Preemption's dry run removes every candidate victim and puts it back, an object or more
+    # per bound pod each time, all dropped by reference counting: a full collection they set
+    # off walks every parsed pod and node for nothing (over half the worst refiltered attempt).
+    with collector.paused():
+        return _attempt(gang, snap, budgets, attempt_budget, profile, state)
+
+
+def _attempt(
+    gang: Gang,
+    snap: Snapshot,
+    budgets: Sequence[Budget],
+    attempt_budget: AttemptBudget | None,
+    profile: Profile | None,
+    state: CycleState | None,
+) -> Verdict:
+    """`schedule`'s steps, the collector held off."""
+    profile = profile if profile is not None else default_profile()
+    state = state if state is not None else CycleState()
     refused = pre_filter(profile, state, gang, snap)
     if refused is not None:
         return refused
@@ -179,14 +198,17 @@ def _eviction_may_help(at: _Attempt, demand: GangDemand) -> bool:
         return False
     if not reads_bound_pods(demand, at.snap):
         return False
-    return revived(demand, at.snap, refilter_of(at.profile, at.gang)) is not None
+    return revived(demand, at.snap, refilter_of(at.profile, at.gang, at.state)) is not None
 
 
-def refilter_of(profile: Profile, gang: Gang) -> Refilter:
-    """The attempt's PreFilter and Filter, run again on a snapshot preemption has changed."""
+def refilter_of(profile: Profile, gang: Gang, attempt: CycleState | None = None) -> Refilter:
+    """The attempt's PreFilter and Filter, run again on a snapshot preemption has changed; each
+    run starts from `attempt`'s per-attempt slots (`CycleState.rerun`), so what the plugins
+    derived from one bound pod is not derived again on every run."""
+    carried = attempt if attempt is not None else CycleState()
 
     def run(snap: Snapshot, pods: Sequence[GangPod]) -> GangDemand | None:
-        state = CycleState()
+        state = carried.rerun()
         for plugin in profile.pre_filter:
             if not plugin.pre_filter(state, gang, gang.pending, snap).ok:
                 return None
@@ -244,7 +266,7 @@ def _post_filter(at: _Attempt, demand: GangDemand, free: I64) -> Verdict:
         free,
         at.budgets,
         at.attempt_budget,
-        refilter=refilter_of(at.profile, at.gang),
+        refilter=refilter_of(at.profile, at.gang, at.state),
     )
     verdict = _waiting(got.status.code, index, core, got.status.message, Step.POST_FILTER, exclusions)
     return replace(verdict, plugin=got.status.plugin, plan=got.plan)

@@ -227,10 +227,15 @@ def _selector_keys(terms: Iterable[PodTerms | None], snap: Snapshot) -> frozense
         if t is not None:
             for sel in t.selectors():
                 keys |= sel.keys()
-    for p in snap.with_terms.values():
-        assert p.terms is not None
-        for term in p.terms.anti_affinity:
-            keys |= term.selector.keys()
+    # Bound pods' anti-affinity selectors, each distinct one read once (many pods share one).
+    bound = {
+        term.selector
+        for p in snap.with_terms.values()
+        if p.terms is not None
+        for term in p.terms.anti_affinity
+    }
+    for sel in bound:
+        keys |= sel.keys()
     return frozenset(keys)
 
 

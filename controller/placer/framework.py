@@ -168,29 +168,44 @@ class StateKey(Generic[T]):
     """A typed slot of the `CycleState`, named `<Step>/<Plugin>` as kube names its keys."""
 
     name: str
+    attempt: bool = False
+    """Kept for the whole attempt: the filters run again (preemption's `rerun`) start with it,
+    where every other slot starts empty. For what a plugin derives from one bound pod at a time
+    (never from the set of bound pods), so it holds whatever preemption removes or puts back."""
 
 
 class CycleState:
-    """One attempt's scratchpad: what PreFilter computes, Filter and Score read (typed keys)."""
+    """One attempt's scratchpad: what PreFilter computes, Filter and Score read (typed keys).
+    Slots of an `attempt` key live in a table every `rerun` of the attempt shares."""
 
-    def __init__(self) -> None:
+    def __init__(self, attempt: dict[StateKey[Any], Any] | None = None) -> None:
         self._data: dict[StateKey[Any], Any] = {}
+        self._attempt: dict[StateKey[Any], Any] = attempt if attempt is not None else {}
         self.step = Step.PRE_ENQUEUE
         """The step running now (an error is reported as this step's)."""
 
+    def _table(self, key: StateKey[Any]) -> dict[StateKey[Any], Any]:
+        return self._attempt if key.attempt else self._data
+
     def write(self, key: StateKey[T], value: T) -> None:
-        self._data[key] = value
+        self._table(key)[key] = value
 
     def read(self, key: StateKey[T]) -> T:
         try:
-            value: T = self._data[key]
+            value: T = self._table(key)[key]
         except KeyError:
             raise KeyError(f"cycle state has no {key.name}: its PreFilter did not run") from None
         return value
 
     def get(self, key: StateKey[T], default: T) -> T:
-        value: T = self._data.get(key, default)
+        value: T = self._table(key).get(key, default)
         return value
+
+    def rerun(self) -> CycleState:
+        """A fresh state for the attempt's PreFilter and Filter run again (preemption, on the
+        snapshot with candidate victims removed): every slot empty but the attempt's, which it
+        shares (what one run keeps there, the next finds)."""
+        return CycleState(self._attempt)
 
 
 # --- what plugins see -----------------------------------------------------------------------------

@@ -14,6 +14,12 @@ Filter, per shape class, in kube's order:
 PreFilter refuses a pod whose term has a selector kube cannot parse (a value that is no label
 value): it cannot be placed, and preemption cannot change that.
 
+State, as kube's PreFilter extensions keep it (AddPod/RemovePod): which of a bound pod's terms
+select the pod being placed is worked out once per bound pod for the whole attempt
+(`PodTermsMemo`, an attempt slot of the cycle state), so when preemption runs the filters again
+with candidate victims removed or put back, only a pod it has not seen (or whose record
+changed) is read afresh; the rest is summed again from what is kept.
+
 Between members (they count as reserved, as kube places them one after another): members of a
 collection that starts here gather in one value per term key; members a required anti-affinity
 term relates take one value each.
@@ -70,6 +76,47 @@ Toward = tuple[int, PodTerm, int | None]
 term's signed score weight (`_terms_toward`), None for required anti-affinity (Filter's alone)."""
 
 
+Selecting = tuple[tuple[PodTerm, int | None], ...]
+"""One bound pod's terms that select a given pod, each with its signed score weight (`Toward`)."""
+
+
+@dataclass
+class PodTermsMemo:
+    """What each bound pod's terms say toward a pod, kept for the whole attempt (kube's
+    PreFilter extensions: preemption removes a candidate victim and puts it back, and only that
+    pod's share changes). Per pod (namespace, labels) asked about: bound pod key -> its record
+    and its terms that select such a pod. A record other than the one seen (the pod changed) is
+    looked at afresh; a pod gone is simply not read."""
+
+    ns_labels: NamespaceLabels
+    selecting: dict[tuple[str, frozenset[tuple[str, str]]], dict[str, tuple[BoundPod, Selecting]]] = field(
+        default_factory=dict
+    )
+
+    def toward(
+        self, pods: Mapping[str, BoundPod], ns: str, labels: Mapping[str, str]
+    ) -> Iterator[tuple[BoundPod, Selecting]]:
+        """Each of `pods` (the bound pods with terms) with its terms that select a pod of
+        namespace `ns` with `labels` (those with none left out)."""
+        seen = self.selecting.setdefault((ns, frozenset(labels.items())), {})
+        for key, e in pods.items():
+            got = seen.get(key)
+            if got is None or got[0] is not e:
+                got = seen[key] = (e, _selecting(e, ns, labels, self.ns_labels))
+            if got[1]:
+                yield got
+
+
+def _selecting(e: BoundPod, ns: str, labels: Mapping[str, str], ns_labels: NamespaceLabels) -> Selecting:
+    """`e`'s terms (see `_terms_toward`) that select a pod of namespace `ns` with `labels`."""
+    if e.terms is None:
+        return ()
+    return tuple((t, w) for t, w in _terms_toward(e.terms) if t.covers(ns, labels, ns_labels))
+
+
+MEMO: StateKey[PodTermsMemo] = StateKey("PreFilter/InterPodAffinity/podTerms", attempt=True)
+
+
 @dataclass
 class _Counts:
     """What one attempt reads of the bound pods, each computed once: the pods matching a term (or
@@ -78,6 +125,7 @@ class _Counts:
 
     snap: Snapshot
     ns_labels: NamespaceLabels
+    terms_memo: PodTermsMemo
     memo: dict[tuple[tuple[PodTerm, ...], str], np.ndarray] = field(default_factory=dict)
     selecting: dict[tuple[str, frozenset[tuple[str, str]]], tuple[Toward, ...]] = field(default_factory=dict)
 
@@ -88,10 +136,8 @@ class _Counts:
         if hit is None:
             hit = self.selecting[key] = tuple(
                 (e.node, t, weight)
-                for e in self.snap.with_terms.values()
-                if e.terms is not None
-                for t, weight in _terms_toward(e.terms)
-                if t.covers(ns, labels, self.ns_labels)
+                for e, terms in self.terms_memo.toward(self.snap.with_terms, ns, labels)
+                for t, weight in terms
             )
         return hit
 
@@ -112,6 +158,18 @@ def _covered(terms: tuple[PodTerm, ...], p: BoundPod, ns_labels: NamespaceLabels
 KEY: StateKey[_Counts] = StateKey("PreFilter/InterPodAffinity")
 
 
+def _attempt_memo(state: CycleState, snap: Snapshot) -> PodTermsMemo:
+    """The attempt's `PodTermsMemo` (a new one for the first run, or namespaces labelled anew)."""
+    try:
+        memo = state.read(MEMO)
+    except KeyError:
+        memo = None
+    if memo is None or memo.ns_labels is not snap.namespace_labels:
+        memo = PodTermsMemo(snap.namespace_labels)
+        state.write(MEMO, memo)
+    return memo
+
+
 def _labels(p: GangPod) -> Mapping[str, str]:
     return p.pod.metadata.labels or {}
 
@@ -120,7 +178,7 @@ class InterPodAffinity:
     name: ClassVar[str] = "InterPodAffinity"
 
     def pre_filter(self, state: CycleState, gang: Gang, pods: Sequence[GangPod], snap: Snapshot) -> Status:
-        state.write(KEY, _Counts(snap, snap.namespace_labels))
+        state.write(KEY, _Counts(snap, snap.namespace_labels, _attempt_memo(state, snap)))
         for p in pods:
             terms = PodTerms.of(p.pod)
             if terms is not None and not all(
