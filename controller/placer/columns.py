@@ -12,9 +12,8 @@ the dict (`pod_arrays`), which the tests check after random changes.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
-from dataclasses import dataclass
-from functools import cached_property
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from itertools import compress
 from operator import attrgetter, not_
 
@@ -45,11 +44,51 @@ class PodArrays:
     terminating: Bool
     gang_size: I64
     """Per pod: bound, not terminating members of its gang (1 for a pod alone)."""
+    positions: Mapping[str, int] | None = field(default=None, repr=False, compare=False)
+    """Pod key -> its index, when the columns can tell it without a dict over every pod."""
 
-    @cached_property
-    def position(self) -> dict[str, int]:
+    @property
+    def position(self) -> Mapping[str, int]:
         """Pod key -> its index (made once, for every place the search looks at)."""
-        return {k: i for i, k in enumerate(self.keys)}
+        if self.positions is None:
+            self.positions = dict(zip(self.keys, range(len(self.keys)), strict=True))
+        return self.positions
+
+
+class _Positions(Mapping[str, int]):
+    """Pod key -> index into one `PodColumns.arrays()`, read off the columns' slots (a slot
+    less the holes before it) instead of a dict over every pod built in Python; once the
+    columns have moved on (a pod added or removed since), that dict after all."""
+
+    def __init__(self, columns: PodColumns, keys: list[str]) -> None:
+        self._columns, self._version, self._keys = columns, columns.version, keys
+        self._rank: I64 | None = None
+        self._own: dict[str, int] | None = None
+
+    def _table(self) -> tuple[dict[str, int], bool]:
+        """The columns' slots while they still describe these arrays (True), else a dict of
+        the arrays' own keys (False)."""
+        if self._own is None and self._columns.version != self._version:
+            self._own = dict(zip(self._keys, range(len(self._keys)), strict=True))
+        return (self._own, False) if self._own is not None else (self._columns.slot, True)
+
+    def __getitem__(self, key: str) -> int:
+        table, slots = self._table()
+        slot = table[key]
+        if not slots or len(table) == len(self._columns.keys):
+            return slot  # no holes: a slot is the index
+        if self._rank is None:
+            self._rank = np.cumsum(self._columns.alive) - 1
+        return int(self._rank[slot])
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._table()[0]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
 
 
 def pod_arrays(pods: Mapping[str, BoundPod], n_resources: int) -> PodArrays:
@@ -90,6 +129,8 @@ class PodColumns:
         self.gang = np.zeros(0, np.int64)
         self.gang_code: dict[str, int] = {}
         self.changes: list[tuple[str, BoundPod | None]] = []
+        self.version = 0
+        """Bumped whenever a slot is taken or freed (what `_Positions` reads goes stale)."""
         self.live: tuple[list[str], I64] | None = None
         """Keys and slots of the live pods, kept while no pod is added or removed."""
         self._append(dict(pods))
@@ -115,6 +156,7 @@ class PodColumns:
             priority=self.priority[slots],
             terminating=terminating,
             gang_size=sizes[gang].astype(np.int64, copy=False),
+            positions=_Positions(self, keys),
         )
 
     def _replay(self) -> None:
@@ -123,6 +165,8 @@ class PodColumns:
             return
         removed, updated, added = self._net_changes()
         self.changes = []
+        if removed or added:
+            self.version += 1
         if updated:
             self._write([self.slot[k] for k in updated], list(updated.values()))
         if removed:

@@ -16,7 +16,7 @@ from placer_objects import node, pdb, pod, priority_class
 
 from controller.placer import columns
 from controller.placer.cluster import ClusterState, Kind
-from controller.placer.columns import pod_arrays
+from controller.placer.columns import PodArrays, pod_arrays
 from controller.placer.cycle import CyclePlan, GangTiming, SchedulingCycle
 from controller.placer.records import BoundPod
 from controller.placer.scenario import cluster_state, load_scenario
@@ -111,6 +111,7 @@ def _replay(changes: list[tuple[str, int, int]]) -> None:
     snap = Snapshot(index=index, used=np.zeros_like(index.alloc), pods={}, gang_min={}, keep_columns=True)
     for i in range(5):
         snap.set_pod(_bound(i, i % 4), f"p{i}")
+    earlier: list[PodArrays] = []
     for op, i, variant in changes:
         key = f"p{i}"
         if op == "bind":
@@ -130,15 +131,22 @@ def _replay(changes: list[tuple[str, int, int]]) -> None:
         elif op == "rollback":
             snap.rollback()
         if op == "arrays" or variant == 0:
-            _same_as_fresh(snap)
-    _same_as_fresh(snap)
+            _same_as_fresh(snap, earlier)
+    _same_as_fresh(snap, earlier)
 
 
-def _same_as_fresh(snap: Snapshot) -> None:
+def _same_as_fresh(snap: Snapshot, earlier: list[PodArrays]) -> None:
+    """The arrays equal a fresh build, and the positions of these and of every earlier read
+    (whose slots the columns have patched since) still name each pod's index in its arrays."""
     got, want = snap.arrays(), pod_arrays(snap.pods, len(snap.index.resources))
     assert got.keys == want.keys
     for name in ("node", "req", "priority", "terminating", "gang_size"):
         assert np.array_equal(getattr(got, name), getattr(want, name)), name
+    earlier.append(got)
+    for arrays in earlier[-4:]:
+        assert [arrays.position[k] for k in arrays.keys] == list(range(len(arrays.keys)))
+        assert all(k in arrays.position for k in arrays.keys) and "gone" not in arrays.position
+        assert list(arrays.position) == arrays.keys
 
 
 def _gang_pod(name: str, gang: str, groups: list[str] | None = None) -> Pod:
