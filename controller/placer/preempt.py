@@ -65,14 +65,13 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
-from itertools import repeat
-from operator import is_
 from typing import Protocol
 
 import numpy as np
 
 from controller.placer.attempt_budget import PLACE_STEPS, AttemptBudget, place_steps, unbounded
 from controller.placer.budgets import Budget
+from controller.placer.columns import NOT_COVERED
 from controller.placer.demand import GangDemand
 from controller.placer.fast import fast_plan
 from controller.placer.offer import evaluate
@@ -784,16 +783,11 @@ def _pod_budgets(
     covers."""
     if not budgets:
         return {}
-    # Coverage kept by the caller (pod -> budget keys, empty for none) is read, not recomputed:
-    # only pods it records as covered, or does not know (None), are looked at one by one.
-    known = snap.budget_hits if snap.budget_hits is not None else {}
-    names = list(map(known.get, arrays.keys))
-    n = len(names)
-    look = np.fromiter(map(bool, names), dtype=np.bool_, count=n)  # covered by some budget
-    if names.count(None):
-        look |= np.fromiter(map(is_, names, repeat(None)), dtype=np.bool_, count=n)
-    pods = np.flatnonzero(eligible & look).tolist()
-    return _budgets_of(snap, arrays, pods, [names[i] for i in pods], budgets)
+    # Coverage kept by the caller is read off the arrays (`cover`, patched with them), not
+    # recomputed: only pods it records as covered, or does not know, are looked at one by one.
+    pods = np.flatnonzero(eligible & (arrays.cover != NOT_COVERED)).tolist()
+    table = arrays.cover_table
+    return _budgets_of(snap, arrays, pods, [table[c] for c in arrays.cover[pods].tolist()], budgets)
 
 
 def _budgets_of(

@@ -610,12 +610,18 @@ class Snapshot:
         if self._arrays is None:
             n_res = len(self.index.resources)
             if not self.keep_columns:
-                self._arrays = pod_arrays(self.pods, n_res)
+                self._arrays = pod_arrays(self.pods, n_res, self.budget_hits)
             else:
                 if self._columns is None:
-                    self._columns = PodColumns(self.pods, n_res)
+                    self._columns = PodColumns(self.pods, n_res, self.budget_hits)
                 self._arrays = self._columns.arrays()
         return self._arrays
+
+    def coverage_changed(self) -> None:
+        """`budget_hits` was recounted (a budget changed): the arrays' copy of it, read as each
+        pod's slot is written, is made afresh."""
+        self._columns = None
+        self._changed()
 
     def clear_pods(self) -> None:
         """Remove every bound pod (the caller zeroes `used`)."""

@@ -8,8 +8,8 @@ on its kept snapshot, which the next view must roll back); at each point a fresh
 holding the same objects builds its view from scratch, and every part must be equal: index,
 requested resources per node, bound pods (with gang, priority, labels, terminating, start time,
 terms, preemptable), the pod arrays preemption reads (kept by patching across cycles, equal to a
-fresh build row for row and in the snapshot's order), minMember, nominations, gangs, the
-pending list and the budgets.
+fresh build row for row and in the snapshot's order, budget coverage included), minMember,
+nominations, gangs, the pending list and the budgets.
 """
 
 from __future__ import annotations
@@ -167,13 +167,15 @@ def _canonical(view: ClusterView) -> dict[str, Any]:
 def _arrays(snap: Snapshot) -> list[tuple[Any, ...]]:
     """The pod arrays preemption reads (patched across cycles on the kept snapshot), a row
     per pod by key: the same rows a fresh build gives, in the snapshot's own pod order."""
-    got, fresh = snap.arrays(), pod_arrays(snap.pods, len(snap.index.resources))
+    got, fresh = snap.arrays(), pod_arrays(snap.pods, len(snap.index.resources), snap.budget_hits)
     assert got.keys == fresh.keys == list(snap.pods)
     assert [got.position[k] for k in got.keys] == list(range(len(got.keys)))
     columns = ("node", "req", "priority", "terminating", "gang_size")
     for name in columns:
         assert np.array_equal(getattr(got, name), getattr(fresh, name)), name
-    rows = zip(got.keys, *(getattr(got, name).tolist() for name in columns), strict=True)
+    covers = [got.cover_table[c] for c in got.cover.tolist()]
+    assert covers == [fresh.cover_table[c] for c in fresh.cover.tolist()]
+    rows = zip(got.keys, *(getattr(got, name).tolist() for name in columns), covers, strict=True)
     return sorted(rows)
 
 
