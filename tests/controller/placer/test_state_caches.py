@@ -80,7 +80,7 @@ def test_request_rows_are_shared_per_index_and_follow_a_new_resource_axis() -> N
 
 def _bound(i: int, variant: int) -> BoundPod:
     req = np.asarray([1 + variant, 2 * variant, 1], dtype=np.int64)
-    return BoundPod(f"p{i}", "default", variant % 3, req, 10 * variant, f"g{i % 4}", {})
+    return BoundPod(f"p{i}", "default", variant % 3, req, 10 * variant, f"g{(i + variant // 2) % 4}", {})
 
 
 _changes = st.lists(
@@ -164,6 +164,17 @@ def _same_as_fresh(snap: Snapshot, earlier: list[PodArrays]) -> None:
         assert [arrays.position[k] for k in arrays.keys] == list(range(len(arrays.keys)))
         assert all(k in arrays.position for k in arrays.keys) and "gone" not in arrays.position
         assert list(arrays.position) == arrays.keys
+    _same_members(snap)
+
+
+def _same_members(snap: Snapshot) -> None:
+    """The kept gang membership (patched with every pod change) equals a grouping afresh."""
+    fresh: dict[str, set[str]] = {}
+    for key, p in snap.pods.items():
+        fresh.setdefault(p.gang, set()).add(key)
+    for gang in {f"g{i}" for i in range(4)} | fresh.keys():  # a gang left with none too
+        got = snap.gang_pods(gang)
+        assert sorted(got) == sorted(fresh.get(gang, ())) and len(got) == len(set(got)), gang
 
 
 def _gang_pod(name: str, gang: str, groups: list[str] | None = None) -> Pod:
