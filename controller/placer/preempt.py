@@ -71,7 +71,7 @@ import numpy as np
 
 from controller.placer.attempt_budget import PLACE_STEPS, AttemptBudget, place_steps, unbounded
 from controller.placer.budgets import Budget
-from controller.placer.columns import NOT_COVERED
+from controller.placer.columns import NOT_COVERED, NOT_KNOWN
 from controller.placer.demand import GangDemand
 from controller.placer.fast import fast_plan
 from controller.placer.offer import evaluate
@@ -785,9 +785,26 @@ def _pod_budgets(
         return {}
     # Coverage kept by the caller is read off the arrays (`cover`, patched with them), not
     # recomputed: only pods it records as covered, or does not know, are looked at one by one.
-    pods = np.flatnonzero(eligible & (arrays.cover != NOT_COVERED)).tolist()
-    table = arrays.cover_table
-    return _budgets_of(snap, arrays, pods, [table[c] for c in arrays.cover[pods].tolist()], budgets)
+    pods = np.flatnonzero(eligible & (arrays.cover != NOT_COVERED))
+    codes = arrays.cover[pods]
+    unknown = codes == NOT_KNOWN
+    out = _budgets_of(snap, arrays, pods[unknown].tolist(), [None] * int(unknown.sum()), budgets)
+    by_code = _code_budgets(arrays, codes[~unknown], budgets)
+    keep = ~unknown & np.isin(codes, list(by_code))
+    out.update(zip(pods[keep].tolist(), map(by_code.__getitem__, codes[keep].tolist()), strict=True))
+    return out
+
+
+def _code_budgets(arrays: PodArrays, codes: I64, budgets: Sequence[Budget]) -> dict[int, tuple[int, ...]]:
+    """Each distinct coverage code among `codes` -> indexes of its budgets (mapped once, not
+    per pod); codes of no budget in `budgets` are left out."""
+    pos = {b.key: j for j, b in enumerate(budgets)}
+    out: dict[int, tuple[int, ...]] = {}
+    for c in np.unique(codes).tolist():
+        hits = tuple(sorted(pos[k] for k in arrays.cover_table[c] or () if k in pos))
+        if hits:
+            out[c] = hits
+    return out
 
 
 def _budgets_of(
