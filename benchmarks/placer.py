@@ -27,7 +27,8 @@ holds the change" to "the plan is ready"; nothing else):
   bound pods' arrays preemption reads are patched from the pods that changed since, not
   rebuilt. Goal <= 100 ms median. The line says whether the vectorised heuristic (not the
   exact search) chose the victims, and what building those arrays afresh over every bound
-  pod costs (`arrays`: `pod_arrays`, timed on its own, outside the cycle).
+  pod costs (`arrays`: `pod_arrays` with the budget coverage they carry, timed on its own,
+  outside the cycle).
 "Before" is the same cycle on the full rebuild (`view(full=True)`: index, discovery and every
 aggregate from the objects), the path every cycle took before the snapshot was incremental;
 the two alternate, in one run, on the same state, for the first --before-runs rounds (0: the
@@ -338,7 +339,7 @@ def measure(n_nodes: int, runs: int, preempt_runs: int, before_runs: int) -> dic
     # preemption, on the state's snapshot brought up to date.
     pre_pg, pre_pods = gang_pods("preempt", gpus=2, priority=1000)
     snap = state.view().snapshot
-    timed(lambda: pod_arrays(snap.pods, len(snap.index.resources)), "arrays")
+    timed(lambda: pod_arrays(snap.pods, len(snap.index.resources), snap.budget_hits), "arrays")
     pplan = None
     for _ in range(preempt_runs):
         arrive(state, pre_pg, pre_pods)

@@ -827,6 +827,7 @@ class ClusterState:
         agg.budgets = None
         for pod in agg.bound.values():
             self._count_budgets(agg, pod, +1)
+        agg.snapshot.coverage_changed()
 
     def _covering(self, pod: BoundPod) -> tuple[str, ...]:
         budgets = self._budget_index.get(pod.namespace)

@@ -7,14 +7,19 @@ last call and returns the live slots. The order is the snapshot's dict order, ex
 replaced in place keeps its slot, a pod removed leaves a hole, a pod added (or added again
 after a removal) takes a new slot at the end. So the arrays are the same as a fresh build from
 the dict (`pod_arrays`), which the tests check after random changes.
+
+Beside each pod's node, request, priority and gang, the arrays carry what reading them must
+not cost a pass over every pod in Python: its position by key (the slot less the holes
+before it, `_Positions`) and the PodDisruptionBudgets the caller records as covering it
+(`cover`, codes into a table of distinct coverages, read as each slot is written; the
+snapshot drops the columns when the budgets are recounted).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
-from dataclasses import dataclass
-from functools import cached_property
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from itertools import compress
 from operator import attrgetter, not_
 
@@ -29,6 +34,13 @@ Bool = npt.NDArray[np.bool_]
 SLACK = 1024
 """Changes waiting, and holes left by removed pods, beyond which the slots are rebuilt (or
 compacted) rather than patched: at most that many more than the pods themselves."""
+
+Coverage = Mapping[str, tuple[str, ...]]
+"""Pod key -> keys of the PodDisruptionBudgets covering it (empty: none), as the caller keeps
+it; a pod it does not hold is matched against the budgets afresh by whoever reads it."""
+
+NOT_COVERED, NOT_KNOWN = 0, 1
+"""`PodArrays.cover` codes every table starts with: covered by no budget; not in the coverage."""
 
 _node, _req, _priority = attrgetter("node"), attrgetter("req"), attrgetter("priority")
 _terminating, _gang = attrgetter("terminating"), attrgetter("gang")
@@ -45,41 +57,119 @@ class PodArrays:
     terminating: Bool
     gang_size: I64
     """Per pod: bound, not terminating members of its gang (1 for a pod alone)."""
+    cover: I64
+    """Per pod: a code into `cover_table` (`NOT_COVERED`, `NOT_KNOWN`, or budget keys)."""
+    cover_table: Sequence[tuple[str, ...] | None]
+    positions: Mapping[str, int] | None = field(default=None, repr=False, compare=False)
+    """Pod key -> its index, when the columns can tell it without a dict over every pod."""
 
-    @cached_property
-    def position(self) -> dict[str, int]:
+    @property
+    def position(self) -> Mapping[str, int]:
         """Pod key -> its index (made once, for every place the search looks at)."""
-        return {k: i for i, k in enumerate(self.keys)}
+        if self.positions is None:
+            self.positions = dict(zip(self.keys, range(len(self.keys)), strict=True))
+        return self.positions
 
 
-def pod_arrays(pods: Mapping[str, BoundPod], n_resources: int) -> PodArrays:
+class _Positions(Mapping[str, int]):
+    """Pod key -> index into one `PodColumns.arrays()`, read off the columns' slots (a slot
+    less the holes before it) instead of a dict over every pod built in Python; once the
+    columns have moved on (a pod added or removed since), that dict after all."""
+
+    def __init__(self, columns: PodColumns, keys: list[str]) -> None:
+        self._columns, self._version, self._keys = columns, columns.version, keys
+        self._rank: I64 | None = None
+        self._own: dict[str, int] | None = None
+
+    def _table(self) -> tuple[dict[str, int], bool]:
+        """The columns' slots while they still describe these arrays (True), else a dict of
+        the arrays' own keys (False)."""
+        if self._own is None and self._columns.version != self._version:
+            self._own = dict(zip(self._keys, range(len(self._keys)), strict=True))
+        return (self._own, False) if self._own is not None else (self._columns.slot, True)
+
+    def __getitem__(self, key: str) -> int:
+        table, slots = self._table()
+        slot = table[key]
+        if not slots or len(table) == len(self._columns.keys):
+            return slot  # no holes: a slot is the index
+        if self._rank is None:
+            self._rank = np.cumsum(self._columns.alive) - 1
+        return int(self._rank[slot])
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._table()[0]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+
+class _CoverCodes:
+    """Distinct coverages as small integers (see `PodArrays.cover`)."""
+
+    def __init__(self) -> None:
+        self.table: list[tuple[str, ...] | None] = [(), None]
+        self.code: dict[tuple[str, ...] | None, int] = {(): NOT_COVERED, None: NOT_KNOWN}
+
+    def of(self, keys: list[str], coverage: Coverage | None) -> I64:
+        if coverage is None:
+            return np.full(len(keys), NOT_KNOWN, dtype=np.int64)
+        names = list(map(coverage.get, keys))
+        for hits in set(names).difference(self.code):
+            self.code[hits] = len(self.table)
+            self.table.append(hits)
+        return np.fromiter(map(self.code.__getitem__, names), dtype=np.int64, count=len(names))
+
+
+def pod_arrays(pods: Mapping[str, BoundPod], n_resources: int, coverage: Coverage | None = None) -> PodArrays:
     """`pods` as parallel arrays, in the mapping's order (built column by column with C-level
-    iteration: `map`, `Counter`)."""
+    iteration: `map`, `Counter`); `coverage` None: no pod's budgets are known."""
+    codes = _CoverCodes()
     if not pods:
         empty = np.zeros(0, np.int64)
         return PodArrays(
-            [], empty, np.zeros((0, n_resources), np.int64), empty, np.zeros(0, np.bool_), empty.copy()
+            [],
+            empty,
+            np.zeros((0, n_resources), np.int64),
+            empty,
+            np.zeros(0, np.bool_),
+            empty.copy(),
+            empty.copy(),
+            codes.table,
         )
     plist = list(pods.values())
     n = len(plist)
     terminating = list(map(_terminating, plist))
     gangs = list(map(_gang, plist))
     live = Counter(compress(gangs, map(not_, terminating)))
+    keys = list(pods)
     return PodArrays(
-        keys=list(pods),
+        keys=keys,
         node=np.fromiter(map(_node, plist), dtype=np.int64, count=n),
         req=np.array(list(map(_req, plist)), dtype=np.int64).reshape(n, n_resources),
         priority=np.fromiter(map(_priority, plist), dtype=np.int64, count=n),
         terminating=np.array(terminating, dtype=np.bool_),
         gang_size=np.fromiter(map(live.__getitem__, gangs), dtype=np.int64, count=n),
+        cover=codes.of(keys, coverage),
+        cover_table=codes.table,
     )
 
 
 class PodColumns:
     """Slots of bound pods, patched from a log of changes (see the module docstring)."""
 
-    def __init__(self, pods: Mapping[str, BoundPod], n_resources: int) -> None:
+    def __init__(
+        self, pods: Mapping[str, BoundPod], n_resources: int, coverage: Coverage | None = None
+    ) -> None:
         self.n_resources = n_resources
+        self.coverage = coverage
+        """Read for the pods written, as they are written: the caller drops the columns when
+        it changes a pod's coverage otherwise (`Snapshot.coverage_changed`)."""
+        self.cover_codes = _CoverCodes()
+        self.cover = np.zeros(0, np.int64)
         self.slot: dict[str, int] = {}
         self.keys: list[str] = []
         self.alive = np.zeros(0, np.bool_)
@@ -90,6 +180,8 @@ class PodColumns:
         self.gang = np.zeros(0, np.int64)
         self.gang_code: dict[str, int] = {}
         self.changes: list[tuple[str, BoundPod | None]] = []
+        self.version = 0
+        """Bumped whenever a slot is taken or freed (what `_Positions` reads goes stale)."""
         self.live: tuple[list[str], I64] | None = None
         """Keys and slots of the live pods, kept while no pod is added or removed."""
         self._append(dict(pods))
@@ -115,6 +207,9 @@ class PodColumns:
             priority=self.priority[slots],
             terminating=terminating,
             gang_size=sizes[gang].astype(np.int64, copy=False),
+            cover=self.cover[slots],
+            cover_table=self.cover_codes.table,
+            positions=_Positions(self, keys),
         )
 
     def _replay(self) -> None:
@@ -123,6 +218,8 @@ class PodColumns:
             return
         removed, updated, added = self._net_changes()
         self.changes = []
+        if removed or added:
+            self.version += 1
         if updated:
             self._write([self.slot[k] for k in updated], list(updated.values()))
         if removed:
@@ -168,6 +265,7 @@ class PodColumns:
         self.priority[idx] = list(map(_priority, pods))
         self.terminating[idx] = list(map(_terminating, pods))
         self.gang[idx] = self._codes(pods)
+        self.cover[idx] = self.cover_codes.of([self.keys[i] for i in slots], self.coverage)
 
     def _append(self, pods: dict[str, BoundPod]) -> None:
         if not pods:
@@ -187,6 +285,7 @@ class PodColumns:
             [self.terminating, np.fromiter(map(_terminating, plist), np.bool_, n)]
         )
         self.gang = np.concatenate([self.gang, self._codes(plist)])
+        self.cover = np.concatenate([self.cover, self.cover_codes.of(list(pods), self.coverage)])
 
     def _compact(self) -> None:
         """Drop the holes (order kept); gang codes start afresh so they do not grow forever."""
@@ -196,6 +295,7 @@ class PodColumns:
         self.slot = {k: i for i, k in enumerate(self.keys)}
         self.node, self.req = self.node[alive], self.req[alive]
         self.priority, self.terminating = self.priority[alive], self.terminating[alive]
+        self.cover = self.cover[alive]
         live_codes, self.gang = np.unique(self.gang[alive], return_inverse=True)
         by_code = {c: g for g, c in self.gang_code.items()}
         self.gang_code = {by_code[int(c)]: i for i, c in enumerate(live_codes)}

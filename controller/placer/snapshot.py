@@ -13,7 +13,8 @@ per-cycle state on top of it.
 arrays): `used` [node, resource], the bound pods with their priority and gang (for preemption),
 and nominations. A snapshot kept from one cycle to the next (`ClusterState`'s) journals the
 cycle's changes and rolls them back before it is brought up to date, and patches its bound
-pods' arrays from the pods that changed instead of rebuilding them (`columns.PodColumns`).
+pods' arrays from the pods that changed instead of rebuilding them (`columns.PodColumns`); its
+gangs' bound members, once read, are kept in step the same way (`gang_pods`).
 """
 
 from __future__ import annotations
@@ -422,7 +423,9 @@ class Snapshot:
     """Kept from one `arrays()` to the next and told of every pod change (`set_pod`), when
     `keep_columns` (a snapshot kept across cycles); else the arrays are built afresh."""
     keep_columns: bool = False
-    _gang_pods: dict[str, list[str]] | None = field(default=None, repr=False)
+    _gang_pods: dict[str, dict[str, None]] | None = field(default=None, repr=False)
+    """Gang -> its bound members' keys (an ordered set), made on first read and then kept in
+    step by `set_pod` (never rebuilt over every pod after a change)."""
     _journal: list[Callable[[], None]] | None = field(default=None, repr=False)
 
     @classmethod
@@ -457,7 +460,6 @@ class Snapshot:
 
     def _changed(self) -> None:
         self._arrays = None
-        self._gang_pods = None
 
     # --- the journal: a snapshot kept from one cycle to the next undoes the cycle's changes ---
 
@@ -508,6 +510,8 @@ class Snapshot:
     def set_pod(self, pod: BoundPod | None, key: str) -> None:
         """Set (or, for None, remove) a bound pod, keeping `with_terms` in step; `used` is the
         caller's (and no journal entry is made)."""
+        if self._gang_pods is not None:
+            self._move_member(self.pods.get(key), pod, key)
         if pod is None:
             self.pods.pop(key, None)
             self.with_terms.pop(key, None)
@@ -518,6 +522,17 @@ class Snapshot:
             _restore(self.protected, key, None if pod.preemptable else pod)
         if self._columns is not None and not self._columns.log(key, pod):
             self._columns = None  # so many changes that building afresh is cheaper
+
+    def _move_member(self, was: BoundPod | None, pod: BoundPod | None, key: str) -> None:
+        assert self._gang_pods is not None
+        if was is not None:
+            members = self._gang_pods.get(was.gang)
+            if members is not None:
+                members.pop(key, None)
+                if not members:
+                    del self._gang_pods[was.gang]
+        if pod is not None:
+            self._gang_pods.setdefault(pod.gang, {})[key] = None
 
     def bind(self, *pods: BoundPod) -> None:
         """Bind `pods` (one journal entry for all: a gang is reserved at once)."""
@@ -610,12 +625,18 @@ class Snapshot:
         if self._arrays is None:
             n_res = len(self.index.resources)
             if not self.keep_columns:
-                self._arrays = pod_arrays(self.pods, n_res)
+                self._arrays = pod_arrays(self.pods, n_res, self.budget_hits)
             else:
                 if self._columns is None:
-                    self._columns = PodColumns(self.pods, n_res)
+                    self._columns = PodColumns(self.pods, n_res, self.budget_hits)
                 self._arrays = self._columns.arrays()
         return self._arrays
+
+    def coverage_changed(self) -> None:
+        """`budget_hits` was recounted (a budget changed): the arrays' copy of it, read as each
+        pod's slot is written, is made afresh."""
+        self._columns = None
+        self._changed()
 
     def clear_pods(self) -> None:
         """Remove every bound pod (the caller zeroes `used`)."""
@@ -623,16 +644,17 @@ class Snapshot:
         self.with_terms.clear()
         self.protected.clear()
         self._columns = None
+        self._gang_pods = None
         self._changed()
 
     def gang_pods(self, gang: str) -> list[str]:
         """Bound members of `gang` (terminating ones included)."""
         if self._gang_pods is None:
-            by: dict[str, list[str]] = {}
-            for p in self.pods.values():
-                by.setdefault(p.gang, []).append(p.key)
+            by: dict[str, dict[str, None]] = {}
+            for key, p in self.pods.items():
+                by.setdefault(p.gang, {})[key] = None
             self._gang_pods = by
-        return self._gang_pods.get(gang, [])
+        return list(self._gang_pods.get(gang, ()))
 
     def reserved_for(self, gang: str, priority: int) -> I64 | None:
         """Resources other gangs' nominations hold against `gang` (those of equal or higher

@@ -7,7 +7,9 @@ the ClusterNetworkTopology, priority classes and PodDisruptionBudgets go into on
 on its kept snapshot, which the next view must roll back); at each point a fresh state
 holding the same objects builds its view from scratch, and every part must be equal: index,
 requested resources per node, bound pods (with gang, priority, labels, terminating, start time,
-terms, preemptable), minMember, nominations, gangs, the pending list and the budgets.
+terms, preemptable), the pod arrays preemption reads (kept by patching across cycles, equal to a
+fresh build row for row and in the snapshot's order, budget coverage included), minMember,
+nominations, gangs, the pending list and the budgets.
 """
 
 from __future__ import annotations
@@ -16,12 +18,14 @@ import json
 from collections import Counter
 from typing import Any
 
+import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from placer_objects import cnt, hypernode, koord_gang, node, pdb, pod, priority_class, volcano_gang
 
 from controller.placer.budgets import budgets_from
 from controller.placer.cluster import ClusterState, ClusterView, Kind
+from controller.placer.columns import pod_arrays
 from controller.placer.cycle import GangTiming, SchedulingCycle
 from controller.placer.snapshot import Snapshot
 from translations import koordinator as koord
@@ -156,7 +160,23 @@ def _canonical(view: ClusterView) -> dict[str, Any]:
         "budgets": [(b.key, b.allowed) for b in view.budgets],
         "budget_hits": dict(sorted((snap.budget_hits or {}).items())),
         "with_terms": sorted(snap.with_terms),
+        "arrays": _arrays(snap),
     }
+
+
+def _arrays(snap: Snapshot) -> list[tuple[Any, ...]]:
+    """The pod arrays preemption reads (patched across cycles on the kept snapshot), a row
+    per pod by key: the same rows a fresh build gives, in the snapshot's own pod order."""
+    got, fresh = snap.arrays(), pod_arrays(snap.pods, len(snap.index.resources), snap.budget_hits)
+    assert got.keys == fresh.keys == list(snap.pods)
+    assert [got.position[k] for k in got.keys] == list(range(len(got.keys)))
+    columns = ("node", "req", "priority", "terminating", "gang_size")
+    for name in columns:
+        assert np.array_equal(getattr(got, name), getattr(fresh, name)), name
+    covers = [got.cover_table[c] for c in got.cover.tolist()]
+    assert covers == [fresh.cover_table[c] for c in fresh.cover.tolist()]
+    rows = zip(got.keys, *(getattr(got, name).tolist() for name in columns), covers, strict=True)
+    return sorted(rows)
 
 
 def _full(state: ClusterState) -> ClusterView:

@@ -16,7 +16,7 @@ from placer_objects import node, pdb, pod, priority_class
 
 from controller.placer import columns
 from controller.placer.cluster import ClusterState, Kind
-from controller.placer.columns import pod_arrays
+from controller.placer.columns import PodArrays, pod_arrays
 from controller.placer.cycle import CyclePlan, GangTiming, SchedulingCycle
 from controller.placer.records import BoundPod
 from controller.placer.scenario import cluster_state, load_scenario
@@ -42,12 +42,16 @@ def _cycle(state: ClusterState) -> CyclePlan:
 
 def test_a_budget_arriving_later_covers_pods_recorded_as_covered_by_none() -> None:
     """The state records "no budget covers this pod" (so preemption does not match every pod
-    against every budget); a budget put afterwards must be counted by the next plan."""
+    against every budget), and so do the kept pod arrays; a budget put afterwards must be
+    counted by the next plan."""
     objs = [node("a"), node("b"), *CLASSES]
     objs += [_running("web", "a", "low", labels={"app": "web"}), _running("batch", "b", "mid")]
     state = cluster_state(load_scenario(objs))
     view = state.view()
     assert view.snapshot.budget_hits == {"default/web": (), "default/batch": ()}
+    # The kept pod arrays carry that record too: a budget put later must reach them as well.
+    arrays = view.snapshot.arrays()
+    assert [arrays.cover_table[c] for c in arrays.cover.tolist()] == [(), ()]
     budget = PodDisruptionBudget.parse(pdb("keep-web", {"app": "web"}, allowed=0))
     state.put(Kind.PDB, budget.key, budget)
     new = load_scenario([pod("new", priority_class="high", scheduler="topobridge")]).pods[0]
@@ -76,7 +80,7 @@ def test_request_rows_are_shared_per_index_and_follow_a_new_resource_axis() -> N
 
 def _bound(i: int, variant: int) -> BoundPod:
     req = np.asarray([1 + variant, 2 * variant, 1], dtype=np.int64)
-    return BoundPod(f"p{i}", "default", variant % 3, req, 10 * variant, f"g{i % 4}", {})
+    return BoundPod(f"p{i}", "default", variant % 3, req, 10 * variant, f"g{(i + variant // 2) % 4}", {})
 
 
 _changes = st.lists(
@@ -108,9 +112,19 @@ def test_pod_arrays_kept_across_changes_equal_a_fresh_build(
 def _replay(changes: list[tuple[str, int, int]]) -> None:
     nodes = [Node.parse(node(f"n{i}")) for i in range(3)]
     index = ClusterIndex.build(nodes, TopologyTree.empty())
-    snap = Snapshot(index=index, used=np.zeros_like(index.alloc), pods={}, gang_min={}, keep_columns=True)
+    # What budgets cover (a caller's record): p1 and p6 by one, p2 by none, the rest unknown.
+    coverage = {"p1": ("ns/b",), "p2": (), "p6": ("ns/b",)}
+    snap = Snapshot(
+        index=index,
+        used=np.zeros_like(index.alloc),
+        pods={},
+        gang_min={},
+        keep_columns=True,
+        budget_hits=coverage,
+    )
     for i in range(5):
         snap.set_pod(_bound(i, i % 4), f"p{i}")
+    earlier: list[PodArrays] = []
     for op, i, variant in changes:
         key = f"p{i}"
         if op == "bind":
@@ -130,15 +144,37 @@ def _replay(changes: list[tuple[str, int, int]]) -> None:
         elif op == "rollback":
             snap.rollback()
         if op == "arrays" or variant == 0:
-            _same_as_fresh(snap)
-    _same_as_fresh(snap)
+            _same_as_fresh(snap, earlier)
+    _same_as_fresh(snap, earlier)
 
 
-def _same_as_fresh(snap: Snapshot) -> None:
-    got, want = snap.arrays(), pod_arrays(snap.pods, len(snap.index.resources))
+def _same_as_fresh(snap: Snapshot, earlier: list[PodArrays]) -> None:
+    """The arrays equal a fresh build, and the positions of these and of every earlier read
+    (whose slots the columns have patched since) still name each pod's index in its arrays."""
+    got, want = snap.arrays(), pod_arrays(snap.pods, len(snap.index.resources), snap.budget_hits)
     assert got.keys == want.keys
     for name in ("node", "req", "priority", "terminating", "gang_size"):
         assert np.array_equal(getattr(got, name), getattr(want, name)), name
+    assert snap.budget_hits is not None
+    covers = [got.cover_table[c] for c in got.cover.tolist()]
+    assert covers == [want.cover_table[c] for c in want.cover.tolist()]
+    assert covers == [snap.budget_hits.get(k) for k in got.keys]
+    earlier.append(got)
+    for arrays in earlier[-4:]:
+        assert [arrays.position[k] for k in arrays.keys] == list(range(len(arrays.keys)))
+        assert all(k in arrays.position for k in arrays.keys) and "gone" not in arrays.position
+        assert list(arrays.position) == arrays.keys
+    _same_members(snap)
+
+
+def _same_members(snap: Snapshot) -> None:
+    """The kept gang membership (patched with every pod change) equals a grouping afresh."""
+    fresh: dict[str, set[str]] = {}
+    for key, p in snap.pods.items():
+        fresh.setdefault(p.gang, set()).add(key)
+    for gang in {f"g{i}" for i in range(4)} | fresh.keys():  # a gang left with none too
+        got = snap.gang_pods(gang)
+        assert sorted(got) == sorted(fresh.get(gang, ())) and len(got) == len(set(got)), gang
 
 
 def _gang_pod(name: str, gang: str, groups: list[str] | None = None) -> Pod:
