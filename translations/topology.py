@@ -275,8 +275,9 @@ def from_label_levels(
     """Build a tree from node labels. `levels_bottom_up[0]` is tier 1.
 
     A node missing only the tier-1 label gets a stand-in tier-1 domain named after the node
-    (Koordinator's rule) when `stand_in_lowest`; a node with any other gap is left out.
-    Past `MAX_TREE_DEPTH` levels, the lowest ones are kept and the rest named in a warning.
+    (Koordinator's rule) when `stand_in_lowest`; a node with any other gap is left out
+    (`level_path`). Past `MAX_TREE_DEPTH` levels, the lowest ones are kept and the rest named in
+    a warning.
     """
     warnings: list[str] = []
     if len(levels_bottom_up) > MAX_TREE_DEPTH:
@@ -286,27 +287,35 @@ def from_label_levels(
             f"{', ...' if len(left_out) > 3 else ''} ({len(left_out)} in all)"
         )
         levels_bottom_up = levels_bottom_up[:MAX_TREE_DEPTH]
-    n_levels = len(levels_bottom_up)
-    if n_levels == 0:
+    if not levels_bottom_up:
         return TopologyTree.empty()
     paths: dict[str, Path] = {}
     for node in sorted(nodes, key=lambda n: natural_key(n.name)):
-        labels = node.metadata.labels or {}
-        values: list[str | None] = []
-        for level in levels_bottom_up:
-            values.append(next((labels[k] for k in level.label_keys if k in labels), None))
-        missing = [levels_bottom_up[i].name for i, v in enumerate(values) if v is None]
-        if missing:
-            if stand_in_lowest and missing == [levels_bottom_up[0].name]:
-                values[0] = node.name
-            else:
-                warnings.append(
-                    f"node {node.name} left out of the topology: no label for {', '.join(missing)}"
-                    f" (keys {', '.join(k for lv in levels_bottom_up if lv.name in missing for k in lv.label_keys)})"
-                )
-                continue
-        paths[node.name] = tuple((i, v) for i, v in reversed(list(enumerate(values))) if v is not None)
+        path = level_path(levels_bottom_up, node, stand_in_lowest=stand_in_lowest)
+        if isinstance(path, str):
+            warnings.append(path)
+        else:
+            paths[node.name] = path
     return tree_from_paths(levels_bottom_up, paths, source=source, warnings=warnings)
+
+
+def level_path(levels_bottom_up: Sequence[LabelLevel], node: Node, *, stand_in_lowest: bool) -> Path | str:
+    """A node's branch over label levels, top-down (`from_label_levels`' rules), or the warning
+    that leaves it out of the tree."""
+    labels = node.metadata.labels or {}
+    values: list[str | None] = []
+    for level in levels_bottom_up:
+        values.append(next((labels[k] for k in level.label_keys if k in labels), None))
+    missing = [levels_bottom_up[i].name for i, v in enumerate(values) if v is None]
+    if missing:
+        if stand_in_lowest and missing == [levels_bottom_up[0].name]:
+            values[0] = node.name
+        else:
+            return (
+                f"node {node.name} left out of the topology: no label for {', '.join(missing)}"
+                f" (keys {', '.join(k for lv in levels_bottom_up if lv.name in missing for k in lv.label_keys)})"
+            )
+    return tuple((i, v) for i, v in reversed(list(enumerate(values))) if v is not None)
 
 
 def tree_from_paths(
@@ -334,25 +343,50 @@ def tree_from_paths(
     domains: dict[DomainId, TopologyDomain] = {}
     node_domain: dict[str, DomainId] = {}
     for p in prefixes:
-        lv, value = p[-1]
-        level = levels_bottom_up[lv]
         did = ident[p]
         direct = tuple(sorted(nodes_by_path.get(p, ()), key=natural_key))
         for n in direct:
             node_domain[n] = did
-        key = (keys or {}).get(p) or (level.label_keys[0] if level.label_keys else None)
-        domains[did] = TopologyDomain(
-            id=did,
-            tier=tier_of[lv],
-            tier_name=level.name,
+        domains[did] = _path_domain(
+            levels_bottom_up,
+            p,
+            did,
+            tier=tier_of[p[-1][0]],
             parent=ident[p[:-1]] if len(p) > 1 else None,
             children=tuple(sorted((ident[c] for c in children.get(p, [])), key=natural_key)),
             nodes=direct,
-            label_key=key if level.part is None else None,
-            label_value=value,
-            source=key if level.part is None or key is None else f"{level.part} of {key}",
+            key=(keys or {}).get(p),
         )
     return TopologyTree(domains=domains, node_domain=node_domain, source=source, warnings=tuple(warnings))
+
+
+def _path_domain(
+    levels: Sequence[LabelLevel],
+    p: Path,
+    did: DomainId,
+    *,
+    tier: int,
+    parent: DomainId | None,
+    children: tuple[DomainId, ...],
+    nodes: tuple[str, ...],
+    key: str | None = None,
+) -> TopologyDomain:
+    """The domain of branch prefix `p` (its last step's level and value); `key`: the label key
+    that made it, where it is not the level's first."""
+    lv, value = p[-1]
+    level = levels[lv]
+    key = key or (level.label_keys[0] if level.label_keys else None)
+    return TopologyDomain(
+        id=did,
+        tier=tier,
+        tier_name=level.name,
+        parent=parent,
+        children=children,
+        nodes=nodes,
+        label_key=key if level.part is None else None,
+        label_value=value,
+        source=key if level.part is None or key is None else f"{level.part} of {key}",
+    )
 
 
 def _domain_ids(levels: Sequence[LabelLevel], prefixes: Iterable[Path]) -> dict[Path, DomainId]:
@@ -374,6 +408,172 @@ def _domain_ids(levels: Sequence[LabelLevel], prefixes: Iterable[Path]) -> dict[
         taken[did] = p
         out[p] = did
     return out
+
+
+@dataclass(frozen=True)
+class Branches:
+    """A tree built from label levels (`from_label_levels`) with each domain's branch: what
+    moving one relabelled node between domains reads (`move`), so that the tree is not built
+    again from every node. Only trees whose domains are named by their value alone where a
+    move touches them, over levels that stay, are moved this way; else `move` says no."""
+
+    tree: TopologyTree
+    levels: tuple[LabelLevel, ...]
+    """Bottom-up, as the tree was built over (at most `MAX_TREE_DEPTH`)."""
+    stand_in_lowest: bool
+    required: str | None
+    """A label a node must carry to be in the tree at all (a Kueue Topology's hostname level)."""
+    ident: Mapping[Path, DomainId]
+    steps: Mapping[Step, int]
+    """(level, value) -> domains with that last step (a value repeated at its level names its
+    domains by their whole branch: `_domain_ids`)."""
+    level_tier: Mapping[int, int]
+    """Level -> the tier of its domains (levels no domain has are not tiers)."""
+    level_domains: Mapping[int, int]
+
+    @classmethod
+    def of(
+        cls,
+        tree: TopologyTree,
+        levels_bottom_up: Sequence[LabelLevel],
+        *,
+        stand_in_lowest: bool = True,
+        required: str | None = None,
+    ) -> Branches | None:
+        """The branches of `tree`'s domains; None when the levels' names do not tell a domain's
+        level (two levels of one name)."""
+        levels = tuple(levels_bottom_up[:MAX_TREE_DEPTH])
+        level_of = {lv.name: i for i, lv in enumerate(levels)}
+        if len(level_of) != len(levels):
+            return None
+        paths: dict[DomainId, Path] = {}
+        for did in tree.domains:
+            chain: list[TopologyDomain] = []
+            cur: DomainId | None = did
+            while cur is not None and cur not in paths:
+                chain.append(tree.domains[cur])
+                cur = tree.domains[cur].parent
+            base = paths[cur] if cur is not None else ()
+            for dom in reversed(chain):
+                lv = level_of.get(dom.tier_name or "")
+                if lv is None or dom.label_value is None:
+                    return None
+                base = paths[dom.id] = (*base, (lv, dom.label_value))
+        steps: dict[Step, int] = defaultdict(int)
+        level_domains: dict[int, int] = defaultdict(int)
+        level_tier: dict[int, int] = {}
+        for did, p in paths.items():
+            steps[p[-1]] += 1
+            level_domains[p[-1][0]] += 1
+            level_tier[p[-1][0]] = tree.domains[did].tier
+        ident = {p: did for did, p in paths.items()}
+        return cls(
+            tree, levels, stand_in_lowest, required, ident, dict(steps), level_tier, dict(level_domains)
+        )
+
+    def path(self, node: Node) -> Path | None:
+        """`node`'s branch as the builder reads it; None: it is left out (with a warning)."""
+        if self.required is not None and self.required not in (node.metadata.labels or {}):
+            return None
+        got = level_path(self.levels, node, stand_in_lowest=self.stand_in_lowest)
+        return None if isinstance(got, str) else got
+
+    def move(self, node: str, old: Path, new: Path) -> Branches | None:
+        """The tree with `node` moved from branch `old` to `new`: domains left empty go, domains
+        of the new branch are made. None (build the tree again): the tree does not hold the
+        node on `old`, a level would appear or go (tiers are numbered over the levels there
+        are), or a domain taken or made has a value repeated at its level (names would change)."""
+        if self.tree.node_domain.get(node) != self.ident.get(old):
+            return None
+        if old == new:
+            return self
+        move = _Move(self, dict(self.tree.domains), dict(self.ident))
+        move.leave(node, old)
+        if not move.join(node, new) or not move.same_names_and_tiers():
+            return None
+        node_domain = dict(self.tree.node_domain)
+        node_domain[node] = move.ident[new]
+        tree = TopologyTree(move.domains, node_domain, source=self.tree.source, warnings=self.tree.warnings)
+        return replace(
+            self,
+            tree=tree,
+            ident=move.ident,
+            steps=move.steps,
+            level_domains=move.level_domains,
+        )
+
+
+@dataclass
+class _Move:
+    """One node's move between branches, on copies of a `Branches`' tables."""
+
+    was: Branches
+    domains: dict[DomainId, TopologyDomain]
+    ident: dict[Path, DomainId]
+    touched: set[Step] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.steps = dict(self.was.steps)
+        self.level_domains = dict(self.was.level_domains)
+
+    def leave(self, node: str, old: Path) -> None:
+        """`node` out of its domain; domains left with nothing go, up the branch."""
+        did = self.ident[old]
+        dom = self.domains[did]
+        self.domains[did] = replace(dom, nodes=tuple(n for n in dom.nodes if n != node))
+        p = old
+        while p:
+            did = self.ident[p]
+            dom = self.domains[did]
+            if dom.nodes or dom.children:
+                return
+            del self.domains[did], self.ident[p]
+            self._count(p[-1], -1)
+            p = p[:-1]
+            if p:
+                up = self.domains[self.ident[p]]
+                self.domains[up.id] = replace(up, children=tuple(c for c in up.children if c != did))
+
+    def join(self, node: str, new: Path) -> bool:
+        """`node` into the domain of branch `new`, made (with the domains above it) where there
+        is none. False: a domain's name is taken by another branch."""
+        for k in range(1, len(new) + 1):
+            p = new[:k]
+            if p in self.ident:
+                continue
+            lv, value = p[-1]
+            did = DomainId(f"{self.was.levels[lv].name}/{value}")
+            tier = self.was.level_tier.get(lv)
+            if did in self.domains or tier is None:
+                return False
+            parent = self.ident[p[:-1]] if k > 1 else None
+            self.domains[did] = _path_domain(
+                self.was.levels, p, did, tier=tier, parent=parent, children=(), nodes=()
+            )
+            self.ident[p] = did
+            self._count(p[-1], +1)
+            if parent is not None:
+                up = self.domains[parent]
+                kids = tuple(sorted((*up.children, did), key=natural_key))
+                self.domains[parent] = replace(up, children=kids)
+        did = self.ident[new]
+        dom = self.domains[did]
+        self.domains[did] = replace(dom, nodes=tuple(sorted((*dom.nodes, node), key=natural_key)))
+        return True
+
+    def _count(self, step: Step, sign: int) -> None:
+        self.touched.add(step)
+        self.steps[step] = self.steps.get(step, 0) + sign
+        self.level_domains[step[0]] = self.level_domains.get(step[0], 0) + sign
+
+    def same_names_and_tiers(self) -> bool:
+        """Every step taken or made names one domain at most, before and after (no other
+        domain's name changes), and every level has domains after iff it had before."""
+        before, after = self.was.steps, self.steps
+        if any(before.get(s, 0) > 1 or after.get(s, 0) > 1 for s in self.touched):
+            return False
+        levels = {s[0] for s in self.touched}
+        return all((self.was.level_domains.get(lv, 0) > 0) == (self.level_domains[lv] > 0) for lv in levels)
 
 
 def from_kueue_topology(topology: kueue.Topology, nodes: Iterable[Node]) -> TopologyTree:
@@ -676,12 +876,17 @@ def _attach_points(
 
 def from_cluster_network_topology(cnt: ClusterNetworkTopology, nodes: Iterable[Node]) -> TopologyTree:
     """Koordinator's layers + node labels. Raises InvalidSpecError if the layers do not chain."""
-    levels = [
+    return from_label_levels(cnt_levels(cnt), nodes, source="koordinator")
+
+
+def cnt_levels(cnt: ClusterNetworkTopology) -> list[LabelLevel]:
+    """Koordinator's layers as label levels, bottom-up. Raises InvalidSpecError if the layers
+    do not chain."""
+    return [
         LabelLevel(layer.topology_layer, tuple(layer.label_key or ()))
         for layer in cnt.layers_bottom_up()
         if layer.topology_layer != NODE_LAYER
     ]
-    return from_label_levels(levels, nodes, source="koordinator")
 
 
 class ParentClaims:

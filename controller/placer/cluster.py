@@ -76,7 +76,9 @@ from translations.gangs import (
     unusable_gang,
 )
 from translations.topology import (
+    Branches,
     TopologyTree,
+    cnt_levels,
     from_cluster_network_topology,
     from_hypernodes,
     from_kueue_topology,
@@ -384,6 +386,11 @@ class _Aggregates:
     replaced: bool = False
     """Some gang here is not discovery's own (an unusable gang stands in for one, or discovery
     went key by key): a new tree discovers every gang again rather than carry them over."""
+    moved: dict[str, Node | None] = field(default_factory=dict)
+    """Node name -> its model as `tree` was built with it, for the nodes changed since
+    (`ClusterState._relabel`)."""
+    branches: Branches | None = None
+    """`tree`'s branches, once a relabel read them (`ClusterState._relabel`)."""
 
 
 def tiers_read(tree: TopologyTree) -> frozenset[tuple[int, str | None, str | None]]:
@@ -535,9 +542,7 @@ class ClusterState:
         the gangs it belongs to."""
         self.generation += 1
         if kind in _TOPOLOGY:
-            self.topology_generation += 1
-            self._topology_dirty = True
-            self._sources_moved |= kind is not Kind.NODE
+            self._topology_changed(kind, key, old)
         elif kind is Kind.PRIORITY_CLASS:
             self._all_dirty = True
             self._members_memo.clear()
@@ -557,6 +562,14 @@ class ClusterState:
             self._job_changed(old, new)
         elif kind is Kind.K8S_WORKLOAD:  # its groups are gangs `upstream:<ns>/<workload>/<group>...`
             self._dirty.update(k for k in self._members if k.startswith(gang_key("upstream", f"{key}/")))
+
+    def _topology_changed(self, kind: Kind, key: str, old: Any) -> None:
+        """A new tree is due: nodes' models as the tree in use read them are kept (`_relabel`)."""
+        self.topology_generation += 1
+        self._topology_dirty = True
+        self._sources_moved |= kind is not Kind.NODE
+        if kind is Kind.NODE and self._agg is not None:
+            self._agg.moved.setdefault(key, old)
 
     def _pod_changed(self, key: str, new: Pod | None) -> None:
         """The pod leaves the gang it was in, and joins the one it is in now (both dirty)."""
@@ -723,6 +736,8 @@ class ClusterState:
         if full:
             self._allocatable = {}  # the reference reads every node again
         kept, moved = self._agg, self._sources_moved
+        if not (full or kept is None or moved or self._all_dirty or kept.replaced) and self._relabel(kept):
+            return
         self._agg = self._rebuild_topology()
         if full or kept is None or moved or self._all_dirty or not self._carry(kept, self._agg):
             self._all_dirty = True
@@ -737,6 +752,85 @@ class ClusterState:
             self._recontribute(kept, agg)
         agg.snapshot._changed()
         return True
+
+    RELABELS = 8
+    """Nodes changed since the last tree that a view moves one at a time (`_relabel`); more
+    build the tree again."""
+
+    def _relabel(self, agg: _Aggregates) -> bool:
+        """The nodes changed since the last tree, each moved between domains in place: the tree
+        (`Branches.move`), the index (`ClusterIndex.relabelled`), then `used` and the records
+        on the rows that shifted. Only when each node is relabelled and no more: readable and
+        in the tree before and after, its quantities, taints and schedulability as they were,
+        the tree of labels over a ClusterNetworkTopology or a Kueue Topology, its levels and
+        domain names alike (so warnings, tiers and the gangs stay). False: nothing changed."""
+        if not agg.moved or len(agg.moved) > self.RELABELS:
+            return False
+        branches = agg.branches or self._branches_of(agg.tree)
+        steps: list[tuple[Node, Mapping[str, int], Branches, ClusterIndex, I64]] = []
+        index = agg.index
+        for name, old in agg.moved.items():
+            new, hit = self.nodes.get(name), self._allocatable.get(name)
+            if new is None or old is None or hit is None or hit[0] is not old or isinstance(hit[1], str):
+                return False
+            if branches is None or self._read_allocatable(new) != hit[1]:
+                return False
+            before, after = branches.path(old), branches.path(new)
+            moved = branches.move(name, before, after) if before and after else None
+            if moved is None:
+                return False
+            relabelled = index.relabelled(moved.tree, new)
+            if relabelled is None:
+                return False
+            branches, index = moved, relabelled[0]
+            steps.append((new, hit[1], moved, index, relabelled[1]))
+        for new, read, moved, index, perm in steps:
+            self._allocatable[new.name] = (new, read)
+            self._move_rows(agg, moved.tree, index, perm)
+        agg.branches = branches
+        agg.moved.clear()
+        self._topology_dirty = False
+        return True
+
+    def _branches_of(self, tree: TopologyTree) -> Branches | None:
+        """The branches of a tree of label levels (`_relabel`): the ClusterNetworkTopology's
+        layers or the Kueue Topology's levels it was built over; None for any other tree."""
+        try:
+            if tree.source == "koordinator":
+                return Branches.of(tree, cnt_levels(self.cnts[koord.CNT_DEFAULT_NAME]))
+            topo = pick_kueue_topology(self.kueue_topologies.values(), self.kueue_topology)[0]
+            if tree.source == "kueue" and topo is not None:
+                hostname = any(level.node_label == kueue.HOSTNAME_LABEL for level in topo.spec.levels)
+                return Branches.of(
+                    tree,
+                    kueue.label_levels(topo),
+                    stand_in_lowest=False,
+                    required=kueue.HOSTNAME_LABEL if hostname else None,
+                )
+        except InvalidSpecError:
+            pass  # the tree came from elsewhere then: build it again
+        return None
+
+    @staticmethod
+    def _move_rows(agg: _Aggregates, tree: TopologyTree, index: ClusterIndex, perm: I64) -> None:
+        """`agg` on `index`, whose row r was the old index's row `perm[r]`: `used` permuted in
+        place, the records and nominations on rows that moved made on their new rows."""
+        agg.used[:] = agg.used[perm]
+        moved = np.flatnonzero(perm != np.arange(len(perm)))
+        if len(moved):
+            row = np.empty_like(perm)
+            row[perm] = np.arange(len(perm))
+            lo, hi = int(perm[moved].min()), int(perm[moved].max())
+            snap = agg.snapshot
+            shifted = [(k, p) for k, p in agg.bound.items() if lo <= p.node <= hi]
+            for key, pod in shifted:
+                snap.set_pod(dataclasses.replace(pod, node=int(row[pod.node])), key)
+            for key, nom in list(agg.nominations.items()):
+                if lo <= nom.node <= hi:
+                    agg.nominations[key] = dataclasses.replace(nom, node=int(row[nom.node]))
+        agg.tree, agg.index = tree, index
+        agg.snapshot.index = index
+        agg.snapshot._changed()
 
     def _recontribute(self, kept: _Aggregates, agg: _Aggregates) -> None:
         """`kept`'s gangs contributed to `agg` (their records made on its index)."""

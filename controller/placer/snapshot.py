@@ -19,11 +19,12 @@ gangs' bound members, once read, are kept in step the same way (`gang_pods`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+import bisect
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -127,15 +128,6 @@ class ClusterIndex:
         walk = _TreeWalk.of(tree, by_name)
         order = walk.order
         table = _NodeTable.of([by_name[name] for name in order], resources, allocatable)
-        node_dom, dom_anc, node_anc = _ancestors(walk)
-        tiers = walk.tiers
-        tier_domains = {
-            t: np.asarray(
-                sorted((d for d in range(len(walk.dom_ids)) if tiers[d] == t), key=lambda d: walk.starts[d]),
-                dtype=np.int64,
-            )
-            for t in sorted(set(tiers))
-        }
         return cls(
             node_names=tuple(order),
             node_pos={n: i for i, n in enumerate(order)},
@@ -148,24 +140,103 @@ class ClusterIndex:
             prefer_group=table.prefer_group,
             prefer_sets=table.prefer_sets,
             unschedulable=table.unschedulable,
-            tree=tree,
-            dom_ids=tuple(walk.dom_ids),
-            dom_pos=walk.dom_pos,
-            dom_tier=np.asarray(tiers, dtype=np.int64),
-            dom_parent=np.asarray(walk.parents, dtype=np.int64),
-            dom_start=np.asarray(walk.starts, dtype=np.int64),
-            dom_end=np.asarray(walk.ends, dtype=np.int64),
-            dom_direct_end=np.asarray(walk.direct_ends, dtype=np.int64),
-            dom_children=tuple(tuple(c) for c in walk.children),
-            node_dom=node_dom,
-            tiers=tuple(sorted(set(tiers))),
-            tier_domains=tier_domains,
-            roots=tuple(walk.dom_pos[r] for r in tree.roots),
-            loose=(walk.loose_start, len(order)),
-            node_anc=node_anc,
-            dom_anc=dom_anc,
             node_name_rank=_name_ranks(order),
-            dom_name_rank=_name_ranks([str(d) for d in walk.dom_ids]),
+            **_walked(tree, walk),
+        )
+
+    def relabelled(self, tree: TopologyTree, node: Node) -> tuple[ClusterIndex, I64] | None:
+        """This index with `node` (indexed here) relabelled and held where `tree` holds it, when
+        its taints and schedulability are as indexed (its allocatable is the caller's to
+        compare). Where `tree` has the same domains as this index's (a domain of the same name
+        under another parent is another domain), the nodes between the node's old row and its
+        new one shift by one, the domains' ranges with them; else the domain tables are made
+        from `tree` (`_rewalked`). Second: the old row of each new row. None: build the index
+        again."""
+        i = self.node_pos.get(node.name)
+        if i is None or tree.node_domain.get(node.name) is None:
+            return None
+        taints = node.spec.taints or []
+        if (
+            len(self.node_pos) != self.n_nodes
+            or self.taint_sets[self.taint_group[i]] != _hard_taints(taints)
+            or self.prefer_sets[self.prefer_group[i]] != _taints_of(taints, PREFER)
+            or bool(self.unschedulable[i]) != bool(node.spec.unschedulable)
+            or self.node_dom[i] < 0
+        ):
+            return None
+        if not _same_domains(self.tree, tree):
+            return self._rewalked(tree, node)
+        ranges = _Ranges(self)
+        ranges.shift(int(self.node_dom[i]), i, -1)
+        b = self.dom_pos[tree.node_domain[node.name]]
+        order = list(self.node_names)
+        del order[i]
+        direct = order[ranges.start[b] : ranges.direct_end[b]]
+        j = int(ranges.start[b]) + bisect.bisect(direct, natural_key(node.name), key=natural_key)
+        ranges.shift(b, j, +1)
+        order.insert(j, node.name)
+        perm = np.insert(np.delete(np.arange(self.n_nodes, dtype=np.int64), i), j, i)
+        return self._moved(tree, node, order=order, perm=perm, ranges=ranges, i=i, j=j), perm
+
+    def _rewalked(self, tree: TopologyTree, node: Node) -> tuple[ClusterIndex, I64]:
+        """`relabelled` where domains came or went: the tree walked again over the indexed
+        names, each per-node table taken in the new order (nothing of the nodes read again)."""
+        walk = _TreeWalk.of(tree, self.node_pos)
+        order = walk.order
+        perm = np.fromiter((self.node_pos[n] for n in order), dtype=np.int64, count=len(order))
+        node_pos = {n: v for v, n in enumerate(order)}
+        labels = [self.labels[v] for v in perm]
+        labels[node_pos[node.name]] = node.metadata.labels or {}
+        index = replace(
+            self,
+            node_names=tuple(order),
+            node_pos=node_pos,
+            alloc=self.alloc[perm],
+            labels=tuple(labels),
+            taint_group=self.taint_group[perm],
+            prefer_group=self.prefer_group[perm],
+            unschedulable=self.unschedulable[perm],
+            node_name_rank=self.node_name_rank[perm],
+            _label_cache={},
+            memo=Memo(),
+            **_walked(tree, walk),
+        )
+        return index, perm
+
+    def _moved(
+        self, tree: TopologyTree, node: Node, *, order: list[str], perm: I64, ranges: _Ranges, i: int, j: int
+    ) -> ClusterIndex:
+        """`relabelled`'s index: every per-node table taken in the new row order."""
+        node_pos = dict(self.node_pos)
+        for v in range(min(i, j), max(i, j) + 1):
+            node_pos[order[v]] = v
+        labels = list(self.labels)
+        del labels[i]
+        labels.insert(j, node.metadata.labels or {})
+        b = self.dom_pos[tree.node_domain[node.name]]
+        node_dom = self.node_dom[perm]
+        node_dom[j] = b
+        node_anc = self.node_anc[perm]
+        node_anc[j, 0] = b
+        node_anc[j, 1:] = self.dom_anc[b, : node_anc.shape[1] - 1]
+        return replace(
+            self,
+            node_names=tuple(order),
+            node_pos=node_pos,
+            alloc=self.alloc[perm],
+            labels=tuple(labels),
+            taint_group=self.taint_group[perm],
+            prefer_group=self.prefer_group[perm],
+            unschedulable=self.unschedulable[perm],
+            tree=tree,
+            dom_start=ranges.start,
+            dom_end=ranges.end,
+            dom_direct_end=ranges.direct_end,
+            node_dom=node_dom,
+            node_anc=node_anc,
+            node_name_rank=self.node_name_rank[perm],
+            _label_cache={},
+            memo=Memo(),
         )
 
     def label_values(self, key: str) -> npt.NDArray[np.object_]:
@@ -201,6 +272,73 @@ class ClusterIndex:
         return clique_tier(self.tree)
 
 
+def _walked(tree: TopologyTree, walk: _TreeWalk) -> dict[str, Any]:
+    """The index's fields the walk of `tree` gives: its domain tables and each node's domains."""
+    node_dom, dom_anc, node_anc = _ancestors(walk)
+    tiers = walk.tiers
+    tier_domains = {
+        t: np.asarray(
+            sorted((d for d in range(len(walk.dom_ids)) if tiers[d] == t), key=lambda d: walk.starts[d]),
+            dtype=np.int64,
+        )
+        for t in sorted(set(tiers))
+    }
+    return {
+        "tree": tree,
+        "dom_ids": tuple(walk.dom_ids),
+        "dom_pos": walk.dom_pos,
+        "dom_tier": np.asarray(tiers, dtype=np.int64),
+        "dom_parent": np.asarray(walk.parents, dtype=np.int64),
+        "dom_start": np.asarray(walk.starts, dtype=np.int64),
+        "dom_end": np.asarray(walk.ends, dtype=np.int64),
+        "dom_direct_end": np.asarray(walk.direct_ends, dtype=np.int64),
+        "dom_children": tuple(tuple(c) for c in walk.children),
+        "node_dom": node_dom,
+        "tiers": tuple(sorted(set(tiers))),
+        "tier_domains": tier_domains,
+        "roots": tuple(walk.dom_pos[r] for r in tree.roots),
+        "loose": (walk.loose_start, len(walk.order)),
+        "node_anc": node_anc,
+        "dom_anc": dom_anc,
+        "dom_name_rank": _name_ranks([str(d) for d in walk.dom_ids]),
+    }
+
+
+def _same_domains(a: TopologyTree, b: TopologyTree) -> bool:
+    """The same domains under the same parents (what the index's domain tables are of)."""
+    if a.domains.keys() != b.domains.keys():
+        return False
+    return all(d.parent == b.domains[d.id].parent for d in a.domains.values())
+
+
+@dataclass
+class _Ranges:
+    """Domains' node ranges as one node leaves a row or joins one (`ClusterIndex.relabelled`)."""
+
+    index: ClusterIndex
+    start: I64 = field(init=False)
+    end: I64 = field(init=False)
+    direct_end: I64 = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.start = self.index.dom_start.copy()
+        self.end = self.index.dom_end.copy()
+        self.direct_end = self.index.dom_direct_end.copy()
+
+    def shift(self, d: int, row: int, sign: int) -> None:
+        """A node of domain `d` leaves `row` (`sign` -1) or joins at `row` (+1): `d` and the
+        domains holding it end one row later or sooner, domains after the row move whole."""
+        holding = np.zeros(len(self.start), dtype=np.bool_)
+        anc = self.index.dom_anc[d]
+        holding[anc[anc >= 0]] = True
+        holding[d] = True
+        after = ~holding & (self.start > row if sign < 0 else self.start >= row)
+        self.start += sign * after
+        self.direct_end += sign * after
+        self.end += sign * (after | holding)
+        self.direct_end[d] += sign
+
+
 @dataclass
 class _TreeWalk:
     """The tree walked depth-first: nodes in tree order, and each domain's place in it."""
@@ -221,7 +359,7 @@ class _TreeWalk:
     """Where the nodes in no domain start."""
 
     @classmethod
-    def of(cls, tree: TopologyTree, by_name: Mapping[str, Node]) -> _TreeWalk:
+    def of(cls, tree: TopologyTree, by_name: Collection[str]) -> _TreeWalk:
         """Depth-first, without recursion: a tree may be as deep as it has domains."""
         walk = cls()
         stack: list[tuple[DomainId, int] | int] = [(root, -1) for root in reversed(tree.roots)]
@@ -240,7 +378,7 @@ class _TreeWalk:
         walk.order.extend(sorted((n for n in by_name if n not in placed), key=natural_key))
         return walk
 
-    def enter(self, did: DomainId, parent: int, tree: TopologyTree, by_name: Mapping[str, Node]) -> int:
+    def enter(self, did: DomainId, parent: int, tree: TopologyTree, by_name: Collection[str]) -> int:
         """Domain `did` under `parent`, its own nodes placed next: its index."""
         dom = tree.domains[did]
         idx = len(self.dom_ids)
