@@ -313,16 +313,22 @@ def test_nodes_moved_between_domains_one_at_a_time_equal_a_rebuild() -> None:
         _pod(objects, f"hp-training-pod-{i}")["spec"]["nodeName"] = node
     m = model.build(objects)
     places = set()
-    moved = 0
+    moved = in_place = 0
+    counts = set()
     for _ in range(25):
         change = _move_node(objects, rng)
+        before = m.view.snapshot
         assert model.update(m, [change])
         assert not m.held  # a label a topology source reads goes to the scheduler at once
         assert _asked(m) == _asked(model.build(objects))
         moved += change[0] != change[1]
+        in_place += m.view.snapshot is before
         places.update(g["domain"] for g in model.gangs(m, "placed")["items"])
+        counts.add(m.index.n_domains)
     assert moved > 15
     assert len(places) > 2  # the placed gang's domain moved with its nodes
+    assert in_place > 3  # nodes that stay in the tree move in it, without a new tree
+    assert len(counts) > 2  # domains emptied and made
 
 
 def test_a_node_gone_and_back_warns_of_its_pods_as_a_rebuild_does() -> None:

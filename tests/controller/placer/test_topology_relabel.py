@@ -6,22 +6,34 @@ pending pods, a Koordinator gang and a node whose allocatable cannot be read: af
 the incremental view (which reads again only the quantities of nodes whose model changed, and
 carries the discovered gangs over while the tree's tiers are alike) equals a fresh state's
 view built from the same objects, warnings included.
+
+A node that stays in the tree of a ClusterNetworkTopology or a Kueue Topology is moved in
+place (the view keeps its snapshot): the tree, every table of the index and the records on
+shifted rows are compared with the fresh build's, where its domain is emptied (and goes), a
+domain is made for it (a stand-in of its own among them), and where a move would rename
+another domain (a build again).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import random
+from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+import pytest
 from placer_objects import cnt, koord_gang, node, pod
 
 from controller.placer.cluster import ClusterState, ClusterView, Kind
+from controller.placer.snapshot import ClusterIndex
 from translations import koordinator as koord
 from translations import kueue
 from translations.core import Node, Pod
 
 BLOCK = "network.topology.nvidia.com/block"
 SPINE = "network.topology.nvidia.com/spine"
+HOSTNAME = "kubernetes.io/hostname"
 NODES = 8
 
 
@@ -68,6 +80,8 @@ def _state(*, described: bool = True) -> ClusterState:
 def _canonical(view: ClusterView) -> dict[str, Any]:
     index = view.index
     return {
+        "tree": (dict(view.tree.domains), dict(view.tree.node_domain), view.tree.source),
+        "tables": _tables(index),
         "nodes": index.node_names,
         "domains": [index.domain_label(d) for d in range(index.n_domains)],
         "ranges": (index.dom_start.tolist(), index.dom_end.tolist(), index.dom_tier.tolist()),
@@ -79,6 +93,34 @@ def _canonical(view: ClusterView) -> dict[str, Any]:
         "pending": list(view.pending),
         "warnings": list(view.warnings),
     }
+
+
+def _tables(index: ClusterIndex) -> dict[str, Any]:
+    """Every table of the index a cycle reads, as plain values (taints per node: the numbering
+    of distinct taint sets is the build's own)."""
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(index):
+        value = getattr(index, f.name)
+        if f.name in (
+            "tree",
+            "memo",
+            "_label_cache",
+            "taint_group",
+            "prefer_group",
+            "taint_sets",
+            "prefer_sets",
+        ):
+            continue
+        if isinstance(value, np.ndarray):
+            value = value.tolist()
+        elif f.name == "tier_domains":
+            value = {t: v.tolist() for t, v in value.items()}
+        elif isinstance(value, Mapping):
+            value = dict(value)
+        out[f.name] = value
+    out["taints"] = [index.taint_sets[g] for g in index.taint_group]
+    out["prefer"] = [index.prefer_sets[g] for g in index.prefer_group]
+    return out
 
 
 def _full(state: ClusterState) -> ClusterView:
@@ -106,38 +148,88 @@ def test_a_node_moved_between_domains_equals_a_full_rebuild() -> None:
     state = _state()
     state.view()
     gang = state.view().gangs["koordinator:default/g"]
+    in_place = 0
     for _ in range(60):
+        before = state.view().snapshot
         _relabel(state, rng)
         view = state.view()
         assert _canonical(view) == _canonical(_full(state))
         assert any(w.startswith("node n8: left out") for w in view.warnings)
+        in_place += view.snapshot is before
     # Every tree had a block and a spine tier: the gang was carried over, not discovered again.
     assert state.view().gangs["koordinator:default/g"] is gang
+    assert in_place > 20  # a node that stays in the tree is moved, not the tree built again
 
 
-def test_a_tier_gone_discovers_the_gangs_again() -> None:
-    """A tree of node labels loses its block tier when no node has a block label left: the
-    Kueue group held to a block is discovered again, and says so, as a fresh state's is."""
-    state = _state(described=False)
-    assert state.view().gangs["kueue:default/k"].error is None
-    for v in range(NODES):
-        state.put(Kind.NODE, f"n{v}", _node(v, {SPINE: f"s{v // 4}"}))
-    state.put(Kind.NODE, "n8", _node(NODES, {SPINE: "s0"}, cpu="lots"))
+def _move(state: ClusterState, name: str, labels: dict[str, str]) -> ClusterView:
+    """`name` relabelled; its view, checked against a fresh state's."""
+    state.put(Kind.NODE, name, _node(int(name[1:]), labels))
     view = state.view()
     assert _canonical(view) == _canonical(_full(state))
-    assert BLOCK in (view.gangs["kueue:default/k"].error or "")
+    return view
 
 
-def test_a_node_whose_quantities_changed_is_read_again() -> None:
-    """The kept allocatable is the stored model's: a new model with new quantities is read."""
+@pytest.mark.parametrize(
+    ("name", "labels", "domains", "in_place"),
+    [
+        pytest.param("n0", {BLOCK: "b1", SPINE: "s0"}, 6, True, id="to-a-sibling"),
+        pytest.param("n1", {BLOCK: "b2", SPINE: "s1"}, 6, True, id="to-another-spine"),
+        pytest.param("n0", {BLOCK: "b9", SPINE: "s0"}, 7, True, id="a-domain-made"),
+        pytest.param("n0", {BLOCK: "b9", SPINE: "s9"}, 8, True, id="a-branch-made"),
+        pytest.param("n0", {SPINE: "s0"}, 7, True, id="its-own-stand-in"),
+        pytest.param("n2", {BLOCK: "b1", SPINE: "s1"}, 7, False, id="a-name-repeated-renames"),
+        pytest.param("n2", {BLOCK: "b2"}, 6, False, id="left-out-warns"),
+    ],
+)
+def test_single_moves_equal_a_full_rebuild(
+    name: str, labels: dict[str, str], domains: int, in_place: bool
+) -> None:
     state = _state()
-    before = state.view().index
-    state.put(Kind.NODE, "n1", _node(1, {BLOCK: "b0", SPINE: "s0"}, cpu="16"))
-    after = state.view().index
-    cpu = after.res_pos["cpu"]
-    assert before.alloc[before.node_pos["n1"], cpu] == 8000
-    assert after.alloc[after.node_pos["n1"], cpu] == 16000
-    state.put(Kind.NODE, "n8", _node(NODES, {BLOCK: "b0", SPINE: "s0"}))
-    view = state.view()
-    assert "n8" in view.index.node_pos
-    assert not any(w.startswith("node n8") for w in view.warnings)
+    before = state.view()
+    assert before.index.n_domains == 6  # s0 > b0 b1, s1 > b2 b3
+    view = _move(state, name, labels)
+    assert view.index.n_domains == domains
+    assert (view.snapshot is before.snapshot) == in_place
+
+
+def test_domains_emptied_and_made_again_one_move_at_a_time() -> None:
+    """The two nodes of block b1 leave for a new spine, one after the other: b1 goes, then s0
+    keeps b0 alone; they come back, b1 is made again under s0; each step in place."""
+    state = _state()
+    snap = state.view().snapshot
+    _move(state, "n2", {BLOCK: "b7", SPINE: "s7"})
+    view = _move(state, "n3", {BLOCK: "b7", SPINE: "s7"})
+    assert "BlockLayer/b1" not in view.tree.domains
+    assert view.tree.domains["SpineLayer/s0"].children == ("BlockLayer/b0",)
+    assert view.tree.nodes_under("SpineLayer/s7") == ("n2", "n3")
+    _move(state, "n2", {BLOCK: "b1", SPINE: "s0"})
+    view = _move(state, "n3", {BLOCK: "b1", SPINE: "s0"})
+    assert "SpineLayer/s7" not in view.tree.domains
+    assert view.tree.domains["SpineLayer/s0"].children == ("BlockLayer/b0", "BlockLayer/b1")
+    assert view.snapshot is snap
+
+
+def test_moves_under_a_kueue_topology_equal_a_full_rebuild() -> None:
+    """A Kueue Topology's levels (its hostname level among them): a Kueue tree has no stand-in
+    domains, so a node without a block label is left out (a build again); the others move in
+    place."""
+    state = ClusterState()
+    topo = {
+        "apiVersion": "kueue.x-k8s.io/v1beta1",
+        "kind": "Topology",
+        "metadata": {"name": "default"},
+        "spec": {"levels": [{"nodeLabel": SPINE}, {"nodeLabel": BLOCK}, {"nodeLabel": HOSTNAME}]},
+    }
+    state.put(Kind.KUEUE_TOPOLOGY, "default", kueue.Topology.parse(topo))
+    for v in range(NODES):
+        state.put(Kind.NODE, f"n{v}", _node(v, {BLOCK: f"b{v // 2}", SPINE: f"s{v // 4}"}))
+    state.put(Kind.POD, "default/p", Pod.parse(pod("p", cpu="2", node_name="n1")))
+    snap = state.view().snapshot
+    assert state.view().tree.source == "kueue"
+    _move(state, "n1", {BLOCK: "b3", SPINE: "s1"})
+    view = _move(state, "n0", {BLOCK: "b5", SPINE: "s0"})
+    assert view.snapshot is snap
+    assert view.snapshot.pods["default/p"].node == view.index.node_pos["n1"]
+    view = _move(state, "n4", {SPINE: "s1"})
+    assert view.snapshot is not snap
+    assert any(w.startswith("node n4 left out") for w in view.warnings)
