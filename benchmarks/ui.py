@@ -32,6 +32,14 @@ event comes, one change at a time, wall and CPU time of the thread:
         [--update-sizes 10000 35000] [--update-runs 2] [--no-browser]
     .venv/bin/python benchmarks/ui.py --seed --screenshot docs/images/ui-seed.png
 
+With --before REF (the commit REF's tree exported with `git archive` into a temporary
+directory), only the updates are measured: at each size, --before-rounds rounds, each running
+this checkout and REF in a process of their own (alternating which goes first), each process
+measuring --update-runs rounds as above; the summary gives both, REF's keys prefixed `base_`
+(medians over every run).
+
+    .venv/bin/python benchmarks/ui.py --before REF [--update-sizes 10000 35000] [--before-rounds 2]
+
 `--seed` shows the seed's 12-node cluster (the built-in demo's Example 2) with a job pasted in
 the what-if box instead. Needs /usr/bin/chromium and /usr/bin/chromedriver (Debian's) and
 selenium. The run ends with one line: `summary: nodes=... objects=... build_ms=... page_kb=...
@@ -42,12 +50,15 @@ from __future__ import annotations
 
 import argparse
 import copy
+import io
 import json
+import os
 import random
 import re
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 import urllib.error
@@ -55,8 +66,9 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-# The repository first: benchmarks/controller.py would otherwise shadow the `controller` package.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# The repository measured first (this one unless --before runs another in a process of its own):
+# benchmarks/controller.py would otherwise shadow the `controller` package.
+sys.path.insert(0, os.environ.get("TOPOBRIDGE_ROOT", str(Path(__file__).resolve().parents[1])))
 
 from _topology import cluster_network_topology, topology_labels  # beside this script
 
@@ -226,6 +238,19 @@ def label_change(objects: list[dict[str, Any]], rnd: int, key: str = "example.co
 
 
 def measure_updates(n_nodes: int, rounds: int) -> dict[str, Any]:
+    """Update vs rebuild at `n_nodes` (module docstring): medians (`update_runs`)."""
+    return summarise(n_nodes, update_runs(n_nodes, rounds))
+
+
+def summarise(n_nodes: int, runs: dict[str, list[Timed]]) -> dict[str, Any]:
+    return {
+        f"{name}_ms@{n_nodes}": round(statistics.median(w for w, _ in got)) for name, got in runs.items()
+    } | {
+        f"{name}_cpu_ms@{n_nodes}": round(statistics.median(c for _, c in got)) for name, got in runs.items()
+    }
+
+
+def update_runs(n_nodes: int, rounds: int) -> dict[str, list[Timed]]:
     """Update vs rebuild at `n_nodes` (module docstring); medians and every run."""
     objects = cluster(n_nodes)
     nvlink = next(k for k in topology_labels(0) if "accelerator" in k or "clique" in k or "nvlink" in k)
@@ -257,11 +282,48 @@ def measure_updates(n_nodes: int, rounds: int) -> dict[str, Any]:
     for name, got in runs.items():
         shown = ", ".join(f"{w:.0f}/{c:.0f}" for w, c in got)
         print(f"  {n_nodes} nodes {name}: wall/cpu ms per run {shown}", flush=True)
-    return {
-        f"{name}_ms@{n_nodes}": round(statistics.median(w for w, _ in got)) for name, got in runs.items()
-    } | {
-        f"{name}_cpu_ms@{n_nodes}": round(statistics.median(c for _, c in got)) for name, got in runs.items()
-    }
+    return runs
+
+
+def _export(ref: str, into: Path) -> Path:
+    """The repository's tree at `ref` written under `into` (`git archive`)."""
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", "--format=tar", ref], check=True, capture_output=True
+    ).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    return into
+
+
+def compare(before: str, sizes: list[int], rounds: int, runs: int) -> None:
+    """This checkout's updates beside `before`'s (module docstring), one process per round."""
+    out: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        checkouts = {"": ROOT, "base_": _export(before, Path(tmp))}
+        for size in sizes:
+            got: dict[str, dict[str, list[Timed]]] = {p: {} for p in checkouts}
+            for r in range(rounds):
+                order = list(checkouts.items()) if r % 2 == 0 else list(checkouts.items())[::-1]
+                for prefix, checkout in order:
+                    print(
+                        f"round {r}: {size} nodes, {before if prefix else 'this checkout'} ({checkout})",
+                        flush=True,
+                    )
+                    cmd = [sys.executable, __file__, "--one-size", str(size), "--update-runs", str(runs)]
+                    env = {**os.environ, "TOPOBRIDGE_ROOT": str(checkout)}
+                    done = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env)
+                    print(done.stdout.rsplit("\n", 2)[0], flush=True)
+                    for name, timed_runs in json.loads(done.stdout.splitlines()[-1]).items():
+                        got[prefix].setdefault(name, []).extend(tuple(t) for t in timed_runs)
+            for prefix, runs_of in got.items():
+                out |= {prefix + k: v for k, v in summarise(size, runs_of).items()}
+    print(f"summary: before={before} " + " ".join(f"{_summary_key(k)}={v}" for k, v in out.items()))
+
+
+def _summary_key(key: str) -> str:
+    """`update_` before an update's figure (not a rebuild's), after REF's `base_`."""
+    prefix, bare = ("base_", key[5:]) if key.startswith("base_") else ("", key)
+    return prefix + (bare if bare.startswith("rebuild") else f"update_{bare}")
 
 
 def serve(path: Path) -> tuple[subprocess.Popen[str], str]:
@@ -363,7 +425,17 @@ def main() -> None:
     )
     ap.add_argument("--update-runs", type=int, default=2, help="rounds of each change per size")
     ap.add_argument("--no-browser", action="store_true", help="no first draw (no chromium needed)")
+    ap.add_argument("--before", default=None, metavar="REF", help="updates only, beside commit REF's")
+    ap.add_argument("--before-rounds", type=int, default=2, help="processes per checkout per size")
+    ap.add_argument("--one-size", type=int, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.one_size is not None:
+        print(json.dumps(update_runs(args.one_size, args.update_runs)))
+        return
+    if args.before is not None:
+        sizes = args.update_sizes if args.update_sizes is not None else [10_000, 35_000]
+        compare(args.before, sizes, args.before_rounds, args.update_runs)
+        return
     updates: dict[str, Any] = {}
     for size in args.update_sizes if args.update_sizes is not None else [] if args.seed else [10_000, 35_000]:
         updates |= measure_updates(size, args.update_runs)
