@@ -11,7 +11,9 @@ Both runners feed it: the live scheduler from informer events (`controller.runti
 what kube-scheduler's `UpdateSnapshot` does: only what changed since the last cycle is
 recomputed (pods of gangs whose members, PodGroup or links moved; PDB counts only when read);
 nodes, HyperNodes, the ClusterNetworkTopology or a Kueue Topology moving rebuild the tree and
-the index (nothing else does; a node's quantities are read again only when its model changed).
+the index (nothing else does; a node's quantities are read again only when its model changed),
+except a few nodes relabelled on a tree of label levels: each is moved between domains in
+place (`_relabel`: `Branches.move`, `ClusterIndex.relabelled`; the gangs and warnings stay).
 On a new tree the gangs are discovered again, unless only nodes moved and the tree reads alike
 to discovery (`tiers_read`): then the kept gangs stay, and their records move to their nodes'
 new rows (`_remap`; contributed to the new index afresh when the nodes or the resource axis
