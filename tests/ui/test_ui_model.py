@@ -289,6 +289,27 @@ def test_an_update_equals_a_rebuild(
     assert not m.held  # ...until an explanation reads the labels
 
 
+def test_a_pod_of_no_gang_waiting_shows_its_new_message() -> None:
+    """A pending pod of no gang is a gang made afresh whenever it is read: its rows are kept
+    while its member is the one read from the same pod, and made again when its pod changes."""
+    objects = demo("example-2")
+    loner = copy.deepcopy(_pod(objects, "low-priority-pod-0"))
+    loner["metadata"]["name"] = "loner"
+    loner["spec"].pop("nodeName", None)
+    objects.append(loner)
+    m = model.build(objects)
+    _asked(m)
+    assert model.update(m, [_bind(objects)])  # another gang changed: the loner's rows are kept
+    new = copy.deepcopy(loner)
+    message = "0/12 nodes are available: a message for the loner"
+    new["status"] = {"conditions": [{"type": "PodScheduled", "status": "False", "message": message}]}
+    objects[objects.index(loner)] = new
+    assert model.update(m, [(loner, new)])
+    asked = _asked(m)
+    assert asked == _asked(model.build(objects))
+    assert any(g["reason"] == message for g in asked["lists"]["pending"]["items"])
+
+
 def _move_node(objects: list[dict[str, Any]], rng: random.Random) -> model.Change:
     """One node's block or spine label set to another domain's value, a new one, or removed."""
     old = _node_obj(objects, f"node-{rng.randrange(12)}")

@@ -180,13 +180,35 @@ def _pod_rows(
     return pods_on, rows
 
 
+@dataclass(frozen=True, slots=True)
+class _Row:
+    """One gang's rows, and what they were made of."""
+
+    gang: Any
+    message: str | None
+    lists: _Gangs
+    nodes: frozenset[str]
+    """The nodes its bound pods are on, where its rows read their places (none for a pod of
+    no gang: it is never listed as placed)."""
+
+    def made_of(self, g: Any, message: str | None) -> bool:
+        """Whether `g` with `message` makes these rows: the same gang, or (a pod of no gang,
+        whose `Gang` is made afresh when read) the same member read from the same pod."""
+        if self.message != message:
+            return False
+        if self.gang is g:
+            return True
+        was = self.gang
+        return bool(g.source == "none" == was.source and g.pods[0] is was.pods[0] and g.error == was.error)
+
+
 @dataclass
 class GangRows:
     """Each gang's rows in the lists (`cmd_tree._gang_views` of that gang alone), kept while
-    its `Gang` (which `ClusterState` replaces when any of its members changes), its PodGroup's
-    message and the index stay the same."""
+    its `Gang` (which `ClusterState` replaces when any of its members changes; `_Row.made_of`),
+    its PodGroup's message and the index stay the same."""
 
-    rows: dict[str, tuple[Any, str | None, _Gangs]] = field(default_factory=dict)
+    rows: dict[str, _Row] = field(default_factory=dict)
     order: dict[str, Any] = field(default_factory=dict)
     """Gang key -> its natural sort key."""
     names: dict[str, str] = field(default_factory=dict)
@@ -198,31 +220,31 @@ class GangRows:
         if moved is None:
             self.rows = {}
             return
-        self.rows = {
-            key: hit
-            for key, hit in self.rows.items()
-            if not any(p.pod.spec.node_name in moved for p in hit[0].bound)
-        }
+        self.rows = {key: hit for key, hit in self.rows.items() if hit.nodes.isdisjoint(moved)}
 
     def lists(self, index: ClusterIndex, gangs: Mapping[str, Any], messages: Mapping[str, str]) -> _Gangs:
         from topobridge.cmd_tree import _gang_views
 
-        fresh: dict[str, tuple[Any, str | None, _Gangs]] = {}
+        fresh: dict[str, _Row] = {}
         for key, g in gangs.items():
             name = self.names.get(key)
             if name is None:
                 name = self.names[key] = g.name
             msg = messages.get(name)
             hit = self.rows.get(key)
-            if hit is None or hit[0] is not g or hit[1] != msg:
-                hit = (g, msg, _gang_views(index, [g], {name: msg} if msg is not None else {}))
+            if hit is None or not hit.made_of(g, msg):
+                views = _gang_views(index, [g], {name: msg} if msg is not None else {})
+                nodes = (
+                    frozenset() if g.source == "none" else frozenset(p.pod.spec.node_name for p in g.bound)
+                )
+                hit = _Row(g, msg, views, nodes)
             fresh[key] = hit
             if key not in self.order:
                 self.order[key] = natural_key(key)
         self.rows = fresh
         out = _Gangs()
         for key in sorted(fresh, key=self.order.__getitem__):
-            one = fresh[key][2]
+            one = fresh[key].lists
             out.placed += one.placed
             out.pending += one.pending
             for domain, keys in one.in_domain.items():
@@ -372,18 +394,33 @@ def _moved_nodes(before: ClusterIndex, after: ClusterIndex) -> set[str] | None:
     if not after.n_nodes:
         return set(before.node_names)
     names = before.node_names
-    pos = np.fromiter((after.node_pos.get(n, -1) for n in names), dtype=np.int64, count=len(names))
-    kept = pos >= 0
-    places = [_places(before, before.node_anc), _places(after, after.node_anc[np.where(kept, pos, 0)])]
+    kept, pos = _rows_after(before, after)
+    places = [_same_domain(before, after)[before.node_anc], after.node_anc[np.where(kept, pos, 0)]]
     moved = ~kept | np.any(places[0] != places[1], axis=1)
     return {names[v] for v in np.flatnonzero(moved)}
 
 
-def _places(index: ClusterIndex, anc: I64) -> Any:
-    """[node, level]: the name and tier of each node's domains, innermost first ("" past the
-    top)."""
-    names = np.array([*(f"{index.dom_tier[d]}:{index.domain_label(d)}" for d in range(index.n_domains)), ""])
-    return names[anc]
+def _rows_after(before: ClusterIndex, after: ClusterIndex) -> tuple[Any, I64]:
+    """Per node of `before`: whether `after` has it, and its row there (-1 where not). The same
+    nodes (a node relabelled) are matched by their name ranks, without a lookup per node."""
+    if before.node_pos.keys() == after.node_pos.keys():
+        row_of_rank = np.empty(after.n_nodes, dtype=np.int64)
+        row_of_rank[after.node_name_rank] = np.arange(after.n_nodes, dtype=np.int64)
+        pos = row_of_rank[before.node_name_rank]
+    else:
+        names = before.node_names
+        pos = np.fromiter((after.node_pos.get(n, -1) for n in names), dtype=np.int64, count=len(names))
+    return pos >= 0, pos
+
+
+def _same_domain(before: ClusterIndex, after: ClusterIndex) -> I64:
+    """Per domain of `before`, then -1 (past the top): the domain of `after` of the same name
+    and tier, -2 where there is none."""
+    out = np.full(before.n_domains + 1, -1, dtype=np.int64)
+    for d, ident in enumerate(before.dom_ids):
+        a = after.dom_pos.get(ident, -2)
+        out[d] = a if a >= 0 and after.dom_tier[a] == before.dom_tier[d] else -2
+    return out
 
 
 def _parse(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> tuple[Kind, str, Any] | None:
