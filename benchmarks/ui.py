@@ -22,8 +22,9 @@ event comes, one change at a time, wall and CPU time of the thread:
   fetches to redraw) for: `bind`, a pending pod of the 16-pod gang bound to a free node (the
   next round unbinds it); `label`, a node relabelled with a label no topology source reads;
   `topology_label`, a node moved to another NVLink domain (its NVLink label changed: the
-  scheduler's tree and index are built again, its gangs kept and their records moved to the
-  nodes' new rows; the ui's figures summed again, the rows of gangs on moved nodes made again);
+  scheduler moves the node between domains in its tree and index, the rows between its old and
+  new place shift, `used` and the records on them follow, the gangs are kept; the ui's figures
+  summed again, the rows of gangs on moved nodes made again);
 * rebuild (`ui.model.build` of the same objects, then `page`): what every change cost before,
   alternating with the updates (even rounds update first, odd rounds rebuild first), and
   checked to give the same page.
