@@ -798,8 +798,9 @@ class ClusterState:
         """The branches of a tree of label levels (`_relabel`): the ClusterNetworkTopology's
         layers or the Kueue Topology's levels it was built over; None for any other tree."""
         try:
-            if tree.source == "koordinator":
-                return Branches.of(tree, cnt_levels(self.cnts[koord.CNT_DEFAULT_NAME]))
+            cnt = self.cnts.get(koord.CNT_DEFAULT_NAME)
+            if tree.source == "koordinator" and cnt is not None:
+                return Branches.of(tree, cnt_levels(cnt))
             topo = pick_kueue_topology(self.kueue_topologies.values(), self.kueue_topology)[0]
             if tree.source == "kueue" and topo is not None:
                 hostname = any(level.node_label == kueue.HOSTNAME_LABEL for level in topo.spec.levels)

@@ -209,6 +209,21 @@ def test_domains_emptied_and_made_again_one_move_at_a_time() -> None:
     assert view.snapshot is snap
 
 
+def test_nodes_relabelled_between_two_views_move_one_after_the_other() -> None:
+    """Three nodes relabelled before the next view (one of them twice, one back where it was):
+    each is moved in turn, the records on every shifted row follow, as a fresh build has them."""
+    state = _state()
+    snap = state.view().snapshot
+    state.put(Kind.NODE, "n0", _node(0, {BLOCK: "b3", SPINE: "s1"}))
+    state.put(Kind.NODE, "n5", _node(5, {BLOCK: "b0", SPINE: "s0"}))
+    state.put(Kind.NODE, "n0", _node(0, {BLOCK: "b2", SPINE: "s1"}))
+    state.put(Kind.NODE, "n3", _node(3, {BLOCK: "b1", SPINE: "s0"}))
+    view = state.view()
+    assert _canonical(view) == _canonical(_full(state))
+    assert view.snapshot is snap
+    assert view.tree.domains["BlockLayer/b2"].nodes == ("n0", "n4")
+
+
 def test_moves_under_a_kueue_topology_equal_a_full_rebuild() -> None:
     """A Kueue Topology's levels (its hostname level among them): a Kueue tree has no stand-in
     domains, so a node without a block label is left out (a build again); the others move in
