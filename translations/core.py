@@ -7,6 +7,7 @@ scheduling and translation need is typed; everything else rides along as extra f
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import ClassVar, Literal
 
@@ -374,11 +375,16 @@ class Node(TypedObject):
         """Allocatable in scheduler units; a node that states no `pods` gets 110."""
         st = self.status or NodeStatus()
         raw = st.allocatable if st.allocatable is not None else (st.capacity or {})
-        out = {
-            name: to_scheduler_units(name, q, field=f"status.allocatable[{name}]") for name, q in raw.items()
-        }
-        out.setdefault("pods", self.DEFAULT_MAX_PODS)
-        return out
+        return dict(_allocatable_units(tuple(raw.items()), self.DEFAULT_MAX_PODS))
+
+
+@functools.lru_cache(maxsize=1024)
+def _allocatable_units(raw: tuple[tuple[str, Quantity], ...], max_pods: int) -> Mapping[str, int]:
+    """`Node.allocatable` of one stated allocatable, read once for every node that states it
+    (a cluster's nodes come in a few shapes; read-only: the caller copies it)."""
+    out = {name: to_scheduler_units(name, q, field=f"status.allocatable[{name}]") for name, q in raw}
+    out.setdefault("pods", max_pods)
+    return out
 
 
 class JobSpec(KubeModel):

@@ -333,6 +333,7 @@ def tree_from_paths(
     prefixes: set[Path] = set()
     for node, path in paths.items():
         nodes_by_path[path].append(node)
+    for path in nodes_by_path:  # nodes share branches: each distinct one is cut once
         prefixes.update(path[:i] for i in range(1, len(path) + 1))
     tier_of = {lv: t for t, lv in enumerate(sorted({p[-1][0] for p in prefixes}), start=1)}
     ident = _domain_ids(levels_bottom_up, prefixes)

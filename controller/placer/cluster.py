@@ -39,9 +39,12 @@ from __future__ import annotations
 import dataclasses
 import enum
 import sys
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import chain
+from operator import attrgetter
 from typing import Any, TypeVar
 
 import numpy as np
@@ -321,6 +324,13 @@ class _Gangs(MutableMapping[str, Gang]):
         self._made.pop(key, None)
         self._lone[key] = pod
 
+    def put_lones(self, keys: Sequence[str], pods: Sequence[Pod]) -> None:
+        """`put_lone` for each key and pod (a cold start puts most pods' here)."""
+        made = self._made
+        for key in made.keys() & keys if made else ():
+            del made[key]
+        self._lone.update(zip(keys, pods, strict=True))
+
     def made(self) -> Mapping[str, Gang]:
         """The gangs made already (discovered ones among them), by key."""
         return self._made
@@ -352,6 +362,51 @@ class _Gangs(MutableMapping[str, Gang]):
     def clear(self) -> None:
         self._made.clear()
         self._lone.clear()
+
+
+class _LoneBatch:
+    """Bound pods that name no gang, read one by one and contributed in passes
+    (`ClusterState._write_lones`): each one's gang key and model, and its record when its node
+    is in the index."""
+
+    def __init__(self, index: ClusterIndex) -> None:
+        self.index = index
+        self.keys: list[GangKey] = []
+        self.pods: list[Pod] = []
+        self.records: list[BoundPod] = []
+
+    def add(self, key: GangKey, pod: Pod, member: GangPod) -> bool:
+        """The pod, when bound and kept by discovery and its record can be made; else False
+        (nothing added: `ClusterState._contribute_lone` says why, on its gang)."""
+        if not pod.spec.node_name or pod.terminal:  # `discovered`, of a bound pod
+            return False
+        try:
+            record = bound_record(self.index, key, member)
+        except Exception:
+            return False
+        self.keys.append(key)
+        self.pods.append(pod)
+        if record is not None:
+            self.records.append(record)
+        return True
+
+    def nodes(self) -> I64:
+        return np.fromiter(map(_node_of, self.records), dtype=np.int64, count=len(self.records))
+
+    def requests(self) -> I64:
+        """[record, resource]: each record's request row (rows are shared between pods asking
+        the same, `request_vector`: each distinct one is stacked once)."""
+        reqs = list(map(_req_of, self.records))
+        distinct = {id(row): row for row in reqs}
+        code = dict(zip(distinct, range(len(distinct)), strict=True))
+        rows = np.fromiter(map(code.__getitem__, map(id, reqs)), dtype=np.int64, count=len(reqs))
+        return np.stack(list(distinct.values()))[rows]
+
+    def clear(self) -> None:
+        self.keys, self.pods, self.records = [], [], []
+
+
+_node_of, _req_of, _key_of_record = attrgetter("node"), attrgetter("req"), attrgetter("key")
 
 
 @dataclass
@@ -938,6 +993,19 @@ class ClusterState:
             self._cover_memo[memo_key] = hits
         return hits
 
+    def _covering_all(self, pods: Sequence[BoundPod]) -> list[tuple[str, ...]]:
+        """`_covering` of each of `pods` (one loop: a cold start asks it of every bound pod)."""
+        budgets, memo, covering = self._budget_index, self._cover_memo, self._covering
+        out: list[tuple[str, ...]] = []
+        add = out.append
+        for pod in pods:
+            if pod.namespace not in budgets:
+                add(())
+                continue
+            hits = memo.get((pod.namespace, tuple(pod.labels.items())))
+            add(hits if hits is not None else covering(pod))
+        return out
+
     def _count_budgets(self, agg: _Aggregates, pod: BoundPod, sign: int) -> None:
         hits = self._covering(pod) if sign > 0 else agg.budget_hits.pop(pod.key, ())
         if sign > 0:
@@ -950,6 +1018,20 @@ class ClusterState:
             agg.covered[k] = agg.covered.get(k, 0) + sign
             if not pod.terminating:
                 agg.healthy[k] = agg.healthy.get(k, 0) + sign
+
+    def _count_budgets_of(self, agg: _Aggregates, records: Sequence[BoundPod]) -> None:
+        """`_count_budgets(agg, pod, +1)` for each of `records` (new to the aggregates), the
+        counts summed in one pass."""
+        hits = self._covering_all(records)
+        agg.budget_hits.update(zip(map(_key_of_record, records), hits, strict=True))
+        covering = [(h, r.terminating) for h, r in zip(hits, records, strict=True) if h]
+        if not covering:
+            return
+        agg.budgets = None
+        for k, n in Counter(chain.from_iterable(h for h, _ in covering)).items():
+            agg.covered[k] = agg.covered.get(k, 0) + n
+        for k, n in Counter(chain.from_iterable(h for h, ending in covering if not ending)).items():
+            agg.healthy[k] = agg.healthy.get(k, 0) + n
 
     def _closure(self, agg: _Aggregates, keys: Iterable[GangKey]) -> set[GangKey]:
         """`keys` plus every membership key that may share a gang with one of them: the parts
@@ -1060,33 +1142,53 @@ class ClusterState:
         self._contribute_lones(agg, lone)
 
     def _contribute_lones(self, agg: _Aggregates, keys: Iterable[GangKey]) -> None:
-        """The gangs of pods that name none (`_contribute_lone`), the bound ones' room added
-        to `used` in one pass: a cold start adds most pods' requests here."""
-        held: list[BoundPod] = []
-        members, pods, assumed = self._members, self.pods, self.assumed
+        """The gangs of pods that name none. The bound ones (a cold start is mostly them) are
+        read into a `_LoneBatch`, one record per pod, and written to the snapshot, `used`, the
+        budget counts and the gang tables in passes over the batch; any other pod goes through
+        `_contribute_lone` (a bound one after the batch so far is written, so the snapshot
+        holds the bound pods in the order they are read)."""
+        batch = _LoneBatch(agg.index)
+        add = batch.add
+        members, pods, assumed, memos = self._members, self.pods, self.assumed, self._members_memo
         for k in sorted(keys):
             for pk in members.get(k, ()):
                 pod = pods[pk] if pk not in assumed else self._as_planned(pk)
-                record = self._contribute_lone(agg, k, pk, pod)
-                if record is not None:
-                    held.append(record)
-        if held:
-            np.add.at(agg.used, [r.node for r in held], np.stack([r.req for r in held]))
+                memo = memos.get(pk)
+                if memo is not None and memo[0] is pod and add(k, pod, memo[1]):
+                    continue
+                if pod.spec.node_name:
+                    self._write_lones(agg, batch)
+                self._contribute_lone(agg, k, pk, pod)
+        self._write_lones(agg, batch)
 
-    def _contribute_lone(self, agg: _Aggregates, key: GangKey, pod_key: str, pod: Pod) -> BoundPod | None:
-        """The gang of a pod that names none, contributed: a bound one as its record alone (its
-        gang is made when read, `_Gangs`), the rest as any gang (an unusable gang of the pod
-        when even that fails: `_discover_apart`'s last resort). Returns the record of a bound
-        pod whose room the caller is yet to add to `used`."""
+    def _write_lones(self, agg: _Aggregates, batch: _LoneBatch) -> None:
+        """The batch's pods contributed as `_contribute_lone` does each, in passes; emptied."""
+        if not batch.keys:
+            return
+        keys, records = batch.keys, batch.records
+        agg.gangs.put_lones(keys, batch.pods)
+        agg.gang_min.update(dict.fromkeys(keys, 1))  # `lone_gang`'s min_member
+        agg.parts.update(zip(keys, zip(keys, strict=True), strict=True))
+        agg.gang_of.update(zip(keys, keys, strict=True))
+        if records:
+            agg.snapshot.set_pods(records)
+            self._count_budgets_of(agg, records)
+            np.add.at(agg.used, batch.nodes(), batch.requests())
+        batch.clear()
+
+    def _contribute_lone(self, agg: _Aggregates, key: GangKey, pod_key: str, pod: Pod) -> None:
+        """The gang of a pod that names none, contributed on its own: a bound one as its record
+        alone (its gang is made when read, `_Gangs`), the rest as any gang (an unusable gang of
+        the pod when even that fails: `_discover_apart`'s last resort)."""
         if not discovered(pod):
-            return None
+            return
         if pod.spec.node_name:
             try:
                 memo = self._members_memo.get(pod_key)
                 gp = memo[1] if memo is not None and memo[0] is pod else self._member(pod, pod_key)[0]
-                record = self._bound(agg.index, key, gp)
+                record = bound_record(agg.index, key, gp)
             except Exception:
-                record = None  # the general path below says why, on the gang
+                pass  # the general path below says why, on the gang
             else:
                 agg.gangs.put_lone(key, pod)
                 agg.gang_min[key] = 1  # `lone_gang`'s min_member
@@ -1094,14 +1196,14 @@ class ClusterState:
                 agg.gang_of[key] = key
                 if record is not None:
                     agg.snapshot.set_pod(record, record.key)
+                    agg.used[record.node] += record.req
                     self._count_budgets(agg, record, +1)
-                return record
+                return
         try:
             gang = lone_gang(pod, self._member)
         except Exception as exc:
             gang = unusable_gang(key, [pod], failure_text(exc), member=self._member)
         self._contribute_safely(agg, gang)
-        return None
 
     def _discover_apart(self, agg: _Aggregates, keys: Iterable[GangKey]) -> list[Gang]:
         """Discovery one key at a time; a key that still fails is an unusable gang of its own."""
@@ -1221,35 +1323,12 @@ class ClusterState:
         deleted: it stays a member), its nominated node's when nominated, else nothing."""
         pod = m.pod
         if m.node_name:
-            return ClusterState._bound(index, gang.key, m)
+            return bound_record(index, gang.key, m)
         nominated = pod.status.nominated_node_name if pod.status is not None else None
         pos = index.node_pos.get(nominated) if nominated else None
         if pos is None:
             return None
         return Nomination(m.key, gang.key, pos, request_vector(index, m.requests), gang.priority)
-
-    @staticmethod
-    def _bound(index: ClusterIndex, gang: str, m: GangPod) -> BoundPod | None:
-        """A bound member's record (None on a node not in the index)."""
-        pod = m.pod
-        pos = index.node_pos.get(pod.spec.node_name or "")
-        if pos is None:
-            return None
-        meta = pod.metadata
-        # Positional, in BoundPod's field order: one is made for every bound pod at a cold start.
-        return BoundPod(
-            m.key,
-            meta.namespace or "",
-            pos,
-            request_vector(index, m.requests),
-            m.priority,
-            gang,
-            meta.labels or {},
-            meta.deletion_timestamp is not None,
-            PodTerms.of(pod),
-            start_seconds(pod),
-            volcano.preemptable(meta.annotations, meta.labels),
-        )
 
     # --- sizes ----------------------------------------------------------------------------
 
@@ -1260,6 +1339,29 @@ class ClusterState:
             return 0
         per_pod = 200  # a BoundPod with its request row and dict slot
         return int(agg.used.nbytes + agg.index.alloc.nbytes + per_pod * len(agg.bound) + 400 * len(agg.gangs))
+
+
+def bound_record(index: ClusterIndex, gang: str, m: GangPod) -> BoundPod | None:
+    """A bound member's record (None on a node not in the index)."""
+    pod = m.pod
+    pos = index.node_pos.get(pod.spec.node_name or "")
+    if pos is None:
+        return None
+    meta = pod.metadata
+    # Positional, in BoundPod's field order: one is made for every bound pod at a cold start.
+    return BoundPod(
+        m.key,
+        meta.namespace or "",
+        pos,
+        request_vector(index, m.requests),
+        m.priority,
+        gang,
+        meta.labels or {},
+        meta.deletion_timestamp is not None,
+        PodTerms.of(pod),
+        start_seconds(pod),
+        volcano.preemptable(meta.annotations, meta.labels),
+    )
 
 
 def start_seconds(pod: Pod) -> float | None:

@@ -24,6 +24,8 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from itertools import compress, repeat
+from operator import attrgetter, is_not, not_
 from typing import Any, TypeVar
 
 import numpy as np
@@ -424,19 +426,29 @@ class _NodeTable:
         res_names = {r for a in allocatable for r in a} | set(resources)
         axis = FIRST_RESOURCES + tuple(sorted(res_names - set(FIRST_RESOURCES)))
         res_pos = {r: i for i, r in enumerate(axis)}
-        alloc = np.zeros((len(nodes), len(axis)), dtype=np.int64)
+        # Nodes mostly share a few shapes and taint sets: each distinct one is read once.
+        shapes: dict[tuple[tuple[str, int], ...], int] = {}
+        shape_of = np.fromiter(
+            (shapes.setdefault(tuple(a.items()), len(shapes)) for a in allocatable),
+            dtype=np.int64,
+            count=len(nodes),
+        )
+        rows = np.zeros((len(shapes), len(axis)), dtype=np.int64)
+        for i, shape in enumerate(shapes):
+            for r, v in shape:
+                rows[i, res_pos[r]] = v
+        alloc = rows[shape_of] if len(nodes) else np.zeros((0, len(axis)), dtype=np.int64)
         taint_sets: dict[tuple[TaintTuple, ...], int] = {(): 0}
         taint_group = np.zeros(len(nodes), dtype=np.int64)
         prefer_sets: dict[tuple[TaintTuple, ...], int] = {(): 0}
         prefer_group = np.zeros(len(nodes), dtype=np.int64)
-        unsched = np.zeros(len(nodes), dtype=np.bool_)
-        for i, node in enumerate(nodes):
-            for r, v in allocatable[i].items():
-                alloc[i, res_pos[r]] = v
-            unsched[i] = bool(node.spec.unschedulable)
-            taints = node.spec.taints or []
-            taint_group[i] = taint_sets.setdefault(_hard_taints(taints), len(taint_sets))
-            prefer_group[i] = prefer_sets.setdefault(_taints_of(taints, PREFER), len(prefer_sets))
+        specs = [node.spec for node in nodes]
+        unsched = np.fromiter((bool(spec.unschedulable) for spec in specs), dtype=np.bool_, count=len(nodes))
+        for i, spec in enumerate(specs):
+            taints = spec.taints
+            if taints:
+                taint_group[i] = taint_sets.setdefault(_hard_taints(taints), len(taint_sets))
+                prefer_group[i] = prefer_sets.setdefault(_taints_of(taints, PREFER), len(prefer_sets))
         return cls(
             axis=axis,
             res_pos=res_pos,
@@ -661,6 +673,23 @@ class Snapshot:
         if self._columns is not None and not self._columns.log(key, pod):
             self._columns = None  # so many changes that building afresh is cheaper
 
+    def set_pods(self, pods: Sequence[BoundPod]) -> None:
+        """`set_pod(pod, pod.key)` for each of `pods`, in passes over them (a cold start sets
+        most bound pods here)."""
+        if self._gang_pods is not None or self._columns is not None:
+            for pod in pods:
+                self.set_pod(pod, pod.key)
+            return
+        keys = list(map(_key, pods))
+        self.pods.update(zip(keys, pods, strict=True))
+        for table in (self.with_terms, self.protected):
+            for key in table.keys() & keys if table else ():
+                del table[key]
+        with_terms = list(compress(pods, map(is_not, map(_terms, pods), repeat(None))))
+        self.with_terms.update(zip(map(_key, with_terms), with_terms, strict=True))
+        protected = list(compress(pods, map(not_, map(_preemptable, pods))))
+        self.protected.update(zip(map(_key, protected), protected, strict=True))
+
     def _move_member(self, was: BoundPod | None, pod: BoundPod | None, key: str) -> None:
         assert self._gang_pods is not None
         if was is not None:
@@ -814,6 +843,7 @@ class Snapshot:
 
 
 V = TypeVar("V")
+_key, _terms, _preemptable = attrgetter("key"), attrgetter("terms"), attrgetter("preemptable")
 
 
 def _restore(table: dict[str, V], key: str, value: V | None) -> None:

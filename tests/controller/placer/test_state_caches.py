@@ -260,3 +260,31 @@ def test_stored_models_are_compacted_and_a_pod_key_is_one_string() -> None:
     assert next(k for k in state._members_memo if k == stored) is stored
     assert gp.key is stored
     state.view()
+
+
+def test_lone_bound_pods_read_in_a_batch_keep_their_order_around_one_read_apart() -> None:
+    """A cold start reads the bound pods that name no gang in one batch; an assumed pod among
+    them (bound only in the state's eyes) is read on its own, after the batch so far is
+    written: the snapshot holds the pods in key order, each one's room counted once, the same
+    as a full rebuild and as the pods' own requests add up."""
+    objs = [node("n1"), node("n2"), *CLASSES]
+    objs += [_running("a", "n1", "low", cpu="1"), _running("c", "n2", "mid", cpu="2")]
+    objs += [pod("b", cpu="4", priority_class="high", scheduler="topobridge")]
+    objs += [_running(f"d{i}", "n2", "low", cpu="1", labels={"app": "web"}) for i in range(3)]
+    objs += [pdb("web", {"app": "web"}, allowed=1)]
+    state = cluster_state(load_scenario(objs))
+    state.assume("default/b", "n1")
+    for full in (False, True):
+        snap = state.view(full=full).snapshot
+        assert list(snap.pods) == [
+            "default/a",
+            "default/b",
+            "default/c",
+            "default/d0",
+            "default/d1",
+            "default/d2",
+        ]
+        cpu, index = snap.index.res_pos["cpu"], snap.index
+        assert snap.used[index.node_pos["n1"], cpu] == 5000 and snap.used[index.node_pos["n2"], cpu] == 5000
+        assert snap.budget_hits == {k: ("default/web",) if "/d" in k else () for k in snap.pods}
+        assert [p.key for p in snap.with_terms.values()] == [] and snap.arrays().keys == list(snap.pods)
