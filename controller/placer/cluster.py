@@ -9,7 +9,9 @@ labels, priority, gang), gangs' minMember, nominations, and the discovered gangs
 Both runners feed it: the live scheduler from informer events (`controller.runtime.cache`),
 `topobridge simulate` from a snapshot file and from the plans it applies. `view()` then does
 what kube-scheduler's `UpdateSnapshot` does: only what changed since the last cycle is
-recomputed (pods of gangs whose members, PodGroup or links moved; PDB counts only when read);
+recomputed (pods of gangs whose members, PodGroup or links moved; a gang whose pods were only
+bound, all of them at once, is made again from its members on their nodes rather than
+discovered again, `_bound_again`; PDB counts only when read);
 nodes, HyperNodes, the ClusterNetworkTopology or a Kueue Topology moving rebuild the tree and
 the index (nothing else does; a node's quantities are read again only when its model changed).
 On a new tree the gangs are discovered again, unless only nodes moved and the tree reads alike
@@ -396,6 +398,13 @@ def tiers_read(tree: TopologyTree) -> frozenset[tuple[int, str | None, str | Non
 class ClusterState:
     """Parsed objects plus incrementally maintained aggregates (see the module docstring)."""
 
+    _dirty: set[GangKey]
+    """Keys whose gangs are discovered again at the next view."""
+    _bound_dirty: set[GangKey]
+    """Keys whose pods were bound as they were (`_pod_bound`): their gangs are made again from
+    their members on their nodes, not discovered again, unless a key is in `_dirty` too or
+    discovery could find another gang (`_bound_again`)."""
+
     def __init__(self, *, nvlink_label: str = gpumod.NVLINK_LABEL, kueue_topology: str | None = None) -> None:
         self.nvlink_label = nvlink_label
         """The node label GPU gangs that require NVLink are held to."""
@@ -429,7 +438,7 @@ class ClusterState:
         self._grouping: set[str] = set()
         """`namespace/name` of the Koordinator and scheduler-plugins PodGroups that carry a
         `groups` annotation: a gang's links are looked for only where there may be some."""
-        self._dirty: set[GangKey] = set()
+        self._dirty, self._bound_dirty = set(), set()
         self._all_dirty = True
         self._topology_dirty = True
         self._sources_moved = True
@@ -593,7 +602,7 @@ class ClusterState:
             return
         self.generation += 1
         self.assumed.pop(key, None)  # the binding is visible now
-        self._dirty.add(mkey)
+        self._bound_dirty.add(mkey)
         memo = self._members_memo.get(key)
         if memo is not None and memo[0] is old and memo[2] is None:
             self._members_memo[key] = (new, bound_member(memo[1], new), None)
@@ -648,17 +657,18 @@ class ClusterState:
             self._retree(full)
         agg = self._agg
         assert agg is not None
+        bound: set[GangKey] = set()
         if self._all_dirty:
             self._reset(agg)
             keys: set[GangKey] = set(self._members)
         else:
-            keys = self._dirty
+            keys, bound = self._dirty, self._bound_dirty - self._dirty
         if self._budgets_dirty:
             self._recount_budgets(agg)
-        if keys:
-            self._rediscover(agg, keys)
+        if keys or bound:
+            self._rediscover(agg, keys, bound)
             agg.snapshot._changed()  # bound pods may have moved: pod arrays are rebuilt on demand
-        self._dirty = set()
+        self._dirty, self._bound_dirty = set(), set()
         self._all_dirty = False
         snap = agg.snapshot
         snap.namespace_labels = self.namespace_labels
@@ -932,13 +942,18 @@ class ClusterState:
         out.discard(key)
         return frozenset(out)
 
-    def _rediscover(self, agg: _Aggregates, dirty: Iterable[GangKey]) -> None:
+    def _rediscover(self, agg: _Aggregates, dirty: Iterable[GangKey], bound: Iterable[GangKey] = ()) -> None:
         """The gangs the `dirty` keys may be part of, discovered again: what they contributed
         withdrawn, then the gangs found now contributed (`_discover_apart`, `_contribute_safely`:
-        one bad object costs only its own gang its view)."""
-        keys = self._closure(agg, dirty)
+        one bad object costs only its own gang its view). The gangs of `bound` keys (whose
+        pods were only bound since) are made again from their members where discovery would
+        find the same gang with them (`_bound_again`), else discovered with the rest."""
+        again = self._bound_again(agg, bound)
+        keys = self._closure(agg, [*dirty, *(k for k in bound if k not in again)])
+        if again:  # a key linked to from a key discovered again is discovered with it
+            again = {k: gang for k, gang in again.items() if k not in keys}
         # Take out what the gangs these keys were part of contributed.
-        for old in {agg.gang_of[k] for k in keys if k in agg.gang_of}:
+        for old in {agg.gang_of[k] for k in [*keys, *again] if k in agg.gang_of}:
             self._withdraw(agg, old)
         for k in keys:
             agg.gang_of.pop(k, None)
@@ -958,9 +973,57 @@ class ClusterState:
             except Exception as exc:  # one bad object must not cost every gang in the batch its view
                 gangs = self._discover_apart(agg, grouped)
                 self._warn(agg, f"gang discovery failed, {failure_text(exc)}: discovered one key at a time")
+        if again:  # in discovery's order: by key, as if discovered with the rest
+            gangs = sorted([*gangs, *again.values()], key=lambda g: natural_key(g.key))
         for gang in gangs:
             self._contribute_safely(agg, gang)
         self._contribute_lones(agg, lone)
+
+    def _bound_again(self, agg: _Aggregates, keys: Iterable[GangKey]) -> dict[GangKey, Gang]:
+        """Key -> its gang made again from its members as they are now, for each of `keys`
+        (whose pods were only bound since the last view) where discovery would find just that:
+        the gang is the key's alone (no GangGroup, no `groups` link from it; one to it from a
+        key discovered again takes it along, `_rediscover`), it read without an
+        error, the same pods are its members, every one of them is bound now and none or all
+        of them were before (what discovery reads of a gang's pending members, its priority,
+        policy and scheduler, is then read of all of them both times), and each one's member
+        is the one kept for its stored model (`_pod_bound`'s). A bind changes nothing else
+        discovery reads: a gang of 100,000 pods bound is not discovered again pod by pod."""
+        out: dict[GangKey, Gang] = {}
+        for k in keys:
+            if k.startswith(_LONE) or k in agg.links or k in self._linking or gang_name(k) in self._grouping:
+                continue
+            name = agg.gang_of.get(k)
+            gang = agg.gangs.made().get(name) if name is not None else None
+            if gang is None or gang.error is not None or agg.parts.get(gang.key) != (k,):
+                continue
+            pods = self._members.get(k, set())
+            if len(gang.pods) != len(pods) or len(gang.bound) not in (0, len(gang.pods)):
+                continue
+            members = self._bound_members(gang, pods)
+            if members is not None:
+                out[k] = dataclasses.replace(gang, pods=members)
+        return out
+
+    def _bound_members(self, gang: Gang, pods: set[str]) -> tuple[GangPod, ...] | None:
+        """`gang`'s members as kept for their stored models, in its order, when each of its
+        pods is one of `pods`, stored, bound and read without an error; else None."""
+        out: list[GangPod] = []
+        memo, stored = self._members_memo, self.pods
+        for m in gang.pods:
+            kept = memo.get(m.key)
+            if kept is None or kept[2] is not None or m.key not in pods:
+                return None
+            pod, member = kept[0], kept[1]
+            if (
+                pod is not stored.get(m.key)
+                or member.pod is not pod
+                or not member.bound
+                or m.key in self.assumed
+            ):
+                return None
+            out.append(member)
+        return tuple(out)
 
     def _contribute_lones(self, agg: _Aggregates, keys: Iterable[GangKey]) -> None:
         """The gangs of pods that name none (`_contribute_lone`), the bound ones' room added

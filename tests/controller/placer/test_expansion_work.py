@@ -157,3 +157,13 @@ def test_pods_alike_share_requests_and_shape_read_once(monkeypatch: pytest.Monke
     other = sc.pods[0].replaced(spec=sc.pods[0].spec.replaced(containers=[]))
     assert gangs.gang_pod(other, {})[0].requests == {"pods": 1}
     assert len(reads) == len(shapes) == 2
+
+
+def test_a_gang_bound_whole_is_not_discovered_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Discovery reads each pod once, pending; the gang bound whole is made again from its
+    members on their nodes (`ClusterState._bound_again`), not discovered pod by pod again."""
+    sc = load_scenario(_scenario())
+    calls = _counting(monkeypatch, cluster_mod, "discover_gangs")
+    result = simulate(sc)
+    assert len(result.bound) == PODS
+    assert [len(c[0]) for c in calls] == [PODS]
