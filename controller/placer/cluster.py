@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import operator
 import sys
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
@@ -299,9 +300,10 @@ def _only_bound(old: Pod | None, new: Pod | None) -> bool:
     if old.metadata is not new.metadata or old.status is not new.status:
         return False
     before, after = old.spec.__dict__, new.spec.__dict__
-    if before.keys() != after.keys() or old.spec.__pydantic_extra__ != new.spec.__pydantic_extra__:
+    if list(before) != list(after) or old.spec.__pydantic_extra__ != new.spec.__pydantic_extra__:
         return False
-    return all(value is after[key] for key, value in before.items() if key != "node_name")
+    # The fields in the same order, so side by side: only `node_name` (unset, then set) differs.
+    return list(map(operator.is_, before.values(), after.values())).count(False) == 1
 
 
 class _Gangs(MutableMapping[str, Gang]):
@@ -1036,8 +1038,7 @@ class ClusterState:
                 record = self._contribute_lone(agg, k, pk, pod)
                 if record is not None:
                     held.append(record)
-        if held:
-            np.add.at(agg.used, [r.node for r in held], np.stack([r.req for r in held]))
+        _add_rows(agg.used, held)
 
     def _contribute_lone(self, agg: _Aggregates, key: GangKey, pod_key: str, pod: Pod) -> BoundPod | None:
         """The gang of a pod that names none, contributed: a bound one as its record alone (its
@@ -1173,13 +1174,17 @@ class ClusterState:
             agg.gang_of[k] = gang.key
         if gang.pending:
             agg.pending.add(gang.key)
-        for m, record in held:
-            if isinstance(record, BoundPod):
-                agg.snapshot.set_pod(record, m.key)
-                agg.used[record.node] += record.req
-                self._count_budgets(agg, record, +1)
-            elif record is not None:
-                agg.nominations[m.key] = record
+        rows: list[BoundPod] = []
+        try:
+            for m, record in held:
+                if isinstance(record, BoundPod):
+                    agg.snapshot.set_pod(record, m.key)
+                    rows.append(record)
+                    self._count_budgets(agg, record, +1)
+                elif record is not None:
+                    agg.nominations[m.key] = record
+        finally:  # the room of every record set, even when counting a budget failed
+            _add_rows(agg.used, rows)
 
     @staticmethod
     def _bound_record(index: ClusterIndex, gang: Gang, m: GangPod) -> BoundPod | Nomination | None:
@@ -1226,6 +1231,19 @@ class ClusterState:
             return 0
         per_pod = 200  # a BoundPod with its request row and dict slot
         return int(agg.used.nbytes + agg.index.alloc.nbytes + per_pod * len(agg.bound) + 400 * len(agg.gangs))
+
+
+_ONE_BY_ONE = 8
+"""Rows added one at a time up to this many; more in one `np.add.at` (a gang bound whole)."""
+
+
+def _add_rows(used: I64, records: Sequence[BoundPod]) -> None:
+    """Each record's request added to its node's row of `used`."""
+    if len(records) <= _ONE_BY_ONE:
+        for r in records:
+            used[r.node] += r.req
+    else:
+        np.add.at(used, [r.node for r in records], np.stack([r.req for r in records]))
 
 
 def start_seconds(pod: Pod) -> float | None:
