@@ -91,8 +91,8 @@ def test_a_label_the_job_gives_every_pod_is_checked_once(monkeypatch: pytest.Mon
     sc = load_scenario(_scenario())
     labels = {k for p in sc.pods for k in (p.metadata.labels or {})}
     values = {(k, v) for p in sc.pods for k, v in (p.metadata.labels or {}).items()}
-    assert len(labels) == 5
-    assert len(calls) == len(values) == 4 + PODS  # the shared four once, the index once each
+    assert len(labels) == 5 and len(values) == 4 + PODS
+    assert len(calls) == len(labels)  # each key once: the index's too, though its values differ
 
 
 def test_an_expanded_pod_with_a_bad_label_is_still_refused() -> None:
@@ -167,3 +167,10 @@ def test_a_gang_bound_whole_is_not_discovered_again(monkeypatch: pytest.MonkeyPa
     result = simulate(sc)
     assert len(result.bound) == PODS
     assert [len(c[0]) for c in calls] == [PODS]
+
+
+def test_a_bad_label_value_is_refused_under_every_key_it_is_found_with() -> None:
+    objects = _scenario()
+    objects[2]["spec"]["template"]["metadata"]["labels"] = {"a": "bad value", "b": "bad value"}
+    with pytest.raises(Exception, match=r"labels\[a\].*labels\[b\]"):
+        load_scenario(objects)
