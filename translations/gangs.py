@@ -367,7 +367,10 @@ def discover_gangs(
         if source == "none":  # a pod alone: no draft, no group, nothing to merge
             gangs.append(lone_gang(pod, make))
             continue
-        drafts.setdefault(key, _Draft(key=key, source=source)).members.append(pod)
+        draft = drafts.get(key)
+        if draft is None:  # made once per gang, not once per member
+            draft = drafts[key] = _Draft(key=key, source=source)
+        draft.members.append(pod)
 
     for d in drafts.values():
         try:

@@ -174,3 +174,11 @@ def test_a_bad_label_value_is_refused_under_every_key_it_is_found_with() -> None
     objects[2]["spec"]["template"]["metadata"]["labels"] = {"a": "bad value", "b": "bad value"}
     with pytest.raises(Exception, match=r"labels\[a\].*labels\[b\]"):
         load_scenario(objects)
+
+
+def test_discovery_drafts_a_gang_once_not_once_per_member(monkeypatch: pytest.MonkeyPatch) -> None:
+    sc = load_scenario(_scenario())
+    drafts = _counting(monkeypatch, gangs, "_Draft")
+    found = gangs.discover_gangs(sc.pods, podgroups=gangs.PodGroups(jobs=sc.podgroups.jobs))
+    assert [len(g.pods) for g in found] == [PODS]
+    assert len(drafts) == 1
