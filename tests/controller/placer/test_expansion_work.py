@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from controller.placer import cluster as cluster_mod
+from controller.placer import scenario as scenario_mod
 from controller.placer.scenario import _put_pod, cluster_state, load_scenario, simulate
 from translations import envelope, expand, gangs, gpu
 from translations.errors import go_quote
@@ -182,3 +183,16 @@ def test_discovery_drafts_a_gang_once_not_once_per_member(monkeypatch: pytest.Mo
     found = gangs.discover_gangs(sc.pods, podgroups=gangs.PodGroups(jobs=sc.podgroups.jobs))
     assert [len(g.pods) for g in found] == [PODS]
     assert len(drafts) == 1
+
+
+def test_the_requests_of_a_jobs_pods_are_read_once_when_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
+    reads = _counting(monkeypatch, scenario_mod, "effective_requests")
+    assert len(load_scenario(_scenario()).pods) == PODS
+    assert len(reads) == 1  # the template's parts, shared by every pod
+
+
+def test_an_expanded_pod_with_a_bad_request_is_still_refused() -> None:
+    objects = _scenario()
+    objects[2]["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "lots"
+    with pytest.raises(Exception, match="lots"):
+        load_scenario(objects)
