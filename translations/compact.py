@@ -97,6 +97,15 @@ def compact(obj: KubeModel) -> None:
                 todo.append(value)
 
 
+def compact_own(*models: KubeModel) -> None:
+    """Share each of `models`' own bookkeeping, and nothing under it: for models replaced
+    from compacted ones whose every other part is the compacted one's (a pod bound, and its
+    spec: its node is a string), where `compact` would walk each field to find just that."""
+    for model in models:
+        if type(model.__pydantic_fields_set__) is not SharedNames:
+            _share(model)
+
+
 def _share(model: KubeModel) -> None:
     names = model.__pydantic_fields_set__
     if type(names) is set:

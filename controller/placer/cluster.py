@@ -57,7 +57,7 @@ from translations import gpu as gpumod
 from translations import hypernodes as hntr
 from translations import koordinator as koord
 from translations._base import KubeModel
-from translations.compact import compact
+from translations.compact import compact, compact_own
 from translations.core import Job, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
 from translations.errors import InvalidSpecError, failure_text
 from translations.gangs import (
@@ -497,16 +497,19 @@ class ClusterState:
         items = self.store(kind)
         if kind is Kind.POD:
             key = sys.intern(key)  # one string per pod key: its GangPod's and records' are the same
-        if isinstance(obj, KubeModel):
-            compact(obj)  # a large cluster's models share their bookkeeping and repeated text
         old = items.get(key)
+        bound = kind is Kind.POD and old is not None and _only_bound(old, obj)
+        if bound:
+            compact_own(obj, obj.spec)  # all else it holds is the stored pod's, compacted
+        elif isinstance(obj, KubeModel):
+            compact(obj)  # a large cluster's models share their bookkeeping and repeated text
         items[key] = obj
         if kind in _GROUPING:
             self._regroup(key)
         if kind is Kind.PDB and self._agg is not None:
             self._agg.budgets = None  # even a change called irrelevant is read afresh, as before
         if relevant or old is None:
-            if kind is Kind.POD and old is not None and _only_bound(old, obj):
+            if bound and old is not None:
                 self._pod_bound(key, old, obj)
                 return
             self.freed += 1

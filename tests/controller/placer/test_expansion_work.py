@@ -16,7 +16,9 @@ import pytest
 from controller.placer import cluster as cluster_mod
 from controller.placer import scenario as scenario_mod
 from controller.placer.scenario import _put_pod, cluster_state, load_scenario, simulate
+from translations import compact as compact_mod
 from translations import envelope, expand, gangs, gpu
+from translations.compact import SharedNames
 from translations.errors import go_quote
 
 Obj = dict[str, Any]
@@ -196,3 +198,18 @@ def test_an_expanded_pod_with_a_bad_request_is_still_refused() -> None:
     objects[2]["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "lots"
     with pytest.raises(Exception, match="lots"):
         load_scenario(objects)
+
+
+def test_a_pod_bound_is_stored_compacted_by_its_own_two_models(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bind replaces the pod and its spec and nothing else: only those two have their
+    bookkeeping shared; the rest is the pending pod's, compacted when it was stored."""
+    state = cluster_state(load_scenario(_scenario()))
+    state.view()
+    key = sorted(state.pods)[0]
+    pending = state.pods[key]
+    shared = _counting(monkeypatch, compact_mod, "_share")
+    _put_pod(state, key, node_name="n0")
+    pod = state.pods[key]
+    assert len(shared) == 2 and shared[0][0] is pod and shared[1][0] is pod.spec
+    assert type(pod.spec.__pydantic_fields_set__) is SharedNames
+    assert pod.metadata is pending.metadata and pod.spec.containers is pending.spec.containers
