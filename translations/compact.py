@@ -7,6 +7,13 @@ walks a parsed object and has each of its models share one read-only set per dis
 names, and one read-only empty dict when it kept nothing unknown, and interns the text values
 of its string maps (labels, resource quantities), which repeat from pod to pod.
 
+A model compacted already is passed over with everything under it: models are replaced, never
+changed, so a part shared by the model stored before (a pod's metadata and containers, when a
+bind replaces only its spec; the parsed template every pod of a Job shares) is walked once, not
+once per pod or per update. (A model assigned to in place gets its own set back
+(`KubeModel.__setattr__`) and is compacted again when reached from a model not compacted yet;
+reached only through compacted ones, it keeps its own: that costs memory, never a reading.)
+
 Nothing a reader sees changes: the shared set and dict are a `set` and a `dict` (dumps,
 `model_fields_set` and equality read them as before), a copy of a model gets its own
 (`copy.copy`, `model_copy`), and `KubeModel.__setattr__` gives a model its own before an
@@ -70,10 +77,13 @@ _EMPTY = SharedEmpty()
 
 def compact(obj: KubeModel) -> None:
     """Share `obj`'s and its sub-models' bookkeeping and intern its string maps' values, in
-    place (see the module docstring); a model already compacted is left as it is."""
+    place (see the module docstring); a model already compacted, and all under it, is left as
+    it is."""
     todo: list[KubeModel] = [obj]
     while todo:
         model = todo.pop()
+        if type(model.__pydantic_fields_set__) is SharedNames:
+            continue  # compacted, and what it holds with it
         _share(model)
         for value in model.__dict__.values():
             kind = type(value)
@@ -85,6 +95,15 @@ def compact(obj: KubeModel) -> None:
                 todo.extend(_models(value))
             elif isinstance(value, KubeModel):
                 todo.append(value)
+
+
+def compact_own(*models: KubeModel) -> None:
+    """Share each of `models`' own bookkeeping, and nothing under it: for models replaced
+    from compacted ones whose every other part is the compacted one's (a pod bound, and its
+    spec: its node is a string), where `compact` would walk each field to find just that."""
+    for model in models:
+        if type(model.__pydantic_fields_set__) is not SharedNames:
+            _share(model)
 
 
 def _share(model: KubeModel) -> None:

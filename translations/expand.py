@@ -87,7 +87,7 @@ import hashlib
 import json
 import uuid
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from translations import gpu as gpumod
@@ -677,7 +677,7 @@ def _finish(
     notes: list[str],
 ) -> Expansion:
     """Check every new object as the API server would; PodGroups already present are kept."""
-    checked: set[tuple[str, str]] = set()  # a job's pods share most labels: each checked once
+    checked = _Checked()  # a job's pods share most labels: each key and value checked once
     for obj in new:
         _check(obj, checked)
     added = [
@@ -699,18 +699,33 @@ def _finish(
     )
 
 
-def _check(obj: JsonDict, checked: set[tuple[str, str]]) -> None:
-    """The object's name and labels as the API server checks them; `checked`: labels already
-    found valid on an earlier object (a bad one raises, so it is never in the set)."""
+@dataclass(slots=True)
+class _Checked:
+    """Label keys and label values found valid (a bad one is reported under each key it is
+    found with, and raises). Apart: each pod of an Indexed Job has a label value of its own (its index)
+    under a key every pod has."""
+
+    keys: set[str] = field(default_factory=set)
+    values: set[str] = field(default_factory=set)
+
+
+def _check(obj: JsonDict, checked: _Checked) -> None:
+    """The object's name and labels as the API server checks them; a label key or value
+    `checked` holds already is not checked again."""
     meta = obj["metadata"]
     where = f"{obj['kind']} {meta.get('namespace', '')}/{meta['name']}"
     problems = name_problems(obj, require_name=True)
     for k, v in (meta.get("labels") or {}).items():
-        if (k, v) in checked:
-            continue
-        problems += label_key_problems(k, path="metadata.labels")
-        problems += label_value_problems(v, path=f"metadata.labels[{k}]")
-        checked.add((k, v))
+        if k not in checked.keys:
+            found = label_key_problems(k, path="metadata.labels")
+            problems += found
+            if not found:
+                checked.keys.add(k)
+        if v not in checked.values:
+            found = label_value_problems(v, path=f"metadata.labels[{k}]")
+            problems += found
+            if not found:
+                checked.values.add(v)
     raise_all([InvalidSpecError(f"{where}: {p.field_path}", p.value, p.detail) for p in problems])
 
 

@@ -40,7 +40,7 @@ from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from operator import attrgetter
+from operator import attrgetter, is_
 from typing import Any, Literal, NewType
 
 from translations import constraints as cons
@@ -277,8 +277,10 @@ def resolve_priority(pod: Pod, classes: Mapping[str, PriorityClass]) -> tuple[in
 
 
 def _global_default(classes: Mapping[str, PriorityClass]) -> PriorityClass | None:
-    defaults = sorted((c for c in classes.values() if c.global_default), key=lambda c: (-c.value, c.name))
-    return defaults[0] if defaults else None
+    """The globalDefault class of highest value (of those, the first by name); read for
+    every pod that names none, so nothing is sorted when no class is a default."""
+    defaults = [c for c in classes.values() if c.global_default]
+    return min(defaults, key=lambda c: (-c.value, c.name)) if defaults else None
 
 
 def class_priority(name: str | None, classes: Mapping[str, PriorityClass]) -> int | None:
@@ -365,7 +367,10 @@ def discover_gangs(
         if source == "none":  # a pod alone: no draft, no group, nothing to merge
             gangs.append(lone_gang(pod, make))
             continue
-        drafts.setdefault(key, _Draft(key=key, source=source)).members.append(pod)
+        draft = drafts.get(key)
+        if draft is None:  # made once per gang, not once per member
+            draft = drafts[key] = _Draft(key=key, source=source)
+        draft.members.append(pod)
 
     for d in drafts.values():
         try:
@@ -877,7 +882,8 @@ def _shape(pod: Pod, requests: dict[str, int]) -> str:
 
 
 def _same(a: tuple[object, ...], b: tuple[object, ...]) -> bool:
-    return all(x is y for x, y in zip(a, b, strict=True))
+    """The same objects, place by place (`a` and `b` are made alike: of one length)."""
+    return all(map(is_, a, b))
 
 
 def bound_member(member: GangPod, pod: Pod) -> GangPod:

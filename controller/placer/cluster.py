@@ -9,7 +9,9 @@ labels, priority, gang), gangs' minMember, nominations, and the discovered gangs
 Both runners feed it: the live scheduler from informer events (`controller.runtime.cache`),
 `topobridge simulate` from a snapshot file and from the plans it applies. `view()` then does
 what kube-scheduler's `UpdateSnapshot` does: only what changed since the last cycle is
-recomputed (pods of gangs whose members, PodGroup or links moved; PDB counts only when read);
+recomputed (pods of gangs whose members, PodGroup or links moved; a gang whose pods were only
+bound, all of them at once, is made again from its members on their nodes rather than
+discovered again, `_bound_again`; PDB counts only when read);
 nodes, HyperNodes, the ClusterNetworkTopology or a Kueue Topology moving rebuild the tree and
 the index (nothing else does; a node's quantities are read again only when its model changed),
 except a few nodes relabelled on a tree of label levels: each is moved between domains in
@@ -38,6 +40,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import operator
 import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
@@ -59,7 +62,7 @@ from translations import gpu as gpumod
 from translations import hypernodes as hntr
 from translations import koordinator as koord
 from translations._base import KubeModel
-from translations.compact import compact
+from translations.compact import compact, compact_own
 from translations.core import Job, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
 from translations.errors import InvalidSpecError, failure_text
 from translations.gangs import (
@@ -304,9 +307,10 @@ def _only_bound(old: Pod | None, new: Pod | None) -> bool:
     if old.metadata is not new.metadata or old.status is not new.status:
         return False
     before, after = old.spec.__dict__, new.spec.__dict__
-    if before.keys() != after.keys() or old.spec.__pydantic_extra__ != new.spec.__pydantic_extra__:
+    if list(before) != list(after) or old.spec.__pydantic_extra__ != new.spec.__pydantic_extra__:
         return False
-    return all(value is after[key] for key, value in before.items() if key != "node_name")
+    # The fields in the same order, so side by side: only `node_name` (unset, then set) differs.
+    return list(map(operator.is_, before.values(), after.values())).count(False) == 1
 
 
 class _Gangs(MutableMapping[str, Gang]):
@@ -460,6 +464,13 @@ def tiers_read(tree: TopologyTree) -> frozenset[tuple[int, str | None, str | Non
 class ClusterState:
     """Parsed objects plus incrementally maintained aggregates (see the module docstring)."""
 
+    _dirty: set[GangKey]
+    """Keys whose gangs are discovered again at the next view."""
+    _bound_dirty: set[GangKey]
+    """Keys whose pods were bound as they were (`_pod_bound`): their gangs are made again from
+    their members on their nodes, not discovered again, unless a key is in `_dirty` too or
+    discovery could find another gang (`_bound_again`)."""
+
     def __init__(self, *, nvlink_label: str = gpumod.NVLINK_LABEL, kueue_topology: str | None = None) -> None:
         self.nvlink_label = nvlink_label
         """The node label GPU gangs that require NVLink are held to."""
@@ -493,7 +504,7 @@ class ClusterState:
         self._grouping: set[str] = set()
         """`namespace/name` of the Koordinator and scheduler-plugins PodGroups that carry a
         `groups` annotation: a gang's links are looked for only where there may be some."""
-        self._dirty: set[GangKey] = set()
+        self._dirty, self._bound_dirty = set(), set()
         self._all_dirty = True
         self._topology_dirty = True
         self._sources_moved = True
@@ -550,16 +561,19 @@ class ClusterState:
         items = self.store(kind)
         if kind is Kind.POD:
             key = sys.intern(key)  # one string per pod key: its GangPod's and records' are the same
-        if isinstance(obj, KubeModel):
-            compact(obj)  # a large cluster's models share their bookkeeping and repeated text
         old = items.get(key)
+        bound = kind is Kind.POD and old is not None and _only_bound(old, obj)
+        if bound:
+            compact_own(obj, obj.spec)  # all else it holds is the stored pod's, compacted
+        elif isinstance(obj, KubeModel):
+            compact(obj)  # a large cluster's models share their bookkeeping and repeated text
         items[key] = obj
         if kind in _GROUPING:
             self._regroup(key)
         if kind is Kind.PDB and self._agg is not None:
             self._agg.budgets = None  # even a change called irrelevant is read afresh, as before
         if relevant or old is None:
-            if kind is Kind.POD and old is not None and _only_bound(old, obj):
+            if bound and old is not None:
                 self._pod_bound(key, old, obj)
                 return
             self.freed += 1
@@ -663,7 +677,7 @@ class ClusterState:
             return
         self.generation += 1
         self.assumed.pop(key, None)  # the binding is visible now
-        self._dirty.add(mkey)
+        self._bound_dirty.add(mkey)
         memo = self._members_memo.get(key)
         if memo is not None and memo[0] is old and memo[2] is None:
             self._members_memo[key] = (new, bound_member(memo[1], new), None)
@@ -718,17 +732,18 @@ class ClusterState:
             self._retree(full)
         agg = self._agg
         assert agg is not None
+        bound: set[GangKey] = set()
         if self._all_dirty:
             self._reset(agg)
             keys: set[GangKey] = set(self._members)
         else:
-            keys = self._dirty
+            keys, bound = self._dirty, self._bound_dirty - self._dirty
         if self._budgets_dirty:
             self._recount_budgets(agg)
-        if keys:
-            self._rediscover(agg, keys)
+        if keys or bound:
+            self._rediscover(agg, keys, bound)
             agg.snapshot._changed()  # bound pods may have moved: pod arrays are rebuilt on demand
-        self._dirty = set()
+        self._dirty, self._bound_dirty = set(), set()
         self._all_dirty = False
         snap = agg.snapshot
         snap.namespace_labels = self.namespace_labels
@@ -1111,13 +1126,18 @@ class ClusterState:
         out.discard(key)
         return frozenset(out)
 
-    def _rediscover(self, agg: _Aggregates, dirty: Iterable[GangKey]) -> None:
+    def _rediscover(self, agg: _Aggregates, dirty: Iterable[GangKey], bound: Iterable[GangKey] = ()) -> None:
         """The gangs the `dirty` keys may be part of, discovered again: what they contributed
         withdrawn, then the gangs found now contributed (`_discover_apart`, `_contribute_safely`:
-        one bad object costs only its own gang its view)."""
-        keys = self._closure(agg, dirty)
+        one bad object costs only its own gang its view). The gangs of `bound` keys (whose
+        pods were only bound since) are made again from their members where discovery would
+        find the same gang with them (`_bound_again`), else discovered with the rest."""
+        again = self._bound_again(agg, bound)
+        keys = self._closure(agg, [*dirty, *(k for k in bound if k not in again)])
+        if again:  # a key linked to from a key discovered again is discovered with it
+            again = {k: gang for k, gang in again.items() if k not in keys}
         # Take out what the gangs these keys were part of contributed.
-        for old in {agg.gang_of[k] for k in keys if k in agg.gang_of}:
+        for old in {agg.gang_of[k] for k in [*keys, *again] if k in agg.gang_of}:
             self._withdraw(agg, old)
         for k in keys:
             agg.gang_of.pop(k, None)
@@ -1137,9 +1157,57 @@ class ClusterState:
             except Exception as exc:  # one bad object must not cost every gang in the batch its view
                 gangs = self._discover_apart(agg, grouped)
                 self._warn(agg, f"gang discovery failed, {failure_text(exc)}: discovered one key at a time")
+        if again:  # in discovery's order: by key, as if discovered with the rest
+            gangs = sorted([*gangs, *again.values()], key=lambda g: natural_key(g.key))
         for gang in gangs:
             self._contribute_safely(agg, gang)
         self._contribute_lones(agg, lone)
+
+    def _bound_again(self, agg: _Aggregates, keys: Iterable[GangKey]) -> dict[GangKey, Gang]:
+        """Key -> its gang made again from its members as they are now, for each of `keys`
+        (whose pods were only bound since the last view) where discovery would find just that:
+        the gang is the key's alone (no GangGroup, no `groups` link from it; one to it from a
+        key discovered again takes it along, `_rediscover`), it read without an
+        error, the same pods are its members, every one of them is bound now and none or all
+        of them were before (what discovery reads of a gang's pending members, its priority,
+        policy and scheduler, is then read of all of them both times), and each one's member
+        is the one kept for its stored model (`_pod_bound`'s). A bind changes nothing else
+        discovery reads: a gang of 100,000 pods bound is not discovered again pod by pod."""
+        out: dict[GangKey, Gang] = {}
+        for k in keys:
+            if k.startswith(_LONE) or k in agg.links or k in self._linking or gang_name(k) in self._grouping:
+                continue
+            name = agg.gang_of.get(k)
+            gang = agg.gangs.made().get(name) if name is not None else None
+            if gang is None or gang.error is not None or agg.parts.get(gang.key) != (k,):
+                continue
+            pods = self._members.get(k, set())
+            if len(gang.pods) != len(pods) or len(gang.bound) not in (0, len(gang.pods)):
+                continue
+            members = self._bound_members(gang, pods)
+            if members is not None:
+                out[k] = dataclasses.replace(gang, pods=members)
+        return out
+
+    def _bound_members(self, gang: Gang, pods: set[str]) -> tuple[GangPod, ...] | None:
+        """`gang`'s members as kept for their stored models, in its order, when each of its
+        pods is one of `pods`, stored, bound and read without an error; else None."""
+        out: list[GangPod] = []
+        memo, stored = self._members_memo, self.pods
+        for m in gang.pods:
+            kept = memo.get(m.key)
+            if kept is None or kept[2] is not None or m.key not in pods:
+                return None
+            pod, member = kept[0], kept[1]
+            if (
+                pod is not stored.get(m.key)
+                or member.pod is not pod
+                or not member.bound
+                or m.key in self.assumed
+            ):
+                return None
+            out.append(member)
+        return tuple(out)
 
     def _contribute_lones(self, agg: _Aggregates, keys: Iterable[GangKey]) -> None:
         """The gangs of pods that name none. The bound ones (a cold start is mostly them) are
@@ -1309,13 +1377,17 @@ class ClusterState:
             agg.gang_of[k] = gang.key
         if gang.pending:
             agg.pending.add(gang.key)
-        for m, record in held:
-            if isinstance(record, BoundPod):
-                agg.snapshot.set_pod(record, m.key)
-                agg.used[record.node] += record.req
-                self._count_budgets(agg, record, +1)
-            elif record is not None:
-                agg.nominations[m.key] = record
+        rows: list[BoundPod] = []
+        try:
+            for m, record in held:
+                if isinstance(record, BoundPod):
+                    agg.snapshot.set_pod(record, m.key)
+                    rows.append(record)
+                    self._count_budgets(agg, record, +1)
+                elif record is not None:
+                    agg.nominations[m.key] = record
+        finally:  # the room of every record set, even when counting a budget failed
+            _add_rows(agg.used, rows)
 
     @staticmethod
     def _bound_record(index: ClusterIndex, gang: Gang, m: GangPod) -> BoundPod | Nomination | None:
@@ -1362,6 +1434,19 @@ def bound_record(index: ClusterIndex, gang: str, m: GangPod) -> BoundPod | None:
         start_seconds(pod),
         volcano.preemptable(meta.annotations, meta.labels),
     )
+
+
+_ONE_BY_ONE = 8
+"""Rows added one at a time up to this many; more in one `np.add.at` (a gang bound whole)."""
+
+
+def _add_rows(used: I64, records: Sequence[BoundPod]) -> None:
+    """Each record's request added to its node's row of `used`."""
+    if len(records) <= _ONE_BY_ONE:
+        for r in records:
+            used[r.node] += r.req
+    else:
+        np.add.at(used, [r.node for r in records], np.stack([r.req for r in records]))
 
 
 def start_seconds(pod: Pod) -> float | None:

@@ -29,6 +29,7 @@ every pod read so far (measured: half of reading a 20,000-pod Job), and neither 
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -202,8 +203,7 @@ def _expand(sc: Scenario, label: str, job: expandmod.Expandable) -> None:
             priority_classes=sc.priority_classes,
         )
         pods = expandmod.parse_pods(made.pods)
-        for pod in pods:
-            effective_requests(pod.spec)
+        _check_requests(pods)
         groups = [volcano.PodGroup.parse(raw) for raw in made.pod_groups]
     except TopobridgeError as exc:
         if not sc.lenient:
@@ -213,6 +213,19 @@ def _expand(sc: Scenario, label: str, job: expandmod.Expandable) -> None:
     sc.pods += pods
     sc.podgroups = replace(sc.podgroups, volcano=[*sc.podgroups.volcano, *groups])
     sc.expansions.append(made)
+
+
+def _check_requests(pods: Iterable[Pod]) -> None:
+    """Each pod's requests read (a quantity that cannot be read raises), once per distinct
+    set of the parts they are read from: the pods of one template share theirs
+    (`expand.parse_pods`), and the same parts read the same."""
+    last: tuple[object, ...] = ()
+    for pod in pods:
+        spec = pod.spec
+        parts = (spec.containers, spec.init_containers, spec.overhead, spec.resources)
+        if len(last) != len(parts) or not all(map(operator.is_, parts, last)):
+            effective_requests(spec)
+            last = parts
 
 
 def _meta(raw: Mapping[str, Any]) -> tuple[str, str]:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from translations import compact as compact_mod
 from translations.compact import SharedEmpty, SharedNames, compact
 from translations.core import Pod
 
@@ -96,3 +97,19 @@ def test_compact_twice_is_compact_once() -> None:
     names, labels = a.metadata.__pydantic_fields_set__, a.metadata.labels
     compact(a)
     assert a.metadata.__pydantic_fields_set__ is names and a.metadata.labels is labels
+
+
+def test_a_compacted_part_is_not_walked_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model replaced with one new part shares the rest, compacted already: compacting it
+    shares the bookkeeping of the two new models only (the pod and its spec, on a bind)."""
+    a, _ = _pair()
+    moved = a.replaced(spec=a.spec.replaced(node_name="node-2"))
+    shared: list[object] = []
+    real = compact_mod._share
+    monkeypatch.setattr(compact_mod, "_share", lambda model: shared.append(model) or real(model))
+    compact(moved)
+    assert shared == [moved, moved.spec]
+    assert type(moved.spec.__pydantic_fields_set__) is SharedNames
+    assert moved.spec.containers[0] is a.spec.containers[0]
+    compact(moved)
+    assert len(shared) == 2

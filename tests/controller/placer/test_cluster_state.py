@@ -9,7 +9,9 @@ holding the same objects builds its view from scratch, and every part must be eq
 requested resources per node, bound pods (with gang, priority, labels, terminating, start time,
 terms, preemptable), the pod arrays preemption reads (kept by patching across cycles, equal to a
 fresh build row for row and in the snapshot's order, budget coverage included), minMember,
-nominations, gangs, the pending list and the budgets.
+nominations, gangs, the pending list and the budgets. Binds as `simulate` applies them (one
+pod, or every pending pod at once) keep it equal too, where a gang whose pods were only bound is
+made again from its members rather than discovered again.
 """
 
 from __future__ import annotations
@@ -27,10 +29,12 @@ from controller.placer.budgets import budgets_from
 from controller.placer.cluster import ClusterState, ClusterView, Kind
 from controller.placer.columns import pod_arrays
 from controller.placer.cycle import GangTiming, SchedulingCycle
+from controller.placer.scenario import _put_pod
 from controller.placer.snapshot import Snapshot
 from translations import koordinator as koord
 from translations import volcano
 from translations.core import Node, Pod, PodDisruptionBudget, PriorityClass
+from translations.gangs import Gang, GangKey
 
 Obj = dict[str, Any]
 NODES = [f"n{i}" for i in range(6)]
@@ -268,3 +272,97 @@ def test_relevant_false_moves_nothing() -> None:
     after = state.view()
     assert after.snapshot.pods.keys() == before.snapshot.pods.keys()
     assert after.index is before.index
+
+
+class _CountingState(ClusterState):
+    """Counts the gangs made again from their bound members rather than discovered again."""
+
+    def _bound_again(self, agg: Any, keys: Any) -> dict[GangKey, Gang]:
+        again = super()._bound_again(agg, keys)
+        COUNTS["gangs made again after binds"] += len(again)
+        return again
+
+
+def _bind(state: ClusterState, keys: list[str], node: int) -> None:
+    """Each pending pod of `keys` bound as `simulate` binds it, on nodes from `node` on."""
+    for i, key in enumerate(keys):
+        if key in state.pods and not state.pods[key].spec.node_name:
+            _put_pod(state, key, node_name=NODES[(node + i) % len(NODES)])
+
+
+pending = st.builds(_pod, st.integers(0, 11), st.integers(0, 2), st.integers(0, 2), st.just(0))
+bind_steps = st.lists(
+    st.one_of(
+        st.tuples(st.just("bind"), st.tuples(st.integers(0, 11), st.integers(0, len(NODES) - 1))),
+        st.tuples(st.just("bind all"), st.integers(0, len(NODES) - 1)),
+        st.tuples(
+            st.just("put"), st.one_of(pending, st.builds(_podgroup, st.integers(0, 2), st.integers(0, 3)))
+        ),
+        st.tuples(st.just("assume"), st.tuples(st.integers(0, 11), st.integers(0, len(NODES) - 1))),
+        st.tuples(st.just("view"), st.none()),
+    ),
+    min_size=1,
+    max_size=20,
+)
+
+
+@settings(
+    max_examples=150,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(st.lists(pending, min_size=3, max_size=12), st.lists(st.integers(0, 3), max_size=3), bind_steps)
+def test_binds_keep_the_incremental_view_equal_to_a_full_rebuild(
+    base: list[tuple[Kind, str, Any]], groups: list[int], events: list[Step]
+) -> None:
+    state = _CountingState()
+    podgroups = [_podgroup(i, variant) for i, variant in enumerate(groups)]
+    for kind, key, obj in [*(_node(i, 0) for i in range(len(NODES))), _other(0, 0), *podgroups, *base]:
+        state.put(kind, key, obj)
+    state.view()
+    for what, arg in events:
+        if what == "bind":
+            _bind(state, [f"default/p{arg[0]}"], arg[1])
+        elif what == "bind all":
+            _bind(state, sorted(state.pods), arg)
+        elif what == "put":
+            state.put(*arg)
+        elif what == "assume":
+            key = f"default/p{arg[0]}"
+            if key in state.pods and not state.pods[key].spec.node_name:
+                state.assume(key, NODES[arg[1]])
+        else:
+            _check(state)
+    _check(state)
+    COUNTS["bind sequences"] += 1
+
+
+def test_zz_bind_property_counts() -> None:
+    """The property above really made gangs again from bound members, beside discovery."""
+    assert COUNTS["bind sequences"] >= 150
+    assert COUNTS["gangs made again after binds"] > 20
+
+
+def test_a_gang_bound_in_two_steps_is_discovered_again_with_all_its_members() -> None:
+    """Bound in two views, a gang's priority is its pending members' before the second bind
+    and every member's after it: that gang is discovered again, not made from its old self."""
+    state = _CountingState()
+    label = {"pod-group.scheduling.sigs.k8s.io": "g0"}
+    members = [pod(f"p{i}", cpu="1", priority=10 * i, labels=label) for i in range(2)]
+    sigs = koord.SigsPodGroup.parse(koord_gang("g0", 2))
+    for kind, key, obj in [
+        *(_node(i, 0) for i in range(len(NODES))),
+        (Kind.SIGS_PODGROUP, "default/g0", sigs),
+        *((Kind.POD, f"default/p{i}", Pod.parse(raw)) for i, raw in enumerate(members)),
+    ]:
+        state.put(kind, key, obj)
+    assert state.view().gangs["koordinator:default/g0"].priority == 0
+    _bind(state, ["default/p0"], 0)
+    assert state.view().gangs["koordinator:default/g0"].priority == 10  # p1 alone is pending
+    made = COUNTS["gangs made again after binds"]
+    _bind(state, ["default/p1"], 1)
+    _check(state)
+    assert state.view().gangs["koordinator:default/g0"].priority == 0
+    assert COUNTS["gangs made again after binds"] == made

@@ -14,8 +14,11 @@ from typing import Any
 import pytest
 
 from controller.placer import cluster as cluster_mod
+from controller.placer import scenario as scenario_mod
 from controller.placer.scenario import _put_pod, cluster_state, load_scenario, simulate
+from translations import compact as compact_mod
 from translations import envelope, expand, gangs, gpu
+from translations.compact import SharedNames
 from translations.errors import go_quote
 
 Obj = dict[str, Any]
@@ -91,8 +94,8 @@ def test_a_label_the_job_gives_every_pod_is_checked_once(monkeypatch: pytest.Mon
     sc = load_scenario(_scenario())
     labels = {k for p in sc.pods for k in (p.metadata.labels or {})}
     values = {(k, v) for p in sc.pods for k, v in (p.metadata.labels or {}).items()}
-    assert len(labels) == 5
-    assert len(calls) == len(values) == 4 + PODS  # the shared four once, the index once each
+    assert len(labels) == 5 and len(values) == 4 + PODS
+    assert len(calls) == len(labels)  # each key once: the index's too, though its values differ
 
 
 def test_an_expanded_pod_with_a_bad_label_is_still_refused() -> None:
@@ -157,3 +160,56 @@ def test_pods_alike_share_requests_and_shape_read_once(monkeypatch: pytest.Monke
     other = sc.pods[0].replaced(spec=sc.pods[0].spec.replaced(containers=[]))
     assert gangs.gang_pod(other, {})[0].requests == {"pods": 1}
     assert len(reads) == len(shapes) == 2
+
+
+def test_a_gang_bound_whole_is_not_discovered_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Discovery reads each pod once, pending; the gang bound whole is made again from its
+    members on their nodes (`ClusterState._bound_again`), not discovered pod by pod again."""
+    sc = load_scenario(_scenario())
+    calls = _counting(monkeypatch, cluster_mod, "discover_gangs")
+    result = simulate(sc)
+    assert len(result.bound) == PODS
+    assert [len(c[0]) for c in calls] == [PODS]
+
+
+def test_a_bad_label_value_is_refused_under_every_key_it_is_found_with() -> None:
+    objects = _scenario()
+    objects[2]["spec"]["template"]["metadata"]["labels"] = {"a": "bad value", "b": "bad value"}
+    with pytest.raises(Exception, match=r"labels\[a\].*labels\[b\]"):
+        load_scenario(objects)
+
+
+def test_discovery_drafts_a_gang_once_not_once_per_member(monkeypatch: pytest.MonkeyPatch) -> None:
+    sc = load_scenario(_scenario())
+    drafts = _counting(monkeypatch, gangs, "_Draft")
+    found = gangs.discover_gangs(sc.pods, podgroups=gangs.PodGroups(jobs=sc.podgroups.jobs))
+    assert [len(g.pods) for g in found] == [PODS]
+    assert len(drafts) == 1
+
+
+def test_the_requests_of_a_jobs_pods_are_read_once_when_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
+    reads = _counting(monkeypatch, scenario_mod, "effective_requests")
+    assert len(load_scenario(_scenario()).pods) == PODS
+    assert len(reads) == 1  # the template's parts, shared by every pod
+
+
+def test_an_expanded_pod_with_a_bad_request_is_still_refused() -> None:
+    objects = _scenario()
+    objects[2]["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "lots"
+    with pytest.raises(Exception, match="lots"):
+        load_scenario(objects)
+
+
+def test_a_pod_bound_is_stored_compacted_by_its_own_two_models(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bind replaces the pod and its spec and nothing else: only those two have their
+    bookkeeping shared; the rest is the pending pod's, compacted when it was stored."""
+    state = cluster_state(load_scenario(_scenario()))
+    state.view()
+    key = sorted(state.pods)[0]
+    pending = state.pods[key]
+    shared = _counting(monkeypatch, compact_mod, "_share")
+    _put_pod(state, key, node_name="n0")
+    pod = state.pods[key]
+    assert len(shared) == 2 and shared[0][0] is pod and shared[1][0] is pod.spec
+    assert type(pod.spec.__pydantic_fields_set__) is SharedNames
+    assert pod.metadata is pending.metadata and pod.spec.containers is pending.spec.containers
