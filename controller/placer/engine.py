@@ -35,9 +35,9 @@ from controller.placer.attempt_budget import AttemptBudget, unbounded
 from controller.placer.budgets import Budget
 from controller.placer.demand import GangDemand, PodClass, sub_demand
 from controller.placer.filtering import build_demand
-from controller.placer.framework import Code, CycleState, Profile, Status, Step, default_profile
+from controller.placer.framework import Code, CycleState, Profile, StateKey, Status, Step, default_profile
 from controller.placer.offer import Offers, evaluate, insufficient
-from controller.placer.preempt import PreemptionPlan, Refilter, reads_bound_pods, revived
+from controller.placer.preempt import BestCase, PreemptionPlan, Refilter, best_case, reads_bound_pods, revived
 from controller.placer.rules import MemberRules
 from controller.placer.select import Placement, Where, select, select_partial, subgroups_ready
 from controller.placer.snapshot import CLUSTER, I64, ClusterIndex, Snapshot
@@ -201,20 +201,44 @@ def _eviction_may_help(at: _Attempt, demand: GangDemand) -> bool:
     return revived(demand, at.snap, refilter_of(at.profile, at.gang, at.state)) is not None
 
 
+BestCases = dict[tuple[int, int, tuple[str, ...]], BestCase | None]
+"""(snapshot, priority, pods' keys) -> the filters' answer with every pod that priority may
+evict gone (`Refilter.without_lower`)."""
+BEST_CASES: StateKey[BestCases] = StateKey("PostFilter/DefaultPreemption/bestCases", attempt=True)
+
+
 def refilter_of(profile: Profile, gang: Gang, attempt: CycleState | None = None) -> Refilter:
     """The attempt's PreFilter and Filter, run again on a snapshot preemption has changed; each
     run starts from `attempt`'s per-attempt slots (`CycleState.rerun`), so what the plugins
-    derived from one bound pod is not derived again on every run."""
-    carried = attempt if attempt is not None else CycleState()
+    derived from one bound pod is not derived again on every run, and the answer with every
+    lower priority gone is worked out once (`BEST_CASES`)."""
+    return _Rerun(profile, gang, attempt if attempt is not None else CycleState())
 
-    def run(snap: Snapshot, pods: Sequence[GangPod]) -> GangDemand | None:
-        state = carried.rerun()
-        for plugin in profile.pre_filter:
-            if not plugin.pre_filter(state, gang, gang.pending, snap).ok:
+
+@dataclass(frozen=True)
+class _Rerun:
+    """`refilter_of`'s runner: the profile's PreFilter and Filter for the gang, from `attempt`."""
+
+    profile: Profile
+    gang: Gang
+    attempt: CycleState
+
+    def __call__(self, snap: Snapshot, pods: Sequence[GangPod]) -> GangDemand | None:
+        state = self.attempt.rerun()
+        for plugin in self.profile.pre_filter:
+            if not plugin.pre_filter(state, self.gang, self.gang.pending, snap).ok:
                 return None
-        return build_demand(gang, snap, profile=profile, state=state, pods=pods)
+        return build_demand(self.gang, snap, profile=self.profile, state=state, pods=pods)
 
-    return run
+    def without_lower(self, snap: Snapshot, pods: Sequence[GangPod], priority: int) -> BestCase | None:
+        kept = self.attempt.get(BEST_CASES, None)
+        if kept is None:
+            kept = {}
+            self.attempt.write(BEST_CASES, kept)
+        key = (id(snap), priority, tuple(p.key for p in pods))
+        if key not in kept:
+            kept[key] = best_case(self, snap, pods, priority)
+        return kept[key]
 
 
 def _left_behind(demand: GangDemand, dead: Sequence[PodClass], index: ClusterIndex) -> dict[str, str]:

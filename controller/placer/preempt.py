@@ -185,6 +185,15 @@ class PreemptionPlan:
         )
 
 
+@dataclass(frozen=True)
+class BestCase:
+    """What the filters answer with every pod a gang may evict gone (`Refilter.without_lower`),
+    and the room then free for it (its reservations counted as on that state)."""
+
+    demand: GangDemand
+    free: I64
+
+
 class Refilter(Protocol):
     """PreFilter and Filter (with MemberRules and Score) of the attempt's profile, run again for
     `pods` of the attempt's gang on `snap` as it stands now; None when a PreFilter plugin
@@ -193,6 +202,26 @@ class Refilter(Protocol):
     runner (`engine`) builds it from the attempt's profile."""
 
     def __call__(self, snap: Snapshot, pods: Sequence[GangPod]) -> GangDemand | None: ...
+
+    def without_lower(self, snap: Snapshot, pods: Sequence[GangPod], priority: int) -> BestCase | None:
+        """The filters run again for `pods` with every pod a gang of `priority` may evict gone
+        (`best_case`), on `snap` as the attempt found it; None when no pod may go or a
+        PreFilter plugin refuses. The same question always has the same answer within one
+        attempt: the runner keeps it (an attempt slot of the cycle state), so the Filter step's
+        "may eviction help" and PostFilter's "would the gang fit" make one run between them."""
+        ...
+
+
+def best_case(refilter: Refilter, snap: Snapshot, pods: Sequence[GangPod], priority: int) -> BestCase | None:
+    """`Refilter.without_lower` worked out: every pod a gang of `priority` may evict removed
+    from `snap`, the filters run again for `pods`, the snapshot restored."""
+    gone = [p.key for p in snap.pods.values() if _may_go(p, priority)]
+    if not gone:
+        return None
+    with snap.trial():
+        snap.evict_many(gone)
+        got = refilter(snap, pods)
+        return None if got is None else BestCase(got, snap.free(got.key, priority))
 
 
 # --- planning -------------------------------------------------------------------------------------
@@ -266,7 +295,11 @@ def plan_preemption(
         if by_room is None:
             return None
         checked = _verified(*by_room, demand, snap, refilter)
-        return checked or _whole_place(by_room[1], demand, snap, budgets, refilter, scheduler)
+        if checked is not None:
+            return checked
+        return _whole_place(
+            by_room[1], demand, snap, budgets, refilter, scheduler=scheduler, checked=by_room[0]
+        )
     got = _plan_by_room(demand, snap, free, budgets, scheduler, budget)
     return got[0] if got is not None else None
 
@@ -296,18 +329,35 @@ def _verified(
     plan: PreemptionPlan, where: Where, demand: GangDemand, snap: Snapshot, refilter: Refilter
 ) -> PreemptionPlan | None:
     """The plan, with the gang's nodes as the filters place it once its victims are gone; None
-    when they do not let the gang into the plan's place then."""
+    when they do not let the gang into the plan's place then. When the victims are every pod
+    the gang may evict, that state is the one `revived` asked about: its answer is read, not
+    worked out again."""
     index = snap.index
-    with snap.trial():
-        snap.evict_many([v.pod for v in plan.victims])
-        now = refilter(snap, demand.pods)
-        if now is None or not all(c.mask.any() for c in now.classes):
+    if _every_eligible(plan, snap, demand.priority):
+        best = refilter.without_lower(snap, demand.pods, demand.priority)
+        if best is None or not all(c.mask.any() for c in best.demand.classes):
             return None
-        placed = _nominate(where, now, snap.free(demand.key, demand.priority), index)
+        placed = _nominate(where, best.demand, best.free, index)
+    else:
+        with snap.trial():
+            snap.evict_many([v.pod for v in plan.victims])
+            now = refilter(snap, demand.pods)
+            if now is None or not all(c.mask.any() for c in now.classes):
+                return None
+            placed = _nominate(where, now, snap.free(demand.key, demand.priority), index)
     if placed is None:
         return None
     nominated = tuple((demand.pods[pos].key, index.node_names[node]) for pos, node in placed.assignments)
     return replace(plan, nominated=nominated, optimal=False)
+
+
+def _every_eligible(plan: PreemptionPlan, snap: Snapshot, priority: int) -> bool:
+    """Are the plan's victims every pod a gang of `priority` may evict?"""
+    arrays = snap.arrays()
+    eligible = eligible_victims(snap, arrays, priority)
+    if len(plan.victims) != int(eligible.sum()):
+        return False
+    return {v.pod for v in plan.victims} == {arrays.keys[i] for i in np.flatnonzero(eligible).tolist()}
 
 
 def _whole_place(
@@ -316,15 +366,18 @@ def _whole_place(
     snap: Snapshot,
     budgets: Sequence[Budget],
     refilter: Refilter,
+    *,
     scheduler: str,
+    checked: PreemptionPlan,
 ) -> PreemptionPlan | None:
     """Every eligible unit of `where` a victim (kube's SelectVictimsOnNode before its reprieve),
     kept if the filters, run again without them, let the gang in there; the plan a dry run
-    the budget cut short falls back to (not optimal)."""
+    the budget cut short falls back to (not optimal). None, with no run, when those victims are
+    the ones of `checked`, a plan the filters already turned down."""
     arrays = snap.arrays()
     eligible = eligible_victims(snap, arrays, demand.priority)
     victims = sorted({i for u in _units_in(where, snap, arrays, eligible) for i in u})
-    if not victims:
+    if not victims or {arrays.keys[i] for i in victims} == {v.pod for v in checked.victims}:
         return None
     pod_budgets = _pod_budgets(snap, arrays, eligible, budgets)
     plan = PreemptionPlan(
@@ -532,18 +585,17 @@ def _may_go(pod: BoundPod, priority: int) -> bool:
 
 def revived(demand: GangDemand, snap: Snapshot, refilter: Refilter) -> GangDemand | None:
     """The demand with every lower-priority, not yet terminating pod gone, when every class
-    then has a node (else None): no eviction can help a gang this does not help."""
-    gone = [p.key for p in snap.pods.values() if _may_go(p, demand.priority)]
-    if not gone:
+    then has a node and the gang fits (else None): no eviction can help a gang this does not
+    help. The filters' run is the attempt's one (`Refilter.without_lower`)."""
+    got = refilter.without_lower(snap, demand.pods, demand.priority)
+    if got is None:
         return None
-    with snap.trial():
-        snap.evict_many(gone)
-        best = refilter(snap, demand.pods)
-        if best is None or not all(c.mask.any() for c in best.classes):
-            return None
-        if select(best, snap.free(demand.key, demand.priority), snap.index) is None:
-            return None
-        return best
+    best = got.demand
+    if not all(c.mask.any() for c in best.classes):
+        return None
+    if select(best, got.free, snap.index) is None:
+        return None
+    return best
 
 
 def kube_rank(

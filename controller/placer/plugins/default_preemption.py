@@ -24,7 +24,7 @@ gang preemption do; the planner is `controller.placer.preempt`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 import numpy as np
@@ -35,6 +35,7 @@ from controller.placer.demand import GangDemand, sub_demand, within
 from controller.placer.framework import I64, Code, PostFilterResult, Status
 from controller.placer.offer import evaluate
 from controller.placer.preempt import (
+    BestCase,
     PreemptionPlan,
     Rank,
     Refilter,
@@ -170,14 +171,24 @@ def _by_room_without_lower(
 
 def _kept(refilter: Refilter | None, nodes: I64) -> Refilter | None:
     """The attempt's filters, run again, with the demand they give kept to `nodes`."""
-    if refilter is None:
-        return None
+    return None if refilter is None else _Within(refilter, nodes)
 
-    def run(snap: Snapshot, pods: Sequence[GangPod]) -> GangDemand | None:
-        got = refilter(snap, pods)
-        return within(got, nodes) if got is not None else None
 
-    return run
+@dataclass(frozen=True)
+class _Within:
+    """A refilter whose answers are kept to `nodes` (the attempt's runs, and what it keeps of
+    them, shared by every place)."""
+
+    refilter: Refilter
+    nodes: I64
+
+    def __call__(self, snap: Snapshot, pods: Sequence[GangPod]) -> GangDemand | None:
+        got = self.refilter(snap, pods)
+        return within(got, self.nodes) if got is not None else None
+
+    def without_lower(self, snap: Snapshot, pods: Sequence[GangPod], priority: int) -> BestCase | None:
+        got = self.refilter.without_lower(snap, pods, priority)
+        return None if got is None else replace(got, demand=within(got.demand, self.nodes))
 
 
 def _most_members(

@@ -241,3 +241,60 @@ def test_a_pod_with_terms_that_cannot_keep_the_gang_out_changes_no_plan() -> Non
     for extra in (port_elsewhere, anti_other):
         got = run([*objs, extra])
         assert (got.evicted, got.bound) == (plain.evicted, plain.bound), extra["metadata"]["name"]
+
+
+class _Runs:
+    """A PreFilter plugin that records how many pods are bound each time the filters run."""
+
+    name = "RunCounter"
+
+    def __init__(self) -> None:
+        self.bound: list[int] = []
+
+    def pre_filter(self, state: Any, gang: Any, pods: Any, snap: Any) -> Any:
+        from controller.placer.framework import Status
+
+        self.bound.append(len(snap.pods))
+        return Status()
+
+
+def _counted(objs: list[dict[str, Any]], steps: float) -> tuple[Any, list[int]]:
+    """An attempt for `default/new` with a step budget of `steps`, and the bound pods each run
+    of the filters saw."""
+    from controller.placer.attempt_budget import AttemptBudget
+    from controller.placer.engine import schedule
+    from controller.placer.framework import default_profile
+
+    runs = _Runs()
+    profile = default_profile()
+    profile.pre_filter.append(runs)
+    sc = load_scenario(objs)
+    prep = prepare(sc)
+    gang = next(g for g in prep.gangs(sc) if g.name == "default/new")
+    budget = AttemptBudget(steps=steps, guard=float("inf"))
+    return schedule(gang, prep.snapshot, attempt_budget=budget, profile=profile), runs.bound
+
+
+def test_the_filters_run_once_with_every_lower_priority_gone() -> None:
+    """No node passes Filter; whether eviction may help (the Filter step) and whether the gang
+    fits with every lower priority gone (PostFilter) is one question: one run answers both
+    (before, two runs worked it out twice)."""
+    web = {"matchLabels": {"app": "web"}}
+    objs = [node("a", cpu="2"), node("b", cpu="2"), *CLASSES]
+    objs += [running(f"{n}-{i}", n, affinity=anti(web)) for n in ("a", "b") for i in (1, 2)]
+    objs.append(pending("new", labels={"app": "web"}))
+    verdict, bound = _counted(objs, 2_000)
+    assert verdict.code is Code.WAITING_FOR_VICTIMS, verdict.message
+    assert bound[0] == 4 and bound.count(0) == 1, bound
+
+
+def test_a_plan_taking_every_lower_priority_pod_is_checked_by_the_run_already_made() -> None:
+    """The budget pays for no reprieve; the search by room takes the one lower-priority pod,
+    so its check asks what the run with every lower priority gone answered: no run again
+    (before, that state was worked out three times)."""
+    objs = [node("a", cpu="2"), *CLASSES, running("blocker", "a", affinity=anti(FOO_EXISTS))]
+    objs.append(pending("new", labels={"foo": "x"}))
+    verdict, bound = _counted(objs, 3)
+    assert verdict.code is Code.WAITING_FOR_VICTIMS, verdict.message
+    assert verdict.plan is not None and [v.pod for v in verdict.plan.victims] == ["default/blocker"]
+    assert bound == [1, 0], bound
