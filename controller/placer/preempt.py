@@ -544,17 +544,25 @@ def reads_bound_pods(demand: GangDemand, snap: Snapshot) -> bool:
     its own: such a pod, wherever it runs, must not change how the gang's victims are chosen."""
     if any(PodTerms.of(demand.pods[c.pods[0]].pod) is not None for c in demand.classes):
         return True
-    lower = [
-        t
-        for p in snap.with_terms.values()
-        if p.terms is not None and p.terms.anti_affinity and _may_go(p, demand.priority)
-        for t in p.terms.anti_affinity
+    members = [
+        (ns, dict(labels))
+        for ns, labels in {
+            (m.pod.namespace, frozenset((m.pod.metadata.labels or {}).items())) for m in demand.pods
+        }
     ]
-    if not lower:
-        return False
-    members = {(m.pod.namespace, frozenset((m.pod.metadata.labels or {}).items())) for m in demand.pods}
     ns_labels = snap.namespace_labels
-    return any(t.covers(ns, dict(labels), ns_labels) for t in lower for ns, labels in members)
+    # Lazily, and each distinct term once: the first that selects a member answers.
+    seen: set[int] = set()
+    for p in snap.with_terms.values():
+        if p.terms is None or not p.terms.anti_affinity or not _may_go(p, demand.priority):
+            continue
+        for t in p.terms.anti_affinity:
+            if id(t) in seen:
+                continue
+            seen.add(id(t))
+            if any(t.covers(ns, labels, ns_labels) for ns, labels in members):
+                return True
+    return False
 
 
 def eligible_victims(snap: Snapshot, arrays: PodArrays, priority: int) -> Bool:
