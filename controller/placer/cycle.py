@@ -321,6 +321,10 @@ class SchedulingCycle:
     budgets: list[Budget] = field(init=False)
     """The disruption budgets as this cycle's preemptions leave them."""
     plan: CyclePlan = field(init=False, default_factory=CyclePlan)
+    last_verdict: Verdict | None = field(init=False, default=None)
+    """The engine's verdict in the latest attempt, before anything was reserved (None when the
+    attempt ended before the engine ran: a gate, an error). `explain` reads it rather than
+    asking the engine the same question twice; only the latest is kept (no memory per gang)."""
 
     def __post_init__(self) -> None:
         self.served = frozenset(self.served)
@@ -365,6 +369,7 @@ class SchedulingCycle:
         on with the next gang (kube-scheduler's rule for a pod whose attempt errs)."""
         mark = self.snapshot.savepoint()
         budgets, plan_marks = self.budgets, self.plan.mark()
+        self.last_verdict = None
         state = CycleState()
         attempt_budget = self.options.budget()
         try:
@@ -373,6 +378,7 @@ class SchedulingCycle:
             with contextlib.suppress(Exception):  # the attempt's own error is the one reported
                 self._unreserve_plugins(gang)
             self.timing.unschedulable.pop(gang.key, None)
+            self.last_verdict = None
             self.snapshot.rollback_to(mark)
             self.budgets = budgets
             self.plan.truncate(plan_marks)
@@ -430,6 +436,7 @@ class SchedulingCycle:
             profile=profile,
             state=state,
         )
+        self.last_verdict = verdict
         if verdict.code is Code.SUCCESS and verdict.placement is not None and verdict.placement.pods:
             state.step = Step.RESERVE
             annotations = self.reserve(gang, verdict.placement, profile)

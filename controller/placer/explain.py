@@ -297,6 +297,10 @@ class Cycle(Protocol):
 
     def attempt(self, gang: Gang) -> Attempted: ...
 
+    @property
+    def last_verdict(self) -> Verdict | None:
+        """The engine's verdict in the latest attempt, before its reservation."""
+
 
 @dataclass
 class CycleWalk:
@@ -372,18 +376,13 @@ def explain_in_walk(walk: CycleWalk, gang: Gang, served: Collection[str]) -> Exp
     bind, _, _ = cycle.plan.added_for(gang.key)
     if outcome.code is Code.SUCCESS and bind is not None:
         return _landed(cycle, gang, head, bind)
-    if outcome.step in (Step.PRE_ENQUEUE, Step.PERMIT) or outcome.code is Code.ERROR:
+    verdict = cycle.last_verdict
+    if outcome.step in (Step.PRE_ENQUEUE, Step.PERMIT) or outcome.code is Code.ERROR or verdict is None:
         # Held before an attempt, or by Permit, or the attempt failed: the outcome is all there is.
         return replace(head, code=outcome.code.value, step=outcome.step.value, message=outcome.message)
-    options = cycle.options
-    verdict = schedule(
-        options.shape(gang),
-        before.clone(),
-        budgets=budgets,
-        attempt_budget=options.budget(),
-        profile=options.profile,
-    )
-    return _figures(head, gang, verdict, before, budgets, options.profile)
+    # The attempt's own verdict, on the snapshot as the gang found it: the engine is not asked
+    # the same question again (that doubled the scheduler's work for every gang explained).
+    return _figures(head, gang, verdict, before, budgets, cycle.options.profile)
 
 
 def not_served(gang: Gang, served: Collection[str]) -> str:
