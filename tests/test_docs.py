@@ -12,8 +12,8 @@ from typing import Any
 import exported_metrics
 import pytest
 
+from controller.placer import cluster, preempt, timeout
 from controller.placer import gpu as gpu_placer
-from controller.placer import preempt, timeout
 from controller.placer.framework import Code
 from controller.placer.plugins import (
     default_preemption,
@@ -296,3 +296,4 @@ def test_scheduler_limits_are_the_ones_enforced() -> None:
     assert quantity.SCHEDULER_UNIT_BOUND == 2**45 and "| 2^45 =" in text
     assert f"| {topology.MAX_TREE_DEPTH} levels" in text
     assert f"| {whatif.MAX_EXPLAINED}, the first in queue order |" in text
+    assert f"| {cluster.RECENT_BINDS:,}, the latest |" in text
