@@ -69,3 +69,34 @@ def test_a_preempting_gang_is_explained_from_the_cycles_own_plan(monkeypatch: py
     # The cycle's attempt and its answer once the victims are reserved (what the pods say):
     # explain adds no search of its own.
     assert searched == ["koordinator:default/high", "koordinator:default/high"]
+
+
+def test_a_lower_min_gpus_per_node_is_checked_only_where_a_node_could_take_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`min-gpus-per-node` (up to 2^31 - 1) held the gang, and explain checked every lower value
+    one by one, from the floor down: 99 runner checks for 400, about 537 million for the
+    largest. No node takes more pods than its GPUs hold or the gang has pending: here two
+    8-GPU nodes and two 4-GPU pods, so 2 then 1 pod per node, whatever the annotation says."""
+    from test_explain_limits import G, _gpu_job
+
+    checked: list[int] = []
+
+    def counting(gang: Any, *args: Any, **kwargs: Any) -> Any:
+        if (
+            gang.gpu is not None
+            and kwargs.get("profile") is not None
+            and kwargs["profile"].post_filter is None
+        ):
+            checked.append(gang.gpu.request.min_gpus_per_node)
+        return engine.schedule(gang, *args, **kwargs)
+
+    monkeypatch.setattr(explain_mod, "schedule", counting)
+    sc = load_scenario(_gpu_job({f"{G}min-gpus-per-node": "400"}), lenient=True)
+    (e,) = cmd_explain.explain_all(sc, prepare(sc), "ml/dt", served=("topobridge",))
+    assert e.held[0].startswith("gpu.topology/min-gpus-per-node 400 ")
+    assert (
+        'Job dt: metadata.annotations[gpu.topology/min-gpus-per-node]: "4" would place it in b0'
+        in e.suggestions
+    )
+    assert [v for v in checked if v != 400] == [8, 4]
