@@ -12,8 +12,8 @@ from typing import Any
 import exported_metrics
 import pytest
 
+from controller.placer import cluster, preempt, timeout
 from controller.placer import gpu as gpu_placer
-from controller.placer import preempt, timeout
 from controller.placer.framework import Code
 from controller.placer.plugins import (
     default_preemption,
@@ -25,6 +25,7 @@ from controller.placer.plugins import (
 from controller.reconcilers import lws as lws_reconciler
 from controller.runtime import scheduler
 from topobridge.cli import build_parser
+from topobridge.ui import whatif
 from translations import goregex, gpu, koordinator, kueue, lws, quantity, topology, volcano, volcano_job
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
@@ -294,3 +295,5 @@ def test_scheduler_limits_are_the_ones_enforced() -> None:
     assert f"= {quantity.SCHEDULER_UNIT_BOUND} (" in text
     assert quantity.SCHEDULER_UNIT_BOUND == 2**45 and "| 2^45 =" in text
     assert f"| {topology.MAX_TREE_DEPTH} levels" in text
+    assert f"| {whatif.MAX_EXPLAINED}, the first in queue order |" in text
+    assert f"| {cluster.RECENT_BINDS:,}, the latest |" in text

@@ -40,9 +40,10 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import itertools
 import operator
 import sys
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -296,6 +297,37 @@ class ClusterView:
     freed: int = 0
     """`ClusterState.freed` as the view was taken: equal in two views, nothing between them
     can have made room or lifted a constraint (the cycle's queueing hint)."""
+    bound: int = 0
+    """`ClusterState.binds.count` as the view was taken: the pending pods bound so far."""
+    binds: BindJournal | None = field(default=None, compare=False, repr=False)
+    """The state's journal of binds (read up to `bound`)."""
+
+
+RECENT_BINDS = 4_096
+"""Binds of pending pods the state remembers (`BindJournal`): an unschedulable gang with
+inter-pod terms that fell further behind than this is tried again."""
+
+
+class BindJournal:
+    """Pending pods bound (or assumed), numbered from 1 as they come, the latest
+    `RECENT_BINDS` kept with what inter-pod terms read of them (namespace, labels): the
+    queueing hint of a gang with pod affinity or topology spread, which only a bound pod its
+    terms select can help (kube-scheduler's InterPodAffinity and PodTopologySpread hints)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._recent: deque[tuple[str, Mapping[str, str]]] = deque(maxlen=RECENT_BINDS)
+
+    def add(self, pod: Pod) -> None:
+        self.count += 1
+        self._recent.append((pod.namespace, pod.metadata.labels or {}))
+
+    def since(self, seen: int, upto: int) -> Iterator[tuple[str, Mapping[str, str]]] | None:
+        """The binds numbered `seen + 1` to `upto`; None when some of them are no longer kept."""
+        first = self.count - len(self._recent)  # binds numbered up to this one are gone
+        if seen < first or upto > self.count:
+            return None
+        return itertools.islice(self._recent, seen - first, upto - first)
 
 
 def _only_bound(old: Pod | None, new: Pod | None) -> bool:
@@ -522,10 +554,11 @@ class ClusterState:
         topology rebuild read them (`_readable_nodes`)."""
         self.generation = 0
         """Moves on every change that can alter a scheduling decision."""
-        self.freed = 0
-        """Moves on every change but a pending pod bound as it was (its node set, nothing else
-        changed) or assumed: only those can never make room or lift a constraint for a gang
-        without inter-pod terms of its own (kube-scheduler's queueing hints)."""
+        self.freed, self.binds = 0, BindJournal()
+        """`freed` moves on every change but a pending pod bound as it was (its node set,
+        nothing else changed) or assumed: only those can never make room or lift a constraint
+        for a gang without inter-pod terms of its own (kube-scheduler's queueing hints); `binds`
+        numbers those, for the gangs with terms (a bound pod they select may help them)."""
         self.topology_generation = 0
         self._stores = self._by_kind()
 
@@ -592,6 +625,9 @@ class ClusterState:
     def assume(self, pod_key: str, node: str) -> None:
         """The pod was sent to bind on `node`: it holds that room from now on."""
         self.assumed[pod_key] = node
+        pod = self.pods.get(pod_key)
+        if pod is not None:
+            self.binds.add(pod)
         self._pod_dirty(pod_key)
 
     def forget(self, pod_key: str) -> bool:
@@ -671,6 +707,7 @@ class ClusterState:
         """`new` is `old` bound as it was (`_only_bound`): what it is keyed by is the same, so it
         stays in its gang (made dirty), and its member is the old one on its node
         (`bound_member`) rather than read again: a gang of 100,000 pods bound costs no rereading."""
+        self.binds.add(new)
         mkey = self._key_of.get(key)
         if mkey is None:  # not keyed yet (no earlier put): keyed as any change is
             self._changed(Kind.POD, key, old, new)
@@ -764,6 +801,8 @@ class ClusterState:
             budgets=budgets,
             warnings=agg.warnings,
             freed=self.freed,
+            bound=self.binds.count,
+            binds=self.binds,
         )
 
     def _rebuild_topology(self) -> _Aggregates:

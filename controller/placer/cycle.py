@@ -178,34 +178,66 @@ class Unschedulable:
     """What a gang's last attempt saw when it found no place (kube-scheduler's unschedulable
     pool, with one queueing hint for every plugin): the gang itself (the view's own object,
     replaced whenever one of its pods, its PodGroup or its Job changes), `ClusterState.freed`
-    (moved by every change but a pending pod bound), the disruption budgets, and when."""
+    (moved by every change but a pending pod bound), the disruption budgets, the binds so far
+    and what its pods' inter-pod terms ask of other pods, and when."""
 
     gang: Gang
     freed: int
     budgets: tuple[Budget, ...]
     at: float
+    bound: int = 0
+    """`ClusterView.bound` then: the pending pods bound so far."""
+    terms: tuple[tuple[str, PodTerms], ...] = ()
+    """(namespace, terms) of its pending pods whose pod affinity or topology spread a bound
+    pod may satisfy (`related_terms`); empty: a bound pod only ever takes room from it."""
 
-    def holds(self, gang: Gang, view: ClusterView, now: float) -> bool:
+    def holds(self, gang: Gang, view: ClusterView, now: float, memo: dict[Hint, bool] | None = None) -> bool:
         """True while trying `gang` again cannot place it: nothing it depends on changed. A
-        bound pod only takes room, unless the gang has inter-pod terms (affinity or spread:
-        a bound pod may be what they ask for), so those gangs are always tried."""
-        return (
+        bound pod only takes room, unless the gang's pod affinity selects it or its topology
+        spread counts it (`PodTerms.wants`): then the gang is tried again (kube-scheduler's
+        InterPodAffinity and PodTopologySpread queueing hints). `memo`: answers shared by the
+        gangs of one cycle with the same terms (a job of lone pods is one gang per pod)."""
+        if not (
             gang is self.gang
             and view.freed == self.freed
             and tuple(view.budgets) == self.budgets
             and now - self.at < UNSCHEDULABLE_FLUSH
-        )
-
-
-def _needs_other_pods(gang: Gang) -> bool:
-    """Whether a pod bound elsewhere may be what the gang's pods ask for: required or
-    preferred pod affinity, or topology spread (their count per domain moves with binds)."""
-    for member in gang.pods:
-        spec = member.pod.spec
-        affinity = spec.affinity
-        if spec.topology_spread_constraints or (affinity is not None and affinity.pod_affinity is not None):
+        ):
+            return False
+        if view.bound == self.bound or not self.terms:
             return True
-    return False
+        key = (self.bound, self.terms)
+        if memo is None or key not in memo:
+            wanted = _wanted_bind(view, self.bound, self.terms)
+            if memo is None:
+                return not wanted
+            memo[key] = wanted
+        return not memo[key]
+
+
+Hint = tuple[int, tuple[tuple[str, PodTerms], ...]]
+"""What an `Unschedulable`'s bound-pod hint depends on: the binds it saw, and its terms."""
+
+
+def related_terms(gang: Gang) -> tuple[tuple[str, PodTerms], ...]:
+    """(namespace, terms) of the gang's pending pods, each distinct once, whose pod affinity or
+    topology spread another pod bound may satisfy."""
+    found: dict[tuple[str, PodTerms], None] = {}
+    for member in gang.pending:
+        terms = PodTerms.of(member.pod)
+        if terms is not None and (terms.affinity or terms.preferred_affinity or terms.spread):
+            found[(member.pod.namespace, terms)] = None
+    return tuple(found)
+
+
+def _wanted_bind(view: ClusterView, seen: int, terms: tuple[tuple[str, PodTerms], ...]) -> bool:
+    """Whether a pod bound since the `seen`-th bind is one `terms` ask for (True too when the
+    state's journal no longer holds every one of them)."""
+    binds = view.binds.since(seen, view.bound) if view.binds is not None else None
+    if binds is None:
+        return True
+    ns_labels = view.snapshot.namespace_labels
+    return any(t.wants(own, ns, labels, ns_labels) for ns, labels in binds for own, t in terms)
 
 
 # --- the plan -----------------------------------------------------------------------------------
@@ -321,6 +353,13 @@ class SchedulingCycle:
     budgets: list[Budget] = field(init=False)
     """The disruption budgets as this cycle's preemptions leave them."""
     plan: CyclePlan = field(init=False, default_factory=CyclePlan)
+    last_verdict: Verdict | None = field(init=False, default=None)
+    """The engine's verdict in the latest attempt, before anything was reserved (None when the
+    attempt ended before the engine ran: a gate, an error). `explain` reads it rather than
+    asking the engine the same question twice; only the latest is kept (no memory per gang)."""
+
+    _hints: dict[Hint, bool] = field(init=False, default_factory=dict)
+    """`Unschedulable.holds`'s answers this cycle, shared by gangs with the same terms."""
 
     def __post_init__(self) -> None:
         self.served = frozenset(self.served)
@@ -351,7 +390,7 @@ class SchedulingCycle:
         """The gang's last attempt found no place and nothing it depends on changed since,
         and its timeout would not fire now (that attempt must run to release what it holds)."""
         last = self.timing.unschedulable.get(gang.key)
-        if last is None or not last.holds(gang, self.view, self.now):
+        if last is None or not last.holds(gang, self.view, self.now, self._hints):
             return False
         first_seen = self.timing.first_seen.get(gang.key)
         # Whether the timeout fires is the Permit plugins' answer, asked as the attempt asks it.
@@ -365,6 +404,7 @@ class SchedulingCycle:
         on with the next gang (kube-scheduler's rule for a pod whose attempt errs)."""
         mark = self.snapshot.savepoint()
         budgets, plan_marks = self.budgets, self.plan.mark()
+        self.last_verdict = None
         state = CycleState()
         attempt_budget = self.options.budget()
         try:
@@ -373,6 +413,7 @@ class SchedulingCycle:
             with contextlib.suppress(Exception):  # the attempt's own error is the one reported
                 self._unreserve_plugins(gang)
             self.timing.unschedulable.pop(gang.key, None)
+            self.last_verdict = None
             self.snapshot.rollback_to(mark)
             self.budgets = budgets
             self.plan.truncate(plan_marks)
@@ -394,10 +435,12 @@ class SchedulingCycle:
             and not cut
             and not outcome.guarded
             and self.plan.added_for(gang.key) == (None, None, None)
-            and not _needs_other_pods(gang)
         )
         if settled:
-            seen = Unschedulable(gang, self.view.freed, tuple(self.view.budgets), self.now)
+            view = self.view
+            seen = Unschedulable(
+                gang, view.freed, tuple(view.budgets), self.now, view.bound, related_terms(gang)
+            )
             self.timing.unschedulable[gang.key] = seen
         else:
             self.timing.unschedulable.pop(gang.key, None)
@@ -430,6 +473,7 @@ class SchedulingCycle:
             profile=profile,
             state=state,
         )
+        self.last_verdict = verdict
         if verdict.code is Code.SUCCESS and verdict.placement is not None and verdict.placement.pods:
             state.step = Step.RESERVE
             annotations = self.reserve(gang, verdict.placement, profile)

@@ -297,6 +297,10 @@ class Cycle(Protocol):
 
     def attempt(self, gang: Gang) -> Attempted: ...
 
+    @property
+    def last_verdict(self) -> Verdict | None:
+        """The engine's verdict in the latest attempt, before its reservation."""
+
 
 @dataclass
 class CycleWalk:
@@ -372,18 +376,13 @@ def explain_in_walk(walk: CycleWalk, gang: Gang, served: Collection[str]) -> Exp
     bind, _, _ = cycle.plan.added_for(gang.key)
     if outcome.code is Code.SUCCESS and bind is not None:
         return _landed(cycle, gang, head, bind)
-    if outcome.step in (Step.PRE_ENQUEUE, Step.PERMIT) or outcome.code is Code.ERROR:
+    verdict = cycle.last_verdict
+    if outcome.step in (Step.PRE_ENQUEUE, Step.PERMIT) or outcome.code is Code.ERROR or verdict is None:
         # Held before an attempt, or by Permit, or the attempt failed: the outcome is all there is.
         return replace(head, code=outcome.code.value, step=outcome.step.value, message=outcome.message)
-    options = cycle.options
-    verdict = schedule(
-        options.shape(gang),
-        before.clone(),
-        budgets=budgets,
-        attempt_budget=options.budget(),
-        profile=options.profile,
-    )
-    return _figures(head, gang, verdict, before, budgets, options.profile)
+    # The attempt's own verdict, on the snapshot as the gang found it: the engine is not asked
+    # the same question again (that doubled the scheduler's work for every gang explained).
+    return _figures(head, gang, verdict, before, budgets, cycle.options.profile)
 
 
 def not_served(gang: Gang, served: Collection[str]) -> str:
@@ -1026,15 +1025,27 @@ def _held_suggestions(
         elif h.kind == "min-gpus-per-node" and gang.gpu is not None:
             rules = GpuRules.of(gang)
             per_pod = rules.gpus_per_pod if rules is not None else 0
-            floor = rules.floor if rules is not None else 0
-            out += _gpu_suggestion(
-                gang, snap, budgets, gpu.MIN_GPUS_PER_NODE, [k * per_pod for k in range(floor - 1, 0, -1)]
-            )
+            floors = _lower_floors(gang, snap, rules) if rules is not None else []
+            out += _gpu_suggestion(gang, snap, budgets, gpu.MIN_GPUS_PER_NODE, [k * per_pod for k in floors])
         elif h.kind == "anti-affinity":
             out += _anti_affinity_suggestion(gang, snap, budgets, h.key)
         elif h.kind == PODS:
             out += _pods_suggestion(gang, snap, budgets, free)
     return out
+
+
+def _lower_floors(gang: Gang, snap: Snapshot, rules: GpuRules) -> range:
+    """Pods per node below the gang's floor that a used node could take, most first: no node
+    takes more of its pods than its GPUs hold, nor more than the gang has pending (nor, under
+    `spread`, more than one). Each is a check by the runner; `min-gpus-per-node` may be set up
+    to 2^31 - 1, and every value past those bounds fails alike."""
+    pos = snap.index.res_pos.get(gpu.GPU_RESOURCE)
+    if rules.gpus_per_pod <= 0 or pos is None or not snap.index.n_nodes:
+        return range(0)
+    most = min(len(gang.pending), int(snap.index.alloc[:, pos].max()) // rules.gpus_per_pod)
+    if rules.policy == "spread":
+        most = min(most, 1)
+    return range(min(rules.floor - 1, most), 0, -1)
 
 
 def _gpu_suggestion(

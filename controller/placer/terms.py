@@ -223,6 +223,17 @@ class PodTerms:
         )
         return None if terms == _NONE else terms
 
+    def wants(
+        self, own_namespace: str, namespace: str, labels: Mapping[str, str], ns_labels: NamespaceLabels
+    ) -> bool:
+        """Whether a pod with `labels` in `namespace`, once bound, can change where a pod of
+        `own_namespace` carrying these terms fits: its pod affinity (required or preferred)
+        selects it, or its topology spread constraints count it (own namespace only). Another
+        pod bound only ever narrows anti-affinity and host ports."""
+        if any(t.covers(namespace, labels, ns_labels) for t in (*self.affinity, *self.preferred_affinity)):
+            return True
+        return namespace == own_namespace and any(s.selector.matches(labels) for s in self.spread)
+
     def selectors(self) -> list[Selector]:
         return [
             t.selector

@@ -11,7 +11,10 @@ beside the cluster's objects (pure: objects and text in, JSON-able data out).
 3. runs `simulate` on the cluster's objects and the pasted ones together, to quiescence, and
    reports per gang of the job: where it lands (its binds, the domain and tier) and whom it
    evicts, or why not: the run's last message and `explain`'s answer on the first cycle's
-   snapshot (the same preparation the run starts from). Victims are the job's when their
+   snapshot (the same preparation the run starts from), for the first `MAX_EXPLAINED` gangs
+   of the job that would wait, in queue order (a warning says how many more wait: each
+   explanation is an attempt and its suggestions' checks, and a job of lone pods is thousands
+   of gangs, so the what-if stays within what `simulate` costs). Victims are the job's when their
    DisruptionTarget condition names one of its pods as the trigger; the run's other
    evictions (other waiting gangs placed meanwhile) are listed apart.
 
@@ -45,6 +48,8 @@ TRIGGER = re.compile(r"triggerpod: (\S+)$")
 """The end of the DisruptionTarget message a victim gets (status.md): the preemptor's pod."""
 MAX_TEXT = 1 << 20
 """The largest text read (1 MiB): a job, not a cluster."""
+MAX_EXPLAINED = 20
+"""Gangs of the job that would wait which the what-if explains: the first, in queue order."""
 
 
 class Progress:
@@ -116,6 +121,8 @@ def what_if(
     waiting = [g for g in gangs if g.key not in result.gangs]
     if waiting:
         who = waiting[0].key if len(waiting) == 1 else f"{len(waiting):,} gangs of the job"
+        if len(waiting) > MAX_EXPLAINED:
+            who = f"the first {MAX_EXPLAINED} of the {len(waiting):,} gangs of the job that"
         step(f"explaining why {who} would wait")
     explained = _explained(sc, prep, waiting)
     out = [_gang_answer(g, result, explained.get(g.key, {})) for g in gangs]
@@ -124,8 +131,19 @@ def what_if(
         "gangs": out,
         "evicted": sorted(for_job, key=natural_key),
         "evictedForOthers": sorted(set(result.evicted) - for_job - mine, key=natural_key),
-        "warnings": [w for w in result.warnings if PASTED in w] + job.warnings,
+        "warnings": [w for w in result.warnings if PASTED in w] + job.warnings + _unexplained(waiting),
     }
+
+
+def _unexplained(waiting: Sequence[Gang]) -> list[str]:
+    """What the answer leaves unexplained (`MAX_EXPLAINED`), said once."""
+    if len(waiting) <= MAX_EXPLAINED:
+        return []
+    return [
+        f"{PASTED}: {len(waiting):,} of its gangs would wait; the first {MAX_EXPLAINED} in queue order "
+        f"are explained, the other {len(waiting) - MAX_EXPLAINED:,} show the run's message "
+        "(`topobridge explain GANG --from-cluster -f JOB` explains any one)"
+    ]
 
 
 class JobError(ValueError):
@@ -171,8 +189,8 @@ def _trigger(condition: Mapping[str, str] | None) -> str:
 
 
 def _explained(sc: Scenario, prep: Prepared, gangs: Sequence[Gang]) -> dict[str, dict[str, Any]]:
-    """The cycle's answer (`cmd_explain.judge`) for each of `gangs`, asked in queue order so
-    that one walk of the cycle answers them all (a job of lone pods is thousands of gangs)."""
+    """The cycle's answer (`cmd_explain.judge`) for the first `MAX_EXPLAINED` of `gangs` in
+    queue order, asked in that order so that one walk of the cycle answers them all."""
     from controller.placer.explain import render
     from controller.placer.scenario import DEFAULT_SCHEDULERS
     from topobridge.cmd_explain import judge, walk_of
@@ -182,7 +200,8 @@ def _explained(sc: Scenario, prep: Prepared, gangs: Sequence[Gang]) -> dict[str,
     walk = walk_of(sc, prep, gangs[0], DEFAULT_SCHEDULERS)
     last = len(walk.queue)
     out: dict[str, dict[str, Any]] = {}
-    for g in sorted(gangs, key=lambda g: p if (p := walk.position(g)) is not None else last):
+    ordered = sorted(gangs, key=lambda g: p if (p := walk.position(g)) is not None else last)
+    for g in ordered[:MAX_EXPLAINED]:
         found = judge(sc, prep, g, DEFAULT_SCHEDULERS)
         out[g.key] = {"explanation": found.to_dict(), "text": render(found)}
     return out
