@@ -231,10 +231,8 @@ class _Rerun:
         return build_demand(self.gang, snap, profile=self.profile, state=state, pods=pods)
 
     def without_lower(self, snap: Snapshot, pods: Sequence[GangPod], priority: int) -> BestCase | None:
-        kept = self.attempt.get(BEST_CASES, None)
-        if kept is None:
-            kept = {}
-            self.attempt.write(BEST_CASES, kept)
+        kept = self.attempt.get(BEST_CASES, {})
+        self.attempt.write(BEST_CASES, kept)
         key = (id(snap), priority, tuple(p.key for p in pods))
         if key not in kept:
             kept[key] = best_case(self, snap, pods, priority)
