@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from placer_objects import node, pdb, pod, priority_class
 
-from controller.placer import columns
+from controller.placer import columns, snapshot
 from controller.placer.cluster import ClusterState, Kind
 from controller.placer.columns import PodArrays, pod_arrays
 from controller.placer.cycle import CyclePlan, GangTiming, SchedulingCycle
@@ -60,6 +60,30 @@ def test_a_budget_arriving_later_covers_pods_recorded_as_covered_by_none() -> No
     assert [(v.pod, p.plan.cost) for p in plan.preemptions for v in p.plan.victims] == [
         ("default/batch", (0, 500, 1))
     ]
+
+
+def test_the_first_view_keeps_the_pod_arrays_and_later_reads_patch_them(monkeypatch: Any) -> None:
+    """A view that walks every bound pod anyway (the first one) builds the pod arrays
+    preemption reads; after a pod changes, the next read patches them, so no preemption pays
+    for a pass over every bound pod. Fails if the view leaves them to the first read, or a
+    later read builds them again."""
+    built: list[int] = []
+
+    class Counted(columns.PodColumns):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            built.append(len(args[0]))
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(snapshot, "PodColumns", Counted)
+    objs = [node("a"), node("b"), *CLASSES, _running("web", "a", "low"), _running("batch", "b", "mid")]
+    state = cluster_state(load_scenario(objs))
+    state.view()
+    assert built == [2]
+    more = load_scenario([_running("more", "b", "low")]).pods[0]
+    state.put(Kind.POD, more.key, more)
+    snap = state.view().snapshot
+    _same_as_fresh(snap, [])
+    assert built == [2] and sorted(snap.arrays().keys) == ["default/batch", "default/more", "default/web"]
 
 
 def test_request_rows_are_shared_per_index_and_follow_a_new_resource_axis() -> None:
