@@ -6,7 +6,10 @@ the pods came in) and is told of every change (`log`); `arrays()` replays the ch
 last call and returns the live slots. The order is the snapshot's dict order, exactly: a pod
 replaced in place keeps its slot, a pod removed leaves a hole, a pod added (or added again
 after a removal) takes a new slot at the end. So the arrays are the same as a fresh build from
-the dict (`pod_arrays`), which the tests check after random changes.
+the dict (`pod_arrays`), which the tests check after random changes. While no pod is added or
+removed, a read returns the last arrays with the columns the rewritten pods change copied and
+patched (`dense`): what preemption pays after a plan's victims were marked terminating is those
+pods, not a copy of every column; arrays read earlier never change.
 
 Beside each pod's node, request, priority and gang, the arrays carry what reading them must
 not cost a pass over every pod in Python: its position by key (the slot less the holes
@@ -19,7 +22,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import compress
 from operator import attrgetter, not_
 
@@ -184,6 +187,12 @@ class PodColumns:
         """Bumped whenever a slot is taken or freed (what `_Positions` reads goes stale)."""
         self.live: tuple[list[str], I64] | None = None
         """Keys and slots of the live pods, kept while no pod is added or removed."""
+        self.dense: PodArrays | None = None
+        """The arrays last handed out, while `live` holds: a pod rewritten in place patches a
+        copy of the columns it changes (the caller's arrays stay as they were read), so a read
+        after a few pods changed costs those pods, not a copy of every column."""
+        self.dense_gang = np.zeros(0, np.int64)
+        """`gang` over the live pods, for `dense.gang_size`."""
         self._append(dict(pods))
 
     def log(self, key: str, pod: BoundPod | None) -> bool:
@@ -196,21 +205,55 @@ class PodColumns:
         self._replay()
         if self.live is None:
             self.live = (list(compress(self.keys, self.alive.tolist())), np.flatnonzero(self.alive))
+            self.dense = None
+        if self.dense is not None:
+            return self.dense
         keys, slots = self.live
         terminating = self.terminating[slots]
-        gang = self.gang[slots]
-        sizes = np.bincount(gang[~terminating], minlength=len(self.gang_code))
-        return PodArrays(
+        self.dense_gang = self.gang[slots]
+        self.dense = PodArrays(
             keys=keys,
             node=self.node[slots],
             req=self.req[slots],
             priority=self.priority[slots],
             terminating=terminating,
-            gang_size=sizes[gang].astype(np.int64, copy=False),
+            gang_size=self._gang_sizes(terminating),
             cover=self.cover[slots],
             cover_table=self.cover_codes.table,
             positions=_Positions(self, keys),
         )
+        return self.dense
+
+    def _gang_sizes(self, terminating: Bool) -> I64:
+        gang = self.dense_gang
+        sizes = np.bincount(gang[~terminating], minlength=len(self.gang_code))
+        return sizes[gang].astype(np.int64, copy=False)
+
+    def _patch_dense(self, slots: I64) -> None:
+        """The slots just rewritten in place, carried to `dense` (see there): each column they
+        change copied and patched, the others shared."""
+        if self.dense is None or self.live is None:
+            return
+        pos = np.searchsorted(self.live[1], slots)
+        old = self.dense
+        changed: dict[str, npt.NDArray[np.generic]] = {}
+        for name in ("node", "req", "priority", "terminating", "cover"):
+            col, now = getattr(old, name), getattr(self, name)[slots]
+            if not np.array_equal(col[pos], now):
+                col = col.copy()
+                col[pos] = now
+                changed[name] = col
+        gang = self.gang[slots]
+        if not np.array_equal(self.dense_gang[pos], gang):
+            self.dense_gang = self.dense_gang.copy()
+            self.dense_gang[pos] = gang
+            changed["gang_size"] = old.gang_size  # recounted below
+        if not changed:
+            return
+        dense = replace(old, **changed)
+        if "terminating" in changed or "gang_size" in changed:
+            dense.gang_size = self._gang_sizes(dense.terminating)
+        self.dense = dense
 
     def _replay(self) -> None:
         """Apply the logged changes with dict semantics (see the module docstring)."""
@@ -221,7 +264,9 @@ class PodColumns:
         if removed or added:
             self.version += 1
         if updated:
-            self._write([self.slot[k] for k in updated], list(updated.values()))
+            slots = [self.slot[k] for k in updated]
+            self._write(slots, list(updated.values()))
+            self._patch_dense(np.asarray(slots, dtype=np.int64))
         if removed:
             self.alive[[self.slot.pop(k) for k in removed]] = False
             self.live = None

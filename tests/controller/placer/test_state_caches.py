@@ -149,6 +149,7 @@ def _replay(changes: list[tuple[str, int, int]]) -> None:
     for i in range(5):
         snap.set_pod(_bound(i, i % 4), f"p{i}")
     earlier: list[PodArrays] = []
+    seen: list[list[Any]] = []
     for op, i, variant in changes:
         key = f"p{i}"
         if op == "bind":
@@ -168,17 +169,25 @@ def _replay(changes: list[tuple[str, int, int]]) -> None:
         elif op == "rollback":
             snap.rollback()
         if op == "arrays" or variant == 0:
-            _same_as_fresh(snap, earlier)
-    _same_as_fresh(snap, earlier)
+            _same_as_fresh(snap, earlier, seen)
+    _same_as_fresh(snap, earlier, seen)
 
 
-def _same_as_fresh(snap: Snapshot, earlier: list[PodArrays]) -> None:
+COLUMNS = ("node", "req", "priority", "terminating", "gang_size", "cover")
+
+
+def _same_as_fresh(snap: Snapshot, earlier: list[PodArrays], seen: list[list[Any]] | None = None) -> None:
     """The arrays equal a fresh build, and the positions of these and of every earlier read
-    (whose slots the columns have patched since) still name each pod's index in its arrays."""
+    (whose slots the columns have patched since) still name each pod's index in its arrays;
+    `seen`: the values of every earlier read as it was read, which patching must not change."""
     got, want = snap.arrays(), pod_arrays(snap.pods, len(snap.index.resources), snap.budget_hits)
     assert got.keys == want.keys
     for name in ("node", "req", "priority", "terminating", "gang_size"):
         assert np.array_equal(getattr(got, name), getattr(want, name)), name
+    if seen is not None:
+        seen.append([getattr(got, name).copy() for name in COLUMNS])
+        for arrays, values in zip(earlier[-4:], seen[-5:-1], strict=False):
+            assert all(np.array_equal(getattr(arrays, n), v) for n, v in zip(COLUMNS, values, strict=True))
     assert snap.budget_hits is not None
     covers = [got.cover_table[c] for c in got.cover.tolist()]
     assert covers == [want.cover_table[c] for c in want.cover.tolist()]
