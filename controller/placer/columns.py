@@ -22,9 +22,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from itertools import compress
 from operator import attrgetter, not_
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -161,6 +162,19 @@ def pod_arrays(pods: Mapping[str, BoundPod], n_resources: int, coverage: Coverag
     )
 
 
+Column = TypeVar("Column", I64, Bool)
+
+
+def _patched(col: Column, pos: I64, now: Column) -> Column:
+    """`col` with `now` at `pos`: a patched copy when that changes it, else `col` itself (the
+    arrays handed out earlier keep theirs)."""
+    if np.array_equal(col[pos], now):
+        return col
+    out = col.copy()
+    out[pos] = now
+    return out
+
+
 class PodColumns:
     """Slots of bound pods, patched from a log of changes (see the module docstring)."""
 
@@ -232,28 +246,25 @@ class PodColumns:
     def _patch_dense(self, slots: I64) -> None:
         """The slots just rewritten in place, carried to `dense` (see there): each column they
         change copied and patched, the others shared."""
-        if self.dense is None or self.live is None:
+        old = self.dense
+        if old is None or self.live is None:
             return
         pos = np.searchsorted(self.live[1], slots)
-        old = self.dense
-        changed: dict[str, npt.NDArray[np.generic]] = {}
-        for name in ("node", "req", "priority", "terminating", "cover"):
-            col, now = getattr(old, name), getattr(self, name)[slots]
-            if not np.array_equal(col[pos], now):
-                col = col.copy()
-                col[pos] = now
-                changed[name] = col
-        gang = self.gang[slots]
-        if not np.array_equal(self.dense_gang[pos], gang):
-            self.dense_gang = self.dense_gang.copy()
-            self.dense_gang[pos] = gang
-            changed["gang_size"] = old.gang_size  # recounted below
-        if not changed:
-            return
-        dense = replace(old, **changed)
-        if "terminating" in changed or "gang_size" in changed:
-            dense.gang_size = self._gang_sizes(dense.terminating)
-        self.dense = dense
+        terminating = _patched(old.terminating, pos, self.terminating[slots])
+        gang = _patched(self.dense_gang, pos, self.gang[slots])
+        recount = terminating is not old.terminating or gang is not self.dense_gang
+        self.dense_gang = gang
+        self.dense = PodArrays(
+            keys=old.keys,
+            node=_patched(old.node, pos, self.node[slots]),
+            req=_patched(old.req, pos, self.req[slots]),
+            priority=_patched(old.priority, pos, self.priority[slots]),
+            terminating=terminating,
+            gang_size=self._gang_sizes(terminating) if recount else old.gang_size,
+            cover=_patched(old.cover, pos, self.cover[slots]),
+            cover_table=old.cover_table,
+            positions=old.positions,
+        )
 
     def _replay(self) -> None:
         """Apply the logged changes with dict semantics (see the module docstring)."""
