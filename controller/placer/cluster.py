@@ -648,10 +648,10 @@ class ClusterState:
             self._retree(full)
         agg = self._agg
         assert agg is not None
-        # A view that walks every bound pod (a reset, or budgets matched again) builds the pod
-        # arrays preemption reads as well; the reference rebuild (`full`) leaves them to the
-        # first read, as a snapshot built from scratch does.
-        walks_pods = (self._all_dirty or self._budgets_dirty) and not full
+        # A view that puts every bound pod again (a reset) builds the pod arrays preemption
+        # reads as well; the reference rebuild (`full`) leaves them to the first read, as a
+        # snapshot built from scratch does.
+        walks_pods = self._all_dirty and not full
         if self._all_dirty:
             self._reset(agg)
             keys: set[GangKey] = set(self._members)

@@ -183,8 +183,8 @@ class PodColumns:
     ) -> None:
         self.n_resources = n_resources
         self.coverage = coverage
-        """Read for the pods written, as they are written: the caller drops the columns when
-        it changes a pod's coverage otherwise (`Snapshot.coverage_changed`)."""
+        """Read for the pods written, as they are written; when the caller changes a pod's
+        coverage otherwise, it has every slot's read again (`recode_cover`)."""
         self.cover_codes = _CoverCodes()
         self.cover = np.zeros(0, np.int64)
         self.slot: dict[str, int] = {}
@@ -208,6 +208,13 @@ class PodColumns:
         self.dense_gang = np.zeros(0, np.int64)
         """`gang` over the live pods, for `dense.gang_size`."""
         self._append(dict(pods))
+
+    def recode_cover(self) -> None:
+        """Every slot's coverage read again from `coverage` (the caller recounted it); the
+        pods' other columns are unchanged."""
+        self.cover_codes = _CoverCodes()
+        self.cover = self.cover_codes.of(self.keys, self.coverage)
+        self.dense = None
 
     def log(self, key: str, pod: BoundPod | None) -> bool:
         """Record that `key` is now `pod` (None: removed). False when so many changes wait that

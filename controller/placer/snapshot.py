@@ -643,8 +643,10 @@ class Snapshot:
 
     def coverage_changed(self) -> None:
         """`budget_hits` was recounted (a budget changed): the arrays' copy of it, read as each
-        pod's slot is written, is made afresh."""
-        self._columns = None
+        pod's slot is written, is made afresh (the rest of the columns stand: a budget's status
+        changes often, and none of them reads it)."""
+        if self._columns is not None:
+            self._columns.recode_cover()
         self._changed()
 
     def clear_pods(self) -> None:

@@ -63,10 +63,10 @@ def test_a_budget_arriving_later_covers_pods_recorded_as_covered_by_none() -> No
 
 
 def test_the_first_view_keeps_the_pod_arrays_and_later_reads_patch_them(monkeypatch: Any) -> None:
-    """A view that walks every bound pod anyway (the first one) builds the pod arrays
-    preemption reads; after a pod changes, the next read patches them, so no preemption pays
-    for a pass over every bound pod. Fails if the view leaves them to the first read, or a
-    later read builds them again."""
+    """A view that puts every bound pod anyway (the first one) builds the pod arrays
+    preemption reads; after a pod or a budget changes, the next read patches them (a budget
+    only recodes the coverage), so no preemption pays for a pass over every bound pod. Fails
+    if the view leaves them to the first read, or a later read builds them again."""
     built: list[int] = []
 
     class Counted(columns.PodColumns):
@@ -75,7 +75,8 @@ def test_the_first_view_keeps_the_pod_arrays_and_later_reads_patch_them(monkeypa
             super().__init__(*args, **kwargs)
 
     monkeypatch.setattr(snapshot, "PodColumns", Counted)
-    objs = [node("a"), node("b"), *CLASSES, _running("web", "a", "low"), _running("batch", "b", "mid")]
+    web = _running("web", "a", "low", labels={"app": "web"})
+    objs = [node("a"), node("b"), *CLASSES, web, _running("batch", "b", "mid")]
     state = cluster_state(load_scenario(objs))
     state.view()
     assert built == [2]
@@ -84,6 +85,13 @@ def test_the_first_view_keeps_the_pod_arrays_and_later_reads_patch_them(monkeypa
     snap = state.view().snapshot
     _same_as_fresh(snap, [])
     assert built == [2] and sorted(snap.arrays().keys) == ["default/batch", "default/more", "default/web"]
+    budget = PodDisruptionBudget.parse(pdb("keep-web", {"app": "web"}, allowed=0))
+    state.put(Kind.PDB, budget.key, budget)
+    snap = state.view().snapshot
+    _same_as_fresh(snap, [])
+    arrays = snap.arrays()
+    covers = {k: arrays.cover_table[c] for k, c in zip(arrays.keys, arrays.cover.tolist(), strict=True)}
+    assert built == [2] and covers["default/web"] == ("default/keep-web",) and covers["default/more"] == ()
 
 
 def test_request_rows_are_shared_per_index_and_follow_a_new_resource_axis() -> None:
