@@ -107,8 +107,6 @@ class _Queues:
     """The nodes with a queue, ascending: the rows of the gain table."""
     row: I64
     """Each pod's node, as a row of `nodes`."""
-    first: I64
-    """Per row: where its node's pods start in `pods`."""
 
     @property
     def depth(self) -> int:
@@ -218,8 +216,7 @@ def _queues(pick: I64, arrays: PodArrays, share: npt.NDArray[np.float64]) -> _Qu
     pods, nodes, pos = pods[keep], nodes[keep], pos[keep]
     uniq = nodes[np.r_[True, nodes[1:] != nodes[:-1]]] if len(nodes) else nodes
     row = np.searchsorted(uniq, nodes)
-    first = np.flatnonzero(np.r_[True, row[1:] != row[:-1]])
-    return _Queues(pods=pods, pos=pos, nodes=uniq, row=row, first=first)
+    return _Queues(pods=pods, pos=pos, nodes=uniq, row=row)
 
 
 def _gains(queues: _Queues, arrays: PodArrays, free: I64, shape: GangShape) -> I64:
