@@ -6,8 +6,8 @@ module plans there, considering lone pods only (no gang members, none a budget c
 those cannot free enough room the caller falls back to the search's greedy. Its plans are valid
 and usually close to the cheapest, but not proven so (`optimal=False`).
 
-Per priority threshold q, lowest first, until some place can be freed (`_at_threshold`; a
-threshold at which no place could be freed even with all its pods gone is passed over after one
+Per priority threshold q, lowest first, until some place can be freed (`_at_threshold`; only
+the pods of places that could be freed with all of them gone are looked at, found by one
 scatter, `_may_free`):
 1. `_queues`: per node, its lone pods of priority <= q, largest share of the gang pod's request
    first; `_gains`: prefix sums give the slots the node offers after evicting the first j;
@@ -142,12 +142,9 @@ def fast_plan(
     shape = GangShape(cols=cols, request=cls.req[cols], size=demand.n, mask=cls.mask)
     where_is = _places(places, index, free, shape)
     cand = np.flatnonzero(lone & (where_is.of_node[arrays.node] >= 0))
-    # Share of the gang pod's request each pod frees: its largest ratio over the requested resources.
-    share = np.zeros(len(arrays.keys))
-    share[cand] = (arrays.req[cand][:, cols] / shape.request).max(axis=1)
     for q in np.unique(arrays.priority[cand]):
         pick = cand[arrays.priority[cand] <= q]
-        got = _at_threshold(pick, arrays, share, free, shape, where_is)
+        got = _at_threshold(pick, arrays, free, shape, where_is)
         i = _best(got, places, arrays, index) if got is not None else None
         if got is None or i is None:
             continue
@@ -170,14 +167,18 @@ def _places(places: Sequence[tuple[Where, int]], index: ClusterIndex, free: I64,
     return Places(of_node=of_node, need=shape.size - have.astype(np.int64))
 
 
-def _at_threshold(
-    pick: I64, arrays: PodArrays, share: npt.NDArray[np.float64], free: I64, shape: GangShape, places: Places
-) -> _Freed | None:
+def _at_threshold(pick: I64, arrays: PodArrays, free: I64, shape: GangShape, places: Places) -> _Freed | None:
     """The places that can be freed with the pods `pick`, and the pods the hull greedy evicts
     in each."""
-    if len(pick) == 0 or not _may_free(pick, arrays, free, shape, places):
+    if len(pick) == 0:
         return None
-    queues = _queues(pick, arrays, share)
+    # Only the pods of places that could be freed were all of them gone are queued: a node's
+    # queue, gains and hull are its own, and a place that cannot be freed frees none of them.
+    may = _may_free(pick, arrays, free, shape, places)
+    pick = pick[may[places.of_node[arrays.node[pick]]]]
+    if len(pick) == 0:
+        return None
+    queues = _queues(pick, arrays, shape)
     gain = _gains(queues, arrays, free, shape)
     # The hull of a node ends at its largest gain: when no place can be freed even so, there is
     # nothing to build.
@@ -191,9 +192,9 @@ def _at_threshold(
     return _fill(hull, queues, gain, places)
 
 
-def _may_free(pick: I64, arrays: PodArrays, free: I64, shape: GangShape, places: Places) -> bool:
-    """Could some place be freed were every pod of `pick` gone (each node's queue is cut, so
-    this bounds what the queues can free): when not, no queue is worth building."""
+def _may_free(pick: I64, arrays: PodArrays, free: I64, shape: GangShape, places: Places) -> Bool:
+    """Per place: could it be freed were every pod of `pick` gone (each node's queue is cut, so
+    this bounds what the queues can free)? No queue of another place is worth building."""
     cols = shape.cols.tolist()
     room = np.ascontiguousarray(free[:, shape.cols].T)  # [column, node]: integer sums stay exact
     flat = (np.arange(len(cols))[:, None] * len(free) + arrays.node[pick]).ravel()
@@ -202,12 +203,15 @@ def _may_free(pick: I64, arrays: PodArrays, free: I64, shape: GangShape, places:
     gain[~shape.mask] = 0
     inside = places.of_node >= 0
     most = np.bincount(places.of_node[inside], weights=gain[inside], minlength=places.count)
-    return bool(((places.need > 0) & (most >= places.need)).any())
+    may: Bool = (places.need > 0) & (most >= places.need)
+    return may
 
 
-def _queues(pick: I64, arrays: PodArrays, share: npt.NDArray[np.float64]) -> _Queues:
+def _queues(pick: I64, arrays: PodArrays, shape: GangShape) -> _Queues:
     """`pick` grouped by node, largest share first, cut at `MAX_PER_NODE` per node."""
-    pods = pick[np.lexsort((-share[pick], arrays.node[pick]))]
+    # Share of the gang pod's request each pod frees: its largest ratio over the requested resources.
+    share = (arrays.req[pick][:, shape.cols] / shape.request).max(axis=1)
+    pods = pick[np.lexsort((-share, arrays.node[pick]))]
     nodes = arrays.node[pods]
     starts = np.flatnonzero(np.r_[True, nodes[1:] != nodes[:-1]])
     counts = np.diff(np.r_[starts, len(pods)])
