@@ -770,6 +770,10 @@ class ClusterState:
         agg = self._agg
         assert agg is not None
         bound: set[GangKey] = set()
+        # A view that puts every bound pod again (a reset) builds the pod arrays preemption
+        # reads as well; the reference rebuild (`full`) leaves them to the first read, as a
+        # snapshot built from scratch does.
+        walks_pods = self._all_dirty and not full
         if self._all_dirty:
             self._reset(agg)
             keys: set[GangKey] = set(self._members)
@@ -783,6 +787,8 @@ class ClusterState:
         self._dirty, self._bound_dirty = set(), set()
         self._all_dirty = False
         snap = agg.snapshot
+        if walks_pods:
+            snap.keep_arrays()
         snap.namespace_labels = self.namespace_labels
         snap.start_journal()
         pending = sorted(agg.pending, key=natural_key)

@@ -6,7 +6,10 @@ the pods came in) and is told of every change (`log`); `arrays()` replays the ch
 last call and returns the live slots. The order is the snapshot's dict order, exactly: a pod
 replaced in place keeps its slot, a pod removed leaves a hole, a pod added (or added again
 after a removal) takes a new slot at the end. So the arrays are the same as a fresh build from
-the dict (`pod_arrays`), which the tests check after random changes.
+the dict (`pod_arrays`), which the tests check after random changes. While no pod is added or
+removed, a read returns the last arrays with the columns the rewritten pods change copied and
+patched (`dense`): what preemption pays after a plan's victims were marked terminating is those
+pods, not a copy of every column; arrays read earlier never change.
 
 Beside each pod's node, request, priority and gang, the arrays carry what reading them must
 not cost a pass over every pod in Python: its position by key (the slot less the holes
@@ -22,6 +25,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import compress
 from operator import attrgetter, not_
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -158,6 +162,19 @@ def pod_arrays(pods: Mapping[str, BoundPod], n_resources: int, coverage: Coverag
     )
 
 
+Column = TypeVar("Column", I64, Bool)
+
+
+def _patched(col: Column, pos: I64, now: Column) -> Column:
+    """`col` with `now` at `pos`: a patched copy when that changes it, else `col` itself (the
+    arrays handed out earlier keep theirs)."""
+    if np.array_equal(col[pos], now):
+        return col
+    out = col.copy()
+    out[pos] = now
+    return out
+
+
 class PodColumns:
     """Slots of bound pods, patched from a log of changes (see the module docstring)."""
 
@@ -166,8 +183,8 @@ class PodColumns:
     ) -> None:
         self.n_resources = n_resources
         self.coverage = coverage
-        """Read for the pods written, as they are written: the caller drops the columns when
-        it changes a pod's coverage otherwise (`Snapshot.coverage_changed`)."""
+        """Read for the pods written, as they are written; when the caller changes a pod's
+        coverage otherwise, it has every slot's read again (`recode_cover`)."""
         self.cover_codes = _CoverCodes()
         self.cover = np.zeros(0, np.int64)
         self.slot: dict[str, int] = {}
@@ -184,7 +201,20 @@ class PodColumns:
         """Bumped whenever a slot is taken or freed (what `_Positions` reads goes stale)."""
         self.live: tuple[list[str], I64] | None = None
         """Keys and slots of the live pods, kept while no pod is added or removed."""
+        self.dense: PodArrays | None = None
+        """The arrays last handed out, while `live` holds: a pod rewritten in place patches a
+        copy of the columns it changes (the caller's arrays stay as they were read), so a read
+        after a few pods changed costs those pods, not a copy of every column."""
+        self.dense_gang = np.zeros(0, np.int64)
+        """`gang` over the live pods, for `dense.gang_size`."""
         self._append(dict(pods))
+
+    def recode_cover(self) -> None:
+        """Every slot's coverage read again from `coverage` (the caller recounted it); the
+        pods' other columns are unchanged."""
+        self.cover_codes = _CoverCodes()
+        self.cover = self.cover_codes.of(self.keys, self.coverage)
+        self.dense = None
 
     def log(self, key: str, pod: BoundPod | None) -> bool:
         """Record that `key` is now `pod` (None: removed). False when so many changes wait that
@@ -196,20 +226,51 @@ class PodColumns:
         self._replay()
         if self.live is None:
             self.live = (list(compress(self.keys, self.alive.tolist())), np.flatnonzero(self.alive))
+            self.dense = None
+        if self.dense is not None:
+            return self.dense
         keys, slots = self.live
         terminating = self.terminating[slots]
-        gang = self.gang[slots]
-        sizes = np.bincount(gang[~terminating], minlength=len(self.gang_code))
-        return PodArrays(
+        self.dense_gang = self.gang[slots]
+        self.dense = PodArrays(
             keys=keys,
             node=self.node[slots],
             req=self.req[slots],
             priority=self.priority[slots],
             terminating=terminating,
-            gang_size=sizes[gang].astype(np.int64, copy=False),
+            gang_size=self._gang_sizes(terminating),
             cover=self.cover[slots],
             cover_table=self.cover_codes.table,
             positions=_Positions(self, keys),
+        )
+        return self.dense
+
+    def _gang_sizes(self, terminating: Bool) -> I64:
+        gang = self.dense_gang
+        sizes = np.bincount(gang[~terminating], minlength=len(self.gang_code))
+        return sizes[gang].astype(np.int64, copy=False)
+
+    def _patch_dense(self, slots: I64) -> None:
+        """The slots just rewritten in place, carried to `dense` (see there): each column they
+        change copied and patched, the others shared."""
+        old = self.dense
+        if old is None or self.live is None:
+            return
+        pos = np.searchsorted(self.live[1], slots)
+        terminating = _patched(old.terminating, pos, self.terminating[slots])
+        gang = _patched(self.dense_gang, pos, self.gang[slots])
+        recount = terminating is not old.terminating or gang is not self.dense_gang
+        self.dense_gang = gang
+        self.dense = PodArrays(
+            keys=old.keys,
+            node=_patched(old.node, pos, self.node[slots]),
+            req=_patched(old.req, pos, self.req[slots]),
+            priority=_patched(old.priority, pos, self.priority[slots]),
+            terminating=terminating,
+            gang_size=self._gang_sizes(terminating) if recount else old.gang_size,
+            cover=_patched(old.cover, pos, self.cover[slots]),
+            cover_table=old.cover_table,
+            positions=old.positions,
         )
 
     def _replay(self) -> None:
@@ -221,7 +282,9 @@ class PodColumns:
         if removed or added:
             self.version += 1
         if updated:
-            self._write([self.slot[k] for k in updated], list(updated.values()))
+            slots = [self.slot[k] for k in updated]
+            self._write(slots, list(updated.values()))
+            self._patch_dense(np.asarray(slots, dtype=np.int64))
         if removed:
             self.alive[[self.slot.pop(k) for k in removed]] = False
             self.live = None

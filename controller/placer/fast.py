@@ -6,15 +6,21 @@ module plans there, considering lone pods only (no gang members, none a budget c
 those cannot free enough room the caller falls back to the search's greedy. Its plans are valid
 and usually close to the cheapest, but not proven so (`optimal=False`).
 
-Per priority threshold q, lowest first, until some place can be freed (`_at_threshold`):
+Per priority threshold q, lowest first, until some place can be freed (`_at_threshold`; only
+the pods of places that could be freed with all of them gone are looked at, found by one
+scatter, `_may_free`):
 1. `_queues`: per node, its lone pods of priority <= q, largest share of the gang pod's request
    first; `_gains`: prefix sums give the slots the node offers after evicting the first j;
-2. `_hull`: per node, the upper concave hull of (evictions, slots gained) as segments;
+2. `_hull`: per node of a place its queues can free, the upper concave hull of (evictions,
+   slots gained) as segments;
 3. `_fill`: per place, segments by decreasing slope until its deficit is covered (the
-   relaxation's optimum, rounded up to whole segments);
-then the best place in the plans' order (`_best`), and a reprieve pass that drops evictions it
-does not need, highest priority first (`_reprieve`). The gang's shape (`GangShape`) and the
-places (`Places`: node to place, what each lacks) travel together through these steps.
+   relaxation's optimum, rounded up to whole segments), counted for every place at once;
+then the best place in the plans' order (`_best`), its victims listed, and a reprieve pass that
+drops evictions it does not need, highest priority first (`_reprieve`, one victim's node
+recounted per step). The gang's shape (`GangShape`) and the places (`Places`: node to place,
+what each lacks) travel together through these steps. Room is divided column by column (one
+table per requested resource), not over a short last axis, which numpy does several times
+slower.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from controller.placer.demand import GangDemand
-from controller.placer.search import NO_VICTIM, Fit, Problem
+from controller.placer.search import NO_VICTIM
 from controller.placer.select import Where
 from controller.placer.snapshot import I64, Bool, ClusterIndex, PodArrays
 
@@ -58,8 +64,20 @@ class GangShape:
 
     def slots(self, room: I64) -> I64:
         """Pods of this shape that fit in `room` (rows over `cols`, on the last axis)."""
-        slots: I64 = np.minimum((np.maximum(room, 0) // self.request).min(axis=-1), self.size)
-        return slots
+        return self.slots_by_column([room[..., k] for k in range(len(self.cols))])
+
+    def slots_by_column(self, room: Sequence[I64]) -> I64:
+        """`slots` with the room given column by column (`room[k]`: the room on `cols[k]`, any
+        shape): one floor division per column and an elementwise minimum, several times faster
+        than dividing and reducing over a short last axis."""
+        out: I64 | None = None
+        for k, r in enumerate(room):
+            fit = np.maximum(r, 0)
+            fit //= self.request[k]
+            out = fit if out is None else np.minimum(out, fit, out=out)
+        assert out is not None, "a gang pod requests at least one resource"
+        np.minimum(out, self.size, out=out)
+        return out
 
 
 @dataclass(frozen=True)
@@ -89,8 +107,6 @@ class _Queues:
     """The nodes with a queue, ascending: the rows of the gain table."""
     row: I64
     """Each pod's node, as a row of `nodes`."""
-    first: I64
-    """Per row: where its node's pods start in `pods`."""
 
     @property
     def depth(self) -> int:
@@ -125,18 +141,15 @@ def fast_plan(
     cols = np.flatnonzero(cls.req)
     shape = GangShape(cols=cols, request=cls.req[cols], size=demand.n, mask=cls.mask)
     where_is = _places(places, index, free, shape)
-    lone = lone & (where_is.of_node[arrays.node] >= 0)
-    # Share of the gang pod's request each pod frees: its largest ratio over the requested resources.
-    share = (arrays.req[:, cols] / shape.request).max(axis=1)
-    for q in np.unique(arrays.priority[lone]):
-        pick = np.flatnonzero(lone & (arrays.priority <= q))
-        got = _at_threshold(pick, arrays, share, free, shape, where_is)
-        chosen = _best(got, places, arrays, index) if got is not None else None
-        if chosen is None:
+    cand = np.flatnonzero(lone & (where_is.of_node[arrays.node] >= 0))
+    for q in np.unique(arrays.priority[cand]):
+        pick = cand[arrays.priority[cand] <= q]
+        got = _at_threshold(pick, arrays, free, shape, where_is)
+        i = _best(got, places, arrays, index) if got is not None else None
+        if got is None or i is None:
             continue
-        i, victims = chosen
         where, leftover = places[i]
-        victims = _reprieve(victims, demand, free, where, index, arrays)
+        victims = _reprieve(got.victims(i), shape, free, where, index, arrays)
         return FastPlan(where=where, victims=tuple(victims), opt_leftover=leftover)
     return None
 
@@ -154,28 +167,51 @@ def _places(places: Sequence[tuple[Where, int]], index: ClusterIndex, free: I64,
     return Places(of_node=of_node, need=shape.size - have.astype(np.int64))
 
 
-def _at_threshold(
-    pick: I64, arrays: PodArrays, share: npt.NDArray[np.float64], free: I64, shape: GangShape, places: Places
-) -> dict[int, list[int]] | None:
-    """Per place that can be freed with the pods `pick`: the pods the hull greedy evicts."""
+def _at_threshold(pick: I64, arrays: PodArrays, free: I64, shape: GangShape, places: Places) -> _Freed | None:
+    """The places that can be freed with the pods `pick`, and the pods the hull greedy evicts
+    in each."""
     if len(pick) == 0:
         return None
-    queues = _queues(pick, arrays, share)
+    # Only the pods of places that could be freed were all of them gone are queued: a node's
+    # queue, gains and hull are its own, and a place that cannot be freed frees none of them.
+    may = _may_free(pick, arrays, free, shape, places)
+    pick = pick[may[places.of_node[arrays.node[pick]]]]
+    if len(pick) == 0:
+        return None
+    queues = _queues(pick, arrays, shape)
     gain = _gains(queues, arrays, free, shape)
     # The hull of a node ends at its largest gain: when no place can be freed even so, there is
     # nothing to build.
-    most = np.bincount(places.of_node[queues.nodes], weights=gain.max(axis=1), minlength=places.count)
-    if not ((places.need > 0) & (most >= places.need)).any():
+    most = np.bincount(places.of_node[queues.nodes], weights=gain[:, -1], minlength=places.count)
+    freeable = (places.need > 0) & (most >= places.need)
+    if not freeable.any():
         return None
-    hull = _hull(gain)
+    hull = _hull(gain, freeable[places.of_node[queues.nodes]])
     if hull is None:
         return None
     return _fill(hull, queues, gain, places)
 
 
-def _queues(pick: I64, arrays: PodArrays, share: npt.NDArray[np.float64]) -> _Queues:
+def _may_free(pick: I64, arrays: PodArrays, free: I64, shape: GangShape, places: Places) -> Bool:
+    """Per place: could it be freed were every pod of `pick` gone (each node's queue is cut, so
+    this bounds what the queues can free)? No queue of another place is worth building."""
+    cols = shape.cols.tolist()
+    room = np.ascontiguousarray(free[:, shape.cols].T)  # [column, node]: integer sums stay exact
+    flat = (np.arange(len(cols))[:, None] * len(free) + arrays.node[pick]).ravel()
+    np.add.at(room.reshape(-1), flat, arrays.req[pick][:, shape.cols].T.ravel())
+    gain = shape.slots_by_column(list(room)) - shape.slots_by_column([free[:, c] for c in cols])
+    gain[~shape.mask] = 0
+    inside = places.of_node >= 0
+    most = np.bincount(places.of_node[inside], weights=gain[inside], minlength=places.count)
+    may: Bool = (places.need > 0) & (most >= places.need)
+    return may
+
+
+def _queues(pick: I64, arrays: PodArrays, shape: GangShape) -> _Queues:
     """`pick` grouped by node, largest share first, cut at `MAX_PER_NODE` per node."""
-    pods = pick[np.lexsort((-share[pick], arrays.node[pick]))]
+    # Share of the gang pod's request each pod frees: its largest ratio over the requested resources.
+    share = (arrays.req[pick][:, shape.cols] / shape.request).max(axis=1)
+    pods = pick[np.lexsort((-share, arrays.node[pick]))]
     nodes = arrays.node[pods]
     starts = np.flatnonzero(np.r_[True, nodes[1:] != nodes[:-1]])
     counts = np.diff(np.r_[starts, len(pods)])
@@ -184,102 +220,146 @@ def _queues(pick: I64, arrays: PodArrays, share: npt.NDArray[np.float64]) -> _Qu
     pods, nodes, pos = pods[keep], nodes[keep], pos[keep]
     uniq = nodes[np.r_[True, nodes[1:] != nodes[:-1]]] if len(nodes) else nodes
     row = np.searchsorted(uniq, nodes)
-    first = np.flatnonzero(np.r_[True, row[1:] != row[:-1]])
-    return _Queues(pods=pods, pos=pos, nodes=uniq, row=row, first=first)
+    return _Queues(pods=pods, pos=pos, nodes=uniq, row=row)
 
 
 def _gains(queues: _Queues, arrays: PodArrays, free: I64, shape: GangShape) -> I64:
     """[row, j]: the slots a node gains for the gang once the first j pods of its queue are gone."""
-    prefix = np.zeros((len(queues.nodes), queues.depth + 1, len(shape.cols)), dtype=np.int64)
-    prefix[queues.row, queues.pos + 1] = arrays.req[queues.pods][
-        :, shape.cols
-    ]  # one pod per (node, position)
-    np.cumsum(prefix, axis=1, out=prefix)
-    slots = shape.slots(free[queues.nodes][:, shape.cols][:, None, :] + prefix)
+    shape_rows = (len(queues.nodes), queues.depth + 1)
+    req = arrays.req[queues.pods]
+    room: list[I64] = []
+    for c in shape.cols.tolist():  # a table per resource: [row, j] the room after j evictions
+        table = np.zeros(shape_rows, dtype=np.int64)
+        table[queues.row, queues.pos + 1] = req[:, c]  # one pod per (node, position)
+        np.cumsum(table, axis=1, out=table)
+        table += free[queues.nodes, c][:, None]
+        room.append(table)
+    slots = shape.slots_by_column(room)
     slots[~shape.mask[queues.nodes]] = 0
     gain: I64 = slots - slots[:, :1]
     return gain
 
 
-def _hull(gain: I64) -> _Segments | None:
-    """The upper concave hull of (evictions, gain) of every node, as segments; None when no
-    eviction gains anything anywhere."""
+def _hull(gain: I64, wanted: Bool) -> _Segments | None:
+    """The upper concave hull of (evictions, gain) of every `wanted` node, as segments; None
+    when no eviction gains anything there."""
     k = gain.shape[1] - 1
-    rows = np.arange(len(gain))
     js = np.arange(k + 1)
-    cur = np.zeros(len(gain), dtype=np.int64)
+    rows = np.flatnonzero(wanted & (gain[:, -1] > 0)) if k else np.zeros(0, dtype=np.int64)
+    # A node whose last gain is 0 gains nothing anywhere (gains never fall): no segment. Each
+    # round extends the nodes still on their hull, from `cur`, to the steepest point ahead.
+    cur = np.zeros(len(rows), dtype=np.int64)
     parts: list[tuple[I64, I64, I64, npt.NDArray[np.float64]]] = []
-    for _ in range(k):
+    while len(rows):
+        g = gain[rows]
         ahead = js[None, :] > cur[:, None]
         dist = np.where(ahead, js[None, :] - cur[:, None], 1)
-        slope = np.where(ahead, (gain - gain[rows, cur][:, None]) / dist, -1.0)
+        at = np.arange(len(rows))
+        slope = np.where(ahead, (g - g[at, cur][:, None]) / dist, -1.0)
         best = slope.argmax(axis=1)  # first maximum: the nearest point on a tie
-        ok = slope[rows, best] > 0
-        if not ok.any():
-            break
-        parts.append((rows[ok], cur[ok], best[ok], slope[rows, best][ok]))
-        cur = np.where(ok, best, k)
-    if not parts:
+        steep = slope[at, best]
+        ok = steep > 0
+        parts.append((rows[ok], cur[ok], best[ok], steep[ok]))
+        more = ok & (best < k)
+        rows, cur = rows[more], best[more]
+    if not parts or not sum(len(p[0]) for p in parts):
         return None
     row, start, end, slopes = (np.concatenate(col) for col in zip(*parts, strict=True))
     return _Segments(row=row, start=start, end=end, slope=slopes)
 
 
-def _fill(hull: _Segments, queues: _Queues, gain: I64, places: Places) -> dict[int, list[int]] | None:
+@dataclass(frozen=True)
+class _Freed:
+    """What the hull greedy evicts (`_fill`): the queued pods it takes, in the places it frees."""
+
+    pods: I64
+    """The pods taken (indexes into the snapshot's pod arrays)."""
+    place: I64
+    """Each one's place."""
+    freed: I64
+    """The places freed, ascending."""
+
+    def victims(self, place: int) -> list[int]:
+        out: list[int] = self.pods[self.place == place].tolist()
+        return out
+
+
+def _fill(hull: _Segments, queues: _Queues, gain: I64, places: Places) -> _Freed | None:
     """Per place whose deficit the hull covers: segments by decreasing slope until it is covered
     (the relaxation's optimum, rounded up to whole segments), as the pods they evict."""
     place = places.of_node[queues.nodes[hull.row]]
     order = np.lexsort((hull.start, queues.nodes[hull.row], -hull.slope, place))
-    row, start, end, place = hull.row[order], hull.start[order], hull.end[order], place[order]
-    gained = gain[row, end] - gain[row, start]
+    row, end, place = hull.row[order], hull.end[order], place[order]
+    gained = gain[row, end] - gain[row, hull.start[order]]
     total = np.bincount(place, weights=gained, minlength=places.count)
-    # A node's pods in eviction order are `pods[first[row]:]`: a segment (start, end) of that
-    # node evicts `pods[first[row] + start : first[row] + end]`.
-    lo = (queues.first[row] + start).tolist()
-    hi = (queues.first[row] + end).tolist()
-    out: dict[int, list[int]] = {}
+    freed = (places.need > 0) & (total >= places.need)
+    if not freed.any():
+        return None
+    # A place takes its segments while what they gained before each falls short of its need
+    # (every segment gains something); a node's segments come in its hull's order, so it
+    # evicts the first `evicts[row]` pods of its queue.
     bounds = np.flatnonzero(np.r_[True, place[1:] != place[:-1]])
-    for b, c in zip(bounds.tolist(), np.diff(np.r_[bounds, len(place)]).tolist(), strict=True):
-        p = int(place[b])
-        need = places.need[p]
-        if need <= 0 or total[p] < need:
-            continue
-        cut = int(np.searchsorted(np.cumsum(gained[b : b + c]), need)) + 1
-        victims: list[int] = []
-        for j in range(b, b + cut):
-            victims.extend(queues.pods[lo[j] : hi[j]].tolist())
-        out[p] = victims
-    return out or None
+    before = np.cumsum(gained) - gained
+    before -= np.repeat(before[bounds], np.diff(np.r_[bounds, len(place)]))
+    take = freed[place] & (before < places.need[place])
+    evicts = np.zeros(len(queues.nodes), dtype=np.int64)
+    np.maximum.at(evicts, row[take], end[take])
+    taken = queues.pos < evicts[queues.row]
+    pods = queues.pods[taken]
+    return _Freed(
+        pods=pods, place=places.of_node[queues.nodes[queues.row[taken]]], freed=np.flatnonzero(freed)
+    )
 
 
 def _best(
-    got: dict[int, list[int]], places: Sequence[tuple[Where, int]], arrays: PodArrays, index: ClusterIndex
-) -> tuple[int, list[int]] | None:
-    """The place whose plan comes first: highest victim priority, victim count, leftover, name."""
+    got: _Freed, places: Sequence[tuple[Where, int]], arrays: PodArrays, index: ClusterIndex
+) -> int | None:
+    """The freed place whose plan comes first: highest victim priority, victim count, leftover,
+    name."""
     from translations.topology import natural_key
 
-    def key(item: tuple[int, list[int]]) -> tuple[object, ...]:
-        i, victims = item
-        top = int(arrays.priority[victims].max()) if victims else NO_VICTIM
-        return (top, len(victims), places[i][1], natural_key(places[i][0].label(index)))
+    top = np.full(len(places), NO_VICTIM, dtype=np.int64)
+    np.maximum.at(top, got.place, arrays.priority[got.pods])
+    count = np.bincount(got.place, minlength=len(places))
 
-    return min(got.items(), key=key) if got else None
+    def key(i: int) -> tuple[object, ...]:
+        return (int(top[i]), int(count[i]), places[i][1], natural_key(places[i][0].label(index)))
+
+    return min(got.freed.tolist(), key=key) if len(got.freed) else None
 
 
 def _reprieve(
-    victims: list[int], demand: GangDemand, free: I64, where: Where, index: ClusterIndex, arrays: PodArrays
+    victims: list[int], shape: GangShape, free: I64, where: Where, index: ClusterIndex, arrays: PodArrays
 ) -> list[int]:
-    """Drop evictions the gang does not need, the highest priority (then smallest) first."""
+    """Drop evictions the gang does not need, the highest priority (then smallest) first: each
+    victim put back stays when the place still holds the gang (its slots, counted with every
+    victim still gone, touched only on the victim's node)."""
     lo, hi = where.range(index)
-    fit = Fit(demand, free, Problem(where=where, lo=lo, hi=hi), index)
     idx = np.asarray(victims, dtype=np.int64)
-    fit.apply(arrays.node[idx], arrays.req[idx], +1)
+    nodes = arrays.node[idx]
+    reqs = arrays.req[idx]
+    after = free[lo:hi][:, shape.cols].copy()
+    np.add.at(after, nodes - lo, reqs[:, shape.cols])
+    slots = shape.slots(after)
+    slots[~shape.mask[lo:hi]] = 0
+    total = int(slots.sum())
+    room = {int(v): after[v - lo].tolist() for v in np.unique(nodes).tolist()}
+    slot = {v: int(slots[v - lo]) for v in room}
+    usable = {v: bool(shape.mask[v]) for v in room}
+    request, size = shape.request.tolist(), shape.size
+    order = np.lexsort((idx, reqs.sum(axis=1), -arrays.priority[idx])).tolist()
+    asked, on = reqs[:, shape.cols].tolist(), nodes.tolist()
     kept = set(victims)
-    for v in sorted(victims, key=lambda i: (-int(arrays.priority[i]), int(arrays.req[i].sum()), i)):
-        one = np.asarray([v], dtype=np.int64)
-        fit.apply(arrays.node[one], arrays.req[one], -1)
-        if fit.fits():
-            kept.discard(v)
-        else:
-            fit.apply(arrays.node[one], arrays.req[one], +1)
+    for k in order:
+        v = on[k]
+        back = [r - q for r, q in zip(room[v], asked[k], strict=True)]
+        now = 0
+        if usable[v]:
+            now = size
+            for r, q in zip(back, request, strict=True):
+                now = min(now, r // q if r > 0 else 0)
+        if total - slot[v] + now >= size:
+            total += now - slot[v]
+            room[v], slot[v] = back, now
+            kept.discard(victims[k])
     return sorted(kept)

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from placer_objects import node, pdb, pod, priority_class
 
-from controller.placer import columns
+from controller.placer import columns, snapshot
 from controller.placer.cluster import ClusterState, Kind
 from controller.placer.columns import PodArrays, pod_arrays
 from controller.placer.cycle import CyclePlan, GangTiming, SchedulingCycle
@@ -60,6 +60,38 @@ def test_a_budget_arriving_later_covers_pods_recorded_as_covered_by_none() -> No
     assert [(v.pod, p.plan.cost) for p in plan.preemptions for v in p.plan.victims] == [
         ("default/batch", (0, 500, 1))
     ]
+
+
+def test_the_first_view_keeps_the_pod_arrays_and_later_reads_patch_them(monkeypatch: Any) -> None:
+    """A view that puts every bound pod anyway (the first one) builds the pod arrays
+    preemption reads; after a pod or a budget changes, the next read patches them (a budget
+    only recodes the coverage), so no preemption pays for a pass over every bound pod. Fails
+    if the view leaves them to the first read, or a later read builds them again."""
+    built: list[int] = []
+
+    class Counted(columns.PodColumns):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            built.append(len(args[0]))
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(snapshot, "PodColumns", Counted)
+    web = _running("web", "a", "low", labels={"app": "web"})
+    objs = [node("a"), node("b"), *CLASSES, web, _running("batch", "b", "mid")]
+    state = cluster_state(load_scenario(objs))
+    state.view()
+    assert built == [2]
+    more = load_scenario([_running("more", "b", "low")]).pods[0]
+    state.put(Kind.POD, more.key, more)
+    snap = state.view().snapshot
+    _same_as_fresh(snap, [])
+    assert built == [2] and sorted(snap.arrays().keys) == ["default/batch", "default/more", "default/web"]
+    budget = PodDisruptionBudget.parse(pdb("keep-web", {"app": "web"}, allowed=0))
+    state.put(Kind.PDB, budget.key, budget)
+    snap = state.view().snapshot
+    _same_as_fresh(snap, [])
+    arrays = snap.arrays()
+    covers = {k: arrays.cover_table[c] for k, c in zip(arrays.keys, arrays.cover.tolist(), strict=True)}
+    assert built == [2] and covers["default/web"] == ("default/keep-web",) and covers["default/more"] == ()
 
 
 def test_request_rows_are_shared_per_index_and_follow_a_new_resource_axis() -> None:
@@ -125,6 +157,7 @@ def _replay(changes: list[tuple[str, int, int]]) -> None:
     for i in range(5):
         snap.set_pod(_bound(i, i % 4), f"p{i}")
     earlier: list[PodArrays] = []
+    seen: list[list[Any]] = []
     for op, i, variant in changes:
         key = f"p{i}"
         if op == "bind":
@@ -144,17 +177,25 @@ def _replay(changes: list[tuple[str, int, int]]) -> None:
         elif op == "rollback":
             snap.rollback()
         if op == "arrays" or variant == 0:
-            _same_as_fresh(snap, earlier)
-    _same_as_fresh(snap, earlier)
+            _same_as_fresh(snap, earlier, seen)
+    _same_as_fresh(snap, earlier, seen)
 
 
-def _same_as_fresh(snap: Snapshot, earlier: list[PodArrays]) -> None:
+COLUMNS = ("node", "req", "priority", "terminating", "gang_size", "cover")
+
+
+def _same_as_fresh(snap: Snapshot, earlier: list[PodArrays], seen: list[list[Any]] | None = None) -> None:
     """The arrays equal a fresh build, and the positions of these and of every earlier read
-    (whose slots the columns have patched since) still name each pod's index in its arrays."""
+    (whose slots the columns have patched since) still name each pod's index in its arrays;
+    `seen`: the values of every earlier read as it was read, which patching must not change."""
     got, want = snap.arrays(), pod_arrays(snap.pods, len(snap.index.resources), snap.budget_hits)
     assert got.keys == want.keys
     for name in ("node", "req", "priority", "terminating", "gang_size"):
         assert np.array_equal(getattr(got, name), getattr(want, name)), name
+    if seen is not None:
+        seen.append([getattr(got, name).copy() for name in COLUMNS])
+        for arrays, values in zip(earlier[-4:], seen[-5:-1], strict=False):
+            assert all(np.array_equal(getattr(arrays, n), v) for n, v in zip(COLUMNS, values, strict=True))
     assert snap.budget_hits is not None
     covers = [got.cover_table[c] for c in got.cover.tolist()]
     assert covers == [want.cover_table[c] for c in want.cover.tolist()]
