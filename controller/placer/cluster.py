@@ -56,7 +56,7 @@ import numpy as np
 from controller.placer.budgets import Budget, budgets_from
 from controller.placer.memo import MemoSlot
 from controller.placer.records import BoundPod, Nomination
-from controller.placer.snapshot import I64, ClusterIndex, Snapshot
+from controller.placer.snapshot import I64, ClusterIndex, Snapshot, add_requests
 from controller.placer.terms import PodTerms
 from translations import collector, kinds, kueue, schedplugins, upstream_gangs, volcano, workload
 from translations import gpu as gpumod
@@ -1432,7 +1432,7 @@ class ClusterState:
                 elif record is not None:
                     agg.nominations[m.key] = record
         finally:  # the room of every record set, even when counting a budget failed
-            _add_rows(agg.used, rows)
+            add_requests(agg.used, rows)
 
     @staticmethod
     def _bound_record(index: ClusterIndex, gang: Gang, m: GangPod) -> BoundPod | Nomination | None:
@@ -1479,19 +1479,6 @@ def bound_record(index: ClusterIndex, gang: str, m: GangPod) -> BoundPod | None:
         start_seconds(pod),
         volcano.preemptable(meta.annotations, meta.labels),
     )
-
-
-_ONE_BY_ONE = 8
-"""Rows added one at a time up to this many; more in one `np.add.at` (a gang bound whole)."""
-
-
-def _add_rows(used: I64, records: Sequence[BoundPod]) -> None:
-    """Each record's request added to its node's row of `used`."""
-    if len(records) <= _ONE_BY_ONE:
-        for r in records:
-            used[r.node] += r.req
-    else:
-        np.add.at(used, [r.node for r in records], np.stack([r.req for r in records]))
 
 
 def start_seconds(pod: Pod) -> float | None:

@@ -582,10 +582,8 @@ class Snapshot:
     def build(cls, index: ClusterIndex, pods: Iterable[BoundPod], gang_min: Mapping[str, int]) -> Snapshot:
         plist = list(pods)
         used = np.zeros_like(index.alloc)
-        if plist:
-            nodes = np.fromiter((p.node for p in plist), dtype=np.int64, count=len(plist))
-            # Integer sums (bincount's weights are float64, inexact past 2^53 units).
-            np.add.at(used, nodes, np.stack([p.req for p in plist]))
+        # Integer sums (bincount's weights are float64, inexact past 2^53 units).
+        add_requests(used, plist)
         return cls(
             index=index,
             used=used,
@@ -708,7 +706,7 @@ class Snapshot:
             self.set_pod(pod, pod.key)
             self.nominations.pop(pod.key, None)
         # The rows added in one scatter (integers: the same sums as pod by pod).
-        rows, reqs = _rows_of(pods, self.used)
+        rows, reqs = request_rows(pods, self.used)
         np.add.at(self.used.reshape(-1), rows, reqs)
         self._changed()
 
@@ -853,7 +851,7 @@ class Snapshot:
         return free
 
 
-def _rows_of(pods: Sequence[BoundPod], used: I64) -> tuple[I64, I64]:
+def request_rows(pods: Sequence[BoundPod], used: I64) -> tuple[I64, I64]:
     """Where the pods' requests go in `used` flattened, and the requests flattened alike (for
     one `np.add.at` over the flat matrix: several times faster than over its rows)."""
     n_res = used.shape[1]
@@ -862,6 +860,22 @@ def _rows_of(pods: Sequence[BoundPod], used: I64) -> tuple[I64, I64]:
     nodes = np.fromiter((p.node for p in pods), dtype=np.int64, count=len(pods))
     reqs = np.concatenate([p.req for p in pods])
     return (nodes[:, None] * n_res + np.arange(n_res)).ravel(), reqs
+
+
+ONE_BY_ONE = 8
+"""Requests added row by row up to this many pods (numpy's set-up costs more); more in one
+scatter (`request_rows`)."""
+
+
+def add_requests(used: I64, pods: Sequence[BoundPod]) -> None:
+    """Each pod's request added to its node's row of `used` (integers: the same sums in any
+    order, so one scatter equals pod by pod)."""
+    if len(pods) <= ONE_BY_ONE:
+        for p in pods:
+            used[p.node] += p.req
+        return
+    rows, reqs = request_rows(pods, used)
+    np.add.at(used.reshape(-1), rows, reqs)
 
 
 V = TypeVar("V")
