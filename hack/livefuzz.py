@@ -11,9 +11,12 @@ serve them. Each round draws, from its seed:
   completion index has 4,301 digits or Unicode digits, Koordinator and Volcano annotations with
   Unicode digits, a `managedFields[].fieldsV1` nested past the JSON parser's depth, 250 KB of
   annotations, hundreds of labels.
-Every object is created through the API (what the 1.20 API server refuses is counted as
-`refused`, not a failure). Then, against one `topobridge run` that lives across all rounds
-(its informers and cycles, as many as the round takes):
+Every object is created through the API, past topobridge's own admission webhooks (registered
+as `topobridge dev-cluster` registers them, `e2e.local.start`): what the 1.20 API server refuses
+is counted as `refused`, what the webhooks deny as `denied` too, and a denial must name the field
+(`spec.minMember: Invalid value: ...`) without Python's own text. Then, against that one
+`topobridge run`, which lives across all rounds (its informers and cycles, as many as the round
+takes):
 * `bind`: the ordinary gang binds (waited for, bounded);
 * `messages`: every pending pod topobridge serves carries a PodScheduled=False condition whose
   message holds no Python exception text, and a pod whose annotation is certainly malformed has
@@ -22,16 +25,19 @@ Every object is created through the API (what the 1.20 API server refuses is cou
   --from-cluster -o json` as their own processes, exit 0, no Python exception text;
 * the run itself: still running, and its log (JSON lines) holds no traceback, no `task.failed`
   and no error line; an object it left out is named with its field (`kube.object_unreadable`).
-The round's objects are then deleted, so rounds do not see each other.
+The round's objects are then deleted; the next round stores its own, often under the same
+names (pods deleted and created again under a gang member's name are a case of their own).
 
-    .venv/bin/python hack/livefuzz.py [--minutes 5] [--seed N] [--rounds-per-seed 2]
+    .venv/bin/python hack/livefuzz.py [--minutes 5] [--seed N] [--rounds-per-seed 2] [--verbose]
 
 A failure is printed as `FAIL seed <s> example <n>: <what>` (the line `hack/explore.py` reads);
-`--finds DIR` keeps each failing round's objects as JSON. Last line: `summary: seed=<n> seeds=<n>
-scenarios=<n> crashes=<n> slowest_ms=<x> failures=<n> stored=<n> refused=<n>
+`--finds DIR` keeps each failing round's objects as JSON; `--verbose` prints each round's
+refusals and where each pod ended. Last line: `summary: seed=<n> seeds=<n> scenarios=<n>
+crashes=<n> slowest_ms=<x> failures=<n> stored=<n> refused=<n> denied=<n> unserved=<n>
 <surface>=<calls>/<slowest ms> ...`: `scenarios` are the rounds run, `crashes` a process that
 exited or logged a traceback/task.failed and a CLI call that exited non-zero or printed Python's
-own text, `failures` those and the other failures above. Exit status 1 when anything failed.
+own text, `failures` those and the other failures above, `unserved` objects of kinds the 1.20
+API server does not serve. Exit status 1 when anything failed.
 """
 
 from __future__ import annotations
@@ -64,6 +70,7 @@ from controller.errors import ApiError, ControllerError, NotFoundError  # noqa: 
 from controller.kube import Kube  # noqa: E402
 from controller.resources import NAMESPACES as NAMESPACE_RESOURCE  # noqa: E402
 from controller.resources import PODS, Resource  # noqa: E402
+from e2e import local as e2e_local  # noqa: E402
 from e2e.cluster import until_admitted  # noqa: E402
 from tests.strategies.objects import (  # noqa: E402
     NAMESPACES,
@@ -93,6 +100,10 @@ PYTHON_TEXT = re.compile(
 )
 """What only a Python exception says; a user must never be shown it (as in hack/fuzz.py)."""
 RUN_LOG_FAILURES = ("task.failed", "informer.handler_failed", "Traceback (most recent")
+WEBHOOK = 'topobridge.io" denied the request'
+"""How the API server quotes a denial by one of topobridge's webhooks (validating or mutating)."""
+FIELD_NAMED = re.compile(r"[a-zA-Z]+(?:\.[a-zA-Z]+|\[[^\]]*\])+: ")
+"""A field path and its error, as a denial names what is wrong (`spec.minMember: ...`)."""
 
 # --- what only a live API server hands over -------------------------------------------------
 
@@ -337,6 +348,8 @@ class Stored:
 
     objects: list[tuple[Resource, Obj]] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
+    denials: list[tuple[str, str]] = field(default_factory=list)
+    """(the object, the API server's message) for each refused by topobridge's webhook."""
 
     def pods(self) -> list[Obj]:
         return [o for r, o in self.objects if r.kind == "Pod"]
@@ -369,47 +382,39 @@ class Tally:
         return (
             f"summary: seed={first} seeds={seeds} scenarios={self.counts['rounds']} crashes={self.crashes} "
             f"slowest_ms={slowest * 1e3:.1f} failures={len(self.failures)} stored={self.counts['stored']} "
-            f"refused={self.counts['refused']} unserved={self.counts['unserved']} {surfaces}"
+            f"refused={self.counts['refused']} denied={self.counts['denied']} "
+            f"unserved={self.counts['unserved']} {surfaces}"
         ).rstrip()
 
 
 class Live:
     """One control plane, one `topobridge run` beside it, and the rounds stored through it."""
 
-    def __init__(self, kube: Kube, kubeconfig: str, run_log: Path, tally: Tally) -> None:
+    def __init__(self, kube: Kube, kubeconfig: str, work_dir: Path, tally: Tally) -> None:
         self.kube = kube
         self.kubeconfig = kubeconfig
-        self.run_log = run_log
+        self.work_dir = work_dir
+        self.run_log = work_dir / "topobridge.log"
         self.tally = tally
-        self.run: asyncio.subprocess.Process | None = None
+        self.run: e2e_local.TopobridgeState | None = None
         self._log_seen = 0
         self.verbose = False
 
     # -- the long-lived process ------------------------------------------------------------
 
-    async def start_run(self, lease_namespace: str) -> None:
-        """`topobridge run` (controller and webhook) with JSON logs to `run_log`."""
-        await self.ensure_namespaces((lease_namespace,))
-        ports = [str(_free_port()) for _ in range(2)]
-        with self.run_log.open("ab") as log:
-            self.run = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "topobridge.cli", "--log-format", "json", "--log-level", "info",
-                "run", "--kubeconfig", self.kubeconfig, "--lease-namespace", lease_namespace,
-                *(a for name in SERVED for a in ("--scheduler-name", name)),
-                "--metrics-host", "127.0.0.1", "--metrics-port", ports[0],
-                "--webhook-host", "127.0.0.1", "--webhook-port", ports[1],
-                stdout=asyncio.subprocess.DEVNULL, stderr=log, env={**os.environ},
-            )  # fmt: skip
+    async def start_run(self) -> None:
+        """`topobridge run` (controller and webhook) as `topobridge dev-cluster` starts it
+        (`e2e.local.start`: TLS, its webhooks registered with the API server, JSON logs)."""
+        launch = e2e_local.Launch(schedulers=SERVED, ready_timeout=120.0)
+        self.run = await e2e_local.start(self.kubeconfig, self.work_dir, launch)
+        self.run_log = Path(self.run.log_file)
 
     async def stop_run(self) -> None:
-        if self.run is None or self.run.returncode is not None:
-            return
-        self.run.terminate()
-        try:
-            await asyncio.wait_for(self.run.wait(), 30)
-        except TimeoutError:
-            self.run.kill()
-            await self.run.wait()
+        if self.run is not None:
+            await e2e_local.stop(self.run)
+
+    def running(self) -> bool:
+        return self.run is not None and self.run.process().alive()
 
     def run_problems(self) -> list[str]:
         """What the run's log says went wrong since the last look: a traceback, a task that
@@ -425,8 +430,8 @@ class Live:
                 problems.append(line[:400])
             elif event == "kube.object_unreadable" and not (entry.get("object") and entry.get("field")):
                 problems.append(f"an object left out without its name and field: {line[:300]}")
-        if self.run is not None and self.run.returncode is not None:
-            problems.append(f"topobridge run exited with {self.run.returncode}")
+        if self.run is not None and not self.running():
+            problems.append("topobridge run is no longer running")
         return problems
 
     # -- storing a round ---------------------------------------------------------------------
@@ -468,10 +473,12 @@ class Live:
             except NotFoundError:  # a kind or version the 1.20 API server does not serve
                 self.tally.counts["unserved"] += 1
             except ApiError as exc:
-                stored.refused.append(
-                    f"{obj['kind']} {obj['metadata'].get('name', '')[:40]}: {str(exc)[:160]}"
-                )
+                what = f"{obj['kind']} {obj['metadata'].get('name', '')[:40]}"
+                stored.refused.append(f"{what}: {str(exc)[:160]}")
                 self.tally.counts["refused"] += 1
+                if WEBHOOK in str(exc):
+                    self.tally.counts["denied"] += 1
+                    stored.denials.append((what, str(exc)))
             else:
                 stored.objects.append((res, body))
                 self.tally.counts["stored"] += 1
@@ -516,8 +523,8 @@ class Live:
                 for q in pods
                 if (p := q["metadata"]["name"]) in wanted
             )
-            if self.run is not None and self.run.returncode is not None:
-                return f"topobridge run exited with {self.run.returncode}"
+            if self.run is not None and not self.running():
+                return "topobridge run is no longer running"
             await asyncio.sleep(0.5)
         return f"ordinary gang {gang.gang} not bound within {BIND_TIMEOUT:.0f} s: {why[:400]}"
 
@@ -615,6 +622,9 @@ class Live:
             self.tally.fail(where, why, objects=objects)
         for problem in await self.messages(stored, drawn.live):
             self.tally.fail(where, problem, objects=objects)
+        for what, message in stored.denials:
+            if (problem := _denial_problem(message)) is not None:
+                self.tally.fail(where, f"{what} denied {problem}", objects=objects)
         gang = drawn.ordinary.gang.split(":", 1)[1]
         calls = (
             ("tree", ("tree",)),
@@ -626,6 +636,16 @@ class Live:
                 self.tally.fail(where, why, crash=True, objects=objects)
         for problem in self.run_problems():
             self.tally.fail(where, f"topobridge run: {problem}", crash=True, objects=objects)
+
+
+def _denial_problem(message: str) -> str | None:
+    """What is wrong with the webhook's denial of an object, if anything: Python's own text,
+    or no field named."""
+    if (found := PYTHON_TEXT.search(message)) is not None:
+        return f"with Python's own text: {message[max(0, found.start() - 100) : found.end() + 60]!r}"
+    if FIELD_NAMED.search(message) is None:
+        return f"without naming a field: {message[:300]!r}"
+    return None
 
 
 def _names(message: str, field_: str) -> bool:
@@ -654,28 +674,20 @@ def _json_line(line: str) -> Obj | None:
     return entry if isinstance(entry, dict) else None
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 # --- the command line -------------------------------------------------------------------------
 
 
 async def explore(kubeconfig: str, args: argparse.Namespace, tally: Tally, first: int) -> int:
     """Rounds from `first`, `first+1`, ... until the time is up; the seeds tried."""
-    run_log = Path(tempfile.mkdtemp(prefix="topobridge-livefuzz-")) / "run.jsonl"
-    print(f"run log: {run_log}", flush=True)
+    work_dir = Path(tempfile.mkdtemp(prefix="topobridge-livefuzz-"))
     kube = await Kube.connect(kubeconfig=kubeconfig)
-    live = Live(kube, kubeconfig, run_log, tally)
+    live = Live(kube, kubeconfig, work_dir, tally)
     live.verbose = args.verbose
     deadline = time.monotonic() + args.minutes * 60
     seed = first
     try:
-        await live.start_run("livefuzz")
+        await live.start_run()
+        print(f"run log: {live.run_log}", flush=True)
         while time.monotonic() < deadline:
             for n, drawn in enumerate(draw_rounds(seed, args.rounds_per_seed), start=1):
                 await live.one_round(f"seed {seed} example {n}", drawn)
@@ -709,8 +721,8 @@ def main() -> int:
     with LocalControlPlane(with_controller_manager=False) as plane:
         try:
             seeds = asyncio.run(explore(plane.kubeconfig, args, tally, first))
-        except ControllerError as exc:
-            tally.fail(f"seed {first} example 0", f"the control plane: {exc}", crash=True)
+        except (ControllerError, e2e_local.TopobridgeError) as exc:
+            tally.fail(f"seed {first} example 0", f"the control plane or topobridge: {exc}", crash=True)
             seeds = 0
     print(tally.summary(first, seeds), flush=True)
     return 1 if tally.failures else 0

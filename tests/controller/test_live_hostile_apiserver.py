@@ -2,9 +2,11 @@
 `topobridge run` reads them, and `tree`, `explain` and `simulate --from-cluster` beside it.
 
 `hack/livefuzz.py` explores on fresh seeds outside the gate; its rounds run here on a fixed seed
-and on the inputs it found, with its own checks: no process exits or logs a traceback, every
-pending pod topobridge serves carries a PodScheduled reason free of Python's text (one whose
-annotation is malformed names it), the CLI exits 0, and an ordinary gang still binds.
+and on the inputs it found, with its own checks: every object is created past topobridge's
+webhooks (registered as `dev-cluster` registers them) and a denial names the field; no process
+exits or logs a traceback; every pending pod topobridge serves carries a PodScheduled reason
+free of Python's text (one whose annotation is malformed names it); the CLI exits 0; and an
+ordinary gang still binds.
 
 * The found round (seed 9, round 2): an Indexed Job's pods whose completion index is `²`, ` 3`
   or 4,301 digits, whose `gpu.topology/max-nodes` is Devanagari or fullwidth digits; Kueue pods
@@ -34,7 +36,8 @@ pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
 SEED = 8
-"""A drawn round with every kind: 44 objects stored, 6 refused by the API server."""
+"""A drawn round with every kind: about 40 objects stored, 9 refused (3 by topobridge's webhooks:
+a PodGroup's negative scheduleTimeoutSeconds, a Koordinator annotation, an LWS of size -2^31)."""
 
 
 def _livefuzz() -> ModuleType:
@@ -103,19 +106,20 @@ async def test_hostile_objects_stored_live_stop_nothing_and_say_why(
     found = lf.Round(hostile=[], live=FOUND, ordinary=drawn.ordinary)
     tally = lf.Tally()
     kube = await Kube.connect(kubeconfig=plane.kubeconfig)
-    live = lf.Live(kube, plane.kubeconfig, tmp_path / "run.jsonl", tally)
+    live = lf.Live(kube, plane.kubeconfig, tmp_path, tally)
     try:
-        await live.start_run("livefuzz")
+        await live.start_run()
         await live.one_round("found", found)
         await live.one_round("found, stored again", found, commands=False)
         await live.one_round(f"seed {SEED} example 2", drawn)
-        assert live.run is not None and live.run.returncode is None, "topobridge run exited"
+        assert live.running(), "topobridge run exited"
     finally:
         await live.stop_run()
         await kube.close()
     assert tally.failures == []
     assert tally.crashes == 0
     assert tally.counts["rounds"] == 3 and tally.counts["stored"] >= 50, tally.counts
+    assert tally.counts["denied"] >= 1, "the webhooks judged the drawn round's objects"
     assert {"tree", "explain", "simulate", "bind", "messages"} <= set(tally.counts)
-    unreadable = (tmp_path / "run.jsonl").read_text().count('"kube.object_unreadable"')
+    unreadable = live.run_log.read_text().count('"kube.object_unreadable"')
     assert unreadable >= 2, "the 1,025-level fieldsV1 read (and trimmed) both times it was stored"
