@@ -141,3 +141,23 @@ def test_a_node_whose_quantities_changed_is_read_again() -> None:
     view = state.view()
     assert "n8" in view.index.node_pos
     assert not any(w.startswith("node n8") for w in view.warnings)
+
+
+def test_a_member_gone_with_a_node_in_one_batch_equals_a_full_rebuild() -> None:
+    """A gang's member deleted (or moved to another gang) while a node goes: the new tree's
+    gangs are carried over, but not one whose member is gone. Carrying it raised KeyError from
+    `view()`, so no gang in the cluster was scheduled (found by `hack/livefuzz.py`: a round's
+    ordinary gang and its nodes deleted at once)."""
+    state = _state()
+    state.view()
+    state.delete(Kind.POD, "default/g2")
+    state.delete(Kind.NODE, "n7")
+    view = state.view()
+    assert _canonical(view) == _canonical(_full(state))
+    assert [m.key for m in view.gangs["koordinator:default/g"].pods] == ["default/g0", "default/g1"]
+    moved = pod("k1", cpu="1", scheduler="topobridge", labels={kueue.POD_GROUP_NAME_LABEL: "other"})
+    state.put(Kind.POD, "default/k1", Pod.parse(moved))
+    state.delete(Kind.NODE, "n6")
+    view = state.view()
+    assert _canonical(view) == _canonical(_full(state))
+    assert [m.key for m in view.gangs["kueue:default/k"].pods] == ["default/k0"]
