@@ -649,9 +649,11 @@ def _denial_problem(message: str) -> str | None:
 
 
 def _names(message: str, field_: str) -> bool:
-    """Whether a reason names the malformed annotation: its own, or the gang's first member's
+    """Whether a reason names the malformed annotation, or another of the pod's own (one error
+    per pod: `metadata.annotations[KEY]: Invalid value: ...`), or the gang's first member's
     quoted (`GangGroup ... gets rejected due to member Pod ...`: one error per gang)."""
-    return field_ in message or message.startswith("GangGroup ")
+    named = field_ in message or "metadata.annotations[" in message
+    return named or message.startswith("GangGroup ")
 
 
 def _served(pod: Obj) -> bool:
