@@ -12,6 +12,7 @@ after another until the time is up:
     unusable  tests/controller/placer/test_placer_unusable_nodes.py TOPOBRIDGE_UNUSABLE_SEED
     properties  the other Hypothesis tests (`PROPERTIES`)          TOPOBRIDGE_PROPERTY_SEED
     fuzz      hack/fuzz.py --minutes N --seed S                   (its own flags)
+    live      hack/livefuzz.py --minutes N --seed S               (its own dev control plane)
 
 Each pytest surface runs once per seed, as a subprocess with the seed in its environment
 variable; the fuzzer runs for a slice of the time from one seed, trying consecutive seeds. Each
@@ -25,10 +26,12 @@ the time is up finishes (`make explore` budgets for that). Before the last line,
 surface: `surface <name>: scenarios=<n> slowest_s=<s>` (a pytest surface: seeds run and the
 slowest run; `fuzz`: clusters drawn; `fuzz.<surface>`: the fuzzer's calls of each surface it
 drives, simulate, validate, translate-*, explain, whatif, read, review, cycle, and the slowest
-call). Last line: `summary: minutes=<m> seeds=<n> <surface>=<seeds tried>...
+call; `live`: rounds stored through the live API server; `live.<surface>`: its calls of store,
+bind, messages, tree, explain, simulate, and the slowest). Last line: `summary: minutes=<m> seeds=<n> <surface>=<seeds tried>...
 scenarios=<surface>:<n>,... crashes=<n> slowest=<surface>:<s>s,... cut=<n> failures=<n>
 failing=<surface>:<seed>,...` (`crashes`: exceptions that escaped a surface the fuzzer
-drives, and gangs whose attempt the cycle had to catch). Exit status 1 when anything failed.
+drives, and gangs whose attempt the cycle had to catch; `live`'s: a `topobridge` process that
+exited or logged a traceback). Exit status 1 when anything failed.
 """
 
 from __future__ import annotations
@@ -64,6 +67,8 @@ PROPERTIES = (
 (tests/conftest.py's profile), TOPOBRIDGE_PROPERTY_SEED draws them from a seed."""
 FUZZ_SLICE_MINUTES = 3.0
 """The fuzzer's share of one round of surfaces."""
+LIVE_SLICE_MINUTES = 5.0
+"""The live fuzzer's share of one round (it starts a control plane of its own, ~15 s)."""
 RUN_LIMIT_SECONDS = 20 * 60
 """A pytest surface still running after this is stopped and counted as cut, not failed."""
 
@@ -96,7 +101,10 @@ SURFACES = (
     Surface("properties", PROPERTY, " ".join(PROPERTIES)),
 )
 FUZZ = "fuzz"
-NAMES = (*(s.name for s in SURFACES), FUZZ)
+LIVE = "live"
+PROGRAMS = {FUZZ: "hack/fuzz.py", LIVE: "hack/livefuzz.py"}
+"""The surfaces that are programs of their own, with the same flags and output lines."""
+NAMES = (*(s.name for s in SURFACES), FUZZ, LIVE)
 
 
 @dataclass(frozen=True)
@@ -221,51 +229,52 @@ def fuzz_findings(output: str) -> tuple[int, dict[int, str]]:
 FUZZ_FIGURE = re.compile(r"^(?P<surface>[a-z][a-z-]*)=(?P<calls>\d+)/(?P<ms>[0-9.]+)ms$")
 
 
-def fuzz_figures(output: str, tally: Tally) -> None:
-    """Add the fuzzer's summary to `tally`: its clusters drawn, its crashes, and per surface
-    it drives (`<surface>=<calls>/<slowest ms>`) the calls and the slowest one."""
+def fuzz_figures(output: str, tally: Tally, program: str = FUZZ) -> None:
+    """Add a fuzzer's summary to `tally`: its clusters drawn (rounds, `live`), its crashes, and
+    per surface it drives (`<surface>=<calls>/<slowest ms>`) the calls and the slowest one."""
     for line in output.splitlines():
         if not line.startswith("summary: "):
             continue
         figures = dict(t.split("=", 1) for t in line.split()[1:] if "=" in t)
-        tally.scenarios[FUZZ] += int(figures.get("scenarios", 0))
+        tally.scenarios[program] += int(figures.get("scenarios", 0))
         tally.crashes += int(figures.get("crashes", 0))
         for counted, worst, name in (
             ("reviews", "worst_review_ms", "review"),
             ("cycles", "worst_cycle_ms", "cycle"),
         ):
             if counted in figures:
-                tally.scenarios[f"{FUZZ}.{name}"] += int(figures[counted])
-                tally.took(f"{FUZZ}.{name}", float(figures.get(worst, 0)) / 1e3)
+                tally.scenarios[f"{program}.{name}"] += int(figures[counted])
+                tally.took(f"{program}.{name}", float(figures.get(worst, 0)) / 1e3)
         for token in line.split()[1:]:
             if m := FUZZ_FIGURE.match(token):
-                tally.scenarios[f"{FUZZ}.{m['surface']}"] += int(m["calls"])
-                tally.took(f"{FUZZ}.{m['surface']}", float(m["ms"]) / 1e3)
+                tally.scenarios[f"{program}.{m['surface']}"] += int(m["calls"])
+                tally.took(f"{program}.{m['surface']}", float(m["ms"]) / 1e3)
 
 
-def fuzz_replay(seed: int) -> str:
-    return f".venv/bin/python hack/fuzz.py --seed {seed} --minutes 1"
+def fuzz_replay(seed: int, program: str = FUZZ) -> str:
+    return f".venv/bin/python {PROGRAMS[program]} --seed {seed} --minutes 1"
 
 
-def run_fuzz(seed: int, minutes: float, logs: Path, tally: Tally, out: TextIO) -> None:
-    """`hack/fuzz.py` for `minutes` from `seed` (it goes on to seed+1, seed+2, ...)."""
-    log = logs / f"fuzz-{seed}.log"
-    command = [sys.executable, "hack/fuzz.py", "--minutes", f"{minutes:g}", "--seed", str(seed)]
+def run_fuzz(seed: int, minutes: float, logs: Path, tally: Tally, out: TextIO, program: str = FUZZ) -> None:
+    """`hack/fuzz.py` (or `program`'s script) for `minutes` from `seed` (it goes on to
+    seed+1, seed+2, ...)."""
+    log = logs / f"{program}-{seed}.log"
+    command = [sys.executable, PROGRAMS[program], "--minutes", f"{minutes:g}", "--seed", str(seed)]
     done = subprocess.run(command, cwd=REPO, env=_environ({}), capture_output=True, text=True, check=False)
     log.write_text(done.stdout + done.stderr)
     tried, failing = fuzz_findings(done.stdout)
-    tally.tried[FUZZ] += tried
-    fuzz_figures(done.stdout, tally)
+    tally.tried[program] += tried
+    fuzz_figures(done.stdout, tally, program)
     for bad, what in sorted(failing.items()):
-        failure = Failure(FUZZ, bad, what, fuzz_replay(bad), log)
+        failure = Failure(program, bad, what, fuzz_replay(bad, program), log)
         tally.failures.append(failure)
         _report(out, failure)
     if done.returncode != 0 and not failing:  # it stopped without naming a seed: say so
-        failure = Failure(FUZZ, seed, _detail(done.stdout + done.stderr), fuzz_replay(seed), log)
+        failure = Failure(program, seed, _detail(done.stdout + done.stderr), fuzz_replay(seed, program), log)
         tally.failures.append(failure)
         _report(out, failure)
     if not failing and done.returncode == 0:
-        print(f"ok   fuzz seeds {seed}..{seed + max(tried, 1) - 1}", file=out, flush=True)
+        print(f"ok   {program} seeds {seed}..{seed + max(tried, 1) - 1}", file=out, flush=True)
 
 
 def _text(value: str | bytes | None) -> str:
@@ -288,9 +297,10 @@ def explore(
     *,
     logs: Path,
     out: TextIO,
+    live: bool = False,
 ) -> Tally:
-    """Round after round over `surfaces` (then the fuzzer), one fresh seed each, while
-    `time_left()` (seconds) is positive."""
+    """Round after round over `surfaces` (then the fuzzer, then the live fuzzer), one fresh
+    seed each, while `time_left()` (seconds) is positive."""
     tally = Tally()
     while time_left() > 0:
         for surface in surfaces:
@@ -300,6 +310,9 @@ def explore(
         if fuzz and time_left() > 0:
             minutes = min(FUZZ_SLICE_MINUTES, time_left() / 60)
             run_fuzz(next(seeds), max(minutes, 0.1), logs, tally, out)
+        if live and time_left() > 0:
+            minutes = min(LIVE_SLICE_MINUTES, time_left() / 60)
+            run_fuzz(next(seeds), max(minutes, 0.5), logs, tally, out, program=LIVE)
     return tally
 
 
@@ -336,6 +349,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         lambda: end - time.monotonic(),
         logs=logs,
         out=sys.stdout,
+        live=LIVE in chosen,
     )
     for failure in tally.failures:
         print(f"replay {failure.surface} seed={failure.seed}: {failure.replay}")

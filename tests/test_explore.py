@@ -200,13 +200,33 @@ def test_the_fuzzers_surfaces_are_counted_with_their_slowest_call() -> None:
     assert "surface fuzz: scenarios=200 slowest_s=-" in tally.surfaces()
 
 
+def test_the_live_fuzzers_rounds_and_calls_are_counted_apart() -> None:
+    """hack/livefuzz.py prints the fuzzer's lines; its rounds and calls go under `live`."""
+    tally = explore.Tally()
+    output = "\n".join(
+        [
+            "seed=7",
+            "FAIL seed 9 example 2: pod team-a/live-2: pending without a reason",
+            "summary: seed=7 seeds=3 scenarios=6 crashes=0 slowest_ms=30742.6 failures=1 stored=107 "
+            "refused=14 unserved=3 bind=6/3621ms explain=6/6333ms messages=6/30743ms simulate=6/8437ms",
+        ]
+    )
+    tried, failing = explore.fuzz_findings(output)
+    explore.fuzz_figures(output, tally, explore.LIVE)
+    assert (tried, failing) == (3, {9: "example 2: pod team-a/live-2: pending without a reason"})
+    assert tally.scenarios["live"] == 6 and tally.scenarios["live.explain"] == 6
+    assert tally.slowest["live.messages"] == pytest.approx(30.743)
+    assert "fuzz" not in tally.scenarios and tally.crashes == 0
+    assert explore.fuzz_replay(9, explore.LIVE) == ".venv/bin/python hack/livefuzz.py --seed 9 --minutes 1"
+
+
 def test_an_unknown_surface_is_refused_with_the_known_ones(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         explore.main(["--minutes", "0", "--only", "cycle,nope"])
     err = capsys.readouterr().err
     assert (
         "no surface named nope" in err
-        and "known: oracle, cycle, gpu, affinity, hostile, unusable, properties, fuzz" in err
+        and "known: oracle, cycle, gpu, affinity, hostile, unusable, properties, fuzz, live" in err
     )
 
 

@@ -951,11 +951,18 @@ class ClusterState:
         agg.snapshot._changed()
 
     def _recontribute(self, kept: _Aggregates, agg: _Aggregates) -> None:
-        """`kept`'s gangs contributed to `agg` (their records made on its index)."""
+        """`kept`'s gangs contributed to `agg` (their records made on its index). A gang with a
+        dirty part is not carried: a member may be gone since (deleted with a node in one batch)
+        or in another gang now; its parts are discovered again with the dirty keys."""
         agg.links.update(kept.links)
         for key, gang in kept.gangs.made().items():
-            if not all(part.startswith(_LONE) for part in kept.parts.get(key, ())):
-                self._contribute_safely(agg, gang)
+            parts = kept.parts.get(key, ())
+            if all(part.startswith(_LONE) for part in parts):
+                continue
+            if not self._dirty.isdisjoint(parts):
+                self._dirty.update(parts)
+                continue
+            self._contribute_safely(agg, gang)
         self._contribute_lones(agg, [k for k in self._members if k.startswith(_LONE)])
 
     @staticmethod

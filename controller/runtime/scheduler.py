@@ -65,6 +65,16 @@ from translations.serving import serves
 
 log = structlog.get_logger(__name__)
 
+Reported = tuple[Code, str, tuple[str, ...]]
+"""A verdict written to a gang's pods: its code, its message and the pending members it went to."""
+
+
+def reported(gang: Gang, outcome: Outcome) -> Reported:
+    """What writing `outcome` would say, and to whom: the pending members by uid, so a pod that
+    joins the gang, or one deleted and created again under a member's name between two cycles,
+    gets its PodScheduled condition although the gang's verdict reads the same."""
+    return (outcome.code, outcome.message, tuple(m.pod.metadata.uid or m.key for m in gang.pending))
+
 
 @dataclass
 class SchedulerConfig:
@@ -127,7 +137,7 @@ class GangScheduler:
     _wake: asyncio.Event = field(init=False)
     _jobs: dict[str, asyncio.Task[None]] = field(init=False, default_factory=dict)
     timing: GangTiming = field(init=False, default_factory=GangTiming)
-    _reported: dict[str, tuple[Code, str]] = field(init=False, default_factory=dict)
+    _reported: dict[str, Reported] = field(init=False, default_factory=dict)
     _notices: set[asyncio.Task[None]] = field(init=False, default_factory=set)
     """Events in flight that no gang job carries (kept referenced until they finish)."""
     pending: dict[str, tuple[str, str, str]] = field(init=False, default_factory=dict)
@@ -366,14 +376,14 @@ class GangScheduler:
         elif preemption is not None:
             self._start(gang.key, self._preempt_job(gang, preemption, outcome))
         elif fired is not None:
-            self._reported[gang.key] = (outcome.code, outcome.message)
+            self._reported[gang.key] = reported(gang, outcome)
             self._start(gang.key, self._expire_job(gang, fired, outcome), wake=False)
         elif outcome.code is Code.ERROR:
-            self._reported[gang.key] = (outcome.code, outcome.message)
+            self._reported[gang.key] = reported(gang, outcome)
             self._start(gang.key, self._error_job(gang, outcome), wake=False)
-        elif outcome.report and self._reported.get(gang.key) != (outcome.code, outcome.message):
+        elif outcome.report and self._reported.get(gang.key) != (said := reported(gang, outcome)):
             # Only a changed verdict is written: an unschedulable gang costs nothing per cycle.
-            self._reported[gang.key] = (outcome.code, outcome.message)
+            self._reported[gang.key] = said
             self._start(
                 gang.key, self._report_job(gang, outcome, brief=_brief(gang, cycle, outcome)), wake=False
             )
