@@ -4,6 +4,7 @@ name the real blocker and why each victim is taken."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from placer_objects import attempt, node, pod, priority_class, run, volcano_gang
@@ -266,8 +267,8 @@ def _counted(objs: list[dict[str, Any]], steps: float) -> tuple[Any, list[int]]:
     from controller.placer.framework import default_profile
 
     runs = _Runs()
-    profile = default_profile()
-    profile.pre_filter.append(runs)
+    shared = default_profile()  # one profile serves every cycle: counted on a copy of it
+    profile = dataclasses.replace(shared, pre_filter=[*shared.pre_filter, runs])
     sc = load_scenario(objs)
     prep = prepare(sc)
     gang = next(g for g in prep.gangs(sc) if g.name == "default/new")
