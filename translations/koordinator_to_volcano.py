@@ -496,10 +496,15 @@ def _canonical_resources(lists: Iterable[Mapping[str, Quantity]], where: str) ->
 
 
 def _pod_group(namespace: str, name: str, spec: JsonDict) -> volcano.PodGroup:
+    """The Volcano PodGroup, held to Volcano's own rules (`volcano.pod_group_problems`, what
+    its admission refuses): a source it cannot hold, e.g. a negative minResources, is refused
+    here, by field and value, never written to be denied."""
     meta: JsonDict = {"name": name, "namespace": namespace}
-    return volcano.PodGroup.parse(
+    pg = volcano.PodGroup.parse(
         {"apiVersion": volcano.PODGROUP_API_VERSION, "kind": "PodGroup", "metadata": meta, "spec": spec}
     )
+    raise_all(volcano.pod_group_problems(pg.spec))
+    return pg
 
 
 # --- GangGroups ------------------------------------------------------------------------------

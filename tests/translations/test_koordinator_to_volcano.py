@@ -189,6 +189,18 @@ def test_koordinator_only_knobs_are_refused_in_the_report() -> None:
     ]
 
 
+def test_a_negative_min_resource_is_refused_by_field_not_written_to_be_denied() -> None:
+    """A Koordinator PodGroup may be stored with a negative minResources (its CRD has no
+    minimum); Volcano's admission refuses one. The translation refuses it by field and value
+    (the reconciler reports that on the source) instead of writing a PodGroup to be denied
+    (found by the live fuzzer: the reconciler retried a denied write with a traceback)."""
+    pg = sigs_pod_group("res", 2, minResources={"cpu": "1", "example.com/widget": "-1"})
+    with pytest.raises(InvalidSpecError) as got:
+        run([pg])
+    assert "spec.minResources[example.com/widget]" in str(got.value)
+    assert "-1" in str(got.value)
+
+
 def test_min_resources_are_carried_in_canonical_form() -> None:
     pg = sigs_pod_group("res", 2, minResources={"cpu": "16000m", "memory": "64Gi", "nvidia.com/gpu": 16})
     assert run([pg])[0].pod_group.to_dict()["spec"]["minResources"] == {
