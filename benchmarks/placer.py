@@ -59,14 +59,12 @@ from __future__ import annotations
 
 import argparse
 import gc
-import io
 import json
 import random
 import shutil
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from collections.abc import Callable
@@ -76,6 +74,7 @@ from typing import Any
 # The repository first: benchmarks/controller.py would otherwise shadow the `controller` package.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from _checkout import export_tree  # beside this script
 from _topology import cluster_network_topology, topology_labels  # beside this script
 
 from controller.placer.cluster import ClusterState, ClusterView, Kind
@@ -375,16 +374,9 @@ def _measure_apart(size: int, args: argparse.Namespace, script: str = __file__) 
 
 
 def _export(ref: str, into: Path) -> str:
-    """The repository's tree at `ref` written under `into` (`git archive`); the path of this
-    benchmark in it. Run from there it imports that tree's code (its root goes first on
-    `sys.path`), so both commits are measured on one machine, in one run."""
-    repo = Path(__file__).resolve().parents[1]
-    archive = subprocess.run(
-        ["git", "-C", str(repo), "archive", "--format=tar", ref], check=True, capture_output=True
-    ).stdout
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(into, filter="data")
-    return str(into / "benchmarks" / "placer.py")
+    """The repository's tree at `ref` written under `into` (`_checkout.export_tree`); the path
+    of this benchmark in it."""
+    return str(export_tree(ref, into) / "benchmarks" / "placer.py")
 
 
 def _rows(

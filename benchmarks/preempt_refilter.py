@@ -28,17 +28,17 @@ baseline_cpu_ms=...]` (medians over rounds).
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from _checkout import export_tree  # beside this script
 
 ROOT = Path(__file__).resolve().parents[1]
 PODS_PER_NODE = 4
@@ -119,16 +119,6 @@ def _in(checkout: Path, args: argparse.Namespace) -> dict[str, float]:
     return got
 
 
-def _export(ref: str, into: Path) -> Path:
-    """The repository's tree at `ref` written under `into` (`git archive`)."""
-    archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", "--format=tar", ref], check=True, capture_output=True
-    ).stdout
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(into, filter="data")
-    return into
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(
         allow_abbrev=False, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -145,7 +135,7 @@ def main() -> None:
         return
     if args.before is not None:
         with tempfile.TemporaryDirectory() as tmp:
-            args.baseline = _export(args.before, Path(tmp))
+            args.baseline = export_tree(args.before, Path(tmp))
             compare(args)
         return
     compare(args)

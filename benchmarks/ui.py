@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import io
 import json
 import os
 import random
@@ -59,7 +58,6 @@ import re
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 import urllib.error
@@ -71,6 +69,7 @@ from typing import Any
 # benchmarks/controller.py would otherwise shadow the `controller` package.
 sys.path.insert(0, os.environ.get("TOPOBRIDGE_ROOT", str(Path(__file__).resolve().parents[1])))
 
+from _checkout import export_tree  # beside this script
 from _topology import cluster_network_topology, topology_labels  # beside this script
 
 from topobridge.ui import model
@@ -286,21 +285,11 @@ def update_runs(n_nodes: int, rounds: int) -> dict[str, list[Timed]]:
     return runs
 
 
-def _export(ref: str, into: Path) -> Path:
-    """The repository's tree at `ref` written under `into` (`git archive`)."""
-    archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", "--format=tar", ref], check=True, capture_output=True
-    ).stdout
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(into, filter="data")
-    return into
-
-
 def compare(before: str, sizes: list[int], rounds: int, runs: int) -> None:
     """This checkout's updates beside `before`'s (module docstring), one process per round."""
     out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        checkouts = {"": ROOT, "base_": _export(before, Path(tmp))}
+        checkouts = {"": ROOT, "base_": export_tree(before, Path(tmp))}
         for size in sizes:
             got: dict[str, dict[str, list[Timed]]] = {p: {} for p in checkouts}
             for r in range(rounds):
