@@ -17,6 +17,7 @@ import contextlib
 import os
 import signal
 import sys
+import urllib.error
 import urllib.parse
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
@@ -191,6 +192,19 @@ async def _delete_hostile_pods(admin: Kube, namespace: str) -> None:
     await eventually(gone, timeout=60, what="the hostile pods deleted")
 
 
+async def _first_view(port: int) -> str:
+    """The ui's `/api/view` once it has read its first snapshot ("" before: it serves at once
+    and answers 503 "reading the snapshot" until then; any other answer fails)."""
+    try:
+        status, body = await asyncio.to_thread(get, f"http://127.0.0.1:{port}/api/view")
+    except urllib.error.HTTPError as exc:
+        said = exc.read().decode()
+        assert exc.code == 503 and "reading the snapshot" in said, (exc.code, said[:2000])
+        return ""
+    assert status == 200, body[:2000]
+    return body
+
+
 async def _ui_serves_and_stops(kubeconfig: str, *, node: str, gang: str) -> None:
     """The live ui serves its page, the cluster's view (the nodes, beside the deep pod) and an
     explanation of the ordinary gang, then stops on SIGTERM."""
@@ -212,8 +226,8 @@ async def _ui_serves_and_stops(kubeconfig: str, *, node: str, gang: str) -> None
         assert b"serving" in line, (line, await ui.stderr.read() if ui.stderr else b"")
         status, _ = await asyncio.to_thread(get, f"http://127.0.0.1:{port}/")
         assert status == 200
-        status, body = await asyncio.to_thread(get, f"http://127.0.0.1:{port}/api/view")
-        assert status == 200 and node in body, body[:2000]
+        body = await eventually(lambda: _first_view(port), timeout=60, what="the ui's first view")
+        assert node in body, body[:2000]
         status, body = await asyncio.to_thread(
             get, f"http://127.0.0.1:{port}/api/explain?gang={urllib.parse.quote(gang)}"
         )
