@@ -189,21 +189,27 @@ class ClusterIndex:
         node_pos = {n: v for v, n in enumerate(order)}
         labels = [self.labels[v] for v in perm]
         labels[node_pos[node.name]] = node.metadata.labels or {}
-        index = replace(
-            self,
-            node_names=tuple(order),
-            node_pos=node_pos,
-            alloc=self.alloc[perm],
-            labels=tuple(labels),
-            taint_group=self.taint_group[perm],
-            prefer_group=self.prefer_group[perm],
-            unschedulable=self.unschedulable[perm],
-            node_name_rank=self.node_name_rank[perm],
-            _label_cache={},
-            memo=Memo(),
-            **_walked(tree, walk),
-        )
+        index = replace(self, **self._rows_in(order, node_pos, labels, perm), **_walked(tree, walk))
         return index, perm
+
+    def _rows_in(
+        self, order: list[str], node_pos: dict[str, int], labels: list[Mapping[str, str]], perm: I64
+    ) -> dict[str, Any]:
+        """Every per-node table in a new row order (`perm`: new row -> old row), the names,
+        positions and labels given; the caches that read rows emptied. The one list of them
+        a relabel moves (`_rewalked`, `_moved`)."""
+        return {
+            "node_names": tuple(order),
+            "node_pos": node_pos,
+            "alloc": self.alloc[perm],
+            "labels": tuple(labels),
+            "taint_group": self.taint_group[perm],
+            "prefer_group": self.prefer_group[perm],
+            "unschedulable": self.unschedulable[perm],
+            "node_name_rank": self.node_name_rank[perm],
+            "_label_cache": {},
+            "memo": Memo(),
+        }
 
     def _moved(
         self, tree: TopologyTree, node: Node, *, order: list[str], perm: I64, ranges: _Ranges, i: int, j: int
@@ -223,22 +229,13 @@ class ClusterIndex:
         node_anc[j, 1:] = self.dom_anc[b, : node_anc.shape[1] - 1]
         return replace(
             self,
-            node_names=tuple(order),
-            node_pos=node_pos,
-            alloc=self.alloc[perm],
-            labels=tuple(labels),
-            taint_group=self.taint_group[perm],
-            prefer_group=self.prefer_group[perm],
-            unschedulable=self.unschedulable[perm],
+            **self._rows_in(order, node_pos, labels, perm),
             tree=tree,
             dom_start=ranges.start,
             dom_end=ranges.end,
             dom_direct_end=ranges.direct_end,
             node_dom=node_dom,
             node_anc=node_anc,
-            node_name_rank=self.node_name_rank[perm],
-            _label_cache={},
-            memo=Memo(),
         )
 
     def label_values(self, key: str) -> npt.NDArray[np.object_]:
