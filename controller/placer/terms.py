@@ -2,9 +2,9 @@
 and preferred), topology spread constraints and host ports.
 
 These are what kube-scheduler's InterPodAffinity, PodTopologySpread and NodePorts plugins read.
-`PodTerms` is hashable, so pods of one shape share one value, and it rides on `BoundPod` so the
-placer can check an existing pod's required anti-affinity against a newcomer (the symmetric rule)
-and its host ports against the newcomer's.
+`PodTerms` is hashable, so pods of one shape share one value (`PodTerms.of` interns it), and
+it rides on `BoundPod` so the placer can check an existing pod's required anti-affinity
+against a newcomer (the symmetric rule) and its host ports against the newcomer's.
 
 Namespaces, as kube reads a term: the term's `namespaces` list, plus every namespace whose
 labels its `namespaceSelector` matches (`{}` matches every namespace); with neither, the pod's own
@@ -17,6 +17,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from weakref import WeakValueDictionary
 
 from translations._base import LabelSelector, LabelSelectorRequirement
 from translations.core import Pod, PodAffinityTerm, PodSpec
@@ -221,7 +222,10 @@ class PodTerms:
             spread=spread,
             host_ports=ports,
         )
-        return None if terms == _NONE else terms
+        if terms == _NONE:
+            return None
+        # Pods of one shape share one value: InterPodAffinity reads each distinct one once.
+        return _INTERNED.setdefault(terms, terms)
 
     def wants(
         self, own_namespace: str, namespace: str, labels: Mapping[str, str], ns_labels: NamespaceLabels
@@ -247,6 +251,8 @@ class PodTerms:
 
 
 _NONE = PodTerms()
+_INTERNED: WeakValueDictionary[PodTerms, PodTerms] = WeakValueDictionary()
+"""Every live `PodTerms` value, once: equal terms are one object (held by the pods' records)."""
 
 
 def _claims_host_ports(spec: PodSpec) -> bool:
