@@ -35,9 +35,26 @@ from controller.placer.attempt_budget import AttemptBudget, unbounded
 from controller.placer.budgets import Budget
 from controller.placer.demand import GangDemand, PodClass, sub_demand
 from controller.placer.filtering import build_demand
-from controller.placer.framework import Code, CycleState, Profile, StateKey, Status, Step, default_profile
+from controller.placer.framework import (
+    WITHOUT_LOWER,
+    Code,
+    CycleState,
+    Profile,
+    StateKey,
+    Status,
+    Step,
+    default_profile,
+)
 from controller.placer.offer import Offers, evaluate, insufficient
-from controller.placer.preempt import BestCase, PreemptionPlan, Refilter, best_case, reads_bound_pods, revived
+from controller.placer.preempt import (
+    BestCase,
+    PreemptionPlan,
+    Refilter,
+    eligible_victims,
+    reads_bound_pods,
+    revived,
+    with_freed,
+)
 from controller.placer.rules import MemberRules
 from controller.placer.select import Placement, Where, select, select_partial, subgroups_ready
 from controller.placer.snapshot import CLUSTER, I64, ClusterIndex, Snapshot
@@ -235,8 +252,25 @@ class _Rerun:
         self.attempt.write(BEST_CASES, kept)
         key = (id(snap), priority, tuple(p.key for p in pods))
         if key not in kept:
-            kept[key] = best_case(self, snap, pods, priority)
+            kept[key] = self._best_case(snap, pods, priority)
         return kept[key]
+
+    def _best_case(self, snap: Snapshot, pods: Sequence[GangPod], priority: int) -> BestCase | None:
+        """The filters run again for `pods` as if every pod a gang of `priority` may evict
+        were gone (`WITHOUT_LOWER`: the plugins leave them out of their counts, the snapshot
+        keeps them), with their room added to what is free; None when no pod may go or a
+        PreFilter plugin refuses."""
+        arrays = snap.arrays()
+        gone = eligible_victims(snap, arrays, priority)
+        if not gone.any():
+            return None
+        state = self.attempt.rerun()
+        state.write(WITHOUT_LOWER, priority)
+        for plugin in self.profile.pre_filter:
+            if not plugin.pre_filter(state, self.gang, self.gang.pending, snap).ok:
+                return None
+        got = build_demand(self.gang, snap, profile=self.profile, state=state, pods=pods)
+        return BestCase(got, with_freed(snap.free(got.key, priority), arrays, gone))
 
 
 def _left_behind(demand: GangDemand, dead: Sequence[PodClass], index: ClusterIndex) -> dict[str, str]:

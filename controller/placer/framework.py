@@ -208,6 +208,18 @@ class CycleState:
         return CycleState(self._attempt)
 
 
+WITHOUT_LOWER: StateKey[int | None] = StateKey("PostFilter/DefaultPreemption/withoutLower")
+"""Set on a run of the filters for preemption's best case: they answer as if every bound pod
+a gang of this priority may evict (`preempt.may_go`) were gone, though the snapshot still holds
+them. The plugins that read bound pods leave those out of their counts (their PreFilter keeps
+them apart from the pods that stay), so the best case costs no eviction of every such pod."""
+
+
+def without_lower(state: CycleState) -> int | None:
+    """The priority whose evictable pods the filters leave out (`WITHOUT_LOWER`), or None."""
+    return state.get(WITHOUT_LOWER, None)
+
+
 # --- what plugins see -----------------------------------------------------------------------------
 
 

@@ -205,23 +205,11 @@ class Refilter(Protocol):
 
     def without_lower(self, snap: Snapshot, pods: Sequence[GangPod], priority: int) -> BestCase | None:
         """The filters run again for `pods` with every pod a gang of `priority` may evict gone
-        (`best_case`), on `snap` as the attempt found it; None when no pod may go or a
+        (`may_go`), on `snap` as the attempt found it; None when no pod may go or a
         PreFilter plugin refuses. The same question always has the same answer within one
         attempt: the runner keeps it (an attempt slot of the cycle state), so the Filter step's
         "may eviction help" and PostFilter's "would the gang fit" make one run between them."""
         ...
-
-
-def best_case(refilter: Refilter, snap: Snapshot, pods: Sequence[GangPod], priority: int) -> BestCase | None:
-    """`Refilter.without_lower` worked out: every pod a gang of `priority` may evict removed
-    from `snap`, the filters run again for `pods`, the snapshot restored."""
-    gone = [p.key for p in snap.pods.values() if _may_go(p, priority)]
-    if not gone:
-        return None
-    with snap.trial():
-        snap.evict_many(gone)
-        got = refilter(snap, pods)
-        return None if got is None else BestCase(got, snap.free(got.key, priority))
 
 
 # --- planning -------------------------------------------------------------------------------------
@@ -554,7 +542,7 @@ def reads_bound_pods(demand: GangDemand, snap: Snapshot) -> bool:
     # Lazily, and each distinct term once: the first that selects a member answers.
     seen: set[int] = set()
     for p in snap.with_terms.values():
-        if p.terms is None or not p.terms.anti_affinity or not _may_go(p, demand.priority):
+        if p.terms is None or not p.terms.anti_affinity or not may_go(p, demand.priority):
             continue
         for t in p.terms.anti_affinity:
             if id(t) in seen:
@@ -586,7 +574,7 @@ def with_freed(free: I64, arrays: PodArrays, gone: Bool) -> I64:
     return out
 
 
-def _may_go(pod: BoundPod, priority: int) -> bool:
+def may_go(pod: BoundPod, priority: int) -> bool:
     """`eligible_victims` for one pod."""
     return pod.priority < priority and not pod.terminating and pod.preemptable
 

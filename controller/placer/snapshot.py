@@ -14,7 +14,8 @@ arrays): `used` [node, resource], the bound pods with their priority and gang (f
 and nominations. A snapshot kept from one cycle to the next (`ClusterState`'s) journals the
 cycle's changes and rolls them back before it is brought up to date, and patches its bound
 pods' arrays from the pods that changed instead of rebuilding them (`columns.PodColumns`); its
-gangs' bound members, once read, are kept in step the same way (`gang_pods`).
+gangs' bound members, once read, are kept in step the same way (`gang_pods`). What a plugin
+derived from the bound pods can be brought up to date from the keys set since (`watch`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from functools import cached_property
 from itertools import compress, repeat
 from operator import attrgetter, is_not, not_
 from typing import Any, TypeVar
+from weakref import ReferenceType, ref
 
 import numpy as np
 import numpy.typing as npt
@@ -574,6 +576,7 @@ class Snapshot:
     """Gang -> its bound members' keys (an ordered set), made on first read and then kept in
     step by `set_pod` (never rebuilt over every pod after a change)."""
     _journal: list[Callable[[], None]] | None = field(default=None, repr=False)
+    _watches: list[ReferenceType[PodWatch]] = field(default_factory=list, repr=False)
 
     @classmethod
     def build(cls, index: ClusterIndex, pods: Iterable[BoundPod], gang_min: Mapping[str, int]) -> Snapshot:
@@ -652,9 +655,30 @@ class Snapshot:
         if self._journal is not None:
             self._journal.append(undo)
 
+    def watch(self) -> PodWatch:
+        """Record, from now on, which bound pods are set anew (kube's PreFilter extensions:
+        counts made once are adjusted by the pods removed and added since, not made again)."""
+        got = PodWatch()
+        self._watches = [w for w in self._watches if w() is not None]
+        self._watches.append(ref(got))
+        return got
+
+    def _touch(self, key: str | None) -> None:
+        """Tell every live watch that `key`'s pod was set (None: every pod was)."""
+        for w in self._watches:
+            live = w()
+            if live is None:
+                continue
+            if key is None:
+                live.lost = True
+            else:
+                live.touched.add(key)
+
     def set_pod(self, pod: BoundPod | None, key: str) -> None:
         """Set (or, for None, remove) a bound pod, keeping `with_terms` in step; `used` is the
         caller's (and no journal entry is made)."""
+        if self._watches:
+            self._touch(key)
         if self._gang_pods is not None:
             self._move_member(self.pods.get(key), pod, key)
         if pod is None:
@@ -671,6 +695,8 @@ class Snapshot:
     def set_pods(self, pods: Sequence[BoundPod]) -> None:
         """`set_pod(pod, pod.key)` for each of `pods`, in passes over them (a cold start sets
         most bound pods here)."""
+        if self._watches:
+            self._touch(None)
         if self._gang_pods is not None or self._columns is not None:
             for pod in pods:
                 self.set_pod(pod, pod.key)
@@ -813,6 +839,8 @@ class Snapshot:
 
     def clear_pods(self) -> None:
         """Remove every bound pod (the caller zeroes `used`)."""
+        if self._watches:
+            self._touch(None)
         self.pods.clear()
         self.with_terms.clear()
         self.protected.clear()
@@ -877,6 +905,18 @@ def add_requests(used: I64, pods: Sequence[BoundPod]) -> None:
 
 V = TypeVar("V")
 _key, _terms, _preemptable = attrgetter("key"), attrgetter("terms"), attrgetter("preemptable")
+
+
+class PodWatch:
+    """The keys of the bound pods set anew (bound, evicted, replaced, or put back) since the
+    watch began (`Snapshot.watch`); `lost` when the snapshot changed too much to tell (every pod
+    set at once, or all cleared). Held by whoever reads it: the snapshot keeps it weakly."""
+
+    __slots__ = ("__weakref__", "lost", "touched")
+
+    def __init__(self) -> None:
+        self.touched: set[str] = set()
+        self.lost = False
 
 
 def _restore(table: dict[str, V], key: str, value: V | None) -> None:

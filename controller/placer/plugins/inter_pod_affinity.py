@@ -14,11 +14,13 @@ Filter, per shape class, in kube's order:
 PreFilter refuses a pod whose term has a selector kube cannot parse (a value that is no label
 value): it cannot be placed, and preemption cannot change that.
 
-State, as kube's PreFilter extensions keep it (AddPod/RemovePod): which of a bound pod's terms
-select the pod being placed is worked out once per bound pod for the whole attempt
-(`PodTermsMemo`, an attempt slot of the cycle state), so when preemption runs the filters again
-with candidate victims removed or put back, only a pod it has not seen (or whose record
-changed) is read afresh; the rest is summed again from what is kept.
+State, as kube's PreFilter extensions keep it (AddPod/RemovePod; `ExistingTerms`, an attempt
+slot of the cycle state): the bound pods' terms that select the pod being placed are counted
+per topology key and value once per attempt, each distinct terms value read once for all the
+pods that share it, the counts split by whether the counted pod may be evicted by the gang or
+stays. When preemption runs the filters again with candidate victims removed or put back, the
+counts are adjusted by just the pods set since; its best case, every evictable pod gone, reads
+the staying pods' counts alone.
 
 Between members (they count as reserved, as kube places them one after another): members of a
 collection that starts here gather in one value per term key; members a required anti-affinity
@@ -54,10 +56,12 @@ from controller.placer.framework import (
     ShapeClass,
     StateKey,
     Status,
+    without_lower,
 )
+from controller.placer.preempt import may_go as _may_go
 from controller.placer.records import BoundPod
 from controller.placer.rules import Gather, MemberRules, ValueCap, merge_gathers
-from controller.placer.snapshot import Snapshot
+from controller.placer.snapshot import ClusterIndex, PodWatch, Snapshot
 from controller.placer.terms import NamespaceLabels, PodTerm, PodTerms
 from controller.placer.values import at_nodes, per_value, value_codes
 from translations.gangs import Gang, GangPod
@@ -71,74 +75,198 @@ HARD_POD_AFFINITY_WEIGHT = 1
 (kube's InterPodAffinityArgs.hardPodAffinityWeight, at its default)."""
 
 
-Toward = tuple[int, PodTerm, int | None]
-"""A bound pod's term that selects the pod being placed: the bound pod's node, the term, and the
-term's signed score weight (`_terms_toward`), None for required anti-affinity (Filter's alone)."""
-
-
 Selecting = tuple[tuple[PodTerm, int | None], ...]
-"""One bound pod's terms that select a given pod, each with its signed score weight (`Toward`)."""
+"""A bound pod's terms that select a given pod, each with its signed score weight
+(`_terms_toward`): None for required anti-affinity (Filter's alone)."""
+
+PodKey = tuple[str, frozenset[tuple[str, str]]]
+"""The pod a count is for: its namespace and labels (all a term's selection reads)."""
 
 
 @dataclass
-class PodTermsMemo:
-    """What each bound pod's terms say toward a pod, kept for the whole attempt (kube's
-    PreFilter extensions: preemption removes a candidate victim and puts it back, and only that
-    pod's share changes). Per pod (namespace, labels) asked about: bound pod key -> its record
-    and its terms that select such a pod. A record other than the one seen (the pod changed) is
-    looked at afresh; a pod gone is simply not read."""
+class TermCounts:
+    """The bound pods' terms that select one pod, counted per topology key and value code
+    (kube's PreFilter state): `anti`, pods whose required anti-affinity term selects it (kube's
+    existingAntiAffinityCounts, Filter's point 3); `weights`, the signed score weights of their
+    other terms that select it, and `scored`, how many such terms (a key whose weights cancel
+    out still scores, at 0)."""
 
+    anti: dict[str, I64] = field(default_factory=dict)
+    weights: dict[str, I64] = field(default_factory=dict)
+    scored: dict[str, I64] = field(default_factory=dict)
+
+    def copy(self) -> TermCounts:
+        return TermCounts(
+            {k: v.copy() for k, v in self.anti.items()},
+            {k: v.copy() for k, v in self.weights.items()},
+            {k: v.copy() for k, v in self.scored.items()},
+        )
+
+    def plus(self, other: TermCounts) -> TermCounts:
+        out = self.copy()
+        for mine, theirs in (
+            (out.anti, other.anti),
+            (out.weights, other.weights),
+            (out.scored, other.scored),
+        ):
+            for k, v in theirs.items():
+                mine[k] = mine[k] + v if k in mine else v.copy()
+        return out
+
+    def add(self, selecting: Selecting, node: int, sign: int, index: ClusterIndex) -> None:
+        """kube's AddPod (sign 1) or RemovePod (-1) for one bound pod on `node`."""
+        for t, weight in selecting:
+            codes, n = value_codes(index, t.topology_key)
+            code = int(codes[node])
+            if code < 0:
+                continue  # a pod on a node without the key counts nowhere
+            if weight is None:
+                self.anti.setdefault(t.topology_key, np.zeros(n, dtype=np.int64))[code] += sign
+            else:
+                self.weights.setdefault(t.topology_key, np.zeros(n, dtype=np.int64))[code] += sign * weight
+                self.scored.setdefault(t.topology_key, np.zeros(n, dtype=np.int64))[code] += sign
+
+    @classmethod
+    def of(cls, groups: Sequence[tuple[Selecting, I64]], index: ClusterIndex) -> TermCounts:
+        """The counts of pods given in groups (terms, their nodes): one bincount per key."""
+        anti: dict[str, list[I64]] = {}
+        scored: dict[str, list[tuple[I64, int]]] = {}
+        for selecting, nodes in groups:
+            for t, weight in selecting:
+                if weight is None:
+                    anti.setdefault(t.topology_key, []).append(nodes)
+                else:
+                    scored.setdefault(t.topology_key, []).append((nodes, weight))
+        out = cls()
+        for key, parts in anti.items():
+            codes, n = value_codes(index, key)
+            at = codes[np.concatenate(parts)]
+            out.anti[key] = np.bincount(at[at >= 0], minlength=n).astype(np.int64)
+        for key, weighted in scored.items():
+            codes, n = value_codes(index, key)
+            at = codes[np.concatenate([nodes for nodes, _ in weighted])]
+            w = np.concatenate([np.full(len(nodes), weight, dtype=np.int64) for nodes, weight in weighted])
+            held = at >= 0
+            out.scored[key] = np.bincount(at[held], minlength=n).astype(np.int64)
+            # Integer weights: the float sums are exact, as the rint that follows keeps them.
+            sums = np.bincount(at[held], weights=w[held].astype(np.float64), minlength=n)
+            out.weights[key] = np.rint(sums).astype(np.int64)
+        return out
+
+
+@dataclass
+class ExistingTerms:
+    """The bound pods' terms as the attempt's first PreFilter found them, kept for the whole
+    attempt (kube's PreFilter state and its AddPod/RemovePod extensions). Pods sharing one
+    `PodTerms` value (a workload's replicas) are read as one group; per pod asked about, the
+    counts are made once, split by whether the counted pod may be evicted by the attempt's gang
+    (`preempt.may_go`) or stays. A run of the filters after preemption removed candidate
+    victims or put them back reads the counts adjusted by the pods set since (`watch`), one by
+    one, never recounted over every bound pod; with every evictable pod left out
+    (`framework.WITHOUT_LOWER`) it reads the staying pods' counts alone."""
+
+    snap: Snapshot
     ns_labels: NamespaceLabels
-    selecting: dict[tuple[str, frozenset[tuple[str, str]]], dict[str, tuple[BoundPod, Selecting]]] = field(
-        default_factory=dict
-    )
+    priority: int
+    watch: PodWatch
+    base: dict[str, BoundPod]
+    """The bound pods with terms at the start (the watch tells which changed since)."""
+    groups: list[tuple[PodTerms, I64, Bool]]
+    """Each distinct terms value: the nodes of its pods, and which of them stay."""
+    split: dict[PodKey, tuple[TermCounts, TermCounts]] = field(default_factory=dict)
+    """Per pod asked about: the counts of the pods that stay, of those that may go."""
+    selecting: dict[tuple[int, PodKey], tuple[PodTerms, Selecting]] = field(default_factory=dict)
 
-    def toward(
-        self, pods: Mapping[str, BoundPod], ns: str, labels: Mapping[str, str]
-    ) -> Iterator[tuple[BoundPod, Selecting]]:
-        """Each of `pods` (the bound pods with terms) with its terms that select a pod of
-        namespace `ns` with `labels` (those with none left out)."""
-        seen = self.selecting.setdefault((ns, frozenset(labels.items())), {})
-        for key, e in pods.items():
-            got = seen.get(key)
-            if got is None or got[0] is not e:
-                got = seen[key] = (e, _selecting(e, ns, labels, self.ns_labels))
-            if got[1]:
-                yield got
+    @classmethod
+    def of(cls, snap: Snapshot, priority: int) -> ExistingTerms:
+        watch = snap.watch()
+        base = dict(snap.with_terms)
+        by: dict[int, tuple[PodTerms, list[int], list[bool]]] = {}
+        for p in base.values():
+            group = by.get(id(p.terms))
+            if group is None:
+                assert p.terms is not None
+                group = by[id(p.terms)] = (p.terms, [], [])
+            group[1].append(p.node)
+            group[2].append(not _may_go(p, priority))
+        groups = [
+            (terms, np.asarray(nodes, dtype=np.int64), np.asarray(stays, dtype=np.bool_))
+            for terms, nodes, stays in by.values()
+        ]
+        return cls(snap, snap.namespace_labels, priority, watch, base, groups)
+
+    def holds(self, snap: Snapshot, priority: int) -> bool:
+        """Can the counts be brought up to date for `snap` by the pods set since?"""
+        return (
+            snap is self.snap
+            and snap.namespace_labels is self.ns_labels
+            and priority == self.priority
+            and not self.watch.lost
+            and len(self.watch.touched) <= max(64, len(self.base) // 4)
+        )
+
+    def toward(self, terms: PodTerms, pod: PodKey) -> Selecting:
+        """`terms`' terms that select the pod (each distinct terms value read once)."""
+        key = (id(terms), pod)
+        got = self.selecting.get(key)
+        if got is None or got[0] is not terms:
+            ns, labels = pod
+            got = self.selecting[key] = (terms, _selecting(terms, ns, dict(labels), self.ns_labels))
+        return got[1]
+
+    def counts(self, pod: PodKey, lower: int | None) -> TermCounts:
+        """The counts for the pod on the snapshot as it stands now, or with every pod of lower
+        priority than `lower` that may go left out."""
+        split = self.split.get(pod)
+        if split is None:
+            index = self.snap.index
+            stays = [(self.toward(t, pod), nodes[keep]) for t, nodes, keep in self.groups]
+            goes = [(self.toward(t, pod), nodes[~keep]) for t, nodes, keep in self.groups]
+            split = self.split[pod] = (TermCounts.of(stays, index), TermCounts.of(goes, index))
+        stays_counts, go_counts = split
+        out = stays_counts.copy() if lower is not None else stays_counts.plus(go_counts)
+        now = self.snap.with_terms
+        for key in self.watch.touched:
+            was, cur = self.base.get(key), now.get(key)
+            if was is cur:
+                continue
+            for e, sign in ((was, -1), (cur, 1)):
+                if e is not None and e.terms is not None and (lower is None or not _may_go(e, lower)):
+                    out.add(self.toward(e.terms, pod), e.node, sign, self.snap.index)
+        return out
 
 
-def _selecting(e: BoundPod, ns: str, labels: Mapping[str, str], ns_labels: NamespaceLabels) -> Selecting:
-    """`e`'s terms (see `_terms_toward`) that select a pod of namespace `ns` with `labels`."""
-    if e.terms is None:
-        return ()
-    return tuple((t, w) for t, w in _terms_toward(e.terms) if t.covers(ns, labels, ns_labels))
+EXISTING: StateKey[ExistingTerms | None] = StateKey("PreFilter/InterPodAffinity/existingTerms", attempt=True)
 
 
-MEMO: StateKey[PodTermsMemo] = StateKey("PreFilter/InterPodAffinity/podTerms", attempt=True)
+def _selecting(terms: PodTerms, ns: str, labels: Mapping[str, str], ns_labels: NamespaceLabels) -> Selecting:
+    """`terms`' terms (see `_terms_toward`) that select a pod of namespace `ns` with `labels`."""
+    return tuple((t, w) for t, w in _terms_toward(terms) if t.covers(ns, labels, ns_labels))
 
 
 @dataclass
 class _Counts:
-    """What one attempt reads of the bound pods, each computed once: the pods matching a term (or
-    every term of a set) per value, and the bound pods' terms that select a pod (`toward`), which
-    Filter and Score both read."""
+    """What one run of the filters reads of the bound pods, each computed once: the pods
+    matching a term (or every term of a set) per value, and the bound pods' terms that select a
+    pod (`existing`), which Filter and Score both read. `without_lower`: the run leaves out
+    every pod a gang of that priority may evict (`framework.WITHOUT_LOWER`)."""
 
     snap: Snapshot
     ns_labels: NamespaceLabels
-    terms_memo: PodTermsMemo
+    existing: ExistingTerms
+    without_lower: int | None = None
     memo: dict[tuple[tuple[PodTerm, ...], str], np.ndarray] = field(default_factory=dict)
-    selecting: dict[tuple[str, frozenset[tuple[str, str]]], tuple[Toward, ...]] = field(default_factory=dict)
+    selecting: dict[PodKey, TermCounts] = field(default_factory=dict)
 
-    def toward(self, ns: str, labels: Mapping[str, str]) -> tuple[Toward, ...]:
-        """Every bound pod's term that selects a pod of namespace `ns` with `labels`."""
+    def toward(self, ns: str, labels: Mapping[str, str]) -> TermCounts:
+        """The bound pods' terms that select a pod of namespace `ns` with `labels`, counted."""
         key = (ns, frozenset(labels.items()))
         hit = self.selecting.get(key)
         if hit is None:
-            hit = self.selecting[key] = tuple(
-                (e.node, t, weight)
-                for e, terms in self.terms_memo.toward(self.snap.with_terms, ns, labels)
-                for t, weight in terms
-            )
+            existing, lower = self.existing, self.without_lower
+            if lower is not None and lower != existing.priority:  # split for another gang
+                existing = ExistingTerms.of(self.snap, lower)
+            hit = self.selecting[key] = existing.counts(key, lower)
         return hit
 
     def per_value(self, terms: tuple[PodTerm, ...], key: str) -> np.ndarray:
@@ -146,7 +274,12 @@ class _Counts:
         hit = self.memo.get((terms, key))
         if hit is None:
             codes, n = value_codes(self.snap.index, key)
-            nodes = [p.node for p in self.snap.pods.values() if _covered(terms, p, self.ns_labels)]
+            lower = self.without_lower
+            nodes = [
+                p.node
+                for p in self.snap.pods.values()
+                if (lower is None or not _may_go(p, lower)) and _covered(terms, p, self.ns_labels)
+            ]
             hit = self.memo[(terms, key)] = per_value(codes, nodes, n)
         return hit
 
@@ -158,16 +291,14 @@ def _covered(terms: tuple[PodTerm, ...], p: BoundPod, ns_labels: NamespaceLabels
 KEY: StateKey[_Counts] = StateKey("PreFilter/InterPodAffinity")
 
 
-def _attempt_memo(state: CycleState, snap: Snapshot) -> PodTermsMemo:
-    """The attempt's `PodTermsMemo` (a new one for the first run, or namespaces labelled anew)."""
-    try:
-        memo = state.read(MEMO)
-    except KeyError:
-        memo = None
-    if memo is None or memo.ns_labels is not snap.namespace_labels:
-        memo = PodTermsMemo(snap.namespace_labels)
-        state.write(MEMO, memo)
-    return memo
+def _existing(state: CycleState, snap: Snapshot, priority: int) -> ExistingTerms:
+    """The attempt's `ExistingTerms` (made by its first run, or anew when it cannot be brought
+    up to date: another snapshot, namespaces labelled anew, too many pods changed)."""
+    got = state.get(EXISTING, None)
+    if got is None or not got.holds(snap, priority):
+        got = ExistingTerms.of(snap, priority)
+        state.write(EXISTING, got)
+    return got
 
 
 def _labels(p: GangPod) -> Mapping[str, str]:
@@ -178,7 +309,8 @@ class InterPodAffinity:
     name: ClassVar[str] = "InterPodAffinity"
 
     def pre_filter(self, state: CycleState, gang: Gang, pods: Sequence[GangPod], snap: Snapshot) -> Status:
-        state.write(KEY, _Counts(snap, snap.namespace_labels, _attempt_memo(state, snap)))
+        existing = _existing(state, snap, gang.priority)
+        state.write(KEY, _Counts(snap, snap.namespace_labels, existing, without_lower(state)))
         for p in pods:
             terms = PodTerms.of(p.pod)
             if terms is not None and not all(
@@ -278,41 +410,25 @@ def _own_preferences(cls: ShapeClass, counts: _Counts, snap: Snapshot) -> I64 | 
 def _existing_preferences(cls: ShapeClass, counts: _Counts, snap: Snapshot) -> I64 | None:
     """Score, the symmetric half: every term of a bound pod that selects this pod adds its
     weight (see `_terms_toward`) to each node sharing that bound pod's value of the term's key;
-    None when no such term adds anywhere. Summed per value, one pass per topology key."""
+    None when no such term adds anywhere. Read off the counts per value, one pass per key."""
     out: I64 | None = None
-    for key, (nodes, weights) in _per_key(
-        counts.toward(cls.pod.pod.namespace, _labels(cls.pod)), scored=True
-    ):
-        codes, n = value_codes(snap.index, key)
-        at = codes[np.asarray(nodes, dtype=np.int64)]
-        held = at >= 0  # a bound pod on a node without the key adds nowhere
-        if held.any():
-            sums = np.bincount(at[held], weights=np.asarray(weights, dtype=np.float64)[held], minlength=n)
-            part = at_nodes(codes, np.rint(sums).astype(np.int64))
+    got = counts.toward(cls.pod.pod.namespace, _labels(cls.pod))
+    for key, weights in got.weights.items():
+        if got.scored[key].any():  # a bound pod on a node without the key adds nowhere
+            codes, _ = value_codes(snap.index, key)
+            part = at_nodes(codes, weights)
             out = part if out is None else out + part
     return out
 
 
-def _existing_anti_affinity(toward: Sequence[Toward], snap: Snapshot) -> Bool:
+def _existing_anti_affinity(got: TermCounts, snap: Snapshot) -> Bool:
     """Filter, point 3: every node outside the values that hold a bound pod whose required
     anti-affinity term selects this pod (one pass per topology key)."""
     ok = np.ones(snap.index.n_nodes, dtype=np.bool_)
-    for key, (nodes, _) in _per_key(toward, scored=False):
-        codes, n = value_codes(snap.index, key)
-        ok &= at_nodes(codes, per_value(codes, nodes, n)) == 0
+    for key, per in got.anti.items():
+        codes, _ = value_codes(snap.index, key)
+        ok &= at_nodes(codes, per) == 0
     return ok
-
-
-def _per_key(toward: Sequence[Toward], *, scored: bool) -> Iterator[tuple[str, tuple[list[int], list[int]]]]:
-    """The bound pods' nodes (and score weights) of the `toward` terms, grouped by topology key:
-    the scored terms, or (`scored=False`) the required anti-affinity ones."""
-    grouped: dict[str, tuple[list[int], list[int]]] = {}
-    for node, t, weight in toward:
-        if (weight is not None) is scored:
-            nodes, weights = grouped.setdefault(t.topology_key, ([], []))
-            nodes.append(node)
-            weights.append(weight or 0)
-    yield from grouped.items()
 
 
 def _terms_toward(terms: PodTerms) -> Iterator[tuple[PodTerm, int | None]]:

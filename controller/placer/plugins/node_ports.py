@@ -10,7 +10,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from controller.placer.framework import Cut, CycleState, ShapeClass
+from controller.placer.framework import Cut, CycleState, ShapeClass, without_lower
+from controller.placer.preempt import may_go
 from controller.placer.rules import MemberRules, ValueCap
 from controller.placer.snapshot import Snapshot
 from controller.placer.terms import ports_conflict
@@ -27,8 +28,11 @@ class NodePorts:
         if terms is None or not terms.host_ports:
             return ()
         held = np.zeros(snap.index.n_nodes, dtype=np.bool_)
+        lower = without_lower(state)  # preemption's best case: every evictable pod gone
         for e in snap.with_terms.values():
             assert e.terms is not None
+            if lower is not None and may_go(e, lower):
+                continue
             if any(ports_conflict(a, b) for a in e.terms.host_ports for b in terms.host_ports):
                 held[e.node] = True
         return ((REASON, ~held),)

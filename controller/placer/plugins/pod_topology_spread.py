@@ -40,9 +40,11 @@ from controller.placer.framework import (
     ShapeClass,
     StateKey,
     Status,
+    without_lower,
 )
 from controller.placer.plugins.node_affinity import allowed_nodes, requirements
 from controller.placer.plugins.taint_toleration import pod_tolerations, tolerated_nodes
+from controller.placer.preempt import may_go
 from controller.placer.rules import MemberRules, SpreadRule
 from controller.placer.snapshot import Snapshot
 from controller.placer.terms import SpreadTerm
@@ -68,6 +70,8 @@ class Domains:
 class _State:
     comparison_operators: bool = True
     """The `TaintTolerationComparisonOperators` gate, as the plugin was built."""
+    without_lower: int | None = None
+    """Every pod a gang of this priority may evict left out (`framework.WITHOUT_LOWER`)."""
     memo: dict[tuple[SpreadTerm, str, object], Domains] = field(default_factory=dict)
 
 
@@ -90,11 +94,15 @@ def domains(term: SpreadTerm, pod: GangPod, snap: Snapshot, state: _State) -> Do
         eligible &= allowed_nodes(index, spec)
     if term.honor_taints:
         eligible &= tolerated_nodes(index, tolerations)
-    ns = pod.pod.namespace
+    ns, lower = pod.pod.namespace, state.without_lower
     nodes = [
         p.node
         for p in snap.pods.values()
-        if not p.terminating and p.namespace == ns and eligible[p.node] and term.selector.matches(p.labels)
+        if not p.terminating
+        and p.namespace == ns
+        and eligible[p.node]
+        and (lower is None or not may_go(p, lower))
+        and term.selector.matches(p.labels)
     ]
     found = Domains(
         codes, per_value(codes, nodes, nvals), per_value(codes, np.flatnonzero(eligible).tolist(), nvals) > 0
@@ -117,7 +125,7 @@ class PodTopologySpread:
         """The `TaintTolerationComparisonOperators` gate (`taint_toleration`)."""
 
     def pre_filter(self, state: CycleState, gang: Gang, pods: Sequence[GangPod], snap: Snapshot) -> Status:
-        state.write(KEY, _State(self.comparison_operators))
+        state.write(KEY, _State(self.comparison_operators, without_lower(state)))
         return Status()
 
     def filter(self, state: CycleState, cls: ShapeClass, snap: Snapshot) -> Sequence[Cut]:

@@ -245,7 +245,8 @@ def test_a_pod_with_terms_that_cannot_keep_the_gang_out_changes_no_plan() -> Non
 
 
 class _Runs:
-    """A PreFilter plugin that records how many pods are bound each time the filters run."""
+    """A PreFilter plugin that records how many pods the filters count as bound each time they
+    run (in preemption's best case, every pod the gang may evict is left out)."""
 
     name = "RunCounter"
 
@@ -253,9 +254,11 @@ class _Runs:
         self.bound: list[int] = []
 
     def pre_filter(self, state: Any, gang: Any, pods: Any, snap: Any) -> Any:
-        from controller.placer.framework import Status
+        from controller.placer.framework import Status, without_lower
+        from controller.placer.preempt import may_go
 
-        self.bound.append(len(snap.pods))
+        lower = without_lower(state)
+        self.bound.append(sum(1 for p in snap.pods.values() if lower is None or not may_go(p, lower)))
         return Status()
 
 
