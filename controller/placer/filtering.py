@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import replace
+from operator import attrgetter
 
 import numpy as np
 
@@ -221,19 +222,20 @@ def _anchors(gang: Gang, index: ClusterIndex) -> I64:
     return np.asarray(sorted(nodes), dtype=np.int64)
 
 
+_terms_of = attrgetter("terms")
+
+
 def _selector_keys(terms: Iterable[PodTerms | None], snap: Snapshot) -> frozenset[str]:
     keys: set[str] = set()
     for t in terms:
         if t is not None:
             for sel in t.selectors():
                 keys |= sel.keys()
-    # Bound pods' anti-affinity selectors, each distinct one read once (many pods share one).
-    bound = {
-        term.selector
-        for p in snap.with_terms.values()
-        if p.terms is not None
-        for term in p.terms.anti_affinity
-    }
+    # Bound pods' anti-affinity selectors, each distinct one read once: pods of one shape share
+    # one interned PodTerms (`PodTerms.of`), told apart by identity without hashing each pod's.
+    held = list(map(_terms_of, snap.with_terms.values()))
+    distinct = dict(zip(map(id, held), held, strict=True))
+    bound = {term.selector for t in distinct.values() if t is not None for term in t.anti_affinity}
     for sel in bound:
         keys |= sel.keys()
     return frozenset(keys)

@@ -629,7 +629,8 @@ def _floor(snap: Snapshot, arrays: PodArrays, pods: Bool) -> Rank | None:
         return None
     least = int(arrays.priority[pods].min())
     lowest = np.flatnonzero(pods & (arrays.priority == least)).tolist()
-    latest = max(_started(snap.pods[arrays.keys[i]]) for i in lowest)
+    # In passes, not a loop body per pod: on a big cluster every lower pod may be of one priority.
+    latest = max(map(_started, map(snap.pods.__getitem__, map(arrays.keys.__getitem__, lowest))))
     return (0, least, least + PRIORITY_SHIFT, 1, -latest)
 
 

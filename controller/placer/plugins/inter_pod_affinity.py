@@ -42,6 +42,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
+from operator import attrgetter
 from typing import ClassVar
 
 import numpy as np
@@ -181,18 +183,22 @@ class ExistingTerms:
     def of(cls, snap: Snapshot, priority: int) -> ExistingTerms:
         watch = snap.watch()
         base = dict(snap.with_terms)
-        by: dict[int, tuple[PodTerms, list[int], list[bool]]] = {}
-        for p in base.values():
-            group = by.get(id(p.terms))
-            if group is None:
-                assert p.terms is not None
-                group = by[id(p.terms)] = (p.terms, [], [])
-            group[1].append(p.node)
-            group[2].append(not _may_go(p, priority))
-        groups = [
-            (terms, np.asarray(nodes, dtype=np.int64), np.asarray(stays, dtype=np.bool_))
-            for terms, nodes, stays in by.values()
-        ]
+        records = list(base.values())
+        n = len(records)
+        # In passes over the records (no loop body per pod): their terms' identities, nodes and
+        # whether each stays, then grouped by identity (equal terms are one object).
+        held = list(map(_terms_of, records))
+        ids = np.fromiter(map(id, held), dtype=np.uint64, count=n)
+        nodes = np.fromiter(map(_node_of, records), dtype=np.int64, count=n)
+        goes = np.fromiter(map(partial(_may_go, priority=priority), records), dtype=np.bool_, count=n)
+        _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+        order = np.argsort(inverse, kind="stable")
+        bounds = np.cumsum(np.bincount(inverse, minlength=len(first)))[:-1]
+        groups = []
+        for g, idx in enumerate(np.split(order, bounds) if n else ()):
+            terms = held[int(first[g])]
+            assert terms is not None
+            groups.append((terms, nodes[idx], ~goes[idx]))
         return cls(snap, snap.namespace_labels, priority, watch, base, groups)
 
     def holds(self, snap: Snapshot, priority: int) -> bool:
@@ -235,6 +241,8 @@ class ExistingTerms:
                     out.add(self.toward(e.terms, pod), e.node, sign, self.snap.index)
         return out
 
+
+_terms_of, _node_of = attrgetter("terms"), attrgetter("node")
 
 EXISTING: StateKey[ExistingTerms | None] = StateKey("PreFilter/InterPodAffinity/existingTerms", attempt=True)
 
