@@ -42,7 +42,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from operator import attrgetter
 from typing import ClassVar
 
@@ -60,12 +59,14 @@ from controller.placer.framework import (
     Status,
     without_lower,
 )
+from controller.placer.plugins.bound_counts import BoundCounts, bound_counts
 from controller.placer.preempt import may_go as _may_go
+from controller.placer.preempt import may_go_each
 from controller.placer.records import BoundPod
 from controller.placer.rules import Gather, MemberRules, ValueCap, merge_gathers
 from controller.placer.snapshot import ClusterIndex, PodWatch, Snapshot
 from controller.placer.terms import NamespaceLabels, PodTerm, PodTerms
-from controller.placer.values import at_nodes, per_value, value_codes
+from controller.placer.values import at_nodes, value_codes
 from translations.gangs import Gang, GangPod
 
 AFFINITY = "node(s) didn't match pod affinity rules"
@@ -190,7 +191,7 @@ class ExistingTerms:
         held = list(map(_terms_of, records))
         ids = np.fromiter(map(id, held), dtype=np.uint64, count=n)
         nodes = np.fromiter(map(_node_of, records), dtype=np.int64, count=n)
-        goes = np.fromiter(map(partial(_may_go, priority=priority), records), dtype=np.bool_, count=n)
+        goes = may_go_each(records, priority)
         _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
         order = np.argsort(inverse, kind="stable")
         bounds = np.cumsum(np.bincount(inverse, minlength=len(first)))[:-1]
@@ -255,13 +256,16 @@ def _selecting(terms: PodTerms, ns: str, labels: Mapping[str, str], ns_labels: N
 @dataclass
 class _Counts:
     """What one run of the filters reads of the bound pods, each computed once: the pods
-    matching a term (or every term of a set) per value, and the bound pods' terms that select a
-    pod (`existing`), which Filter and Score both read. `without_lower`: the run leaves out
-    every pod a gang of that priority may evict (`framework.WITHOUT_LOWER`)."""
+    matching a term (or every term of a set) per value (`bound_counts`), and the bound pods'
+    terms that select a pod (`ExistingTerms`), which Filter and Score both read; both made for
+    the attempt the first time a run asks (`attempt`: its state). `without_lower`: the run
+    leaves out every pod a gang of that priority may evict (`framework.WITHOUT_LOWER`)."""
 
     snap: Snapshot
     ns_labels: NamespaceLabels
-    existing: ExistingTerms
+    attempt: CycleState
+    priority: int
+    """The attempt's gang's: which pods the kept counts split off as those that may go."""
     without_lower: int | None = None
     memo: dict[tuple[tuple[PodTerm, ...], str], np.ndarray] = field(default_factory=dict)
     selecting: dict[PodKey, TermCounts] = field(default_factory=dict)
@@ -271,9 +275,11 @@ class _Counts:
         key = (ns, frozenset(labels.items()))
         hit = self.selecting.get(key)
         if hit is None:
-            existing, lower = self.existing, self.without_lower
-            if lower is not None and lower != existing.priority:  # split for another gang
+            lower = self.without_lower
+            if lower is not None and lower != self.priority:  # split for another gang
                 existing = ExistingTerms.of(self.snap, lower)
+            else:
+                existing = _existing(self.attempt, self.snap, self.priority)
             hit = self.selecting[key] = existing.counts(key, lower)
         return hit
 
@@ -281,14 +287,15 @@ class _Counts:
         """Per value of `key`: bound pods every one of `terms` selects."""
         hit = self.memo.get((terms, key))
         if hit is None:
-            codes, n = value_codes(self.snap.index, key)
             lower = self.without_lower
-            nodes = [
-                p.node
-                for p in self.snap.pods.values()
-                if (lower is None or not _may_go(p, lower)) and _covered(terms, p, self.ns_labels)
-            ]
-            hit = self.memo[(terms, key)] = per_value(codes, nodes, n)
+            if lower is not None and lower != self.priority:  # split for another gang
+                counts = BoundCounts.of(self.snap, lower)
+            else:
+                counts = bound_counts(self.attempt, self.snap, self.priority)
+            ns_labels = self.ns_labels
+            hit = self.memo[(terms, key)] = counts.count(
+                (self.__class__, terms), key, lambda p: _covered(terms, p, ns_labels), lower
+            )
         return hit
 
 
@@ -317,8 +324,7 @@ class InterPodAffinity:
     name: ClassVar[str] = "InterPodAffinity"
 
     def pre_filter(self, state: CycleState, gang: Gang, pods: Sequence[GangPod], snap: Snapshot) -> Status:
-        existing = _existing(state, snap, gang.priority)
-        state.write(KEY, _Counts(snap, snap.namespace_labels, existing, without_lower(state)))
+        state.write(KEY, _Counts(snap, snap.namespace_labels, state, gang.priority, without_lower(state)))
         for p in pods:
             terms = PodTerms.of(p.pod)
             if terms is not None and not all(

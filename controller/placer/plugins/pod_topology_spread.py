@@ -42,9 +42,10 @@ from controller.placer.framework import (
     Status,
     without_lower,
 )
+from controller.placer.plugins.bound_counts import BoundCounts, bound_counts
 from controller.placer.plugins.node_affinity import allowed_nodes, requirements
 from controller.placer.plugins.taint_toleration import pod_tolerations, tolerated_nodes
-from controller.placer.preempt import may_go
+from controller.placer.records import BoundPod
 from controller.placer.rules import MemberRules, SpreadRule
 from controller.placer.snapshot import Snapshot
 from controller.placer.terms import SpreadTerm
@@ -72,6 +73,10 @@ class _State:
     """The `TaintTolerationComparisonOperators` gate, as the plugin was built."""
     without_lower: int | None = None
     """Every pod a gang of this priority may evict left out (`framework.WITHOUT_LOWER`)."""
+    attempt: CycleState = field(default_factory=CycleState)
+    """The attempt's state: the counts kept for it (`bound_counts`) live there."""
+    priority: int = 0
+    """The attempt's gang's: which pods the kept counts split off as those that may go."""
     memo: dict[tuple[SpreadTerm, str, object], Domains] = field(default_factory=dict)
 
 
@@ -95,18 +100,23 @@ def domains(term: SpreadTerm, pod: GangPod, snap: Snapshot, state: _State) -> Do
     if term.honor_taints:
         eligible &= tolerated_nodes(index, tolerations)
     ns, lower = pod.pod.namespace, state.without_lower
-    nodes = [
-        p.node
-        for p in snap.pods.values()
-        if not p.terminating
-        and p.namespace == ns
-        and eligible[p.node]
-        and (lower is None or not may_go(p, lower))
-        and term.selector.matches(p.labels)
-    ]
-    found = Domains(
-        codes, per_value(codes, nodes, nvals), per_value(codes, np.flatnonzero(eligible).tolist(), nvals) > 0
+
+    def matches(p: BoundPod) -> bool:
+        return (
+            not p.terminating
+            and p.namespace == ns
+            and bool(eligible[p.node])
+            and term.selector.matches(p.labels)
+        )
+
+    if lower is not None and lower != state.priority:  # split for another gang
+        kept = BoundCounts.of(snap, lower)
+    else:
+        kept = bound_counts(state.attempt, snap, state.priority)
+    counts = kept.count(
+        (PodTopologySpread, state.comparison_operators, key), term.topology_key, matches, lower
     )
+    found = Domains(codes, counts, per_value(codes, np.flatnonzero(eligible).tolist(), nvals) > 0)
     state.memo[key] = found
     return found
 
@@ -125,7 +135,7 @@ class PodTopologySpread:
         """The `TaintTolerationComparisonOperators` gate (`taint_toleration`)."""
 
     def pre_filter(self, state: CycleState, gang: Gang, pods: Sequence[GangPod], snap: Snapshot) -> Status:
-        state.write(KEY, _State(self.comparison_operators, without_lower(state)))
+        state.write(KEY, _State(self.comparison_operators, without_lower(state), state, gang.priority))
         return Status()
 
     def filter(self, state: CycleState, cls: ShapeClass, snap: Snapshot) -> Sequence[Cut]:

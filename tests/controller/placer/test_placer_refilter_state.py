@@ -302,3 +302,62 @@ def test_the_best_case_evicts_no_pod_however_many_may_go(monkeypatch: pytest.Mon
         monkeypatch.setattr(Snapshot, "set_pod", real)
         per_size[n_lower] = len(changes)
     assert per_size == {10: 0, 200: 0}
+
+
+def _same_answer(a: Any, b: Any) -> None:
+    """Two demands the filters gave: the same nodes, reasons, scores and spread counts."""
+    assert a is not None and b is not None
+    for ca, cb in zip(a.classes, b.classes, strict=True):
+        assert np.array_equal(ca.mask, cb.mask) and ca.exclusions == cb.exclusions
+    ra, rb = a.rules, b.rules
+    assert (ra is None) == (rb is None)
+    if ra is not None and rb is not None:
+        assert (ra.score is None) == (rb.score is None)
+        assert ra.score is None or rb.score is None or np.array_equal(ra.score, rb.score)
+        assert [s.counts.tolist() for s in ra.spreads] == [s.counts.tolist() for s in rb.spreads]
+
+
+def test_spread_and_affinity_counts_carried_equal_a_fresh_count_after_every_change() -> None:
+    # The pending pod's own affinity and anti-affinity counts and its spread's counts per zone,
+    # kept for the attempt and adjusted by the pods set since, answer as counted afresh.
+    for seed in range(3):
+        snap, gang = _crowded(12, seed)
+        profile = default_profile()
+        carried, fresh = refilter_of(profile, gang, _first_run(snap, gang)), refilter_of(profile, gang)
+        rng = random.Random(seed)
+        with snap.trial():
+            for _ in range(8):
+                _steps(snap, rng)
+                _same_answer(carried(snap, gang.pending), fresh(snap, gang.pending))
+                best = carried.without_lower(snap, gang.pending, gang.priority)
+                assert best is not None  # (kept per attempt: asked here to mix the two kinds of run)
+
+
+def test_a_run_after_removing_victims_reads_only_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    # kube's RemovePod: a run of the filters with two candidate victims removed reads the
+    # labels of those two pods, not of every bound pod (before, PodTopologySpread and the
+    # pending pod's affinity counted every bound pod again on each run).
+    from controller.placer.terms import Selector
+
+    reads: list[int] = []
+    real = Selector.matches
+
+    def counted(self: Selector, labels: Any) -> bool:
+        reads.append(1)
+        return real(self, labels)
+
+    per_size = {}
+    for n_lower in (10, 200):
+        snap, gang = _crowded(n_lower, 2)
+        refilter = refilter_of(default_profile(), gang, _first_run(snap, gang))
+        assert refilter(snap, gang.pending) is not None  # the attempt's counts, made once
+        victims = sorted(k for k, p in snap.pods.items() if may_go(p, gang.priority))[:2]
+        with snap.trial():
+            snap.evict_many(victims)
+            monkeypatch.setattr(Selector, "matches", counted)
+            reads.clear()
+            assert refilter(snap, gang.pending) is not None
+            monkeypatch.setattr(Selector, "matches", real)
+        per_size[n_lower] = len(reads)
+    # The two victims' labels (once per rule counting them) and the pending pod's own: no more.
+    assert per_size[10] == per_size[200] < 16, per_size
