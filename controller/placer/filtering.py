@@ -106,7 +106,10 @@ def shape_classes(pods: Sequence[GangPod], snap: Snapshot) -> tuple[list[ShapeCl
     for i, p in enumerate(pods):
         by_shape.setdefault(p.shape or p.key, []).append(i)
     terms_of = {shape: PodTerms.of(pods[members[0]].pod) for shape, members in by_shape.items()}
-    keys = _selector_keys(terms_of.values(), snap)
+    # Members alike in namespace and labels match every selector alike: no key need be read
+    # (a lone pod, or a gang whose pods share their labels, skips every bound pod's terms).
+    alike = len({(p.pod.namespace, frozenset((p.pod.metadata.labels or {}).items())) for p in pods}) <= 1
+    keys = frozenset() if alike else _selector_keys(terms_of.values(), snap)
     groups: dict[tuple[str, Hashable], list[int]] = {}
     for shape, members in by_shape.items():
         for m in members:

@@ -105,17 +105,6 @@ class TermCounts:
             {k: v.copy() for k, v in self.scored.items()},
         )
 
-    def plus(self, other: TermCounts) -> TermCounts:
-        out = self.copy()
-        for mine, theirs in (
-            (out.anti, other.anti),
-            (out.weights, other.weights),
-            (out.scored, other.scored),
-        ):
-            for k, v in theirs.items():
-                mine[k] = mine[k] + v if k in mine else v.copy()
-        return out
-
     def add(self, selecting: Selecting, node: int, sign: int, index: ClusterIndex) -> None:
         """kube's AddPod (sign 1) or RemovePod (-1) for one bound pod on `node`."""
         for t, weight in selecting:
@@ -174,10 +163,13 @@ class ExistingTerms:
     watch: PodWatch
     base: dict[str, BoundPod]
     """The bound pods with terms at the start (the watch tells which changed since)."""
-    groups: list[tuple[PodTerms, I64, Bool]]
-    """Each distinct terms value: the nodes of its pods, and which of them stay."""
-    split: dict[PodKey, tuple[TermCounts, TermCounts]] = field(default_factory=dict)
-    """Per pod asked about: the counts of the pods that stay, of those that may go."""
+    groups: list[tuple[PodTerms, I64]]
+    """Each distinct terms value, with the positions in `base` of the pods holding it."""
+    nodes: I64
+    """Per pod of `base`: its node."""
+    _stays: Bool | None = None
+    counted: dict[tuple[PodKey, bool], TermCounts] = field(default_factory=dict)
+    """Per pod asked about: the counts of every pod (False), or of the pods that stay (True)."""
     selecting: dict[tuple[int, PodKey], tuple[PodTerms, Selecting]] = field(default_factory=dict)
 
     @classmethod
@@ -186,12 +178,11 @@ class ExistingTerms:
         base = dict(snap.with_terms)
         records = list(base.values())
         n = len(records)
-        # In passes over the records (no loop body per pod): their terms' identities, nodes and
-        # whether each stays, then grouped by identity (equal terms are one object).
+        # In passes over the records (no loop body per pod): their terms' identities and nodes,
+        # then grouped by identity (equal terms are one object).
         held = list(map(_terms_of, records))
         ids = np.fromiter(map(id, held), dtype=np.uint64, count=n)
         nodes = np.fromiter(map(_node_of, records), dtype=np.int64, count=n)
-        goes = may_go_each(records, priority)
         _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
         order = np.argsort(inverse, kind="stable")
         bounds = np.cumsum(np.bincount(inverse, minlength=len(first)))[:-1]
@@ -199,8 +190,16 @@ class ExistingTerms:
         for g, idx in enumerate(np.split(order, bounds) if n else ()):
             terms = held[int(first[g])]
             assert terms is not None
-            groups.append((terms, nodes[idx], ~goes[idx]))
-        return cls(snap, snap.namespace_labels, priority, watch, base, groups)
+            groups.append((terms, idx))
+        return cls(snap, snap.namespace_labels, priority, watch, base, groups, nodes)
+
+    @property
+    def stays(self) -> Bool:
+        """Per pod of `base`: does it stay (not `may_go` for the gang)? Read when preemption
+        first asks for its best case, not by an attempt that never preempts."""
+        if self._stays is None:
+            self._stays = ~may_go_each(list(self.base.values()), self.priority)
+        return self._stays
 
     def holds(self, snap: Snapshot, priority: int) -> bool:
         """Can the counts be brought up to date for `snap` by the pods set since?"""
@@ -224,14 +223,12 @@ class ExistingTerms:
     def counts(self, pod: PodKey, lower: int | None) -> TermCounts:
         """The counts for the pod on the snapshot as it stands now, or with every pod of lower
         priority than `lower` that may go left out."""
-        split = self.split.get(pod)
-        if split is None:
-            index = self.snap.index
-            stays = [(self.toward(t, pod), nodes[keep]) for t, nodes, keep in self.groups]
-            goes = [(self.toward(t, pod), nodes[~keep]) for t, nodes, keep in self.groups]
-            split = self.split[pod] = (TermCounts.of(stays, index), TermCounts.of(goes, index))
-        stays_counts, go_counts = split
-        out = stays_counts.copy() if lower is not None else stays_counts.plus(go_counts)
+        kept = self.counted.get((pod, lower is not None))
+        if kept is None:
+            keep = self.stays if lower is not None else np.ones(len(self.nodes), dtype=np.bool_)
+            parts = [(self.toward(t, pod), self.nodes[idx[keep[idx]]]) for t, idx in self.groups]
+            kept = self.counted[(pod, lower is not None)] = TermCounts.of(parts, self.snap.index)
+        out = kept.copy()
         now = self.snap.with_terms
         for key in self.watch.touched:
             was, cur = self.base.get(key), now.get(key)
