@@ -655,10 +655,11 @@ class Snapshot:
         if self._journal is not None:
             self._journal.append(undo)
 
-    def watch(self) -> PodWatch:
-        """Record, from now on, which bound pods are set anew (kube's PreFilter extensions:
-        counts made once are adjusted by the pods removed and added since, not made again)."""
-        got = PodWatch()
+    def watch(self, limit: int) -> PodWatch:
+        """Record, from now on, which bound pods are set anew, up to `limit` of them (kube's
+        PreFilter extensions: counts made once are adjusted by the pods removed and added
+        since, not made again; past the limit, counting afresh is cheaper)."""
+        got = PodWatch(limit)
         self._watches = [w for w in self._watches if w() is not None]
         self._watches.append(ref(got))
         return got
@@ -667,12 +668,8 @@ class Snapshot:
         """Tell every live watch that `key`'s pod was set (None: every pod was)."""
         for w in self._watches:
             live = w()
-            if live is None:
-                continue
-            if key is None:
-                live.lost = True
-            else:
-                live.touched.add(key)
+            if live is not None:
+                live.touch(key)
 
     def set_pod(self, pod: BoundPod | None, key: str) -> None:
         """Set (or, for None, remove) a bound pod, keeping `with_terms` in step; `used` is the
@@ -910,13 +907,22 @@ _key, _terms, _preemptable = attrgetter("key"), attrgetter("terms"), attrgetter(
 class PodWatch:
     """The keys of the bound pods set anew (bound, evicted, replaced, or put back) since the
     watch began (`Snapshot.watch`); `lost` when the snapshot changed too much to tell (every pod
-    set at once, or all cleared). Held by whoever reads it: the snapshot keeps it weakly."""
+    set at once, all cleared, or more than `limit` keys: then the keys are not kept). Held by
+    whoever reads it: the snapshot keeps it weakly."""
 
-    __slots__ = ("__weakref__", "lost", "touched")
+    __slots__ = ("__weakref__", "limit", "lost", "touched")
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int) -> None:
         self.touched: set[str] = set()
         self.lost = False
+        self.limit = limit
+
+    def touch(self, key: str | None) -> None:
+        if key is None or len(self.touched) >= self.limit:
+            self.lost = True
+            self.touched.clear()
+        elif not self.lost:
+            self.touched.add(key)
 
 
 def _restore(table: dict[str, V], key: str, value: V | None) -> None:

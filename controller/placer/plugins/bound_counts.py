@@ -48,8 +48,8 @@ class BoundCounts:
 
     @classmethod
     def of(cls, snap: Snapshot, priority: int) -> BoundCounts:
-        watch = snap.watch()
         base = dict(snap.pods)
+        watch = snap.watch(max(64, len(base) // 4))
         goes = may_go_each(list(base.values()), priority)
         return cls(snap, snap.namespace_labels, priority, watch, base, goes)
 
@@ -60,7 +60,6 @@ class BoundCounts:
             and snap.namespace_labels is self.ns_labels
             and priority == self.priority
             and not self.watch.lost
-            and len(self.watch.touched) <= max(64, len(self.base) // 4)
         )
 
     def count(self, what: Hashable, key: str, matches: Matches, lower: int | None) -> I64:

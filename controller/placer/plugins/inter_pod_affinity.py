@@ -174,8 +174,8 @@ class ExistingTerms:
 
     @classmethod
     def of(cls, snap: Snapshot, priority: int) -> ExistingTerms:
-        watch = snap.watch()
         base = dict(snap.with_terms)
+        watch = snap.watch(max(64, len(base) // 4))
         records = list(base.values())
         n = len(records)
         # In passes over the records (no loop body per pod): their terms' identities and nodes,
@@ -208,7 +208,6 @@ class ExistingTerms:
             and snap.namespace_labels is self.ns_labels
             and priority == self.priority
             and not self.watch.lost
-            and len(self.watch.touched) <= max(64, len(self.base) // 4)
         )
 
     def toward(self, terms: PodTerms, pod: PodKey) -> Selecting:

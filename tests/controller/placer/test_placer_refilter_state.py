@@ -361,3 +361,23 @@ def test_a_run_after_removing_victims_reads_only_them(monkeypatch: pytest.Monkey
         per_size[n_lower] = len(reads)
     # The two victims' labels (once per rule counting them) and the pending pod's own: no more.
     assert per_size[10] == per_size[200] < 16, per_size
+
+
+def test_a_watch_tells_the_pods_set_since_and_gives_up_past_its_limit() -> None:
+    import gc
+    import weakref
+
+    snap, _ = _cluster()
+    watch = snap.watch(3)
+    with snap.trial():
+        snap.evict_many(["default/b0", "default/b1"])
+    assert watch.touched == {"default/b0", "default/b1"} and not watch.lost  # put back: still told
+    snap.evict("default/b2")
+    snap.evict("default/b3")
+    assert watch.lost and not watch.touched  # past the limit: the keys are not kept
+    other = snap.watch(100)
+    snap.set_pods([snap.pods["default/b4"]])
+    assert other.lost  # every pod set at once
+    gone = weakref.ref(snap.watch(100))
+    gc.collect()
+    assert gone() is None  # the snapshot holds no watch of its own
