@@ -44,7 +44,7 @@ import itertools
 import operator
 import sys
 from collections import Counter, deque
-from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import chain
@@ -132,6 +132,8 @@ _GROUPING = (Kind.SIGS_PODGROUP, Kind.X_PODGROUP)
 _NO_LINKS: frozenset[GangKey] = frozenset()
 _LONE = gang_key("none", "")
 """The prefix of the key of a pod's gang when it names none (the pod alone)."""
+_LONE_AT = len(_LONE)
+"""Where the pod's key starts in such a key."""
 _PODGROUP_SOURCE: Mapping[Kind, GangSource] = {
     Kind.VOLCANO_PODGROUP: "volcano",
     Kind.SIGS_PODGROUP: "koordinator",
@@ -345,6 +347,60 @@ def _only_bound(old: Pod | None, new: Pod | None) -> bool:
     return list(map(operator.is_, before.values(), after.values())).count(False) == 1
 
 
+class _Members(Mapping[GangKey, Collection[str]]):
+    """Membership key -> the keys of the pods naming it. The key of a pod that names no gang
+    (`_LONE` and the pod's key) is that pod's alone: such keys, most of a large cluster's, are
+    kept in one set rather than each with a set of its own (a set of one costs 216 bytes)."""
+
+    def __init__(self) -> None:
+        self._named: dict[GangKey, set[str]] = {}
+        self._lone: set[GangKey] = set()
+
+    def add(self, key: GangKey, pod: str) -> None:
+        if key.startswith(_LONE) and key[_LONE_AT:] == pod:
+            self._lone.add(key)
+        else:
+            self._named.setdefault(key, set()).add(pod)
+
+    def discard(self, key: GangKey, pod: str) -> None:
+        if key.startswith(_LONE) and key[_LONE_AT:] == pod:
+            self._lone.discard(key)
+            return
+        pods = self._named.get(key)
+        if pods is not None:
+            pods.discard(pod)
+            if not pods:
+                del self._named[key]
+
+    def __getitem__(self, key: GangKey) -> Collection[str]:
+        pods = self._named.get(key)
+        if pods is not None:
+            return pods
+        if key in self._lone:
+            return (key[_LONE_AT:],)
+        raise KeyError(key)
+
+    def get(self, key: GangKey, default: Collection[str] = ()) -> Collection[str]:  # type: ignore[override]
+        pods = self._named.get(key)
+        if pods is not None:
+            return pods
+        return (key[_LONE_AT:],) if key in self._lone else default
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._named or key in self._lone
+
+    def __iter__(self) -> Iterator[GangKey]:
+        yield from self._named
+        yield from self._lone
+
+    def __len__(self) -> int:
+        return len(self._named) + len(self._lone)
+
+    def lone(self) -> Collection[GangKey]:
+        """The keys of pods that name no gang."""
+        return self._lone
+
+
 class _Gangs(MutableMapping[str, Gang]):
     """The discovered gangs by key, where the gang of a bound pod that names no gang is kept
     as its pod alone and made when read (`lone_gang`): a cycle reads the gangs with pending
@@ -397,6 +453,60 @@ class _Gangs(MutableMapping[str, Gang]):
 
     def clear(self) -> None:
         self._made.clear()
+        self._lone.clear()
+
+
+class _Parts:
+    """The membership keys each gang was discovered from (`parts`), and the gang each key is
+    part of (`gang_of`). A gang of a bound pod that names none is its key's alone and that
+    key's gang: such gangs, most of a large cluster's, are kept in one set (`add_lones`),
+    without a tuple and two dict entries each."""
+
+    def __init__(self) -> None:
+        self._parts: dict[str, tuple[GangKey, ...]] = {}
+        self._of: dict[GangKey, str] = {}
+        self._lone: set[str] = set()
+
+    def parts(self, gang: str) -> tuple[GangKey, ...]:
+        """The keys `gang` was discovered from (none: not a gang here)."""
+        parts = self._parts.get(gang)
+        if parts is not None:
+            return parts
+        return (GangKey(gang),) if gang in self._lone else ()
+
+    def gang_of(self, key: GangKey) -> str | None:
+        """The key of the (possibly merged) gang `key` is part of."""
+        gang = self._of.get(key)
+        if gang is not None:
+            return gang
+        return key if key in self._lone else None
+
+    def set(self, gang: str, parts: tuple[GangKey, ...]) -> None:
+        self._lone.discard(gang)
+        self._parts[gang] = parts
+        for k in parts:
+            self._of[k] = gang
+
+    def add_lones(self, keys: Iterable[GangKey]) -> None:
+        """Each of `keys` the gang of its own key alone."""
+        self._lone.update(keys)
+
+    def drop(self, gang: str) -> None:
+        """`gang` is gone: its parts are part of no gang."""
+        parts = self._parts.pop(gang, None)
+        if parts is None:
+            self._lone.discard(gang)
+            parts = ()
+        for k in parts:
+            self._of.pop(k, None)
+
+    def unlink(self, key: GangKey) -> None:
+        """`key` is part of no gang (its gang was dropped)."""
+        self._of.pop(key, None)
+
+    def clear(self) -> None:
+        self._parts.clear()
+        self._of.clear()
         self._lone.clear()
 
 
@@ -458,10 +568,8 @@ class _Aggregates:
     bound: dict[str, BoundPod] = field(default_factory=dict)
     nominations: dict[str, Nomination] = field(default_factory=dict)
     gang_min: dict[str, int] = field(default_factory=dict)
-    gang_of: dict[GangKey, str] = field(default_factory=dict)
-    """Membership key -> the key of the (possibly merged) gang it is part of."""
-    parts: dict[str, tuple[GangKey, ...]] = field(default_factory=dict)
-    """Gang key -> the membership keys it was discovered from."""
+    parts: _Parts = field(default_factory=_Parts)
+    """Gang key -> the membership keys it was discovered from, and back."""
     links: dict[GangKey, frozenset[GangKey]] = field(default_factory=dict)
     """Membership key -> keys its `groups` annotation lists (GangGroups)."""
     pending: set[str] = field(default_factory=set)
@@ -527,7 +635,7 @@ class ClusterState:
         self._jobs_by_uid: dict[str, Job] = {}
         self.assumed: dict[str, str] = {}
         """pod key -> node: sent to bind, not yet seen bound."""
-        self._members: dict[GangKey, set[str]] = {}
+        self._members = _Members()
         self._key_of: dict[str, GangKey] = {}
         self._membership: dict[str, tuple[GangKey, GangSource]] = {}
         """Pod key -> the gang it names and the dialect naming it, computed when it changes."""
@@ -682,12 +790,12 @@ class ClusterState:
         """The pod leaves the gang it was in, and joins the one it is in now (both dirty)."""
         before = self._key_of.pop(key, None)
         if before is not None:
-            for table in (self._members, self._linking):
-                pods = table.get(before)
-                if pods is not None:
-                    pods.discard(key)
-                    if not pods:
-                        del table[before]
+            self._members.discard(before, key)
+            pods = self._linking.get(before)
+            if pods is not None:
+                pods.discard(key)
+                if not pods:
+                    del self._linking[before]
             self._dirty.add(before)
         if new is None:
             self._members_memo.pop(key, None)
@@ -697,7 +805,7 @@ class ClusterState:
             del self.assumed[key]  # the binding is visible now
         mkey, _ = self._membership[key] = membership(new, self._jobs_by_uid)
         self._key_of[key] = mkey
-        self._members.setdefault(mkey, set()).add(key)
+        self._members.add(mkey, key)
         if koord.GANG_GROUPS in (new.metadata.annotations or {}):
             self._linking.setdefault(mkey, set()).add(key)
         self._dirty.add(mkey)
@@ -956,14 +1064,14 @@ class ClusterState:
         or in another gang now; its parts are discovered again with the dirty keys."""
         agg.links.update(kept.links)
         for key, gang in kept.gangs.made().items():
-            parts = kept.parts.get(key, ())
+            parts = kept.parts.parts(key)
             if all(part.startswith(_LONE) for part in parts):
                 continue
             if not self._dirty.isdisjoint(parts):
                 self._dirty.update(parts)
                 continue
             self._contribute_safely(agg, gang)
-        self._contribute_lones(agg, [k for k in self._members if k.startswith(_LONE)])
+        self._contribute_lones(agg, list(self._members.lone()))
 
     @staticmethod
     def _remap(kept: _Aggregates, agg: _Aggregates) -> bool:
@@ -983,7 +1091,7 @@ class ClusterState:
         for key, nom in kept.nominations.items():
             at = int(row[nom.node])
             agg.nominations[key] = nom if at == nom.node else dataclasses.replace(nom, node=at)
-        agg.gangs, agg.gang_of, agg.parts, agg.links = kept.gangs, kept.gang_of, kept.parts, kept.links
+        agg.gangs, agg.parts, agg.links = kept.gangs, kept.parts, kept.links
         agg.gang_min.update(kept.gang_min)
         agg.budget_hits.update(kept.budget_hits)
         agg.pending, agg.healthy, agg.covered = kept.pending, kept.healthy, kept.covered
@@ -1021,7 +1129,7 @@ class ClusterState:
     def _reset(self, agg: _Aggregates) -> None:
         agg.used[:] = 0
         agg.snapshot.clear_pods()  # agg.bound with it
-        for table in (agg.nominations, agg.gang_min, agg.gangs, agg.gang_of, agg.parts, agg.links):
+        for table in (agg.nominations, agg.gang_min, agg.gangs, agg.parts, agg.links):
             table.clear()
         agg.budget_hits.clear()
         agg.healthy.clear()
@@ -1127,9 +1235,9 @@ class ClusterState:
                 agg.links.pop(k, None)
             todo.extend(links)
             todo.extend(back.get(k, ()))
-            gang = agg.gang_of.get(k)
+            gang = agg.parts.gang_of(k)
             if gang is not None:
-                todo.extend(agg.parts.get(gang, ()))
+                todo.extend(agg.parts.parts(gang))
         return out
 
     @staticmethod
@@ -1138,13 +1246,15 @@ class ClusterState:
         links: `keys` plus the parts of the gangs they were in (a cold start: every key, and no
         gang yet), without asking each key for links it cannot have."""
         out = set(keys)
-        todo = [k for k in out if k in agg.gang_of]
+        parts, gang_of = agg.parts.parts, agg.parts.gang_of
+        todo = [g for g in map(gang_of, out) if g is not None]
         while todo:
-            for part in agg.parts.get(agg.gang_of[todo.pop()], ()):
+            for part in parts(todo.pop()):
                 if part not in out:
                     out.add(part)
-                    if part in agg.gang_of:
-                        todo.append(part)
+                    gang = gang_of(part)
+                    if gang is not None:
+                        todo.append(gang)
         return out
 
     def _regroup(self, name: str) -> None:
@@ -1189,10 +1299,11 @@ class ClusterState:
         if again:  # a key linked to from a key discovered again is discovered with it
             again = {k: gang for k, gang in again.items() if k not in keys}
         # Take out what the gangs these keys were part of contributed.
-        for old in {agg.gang_of[k] for k in [*keys, *again] if k in agg.gang_of}:
+        gang_of = agg.parts.gang_of
+        for old in {g for g in map(gang_of, [*keys, *again]) if g is not None}:
             self._withdraw(agg, old)
         for k in keys:
-            agg.gang_of.pop(k, None)
+            agg.parts.unlink(k)
             if k not in self._members:
                 agg.links.pop(k, None)
         # Pods that name no gang are gangs of their own, made without discovery's tables (most
@@ -1229,11 +1340,11 @@ class ClusterState:
         for k in keys:
             if k.startswith(_LONE) or k in agg.links or k in self._linking or gang_name(k) in self._grouping:
                 continue
-            name = agg.gang_of.get(k)
+            name = agg.parts.gang_of(k)
             gang = agg.gangs.made().get(name) if name is not None else None
-            if gang is None or gang.error is not None or agg.parts.get(gang.key) != (k,):
+            if gang is None or gang.error is not None or agg.parts.parts(gang.key) != (k,):
                 continue
-            pods = self._members.get(k, set())
+            pods = self._members.get(k, ())
             if len(gang.pods) != len(pods) or len(gang.bound) not in (0, len(gang.pods)):
                 continue
             members = self._bound_members(gang, pods)
@@ -1241,7 +1352,7 @@ class ClusterState:
                 out[k] = dataclasses.replace(gang, pods=members)
         return out
 
-    def _bound_members(self, gang: Gang, pods: set[str]) -> tuple[GangPod, ...] | None:
+    def _bound_members(self, gang: Gang, pods: Collection[str]) -> tuple[GangPod, ...] | None:
         """`gang`'s members as kept for their stored models, in its order, when each of its
         pods is one of `pods`, stored, bound and read without an error; else None."""
         out: list[GangPod] = []
@@ -1288,8 +1399,7 @@ class ClusterState:
         keys, records = batch.keys, batch.records
         agg.gangs.put_lones(keys, batch.pods)
         agg.gang_min.update(dict.fromkeys(keys, 1))  # `lone_gang`'s min_member
-        agg.parts.update(zip(keys, zip(keys, strict=True), strict=True))
-        agg.gang_of.update(zip(keys, keys, strict=True))
+        agg.parts.add_lones(keys)
         if records:
             agg.snapshot.set_pods(records)
             self._count_budgets_of(agg, records)
@@ -1312,8 +1422,7 @@ class ClusterState:
             else:
                 agg.gangs.put_lone(key, pod)
                 agg.gang_min[key] = 1  # `lone_gang`'s min_member
-                agg.parts[key] = (key,)
-                agg.gang_of[key] = key
+                agg.parts.add_lones((key,))
                 if record is not None:
                     agg.snapshot.set_pod(record, record.key)
                     agg.used[record.node] += record.req
@@ -1403,8 +1512,7 @@ class ClusterState:
         gang = agg.gangs.pop(gang_key, None)
         agg.gang_min.pop(gang_key, None)
         agg.pending.discard(gang_key)
-        for k in agg.parts.pop(gang_key, ()):
-            agg.gang_of.pop(k, None)
+        agg.parts.drop(gang_key)
         if gang is None:
             return
         for m in gang.pods:
@@ -1424,9 +1532,7 @@ class ClusterState:
         agg.gangs[gang.key] = gang
         agg.gang_min[gang.key] = gang.victim_min
         parts = tuple(sorted({self._key_of[m.key] for m in gang.pods}))
-        agg.parts[gang.key] = parts
-        for k in parts:
-            agg.gang_of[k] = gang.key
+        agg.parts.set(gang.key, parts)
         if gang.pending:
             agg.pending.add(gang.key)
         rows: list[BoundPod] = []
