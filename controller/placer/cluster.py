@@ -250,6 +250,10 @@ def build_index(
 REQUEST_ROWS = 4096
 """Distinct requests whose rows an index keeps (pods mostly share a few shapes)."""
 REQUEST_ROW_TABLE: MemoSlot[dict[tuple[tuple[str, int], ...], I64]] = MemoSlot("request_rows")
+REQUEST_ROW_OF: MemoSlot[dict[int, tuple[Mapping[str, int], I64]]] = MemoSlot("request_row_of")
+"""The row of each requests' dict read (by identity, the dict held so its id stays its own):
+members asking the same share one dict (`gang_pod`), so most pods' rows are found without
+making a key of their requests."""
 
 
 def request_vector(index: ClusterIndex, requests: Mapping[str, int]) -> I64:
@@ -258,10 +262,16 @@ def request_vector(index: ClusterIndex, requests: Mapping[str, int]) -> I64:
 
     Rows are shared between pods asking the same (read-only; kept on the index, whose axis
     they are on)."""
+    seen = index.memo.get(REQUEST_ROW_OF, None, dict)
+    hit = seen.get(id(requests))
+    if hit is not None and hit[0] is requests:  # members share their requests' dict
+        return hit[1]
     rows = index.memo.get(REQUEST_ROW_TABLE, None, dict)
-    if len(rows) >= REQUEST_ROWS:
+    if len(rows) >= REQUEST_ROWS or len(seen) >= REQUEST_ROWS:
         index.memo.drop(REQUEST_ROW_TABLE)
+        index.memo.drop(REQUEST_ROW_OF)
         rows = index.memo.get(REQUEST_ROW_TABLE, None, dict)
+        seen = index.memo.get(REQUEST_ROW_OF, None, dict)
     key = tuple(requests.items())
     out = rows.get(key)
     if out is None:
@@ -272,6 +282,7 @@ def request_vector(index: ClusterIndex, requests: Mapping[str, int]) -> I64:
                 out[pos] = v
         out.flags.writeable = False
         rows[key] = out
+    seen[id(requests)] = (requests, out)
     return out
 
 
