@@ -520,6 +520,10 @@ class _Parts:
         self._of.clear()
         self._lone.clear()
 
+    def __bool__(self) -> bool:
+        """Some gang has parts here."""
+        return bool(self._parts or self._lone)
+
 
 class _LoneBatch:
     """Bound pods that name no gang, read one by one and contributed in passes
@@ -1309,14 +1313,7 @@ class ClusterState:
         keys = self._closure(agg, [*dirty, *(k for k in bound if k not in again)])
         if again:  # a key linked to from a key discovered again is discovered with it
             again = {k: gang for k, gang in again.items() if k not in keys}
-        # Take out what the gangs these keys were part of contributed.
-        gang_of = agg.parts.gang_of
-        for old in {g for g in map(gang_of, [*keys, *again]) if g is not None}:
-            self._withdraw(agg, old)
-        for k in keys:
-            agg.parts.unlink(k)
-            if k not in self._members:
-                agg.links.pop(k, None)
+        self._withdraw_all(agg, keys, again)
         # Pods that name no gang are gangs of their own, made without discovery's tables (most
         # pods of a large cluster are these: a cold start is mostly them).
         lone = [k for k in keys if k.startswith(_LONE)]
@@ -1392,8 +1389,9 @@ class ClusterState:
         batch = _LoneBatch(agg.index)
         add = batch.add
         members, pods, assumed, memos = self._members, self.pods, self.assumed, self._members_memo
+        lone = members.lone()
         for k in sorted(keys):
-            for pk in members.get(k, ()):
+            for pk in (k[_LONE_AT:],) if k in lone else members.get(k, ()):
                 pod = pods[pk] if pk not in assumed else self._as_planned(pk)
                 memo = memos.get(pk)
                 if memo is not None and memo[0] is pod and add(k, pod, memo[1]):
@@ -1518,6 +1516,21 @@ class ClusterState:
         if node is None or pod.spec.node_name:
             return pod
         return pod.model_copy(update={"spec": pod.spec.model_copy(update={"node_name": node})})
+
+    def _withdraw_all(self, agg: _Aggregates, keys: set[GangKey], again: Iterable[GangKey]) -> None:
+        """Take out what the gangs `keys` and `again` were part of contributed, and the links of
+        keys no pod names now (after a reset there is nothing to take out: a cold start asks
+        nothing of each key)."""
+        if agg.parts:
+            gang_of = agg.parts.gang_of
+            for old in {g for g in map(gang_of, [*keys, *again]) if g is not None}:
+                self._withdraw(agg, old)
+            for k in keys:
+                agg.parts.unlink(k)
+        if agg.links:
+            for k in keys:
+                if k not in self._members:
+                    agg.links.pop(k, None)
 
     def _withdraw(self, agg: _Aggregates, gang_key: str) -> None:
         gang = agg.gangs.pop(gang_key, None)
