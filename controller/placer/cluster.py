@@ -532,6 +532,8 @@ class _LoneBatch:
 
     def __init__(self, index: ClusterIndex) -> None:
         self.index = index
+        self._rows: dict[int, tuple[Mapping[str, int], I64]] = {}
+        """`request_vector`'s row of each requests' dict read, by identity (members share them)."""
         self.keys: list[GangKey] = []
         self.pods: list[Pod] = []
         self.records: list[BoundPod] = []
@@ -541,8 +543,14 @@ class _LoneBatch:
         (nothing added: `ClusterState._contribute_lone` says why, on its gang)."""
         if not pod.spec.node_name or pod.terminal:  # `discovered`, of a bound pod
             return False
+        req = member.requests
+        hit = self._rows.get(id(req))
         try:
-            record = bound_record(self.index, key, member)
+            if hit is None or hit[0] is not req:
+                if len(self._rows) >= REQUEST_ROWS:
+                    self._rows.clear()
+                hit = self._rows[id(req)] = (req, request_vector(self.index, req))
+            record = bound_record(self.index, key, member, hit[1])
         except Exception:
             return False
         self.keys.append(key)
@@ -1595,8 +1603,9 @@ class ClusterState:
         return int(agg.used.nbytes + agg.index.alloc.nbytes + per_pod * len(agg.bound) + 400 * len(agg.gangs))
 
 
-def bound_record(index: ClusterIndex, gang: str, m: GangPod) -> BoundPod | None:
-    """A bound member's record (None on a node not in the index)."""
+def bound_record(index: ClusterIndex, gang: str, m: GangPod, req: I64 | None = None) -> BoundPod | None:
+    """A bound member's record (None on a node not in the index); `req`: its request's row
+    (`request_vector`), when the caller has it."""
     pod = m.pod
     pos = index.node_pos.get(pod.spec.node_name or "")
     if pos is None:
@@ -1607,7 +1616,7 @@ def bound_record(index: ClusterIndex, gang: str, m: GangPod) -> BoundPod | None:
         m.key,
         meta.namespace or "",
         pos,
-        request_vector(index, m.requests),
+        request_vector(index, m.requests) if req is None else req,
         m.priority,
         gang,
         meta.labels or {},
