@@ -839,10 +839,29 @@ def gang_pod(pod: Pod, classes: Mapping[str, PriorityClass]) -> tuple[GangPod, s
     except InvalidSpecError as exc:
         error = f"pod {pod.key}: {exc}"
     req["pods"] = 1
+    req = _shared_requests(req)
     # Only pending pods are ever placed: bound ones need no shape.
     shape = "" if pod.bound else _shape(pod, req)
     # Interned: the cache keeps the same string for the pod (`ClusterState.put`), one per pod.
     return GangPod(pod, sys.intern(pod.key), rank, prio, policy, req, shape), error
+
+
+SHARED_REQUESTS = 4096
+"""Distinct requests whose dict members share (`_shared_requests`); past that, it starts afresh."""
+_shared: dict[tuple[tuple[str, int], ...], dict[str, int]] = {}
+
+
+def _shared_requests(req: dict[str, int]) -> dict[str, int]:
+    """One dict per distinct requests (their items in the same order), shared by every member
+    asking them: `GangPod.requests` is read-only, and a large cluster's pods ask a few shapes
+    (a dict of its own cost each pod about 200 bytes)."""
+    key = tuple(req.items())
+    hit = _shared.get(key)
+    if hit is None:
+        if len(_shared) >= SHARED_REQUESTS:
+            _shared.clear()
+        hit = _shared[key] = req
+    return hit
 
 
 _last_requests: tuple[tuple[object, ...], dict[str, int]] | None = None

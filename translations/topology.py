@@ -304,8 +304,16 @@ def level_path(levels_bottom_up: Sequence[LabelLevel], node: Node, *, stand_in_l
     that leaves it out of the tree."""
     labels = node.metadata.labels or {}
     values: list[str | None] = []
-    for level in levels_bottom_up:
-        values.append(next((labels[k] for k in level.label_keys if k in labels), None))
+    for level in levels_bottom_up:  # the first of a level's keys the node has (asked of every node)
+        value = None
+        for k in level.label_keys:
+            if k in labels:
+                value = labels[k]
+                break
+        values.append(value)
+    found = [v for v in values if v is not None]
+    if len(found) == len(values):  # every level's label: the branch as read, top-down
+        return tuple(zip(range(len(found) - 1, -1, -1), reversed(found), strict=True))
     missing = [levels_bottom_up[i].name for i, v in enumerate(values) if v is None]
     if missing:
         if stand_in_lowest and missing == [levels_bottom_up[0].name]:

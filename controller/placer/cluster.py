@@ -44,7 +44,7 @@ import itertools
 import operator
 import sys
 from collections import Counter, deque
-from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import chain
@@ -132,6 +132,8 @@ _GROUPING = (Kind.SIGS_PODGROUP, Kind.X_PODGROUP)
 _NO_LINKS: frozenset[GangKey] = frozenset()
 _LONE = gang_key("none", "")
 """The prefix of the key of a pod's gang when it names none (the pod alone)."""
+_LONE_AT = len(_LONE)
+"""Where the pod's key starts in such a key."""
 _PODGROUP_SOURCE: Mapping[Kind, GangSource] = {
     Kind.VOLCANO_PODGROUP: "volcano",
     Kind.SIGS_PODGROUP: "koordinator",
@@ -248,6 +250,10 @@ def build_index(
 REQUEST_ROWS = 4096
 """Distinct requests whose rows an index keeps (pods mostly share a few shapes)."""
 REQUEST_ROW_TABLE: MemoSlot[dict[tuple[tuple[str, int], ...], I64]] = MemoSlot("request_rows")
+REQUEST_ROW_OF: MemoSlot[dict[int, tuple[Mapping[str, int], I64]]] = MemoSlot("request_row_of")
+"""The row of each requests' dict read (by identity, the dict held so its id stays its own):
+members asking the same share one dict (`gang_pod`), so most pods' rows are found without
+making a key of their requests."""
 
 
 def request_vector(index: ClusterIndex, requests: Mapping[str, int]) -> I64:
@@ -256,10 +262,16 @@ def request_vector(index: ClusterIndex, requests: Mapping[str, int]) -> I64:
 
     Rows are shared between pods asking the same (read-only; kept on the index, whose axis
     they are on)."""
+    seen = index.memo.get(REQUEST_ROW_OF, None, dict)
+    hit = seen.get(id(requests))
+    if hit is not None and hit[0] is requests:  # members share their requests' dict
+        return hit[1]
     rows = index.memo.get(REQUEST_ROW_TABLE, None, dict)
-    if len(rows) >= REQUEST_ROWS:
+    if len(rows) >= REQUEST_ROWS or len(seen) >= REQUEST_ROWS:
         index.memo.drop(REQUEST_ROW_TABLE)
+        index.memo.drop(REQUEST_ROW_OF)
         rows = index.memo.get(REQUEST_ROW_TABLE, None, dict)
+        seen = index.memo.get(REQUEST_ROW_OF, None, dict)
     key = tuple(requests.items())
     out = rows.get(key)
     if out is None:
@@ -270,6 +282,7 @@ def request_vector(index: ClusterIndex, requests: Mapping[str, int]) -> I64:
                 out[pos] = v
         out.flags.writeable = False
         rows[key] = out
+    seen[id(requests)] = (requests, out)
     return out
 
 
@@ -345,6 +358,60 @@ def _only_bound(old: Pod | None, new: Pod | None) -> bool:
     return list(map(operator.is_, before.values(), after.values())).count(False) == 1
 
 
+class _Members(Mapping[GangKey, Collection[str]]):
+    """Membership key -> the keys of the pods naming it. The key of a pod that names no gang
+    (`_LONE` and the pod's key) is that pod's alone: such keys, most of a large cluster's, are
+    kept in one set rather than each with a set of its own (a set of one costs 216 bytes)."""
+
+    def __init__(self) -> None:
+        self._named: dict[GangKey, set[str]] = {}
+        self._lone: set[GangKey] = set()
+
+    def add(self, key: GangKey, pod: str) -> None:
+        if key.startswith(_LONE) and key[_LONE_AT:] == pod:
+            self._lone.add(key)
+        else:
+            self._named.setdefault(key, set()).add(pod)
+
+    def discard(self, key: GangKey, pod: str) -> None:
+        if key.startswith(_LONE) and key[_LONE_AT:] == pod:
+            self._lone.discard(key)
+            return
+        pods = self._named.get(key)
+        if pods is not None:
+            pods.discard(pod)
+            if not pods:
+                del self._named[key]
+
+    def __getitem__(self, key: GangKey) -> Collection[str]:
+        pods = self._named.get(key)
+        if pods is not None:
+            return pods
+        if key in self._lone:
+            return (key[_LONE_AT:],)
+        raise KeyError(key)
+
+    def get(self, key: GangKey, default: Collection[str] = ()) -> Collection[str]:  # type: ignore[override]
+        pods = self._named.get(key)
+        if pods is not None:
+            return pods
+        return (key[_LONE_AT:],) if key in self._lone else default
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._named or key in self._lone
+
+    def __iter__(self) -> Iterator[GangKey]:
+        yield from self._named
+        yield from self._lone
+
+    def __len__(self) -> int:
+        return len(self._named) + len(self._lone)
+
+    def lone(self) -> Collection[GangKey]:
+        """The keys of pods that name no gang."""
+        return self._lone
+
+
 class _Gangs(MutableMapping[str, Gang]):
     """The discovered gangs by key, where the gang of a bound pod that names no gang is kept
     as its pod alone and made when read (`lone_gang`): a cycle reads the gangs with pending
@@ -400,6 +467,64 @@ class _Gangs(MutableMapping[str, Gang]):
         self._lone.clear()
 
 
+class _Parts:
+    """The membership keys each gang was discovered from (`parts`), and the gang each key is
+    part of (`gang_of`). A gang of a bound pod that names none is its key's alone and that
+    key's gang: such gangs, most of a large cluster's, are kept in one set (`add_lones`),
+    without a tuple and two dict entries each."""
+
+    def __init__(self) -> None:
+        self._parts: dict[str, tuple[GangKey, ...]] = {}
+        self._of: dict[GangKey, str] = {}
+        self._lone: set[str] = set()
+
+    def parts(self, gang: str) -> tuple[GangKey, ...]:
+        """The keys `gang` was discovered from (none: not a gang here)."""
+        parts = self._parts.get(gang)
+        if parts is not None:
+            return parts
+        return (GangKey(gang),) if gang in self._lone else ()
+
+    def gang_of(self, key: GangKey) -> str | None:
+        """The key of the (possibly merged) gang `key` is part of."""
+        gang = self._of.get(key)
+        if gang is not None:
+            return gang
+        return key if key in self._lone else None
+
+    def set(self, gang: str, parts: tuple[GangKey, ...]) -> None:
+        self._lone.discard(gang)
+        self._parts[gang] = parts
+        for k in parts:
+            self._of[k] = gang
+
+    def add_lones(self, keys: Iterable[GangKey]) -> None:
+        """Each of `keys` the gang of its own key alone."""
+        self._lone.update(keys)
+
+    def drop(self, gang: str) -> None:
+        """`gang` is gone: its parts are part of no gang."""
+        parts = self._parts.pop(gang, None)
+        if parts is None:
+            self._lone.discard(gang)
+            parts = ()
+        for k in parts:
+            self._of.pop(k, None)
+
+    def unlink(self, key: GangKey) -> None:
+        """`key` is part of no gang (its gang was dropped)."""
+        self._of.pop(key, None)
+
+    def clear(self) -> None:
+        self._parts.clear()
+        self._of.clear()
+        self._lone.clear()
+
+    def __bool__(self) -> bool:
+        """Some gang has parts here."""
+        return bool(self._parts or self._lone)
+
+
 class _LoneBatch:
     """Bound pods that name no gang, read one by one and contributed in passes
     (`ClusterState._write_lones`): each one's gang key and model, and its record when its node
@@ -407,6 +532,8 @@ class _LoneBatch:
 
     def __init__(self, index: ClusterIndex) -> None:
         self.index = index
+        self._rows: dict[int, tuple[Mapping[str, int], I64]] = {}
+        """`request_vector`'s row of each requests' dict read, by identity (members share them)."""
         self.keys: list[GangKey] = []
         self.pods: list[Pod] = []
         self.records: list[BoundPod] = []
@@ -416,8 +543,14 @@ class _LoneBatch:
         (nothing added: `ClusterState._contribute_lone` says why, on its gang)."""
         if not pod.spec.node_name or pod.terminal:  # `discovered`, of a bound pod
             return False
+        req = member.requests
+        hit = self._rows.get(id(req))
         try:
-            record = bound_record(self.index, key, member)
+            if hit is None or hit[0] is not req:
+                if len(self._rows) >= REQUEST_ROWS:
+                    self._rows.clear()
+                hit = self._rows[id(req)] = (req, request_vector(self.index, req))
+            record = bound_record(self.index, key, member, hit[1])
         except Exception:
             return False
         self.keys.append(key)
@@ -458,10 +591,8 @@ class _Aggregates:
     bound: dict[str, BoundPod] = field(default_factory=dict)
     nominations: dict[str, Nomination] = field(default_factory=dict)
     gang_min: dict[str, int] = field(default_factory=dict)
-    gang_of: dict[GangKey, str] = field(default_factory=dict)
-    """Membership key -> the key of the (possibly merged) gang it is part of."""
-    parts: dict[str, tuple[GangKey, ...]] = field(default_factory=dict)
-    """Gang key -> the membership keys it was discovered from."""
+    parts: _Parts = field(default_factory=_Parts)
+    """Gang key -> the membership keys it was discovered from, and back."""
     links: dict[GangKey, frozenset[GangKey]] = field(default_factory=dict)
     """Membership key -> keys its `groups` annotation lists (GangGroups)."""
     pending: set[str] = field(default_factory=set)
@@ -527,7 +658,7 @@ class ClusterState:
         self._jobs_by_uid: dict[str, Job] = {}
         self.assumed: dict[str, str] = {}
         """pod key -> node: sent to bind, not yet seen bound."""
-        self._members: dict[GangKey, set[str]] = {}
+        self._members = _Members()
         self._key_of: dict[str, GangKey] = {}
         self._membership: dict[str, tuple[GangKey, GangSource]] = {}
         """Pod key -> the gang it names and the dialect naming it, computed when it changes."""
@@ -682,12 +813,12 @@ class ClusterState:
         """The pod leaves the gang it was in, and joins the one it is in now (both dirty)."""
         before = self._key_of.pop(key, None)
         if before is not None:
-            for table in (self._members, self._linking):
-                pods = table.get(before)
-                if pods is not None:
-                    pods.discard(key)
-                    if not pods:
-                        del table[before]
+            self._members.discard(before, key)
+            pods = self._linking.get(before)
+            if pods is not None:
+                pods.discard(key)
+                if not pods:
+                    del self._linking[before]
             self._dirty.add(before)
         if new is None:
             self._members_memo.pop(key, None)
@@ -697,7 +828,7 @@ class ClusterState:
             del self.assumed[key]  # the binding is visible now
         mkey, _ = self._membership[key] = membership(new, self._jobs_by_uid)
         self._key_of[key] = mkey
-        self._members.setdefault(mkey, set()).add(key)
+        self._members.add(mkey, key)
         if koord.GANG_GROUPS in (new.metadata.annotations or {}):
             self._linking.setdefault(mkey, set()).add(key)
         self._dirty.add(mkey)
@@ -956,14 +1087,14 @@ class ClusterState:
         or in another gang now; its parts are discovered again with the dirty keys."""
         agg.links.update(kept.links)
         for key, gang in kept.gangs.made().items():
-            parts = kept.parts.get(key, ())
+            parts = kept.parts.parts(key)
             if all(part.startswith(_LONE) for part in parts):
                 continue
             if not self._dirty.isdisjoint(parts):
                 self._dirty.update(parts)
                 continue
             self._contribute_safely(agg, gang)
-        self._contribute_lones(agg, [k for k in self._members if k.startswith(_LONE)])
+        self._contribute_lones(agg, list(self._members.lone()))
 
     @staticmethod
     def _remap(kept: _Aggregates, agg: _Aggregates) -> bool:
@@ -983,7 +1114,7 @@ class ClusterState:
         for key, nom in kept.nominations.items():
             at = int(row[nom.node])
             agg.nominations[key] = nom if at == nom.node else dataclasses.replace(nom, node=at)
-        agg.gangs, agg.gang_of, agg.parts, agg.links = kept.gangs, kept.gang_of, kept.parts, kept.links
+        agg.gangs, agg.parts, agg.links = kept.gangs, kept.parts, kept.links
         agg.gang_min.update(kept.gang_min)
         agg.budget_hits.update(kept.budget_hits)
         agg.pending, agg.healthy, agg.covered = kept.pending, kept.healthy, kept.covered
@@ -1021,7 +1152,7 @@ class ClusterState:
     def _reset(self, agg: _Aggregates) -> None:
         agg.used[:] = 0
         agg.snapshot.clear_pods()  # agg.bound with it
-        for table in (agg.nominations, agg.gang_min, agg.gangs, agg.gang_of, agg.parts, agg.links):
+        for table in (agg.nominations, agg.gang_min, agg.gangs, agg.parts, agg.links):
             table.clear()
         agg.budget_hits.clear()
         agg.healthy.clear()
@@ -1127,9 +1258,9 @@ class ClusterState:
                 agg.links.pop(k, None)
             todo.extend(links)
             todo.extend(back.get(k, ()))
-            gang = agg.gang_of.get(k)
+            gang = agg.parts.gang_of(k)
             if gang is not None:
-                todo.extend(agg.parts.get(gang, ()))
+                todo.extend(agg.parts.parts(gang))
         return out
 
     @staticmethod
@@ -1138,13 +1269,15 @@ class ClusterState:
         links: `keys` plus the parts of the gangs they were in (a cold start: every key, and no
         gang yet), without asking each key for links it cannot have."""
         out = set(keys)
-        todo = [k for k in out if k in agg.gang_of]
+        parts, gang_of = agg.parts.parts, agg.parts.gang_of
+        todo = [g for g in map(gang_of, out) if g is not None]
         while todo:
-            for part in agg.parts.get(agg.gang_of[todo.pop()], ()):
+            for part in parts(todo.pop()):
                 if part not in out:
                     out.add(part)
-                    if part in agg.gang_of:
-                        todo.append(part)
+                    gang = gang_of(part)
+                    if gang is not None:
+                        todo.append(gang)
         return out
 
     def _regroup(self, name: str) -> None:
@@ -1188,13 +1321,7 @@ class ClusterState:
         keys = self._closure(agg, [*dirty, *(k for k in bound if k not in again)])
         if again:  # a key linked to from a key discovered again is discovered with it
             again = {k: gang for k, gang in again.items() if k not in keys}
-        # Take out what the gangs these keys were part of contributed.
-        for old in {agg.gang_of[k] for k in [*keys, *again] if k in agg.gang_of}:
-            self._withdraw(agg, old)
-        for k in keys:
-            agg.gang_of.pop(k, None)
-            if k not in self._members:
-                agg.links.pop(k, None)
+        self._withdraw_all(agg, keys, again)
         # Pods that name no gang are gangs of their own, made without discovery's tables (most
         # pods of a large cluster are these: a cold start is mostly them).
         lone = [k for k in keys if k.startswith(_LONE)]
@@ -1229,11 +1356,11 @@ class ClusterState:
         for k in keys:
             if k.startswith(_LONE) or k in agg.links or k in self._linking or gang_name(k) in self._grouping:
                 continue
-            name = agg.gang_of.get(k)
+            name = agg.parts.gang_of(k)
             gang = agg.gangs.made().get(name) if name is not None else None
-            if gang is None or gang.error is not None or agg.parts.get(gang.key) != (k,):
+            if gang is None or gang.error is not None or agg.parts.parts(gang.key) != (k,):
                 continue
-            pods = self._members.get(k, set())
+            pods = self._members.get(k, ())
             if len(gang.pods) != len(pods) or len(gang.bound) not in (0, len(gang.pods)):
                 continue
             members = self._bound_members(gang, pods)
@@ -1241,7 +1368,7 @@ class ClusterState:
                 out[k] = dataclasses.replace(gang, pods=members)
         return out
 
-    def _bound_members(self, gang: Gang, pods: set[str]) -> tuple[GangPod, ...] | None:
+    def _bound_members(self, gang: Gang, pods: Collection[str]) -> tuple[GangPod, ...] | None:
         """`gang`'s members as kept for their stored models, in its order, when each of its
         pods is one of `pods`, stored, bound and read without an error; else None."""
         out: list[GangPod] = []
@@ -1270,8 +1397,9 @@ class ClusterState:
         batch = _LoneBatch(agg.index)
         add = batch.add
         members, pods, assumed, memos = self._members, self.pods, self.assumed, self._members_memo
+        lone = members.lone()
         for k in sorted(keys):
-            for pk in members.get(k, ()):
+            for pk in (k[_LONE_AT:],) if k in lone else members.get(k, ()):
                 pod = pods[pk] if pk not in assumed else self._as_planned(pk)
                 memo = memos.get(pk)
                 if memo is not None and memo[0] is pod and add(k, pod, memo[1]):
@@ -1288,8 +1416,7 @@ class ClusterState:
         keys, records = batch.keys, batch.records
         agg.gangs.put_lones(keys, batch.pods)
         agg.gang_min.update(dict.fromkeys(keys, 1))  # `lone_gang`'s min_member
-        agg.parts.update(zip(keys, zip(keys, strict=True), strict=True))
-        agg.gang_of.update(zip(keys, keys, strict=True))
+        agg.parts.add_lones(keys)
         if records:
             agg.snapshot.set_pods(records)
             self._count_budgets_of(agg, records)
@@ -1312,8 +1439,7 @@ class ClusterState:
             else:
                 agg.gangs.put_lone(key, pod)
                 agg.gang_min[key] = 1  # `lone_gang`'s min_member
-                agg.parts[key] = (key,)
-                agg.gang_of[key] = key
+                agg.parts.add_lones((key,))
                 if record is not None:
                     agg.snapshot.set_pod(record, record.key)
                     agg.used[record.node] += record.req
@@ -1399,12 +1525,26 @@ class ClusterState:
             return pod
         return pod.model_copy(update={"spec": pod.spec.model_copy(update={"node_name": node})})
 
+    def _withdraw_all(self, agg: _Aggregates, keys: set[GangKey], again: Iterable[GangKey]) -> None:
+        """Take out what the gangs `keys` and `again` were part of contributed, and the links of
+        keys no pod names now (after a reset there is nothing to take out: a cold start asks
+        nothing of each key)."""
+        if agg.parts:
+            gang_of = agg.parts.gang_of
+            for old in {g for g in map(gang_of, [*keys, *again]) if g is not None}:
+                self._withdraw(agg, old)
+            for k in keys:
+                agg.parts.unlink(k)
+        if agg.links:
+            for k in keys:
+                if k not in self._members:
+                    agg.links.pop(k, None)
+
     def _withdraw(self, agg: _Aggregates, gang_key: str) -> None:
         gang = agg.gangs.pop(gang_key, None)
         agg.gang_min.pop(gang_key, None)
         agg.pending.discard(gang_key)
-        for k in agg.parts.pop(gang_key, ()):
-            agg.gang_of.pop(k, None)
+        agg.parts.drop(gang_key)
         if gang is None:
             return
         for m in gang.pods:
@@ -1424,9 +1564,7 @@ class ClusterState:
         agg.gangs[gang.key] = gang
         agg.gang_min[gang.key] = gang.victim_min
         parts = tuple(sorted({self._key_of[m.key] for m in gang.pods}))
-        agg.parts[gang.key] = parts
-        for k in parts:
-            agg.gang_of[k] = gang.key
+        agg.parts.set(gang.key, parts)
         if gang.pending:
             agg.pending.add(gang.key)
         rows: list[BoundPod] = []
@@ -1465,8 +1603,9 @@ class ClusterState:
         return int(agg.used.nbytes + agg.index.alloc.nbytes + per_pod * len(agg.bound) + 400 * len(agg.gangs))
 
 
-def bound_record(index: ClusterIndex, gang: str, m: GangPod) -> BoundPod | None:
-    """A bound member's record (None on a node not in the index)."""
+def bound_record(index: ClusterIndex, gang: str, m: GangPod, req: I64 | None = None) -> BoundPod | None:
+    """A bound member's record (None on a node not in the index); `req`: its request's row
+    (`request_vector`), when the caller has it."""
     pod = m.pod
     pos = index.node_pos.get(pod.spec.node_name or "")
     if pos is None:
@@ -1477,7 +1616,7 @@ def bound_record(index: ClusterIndex, gang: str, m: GangPod) -> BoundPod | None:
         m.key,
         meta.namespace or "",
         pos,
-        request_vector(index, m.requests),
+        request_vector(index, m.requests) if req is None else req,
         m.priority,
         gang,
         meta.labels or {},

@@ -11,7 +11,7 @@ from translations import koordinator as koord
 from translations import schedplugins, volcano
 from translations.constraints import TopologyConstraint
 from translations.core import Node, Pod, PriorityClass
-from translations.gangs import Gang, PodGroups, discover_gangs, resolve_priority
+from translations.gangs import Gang, PodGroups, discover_gangs, gang_pod, resolve_priority
 from translations.topology import from_cluster_network_topology
 
 CNT = koord.ClusterNetworkTopology.parse(
@@ -414,3 +414,15 @@ def test_pod_count_multiple_becomes_rank_chunks_at_its_layer() -> None:
     assert g.constraint == TopologyConstraint("hard", 2)
     assert [s.pods for s in g.subgroups] == [("ns/p0", "ns/p1"), ("ns/p2", "ns/p3"), ("ns/p4",)]
     assert all(s.constraint == TopologyConstraint("hard", 1) for s in g.subgroups)
+
+
+def test_members_asking_the_same_requests_share_one_read_only_dict() -> None:
+    """A large cluster's pods ask a few shapes: members asking alike hold one dict between
+    them (bytes per pod), and it reads as each one's own requests."""
+    one, two = (gang_pod(make_pod(n), {})[0] for n in ("one", "two"))
+    other = gang_pod(
+        make_pod("other", containers=[{"name": "c", "resources": {"requests": {"cpu": "2"}}}]), {}
+    )[0]
+    assert one.requests is two.requests
+    assert dict(one.requests) == {"cpu": 1000, "memory": 2**30, "pods": 1}
+    assert dict(other.requests) == {"cpu": 2000, "pods": 1}
