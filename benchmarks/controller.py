@@ -590,7 +590,9 @@ class Takeover:
 
     def start(self, name: str) -> Replica:
         a, port, name = self.args, metrics_port(), f"{SHORT[self.code]}-{name}"
-        argv = topobridge_argv(self.plane, qps=a.qps, burst=a.burst, metrics_port=port, parts=("--no-lws",))
+        argv = topobridge_argv(
+            self.plane, qps=a.qps, burst=a.burst, metrics_port=port, parts=("--no-lws", "--no-hypernodes")
+        )
         argv.remove("--no-leader-elect")
         argv += ["--identity", name, "--lease-name", TAKEOVER_LEASE]
         argv += ["--lease-duration", f"{a.lease_duration:g}"]
