@@ -46,8 +46,9 @@ topobridge under cProfile (CPU time) and leaves one stats file per run. Needs ku
 `--takeover` measures a leader takeover instead: `--pods` pods already bound on `--nodes` nodes,
 two `topobridge run` replicas under leader election; a fresh leader's start to its first bind
 and its RSS; then the leader stopped (SIGTERM: the lease released) and, with a new standby,
-killed (SIGKILL: the lease waited out), each time the seconds from then until the standby binds
-a pod created at that moment, and the new leader's RSS. With `--before REF` the same on REF's
+killed (SIGKILL: the lease waited out), each time once the standby has gone idle (as one that
+has stood by for long), the seconds from then until the standby binds a pod created at that
+moment, and the new leader's RSS. With `--before REF` the same on REF's
 code, on the same cluster. It ends with `summary: mode=takeover nodes=.. pods=.. lease_s=..
 first_bind_s=.. rss_mb=.. takeover_stop_s=.. takeover_kill_s=.. standby_rss_mb=..` (and the
 `before_` fields). Every topobridge process runs with its bytecode compiled first (under a
@@ -627,13 +628,14 @@ class Takeover:
         fields = {"first_bind_s": f"{took:.1f}", "rss_mb": f"{rss / MiB:.0f}"}
         for i, how in enumerate(("stop", "kill"), start=1):
             standby = self.start(f"replica-{i + 1}")
-            await asyncio.sleep(a.standby_settle)  # the standby is up, trying for the lease
+            settled = await settle(standby, a.standby_settle, a.timeout)
             t0 = time.monotonic()
             if how == "stop":
                 leader.proc.stop()
             else:
                 os.kill(leader.proc.pid, signal.SIGKILL)
                 leader.proc.popen.wait()
+            gone = time.monotonic() - t0
             took = await bound_at(self.kube, f"{short}-takeover-{i}", a.timeout) - t0
             leader = await self.leader(5)
             if leader is not standby:
@@ -645,8 +647,9 @@ class Takeover:
                 else f"SIGKILL, lease of {a.lease_duration:g}s waited out"
             )
             lines.append(
-                f"{self.code}: leader {how} ({why}): the standby bound a new pod {took:.1f}s later; "
-                f"{text}; load {load()}"
+                f"{self.code}: leader {how} ({why}; it was gone after {gone:.1f}s): the standby "
+                f"(idle {settled:.1f}s after its start) bound a new pod {took:.1f}s later; {text}; "
+                f"load {load()}"
             )
             fields[f"takeover_{how}_s"] = f"{took:.1f}"
         fields["standby_rss_mb"] = f"{rss / MiB:.0f}"
@@ -654,6 +657,20 @@ class Takeover:
             r.proc.stop()
         prefix = "" if self.code == "topobridge" else f"{self.code}_"
         return lines, {f"{prefix}{k}": v for k, v in fields.items()}
+
+
+async def settle(replica: Replica, floor: float, timeout: float) -> float:
+    """Wait until a new standby has run `floor` seconds and then used under a tenth of a core
+    for two seconds (its start, and whatever it does before leading, done: a standby in
+    production has stood by for long); the seconds since its start."""
+    deadline = replica.started + timeout
+    await asyncio.sleep(max(0.0, replica.started + floor - time.monotonic()))
+    while time.monotonic() < deadline:
+        before = cpu_seconds(replica.proc.pid)
+        await asyncio.sleep(2.0)
+        if cpu_seconds(replica.proc.pid) - before < 0.2:
+            return time.monotonic() - replica.started
+    raise SystemExit(f"{replica.name} did not go idle within {timeout:g}s")
 
 
 async def make_bound_pods(kube: Kube, ns: str, n: int, nodes: int) -> None:
@@ -790,7 +807,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--lease-duration", type=float, default=15.0, help="with --takeover (default 15)")
     p.add_argument(
-        "--standby-settle", type=float, default=5.0, help="with --takeover: seconds a standby runs first"
+        "--standby-settle",
+        type=float,
+        default=5.0,
+        help="with --takeover: seconds a standby runs at least, before it must also go idle (default 5)",
     )
     p.add_argument(
         "--before",
