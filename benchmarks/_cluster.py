@@ -104,6 +104,15 @@ def peak_rss_bytes(pid: int) -> int:
     return 0
 
 
+def rss_bytes(pid: int) -> int:
+    """The process's resident set now (VmRSS)."""
+    with contextlib.suppress(OSError):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
 def machine_busy_seconds() -> float:
     """CPU seconds all cores have spent busy since boot (/proc/stat, less idle and iowait)."""
     parts = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
@@ -149,7 +158,8 @@ class Process:
                 self.popen.wait()
 
 
-def spawn(name: str, argv: list[str], log: Path, metrics_port: int) -> Process:
+def spawn(name: str, argv: list[str], log: Path, metrics_port: int, *, cwd: Path | None = None) -> Process:
+    """Start `argv` (in `cwd`, else here), its output to `log`."""
     with log.open("wb") as out:
         popen = subprocess.Popen(
             argv,
@@ -158,6 +168,7 @@ def spawn(name: str, argv: list[str], log: Path, metrics_port: int) -> Process:
             stdin=subprocess.DEVNULL,
             start_new_session=True,
             env={**os.environ},
+            cwd=cwd,
         )
     return Process(name, popen, log, metrics_port)
 
@@ -237,6 +248,7 @@ __all__ = [
     "make_nodes",
     "metrics_port",
     "peak_rss_bytes",
+    "rss_bytes",
     "spawn",
     "topobridge_argv",
 ]

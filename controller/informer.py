@@ -34,6 +34,7 @@ from controller.errors import ControllerError, GoneError, TransportError
 from controller.kube import JsonDict, Kube, WatchEvent
 from controller.placer.backoff import Backoff
 from controller.resources import NODES, PODS, Resource
+from translations import collector
 
 log = structlog.get_logger(__name__)
 
@@ -255,8 +256,11 @@ class Informer:
             namespace=self.namespace,
             field_selector=self.field_selector,
         )
-        items = listed.items if self.transform is None else [self.transform(o) for o in listed.items]
-        self._replace(items)
+        # One batch of objects that live on (collector.paused's rule): a list of a large
+        # cluster would otherwise set off full collections walking every object built so far.
+        with collector.paused():
+            items = listed.items if self.transform is None else [self.transform(o) for o in listed.items]
+            self._replace(items)
         self.resource_version = listed.resource_version
         self.relists += 1
         self.synced.set()

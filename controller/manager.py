@@ -21,16 +21,17 @@ delays a lease renewal.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import structlog
 
 from controller import metrics
-from controller.aiotasks import run_roots
+from controller.aiotasks import cancel_and_wait, run_roots, spawn
 from controller.clock import Clock, MonotonicClock
-from controller.errors import LeadershipLost
+from controller.errors import ControllerError, LeadershipLost
 from controller.handoff import HandOff, HandOffConfig
 from controller.informer import Informer, SharedInformers
 from controller.kube import Kube, KubeSettings
@@ -41,6 +42,9 @@ from controller.reconcilers.koordinator import KoordinatorReconciler
 from controller.reconcilers.lws import LwsReconciler
 from controller.reporting import EventRecorder
 from controller.resources import Resource, served_resources
+
+if TYPE_CHECKING:
+    from controller.runtime.scheduler import WarmCache
 
 log = structlog.get_logger(__name__)
 
@@ -149,6 +153,8 @@ class Manager:
         self.elector: LeaderElector | None = None
         self.lease_kube: Kube | None = None
         self.scope: LeaderScope | None = None
+        self.warm: WarmCache | None = None
+        """The scheduler's cache filled while standing by (`stand_by`)."""
         if le is not None:
             # Its own connections and budget: a renewal never queues behind binds.
             self.lease_kube = kube.fork(
@@ -178,17 +184,44 @@ class Manager:
             )
 
     async def run(self) -> None:
-        """Lead when elected; raise LeadershipLost if the lease is lost."""
+        """Lead when elected; raise LeadershipLost if the lease is lost. Standing by, the
+        scheduler's cache is filled already (`stand_by`)."""
+        warming: asyncio.Task[None] | None = None
         try:
             if self.elector is None:
                 await self.lead()
                 return
+            warming = await self.stand_by()
             lost = await self.elector.run(self.lead)
             if lost:
                 raise LeadershipLost(f"lost the lease {self.elector.lock.describe()} as {self.identity}")
         finally:
+            if warming is not None:
+                await cancel_and_wait([warming], grace=1.0)
             if self.lease_kube is not None:
                 await self.lease_kube.close()
+
+    async def stand_by(self) -> asyncio.Task[None] | None:
+        """Fill the fallback scheduler's cache from the process's informers before leading
+        (`WarmCache`), as kube-scheduler's standby keeps its informers running: a takeover then
+        costs the lease and a cycle, not a first list and a cold build. Returns the task that
+        cuts the first view once they have listed; None when there is nothing to warm (no
+        scheduler, or informers of the leader's own) or discovery fails (the leader starts
+        cold, as before)."""
+        opts = self.options
+        if not opts.fallback_scheduler or self.informers is None:
+            return None
+        from controller.runtime.scheduler import WarmCache
+
+        try:
+            served = await served_resources(self.kube.serves)
+        except ControllerError as exc:
+            log.warning("controller.standby_not_warmed", error=str(exc))
+            return None
+        label = opts.scheduler_tuning.get("gpu_nvlink_label")
+        extra = {} if label is None else {"nvlink_label": label}
+        self.warm = WarmCache.attach(self.informers.of, served, **extra)
+        return spawn("scheduler-warmup", self.warm.prepare(), forever=False)
 
     async def lead(self) -> None:
         """Everything the leader runs, as one scope of named root tasks."""
@@ -219,14 +252,19 @@ class Manager:
             from controller.runtime.scheduler import GangScheduler, SchedulerConfig, serve
 
             # Pod/PodGroup status and Events share the reporting budget: never slower binding.
+            served = await served_resources(self.kube.serves)
+            # The standby's cache when discovery still finds what it found then (a CRD
+            # installed or removed since: a cache of the leader's own, read afresh).
+            warm = self.warm if self.warm is not None and self.warm.resources == served else None
             sched = GangScheduler(
                 self.kube,
                 events_kube,
                 SchedulerConfig(scheduler_names=opts.handoff.scheduler_names, **opts.scheduler_tuning),
                 recorder=recorder,
                 served_names=handoff.served_names,
+                warm=warm,
             )
-            watched: list[Informer] = sched.attach(informers.of, await served_resources(self.kube.serves))
+            watched: list[Informer] = sched.attach(informers.of, served)
             scope.scheduler = sched
             metrics.track_pending_gangs(sched.waiting_since)
             roots["scheduler"] = serve(

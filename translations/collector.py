@@ -6,7 +6,8 @@ parsed pod and node): measured at a fifth to a half of such a batch, for nothing
 batch makes no reference cycles worth collecting (reference counting frees what it drops).
 `paused()` holds the collector off for the batch and restores it as it was; collection goes
 on as usual afterwards. The one place this rule lives: the placer's view, the HyperNode tree,
-`simulate`, one scheduling attempt (`engine.schedule`) and the ui's model update call it.
+`simulate`, one scheduling attempt (`engine.schedule`), an informer's list (every object of a
+resource parsed into the caches) and the ui's model update call it.
 """
 
 from __future__ import annotations

@@ -240,6 +240,11 @@ class ClusterCache:
         """Feed `kind`'s store from `informer`, waking the scheduler as `CHANGED` says."""
         self.attach(informer, self.stores[kind], changed=CHANGED.get(kind))
 
+    def notify(self, on_change: Callable[[], None] | None) -> None:
+        """Call `on_change` from now on whenever a change can alter a decision (a cache filled
+        before its scheduler existed, a standby's, is handed to it this way)."""
+        self._on_change = on_change
+
     def _wake(self) -> None:
         if self._on_change is not None:
             self._on_change()

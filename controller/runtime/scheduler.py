@@ -122,6 +122,70 @@ class SchedulerConfig:
         return self.cycle_options().shape(gang)
 
 
+def attach_kinds(
+    cache: ClusterCache, informer_of: Callable[[Resource], Informer], resources: Mapping[ApiKind, Resource]
+) -> list[Informer]:
+    """Feed `cache` from one informer per kind the scheduler reads (the table
+    `translations.kinds.SCHEDULER_KINDS`), at the version `resources` names for it (the one
+    the cluster serves: `controller.resources.served_resources`); a kind it leaves out (a CRD
+    not installed) is not watched. Returns the informers: scheduling waits for all to sync."""
+    watched: list[Informer] = []
+    for read in SCHEDULER_KINDS:
+        res = resources.get(read.api)
+        if res is None:
+            log.info("scheduler.kind_not_served", kind=read.api.display)
+            continue
+        informer = informer_of(res)
+        cache.attach_kind(Kind(read.api), informer)
+        watched.append(informer)
+    return watched
+
+
+@dataclass
+class WarmCache:
+    """The scheduler's cache filled before this replica leads, as kube-scheduler starts its
+    informers before its leader election: a standby lists and watches what the scheduler
+    reads and cuts its first view (the cold build) while it waits, so a takeover starts from a
+    synced cache and an incremental view rather than from the first list. Memory is the
+    leader's; the API server serves one more set of watches."""
+
+    cache: ClusterCache
+    informers: list[Informer]
+    resources: Mapping[ApiKind, Resource]
+    """The versions discovery chose: a leader that finds others served starts cold instead."""
+    prepared: bool = False
+    """The first view is cut (`prepare`)."""
+
+    @classmethod
+    def attach(
+        cls,
+        informer_of: Callable[[Resource], Informer],
+        resources: Mapping[ApiKind, Resource],
+        *,
+        nvlink_label: str = gpu.NVLINK_LABEL,
+    ) -> WarmCache:
+        cache = ClusterCache(nvlink_label=nvlink_label)
+        return cls(cache, attach_kinds(cache, informer_of, resources), dict(resources))
+
+    def synced(self) -> bool:
+        return all(i.synced.is_set() for i in self.informers)
+
+    async def prepare(self) -> None:
+        """Once every informer has listed, cut the first view (a view that fails is left for
+        the leader's first cycle to rebuild)."""
+        while not self.synced():
+            await asyncio.sleep(0.05)
+        started = time.perf_counter()
+        try:
+            self.cache.state.view()
+        except Exception as exc:
+            self.cache.state.invalidate()
+            log.warning("scheduler.warm_view_failed", error=failure_text(exc), exc_info=exc)
+            return
+        self.prepared = True
+        log.info("scheduler.warm", seconds=round(time.perf_counter() - started, 3))
+
+
 @dataclass
 class GangScheduler:
     """One scheduler instance: cache, view builder, binder, preemptor, status writer, loop."""
@@ -132,6 +196,8 @@ class GangScheduler:
     recorder: EventRecorder | None = None
     served_names: Callable[[], Collection[str]] | None = None
     """The schedulerNames to place now (the hand-off's verdict); None: all configured ones."""
+    warm: WarmCache | None = None
+    """A cache filled while this replica stood by (`WarmCache`); None: a cache of its own."""
     cache: ClusterCache = field(init=False)
     cycles: int = 0
     _wake: asyncio.Event = field(init=False)
@@ -147,7 +213,11 @@ class GangScheduler:
 
     def __post_init__(self) -> None:
         self._wake = asyncio.Event()
-        self.cache = ClusterCache(on_change=self._wake.set, nvlink_label=self.config.gpu_nvlink_label)
+        if self.warm is not None:
+            self.cache = self.warm.cache
+            self.cache.notify(self._wake.set)
+        else:
+            self.cache = ClusterCache(on_change=self._wake.set, nvlink_label=self.config.gpu_nvlink_label)
         self.status = StatusWriter(self.status_kube, self.cache, recorder=self.recorder)
         self.binder = Binder(
             self.kube,
@@ -164,21 +234,10 @@ class GangScheduler:
     def attach(
         self, informer_of: Callable[[Resource], Informer], resources: Mapping[ApiKind, Resource]
     ) -> list[Informer]:
-        """Feed the cache from one informer per kind the scheduler reads (the table
-        `translations.kinds.SCHEDULER_KINDS`), at the version `resources` names for it (the one
-        the cluster serves: `controller.resources.served_resources`); a kind it leaves out (a
-        CRD not installed) is not watched. Returns the informers: scheduling waits for all to
-        sync."""
-        watched: list[Informer] = []
-        for read in SCHEDULER_KINDS:
-            res = resources.get(read.api)
-            if res is None:
-                log.info("scheduler.kind_not_served", kind=read.api.display)
-                continue
-            informer = informer_of(res)
-            self.cache.attach_kind(Kind(read.api), informer)
-            watched.append(informer)
-        return watched
+        """Feed the cache (`attach_kinds`); a warm cache is fed already."""
+        if self.warm is not None:
+            return self.warm.informers
+        return attach_kinds(self.cache, informer_of, resources)
 
     # --- the loop --------------------------------------------------------------------
 
