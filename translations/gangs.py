@@ -147,7 +147,7 @@ class GangPod:
 
     @property
     def bound(self) -> bool:
-        return self.pod.bound
+        return bool(self.pod.spec.node_name)  # `Pod.bound`, read in one step: asked per member
 
     @property
     def node_name(self) -> str | None:
@@ -395,7 +395,11 @@ def discover_gangs(
 def discovered(pod: Pod) -> bool:
     """Whether discovery puts `pod` in a gang: not when finished, nor when pending and being
     deleted (never placed; kube-scheduler skips it too)."""
-    return not (pod.terminal or (not pod.bound and pod.metadata.deletion_timestamp is not None))
+    # `Pod.terminal` and `Pod.bound` read in place: asked of every pod of every gang discovered.
+    status = pod.status
+    if status is not None and status.phase in ("Succeeded", "Failed"):
+        return False
+    return bool(pod.spec.node_name) or pod.metadata.deletion_timestamp is None
 
 
 def lone_gang(pod: Pod, member: MemberFn) -> Gang:
