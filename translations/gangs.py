@@ -772,7 +772,7 @@ def _finish(
         members.extend(pods)
         error = error or pod_error
     if len(members) > 1:
-        members.sort(key=attrgetter("order"))
+        _rank_order(members)
     subgroups: list[SubGroup] = []
     if gather is not None and error is None:
         try:
@@ -995,6 +995,17 @@ def _safe_rank(pod: Pod) -> int | None:
         return _rank(pod)
     except InvalidSpecError:
         return None
+
+
+def _rank_order(members: list[GangPod]) -> None:
+    """Sort `members` into rank order (`GangPod.order`). Members that all carry a rank, each
+    a different one, are in that order by their ranks alone: sorted by them, without making
+    each member's full key (its name's natural key is there only to break a tie)."""
+    ranks = [m.rank for m in members]
+    if None not in ranks and len(set(ranks)) == len(ranks):
+        members.sort(key=attrgetter("rank"))
+    else:
+        members.sort(key=attrgetter("order"))
 
 
 def _rank_key(rank: int | None, key: str) -> RankKey:
