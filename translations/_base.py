@@ -422,4 +422,8 @@ class TypedObject(KubeModel):
     @property
     def key(self) -> str:
         """`namespace/name`, or just `name` for cluster-scoped objects."""
-        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+        # The metadata read once, not through `namespace` and `name`: discovery asks it of
+        # every member of a gang, twice, in each cycle that gang changed.
+        meta = self.metadata
+        namespace, name = meta.namespace, meta.name or ""
+        return f"{namespace}/{name}" if namespace else name

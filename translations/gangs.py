@@ -147,7 +147,7 @@ class GangPod:
 
     @property
     def bound(self) -> bool:
-        return self.pod.bound
+        return bool(self.pod.spec.node_name)  # `Pod.bound`, read in one step: asked per member
 
     @property
     def node_name(self) -> str | None:
@@ -395,7 +395,11 @@ def discover_gangs(
 def discovered(pod: Pod) -> bool:
     """Whether discovery puts `pod` in a gang: not when finished, nor when pending and being
     deleted (never placed; kube-scheduler skips it too)."""
-    return not (pod.terminal or (not pod.bound and pod.metadata.deletion_timestamp is not None))
+    # `Pod.terminal` and `Pod.bound` read in place: asked of every pod of every gang discovered.
+    status = pod.status
+    if status is not None and status.phase in ("Succeeded", "Failed"):
+        return False
+    return bool(pod.spec.node_name) or pod.metadata.deletion_timestamp is None
 
 
 def lone_gang(pod: Pod, member: MemberFn) -> Gang:
@@ -768,7 +772,7 @@ def _finish(
         members.extend(pods)
         error = error or pod_error
     if len(members) > 1:
-        members.sort(key=attrgetter("order"))
+        _rank_order(members)
     subgroups: list[SubGroup] = []
     if gather is not None and error is None:
         try:
@@ -1010,6 +1014,17 @@ def _safe_rank(pod: Pod) -> int | None:
         return _rank(pod)
     except InvalidSpecError:
         return None
+
+
+def _rank_order(members: list[GangPod]) -> None:
+    """Sort `members` into rank order (`GangPod.order`). Members that all carry a rank, each
+    a different one, are in that order by their ranks alone: sorted by them, without making
+    each member's full key (its name's natural key is there only to break a tie)."""
+    ranks = [m.rank for m in members]
+    if None not in ranks and len(set(ranks)) == len(ranks):
+        members.sort(key=attrgetter("rank"))
+    else:
+        members.sort(key=attrgetter("order"))
 
 
 def _rank_key(rank: int | None, key: str) -> RankKey:

@@ -1328,7 +1328,12 @@ class ClusterState:
         grouped = keys.difference(lone) if lone else keys
         # Sorted: discovery takes a gang's dialect from its first pod, so the order must not
         # depend on the order events came in.
-        pods = [self._as_planned(pk) for k in sorted(grouped) for pk in sorted(self._members.get(k, ()))]
+        stored, assumed, as_planned = self.pods, self.assumed, self._as_planned
+        pods = [
+            stored[pk] if pk not in assumed else as_planned(pk)  # `_as_planned`, a call only when assumed
+            for k in sorted(grouped)
+            for pk in sorted(self._members.get(k, ()))
+        ]
         gangs: list[Gang] = []
         if pods:
             try:

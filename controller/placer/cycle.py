@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field, replace
 
 from controller.placer.attempt_budget import DEFAULT_ATTEMPT_STEPS, DEFAULT_GUARD_SECONDS, AttemptBudget
@@ -52,7 +52,7 @@ from controller.placer.framework import (
 )
 from controller.placer.preempt import PreemptionPlan, Victim
 from controller.placer.records import BoundPod, Nomination
-from controller.placer.snapshot import Snapshot
+from controller.placer.snapshot import I64, ClusterIndex, Snapshot
 from controller.placer.terms import PodTerms
 from controller.placer.timeout import Expiry
 from translations import volcano
@@ -559,24 +559,7 @@ class SchedulingCycle:
         """Bind the placement on the cycle's snapshot (later gangs see the room taken), then the
         Reserve plugins: what each placed pod gets written at bind time."""
         snap, index = self.snapshot, self.snapshot.index
-        members = {m.key: m for m in gang.pods}
-        bound: list[BoundPod] = []
-        for key, node in placement.pods:
-            m = members[key]
-            bound.append(
-                BoundPod(
-                    key,
-                    m.pod.namespace,
-                    index.node_pos[node],
-                    request_vector(index, m.requests),
-                    m.priority,
-                    gang.key,
-                    m.pod.metadata.labels or {},
-                    terms=PodTerms.of(m.pod),
-                    preemptable=volcano.preemptable(m.pod.metadata.annotations, m.pod.metadata.labels),
-                )
-            )
-        snap.bind(*bound)
+        snap.bind(*placed_records(index, gang, placement.pods))
         snap.set_gang_min(gang.key, gang.victim_min)
         annotations: dict[str, Mapping[str, str]] = {}
         for plugin in (profile or self.options.profile).reserve:
@@ -622,6 +605,45 @@ class SchedulingCycle:
         on every rollback: a timeout, an attempt that raised."""
         for plugin in reversed(self.options.profile.reserve):
             plugin.unreserve(gang)
+
+
+def placed_records(index: ClusterIndex, gang: Gang, placed: Sequence[tuple[str, str]]) -> list[BoundPod]:
+    """The records of `gang`'s pods bound where `placed` puts them ((pod, node) pairs), as
+    the state makes them once it sees the binds (`cluster.bound_record`: not terminating, not
+    started yet). One pass over a placement of a thousand pods: members of one shape ask the
+    same (`GangPod.shape` holds their requests), so each shape's request row is looked up once."""
+    members = {m.key: m for m in gang.pods}
+    node_pos, gang_key = index.node_pos, gang.key
+    rows: dict[str, I64] = {}
+    out: list[BoundPod] = []
+    add = out.append
+    for key, node in placed:
+        m = members[key]
+        pod = m.pod
+        meta = pod.metadata
+        row = rows.get(m.shape) if m.shape else None
+        if row is None:
+            row = request_vector(index, m.requests)
+            if m.shape:
+                rows[m.shape] = row
+        labels = meta.labels
+        # Positional, in BoundPod's field order (a keyword call costs more, once per pod).
+        add(
+            BoundPod(
+                key,
+                meta.namespace or "",
+                node_pos[node],
+                row,
+                m.priority,
+                gang_key,
+                labels or {},
+                False,
+                PodTerms.of(pod),
+                None,
+                volcano.preemptable(meta.annotations, labels),
+            )
+        )
+    return out
 
 
 def _safe_pod_messages(gang: Gang, verdict: Verdict) -> dict[str, str]:

@@ -721,10 +721,12 @@ class Snapshot:
 
     def bind(self, *pods: BoundPod) -> None:
         """Bind `pods` (one journal entry for all: a gang is reserved at once)."""
-        before = [(pod, self.pods.get(pod.key), self.nominations.get(pod.key)) for pod in pods]
-        for pod in pods:
-            self.set_pod(pod, pod.key)
-            self.nominations.pop(pod.key, None)
+        stored, nominations, set_pod = self.pods, self.nominations, self.set_pod
+        before = [(pod, stored.get(pod.key), nominations.get(pod.key)) for pod in pods]
+        for pod in pods:  # a gang's thousand pods at once: the lookups made once, not per pod
+            key = pod.key
+            set_pod(pod, key)
+            nominations.pop(key, None)
         # The rows added in one scatter (integers: the same sums as pod by pod).
         rows, reqs = request_rows(pods, self.used)
         np.add.at(self.used.reshape(-1), rows, reqs)
