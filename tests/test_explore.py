@@ -208,7 +208,8 @@ def test_the_live_fuzzers_rounds_and_calls_are_counted_apart() -> None:
             "seed=7",
             "FAIL seed 9 example 2: pod team-a/live-2: pending without a reason",
             "summary: seed=7 seeds=3 scenarios=6 crashes=0 slowest_ms=30742.6 failures=1 stored=107 "
-            "refused=14 unserved=3 bind=6/3621ms explain=6/6333ms messages=6/30743ms simulate=6/8437ms",
+            "refused=14 unserved=3 bind=6/3621ms explain=6/6333ms messages=6/30743ms simulate=6/8437ms "
+            "ui=42/445ms ui-stop=12/1296ms",
         ]
     )
     tried, failing = explore.fuzz_findings(output)
@@ -216,6 +217,8 @@ def test_the_live_fuzzers_rounds_and_calls_are_counted_apart() -> None:
     assert (tried, failing) == (3, {9: "example 2: pod team-a/live-2: pending without a reason"})
     assert tally.scenarios["live"] == 6 and tally.scenarios["live.explain"] == 6
     assert tally.slowest["live.messages"] == pytest.approx(30.743)
+    assert tally.scenarios["live.ui"] == 42 and tally.slowest["live.ui"] == pytest.approx(0.445)
+    assert tally.scenarios["live.ui-stop"] == 12 and tally.slowest["live.ui-stop"] == pytest.approx(1.296)
     assert "fuzz" not in tally.scenarios and tally.crashes == 0
     assert explore.fuzz_replay(9, explore.LIVE) == ".venv/bin/python hack/livefuzz.py --seed 9 --minutes 1"
 
