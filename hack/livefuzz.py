@@ -922,8 +922,9 @@ UI_TIMEOUT = 60.0
 UI_ANSWER_TIMEOUT = 120.0
 UI_STOP_TIMEOUT = 20.0
 """Seconds the ui may take to exit after SIGTERM (its own grace is a few seconds)."""
-WHATIF_NAMESPACE = "whatif"
-"""Where a pasted job's objects go: no pod of the cluster has their names there."""
+WHATIF_NAMESPACE = "whatif-"
+"""A pasted object's namespace is this and a number per namespace: no pod of the cluster has
+its name there, and two objects of one name in two namespaces stay apart."""
 
 
 async def _ui_shows_placed(ui: LiveUi, gang: str) -> None:
@@ -982,8 +983,8 @@ def _reading(answer: UiAnswer) -> bool:
 def pasted_jobs(drawn: Round) -> list[str]:
     """What a round pastes into the ui's what-if box: the ordinary gang's PodGroup and pods
     (a job it can answer), and the round's hostile and live pods with their PodGroups (most
-    refused by name of the field), each moved to `WHATIF_NAMESPACE`, as JSON lists within the
-    box's limit (the biggest objects left out first)."""
+    refused by name of the field), each moved to a namespace of its own (`WHATIF_NAMESPACE`),
+    as one JSON list within the box's limit (the biggest objects left out first)."""
     ordinary = [o for o in drawn.ordinary.objects if o["kind"] != "Node"]
     hostile = [
         *(o for o in drawn.hostile if o.get("kind") in ("Pod", "PodGroup")),
@@ -993,8 +994,14 @@ def pasted_jobs(drawn: Round) -> list[str]:
 
 
 def _pasted(objects: list[Obj]) -> str:
-    """`objects` in `WHATIF_NAMESPACE` as one `kind: List`, as `kubectl get -o json` prints it."""
-    moved = [{**o, "metadata": {**(o.get("metadata") or {}), "namespace": WHATIF_NAMESPACE}} for o in objects]
+    """`objects`, each namespace renamed `WHATIF_NAMESPACE<n>`, as one `kind: List`, as
+    `kubectl get -o json` prints it."""
+    renamed: dict[str, str] = {}
+    moved = []
+    for o in objects:
+        meta = o.get("metadata") or {}
+        ns = renamed.setdefault(str(meta.get("namespace")), f"{WHATIF_NAMESPACE}{len(renamed)}")
+        moved.append({**o, "metadata": {**meta, "namespace": ns}})
     with _recursion_room():
         texts = sorted((json.dumps(o) for o in moved), key=len)
     head, tail = '{"apiVersion": "v1", "kind": "List", "items": [', "]}"

@@ -244,3 +244,25 @@ def test_every_hypothesis_test_without_a_seed_of_its_own_is_explored() -> None:
             unseeded.add(str(path.relative_to(REPO)))
     assert unseeded, "the scan found no property test"
     assert unseeded <= explored, sorted(unseeded - explored)
+
+
+def _livefuzz() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("livefuzz", REPO / "hack" / "livefuzz.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["livefuzz"] = module  # its dataclasses look their module up while being made
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_live_fuzzers_what_if_keeps_namespaces_apart() -> None:
+    """Found exploring (seed 3508128054, example 2): the round's pasted job moved every object
+    to one namespace, so two upstream PodGroups `0` of two namespaces became one object named
+    twice, and the ui refused the paste ("Duplicate value"), which the fuzzer took for a
+    refusal naming no field. Each namespace now moves to one of its own."""
+    from topobridge.ui import whatif
+
+    livefuzz = _livefuzz()
+    drawn = livefuzz.draw_rounds(3508128054, 2)[1]
+    answers = [whatif.what_if([], text) for text in livefuzz.pasted_jobs(drawn)]
+    assert [sorted(a) for a in answers] == [["evicted", "evictedForOthers", "gangs", "warnings"]] * 2
