@@ -27,7 +27,7 @@ surface: `surface <name>: scenarios=<n> slowest_s=<s>` (a pytest surface: seeds 
 slowest run; `fuzz`: clusters drawn; `fuzz.<surface>`: the fuzzer's calls of each surface it
 drives, simulate, validate, translate-*, explain, whatif, read, review, cycle, and the slowest
 call; `live`: rounds stored through the live API server; `live.<surface>`: its calls of store,
-bind, messages, tree, explain, simulate, and the slowest). Last line: `summary: minutes=<m> seeds=<n> <surface>=<seeds tried>...
+bind, messages, tree, explain, simulate, ui (the live ui's answers), ui-stop, and the slowest). Last line: `summary: minutes=<m> seeds=<n> <surface>=<seeds tried>...
 scenarios=<surface>:<n>,... crashes=<n> slowest=<surface>:<s>s,... cut=<n> failures=<n>
 failing=<surface>:<seed>,...` (`crashes`: exceptions that escaped a surface the fuzzer
 drives, and gangs whose attempt the cycle had to catch; `live`'s: a `topobridge` process that

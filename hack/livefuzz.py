@@ -22,7 +22,17 @@ takes):
   message holds no Python exception text, and a pod whose annotation is certainly malformed has
   one naming that annotation;
 * `tree`, `explain`, `simulate`: `topobridge tree`, `explain <ordinary gang>` and `simulate
-  --from-cluster -o json` as their own processes, exit 0, no Python exception text;
+  --from-cluster -o json` as their own processes, exit 0, no Python exception text; then
+  `explain <key>` for the gangs that simulate leaves waiting (the hostile ones: at most
+  `MAX_EXPLAINED`, one of each dialect first), each naming its gang and the cycle's verdict;
+* `ui`, `ui-stop`: the live `topobridge ui` (reading the cluster, as a user starts it), twice
+  a round: one told SIGTERM as soon as it serves (its first snapshot still being read), one
+  that must show its first view (503 "reading the snapshot" until then) and the ordinary gang
+  placed, answer `/api/view`, `/api/explain` for the gangs it lists as waiting and a what-if
+  of the ordinary gang's copy (HTTP 200) and of the round's hostile and live pods (200, or a
+  4xx naming the field), then SIGTERM, idle or (every other round) while a what-if is asked.
+  No answer carries Python's text or a 5xx, each stop exits 0 within `UI_STOP_TIMEOUT`, its
+  log holds no traceback or error line; `ui` counts the answers, `ui-stop` the stops;
 * the run itself: still running, and its log (JSON lines) holds no traceback, no `task.failed`
   and no error line; an object it left out is named with its field (`kube.object_unreadable`).
 The round's objects are then deleted; the next round stores its own, often under the same
@@ -36,7 +46,8 @@ refusals and where each pod ended. Last line: `summary: seed=<n> seeds=<n> scena
 crashes=<n> slowest_ms=<x> failures=<n> stored=<n> refused=<n> denied=<n> unserved=<n>
 <surface>=<calls>/<slowest ms> ...`: `scenarios` are the rounds run, `crashes` a process that
 exited or logged a traceback/task.failed and a CLI call that exited non-zero or printed Python's
-own text, `failures` those and the other failures above, `unserved` objects of kinds the 1.20
+own text, a ui that exited, did not stop, answered a 5xx or logged an error, `failures` those
+and the other failures above, `unserved` objects of kinds the 1.20
 API server does not serve. Exit status 1 when anything failed.
 """
 
@@ -56,12 +67,15 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+import aiohttp  # noqa: E402
 from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
 from hypothesis import seed as hypothesis_seed  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
@@ -79,8 +93,10 @@ from tests.strategies.objects import (  # noqa: E402
     hostile_clusters,
     ordinary_gangs,
 )
+from topobridge.ui import whatif  # noqa: E402
 from translations import kinds  # noqa: E402
 from translations import kueue as kueue_tr  # noqa: E402
+from translations.topology import natural_key  # noqa: E402
 
 Obj = dict[str, Any]
 SCHEDULER = "topobridge"
@@ -93,6 +109,8 @@ BIND_TIMEOUT = 90.0
 MESSAGE_TIMEOUT = 30.0
 """Seconds after the ordinary gang binds for every pending served pod to carry its reason."""
 CLI_TIMEOUT = 180.0
+MAX_EXPLAINED = 4
+"""Waiting gangs a round explains beyond the ordinary one (a process each): one per dialect first."""
 PYTHON_TEXT = re.compile(
     r"Traceback \(most recent|RecursionError|maximum recursion depth|Exceeds the limit \(\d+ digits\)"
     r"|invalid literal for int\(\)|object has no attribute|unsupported operand|MemoryError"
@@ -102,7 +120,7 @@ PYTHON_TEXT = re.compile(
 RUN_LOG_FAILURES = ("task.failed", "informer.handler_failed", "Traceback (most recent")
 WEBHOOK = 'topobridge.io" denied the request'
 """How the API server quotes a denial by one of topobridge's webhooks (validating or mutating)."""
-FIELD_NAMED = re.compile(r"[a-zA-Z]+(?:\.[a-zA-Z]+|\[[^\]]*\])+: ")
+FIELD_NAMED = re.compile(r"[a-zA-Z][a-zA-Z0-9]*(?:\.[a-zA-Z][a-zA-Z0-9]*|\[[^\]]*\])+: ")
 """A field path and its error, as a denial names what is wrong (`spec.minMember: ...`)."""
 
 # --- what only a live API server hands over -------------------------------------------------
@@ -398,6 +416,7 @@ class Live:
         self.tally = tally
         self.run: e2e_local.TopobridgeState | None = None
         self._log_seen = 0
+        self._uis = 0
         self.verbose = False
 
     # -- the long-lived process ------------------------------------------------------------
@@ -566,8 +585,9 @@ class Live:
                     )
         return problems
 
-    async def cli(self, surface: str, *argv: str) -> str | None:
-        """One CLI command as its own process: None when it exits 0 without Python's text."""
+    async def cli(self, surface: str, *argv: str) -> tuple[str | None, str]:
+        """One CLI command as its own process: (None when it exits 0 without Python's text,
+        else what went wrong; its standard output)."""
         started = time.perf_counter()
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "topobridge.cli", *argv,
@@ -579,15 +599,77 @@ class Live:
         except TimeoutError:
             proc.kill()
             await proc.wait()
-            return f"{' '.join(argv)} still running after {CLI_TIMEOUT:.0f} s"
+            return f"{' '.join(argv)} still running after {CLI_TIMEOUT:.0f} s", ""
         finally:
             self.tally.took(surface, time.perf_counter() - started)
+        said = out.decode(errors="replace")
         text = (out[-50_000:] + err[-50_000:]).decode(errors="replace")
         if proc.returncode != 0:
-            return f"{' '.join(argv)} exited {proc.returncode}: {text[-400:]!r}"
+            return f"{' '.join(argv)} exited {proc.returncode}: {text[-400:]!r}", said
         if (found := PYTHON_TEXT.search(text)) is not None:
-            return f"{' '.join(argv)} printed Python's own text: {text[max(0, found.start() - 150) : found.end() + 80]!r}"
-        return None
+            return (
+                f"{' '.join(argv)} printed Python's own text: {_around(text, found, 150)!r}",
+                said,
+            )
+        return None, said
+
+    async def explain_pending(self, simulated: str) -> list[str]:
+        """`topobridge explain KEY` for the gangs `simulate --from-cluster` left waiting (at
+        most `MAX_EXPLAINED`, `pending_gangs`): each exits 0, names its gang and gives the
+        cycle's verdict, without Python's text."""
+        problems = []
+        for key in pending_gangs(simulated, MAX_EXPLAINED):
+            why, said = await self.cli("explain", "explain", key)
+            if why is not None:
+                problems.append(why)
+            elif f"gang {key}:" not in said or "verdict: " not in said:
+                problems.append(f"explain {key}: the answer names no gang or verdict: {said[:300]!r}")
+        return problems
+
+    async def ui_round(self, drawn: Round) -> list[tuple[str, bool]]:
+        """The live ui over the round, twice: one stopped as soon as it serves (still reading
+        its first snapshot), one checked (`_ui_serving`) and stopped idle or, every other
+        round, while a what-if is asked. (What failed, whether a crash) for each problem,
+        its log's among them."""
+        self._uis += 1
+        found: list[tuple[str, bool]] = []
+        steps = (("reading", self._ui_reading), ("serving", partial(self._ui_serving, drawn=drawn)))
+        for name, check in steps:
+            ui = LiveUi(self.kubeconfig, self.work_dir / f"ui-{self._uis}-{name}.log", self.tally)
+            try:
+                await ui.start()
+                await check(ui)
+            except UiProblem as exc:
+                found.append((f"ui ({name}): {exc}", exc.crash))
+            finally:
+                await ui.kill()
+            found += [(f"ui ({name}) logged: {line}", True) for line in ui.problems()]
+        return found
+
+    async def _ui_reading(self, ui: LiveUi) -> None:
+        await ui.stop("reading")
+
+    async def _ui_serving(self, ui: LiveUi, drawn: Round) -> None:
+        """Its first view; the round's ordinary gang placed in it; `/api/view`; why the
+        round's waiting gangs wait (`_ui_explains`); the round's what-ifs; then SIGTERM."""
+        await ui.first_view()
+        await _ui_shows_placed(ui, drawn.ordinary.gang)
+        if (view := await ui.ask("/api/view")).status != 200:
+            raise UiProblem(f"/api/view answered {view.status}: {view.text[:300]!r}")
+        await _ui_explains(ui)
+        for n, text in enumerate(pasted_jobs(drawn)):
+            await _ui_what_if(ui, text, answerable=n == 0)
+        if self._uis % 2:
+            await ui.stop("idle")
+            return
+        asking = asyncio.create_task(ui.ask("/api/whatif", pasted_jobs(drawn)[0]))
+        await _ui_busy(ui)
+        try:
+            await ui.stop("busy")
+        finally:
+            asking.cancel()
+            with contextlib.suppress(asyncio.CancelledError, UiProblem):
+                await asking
 
     async def one_round(self, where: str, drawn: Round, *, commands: bool = True) -> None:
         """Store, check every surface (the CLI's only with `commands`), delete."""
@@ -631,11 +713,44 @@ class Live:
             ("explain", ("explain", gang.split("/", 1)[1], "-n", ORDINARY_NAMESPACE)),
             ("simulate", ("simulate", "--from-cluster", "-o", "json")),
         )
+        said: dict[str, str] = {}
         for surface, argv in calls if commands else ():
-            if (why := await self.cli(surface, *argv)) is not None:
+            why, said[surface] = await self.cli(surface, *argv)
+            if why is not None:
                 self.tally.fail(where, why, crash=True, objects=objects)
+        for why in await self.explain_pending(said["simulate"]) if commands else ():
+            self.tally.fail(where, why, crash=True, objects=objects)
+        for why, crash in await self.ui_round(drawn) if commands else ():
+            self.tally.fail(where, why, crash=crash, objects=objects)
         for problem in self.run_problems():
             self.tally.fail(where, f"topobridge run: {problem}", crash=True, objects=objects)
+
+
+def pending_gangs(simulated: str, limit: int) -> list[str]:
+    """The keys of the gangs `simulate -o json` says still wait, at most `limit`: the first of
+    each dialect (natural order), then the others (a round stays short, and every dialect's
+    explanation is read)."""
+    lines = simulated.strip().splitlines()
+    try:
+        waiting = json.loads(lines[-1]).get("unschedulable", {}) if lines else {}
+    except (ValueError, AttributeError):
+        return []
+    return bounded(list(waiting), limit)
+
+
+def bounded(keys: list[str], limit: int) -> list[str]:
+    """At most `limit` gang keys: the first of each dialect (natural order), then the others."""
+    ordered = sorted(keys, key=natural_key)
+    firsts: dict[str, str] = {}
+    for key in ordered:
+        firsts.setdefault(key.split(":", 1)[0] if ":" in key.split("/", 1)[0] else "", key)
+    chosen = list(firsts.values())
+    return [*chosen, *(k for k in ordered if k not in chosen)][:limit]
+
+
+def _around(text: str, found: re.Match[str], before: int = 100) -> str:
+    """What a pattern found, with the text around it."""
+    return text[max(0, found.start() - before) : found.end() + 60]
 
 
 def _denial_problem(message: str) -> str | None:
@@ -674,6 +789,230 @@ def _json_line(line: str) -> Obj | None:
     except ValueError:
         return None
     return entry if isinstance(entry, dict) else None
+
+
+# --- the live ui --------------------------------------------------------------------------------
+
+
+class UiProblem(Exception):
+    """The live ui failed a check; `crash`: it exited, hung or answered with a bug."""
+
+    def __init__(self, what: str, *, crash: bool = False) -> None:
+        super().__init__(what)
+        self.crash = crash
+
+
+@dataclass
+class UiAnswer:
+    status: int
+    text: str
+
+    def data(self) -> Obj:
+        try:
+            found = json.loads(self.text)
+        except ValueError:
+            return {}
+        return found if isinstance(found, dict) else {}
+
+
+class LiveUi:
+    """One `topobridge ui` reading the cluster (as a user starts it: the kubeconfig, any free
+    port), its log (JSON lines) in a file, and the answers it gives, each checked for Python's
+    own text."""
+
+    def __init__(self, kubeconfig: str, log: Path, tally: Tally) -> None:
+        self.kubeconfig, self.log, self.tally = kubeconfig, log, tally
+        self.proc: asyncio.subprocess.Process | None = None
+        self.base = ""
+        self._http: aiohttp.ClientSession | None = None
+
+    async def start(self) -> None:
+        """Start it and wait for its `serving http://HOST:PORT/` line (the cluster listed)."""
+        announced = self.log.with_suffix(".out")
+        with announced.open("wb") as out, self.log.open("wb") as err:
+            self.proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "topobridge.cli", "--log-format", "json", "ui", "--port", "0",
+                stdout=out, stderr=err, env={**os.environ, "KUBECONFIG": self.kubeconfig},
+            )  # fmt: skip
+        self._http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=UI_ANSWER_TIMEOUT))
+        deadline = time.monotonic() + UI_TIMEOUT
+        while not (found := SERVING.search(announced.read_text(errors="replace"))):
+            if self.proc.returncode is not None or time.monotonic() > deadline:
+                raise UiProblem(f"the ui did not serve: {self._said()}", crash=True)
+            await asyncio.sleep(0.2)
+        self.base = found.group(1).rstrip("/")
+
+    async def ask(self, path: str, text: str | None = None) -> UiAnswer:
+        """GET `path`, or POST `text` to it: the answer, checked for Python's text; a 5xx
+        other than "reading the snapshot" is a bug."""
+        assert self._http is not None
+        started = time.perf_counter()
+        try:
+            if text is None:
+                async with self._http.get(self.base + path) as resp:
+                    answer = UiAnswer(resp.status, await resp.text())
+            else:
+                async with self._http.post(self.base + path, data=text.encode()) as resp:
+                    answer = UiAnswer(resp.status, await resp.text())
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise UiProblem(f"{path[:80]}: no answer: {exc!r}: {self._said()}", crash=True) from None
+        self.tally.took("ui", time.perf_counter() - started)
+        if (found := PYTHON_TEXT.search(answer.text)) is not None:
+            raise UiProblem(f"{path[:80]}: answered Python's own text: {_around(answer.text, found)!r}")
+        if answer.status >= 500 and not _reading(answer):
+            raise UiProblem(f"{path[:80]}: answered {answer.status}: {answer.text[:300]!r}", crash=True)
+        return answer
+
+    async def first_view(self) -> UiAnswer:
+        """`/api/view` once the first snapshot is read (503 "reading the snapshot" until then)."""
+        deadline = time.monotonic() + UI_TIMEOUT
+        while _reading(answer := await self.ask("/api/view")):
+            if time.monotonic() > deadline:
+                raise UiProblem(f"the ui still reading after {UI_TIMEOUT:.0f} s", crash=True)
+            await asyncio.sleep(0.2)
+        return answer
+
+    async def kill(self) -> None:
+        """What a failed check leaves: the process killed, the client closed."""
+        if self._http is not None:
+            await self._http.close()
+            self._http = None
+        if self.proc is not None and self.proc.returncode is None:
+            self.proc.kill()
+            await self.proc.wait()
+
+    async def stop(self, state: str) -> None:
+        """SIGTERM; it must exit 0 within `UI_STOP_TIMEOUT` whatever it is doing (`state`)."""
+        if self._http is not None:
+            await self._http.close()
+            self._http = None
+        if self.proc is None or self.proc.returncode is not None:
+            return
+        started = time.perf_counter()
+        self.proc.terminate()
+        try:
+            code = await asyncio.wait_for(self.proc.wait(), UI_STOP_TIMEOUT)
+        except TimeoutError:
+            self.proc.kill()
+            await self.proc.wait()
+            raise UiProblem(
+                f"SIGTERM {state}: still running after {UI_STOP_TIMEOUT:.0f} s", crash=True
+            ) from None
+        self.tally.took("ui-stop", time.perf_counter() - started)
+        self.tally.counts[f"ui-stop-{state}"] += 1
+        if code != 0:
+            raise UiProblem(f"SIGTERM {state}: exited {code}: {self._said()}", crash=True)
+
+    def problems(self) -> list[str]:
+        """What its log says went wrong: a traceback, an error line."""
+        out = []
+        for line in self.log.read_text(errors="replace").splitlines():
+            entry = _json_line(line)
+            if "Traceback (most recent" in line or (entry and entry.get("level") in ("error", "critical")):
+                out.append(line[:400])
+        return out
+
+    def _said(self) -> str:
+        return repr(self.log.read_text(errors="replace")[-400:])
+
+
+SERVING = re.compile(r"^serving (http://\S+)", re.MULTILINE)
+UI_TIMEOUT = 60.0
+"""Seconds the ui may take to serve, to read its first snapshot, and to show the round."""
+UI_ANSWER_TIMEOUT = 120.0
+UI_STOP_TIMEOUT = 20.0
+"""Seconds the ui may take to exit after SIGTERM (its own grace is a few seconds)."""
+WHATIF_NAMESPACE = "whatif-"
+"""A pasted object's namespace is this and a number per namespace: no pod of the cluster has
+its name there, and two objects of one name in two namespaces stay apart."""
+
+
+async def _ui_shows_placed(ui: LiveUi, gang: str) -> None:
+    """Wait for the ui to show the round's ordinary gang placed (it follows the cluster)."""
+    deadline = time.monotonic() + UI_TIMEOUT
+    while not (await ui.ask(f"/api/gangs?list=placed&q={quote(gang)}")).data().get("matched"):
+        if time.monotonic() > deadline:
+            raise UiProblem(f"the ordinary gang {gang} not shown placed within {UI_TIMEOUT:.0f} s")
+        await asyncio.sleep(0.5)
+
+
+async def _ui_pending(ui: LiveUi) -> list[str]:
+    items = (await ui.ask(f"/api/gangs?list=pending&limit={GANGS_LISTED}")).data().get("items") or []
+    return [str(g.get("gang")) for g in items if isinstance(g, dict)]
+
+
+async def _ui_explains(ui: LiveUi) -> None:
+    """`/api/explain` for the gangs the ui lists as waiting (at most `MAX_EXPLAINED`, one per
+    dialect first): 200 and the gang named; a 404 only for a gang no longer listed."""
+    for key in bounded(await _ui_pending(ui), MAX_EXPLAINED):
+        answer = await ui.ask(f"/api/explain?gang={quote(key)}")
+        if answer.status == 404 and key not in await _ui_pending(ui):
+            continue  # placed or gone since it was listed
+        if answer.status != 200 or f"gang {key}:" not in str(answer.data().get("text", "")):
+            raise UiProblem(f"/api/explain {key}: answered {answer.status}: {answer.text[:300]!r}")
+
+
+async def _ui_what_if(ui: LiveUi, text: str, *, answerable: bool) -> None:
+    """A pasted job: 200 with an answer per gang, or (unless `answerable`) a 4xx whose error
+    names the field."""
+    answer = await ui.ask("/api/whatif", text)
+    error = str(answer.data().get("error", ""))
+    if answer.status == 200 and isinstance(answer.data().get("gangs"), list):
+        return
+    if answerable or not 400 <= answer.status < 500:
+        raise UiProblem(f"what-if answered {answer.status}: {answer.text[:300]!r}")
+    if (problem := _denial_problem(error)) is not None:
+        raise UiProblem(f"what-if refused {problem}")
+
+
+async def _ui_busy(ui: LiveUi) -> None:
+    """Wait (briefly) for the what-if just asked to be running, for the SIGTERM that follows."""
+    deadline = time.monotonic() + 5.0
+    while time.monotonic() < deadline and not (await ui.ask("/api/whatif/progress")).data().get("running"):
+        await asyncio.sleep(0.05)
+
+
+GANGS_LISTED = 200
+"""Waiting gangs a round reads from the ui's list (its largest page)."""
+
+
+def _reading(answer: UiAnswer) -> bool:
+    return answer.status == 503 and "reading the snapshot" in answer.text
+
+
+def pasted_jobs(drawn: Round) -> list[str]:
+    """What a round pastes into the ui's what-if box: the ordinary gang's PodGroup and pods
+    (a job it can answer), and the round's hostile and live pods with their PodGroups (most
+    refused by name of the field), each moved to a namespace of its own (`WHATIF_NAMESPACE`),
+    as one JSON list within the box's limit (the biggest objects left out first)."""
+    ordinary = [o for o in drawn.ordinary.objects if o["kind"] != "Node"]
+    hostile = [
+        *(o for o in drawn.hostile if o.get("kind") in ("Pod", "PodGroup")),
+        *(p.stored() for p in drawn.live),
+    ]
+    return [_pasted(ordinary), *([_pasted(hostile)] if hostile else [])]
+
+
+def _pasted(objects: list[Obj]) -> str:
+    """`objects`, each namespace renamed `WHATIF_NAMESPACE<n>`, as one `kind: List`, as
+    `kubectl get -o json` prints it."""
+    renamed: dict[str, str] = {}
+    moved = []
+    for o in objects:
+        meta = o.get("metadata") or {}
+        ns = renamed.setdefault(str(meta.get("namespace")), f"{WHATIF_NAMESPACE}{len(renamed)}")
+        moved.append({**o, "metadata": {**meta, "namespace": ns}})
+    with _recursion_room():
+        texts = sorted((json.dumps(o) for o in moved), key=len)
+    head, tail = '{"apiVersion": "v1", "kind": "List", "items": [', "]}"
+    kept: list[str] = []
+    size = len(head) + len(tail)
+    for text in texts:
+        if size + len(text) + 1 > whatif.MAX_TEXT:
+            break
+        kept.append(text)
+        size += len(text) + 1
+    return head + ",".join(kept) + tail
 
 
 # --- the command line -------------------------------------------------------------------------

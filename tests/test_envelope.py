@@ -177,6 +177,45 @@ def test_duplicate_yaml_key_names_the_lines(text: str, message: str) -> None:
     assert str(exc.value) == message
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param(
+            '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a", "managedFields": [{"fieldsV1": '
+            + '{"f:a": ' * 1_025
+            + "{}"
+            + "}" * 1_025
+            + "}]}}",
+            "standard input: metadata.managedFields[0].fieldsV1: Invalid value: "
+            "JSON nested 1030 levels deep, more than the 512 levels allowed",
+            id="json-past-orjson",
+        ),
+        pytest.param(
+            '{"kind": "Pod", "metadata": {"name": "a", "annotations": ' + "[" * 600 + "]" * 600 + "}}",
+            "standard input: metadata.annotations: Invalid value: "
+            "JSON nested 602 levels deep, more than the 512 levels allowed",
+            id="json-within-orjson",
+        ),
+        pytest.param(
+            "[" * 5_000,
+            "standard input: JSON nested 5000 levels deep, more than the 512 levels allowed",
+            id="json-unclosed",
+        ),
+        pytest.param(
+            "kind: Pod\nmetadata: " + "[" * 5_000 + "]" * 5_000,
+            "standard input: not readable YAML: nested deeper than it can be read",
+            id="yaml-flow",
+        ),
+    ],
+)
+def test_a_text_nested_too_deeply_is_an_error_naming_where(text: str, message: str) -> None:
+    """The readers recursed once per level: Python's JSON reader and PyYAML raised
+    RecursionError out of every command reading a file and out of the ui's what-if."""
+    with pytest.raises(UnreadableError) as exc:
+        list(load_objects("-", io.StringIO(text)))
+    assert str(exc.value) == message
+
+
 def test_merge_keys_may_be_overridden() -> None:
     text = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  labels: &l {x: '1'}\n  annotations:\n    <<: *l\n    x: '2'\n"
     (obj,) = [loc.obj for loc in load_objects("-", io.StringIO(text))]

@@ -208,7 +208,8 @@ def test_the_live_fuzzers_rounds_and_calls_are_counted_apart() -> None:
             "seed=7",
             "FAIL seed 9 example 2: pod team-a/live-2: pending without a reason",
             "summary: seed=7 seeds=3 scenarios=6 crashes=0 slowest_ms=30742.6 failures=1 stored=107 "
-            "refused=14 unserved=3 bind=6/3621ms explain=6/6333ms messages=6/30743ms simulate=6/8437ms",
+            "refused=14 unserved=3 bind=6/3621ms explain=6/6333ms messages=6/30743ms simulate=6/8437ms "
+            "ui=42/445ms ui-stop=12/1296ms",
         ]
     )
     tried, failing = explore.fuzz_findings(output)
@@ -216,6 +217,8 @@ def test_the_live_fuzzers_rounds_and_calls_are_counted_apart() -> None:
     assert (tried, failing) == (3, {9: "example 2: pod team-a/live-2: pending without a reason"})
     assert tally.scenarios["live"] == 6 and tally.scenarios["live.explain"] == 6
     assert tally.slowest["live.messages"] == pytest.approx(30.743)
+    assert tally.scenarios["live.ui"] == 42 and tally.slowest["live.ui"] == pytest.approx(0.445)
+    assert tally.scenarios["live.ui-stop"] == 12 and tally.slowest["live.ui-stop"] == pytest.approx(1.296)
     assert "fuzz" not in tally.scenarios and tally.crashes == 0
     assert explore.fuzz_replay(9, explore.LIVE) == ".venv/bin/python hack/livefuzz.py --seed 9 --minutes 1"
 
@@ -241,3 +244,25 @@ def test_every_hypothesis_test_without_a_seed_of_its_own_is_explored() -> None:
             unseeded.add(str(path.relative_to(REPO)))
     assert unseeded, "the scan found no property test"
     assert unseeded <= explored, sorted(unseeded - explored)
+
+
+def _livefuzz() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("livefuzz", REPO / "hack" / "livefuzz.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["livefuzz"] = module  # its dataclasses look their module up while being made
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_live_fuzzers_what_if_keeps_namespaces_apart() -> None:
+    """Found exploring (seed 3508128054, example 2): the round's pasted job moved every object
+    to one namespace, so two upstream PodGroups `0` of two namespaces became one object named
+    twice, and the ui refused the paste ("Duplicate value"), which the fuzzer took for a
+    refusal naming no field. Each namespace now moves to one of its own."""
+    from topobridge.ui import whatif
+
+    livefuzz = _livefuzz()
+    drawn = livefuzz.draw_rounds(3508128054, 2)[1]
+    answers = [whatif.what_if([], text) for text in livefuzz.pasted_jobs(drawn)]
+    assert [sorted(a) for a in answers] == [["evicted", "evictedForOthers", "gangs", "warnings"]] * 2

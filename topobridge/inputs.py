@@ -5,7 +5,11 @@ Every source is read on its own: one that cannot be read is reported (`Inputs.pr
 others still count, so `validate good.yaml missing.yaml` says something about both. Messages
 name the file and, for YAML errors, the line and column (`objects.yaml:3:7: not valid YAML: ...`);
 a key given twice in one mapping is such an error (`found duplicate key "x" (first at line 6)`),
-as the API server's strict decoding refuses it.
+as the API server's strict decoding refuses it. A text nested deeper than the readers go (JSON
+past `jsontext.MAX_DEPTH` levels, which the API server stores in a `managedFields` entry's
+`fieldsV1`; YAML past Python's stack) is such an error too, naming where when it can
+(`items[0].metadata.managedFields[0].fieldsV1: JSON nested 1026 levels deep, ...`), never a
+RecursionError out of a command or the ui's what-if.
 
 The commands that read a cluster snapshot (`simulate`, `explain`, `ui`, `tree`) name it one
 way (`add_snapshot_arguments`, `Snapshot`): `-f FILE` (repeatable; together one snapshot) reads
@@ -19,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -26,6 +31,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import yaml
+
+from translations import jsontext
 
 STDIN = "-"
 NO_INPUT = "no input: give FILE or -f FILE (a file, a directory, or - for standard input)"
@@ -268,12 +275,14 @@ def load_objects(path: str, stdin: TextIO | None = None) -> Iterator[Located]:
     """Every object in one file: documents, with `kind: List` (`*List`) and bare lists flattened."""
     shown = _shown(path)
     text = _read_text(path, stdin)
-    documents = _json_documents(text)
+    documents = _json_documents(text, shown)
     if documents is None:
         try:
             documents = list(yaml.load_all(text, Loader=_Loader))
         except yaml.YAMLError as exc:
             raise UnreadableError(yaml_error(shown, exc)) from None
+        except RecursionError:  # PyYAML composes and constructs nested nodes recursively
+            raise UnreadableError(f"{shown}: not readable YAML: nested deeper than it can be read") from None
     for n, doc in enumerate(documents, start=1):
         if doc is not None:
             yield from _document_objects(doc, f"{shown} document {n}")
@@ -335,16 +344,69 @@ def _not_json(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def _json_documents(text: str) -> list[Any] | None:
+def _json_documents(text: str, shown: str) -> list[Any] | None:
     """A JSON text as one document, read by the json module (PyYAML's pure-Python reader takes
     minutes over a 10,000-node snapshot); None when it is not plain JSON or repeats a key, so
-    the YAML reader reads it and says where (JSON is YAML: both readers agree on the rest)."""
+    the YAML reader reads it and says where (JSON is YAML: both readers agree on the rest).
+    Nested deeper than `jsontext.MAX_DEPTH`: an UnreadableError naming where (`_too_deep`)."""
     if not text.lstrip().startswith(("{", "[")):
         return None
+    try:
+        jsontext.check_depth(text)
+    except jsontext.TooDeep as exc:
+        raise UnreadableError(_too_deep(text, shown, exc)) from None
     try:
         return [json.loads(text, object_pairs_hook=_json_object, parse_constant=_not_json)]
     except (ValueError, _DuplicateKey):
         return None
+
+
+def _too_deep(text: str, shown: str, exc: jsontext.TooDeep) -> str:
+    """`shown: PATH: JSON nested N levels deep, ...`: the first value too deep, found by reading
+    the text with such values cut out (no PATH when even that cannot read it)."""
+    try:
+        value, _ = jsontext.loads_bounded(text.encode("utf-8", "surrogatepass"))
+    except ValueError:
+        return f"{shown}: {exc}"
+    where = _schema_field(_first_too_deep(value))
+    return f"{shown}: {where}: Invalid value: {exc}" if where else f"{shown}: {exc}"
+
+
+def _first_too_deep(value: Any) -> str:
+    """The path of the first value nested deeper than `jsontext.MAX_DEPTH` in `value` (cut out
+    by `loads_bounded`, or read whole by orjson, which reads 1,024 levels); an iterative walk."""
+    stack: list[tuple[str, Any, int]] = [("", value, 1)]
+    while stack:
+        path, v, level = stack.pop()
+        if v == jsontext.TOO_DEEP or (isinstance(v, dict | list) and level > jsontext.MAX_DEPTH):
+            return path
+        if isinstance(v, dict):
+            stack.extend(
+                (f"{path}.{k}" if path else str(k), sub, level + 1) for k, sub in reversed(v.items())
+            )
+        elif isinstance(v, list):
+            stack.extend((f"{path}[{i}]", sub, level + 1) for i, sub in reversed(list(enumerate(v))))
+    return ""
+
+
+_SEGMENT = re.compile(r"(?:[A-Za-z_][A-Za-z0-9_]*)?(?:\[[0-9]+\])*")
+_INDEXES_AT_END = re.compile(r"(?:\[[0-9]+\])+\Z")
+FIELD_SHOWN = 120
+
+
+def _schema_field(path: str) -> str:
+    """The start of `path` made of field names and indexes (`items[0].metadata.managedFields[0]
+    .fieldsV1`) up to the last name: the schema's field holding the value, before the free-form
+    keys and the lists of lists inside it (`f:a`, `[0][0]`); cut at `FIELD_SHOWN` characters."""
+    kept: list[str] = []
+    for segment in path.split("."):
+        if not segment or _SEGMENT.fullmatch(segment) is None:
+            break
+        kept.append(segment)
+    where = _INDEXES_AT_END.sub("", ".".join(kept))
+    if len(where) > FIELD_SHOWN:
+        where = where[: max(where.rfind(".", 0, FIELD_SHOWN), where.rfind("[", 0, FIELD_SHOWN))] + "..."
+    return where
 
 
 def yaml_error(path: str, exc: yaml.YAMLError) -> str:

@@ -5,14 +5,19 @@
 and on the inputs it found, with its own checks: every object is created past topobridge's
 webhooks (registered as `dev-cluster` registers them) and a denial names the field; no process
 exits or logs a traceback; every pending pod topobridge serves carries a PodScheduled reason
-free of Python's text (one whose annotation is malformed names it); the CLI exits 0; and an
-ordinary gang still binds.
+free of Python's text (one whose annotation is malformed names it); the CLI exits 0, and
+`explain` names every waiting gang it is asked about (the hostile ones too) with a verdict; an
+ordinary gang still binds; and the live ui reads the cluster, answers its view, explanations and
+what-ifs without Python's text (a refused what-if names the field), and stops on SIGTERM while
+reading, idle and busy.
 
 * The found round (seed 9, round 2): an Indexed Job's pods whose completion index is `²`, ` 3`
   or 4,301 digits, whose `gpu.topology/max-nodes` is Devanagari or fullwidth digits; Kueue pods
   with a slice size of 4,301 digits and a constraint size of `1e400`; a pod whose fieldsV1 nests
   1,025 levels. Stored, deleted and stored again under the same names: the second time the
   Job's pods got no reason at all (the scheduler remembered the gang's verdict by its text).
+  Pasted into the ui's what-if, the pod nested 1,025 levels made the reader raise
+  RecursionError (the answer: "an unexpected RecursionError inside topobridge").
 * One drawn round of every hostile kind (`tests/strategies/objects.py`) beside them.
 
 The control plane is this module's own, without kube-controller-manager: its garbage collector
@@ -120,6 +125,9 @@ async def test_hostile_objects_stored_live_stop_nothing_and_say_why(
     assert tally.crashes == 0
     assert tally.counts["rounds"] == 3 and tally.counts["stored"] >= 50, tally.counts
     assert tally.counts["denied"] >= 1, "the webhooks judged the drawn round's objects"
-    assert {"tree", "explain", "simulate", "bind", "messages"} <= set(tally.counts)
+    assert {"tree", "explain", "simulate", "bind", "messages", "ui", "ui-stop"} <= set(tally.counts)
+    assert tally.counts["explain"] > 2, "the waiting hostile gangs explained beside the ordinary ones"
+    stops = {state: tally.counts[f"ui-stop-{state}"] for state in ("reading", "idle", "busy")}
+    assert stops == {"reading": 2, "idle": 1, "busy": 1}, stops
     unreadable = live.run_log.read_text().count('"kube.object_unreadable"')
     assert unreadable >= 2, "the 1,025-level fieldsV1 read (and trimmed) both times it was stored"

@@ -104,6 +104,34 @@ async def test_a_what_if(served: tuple[TestClient[Any, Any], Ui], body: str, sta
     assert key in data and data["version"] == 1
 
 
+def _deep_pod(levels: int) -> str:
+    """A pod as `kubectl get -o json` prints one the API server stored with a `fieldsV1` nested
+    `levels` deep (written by hand: `json.dumps` recurses once per level)."""
+    fields = '{"f:a": ' * levels + "{}" + "}" * levels
+    managed = (
+        f'{{"manager": "tenant", "operation": "Update", "fieldsType": "FieldsV1", "fieldsV1": {fields}}}'
+    )
+    meta = f'{{"name": "deep", "namespace": "whatif", "managedFields": [{managed}]}}'
+    pod = f'{{"apiVersion": "v1", "kind": "Pod", "metadata": {meta}, "spec": {{"containers": []}}}}'
+    return f'{{"apiVersion": "v1", "kind": "List", "items": [{pod}]}}'
+
+
+@pytest.mark.parametrize("levels", [600, 1_025])
+async def test_a_what_if_nested_past_the_reader_names_the_field(
+    served: tuple[TestClient[Any, Any], Ui], levels: int
+) -> None:
+    """Found by hack/livefuzz.py pasting a stored pod: Python's JSON reader raised RecursionError
+    (600 levels pass orjson, which the reader does not use), and the answer was "an unexpected
+    RecursionError inside topobridge"."""
+    client, _ = served
+    resp = await client.post("/api/whatif", data=io.BytesIO(_deep_pod(levels).encode()))
+    assert resp.status == 400
+    assert (await resp.json())["error"] == (
+        "the pasted job: items[0].metadata.managedFields[0].fieldsV1: Invalid value: "
+        f"JSON nested {levels + 7} levels deep, more than the 512 levels allowed"
+    )
+
+
 @pytest.mark.parametrize(
     ("headers", "method", "status", "says"),
     [
