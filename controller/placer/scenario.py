@@ -253,7 +253,9 @@ def _identify(
     group = api.split("/", 1)[0] if "/" in api else ""
     ident = (kind if kind != "PodGroup" else f"PodGroup.{group}", *_meta(raw))
     if ident in seen:
-        raise ScenarioError(f"{label}: Duplicate value: the same object as {seen[ident]}")
+        raise ScenarioError(
+            f"{label}: metadata.name: Duplicate value: {go_quote(ident[2])}: the same object as {seen[ident]}"
+        )
     seen[ident] = where
     read = kinds.scheduler_kind(api, kind)
     if read is None and kind == "PodGroup":

@@ -339,3 +339,11 @@ def test_kueue_indexed_job_waits_rather_than_span_two_racks() -> None:
         f"desiredOfferSlot: 4, topology topologyNode {RACK}/r1: 3;topology topologyNode {RACK}/r2: 3"
         in message
     )
+
+
+def test_an_object_given_twice_is_refused_naming_its_name_field() -> None:
+    with pytest.raises(ScenarioError) as refused:
+        load_scenario([node("a"), node("b"), node("a")])
+    message = str(refused.value)
+    assert 'metadata.name: Duplicate value: "a"' in message
+    assert "the same object as" in message
