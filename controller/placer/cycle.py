@@ -39,7 +39,18 @@ from controller.placer.attempt_budget import DEFAULT_ATTEMPT_STEPS, DEFAULT_GUAR
 from controller.placer.backoff import GANG_BIND, GANG_ERROR
 from controller.placer.budgets import Budget, after_evictions
 from controller.placer.cluster import ClusterView, queue_order, request_vector
-from controller.placer.engine import GangPlacement, Verdict, pod_messages, schedule
+from controller.placer.demand import GangDemand
+from controller.placer.engine import (
+    DEMAND,
+    Alike,
+    GangPlacement,
+    Verdict,
+    alike_key,
+    place_alike,
+    pod_messages,
+    schedule,
+    term_keys,
+)
 from controller.placer.framework import (
     SCHEDULING_GATED,
     Code,
@@ -360,6 +371,8 @@ class SchedulingCycle:
 
     _hints: dict[Hint, bool] = field(init=False, default_factory=dict)
     """`Unschedulable.holds`'s answers this cycle, shared by gangs with the same terms."""
+    _batch: _Batch | None = field(init=False, default=None)
+    """The last placed lone pod's demand, for the next pod like it (`engine.place_alike`)."""
 
     def __post_init__(self) -> None:
         self.served = frozenset(self.served)
@@ -465,18 +478,12 @@ class SchedulingCycle:
         first_seen = self.timing.seen(gang.key, self.now)
         asked = self.options.shape(gang)
         state.step = Step.PRE_FILTER
-        verdict = schedule(
-            asked,
-            self.snapshot,
-            budgets=self.budgets,
-            attempt_budget=attempt_budget,
-            profile=profile,
-            state=state,
-        )
+        batch, verdict = self._schedule(asked, state, attempt_budget, profile)
         self.last_verdict = verdict
         if verdict.code is Code.SUCCESS and verdict.placement is not None and verdict.placement.pods:
             state.step = Step.RESERVE
             annotations = self.reserve(gang, verdict.placement, profile)
+            self._batch = self._batched(asked, state, batch)
             return self._permit_bind(gang, verdict, verdict.placement, annotations)
         state.step = Step.PERMIT
         permit = self._permit(gang, first_seen, profile)
@@ -497,6 +504,49 @@ class SchedulingCycle:
                 gang, replace(verdict, code=held.code, step=Step.PERMIT, plugin=held.plugin), report=False
             )
         return self._outcome(gang, verdict)
+
+    def _schedule(
+        self, gang: Gang, state: CycleState, attempt_budget: AttemptBudget, profile: Profile
+    ) -> tuple[_Batch | None, Verdict]:
+        """The engine's verdict: from the batch `gang` joins when it is placed there (`_alike`),
+        else from its own full attempt."""
+        batch, placed = self._alike(gang, state)
+        if placed is not None:
+            return batch, placed
+        verdict = schedule(
+            gang,
+            self.snapshot,
+            budgets=self.budgets,
+            attempt_budget=attempt_budget,
+            profile=profile,
+            state=state,
+        )
+        return None, verdict
+
+    def _alike(self, gang: Gang, state: CycleState) -> tuple[_Batch | None, Verdict | None]:
+        """Kube-scheduler's opportunistic batching: when the snapshot holds nothing new but the
+        binds of the batch (`_Batch.mark`) and `gang` is like its pods, the batch and the
+        verdict `engine.place_alike` gives (None: the full attempt runs)."""
+        batch = self._batch
+        if batch is None or self.snapshot.savepoint() != batch.mark:
+            return None, None
+        if alike_key(gang, self.snapshot, batch.read) != batch.key:
+            return None, None
+        state.step = Step.SELECT
+        return batch, place_alike(gang, self.snapshot, batch.demand, self.options.profile)
+
+    def _batched(self, gang: Gang, state: CycleState, batch: _Batch | None) -> _Batch | None:
+        """After `gang` was placed and reserved: the batch the next pod like it may join (the
+        one it joined, else one its own attempt's demand starts), as the snapshot is now."""
+        mark = self.snapshot.savepoint()
+        if batch is not None:
+            return replace(batch, mark=mark)
+        demand = state.get(DEMAND, None)
+        if demand is None:
+            return None
+        read = term_keys(self.snapshot)
+        key = alike_key(gang, self.snapshot, read)
+        return _Batch(key, demand, read, mark) if key is not None else None
 
     def _permit(self, gang: Gang, first_seen: float, profile: Profile) -> PermitResult:
         """The Permit plugins' answer for a gang that is not placed: the first that lets it go
@@ -622,6 +672,18 @@ class SchedulingCycle:
         on every rollback: a timeout, an attempt that raised."""
         for plugin in reversed(self.options.profile.reserve):
             plugin.unreserve(gang)
+
+
+@dataclass(frozen=True)
+class _Batch:
+    """Lone pods placed one after another from one Filter and Score pass: their `alike_key`,
+    the demand those built, the label keys bound pods' terms read, and the snapshot's
+    savepoint after the latest bind (any other change ends the batch)."""
+
+    key: Alike
+    demand: GangDemand
+    read: frozenset[str]
+    mark: int
 
 
 def _safe_pod_messages(gang: Gang, verdict: Verdict) -> dict[str, str]:
