@@ -63,7 +63,7 @@ from controller.placer.framework import (
 )
 from controller.placer.preempt import PreemptionPlan, Victim
 from controller.placer.records import BoundPod, Nomination
-from controller.placer.snapshot import Snapshot
+from controller.placer.snapshot import ClusterIndex, Snapshot
 from controller.placer.terms import PodTerms
 from controller.placer.timeout import Expiry
 from translations import volcano
@@ -428,6 +428,7 @@ class SchedulingCycle:
             self.timing.unschedulable.pop(gang.key, None)
             self.last_verdict = None
             self.snapshot.rollback_to(mark)
+            self._batch = None  # what raised may be the batch: the next pod starts afresh
             self.budgets = budgets
             self.plan.truncate(plan_marks)
             return self._errored(gang, exc, state.step)
@@ -524,12 +525,17 @@ class SchedulingCycle:
         return None, verdict
 
     def _alike(self, gang: Gang, state: CycleState) -> tuple[_Batch | None, Verdict | None]:
-        """Kube-scheduler's opportunistic batching: when the snapshot holds nothing new but the
-        binds of the batch (`_Batch.mark`) and `gang` is like its pods, the batch and the
-        verdict `engine.place_alike` gives (None: the full attempt runs)."""
+        """Kube-scheduler's opportunistic batching: when `gang` is like the batch's pods, the
+        batch and the verdict `engine.place_alike` gives (None: the full attempt runs)."""
         batch = self._batch
-        if batch is None or self.snapshot.savepoint() != batch.mark:
+        if batch is None:
             return None, None
+        # A demand reads the index and the bound pods' terms and host ports (the namespace's
+        # labels are in the key). In a cycle only `reserve` changes those, and every reserve
+        # remakes the batch (`_batched`); a preemption (victims terminating, nominations) or an
+        # expiry (nominations released) change the room alone, which Select reads afresh, and
+        # an attempt that raised ends the batch. Nothing else changes them until the next view.
+        assert batch.reads(self.snapshot), "the snapshot changed under a batch of alike pods"
         if alike_key(gang, self.snapshot, batch.read) != batch.key:
             return None, None
         state.step = Step.SELECT
@@ -538,15 +544,16 @@ class SchedulingCycle:
     def _batched(self, gang: Gang, state: CycleState, batch: _Batch | None) -> _Batch | None:
         """After `gang` was placed and reserved: the batch the next pod like it may join (the
         one it joined, else one its own attempt's demand starts), as the snapshot is now."""
-        mark = self.snapshot.savepoint()
         if batch is not None:
-            return replace(batch, mark=mark)
+            return batch
         demand = state.get(DEMAND, None)
         if demand is None:
             return None
         read = term_keys(self.snapshot)
         key = alike_key(gang, self.snapshot, read)
-        return _Batch(key, demand, read, mark) if key is not None else None
+        if key is None:
+            return None
+        return _Batch(key, demand, read, self.snapshot.index, len(self.snapshot.with_terms))
 
     def _permit(self, gang: Gang, first_seen: float, profile: Profile) -> PermitResult:
         """The Permit plugins' answer for a gang that is not placed: the first that lets it go
@@ -677,13 +684,19 @@ class SchedulingCycle:
 @dataclass(frozen=True)
 class _Batch:
     """Lone pods placed one after another from one Filter and Score pass: their `alike_key`,
-    the demand those built, the label keys bound pods' terms read, and the snapshot's
-    savepoint after the latest bind (any other change ends the batch)."""
+    the demand those built, the label keys bound pods' terms read, and what of the snapshot
+    the demand was built from that a change to its inputs would change: the index (a relabel
+    replaces it) and how many bound pods carry terms or host ports."""
 
     key: Alike
     demand: GangDemand
     read: frozenset[str]
-    mark: int
+    index: ClusterIndex
+    terms: int
+
+    def reads(self, snap: Snapshot) -> bool:
+        """Whether `snap` is, as far as a demand reads it, the one the batch was built on."""
+        return snap.index is self.index and len(snap.with_terms) == self.terms
 
 
 def _safe_pod_messages(gang: Gang, verdict: Verdict) -> dict[str, str]:
