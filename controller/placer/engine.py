@@ -23,10 +23,11 @@ Plan of an attempt (`schedule`):
 Opportunistic batching (kube-scheduler's, for pods of one signature): a lone pod with no
 inter-pod term, host port or claim, whose PreFilter, Filter and Score read nothing the binds of
 its own kind change, has an `alike` key; the cycle keeps the demand of the last such pod it
-placed and, for the next pod of the same key on the snapshot that placement left, runs only
-Score's outcome and Select again on the free room (`place_alike`): the same functions on the
-same inputs as a full attempt, so the same node. Anything else (nothing fits, a nomination,
-preemption) is a full attempt.
+placed and, for the next pod of the same key until another gang is placed (in a cycle only a
+reserve changes what a demand reads; a preemption or an expiry between changes the room
+alone), runs only Score's outcome and Select again on the free room (`place_alike`): the same
+functions on the same inputs as a full attempt, so the same node. Anything else (nothing
+fits, a nomination, preemption) is a full attempt.
 
 Every verdict carries the `Step` that decided it and the plugin that said so. The runner
 never mutates the snapshot; the cycle (`controller.placer.cycle`) reserves and permits. An
