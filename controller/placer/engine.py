@@ -156,8 +156,9 @@ def alike_key(gang: Gang, snap: Snapshot, read: frozenset[str] | None = None) ->
     changed only by their binds (see the module docstring); None when it may not: not one
     pending pod alone, a topology, subgroups, slices, a GPU gang, inter-pod terms, host ports,
     claims, a nomination. Its labels count only where a bound pod's term may read them
-    (`read`: `term_keys(snap)`, when the caller has it), and so do its namespace's labels (a
-    term's namespaceSelector reads them; a Namespace event may change them during a cycle)."""
+    (`read`: `term_keys(snap)`, when the caller has it), and its namespace's labels count when
+    a bound pod has a term (a namespaceSelector reads them, even in a term that reads no pod
+    label; a Namespace event may change them during a cycle)."""
     if len(gang.pods) != 1 or len(gang.pending) != 1 or gang.gpu is not None or gang.error:
         return None
     if gang.constraint is not None or gang.subgroups or gang.slices or gang.kueue_tas:
@@ -179,7 +180,7 @@ def alike_key(gang: Gang, snap: Snapshot, read: frozenset[str] | None = None) ->
         member.shape,
         pod.namespace,
         seen,
-        snap.namespace_labels.get(pod.namespace) if read else None,
+        snap.namespace_labels.get(pod.namespace) if snap.with_terms else None,
     )
 
 

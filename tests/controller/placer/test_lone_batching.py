@@ -390,13 +390,18 @@ def _cycle_placements(objects: list[Obj], label_after: int) -> list[tuple[str, s
     return [(b.gang, node) for b in cycle.plan.binds for _, node in b.pods]
 
 
-def test_a_namespace_relabelled_between_alike_pods_ends_their_batch(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A bound pod on n0 keeps pods labelled app=spread of namespaces labelled team=a off its
-    node. The job's pods prefer n0; once their namespace is labelled team=a (an event handled
+@pytest.mark.parametrize(
+    "selector", [{"matchLabels": {"app": "spread"}}, {}], ids=["app=spread", "every-pod"]
+)
+def test_a_namespace_relabelled_between_alike_pods_ends_their_batch(
+    selector: Obj, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bound pod on n0 keeps pods labelled app=spread (or every pod: a term that reads no
+    pod label) of namespaces labelled team=a off its node. The job's pods prefer n0; once their namespace is labelled team=a (an event handled
     between two attempts changes the labels the cycle's snapshot reads), the next pod's key
     differs from the batch's, its own attempt sees the term, and it and the pods after it
     land on n1, as one attempt each puts them."""
-    objects = _guarded_job()
+    objects = _guarded_job(selector)
     filtered = FilteredPerGang(monkeypatch)
     batched = _cycle_placements(objects, 2)
     assert [node for _, node in batched] == ["n0", "n0", "n1", "n1", "n1"]
@@ -405,10 +410,10 @@ def test_a_namespace_relabelled_between_alike_pods_ends_their_batch(monkeypatch:
     assert _cycle_placements(objects, 2) == batched
 
 
-def _guarded_job() -> list[Obj]:
-    guard = _anti(
-        _pod("guard", "100m", node="n0", labels={"app": "guard"}), {"matchLabels": {"app": "spread"}}
-    )
+def _guarded_job(selector: Obj | None = None) -> list[Obj]:
+    if selector is None:
+        selector = {"matchLabels": {"app": "spread"}}
+    guard = _anti(_pod("guard", "100m", node="n0", labels={"app": "guard"}), selector)
     guard["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0][
         "namespaceSelector"
     ] = {"matchLabels": {"team": "a"}}
