@@ -2,7 +2,9 @@
 
 The scenario: 1,000 nodes (64 CPUs, 110 pods each; 10 to a block, 100 to a spine) and one
 batch/v1 Indexed Job of `--pods` pods (parallelism = completions; 100 mCPU each), whose template
-asks Kueue for a preferred spine, so the Job is one gang of all its pods. The small case is
+asks Kueue for a preferred spine, so the Job is one gang of all its pods; with `--lone` the
+template asks for nothing, so each pod is a gang of its own, scheduled alone (the cycle's
+opportunistic batching places the pods alike from one Filter and Score pass). The small case is
 the same with a tenth of the pods: the per-pod figures of the two say whether the work grows
 linearly (`growth` near 1) or faster.
 
@@ -17,9 +19,9 @@ same cases on the commit REF too (its tree exported by `git archive`, this scrip
 the same run; the two codes alternate which goes first from one run to the next, as the cases
 do. The median wall and CPU seconds of `--runs` are printed.
 
-    .venv/bin/python -m benchmarks.simulate_expansion [--pods 100000] [--runs 1] [--before REF]
+    .venv/bin/python -m benchmarks.simulate_expansion [--pods 100000] [--runs 1] [--before REF] [--lone]
 
-Last line: `summary: pods=<n> load_cpu_s=... simulate_cpu_s=... total_cpu_s=... total_wall_s=...
+Last line: `summary: case=<gang|lone> pods=<n> load_cpu_s=... simulate_cpu_s=... total_cpu_s=... total_wall_s=...
 rss_mb=... small_total_cpu_s=... per_pod_us=... growth=...` (`growth`: CPU per pod of the large
 case over the small one's), and with `--before` the same commit's `before_total_cpu_s`,
 `before_total_wall_s`, `before_rss_mb` and `cpu_speedup` (its total CPU over this tree's).
@@ -51,7 +53,7 @@ SPINE = "network.topology.nvidia.com/spine"
 BLOCK = "network.topology.nvidia.com/block"
 
 
-def objects(pods: int, nodes: int = 1_000) -> list[Obj]:
+def objects(pods: int, nodes: int = 1_000, *, lone: bool = False) -> list[Obj]:
     alloc = {"cpu": "64", "memory": "256Gi", "pods": "110"}
     out: list[Obj] = [
         {
@@ -66,7 +68,7 @@ def objects(pods: int, nodes: int = 1_000) -> list[Obj]:
         for i in range(nodes)
     ]
     template = {
-        "metadata": {"annotations": {"kueue.x-k8s.io/podset-preferred-topology": SPINE}},
+        "metadata": {"annotations": {} if lone else {"kueue.x-k8s.io/podset-preferred-topology": SPINE}},
         "spec": {
             "schedulerName": "topobridge",
             "restartPolicy": "Never",
@@ -89,9 +91,9 @@ def timed(fn: Callable[[], Any]) -> tuple[Any, float, float]:
     return out, time.perf_counter() - wall, time.process_time() - cpu
 
 
-def one(pods: int) -> dict[str, float]:
+def one(pods: int, lone: bool) -> dict[str, float]:
     """One case in this process: the two timed regions, and the process's peak RSS."""
-    objs = objects(pods)
+    objs = objects(pods, lone=lone)
     sc, load_wall, load_cpu = timed(lambda: load_scenario(objs))
     result, sim_wall, sim_cpu = timed(lambda: simulate(sc))
     if len(result.bound) != pods:
@@ -106,12 +108,13 @@ def one(pods: int) -> dict[str, float]:
     }
 
 
-def apart(pods: int, tree: str) -> dict[str, float]:
+def apart(pods: int, tree: str, lone: bool) -> dict[str, float]:
     """One case in a fresh process importing the code of `tree` (this repository or an
     exported commit): its root goes first on the import path (`-P`: not this script's folder,
     whose `controller.py` would hide the package)."""
     env = {**os.environ, "PYTHONPATH": tree}
     cmd = [sys.executable, "-P", str(Path(__file__).resolve()), "--one", str(pods)]
+    cmd += ["--lone"] if lone else []
     done = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env, cwd=tree)
     row: dict[str, float] = json.loads(done.stdout.splitlines()[-1])
     return row
@@ -150,10 +153,11 @@ def main() -> None:
     parser.add_argument("--pods", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--before", metavar="REF", help="measure the commit REF too, side by side")
+    parser.add_argument("--lone", action="store_true", help="a Job of lone pods: each its own gang")
     parser.add_argument("--one", type=int, metavar="PODS", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one is not None:
-        print(json.dumps(one(args.one)))
+        print(json.dumps(one(args.one, args.lone)))
         return
     repo = str(Path(__file__).resolve().parents[1])
     trees = {"this": repo}
@@ -165,7 +169,7 @@ def main() -> None:
     try:
         for run in range(args.runs):
             for code, name in jobs if run % 2 == 0 else reversed(jobs):
-                samples[code, name].append(apart(cases[name], trees[code]))
+                samples[code, name].append(apart(cases[name], trees[code], args.lone))
     finally:
         if args.before:
             shutil.rmtree(trees[args.before], ignore_errors=True)
@@ -179,7 +183,7 @@ def main() -> None:
     large, small = med["this", "large"], med["this", "small"]
     t = totals(large, small, cases["large"], cases["small"])
     line = (
-        f"summary: pods={cases['large']} load_cpu_s={large['load_cpu']:.2f} "
+        f"summary: case={'lone' if args.lone else 'gang'} pods={cases['large']} load_cpu_s={large['load_cpu']:.2f} "
         f"simulate_cpu_s={large['simulate_cpu']:.2f} total_cpu_s={t['total_cpu']:.2f} "
         f"total_wall_s={t['total_wall']:.2f} rss_mb={large['rss_mb']:.0f} "
         f"small_total_cpu_s={t['small_total_cpu']:.2f} per_pod_us={t['per_pod_us']:.0f} growth={t['growth']:.2f}"

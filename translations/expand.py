@@ -462,8 +462,9 @@ def expand_job(job: Job, *, pods: Sequence[Pod] = ()) -> Expansion:
     new: list[JsonDict] = []
     if indexes:  # the template read once for all the pods (and only when there are some)
         template = _template("spec.template", job.spec.template)
+        owner = _owner("batch/v1", "Job", job.name, uid)  # one for all: the pods share it
         new = [
-            _job_pod(job, template, uid, index, ordinal=len(owned) + n, taken=names)
+            _job_pod(job, template, uid, index, ordinal=len(owned) + n, taken=names, owner=owner)
             for n, index in enumerate(indexes)
         ]
     notes = [] if job.metadata.uid else [f"uid {uid} stands in for the Job's (none in the input)"]
@@ -498,7 +499,14 @@ def _count_to_start(job: Job, owned: Sequence[Pod], active: Sequence[Pod]) -> in
 
 
 def _job_pod(
-    job: Job, template: _Template, uid: str, index: int | None, *, ordinal: int, taken: set[str]
+    job: Job,
+    template: _Template,
+    uid: str,
+    index: int | None,
+    *,
+    ordinal: int,
+    taken: set[str],
+    owner: JsonDict | None,
 ) -> JsonDict:
     ns = job.namespace or "default"
     labels: dict[str, str] = {}
@@ -517,7 +525,7 @@ def _job_pod(
         template,
         labels=labels,
         annotations=annotations,
-        owner=_owner("batch/v1", "Job", job.name, uid),
+        owner=owner,
     )
     if index is not None:
         pod["spec"]["hostname"] = f"{job.name}-{index}"
@@ -801,10 +809,16 @@ def _copy_of(parsed: tuple[JsonDict, Pod], raw: JsonDict) -> Pod | None:
 
 def _alike(a: JsonDict, b: JsonDict, apart: tuple[str, ...]) -> bool:
     """The same keys in the same order (a model keeps unknown fields in the order given), and
-    the same values but under the keys `apart`."""
-    if list(a) != list(b):
+    the same values but under the keys `apart` (a value shared with `b`, as the pods of one
+    template share their template's parts, is the same without a walk)."""
+    if len(a) != len(b) or list(a) != list(b):
         return False
-    return all(v == b[k] for k, v in a.items() if k not in apart)
+    for k, v in a.items():
+        if k not in apart:
+            w = b[k]
+            if v is not w and v != w:
+                return False
+    return True
 
 
 def _as_modelled(key: str, value: Any) -> str | dict[str, str] | None:
@@ -812,6 +826,14 @@ def _as_modelled(key: str, value: Any) -> str | dict[str, str] | None:
     `annotations` a copy of a map of strings); None when parsing would convert or refuse it."""
     if key == "name":
         return value if type(value) is str else None
-    if type(value) is dict and all(type(k) is str and type(v) is str for k, v in value.items()):
+    if type(value) is dict and _strings_only(value) and _strings_only(value.values()):
         return dict(value)
     return None
+
+
+def _strings_only(values: Iterable[Any]) -> bool:
+    """Every value a `str` exactly (no subclass: parsing would convert it)."""
+    return set(map(type, values)) <= _STR
+
+
+_STR = frozenset({str})

@@ -39,7 +39,18 @@ from controller.placer.attempt_budget import DEFAULT_ATTEMPT_STEPS, DEFAULT_GUAR
 from controller.placer.backoff import GANG_BIND, GANG_ERROR
 from controller.placer.budgets import Budget, after_evictions
 from controller.placer.cluster import ClusterView, queue_order, request_vector
-from controller.placer.engine import GangPlacement, Verdict, pod_messages, schedule
+from controller.placer.demand import GangDemand
+from controller.placer.engine import (
+    DEMAND,
+    Alike,
+    GangPlacement,
+    Verdict,
+    alike_key,
+    place_alike,
+    pod_messages,
+    schedule,
+    term_keys,
+)
 from controller.placer.framework import (
     SCHEDULING_GATED,
     Code,
@@ -360,6 +371,8 @@ class SchedulingCycle:
 
     _hints: dict[Hint, bool] = field(init=False, default_factory=dict)
     """`Unschedulable.holds`'s answers this cycle, shared by gangs with the same terms."""
+    _batch: _Batch | None = field(init=False, default=None)
+    """The last placed lone pod's demand, for the next pod like it (`engine.place_alike`)."""
 
     def __post_init__(self) -> None:
         self.served = frozenset(self.served)
@@ -415,6 +428,7 @@ class SchedulingCycle:
             self.timing.unschedulable.pop(gang.key, None)
             self.last_verdict = None
             self.snapshot.rollback_to(mark)
+            self._batch = None  # what raised may be the batch: the next pod starts afresh
             self.budgets = budgets
             self.plan.truncate(plan_marks)
             return self._errored(gang, exc, state.step)
@@ -465,18 +479,12 @@ class SchedulingCycle:
         first_seen = self.timing.seen(gang.key, self.now)
         asked = self.options.shape(gang)
         state.step = Step.PRE_FILTER
-        verdict = schedule(
-            asked,
-            self.snapshot,
-            budgets=self.budgets,
-            attempt_budget=attempt_budget,
-            profile=profile,
-            state=state,
-        )
+        batch, verdict = self._schedule(asked, state, attempt_budget, profile)
         self.last_verdict = verdict
         if verdict.code is Code.SUCCESS and verdict.placement is not None and verdict.placement.pods:
             state.step = Step.RESERVE
             annotations = self.reserve(gang, verdict.placement, profile)
+            self._batch = self._batched(asked, state, batch)
             return self._permit_bind(gang, verdict, verdict.placement, annotations)
         state.step = Step.PERMIT
         permit = self._permit(gang, first_seen, profile)
@@ -497,6 +505,55 @@ class SchedulingCycle:
                 gang, replace(verdict, code=held.code, step=Step.PERMIT, plugin=held.plugin), report=False
             )
         return self._outcome(gang, verdict)
+
+    def _schedule(
+        self, gang: Gang, state: CycleState, attempt_budget: AttemptBudget, profile: Profile
+    ) -> tuple[_Batch | None, Verdict]:
+        """The engine's verdict: from the batch `gang` joins when it is placed there (`_alike`),
+        else from its own full attempt."""
+        batch, placed = self._alike(gang, state)
+        if placed is not None:
+            return batch, placed
+        verdict = schedule(
+            gang,
+            self.snapshot,
+            budgets=self.budgets,
+            attempt_budget=attempt_budget,
+            profile=profile,
+            state=state,
+        )
+        return None, verdict
+
+    def _alike(self, gang: Gang, state: CycleState) -> tuple[_Batch | None, Verdict | None]:
+        """Kube-scheduler's opportunistic batching: when `gang` is like the batch's pods, the
+        batch and the verdict `engine.place_alike` gives (None: the full attempt runs)."""
+        batch = self._batch
+        if batch is None:
+            return None, None
+        # A demand reads the index and the bound pods' terms and host ports (the namespace's
+        # labels are in the key). In a cycle only `reserve` changes those, and every reserve
+        # remakes the batch (`_batched`); a preemption (victims terminating, nominations) or an
+        # expiry (nominations released) change the room alone, which Select reads afresh, and
+        # an attempt that raised ends the batch. Nothing else changes them until the next view.
+        assert batch.reads(self.snapshot), "the snapshot changed under a batch of alike pods"
+        if alike_key(gang, self.snapshot, batch.read) != batch.key:
+            return None, None
+        state.step = Step.SELECT
+        return batch, place_alike(gang, self.snapshot, batch.demand, self.options.profile)
+
+    def _batched(self, gang: Gang, state: CycleState, batch: _Batch | None) -> _Batch | None:
+        """After `gang` was placed and reserved: the batch the next pod like it may join (the
+        one it joined, else one its own attempt's demand starts), as the snapshot is now."""
+        if batch is not None:
+            return batch
+        demand = state.get(DEMAND, None)
+        if demand is None:
+            return None
+        read = term_keys(self.snapshot)
+        key = alike_key(gang, self.snapshot, read)
+        if key is None:
+            return None
+        return _Batch(key, demand, read, self.snapshot.index, len(self.snapshot.with_terms))
 
     def _permit(self, gang: Gang, first_seen: float, profile: Profile) -> PermitResult:
         """The Permit plugins' answer for a gang that is not placed: the first that lets it go
@@ -644,6 +701,24 @@ def placed_records(index: ClusterIndex, gang: Gang, placed: Sequence[tuple[str, 
             )
         )
     return out
+
+
+@dataclass(frozen=True)
+class _Batch:
+    """Lone pods placed one after another from one Filter and Score pass: their `alike_key`,
+    the demand those built, the label keys bound pods' terms read, and what of the snapshot
+    the demand was built from that a change to its inputs would change: the index (a relabel
+    replaces it) and how many bound pods carry terms or host ports."""
+
+    key: Alike
+    demand: GangDemand
+    read: frozenset[str]
+    index: ClusterIndex
+    terms: int
+
+    def reads(self, snap: Snapshot) -> bool:
+        """Whether `snap` is, as far as a demand reads it, the one the batch was built on."""
+        return snap.index is self.index and len(snap.with_terms) == self.terms
 
 
 def _safe_pod_messages(gang: Gang, verdict: Verdict) -> dict[str, str]:

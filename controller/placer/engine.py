@@ -20,6 +20,15 @@ Plan of an attempt (`schedule`):
    pending pod fits but minMember allows fewer, the longest rank prefix that fits is placed.
 4. PostFilter: DefaultPreemption, when nothing fits.
 
+Opportunistic batching (kube-scheduler's, for pods of one signature): a lone pod with no
+inter-pod term, host port or claim, whose PreFilter, Filter and Score read nothing the binds of
+its own kind change, has an `alike` key; the cycle keeps the demand of the last such pod it
+placed and, for the next pod of the same key until another gang is placed (in a cycle only a
+reserve changes what a demand reads; a preemption or an expiry between changes the room
+alone), runs only Score's outcome and Select again on the free room (`place_alike`): the same
+functions on the same inputs as a full attempt, so the same node. Anything else (nothing
+fits, a nomination, preemption) is a full attempt.
+
 Every verdict carries the `Step` that decided it and the plugin that said so. The runner
 never mutates the snapshot; the cycle (`controller.placer.cycle`) reserves and permits. An
 attempt runs with the cyclic collector held off (`translations.collector`): preemption's dry
@@ -58,6 +67,7 @@ from controller.placer.preempt import (
 from controller.placer.rules import MemberRules
 from controller.placer.select import Placement, Where, select, select_partial, subgroups_ready
 from controller.placer.snapshot import CLUSTER, I64, ClusterIndex, Snapshot
+from controller.placer.terms import PodTerms
 from translations import collector
 from translations.gangs import Gang, GangPod
 
@@ -145,12 +155,81 @@ def _attempt(
         return refused
     state.step = Step.FILTER
     demand = build_demand(gang, snap, profile=profile, state=state)
+    state.write(DEMAND, demand)
     return _after_filter(
         _Attempt(
             gang, snap, profile, budgets, attempt_budget if attempt_budget is not None else unbounded(), state
         ),
         demand,
     )
+
+
+Alike = tuple[object, ...]
+"""What the demand of a lone pod is a function of, besides the snapshot (`alike_key`)."""
+
+
+def alike_key(gang: Gang, snap: Snapshot, read: frozenset[str] | None = None) -> Alike | None:
+    """The key under which `gang`'s demand serves every gang of the same key on a snapshot
+    changed only by their binds (see the module docstring); None when it may not: not one
+    pending pod alone, a topology, subgroups, slices, a GPU gang, inter-pod terms, host ports,
+    claims, a nomination. Its labels count only where a bound pod's term may read them
+    (`read`: `term_keys(snap)`, when the caller has it), and its namespace's labels count when
+    a bound pod has a term (a namespaceSelector reads them, even in a term that reads no pod
+    label; a Namespace event may change them during a cycle)."""
+    if len(gang.pods) != 1 or len(gang.pending) != 1 or gang.gpu is not None or gang.error:
+        return None
+    if gang.constraint is not None or gang.subgroups or gang.slices or gang.kueue_tas:
+        return None
+    member = gang.pending[0]
+    pod = member.pod
+    if not member.shape or member.key in snap.nominations or PodTerms.of(pod) is not None:
+        return None
+    if pod.spec.resource_claims or pod.spec.node_name:
+        return None
+    labels = pod.metadata.labels or {}
+    read = term_keys(snap) if read is None else read
+    seen = tuple(sorted((k, labels[k]) for k in read if k in labels)) if read else ()
+    return (
+        gang.source,
+        gang.min_member,
+        gang.priority,
+        gang.all_or_nothing,
+        member.shape,
+        pod.namespace,
+        seen,
+        snap.namespace_labels.get(pod.namespace) if snap.with_terms else None,
+    )
+
+
+def term_keys(snap: Snapshot) -> frozenset[str]:
+    """Every label key a bound pod's inter-pod term reads: where two pods' labels must agree
+    for the filters and scores to treat them alike."""
+    keys: set[str] = set()
+    for p in snap.with_terms.values():
+        if p.terms is not None:
+            for sel in p.terms.selectors():
+                keys |= sel.keys()
+    return frozenset(keys)
+
+
+DEMAND: StateKey[GangDemand | None] = StateKey("Runner/demand")
+"""The demand the attempt's Filter and Score built (what `place_alike` reuses)."""
+
+
+def place_alike(gang: Gang, snap: Snapshot, like: GangDemand, profile: Profile) -> Verdict | None:
+    """`schedule`'s verdict for `gang` when it is placed, from `like`, the demand of a gang of
+    the same `alike_key` on this snapshot before the binds since (they change no mask and no
+    score: see the module docstring); None when the full attempt must run (it would not be
+    placed, or its path is not Select's)."""
+    if any(not c.mask.any() for c in like.classes) or like.unknown_resource is not None:
+        return None
+    demand = replace(like, key=gang.key, pods=tuple(gang.pending))
+    free = snap.free(gang.key, gang.priority)
+    required = max(0, gang.min_member - len(gang.bound))
+    placed, demand = _select(gang, demand, snap, free, required, profile)
+    if placed is None or demand.n != 1:
+        return None
+    return Verdict(Code.SUCCESS, "", Step.SELECT, placement=_gang_placement(placed, demand, snap.index))
 
 
 def pre_filter(profile: Profile, state: CycleState, gang: Gang, snap: Snapshot) -> Verdict | None:
