@@ -259,7 +259,7 @@ class _Choice:
 def plan_preemption(
     demand: GangDemand,
     snap: Snapshot,
-    free: I64,
+    room: PreemptionRoom,
     budgets: Sequence[Budget],
     *,
     scheduler: str,
@@ -271,7 +271,8 @@ def plan_preemption(
     may go and where (`_candidates`), which victims (`_choose`), then the plan (`_plan`); with
     the filters run again on the state with victims removed when they read bound pods
     (`_plan_refiltered`; `best_case`: the demand they gave with every lower priority gone, when
-    the caller has it)."""
+    the caller has it). `room`: the free room, and the room with every lower priority gone
+    when a step before has asked for it."""
     budget = attempt_budget if attempt_budget is not None else unbounded()
     if refilter is not None and reads_bound_pods(demand, snap):
         best_case = best_case or revived(demand, snap, refilter)
@@ -291,7 +292,7 @@ def plan_preemption(
         # Places too big to reprieve pod by pod, or no budget left to: the search by room over
         # the filters' best case, kept only if the filters, run again without its victims,
         # still let the gang in; else every eligible unit of that place, checked the same way.
-        by_room = _plan_by_room(best_case, snap, free, budgets, scheduler, budget)
+        by_room = _plan_by_room(best_case, snap, room, budgets, scheduler, budget)
         if by_room is None:
             return None
         checked = _verified(*by_room, demand, snap, refilter)
@@ -300,21 +301,22 @@ def plan_preemption(
         return _whole_place(
             by_room[1], demand, snap, budgets, refilter, scheduler=scheduler, checked=by_room[0]
         )
-    got = _plan_by_room(demand, snap, free, budgets, scheduler, budget)
+    got = _plan_by_room(demand, snap, room, budgets, scheduler, budget)
     return got[0] if got is not None else None
 
 
 def _plan_by_room(
     demand: GangDemand,
     snap: Snapshot,
-    free: I64,
+    room: PreemptionRoom,
     budgets: Sequence[Budget],
     scheduler: str,
     attempt_budget: AttemptBudget,
 ) -> tuple[PreemptionPlan, Where] | None:
     """What may go and where (`_candidates`), which victims (`_choose`), then the plan (`_plan`)
     and its place."""
-    found = _candidates(demand, snap, free, budgets)
+    free = room.free
+    found = _candidates(demand, snap, room, budgets)
     if found is None:
         return None
     chosen = _choose(demand, snap, free, found, attempt_budget)
@@ -394,10 +396,10 @@ def _whole_place(
 
 
 def _candidates(
-    demand: GangDemand, snap: Snapshot, free: I64, budgets: Sequence[Budget]
+    demand: GangDemand, snap: Snapshot, room: PreemptionRoom, budgets: Sequence[Budget]
 ) -> Candidates | None:
     """The pods a plan may evict and the places it may target; None when no place could hold
-    the gang even with every eligible pod gone."""
+    the gang even with every eligible pod gone (the room then: `room`'s)."""
     arrays = snap.arrays()
     eligible = eligible_victims(snap, arrays, demand.priority)
     if not demand.classes:
@@ -408,8 +410,10 @@ def _candidates(
     reach = eligible & usable[arrays.node]
     if not reach.any():
         return None
-    # With every eligible pod gone, which candidate places could hold the gang at all?
-    optimistic = with_freed(free, arrays, reach)
+    # With every eligible pod gone, which candidate places could hold the gang at all? (The
+    # offers read no node outside the classes' masks: the pods there, in the room too, count
+    # for nothing.)
+    optimistic = room.freed(demand.priority)
     places = _candidate_places(demand, snap.index, optimistic)
     if demand.n == 1 and [w.kind for w, _ in places] == ["cluster"]:
         places = _node_places(demand, snap.index, optimistic)  # a lone pod goes on one node
@@ -576,14 +580,57 @@ def eligible_victims(snap: Snapshot, arrays: PodArrays, priority: int) -> Bool:
 
 
 def with_freed(free: I64, arrays: PodArrays, gone: Bool) -> I64:
-    """`free` plus, per node, what the pods of `gone` hold: one scatter over the flattened
-    matrix (integer, so exact; several times faster than `np.add.at` over rows)."""
+    """`free` plus, per node, what the pods of `gone` hold. When most pods go and the arrays
+    carry what all of them hold (`PodArrays.held`, kept with the columns), that less what the
+    others hold: the scatter runs over the fewer pods (a gang that outranks most of the
+    cluster, the usual preemptor, leaves a handful)."""
     out = free.copy()
-    idx = np.flatnonzero(gone)
-    n_res = out.shape[1]
-    flat = (arrays.node[idx, None] * n_res + np.arange(n_res)).ravel()
-    np.add.at(out.reshape(-1), flat, arrays.req[idx].ravel())
+    held = arrays.held_on(len(free)) if 2 * int(np.count_nonzero(gone)) > len(gone) else None
+    if held is None:
+        _scatter(out, arrays, np.flatnonzero(gone), 1)
+    else:
+        out += held
+        _scatter(out, arrays, np.flatnonzero(~gone), -1)
     return out
+
+
+def _scatter(out: I64, arrays: PodArrays, pods: I64, sign: int) -> None:
+    """The requests of `pods` added to (`sign` 1) or taken from (-1) their nodes' rows of `out`:
+    one scatter over the flattened matrix (integer, so exact; several times faster than
+    `np.add.at` over rows)."""
+    n_res = out.shape[1]
+    flat = (arrays.node[pods, None] * n_res + np.arange(n_res)).ravel()
+    np.add.at(out.reshape(-1), flat, arrays.req[pods].ravel() if sign > 0 else -arrays.req[pods].ravel())
+
+
+class PreemptionRoom:
+    """The room a preemption weighs: `free` as it is, and with every pod a gang of a priority
+    may evict gone (`with_freed` over `eligible_victims`), summed on the first question and
+    then shared by every step of one preemption that asks: DefaultPreemption's "would the gang
+    fit" for each place and member count, the order of a label's values, the planner's
+    candidate places. Per node, so a dry run that takes pods out and puts them back leaves it
+    standing."""
+
+    def __init__(self, snap: Snapshot, free: I64) -> None:
+        self.snap, self.free = snap, free
+        self._room: dict[int, I64 | None] = {}
+
+    def freed(self, priority: int) -> I64:
+        """The room with every pod a gang of `priority` may evict gone (`free` itself when no
+        pod may go)."""
+        got = self._asked(priority)
+        return got if got is not None else self.free
+
+    def may_free(self, priority: int) -> bool:
+        """May any pod go for a gang of `priority`?"""
+        return self._asked(priority) is not None
+
+    def _asked(self, priority: int) -> I64 | None:
+        if priority not in self._room:
+            arrays = self.snap.arrays()
+            eligible = eligible_victims(self.snap, arrays, priority)
+            self._room[priority] = with_freed(self.free, arrays, eligible) if eligible.any() else None
+        return self._room[priority]
 
 
 def _may_go(pod: BoundPod, priority: int) -> bool:
