@@ -62,7 +62,7 @@ How (`plan_preemption`: `_candidates`, then `_choose`, then `_plan`), in two reg
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Protocol
@@ -238,7 +238,7 @@ class Candidates:
     places: list[tuple[Where, int]]
     """Places a plan may target, each with the gang's leftover slots there were every eligible
     pod gone; fewest leftover first."""
-    pod_budgets: dict[int, tuple[int, ...]]
+    pod_budgets: Mapping[int, tuple[int, ...]]
     """Eligible pod -> the budgets that cover it (indexes into `allowed`)."""
     allowed: list[int]
     """Disruptions each budget still allows."""
@@ -482,8 +482,12 @@ def _kube_tiebreak(
 def _heuristic(demand: GangDemand, snap: Snapshot, free: I64, found: Candidates) -> _Choice | None:
     """`fast.fast_plan` over every place at once, on lone pods no budget covers."""
     arrays = snap.arrays()
-    budgeted = np.zeros(len(arrays.keys), dtype=np.bool_)
-    budgeted[list(found.pod_budgets)] = True
+    covered = found.pod_budgets
+    if isinstance(covered, _Covered):
+        budgeted = covered.mask()
+    else:
+        budgeted = np.zeros(len(arrays.keys), dtype=np.bool_)
+        budgeted[list(covered)] = True
     lone = found.reach & (arrays.gang_size == 1) & ~budgeted
     fast = fast_plan(demand, snap.index, arrays, free, lone, found.places)
     if fast is None:
@@ -548,6 +552,13 @@ def reads_bound_pods(demand: GangDemand, snap: Snapshot) -> bool:
     its own: such a pod, wherever it runs, must not change how the gang's victims are chosen."""
     if any(PodTerms.of(demand.pods[c.pods[0]].pod) is not None for c in demand.classes):
         return True
+    terms = [
+        p.terms.anti_affinity
+        for p in snap.with_terms.values()
+        if p.terms is not None and p.terms.anti_affinity and _may_go(p, demand.priority)
+    ]
+    if not terms:
+        return False  # no member's labels to read (a big gang's are thousands)
     members = [
         (ns, dict(labels))
         for ns, labels in {
@@ -557,10 +568,8 @@ def reads_bound_pods(demand: GangDemand, snap: Snapshot) -> bool:
     ns_labels = snap.namespace_labels
     # Lazily, and each distinct term once: the first that selects a member answers.
     seen: set[int] = set()
-    for p in snap.with_terms.values():
-        if p.terms is None or not p.terms.anti_affinity or not _may_go(p, demand.priority):
-            continue
-        for t in p.terms.anti_affinity:
+    for anti_affinity in terms:
+        for t in anti_affinity:
             if id(t) in seen:
                 continue
             seen.add(id(t))
@@ -885,21 +894,60 @@ def _node_places(demand: GangDemand, index: ClusterIndex, optimistic: I64) -> li
 
 def _pod_budgets(
     snap: Snapshot, arrays: PodArrays, eligible: Bool, budgets: Sequence[Budget]
-) -> dict[int, tuple[int, ...]]:
+) -> Mapping[int, tuple[int, ...]]:
     """Pod index -> indexes of the budgets covering it, for the pods of `eligible` some budget
     covers."""
     if not budgets:
         return {}
     # Coverage kept by the caller is read off the arrays (`cover`, patched with them), not
-    # recomputed: only pods it records as covered, or does not know, are looked at one by one.
+    # recomputed: only pods it does not know are looked at one by one.
     pods = np.flatnonzero(eligible & (arrays.cover != NOT_COVERED))
     codes = arrays.cover[pods]
     unknown = codes == NOT_KNOWN
-    out = _budgets_of(snap, arrays, pods[unknown].tolist(), [None] * int(unknown.sum()), budgets)
-    by_code = _code_budgets(arrays, codes[~unknown], budgets)
-    keep = ~unknown & np.isin(codes, list(by_code))
-    out.update(zip(pods[keep].tolist(), map(by_code.__getitem__, codes[keep].tolist()), strict=True))
-    return out
+    afresh = _budgets_of(snap, arrays, pods[unknown].tolist(), [None] * int(unknown.sum()), budgets)
+    return _Covered(arrays.cover, eligible, _code_budgets(arrays, codes[~unknown], budgets), afresh)
+
+
+class _Covered(Mapping[int, tuple[int, ...]]):
+    """`_pod_budgets`' answer, read off the pods' coverage codes when asked rather than a dict
+    over every covered pod: a pod of `eligible` whose code names a budget, or one matched
+    afresh (`afresh`, the pods whose coverage the caller does not know)."""
+
+    def __init__(
+        self,
+        cover: I64,
+        eligible: Bool,
+        by_code: Mapping[int, tuple[int, ...]],
+        afresh: Mapping[int, tuple[int, ...]],
+    ) -> None:
+        self._cover, self._eligible, self._by_code, self._afresh = cover, eligible, by_code, afresh
+
+    def get(self, i: int, default: tuple[int, ...] | None = None) -> tuple[int, ...] | None:  # type: ignore[override]
+        got = self._afresh.get(i)
+        if got is None and self._eligible[i]:
+            got = self._by_code.get(int(self._cover[i]))
+        return got if got is not None else default
+
+    def __getitem__(self, i: int) -> tuple[int, ...]:
+        got = self.get(i)
+        if got is None:
+            raise KeyError(i)
+        return got
+
+    def mask(self) -> Bool:
+        """The pods some budget covers."""
+        hit = np.zeros(max(self._by_code, default=-1) + 1, dtype=np.bool_)
+        hit[list(self._by_code)] = True
+        out: Bool = self._eligible & (self._cover < len(hit))
+        out[out] = hit[self._cover[out]]
+        out[list(self._afresh)] = True
+        return out
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(np.flatnonzero(self.mask()).tolist())
+
+    def __len__(self) -> int:
+        return int(self.mask().sum())
 
 
 def _code_budgets(arrays: PodArrays, codes: I64, budgets: Sequence[Budget]) -> dict[int, tuple[int, ...]]:
@@ -907,7 +955,7 @@ def _code_budgets(arrays: PodArrays, codes: I64, budgets: Sequence[Budget]) -> d
     per pod); codes of no budget in `budgets` are left out."""
     pos = {b.key: j for j, b in enumerate(budgets)}
     out: dict[int, tuple[int, ...]] = {}
-    for c in np.unique(codes).tolist():
+    for c in np.flatnonzero(np.bincount(codes)).tolist():
         hits = tuple(sorted(pos[k] for k in arrays.cover_table[c] or () if k in pos))
         if hits:
             out[c] = hits
