@@ -304,6 +304,9 @@ class PodColumns:
             grown = np.zeros((max(rows, len(self.held)), self.n_resources), np.int64)
             grown[: len(self.held)] = self.held
             self.held, self._held_out = grown, False
+        if len(slots) > len(self.held):  # many pods (the first build): summed per node at once
+            self.held += sign * node_sums(nodes, self.req[slots], len(self.held)).T
+            return
         n_res = self.n_resources
         flat = (nodes[:, None] * n_res + np.arange(n_res)).ravel()
         np.add.at(self.held.reshape(-1), flat, sign * self.req[slots].ravel())
