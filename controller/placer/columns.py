@@ -192,7 +192,8 @@ def node_sums(nodes: I64, values: I64, n_nodes: int) -> I64:
     out = np.zeros((values.shape[1], n_nodes), dtype=np.int64)
     if len(nodes) == 0:
         return out
-    if int(np.abs(values).max()) * int(np.bincount(nodes).max()) < FLOAT_EXACT:
+    largest = max(int(values.max()), -int(values.min()))  # no temporary |values|
+    if largest * int(np.bincount(nodes).max()) < FLOAT_EXACT:
         for k in range(values.shape[1]):
             out[k] = np.bincount(nodes, weights=values[:, k], minlength=n_nodes)
         return out
@@ -293,18 +294,19 @@ class PodColumns:
         self._held_out = True
         return self.held
 
-    def _hold(self, slots: I64, sign: int) -> None:
+    def _hold(self, slots: I64 | slice, sign: int) -> None:
         """Add (`sign` 1) or take away (-1) the requests of the pods in `slots` from `held`,
-        on a copy when arrays handed out hold it (they never change)."""
-        if len(slots) == 0:
-            return
+        on a copy when arrays handed out hold it (they never change). A slice: the columns
+        read in place, not copied (the first build's every pod)."""
         nodes = self.node[slots]
+        if len(nodes) == 0:
+            return
         rows = int(nodes.max()) + 1
         if rows > len(self.held) or self._held_out:
             grown = np.zeros((max(rows, len(self.held)), self.n_resources), np.int64)
             grown[: len(self.held)] = self.held
             self.held, self._held_out = grown, False
-        if len(slots) > len(self.held):  # many pods (the first build): summed per node at once
+        if len(nodes) > len(self.held):  # many pods (the first build): summed per node at once
             self.held += sign * node_sums(nodes, self.req[slots], len(self.held)).T
             return
         n_res = self.n_resources
@@ -421,7 +423,7 @@ class PodColumns:
         )
         self.gang = np.concatenate([self.gang, self._codes(plist)])
         self.cover = np.concatenate([self.cover, self.cover_codes.of(list(pods), self.coverage)])
-        self._hold(np.arange(start, start + n, dtype=np.int64), +1)
+        self._hold(slice(start, start + n), +1)
 
     def _compact(self) -> None:
         """Drop the holes (order kept); gang codes start afresh so they do not grow forever."""
