@@ -15,7 +15,9 @@ Beside each pod's node, request, priority and gang, the arrays carry what readin
 not cost a pass over every pod in Python: its position by key (the slot less the holes
 before it, `_Positions`) and the PodDisruptionBudgets the caller records as covering it
 (`cover`, codes into a table of distinct coverages, read as each slot is written; the
-snapshot drops the columns when the budgets are recounted).
+snapshot drops the columns when the budgets are recounted), and per node what all of them
+request (`held`, patched with the slots written), so that the room with most pods gone is
+summed over the few that stay.
 """
 
 from __future__ import annotations
@@ -66,6 +68,22 @@ class PodArrays:
     cover_table: Sequence[tuple[str, ...] | None]
     positions: Mapping[str, int] | None = field(default=None, repr=False, compare=False)
     """Pod key -> its index, when the columns can tell it without a dict over every pod."""
+    held: I64 | None = field(default=None, repr=False, compare=False)
+    """Per node (rows by node index, as many as the highest node holding a pod needs): what
+    every pod of the arrays requests there, summed; kept by the columns, None on arrays built
+    afresh."""
+
+    def held_on(self, n_nodes: int) -> I64 | None:
+        """`held` over `n_nodes` rows (a node past its rows holds nothing); None when it is not
+        kept, or names a node past `n_nodes`."""
+        held = self.held
+        if held is None:
+            return None
+        if len(held) >= n_nodes:
+            return held[:n_nodes] if not held[n_nodes:].any() else None
+        out = np.zeros((n_nodes, held.shape[1]), dtype=np.int64)
+        out[: len(held)] = held
+        return out
 
     @property
     def position(self) -> Mapping[str, int]:
@@ -162,6 +180,28 @@ def pod_arrays(pods: Mapping[str, BoundPod], n_resources: int, coverage: Coverag
     )
 
 
+FLOAT_EXACT = 2**53
+"""Integers float64 holds exactly: below it, a sum in bincount's float weights is exact."""
+
+
+def node_sums(nodes: I64, values: I64, n_nodes: int) -> I64:
+    """[column, node]: per node of `n_nodes`, the sum of each column of `values` (a row per
+    entry of `nodes`), exact. Summed by bincount (several times faster than `np.add.at`) when
+    its float64 sums cannot round: the largest value times the most rows on one node below
+    2^53; by `np.add.at` otherwise."""
+    out = np.zeros((values.shape[1], n_nodes), dtype=np.int64)
+    if len(nodes) == 0:
+        return out
+    largest = max(int(values.max()), -int(values.min()))  # no temporary |values|
+    if largest * int(np.bincount(nodes).max()) < FLOAT_EXACT:
+        for k in range(values.shape[1]):
+            out[k] = np.bincount(nodes, weights=values[:, k], minlength=n_nodes)
+        return out
+    flat = (np.arange(values.shape[1])[:, None] * n_nodes + nodes).ravel()
+    np.add.at(out.reshape(-1), flat, values.T.ravel())
+    return out
+
+
 Column = TypeVar("Column", I64, Bool)
 
 
@@ -207,6 +247,10 @@ class PodColumns:
         after a few pods changed costs those pods, not a copy of every column."""
         self.dense_gang = np.zeros(0, np.int64)
         """`gang` over the live pods, for `dense.gang_size`."""
+        self.held = np.zeros((0, n_resources), np.int64)
+        """Per node: the live pods' requests summed (`PodArrays.held`), patched with every
+        change replayed; copied before a patch once arrays handed out hold it."""
+        self._held_out = False
         self._append(dict(pods))
 
     def recode_cover(self) -> None:
@@ -242,8 +286,32 @@ class PodColumns:
             cover=self.cover[slots],
             cover_table=self.cover_codes.table,
             positions=_Positions(self, keys),
+            held=self._hand_out_held(),
         )
         return self.dense
+
+    def _hand_out_held(self) -> I64:
+        self._held_out = True
+        return self.held
+
+    def _hold(self, slots: I64 | slice, sign: int) -> None:
+        """Add (`sign` 1) or take away (-1) the requests of the pods in `slots` from `held`,
+        on a copy when arrays handed out hold it (they never change). A slice: the columns
+        read in place, not copied (the first build's every pod)."""
+        nodes = self.node[slots]
+        if len(nodes) == 0:
+            return
+        rows = int(nodes.max()) + 1
+        if rows > len(self.held) or self._held_out:
+            grown = np.zeros((max(rows, len(self.held)), self.n_resources), np.int64)
+            grown[: len(self.held)] = self.held
+            self.held, self._held_out = grown, False
+        if len(nodes) > len(self.held):  # many pods (the first build): summed per node at once
+            self.held += sign * node_sums(nodes, self.req[slots], len(self.held)).T
+            return
+        n_res = self.n_resources
+        flat = (nodes[:, None] * n_res + np.arange(n_res)).ravel()
+        np.add.at(self.held.reshape(-1), flat, sign * self.req[slots].ravel())
 
     def _gang_sizes(self, terminating: Bool) -> I64:
         gang = self.dense_gang
@@ -271,6 +339,7 @@ class PodColumns:
             cover=_patched(old.cover, pos, self.cover[slots]),
             cover_table=old.cover_table,
             positions=old.positions,
+            held=self._hand_out_held(),
         )
 
     def _replay(self) -> None:
@@ -283,10 +352,15 @@ class PodColumns:
             self.version += 1
         if updated:
             slots = [self.slot[k] for k in updated]
+            at = np.asarray(slots, dtype=np.int64)
+            self._hold(at, -1)
             self._write(slots, list(updated.values()))
-            self._patch_dense(np.asarray(slots, dtype=np.int64))
+            self._hold(at, +1)
+            self._patch_dense(at)
         if removed:
-            self.alive[[self.slot.pop(k) for k in removed]] = False
+            gone = np.asarray([self.slot.pop(k) for k in removed], dtype=np.int64)
+            self._hold(gone, -1)
+            self.alive[gone] = False
             self.live = None
         if added:
             self._append(added)
@@ -349,6 +423,7 @@ class PodColumns:
         )
         self.gang = np.concatenate([self.gang, self._codes(plist)])
         self.cover = np.concatenate([self.cover, self.cover_codes.of(list(pods), self.coverage)])
+        self._hold(slice(start, start + n), +1)
 
     def _compact(self) -> None:
         """Drop the holes (order kept); gang codes start afresh so they do not grow forever."""

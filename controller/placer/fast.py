@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from controller.placer.columns import node_sums
 from controller.placer.demand import GangDemand
 from controller.placer.search import NO_VICTIM
 from controller.placer.select import Where
@@ -142,9 +143,15 @@ def fast_plan(
     shape = GangShape(cols=cols, request=cls.req[cols], size=demand.n, mask=cls.mask)
     where_is = _places(places, index, free, shape)
     cand = np.flatnonzero(lone & (where_is.of_node[arrays.node] >= 0))
-    for q in np.unique(arrays.priority[cand]):
-        pick = cand[arrays.priority[cand] <= q]
-        got = _at_threshold(pick, arrays, free, shape, where_is)
+    prio = arrays.priority[cand]
+    room = _Room.of(free, shape)
+    left = prio
+    while len(left):  # the thresholds, lowest first, as far as they go
+        q = left.min()
+        left = left[left > q]
+        room.add(cand[prio == q], arrays)
+        pick = cand[prio <= q]
+        got = _at_threshold(pick, arrays, free, shape, where_is, room)
         i = _best(got, places, arrays, index) if got is not None else None
         if got is None or i is None:
             continue
@@ -167,14 +174,16 @@ def _places(places: Sequence[tuple[Where, int]], index: ClusterIndex, free: I64,
     return Places(of_node=of_node, need=shape.size - have.astype(np.int64))
 
 
-def _at_threshold(pick: I64, arrays: PodArrays, free: I64, shape: GangShape, places: Places) -> _Freed | None:
-    """The places that can be freed with the pods `pick`, and the pods the hull greedy evicts
-    in each."""
+def _at_threshold(
+    pick: I64, arrays: PodArrays, free: I64, shape: GangShape, places: Places, room: _Room
+) -> _Freed | None:
+    """The places that can be freed with the pods `pick` (`room`: with them all gone), and the
+    pods the hull greedy evicts in each."""
     if len(pick) == 0:
         return None
     # Only the pods of places that could be freed were all of them gone are queued: a node's
     # queue, gains and hull are its own, and a place that cannot be freed frees none of them.
-    may = _may_free(pick, arrays, free, shape, places)
+    may = _may_free(room, shape, places)
     pick = pick[may[places.of_node[arrays.node[pick]]]]
     if len(pick) == 0:
         return None
@@ -192,14 +201,36 @@ def _at_threshold(pick: I64, arrays: PodArrays, free: I64, shape: GangShape, pla
     return _fill(hull, queues, gain, places)
 
 
-def _may_free(pick: I64, arrays: PodArrays, free: I64, shape: GangShape, places: Places) -> Bool:
-    """Per place: could it be freed were every pod of `pick` gone (each node's queue is cut, so
-    this bounds what the queues can free)? No queue of another place is worth building."""
-    cols = shape.cols.tolist()
-    room = np.ascontiguousarray(free[:, shape.cols].T)  # [column, node]: integer sums stay exact
-    flat = (np.arange(len(cols))[:, None] * len(free) + arrays.node[pick]).ravel()
-    np.add.at(room.reshape(-1), flat, arrays.req[pick][:, shape.cols].T.ravel())
-    gain = shape.slots_by_column(list(room)) - shape.slots_by_column([free[:, c] for c in cols])
+@dataclass(frozen=True)
+class _Room:
+    """The room on the gang's columns with the pods of the thresholds so far gone, each
+    threshold's pods added as it comes (a pod is summed once, not at every threshold above
+    its own), beside the slots before any eviction."""
+
+    cols: I64
+    """The gang's columns (`GangShape.cols`)."""
+    by_column: I64
+    """[column, node]: integer sums, so exact."""
+    base: I64
+    """Per node: the slots on `free` itself."""
+
+    @classmethod
+    def of(cls, free: I64, shape: GangShape) -> _Room:
+        by_column = np.ascontiguousarray(free[:, shape.cols].T)
+        return cls(shape.cols, by_column, shape.slots_by_column(list(by_column)))
+
+    def add(self, pods: I64, arrays: PodArrays) -> None:
+        """The requests of `pods` freed on their nodes."""
+        if len(pods):
+            freed = node_sums(arrays.node[pods], arrays.req[pods][:, self.cols], self.by_column.shape[1])
+            np.add(self.by_column, freed, out=self.by_column)
+
+
+def _may_free(room: _Room, shape: GangShape, places: Places) -> Bool:
+    """Per place: could it be freed were every pod of the threshold gone (`room`; each node's
+    queue is cut, so this bounds what the queues can free)? No queue of another place is worth
+    building."""
+    gain = shape.slots_by_column(list(room.by_column)) - room.base
     gain[~shape.mask] = 0
     inside = places.of_node >= 0
     most = np.bincount(places.of_node[inside], weights=gain[inside], minlength=places.count)

@@ -62,7 +62,7 @@ How (`plan_preemption`: `_candidates`, then `_choose`, then `_plan`), in two reg
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from operator import attrgetter
@@ -227,7 +227,7 @@ class Candidates:
     places: list[tuple[Where, int]]
     """Places a plan may target, each with the gang's leftover slots there were every eligible
     pod gone; fewest leftover first."""
-    pod_budgets: dict[int, tuple[int, ...]]
+    pod_budgets: Mapping[int, tuple[int, ...]]
     """Eligible pod -> the budgets that cover it (indexes into `allowed`)."""
     allowed: list[int]
     """Disruptions each budget still allows."""
@@ -248,7 +248,7 @@ class _Choice:
 def plan_preemption(
     demand: GangDemand,
     snap: Snapshot,
-    free: I64,
+    room: PreemptionRoom,
     budgets: Sequence[Budget],
     *,
     scheduler: str,
@@ -260,7 +260,8 @@ def plan_preemption(
     may go and where (`_candidates`), which victims (`_choose`), then the plan (`_plan`); with
     the filters run again on the state with victims removed when they read bound pods
     (`_plan_refiltered`; `best_case`: the demand they gave with every lower priority gone, when
-    the caller has it)."""
+    the caller has it). `room`: the free room, and the room with every lower priority gone
+    when a step before has asked for it."""
     budget = attempt_budget if attempt_budget is not None else unbounded()
     if refilter is not None and reads_bound_pods(demand, snap):
         best_case = best_case or revived(demand, snap, refilter)
@@ -280,7 +281,7 @@ def plan_preemption(
         # Places too big to reprieve pod by pod, or no budget left to: the search by room over
         # the filters' best case, kept only if the filters, run again without its victims,
         # still let the gang in; else every eligible unit of that place, checked the same way.
-        by_room = _plan_by_room(best_case, snap, free, budgets, scheduler, budget)
+        by_room = _plan_by_room(best_case, snap, room, budgets, scheduler, budget)
         if by_room is None:
             return None
         checked = _verified(*by_room, demand, snap, refilter)
@@ -289,21 +290,22 @@ def plan_preemption(
         return _whole_place(
             by_room[1], demand, snap, budgets, refilter, scheduler=scheduler, checked=by_room[0]
         )
-    got = _plan_by_room(demand, snap, free, budgets, scheduler, budget)
+    got = _plan_by_room(demand, snap, room, budgets, scheduler, budget)
     return got[0] if got is not None else None
 
 
 def _plan_by_room(
     demand: GangDemand,
     snap: Snapshot,
-    free: I64,
+    room: PreemptionRoom,
     budgets: Sequence[Budget],
     scheduler: str,
     attempt_budget: AttemptBudget,
 ) -> tuple[PreemptionPlan, Where] | None:
     """What may go and where (`_candidates`), which victims (`_choose`), then the plan (`_plan`)
     and its place."""
-    found = _candidates(demand, snap, free, budgets)
+    free = room.free
+    found = _candidates(demand, snap, room, budgets)
     if found is None:
         return None
     chosen = _choose(demand, snap, free, found, attempt_budget)
@@ -383,10 +385,10 @@ def _whole_place(
 
 
 def _candidates(
-    demand: GangDemand, snap: Snapshot, free: I64, budgets: Sequence[Budget]
+    demand: GangDemand, snap: Snapshot, room: PreemptionRoom, budgets: Sequence[Budget]
 ) -> Candidates | None:
     """The pods a plan may evict and the places it may target; None when no place could hold
-    the gang even with every eligible pod gone."""
+    the gang even with every eligible pod gone (the room then: `room`'s)."""
     arrays = snap.arrays()
     eligible = eligible_victims(snap, arrays, demand.priority)
     if not demand.classes:
@@ -397,8 +399,10 @@ def _candidates(
     reach = eligible & usable[arrays.node]
     if not reach.any():
         return None
-    # With every eligible pod gone, which candidate places could hold the gang at all?
-    optimistic = with_freed(free, arrays, reach)
+    # With every eligible pod gone, which candidate places could hold the gang at all? (The
+    # offers read no node outside the classes' masks: the pods there, in the room too, count
+    # for nothing.)
+    optimistic = room.freed(demand.priority)
     places = _candidate_places(demand, snap.index, optimistic)
     if demand.n == 1 and [w.kind for w, _ in places] == ["cluster"]:
         places = _node_places(demand, snap.index, optimistic)  # a lone pod goes on one node
@@ -467,8 +471,12 @@ def _kube_tiebreak(
 def _heuristic(demand: GangDemand, snap: Snapshot, free: I64, found: Candidates) -> _Choice | None:
     """`fast.fast_plan` over every place at once, on lone pods no budget covers."""
     arrays = snap.arrays()
-    budgeted = np.zeros(len(arrays.keys), dtype=np.bool_)
-    budgeted[list(found.pod_budgets)] = True
+    covered = found.pod_budgets
+    if isinstance(covered, _Covered):
+        budgeted = covered.mask()
+    else:
+        budgeted = np.zeros(len(arrays.keys), dtype=np.bool_)
+        budgeted[list(covered)] = True
     lone = found.reach & (arrays.gang_size == 1) & ~budgeted
     fast = fast_plan(demand, snap.index, arrays, free, lone, found.places)
     if fast is None:
@@ -533,6 +541,13 @@ def reads_bound_pods(demand: GangDemand, snap: Snapshot) -> bool:
     its own: such a pod, wherever it runs, must not change how the gang's victims are chosen."""
     if any(PodTerms.of(demand.pods[c.pods[0]].pod) is not None for c in demand.classes):
         return True
+    terms = [
+        p.terms.anti_affinity
+        for p in snap.with_terms.values()
+        if p.terms is not None and p.terms.anti_affinity and may_go(p, demand.priority)
+    ]
+    if not terms:
+        return False  # no member's labels to read (a big gang's are thousands)
     members = [
         (ns, dict(labels))
         for ns, labels in {
@@ -542,10 +557,8 @@ def reads_bound_pods(demand: GangDemand, snap: Snapshot) -> bool:
     ns_labels = snap.namespace_labels
     # Lazily, and each distinct term once: the first that selects a member answers.
     seen: set[int] = set()
-    for p in snap.with_terms.values():
-        if p.terms is None or not p.terms.anti_affinity or not may_go(p, demand.priority):
-            continue
-        for t in p.terms.anti_affinity:
+    for anti_affinity in terms:
+        for t in anti_affinity:
             if id(t) in seen:
                 continue
             seen.add(id(t))
@@ -565,14 +578,57 @@ def eligible_victims(snap: Snapshot, arrays: PodArrays, priority: int) -> Bool:
 
 
 def with_freed(free: I64, arrays: PodArrays, gone: Bool) -> I64:
-    """`free` plus, per node, what the pods of `gone` hold: one scatter over the flattened
-    matrix (integer, so exact; several times faster than `np.add.at` over rows)."""
+    """`free` plus, per node, what the pods of `gone` hold. When most pods go and the arrays
+    carry what all of them hold (`PodArrays.held`, kept with the columns), that less what the
+    others hold: the scatter runs over the fewer pods (a gang that outranks most of the
+    cluster, the usual preemptor, leaves a handful)."""
     out = free.copy()
-    idx = np.flatnonzero(gone)
-    n_res = out.shape[1]
-    flat = (arrays.node[idx, None] * n_res + np.arange(n_res)).ravel()
-    np.add.at(out.reshape(-1), flat, arrays.req[idx].ravel())
+    held = arrays.held_on(len(free)) if 2 * int(np.count_nonzero(gone)) > len(gone) else None
+    if held is None:
+        _scatter(out, arrays, np.flatnonzero(gone), 1)
+    else:
+        out += held
+        _scatter(out, arrays, np.flatnonzero(~gone), -1)
     return out
+
+
+def _scatter(out: I64, arrays: PodArrays, pods: I64, sign: int) -> None:
+    """The requests of `pods` added to (`sign` 1) or taken from (-1) their nodes' rows of `out`:
+    one scatter over the flattened matrix (integer, so exact; several times faster than
+    `np.add.at` over rows)."""
+    n_res = out.shape[1]
+    flat = (arrays.node[pods, None] * n_res + np.arange(n_res)).ravel()
+    np.add.at(out.reshape(-1), flat, arrays.req[pods].ravel() if sign > 0 else -arrays.req[pods].ravel())
+
+
+class PreemptionRoom:
+    """The room a preemption weighs: `free` as it is, and with every pod a gang of a priority
+    may evict gone (`with_freed` over `eligible_victims`), summed on the first question and
+    then shared by every step of one preemption that asks: DefaultPreemption's "would the gang
+    fit" for each place and member count, the order of a label's values, the planner's
+    candidate places. Per node, so a dry run that takes pods out and puts them back leaves it
+    standing."""
+
+    def __init__(self, snap: Snapshot, free: I64) -> None:
+        self.snap, self.free = snap, free
+        self._room: dict[int, I64 | None] = {}
+
+    def freed(self, priority: int) -> I64:
+        """The room with every pod a gang of `priority` may evict gone (`free` itself when no
+        pod may go)."""
+        got = self._asked(priority)
+        return got if got is not None else self.free
+
+    def may_free(self, priority: int) -> bool:
+        """May any pod go for a gang of `priority`?"""
+        return self._asked(priority) is not None
+
+    def _asked(self, priority: int) -> I64 | None:
+        if priority not in self._room:
+            arrays = self.snap.arrays()
+            eligible = eligible_victims(self.snap, arrays, priority)
+            self._room[priority] = with_freed(self.free, arrays, eligible) if eligible.any() else None
+        return self._room[priority]
 
 
 def may_go(pod: BoundPod, priority: int) -> bool:
@@ -843,21 +899,60 @@ def _node_places(demand: GangDemand, index: ClusterIndex, optimistic: I64) -> li
 
 def _pod_budgets(
     snap: Snapshot, arrays: PodArrays, eligible: Bool, budgets: Sequence[Budget]
-) -> dict[int, tuple[int, ...]]:
+) -> Mapping[int, tuple[int, ...]]:
     """Pod index -> indexes of the budgets covering it, for the pods of `eligible` some budget
     covers."""
     if not budgets:
         return {}
     # Coverage kept by the caller is read off the arrays (`cover`, patched with them), not
-    # recomputed: only pods it records as covered, or does not know, are looked at one by one.
+    # recomputed: only pods it does not know are looked at one by one.
     pods = np.flatnonzero(eligible & (arrays.cover != NOT_COVERED))
     codes = arrays.cover[pods]
     unknown = codes == NOT_KNOWN
-    out = _budgets_of(snap, arrays, pods[unknown].tolist(), [None] * int(unknown.sum()), budgets)
-    by_code = _code_budgets(arrays, codes[~unknown], budgets)
-    keep = ~unknown & np.isin(codes, list(by_code))
-    out.update(zip(pods[keep].tolist(), map(by_code.__getitem__, codes[keep].tolist()), strict=True))
-    return out
+    afresh = _budgets_of(snap, arrays, pods[unknown].tolist(), [None] * int(unknown.sum()), budgets)
+    return _Covered(arrays.cover, eligible, _code_budgets(arrays, codes[~unknown], budgets), afresh)
+
+
+class _Covered(Mapping[int, tuple[int, ...]]):
+    """`_pod_budgets`' answer, read off the pods' coverage codes when asked rather than a dict
+    over every covered pod: a pod of `eligible` whose code names a budget, or one matched
+    afresh (`afresh`, the pods whose coverage the caller does not know)."""
+
+    def __init__(
+        self,
+        cover: I64,
+        eligible: Bool,
+        by_code: Mapping[int, tuple[int, ...]],
+        afresh: Mapping[int, tuple[int, ...]],
+    ) -> None:
+        self._cover, self._eligible, self._by_code, self._afresh = cover, eligible, by_code, afresh
+
+    def get(self, i: int, default: tuple[int, ...] | None = None) -> tuple[int, ...] | None:  # type: ignore[override]
+        got = self._afresh.get(i)
+        if got is None and self._eligible[i]:
+            got = self._by_code.get(int(self._cover[i]))
+        return got if got is not None else default
+
+    def __getitem__(self, i: int) -> tuple[int, ...]:
+        got = self.get(i)
+        if got is None:
+            raise KeyError(i)
+        return got
+
+    def mask(self) -> Bool:
+        """The pods some budget covers."""
+        hit = np.zeros(max(self._by_code, default=-1) + 1, dtype=np.bool_)
+        hit[list(self._by_code)] = True
+        out: Bool = self._eligible & (self._cover < len(hit))
+        out[out] = hit[self._cover[out]]
+        out[list(self._afresh)] = True
+        return out
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(np.flatnonzero(self.mask()).tolist())
+
+    def __len__(self) -> int:
+        return int(self.mask().sum())
 
 
 def _code_budgets(arrays: PodArrays, codes: I64, budgets: Sequence[Budget]) -> dict[int, tuple[int, ...]]:
@@ -865,7 +960,7 @@ def _code_budgets(arrays: PodArrays, codes: I64, budgets: Sequence[Budget]) -> d
     per pod); codes of no budget in `budgets` are left out."""
     pos = {b.key: j for j, b in enumerate(budgets)}
     out: dict[int, tuple[int, ...]] = {}
-    for c in np.unique(codes).tolist():
+    for c in np.flatnonzero(np.bincount(codes)).tolist():
         hits = tuple(sorted(pos[k] for k in arrays.cover_table[c] or () if k in pos))
         if hits:
             out[c] = hits

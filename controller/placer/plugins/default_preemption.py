@@ -37,15 +37,14 @@ from controller.placer.offer import evaluate
 from controller.placer.preempt import (
     BestCase,
     PreemptionPlan,
+    PreemptionRoom,
     Rank,
     Refilter,
     candidates_wanted,
-    eligible_victims,
     plan_preemption,
     plan_rank,
     reads_bound_pods,
     revived,
-    with_freed,
 )
 from controller.placer.select import select
 from controller.placer.snapshot import Snapshot
@@ -71,7 +70,7 @@ class DefaultPreemption:
         arrays = snap.arrays()  # kept in step with the pods: no walk over every bound pod
         nodes = np.fromiter(nominated, dtype=np.int64, count=len(nominated))
         lower = arrays.terminating & (arrays.priority < gang.priority)
-        if not (lower & np.isin(arrays.node, nodes)).any():
+        if not np.isin(arrays.node[lower], nodes).any():  # the few terminating pods' nodes
             return None
         return Status(Code.WAITING_FOR_VICTIMS, (NOT_ELIGIBLE_TERMINATING,), self.name)
 
@@ -90,10 +89,11 @@ class DefaultPreemption:
             return PostFilterResult(Status(Code.UNSCHEDULABLE, (NOT_ELIGIBLE_NEVER,), self.name))
         planned: list[tuple[int, PreemptionPlan]] = []
         helpable = False
-        for place, narrowed, narrowed_refilter in _places(gang, demand, snap, free, refilter):
+        room = PreemptionRoom(snap, free)  # the room every step below asks about, summed once
+        for place, narrowed, narrowed_refilter in _places(gang, demand, snap, room, refilter):
             if len(planned) >= candidates_wanted(snap.index.n_nodes):
                 break  # kube's dry run stops once it has this many candidates
-            most = _most_members(gang, narrowed, snap, free, narrowed_refilter)
+            most = _most_members(gang, narrowed, snap, room, narrowed_refilter)
             if most is None:
                 continue
             helpable = True
@@ -101,7 +101,7 @@ class DefaultPreemption:
             plan = plan_preemption(
                 wanted,
                 snap,
-                free,
+                room,
                 budgets,
                 scheduler=gang.scheduler_name or "topobridge",
                 attempt_budget=attempt_budget,
@@ -129,7 +129,7 @@ def _order(entry: tuple[int, PreemptionPlan], snap: Snapshot, budgets: Sequence[
 
 
 def _places(
-    gang: Gang, demand: GangDemand, snap: Snapshot, free: I64, refilter: Refilter | None
+    gang: Gang, demand: GangDemand, snap: Snapshot, room: PreemptionRoom, refilter: Refilter | None
 ) -> list[tuple[str, GangDemand, Refilter | None]]:
     """Where a plan may be made, each with the demand and the filters kept there: the gang's
     own demand (its constraint bounds the places preemption weighs); for a key at a bare node
@@ -144,12 +144,12 @@ def _places(
         return []
     return [
         (f"{c.label_key}={value}", within(demand, nodes), _kept(refilter, nodes))
-        for value, nodes in _by_room_without_lower(gang, demand, snap, free, domains)
+        for value, nodes in _by_room_without_lower(gang, demand, snap, room, domains)
     ]
 
 
 def _by_room_without_lower(
-    gang: Gang, demand: GangDemand, snap: Snapshot, free: I64, domains: list[tuple[str, I64]]
+    gang: Gang, demand: GangDemand, snap: Snapshot, room: PreemptionRoom, domains: list[tuple[str, I64]]
 ) -> list[tuple[str, I64]]:
     """The values worth a plan, best first, when their room can be told by capacity (a uniform
     gang whose filters read no bound pod): by the slots each value's nodes offer with every
@@ -158,13 +158,10 @@ def _by_room_without_lower(
     value that holds fewer is left out. Otherwise every value, in natural order."""
     if demand.kind != "uniform" or reads_bound_pods(demand, snap):
         return domains
-    arrays = snap.arrays()
-    lower = eligible_victims(snap, arrays, demand.priority)
-    optimistic = with_freed(free, arrays, lower)
-    slots = evaluate(optimistic, demand, snap.index).slots
+    slots = evaluate(room.freed(demand.priority), demand, snap.index).slots
     need = max(gang.min_member - len(gang.bound), 1)
-    room = [int(slots[nodes].sum()) for _, nodes in domains]
-    kept = [(r, d) for r, d in zip(room, domains, strict=True) if r >= min(need, demand.n)]
+    offered = [int(slots[nodes].sum()) for _, nodes in domains]
+    kept = [(r, d) for r, d in zip(offered, domains, strict=True) if r >= min(need, demand.n)]
     kept.sort(key=lambda rd: (0, rd[0] - demand.n) if rd[0] >= demand.n else (1, -rd[0]))
     return [d for _, d in kept]
 
@@ -192,7 +189,7 @@ class _Within:
 
 
 def _most_members(
-    gang: Gang, demand: GangDemand, snap: Snapshot, free: I64, refilter: Refilter | None
+    gang: Gang, demand: GangDemand, snap: Snapshot, room: PreemptionRoom, refilter: Refilter | None
 ) -> tuple[GangDemand, GangDemand | None] | None:
     """The pods to make room for: every pending member when evicting lower priorities can hold
     them all; for an elastic gang, else, the longest rank prefix of at least minMember that it
@@ -200,7 +197,7 @@ def _most_members(
     touching a higher or equal priority; the rest wait). With it, the demand as the filters see
     it with every lower priority gone (None when they were not run again). None when not even
     minMember fits."""
-    fits, best_case = room_without_lower(demand, snap, free, refilter)
+    fits, best_case = room_without_lower(demand, snap, room, refilter)
     if fits:
         return demand, best_case
     required = max(gang.min_member - len(gang.bound), 1)
@@ -211,7 +208,7 @@ def _most_members(
     while lo <= hi:  # fewer members never fit worse: a binary search finds the most
         mid = (lo + hi) // 2
         part = sub_demand(demand, range(mid), snap.index)
-        fits, best_case = room_without_lower(part, snap, free, refilter)
+        fits, best_case = room_without_lower(part, snap, room, refilter)
         if fits:
             best, lo = (part, best_case), mid + 1
         else:
@@ -220,7 +217,7 @@ def _most_members(
 
 
 def room_without_lower(
-    demand: GangDemand, snap: Snapshot, free: I64, refilter: Refilter | None = None
+    demand: GangDemand, snap: Snapshot, room: PreemptionRoom, refilter: Refilter | None = None
 ) -> tuple[bool, GangDemand | None]:
     """Would the gang fit if every lower-priority, not yet terminating pod were gone? With the
     filters run again on that state when they read bound pods (and then the demand they gave
@@ -228,15 +225,12 @@ def room_without_lower(
     if refilter is not None and reads_bound_pods(demand, snap):
         best_case = revived(demand, snap, refilter)
         return best_case is not None, best_case
-    return fits_without_lower(demand, snap, free), None
+    return fits_without_lower(demand, snap, room), None
 
 
-def fits_without_lower(demand: GangDemand, snap: Snapshot, free: I64) -> bool:
+def fits_without_lower(demand: GangDemand, snap: Snapshot, room: PreemptionRoom) -> bool:
     """Would the gang fit by room if every lower-priority, not yet terminating pod were gone?"""
-    arrays = snap.arrays()
-    lower = eligible_victims(snap, arrays, demand.priority)
-    if not lower.any():
+    if not room.may_free(demand.priority):
         return False
-    optimistic = with_freed(free, arrays, lower)
     # The same selection as a real attempt: exact for the uniform and leader shapes.
-    return select(demand, optimistic, snap.index) is not None
+    return select(demand, room.freed(demand.priority), snap.index) is not None

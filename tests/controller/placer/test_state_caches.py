@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from placer_objects import node, pdb, pod, priority_class
 
@@ -18,6 +18,7 @@ from controller.placer import columns, snapshot
 from controller.placer.cluster import ClusterState, Kind
 from controller.placer.columns import PodArrays, pod_arrays
 from controller.placer.cycle import CyclePlan, GangTiming, SchedulingCycle
+from controller.placer.preempt import with_freed
 from controller.placer.records import BoundPod
 from controller.placer.scenario import cluster_state, load_scenario
 from controller.placer.snapshot import ClusterIndex, Snapshot
@@ -181,7 +182,7 @@ def _replay(changes: list[tuple[str, int, int]]) -> None:
     _same_as_fresh(snap, earlier, seen)
 
 
-COLUMNS = ("node", "req", "priority", "terminating", "gang_size", "cover")
+COLUMNS = ("node", "req", "priority", "terminating", "gang_size", "cover", "held")
 
 
 def _same_as_fresh(snap: Snapshot, earlier: list[PodArrays], seen: list[list[Any]] | None = None) -> None:
@@ -192,6 +193,7 @@ def _same_as_fresh(snap: Snapshot, earlier: list[PodArrays], seen: list[list[Any
     assert got.keys == want.keys
     for name in ("node", "req", "priority", "terminating", "gang_size"):
         assert np.array_equal(getattr(got, name), getattr(want, name)), name
+    _same_room_freed(snap, got, want)
     if seen is not None:
         seen.append([getattr(got, name).copy() for name in COLUMNS])
         for arrays, values in zip(earlier[-4:], seen[-5:-1], strict=False):
@@ -206,6 +208,22 @@ def _same_as_fresh(snap: Snapshot, earlier: list[PodArrays], seen: list[list[Any
         assert all(k in arrays.position for k in arrays.keys) and "gone" not in arrays.position
         assert list(arrays.position) == arrays.keys
     _same_members(snap)
+
+
+def _same_room_freed(snap: Snapshot, got: PodArrays, want: PodArrays) -> None:
+    """The requests the kept columns hold per node (patched with every change) equal a sum
+    afresh, and room freed through them equals room freed pod by pod, whichever pods go."""
+    n_nodes = snap.index.n_nodes
+    summed = np.zeros((n_nodes, len(snap.index.resources)), dtype=np.int64)
+    np.add.at(summed, want.node, want.req)
+    held = got.held_on(n_nodes)
+    assert held is not None and np.array_equal(held, summed)
+    free = snap.free()
+    for gone in (want.priority < 15, want.priority >= 15, np.ones(len(want.keys), np.bool_)):
+        by_pod = free.copy()
+        np.add.at(by_pod, want.node[gone], want.req[gone])
+        assert np.array_equal(with_freed(free, got, gone), by_pod)
+        assert np.array_equal(with_freed(free, want, gone), by_pod)
 
 
 def _same_members(snap: Snapshot) -> None:
@@ -329,3 +347,24 @@ def test_lone_bound_pods_read_in_a_batch_keep_their_order_around_one_read_apart(
         assert snap.used[index.node_pos["n1"], cpu] == 5000 and snap.used[index.node_pos["n2"], cpu] == 5000
         assert snap.budget_hits == {k: ("default/web",) if "/d" in k else () for k in snap.pods}
         assert [p.key for p in snap.with_terms.values()] == [] and snap.arrays().keys == list(snap.pods)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 4), st.integers(0, 1000), st.integers(0, 3)), max_size=20),
+    st.lists(st.integers(2**53 + 1, 2**59), max_size=2),
+)
+@example(rows=[(0, 3, 1)], big=[2**59 - 1])
+def test_node_sums_are_exact_beyond_what_a_float_holds(
+    rows: list[tuple[int, int, int]], big: list[int]
+) -> None:
+    """Per-node sums of requests equal integer sums pod by pod, whether they fit float64's
+    exact range (summed by bincount) or not (a request past 2^53 units: summed as integers);
+    fails if the faster sum is taken where it rounds."""
+    rows = rows + [(k % 5, v, 1) for k, v in enumerate(big)]
+    nodes = np.asarray([n for n, _, _ in rows], dtype=np.int64)
+    values = np.asarray([[v, c] for _, v, c in rows], dtype=np.int64).reshape(-1, 2)
+    want = np.zeros((2, 5), dtype=np.int64)
+    for (n, _, _), row in zip(rows, values.tolist(), strict=True):
+        want[:, n] += row
+    assert np.array_equal(columns.node_sums(nodes, values, 5), want)
