@@ -31,10 +31,9 @@ Matches = Callable[[BoundPod], bool]
 
 
 @dataclass
-class BoundCounts:
-    """One attempt's counts (see the module docstring): per question (`what`, naming the rule
-    and the topology key), the matching pods per value of the key, those that stay and those
-    that may go."""
+class WatchedPods:
+    """What an attempt's kept counts were made from: the snapshot, its namespace labels, the
+    gang's priority, the bound pods at the start and the watch telling which changed since."""
 
     snap: Snapshot
     ns_labels: NamespaceLabels
@@ -42,6 +41,23 @@ class BoundCounts:
     watch: PodWatch
     base: dict[str, BoundPod]
     """The bound pods at the start (the watch tells which changed since)."""
+
+    def holds(self, snap: Snapshot, priority: int) -> bool:
+        """Can the counts be brought up to date for `snap` by the pods set since?"""
+        return (
+            snap is self.snap
+            and snap.namespace_labels is self.ns_labels
+            and priority == self.priority
+            and not self.watch.lost
+        )
+
+
+@dataclass
+class BoundCounts(WatchedPods):
+    """One attempt's counts (see the module docstring): per question (`what`, naming the rule
+    and the topology key), the matching pods per value of the key, those that stay and those
+    that may go."""
+
     goes: np.ndarray
     """Per pod of `base` (in its order): may it be evicted by the gang?"""
     split: dict[Hashable, tuple[I64, I64]] = field(default_factory=dict)
@@ -52,15 +68,6 @@ class BoundCounts:
         watch = snap.watch(max(64, len(base) // 4))
         goes = may_go_each(list(base.values()), priority)
         return cls(snap, snap.namespace_labels, priority, watch, base, goes)
-
-    def holds(self, snap: Snapshot, priority: int) -> bool:
-        """Can the counts be brought up to date for `snap` by the pods set since?"""
-        return (
-            snap is self.snap
-            and snap.namespace_labels is self.ns_labels
-            and priority == self.priority
-            and not self.watch.lost
-        )
 
     def count(self, what: Hashable, key: str, matches: Matches, lower: int | None) -> I64:
         """Per value of `key`: the bound pods `matches` counts, on the snapshot as it stands

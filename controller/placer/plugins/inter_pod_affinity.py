@@ -59,12 +59,12 @@ from controller.placer.framework import (
     Status,
     without_lower,
 )
-from controller.placer.plugins.bound_counts import BoundCounts, bound_counts
+from controller.placer.plugins.bound_counts import BoundCounts, WatchedPods, bound_counts
 from controller.placer.preempt import may_go as _may_go
 from controller.placer.preempt import may_go_each
 from controller.placer.records import BoundPod
 from controller.placer.rules import Gather, MemberRules, ValueCap, merge_gathers
-from controller.placer.snapshot import ClusterIndex, PodWatch, Snapshot
+from controller.placer.snapshot import ClusterIndex, Snapshot
 from controller.placer.terms import NamespaceLabels, PodTerm, PodTerms
 from controller.placer.values import at_nodes, value_codes
 from translations.gangs import Gang, GangPod
@@ -147,7 +147,7 @@ class TermCounts:
 
 
 @dataclass
-class ExistingTerms:
+class ExistingTerms(WatchedPods):
     """The bound pods' terms as the attempt's first PreFilter found them, kept for the whole
     attempt (kube's PreFilter state and its AddPod/RemovePod extensions). Pods sharing one
     `PodTerms` value (a workload's replicas) are read as one group; per pod asked about, the
@@ -155,14 +155,9 @@ class ExistingTerms:
     (`preempt.may_go`) or stays. A run of the filters after preemption removed candidate
     victims or put them back reads the counts adjusted by the pods set since (`watch`), one by
     one, never recounted over every bound pod; with every evictable pod left out
-    (`framework.WITHOUT_LOWER`) it reads the staying pods' counts alone."""
+    (`framework.WITHOUT_LOWER`) it reads the staying pods' counts alone. Its `base` is the
+    bound pods with terms at the start."""
 
-    snap: Snapshot
-    ns_labels: NamespaceLabels
-    priority: int
-    watch: PodWatch
-    base: dict[str, BoundPod]
-    """The bound pods with terms at the start (the watch tells which changed since)."""
     groups: list[tuple[PodTerms, I64]]
     """Each distinct terms value, with the positions in `base` of the pods holding it."""
     nodes: I64
@@ -200,15 +195,6 @@ class ExistingTerms:
         if self._stays is None:
             self._stays = ~may_go_each(list(self.base.values()), self.priority)
         return self._stays
-
-    def holds(self, snap: Snapshot, priority: int) -> bool:
-        """Can the counts be brought up to date for `snap` by the pods set since?"""
-        return (
-            snap is self.snap
-            and snap.namespace_labels is self.ns_labels
-            and priority == self.priority
-            and not self.watch.lost
-        )
 
     def toward(self, terms: PodTerms, pod: PodKey) -> Selecting:
         """`terms`' terms that select the pod (each distinct terms value read once)."""
