@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from controller.placer.budgets import budgets_from
 from controller.placer.engine import Verdict, schedule
 from controller.placer.scenario import SimulationResult, load_scenario, prepare, simulate
@@ -298,3 +300,17 @@ def attempt(objects: list[Obj], gang: str) -> Verdict:
     prep = prepare(sc)
     g = next(x for x in prep.gangs(sc) if gang in (x.key, x.name))
     return schedule(g, prep.snapshot, budgets=budgets_from(sc.pdbs, prep.snapshot))
+
+
+def counting(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[Any]:
+    """Replace `module.name` for the test by a wrapper that notes each call's arguments (the
+    work tests count calls this way); the returned list fills as it is called."""
+    calls: list[Any] = []
+    real = getattr(module, name)
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, counted)
+    return calls

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from placer_objects import cnt, koord_gang, members, pod, spine_block_nodes
+from placer_objects import cnt, counting, koord_gang, members, pod, spine_block_nodes
 
 from controller.placer import cycle as cycle_mod
 from controller.placer.cluster import ClusterState, Kind
@@ -28,18 +28,6 @@ GANG = "koordinator:default/train"
 SIZE = 16
 
 
-def _counting(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[Any]:
-    calls: list[Any] = []
-    real = getattr(module, name)
-
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        calls.append(args)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(module, name, counted)
-    return calls
-
-
 def _state(extra: list[Obj] | None = None) -> ClusterState:
     objects = [
         *spine_block_nodes(LAYOUT, cpu="16"),
@@ -53,7 +41,7 @@ def _state(extra: list[Obj] | None = None) -> ClusterState:
 
 def test_reserve_reads_one_request_row_per_shape_not_per_pod(monkeypatch: pytest.MonkeyPatch) -> None:
     state = _state()
-    rows = _counting(monkeypatch, cycle_mod, "request_vector")
+    rows = counting(monkeypatch, cycle_mod, "request_vector")
     plan = SchedulingCycle(state.view(), served=SERVED, now=0.0, timing=GangTiming()).run()
     assert [b.gang for b in plan.binds] == [GANG] and len(plan.binds[0].pods) == SIZE
     assert len(rows) == 1  # every member asks the same: one row for the sixteen
@@ -85,7 +73,7 @@ def _ranked(ranks: list[int | None]) -> list[Pod]:
 def test_members_of_distinct_ranks_are_ordered_without_their_names_sort_keys(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    keys = _counting(monkeypatch, gangs, "_rank_key")
+    keys = counting(monkeypatch, gangs, "_rank_key")
     ranks: list[int | None] = [5, 3, 11, 0, 7, 1]
     (gang,) = gangs.discover_gangs(_ranked(ranks))
     assert [m.rank for m in gang.pods] == sorted(r for r in ranks if r is not None)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from placer_objects import counting
 
 from controller.placer import cluster as cluster_mod
 from controller.placer import scenario as scenario_mod
@@ -63,18 +64,6 @@ def _scenario(pods: int = PODS) -> list[Obj]:
     return [*nodes, job, priority]
 
 
-def _counting(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[Any]:
-    calls: list[Any] = []
-    real = getattr(module, name)
-
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        calls.append(args)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(module, name, counted)
-    return calls
-
-
 def test_the_expanded_job_is_one_gang_placed_whole() -> None:
     result = simulate(load_scenario(_scenario()))
     assert len(result.bound) == PODS
@@ -83,14 +72,14 @@ def test_the_expanded_job_is_one_gang_placed_whole() -> None:
 
 def test_each_pod_is_keyed_to_its_gang_once_when_the_state_is_built(monkeypatch: pytest.MonkeyPatch) -> None:
     sc = load_scenario(_scenario())
-    calls = _counting(monkeypatch, cluster_mod, "membership")
+    calls = counting(monkeypatch, cluster_mod, "membership")
     state = cluster_state(sc)
     assert len(calls) == PODS  # the Job and the PriorityClass are put before the pods
     assert {g.key for g in state.view().gangs.values()} == {"job:default/big"}
 
 
 def test_a_label_the_job_gives_every_pod_is_checked_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls = _counting(monkeypatch, expand, "label_key_problems")
+    calls = counting(monkeypatch, expand, "label_key_problems")
     sc = load_scenario(_scenario())
     labels = {k for p in sc.pods for k in (p.metadata.labels or {})}
     values = {(k, v) for p in sc.pods for k, v in (p.metadata.labels or {}).items()}
@@ -108,7 +97,7 @@ def test_an_expanded_pod_with_a_bad_label_is_still_refused() -> None:
 def test_a_jobs_annotations_are_read_once_for_all_its_pods(monkeypatch: pytest.MonkeyPatch) -> None:
     sc = load_scenario(_scenario())
     job = sc.podgroups.jobs[0]
-    calls = _counting(monkeypatch, gpu, "read_request")
+    calls = counting(monkeypatch, gpu, "read_request")
     for pod in sc.pods:
         assert gpu.pod_request(pod, job) == (None, [])
     job_layers = [c for c in calls if c[0][0][0] == gpu.JOB_LAYERS[0] and len(c[0]) == 2]
@@ -124,7 +113,7 @@ def test_go_quote_keeps_go_strconv_quote(text: str) -> None:
 
 
 def test_valid_labels_render_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls = _counting(monkeypatch, envelope, "render_value")
+    calls = counting(monkeypatch, envelope, "render_value")
     assert envelope.label_key_problems("example.com/name", path="p") == []
     assert envelope.label_value_problems("value", path="p") == []
     assert calls == []
@@ -136,8 +125,8 @@ def test_binding_an_expanded_gang_reads_none_of_its_pods_again(monkeypatch: pyte
     sc = load_scenario(_scenario())
     state = cluster_state(sc)
     state.view()
-    keyed = _counting(monkeypatch, cluster_mod, "membership")
-    read = _counting(monkeypatch, cluster_mod, "safe_gang_pod")
+    keyed = counting(monkeypatch, cluster_mod, "membership")
+    read = counting(monkeypatch, cluster_mod, "safe_gang_pod")
     for i, key in enumerate(sorted(state.pods)):
         _put_pod(state, key, node_name=f"n{i % 2}")
     assert keyed == [] and read == []
@@ -151,8 +140,8 @@ def test_binding_an_expanded_gang_reads_none_of_its_pods_again(monkeypatch: pyte
 
 def test_pods_alike_share_requests_and_shape_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
     sc = load_scenario(_scenario())
-    reads = _counting(monkeypatch, gangs, "effective_requests")
-    shapes = _counting(monkeypatch, gangs, "placement_shape")
+    reads = counting(monkeypatch, gangs, "effective_requests")
+    shapes = counting(monkeypatch, gangs, "placement_shape")
     members = [gangs.gang_pod(p, {})[0] for p in sc.pods]
     assert len(reads) == len(shapes) == 1
     assert all(m.requests == members[0].requests and m.shape == members[0].shape for m in members)
@@ -166,7 +155,7 @@ def test_a_gang_bound_whole_is_not_discovered_again(monkeypatch: pytest.MonkeyPa
     """Discovery reads each pod once, pending; the gang bound whole is made again from its
     members on their nodes (`ClusterState._bound_again`), not discovered pod by pod again."""
     sc = load_scenario(_scenario())
-    calls = _counting(monkeypatch, cluster_mod, "discover_gangs")
+    calls = counting(monkeypatch, cluster_mod, "discover_gangs")
     result = simulate(sc)
     assert len(result.bound) == PODS
     assert [len(c[0]) for c in calls] == [PODS]
@@ -181,14 +170,14 @@ def test_a_bad_label_value_is_refused_under_every_key_it_is_found_with() -> None
 
 def test_discovery_drafts_a_gang_once_not_once_per_member(monkeypatch: pytest.MonkeyPatch) -> None:
     sc = load_scenario(_scenario())
-    drafts = _counting(monkeypatch, gangs, "_Draft")
+    drafts = counting(monkeypatch, gangs, "_Draft")
     found = gangs.discover_gangs(sc.pods, podgroups=gangs.PodGroups(jobs=sc.podgroups.jobs))
     assert [len(g.pods) for g in found] == [PODS]
     assert len(drafts) == 1
 
 
 def test_the_requests_of_a_jobs_pods_are_read_once_when_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
-    reads = _counting(monkeypatch, scenario_mod, "effective_requests")
+    reads = counting(monkeypatch, scenario_mod, "effective_requests")
     assert len(load_scenario(_scenario()).pods) == PODS
     assert len(reads) == 1  # the template's parts, shared by every pod
 
@@ -207,7 +196,7 @@ def test_a_pod_bound_is_stored_compacted_by_its_own_two_models(monkeypatch: pyte
     state.view()
     key = sorted(state.pods)[0]
     pending = state.pods[key]
-    shared = _counting(monkeypatch, compact_mod, "_share")
+    shared = counting(monkeypatch, compact_mod, "_share")
     _put_pod(state, key, node_name="n0")
     pod = state.pods[key]
     assert len(shared) == 2 and shared[0][0] is pod and shared[1][0] is pod.spec
