@@ -28,11 +28,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import logging
+import os
 import signal
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from topobridge.inputs import add_snapshot_arguments
 
@@ -192,19 +195,35 @@ def _serve(src: Any, listen: Listen, out: TextIO, err: TextIO) -> int:
 
             webbrowser.open(url)
 
-    async def main() -> None:
+    async def main() -> bool:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        await serve(src, host=host, port=port, announce=announce, stop=stop)
+        return await serve(src, host=host, port=port, announce=announce, stop=stop)
 
     try:
-        eventloop.run(main(), eventloop.default_event_loop())
+        left_running = eventloop.run(main(), eventloop.default_event_loop())
     except OSError as exc:
         print(f"error: {host}:{port}: cannot listen: {exc.strerror or exc}", file=err)
         return EXIT_UNREADABLE
     except ControllerError as exc:
         print(f"error: reading the cluster failed: {exc}", file=err)
         return EXIT_UNREADABLE
+    if left_running:
+        _exit_now(out, err)
     return EXIT_OK
+
+
+def _exit_now(out: TextIO, err: TextIO) -> NoReturn:
+    """End the process at once, without the interpreter's finalization: a model computation
+    (the first model, a what-if) still runs on the ui's daemon worker thread, and finalization
+    stops such a thread wherever it next takes the interpreter back, inside numpy's C++ code
+    too, where that unwinding aborts the whole process ("terminate called without an active
+    exception", exit -6, on a ui stopped while it read its first snapshot). Nothing is lost:
+    the ui writes nothing, and what it printed is flushed first."""
+    for stream in (out, err, sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    logging.shutdown()
+    os._exit(EXIT_OK)

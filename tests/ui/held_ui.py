@@ -1,9 +1,11 @@
 """`topobridge ui --from FILE` with one model computation held forever on the model's worker
 thread (argv[1]: `first-build`, `rebuild`, `what-if` or `explain`), for the SIGTERM tests: the
-held call prints `held` on stderr when it starts. Run as a script (`python held_ui.py STATE FILE`)."""
+held call prints `held` on stderr when it starts, and the interpreter's finalization, if it
+runs, prints `finalized` there. Run as a script (`python held_ui.py STATE FILE`)."""
 
 from __future__ import annotations
 
+import atexit
 import sys
 import threading
 from typing import Any
@@ -30,6 +32,7 @@ def held(original: Any, *, after: int = 0) -> Any:
 
 
 def main(state: str, path: str) -> int:
+    atexit.register(print, "finalized", file=sys.stderr, flush=True)
     if state == "first-build":
         model.build = held(model.build)
     elif state == "what-if":

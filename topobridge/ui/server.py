@@ -260,10 +260,11 @@ class Ui:
             if await self.refresh():
                 await asyncio.sleep(self.build_ms / 1000)
 
-    def close(self) -> None:
+    def close(self) -> bool:
+        """Listeners told to go, the worker shut down; whether a call is still running on it."""
         for q in self.listeners:
             q.put_nowait(None)
-        self._worker.shutdown()
+        return self._worker.shutdown()
 
 
 class Worker:
@@ -274,6 +275,7 @@ class Worker:
 
     def __init__(self, name: str) -> None:
         self._calls: queue.SimpleQueue[tuple[Future[Any], Callable[[], Any]] | None] = queue.SimpleQueue()
+        self._running = False
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
 
@@ -287,15 +289,19 @@ class Worker:
             future, fn = call
             if not future.set_running_or_notify_cancel():
                 continue
+            self._running = True
             try:
                 result = fn()
             except BaseException as exc:
                 future.set_exception(exc)
             else:
                 future.set_result(result)
+            finally:
+                self._running = False
 
-    def shutdown(self) -> None:
-        """Calls not started are cancelled; the one running finishes unwatched."""
+    def shutdown(self) -> bool:
+        """Calls not started are cancelled; the one running finishes unwatched. Whether a call
+        is still running (`serve` says so to the process that must end without it)."""
         while True:
             try:
                 call = self._calls.get_nowait()
@@ -304,6 +310,7 @@ class Worker:
             if call is not None:
                 call[0].cancel()
         self._calls.put(None)
+        return self._running
 
 
 # --- the app ------------------------------------------------------------------------------------
@@ -544,16 +551,20 @@ async def serve(
     port: int,
     announce: Callable[[str], None],
     stop: asyncio.Event,
-) -> None:
-    """Serve until `stop` is set: read the source, then answer pages and follow changes."""
+) -> bool:
+    """Serve until `stop` is set: read the source, then answer pages and follow changes.
+    Whether a model computation was left running on the worker thread: the process must then
+    end without the interpreter's finalization (`cmd_ui`), which would stop that daemon thread
+    wherever it is, inside numpy's C++ code too, and abort the process."""
     ui = Ui(source)
+    left_running = False
     runner = web.AppRunner(make_app(ui, loopback=is_loopback(host)), shutdown_timeout=2.0, access_log=None)
     follower: asyncio.Task[None] | None = None
     try:
         # A cluster that cannot be read fails before anything is served; a stop while it is
         # still being read (an API server that never answers) ends the wait.
         if not await _until_stopped(source.start(ui.changed), stop):
-            return
+            return False  # nothing was given to the worker yet
         await runner.setup()
         await web.TCPSite(runner, host, port).start()
         bound = runner.addresses[0]
@@ -567,6 +578,7 @@ async def serve(
             follower.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await follower
-        ui.close()
+        left_running = ui.close()
         await runner.cleanup()
         await source.stop()
+    return left_running
